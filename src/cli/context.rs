@@ -1,0 +1,94 @@
+//! Settings resolved once from the global flags: the config file, the target cluster, and a
+//! client for it.
+
+use std::path::{Path, PathBuf};
+
+use super::{GlobalArgs, Printer};
+use crate::client::retry::{RetryPolicy, Retrying};
+use crate::client::{Connect, HttpConnect};
+use crate::config::{ClusterTarget, Config, ConfigError};
+use crate::error::{Error, Result};
+
+/// What every subcommand gets.
+pub struct Context {
+    pub global: GlobalArgs,
+    pub config: Config,
+    pub cwd: PathBuf,
+    pub printer: Printer,
+}
+
+impl Context {
+    pub fn new(global: &GlobalArgs) -> Result<Self> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::Other(format!("no current directory: {e}")))?;
+        let config = match &global.config {
+            Some(p) => {
+                if !p.is_file() {
+                    return Err(ConfigError {
+                        path: p.clone(),
+                        line: None,
+                        message: "config file not found".into(),
+                    }
+                    .into());
+                }
+                Config::load(p)?
+            }
+            None => match Config::discover(&cwd) {
+                Some(p) => Config::load(&p)?,
+                None => Config::default(),
+            },
+        };
+        Ok(Context {
+            global: global.clone(),
+            config,
+            cwd,
+            printer: Printer::new(global),
+        })
+    }
+
+    /// The cluster named by `--cluster`/`--url`, or the config's default.
+    pub fn target(&self) -> Result<ClusterTarget> {
+        self.target_named(self.global.cluster.as_deref())
+    }
+
+    /// A named cluster (or the default when `None`), honouring `--url`.
+    pub fn target_named(&self, cluster: Option<&str>) -> Result<ClusterTarget> {
+        let env = |k: &str| std::env::var(k).ok();
+        Ok(self
+            .config
+            .resolve(cluster, self.global.url.as_deref(), &env)?)
+    }
+
+    /// A retrying HTTP client for a cluster.
+    pub fn connect(&self, target: &ClusterTarget) -> Result<Box<dyn Connect>> {
+        self.connect_with(target, RetryPolicy::default())
+    }
+
+    pub fn connect_with(
+        &self,
+        target: &ClusterTarget,
+        policy: RetryPolicy,
+    ) -> Result<Box<dyn Connect>> {
+        let http = HttpConnect::new(target.http.clone())
+            .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
+        Ok(Box::new(Retrying::new(http, policy)))
+    }
+
+    /// The snapshots directory from the config (default `snapshots/`).
+    pub fn snapshots_dir(&self) -> PathBuf {
+        let d = self.config.snapshots_dir();
+        if d.is_relative() {
+            self.cwd.join(d)
+        } else {
+            d
+        }
+    }
+
+    /// A path as the user should see it: relative to the current directory when inside it.
+    pub fn display_path<'a>(&self, p: &'a Path) -> std::borrow::Cow<'a, str> {
+        match p.strip_prefix(&self.cwd) {
+            Ok(rel) => std::borrow::Cow::Owned(rel.display().to_string()),
+            Err(_) => p.to_string_lossy(),
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! The command line: flags (clap), settings resolved once, one file per subcommand, and the
+//! one place that prints errors and maps them to exit codes.
+
+mod apply;
+mod context;
+mod diff;
+mod fmt;
+mod output;
+mod reset;
+mod schema;
+mod snapshot;
+mod validate;
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use context::Context;
+pub use output::Printer;
+
+use crate::error::EXIT_ERROR;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (diff: no differences)
+  1  error: bad input, unreachable cluster, unsupported version, or an apply that did not converge
+  2  diff only: differences found";
+
+/// Kafka Connect offsets as code: snapshot, diff and apply connector offsets.
+#[derive(Debug, Parser)]
+#[command(name = "kco", version, about, after_long_help = EXIT_CODES, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Cluster name from the config file (also names the snapshots subdirectory)
+    #[arg(long, global = true, env = "KCO_CLUSTER")]
+    pub cluster: Option<String>,
+    /// Connect worker URL(s), comma-separated; overrides the config file's URLs
+    #[arg(long, global = true, env = "KCO_URL")]
+    pub url: Option<String>,
+    /// Config file [default: kco.yaml in the current directory or a parent]
+    #[arg(long, global = true, env = "KCO_CONFIG")]
+    pub config: Option<std::path::PathBuf>,
+    /// Output format
+    #[arg(long, short = 'o', global = true, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// When to use colors (auto honours NO_COLOR and TERM=dumb)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Print only data and errors, no status lines
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+    /// Print more detail (each REST call's outcome)
+    #[arg(long, short = 'v', global = true)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    Yaml,
+    /// Markdown (diff only), for pull-request comments
+    Markdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// A connector type, as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TypeArg {
+    Source,
+    Sink,
+}
+
+impl From<TypeArg> for crate::model::ConnectorType {
+    fn from(t: TypeArg) -> Self {
+        match t {
+            TypeArg::Source => Self::Source,
+            TypeArg::Sink => Self::Sink,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Snapshot(snapshot::Args),
+    Diff(diff::Args),
+    Apply(apply::Args),
+    Reset(reset::Args),
+    Validate(validate::Args),
+    Fmt(fmt::Args),
+    Schema(schema::Args),
+}
+
+/// Runs a parsed command line and returns the process exit code. Errors are printed here and
+/// only here.
+pub fn run(cli: Cli) -> ExitCode {
+    let printer = Printer::new(&cli.global);
+    let result = Context::new(&cli.global).and_then(|ctx| match cli.command {
+        Command::Snapshot(a) => snapshot::run(a, &ctx),
+        Command::Diff(a) => diff::run(a, &ctx),
+        Command::Apply(a) => apply::run(a, &ctx),
+        Command::Reset(a) => reset::run(a, &ctx),
+        Command::Validate(a) => validate::run(a, &ctx),
+        Command::Fmt(a) => fmt::run(a, &ctx),
+        Command::Schema(a) => schema::run(a, &ctx),
+    });
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            printer.error(&e);
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Parses the process arguments; a usage error exits 1 (2 is `diff`'s "differences").
+pub fn parse() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            let code = if e.use_stderr() { EXIT_ERROR as i32 } else { 0 };
+            std::process::exit(code)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_tree_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

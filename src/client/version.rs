@@ -1,0 +1,83 @@
+//! Connect versions: parsing `GET /` and what each version supports.
+
+use std::fmt;
+
+/// An Apache Kafka version, mapped from Confluent Platform `-ccs` builds where needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ConnectVersion {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl ConnectVersion {
+    /// Reading offsets (`GET .../offsets`) and `PUT .../stop`.
+    pub const OFFSETS_READ: Self = Self::new(3, 5, 0);
+    /// Altering and resetting offsets (`PATCH`/`DELETE .../offsets`).
+    pub const OFFSETS_WRITE: Self = Self::new(3, 6, 0);
+    /// `initial_state` on create (KIP-980).
+    pub const INITIAL_STATE: Self = Self::new(3, 7, 0);
+
+    pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
+        Self {
+            major,
+            minor,
+            patch,
+        }
+    }
+
+    /// Parses `4.1.0`, `3.7.2-SNAPSHOT`, or a Confluent Platform `7.6.1-ccs` (CP 7.x maps to
+    /// AK 3.(x-1)... precisely: 7.4 = 3.4, 7.5 = 3.5, ... 7.9 = 3.9, 8.0 = 4.0, 8.1 = 4.1).
+    pub fn parse(raw: &str) -> Option<Self> {
+        let ccs = raw.contains("-ccs") || raw.contains("-ce");
+        let core = raw.split(['-', '+']).next()?;
+        let mut parts = core.split('.').map(|p| p.parse::<u32>().ok());
+        let major = parts.next()??;
+        let minor = parts.next().flatten().unwrap_or(0);
+        let patch = parts.next().flatten().unwrap_or(0);
+        if ccs || major >= 5 {
+            // Confluent Platform numbering.
+            return match major {
+                7 => Some(Self::new(3, minor, patch)),
+                8 => Some(Self::new(4, minor, patch)),
+                _ if ccs => None,
+                _ => Some(Self::new(major, minor, patch)),
+            };
+        }
+        Some(Self::new(major, minor, patch))
+    }
+}
+
+impl fmt::Display for ConnectVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_apache_and_confluent_versions() {
+        assert_eq!(
+            ConnectVersion::parse("4.1.0"),
+            Some(ConnectVersion::new(4, 1, 0))
+        );
+        assert_eq!(
+            ConnectVersion::parse("3.7.2-SNAPSHOT"),
+            Some(ConnectVersion::new(3, 7, 2))
+        );
+        assert_eq!(
+            ConnectVersion::parse("7.6.1-ccs"),
+            Some(ConnectVersion::new(3, 6, 1))
+        );
+        assert_eq!(
+            ConnectVersion::parse("8.0.0-ccs"),
+            Some(ConnectVersion::new(4, 0, 0))
+        );
+        assert_eq!(ConnectVersion::parse("garbage"), None);
+        assert!(ConnectVersion::parse("3.4.1").unwrap() < ConnectVersion::OFFSETS_READ);
+        assert!(ConnectVersion::parse("7.5.0-ccs").unwrap() >= ConnectVersion::OFFSETS_READ);
+    }
+}

@@ -1,0 +1,463 @@
+//! `kco.yaml`: named clusters, how to reach them, and where snapshots live.
+//!
+//! String values may reference environment variables as `${env:NAME}`, so that no secret has
+//! to be committed. Secrets are held in [`Secret`], whose `Debug` and `Display` print
+//! `(redacted)`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::client::{HttpOptions, TlsOptions};
+
+pub const FILE_NAME: &str = "kco.yaml";
+pub const DEFAULT_URL: &str = "http://localhost:8083";
+pub const DEFAULT_SNAPSHOTS_DIR: &str = "snapshots";
+pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
+
+/// A value that must never be printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("(redacted)")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("(redacted)")
+    }
+}
+
+/// Credentials for a cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Auth {
+    Basic { username: String, password: Secret },
+    Bearer { token: Secret },
+}
+
+impl Auth {
+    /// The `Authorization` header value.
+    pub fn header_value(&self) -> String {
+        match self {
+            Auth::Basic { username, password } => {
+                use base64::Engine;
+                let raw = format!("{username}:{}", password.expose());
+                format!(
+                    "Basic {}",
+                    base64::engine::general_purpose::STANDARD.encode(raw)
+                )
+            }
+            Auth::Bearer { token } => format!("Bearer {}", token.expose()),
+        }
+    }
+}
+
+/// A configuration problem, naming the file and, where known, the line.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawConfig {
+    #[serde(default)]
+    snapshots_dir: Option<String>,
+    #[serde(default)]
+    default_cluster: Option<String>,
+    #[serde(default)]
+    clusters: BTreeMap<String, RawCluster>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawCluster {
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    urls: Vec<String>,
+    #[serde(default)]
+    auth: Option<RawAuth>,
+    #[serde(default)]
+    tls: Option<RawTls>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    timeout_seconds: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawAuth {
+    #[serde(default)]
+    basic: Option<RawBasic>,
+    #[serde(default)]
+    bearer: Option<RawBearer>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBasic {
+    username: String,
+    password: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBearer {
+    token: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawTls {
+    #[serde(default)]
+    ca_file: Option<String>,
+    #[serde(default)]
+    cert_file: Option<String>,
+    #[serde(default)]
+    key_file: Option<String>,
+    #[serde(default)]
+    insecure_skip_verify: bool,
+}
+
+/// A loaded `kco.yaml`.
+#[derive(Debug, Default)]
+pub struct Config {
+    /// The file it came from (`None`: no file, defaults only).
+    pub path: Option<PathBuf>,
+    raw: RawConfig,
+}
+
+/// One cluster, resolved: its name and how to reach it.
+#[derive(Debug, Clone)]
+pub struct ClusterTarget {
+    pub name: String,
+    pub http: HttpOptions,
+}
+
+impl Config {
+    /// Finds `kco.yaml` in `start` or a parent directory.
+    pub fn discover(start: &Path) -> Option<PathBuf> {
+        start
+            .ancestors()
+            .map(|d| d.join(FILE_NAME))
+            .find(|p| p.is_file())
+    }
+
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            path: path.to_path_buf(),
+            line: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let raw: RawConfig = if text.trim().is_empty() {
+            RawConfig::default()
+        } else {
+            serde_yaml::from_str(text).map_err(|e| ConfigError {
+                path: path.to_path_buf(),
+                line: e.location().map(|l| l.line()),
+                message: e
+                    .to_string()
+                    .split(" at line ")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            })?
+        };
+        Ok(Config {
+            path: Some(path.to_path_buf()),
+            raw,
+        })
+    }
+
+    fn err(&self, key: &str, message: String) -> ConfigError {
+        let path = self
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(FILE_NAME));
+        let line = std::fs::read_to_string(&path).ok().and_then(|t| {
+            t.lines()
+                .position(|l| l.trim_start().starts_with(&format!("{key}:")))
+                .map(|i| i + 1)
+        });
+        ConfigError {
+            path,
+            line,
+            message,
+        }
+    }
+
+    /// The snapshots directory, relative paths taken from the config file's directory.
+    pub fn snapshots_dir(&self) -> PathBuf {
+        let dir = self
+            .raw
+            .snapshots_dir
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SNAPSHOTS_DIR.to_string());
+        match &self.path {
+            Some(p) if Path::new(&dir).is_relative() => {
+                p.parent().unwrap_or(Path::new(".")).join(dir)
+            }
+            _ => PathBuf::from(dir),
+        }
+    }
+
+    /// Names of the configured clusters.
+    pub fn cluster_names(&self) -> Vec<String> {
+        self.raw.clusters.keys().cloned().collect()
+    }
+
+    /// The cluster to use: `--url` wins (named by `--cluster` or `default`); else `--cluster`,
+    /// else `defaultCluster`, else the only configured cluster, else `KCO_URL`/the default URL.
+    pub fn resolve(
+        &self,
+        cluster: Option<&str>,
+        url: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ClusterTarget, ConfigError> {
+        if let Some(url) = url {
+            let name = cluster.unwrap_or("default").to_string();
+            let mut http = match self.raw.clusters.get(&name) {
+                Some(raw) => self.cluster_options(&name, raw, env)?,
+                None => plain_options(url),
+            };
+            http.urls = url.split(',').map(|u| u.trim().to_string()).collect();
+            return Ok(ClusterTarget { name, http });
+        }
+        let name = cluster
+            .map(str::to_string)
+            .or_else(|| self.raw.default_cluster.clone())
+            .or_else(|| (self.raw.clusters.len() == 1).then(|| self.cluster_names()[0].clone()));
+        match name {
+            Some(name) => match self.raw.clusters.get(&name) {
+                Some(raw) => Ok(ClusterTarget {
+                    http: self.cluster_options(&name, raw, env)?,
+                    name,
+                }),
+                None => Err(self.err(
+                    "clusters",
+                    format!(
+                        "no cluster `{name}` in the config (known: {})",
+                        if self.raw.clusters.is_empty() {
+                            "none".to_string()
+                        } else {
+                            self.cluster_names().join(", ")
+                        }
+                    ),
+                )),
+            },
+            None => Ok(ClusterTarget {
+                name: "default".into(),
+                http: plain_options(DEFAULT_URL),
+            }),
+        }
+    }
+
+    fn cluster_options(
+        &self,
+        name: &str,
+        raw: &RawCluster,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<HttpOptions, ConfigError> {
+        let interp = |key: &str, v: &str| -> Result<String, ConfigError> {
+            interpolate(v, env).map_err(|var| {
+                self.err(
+                    key,
+                    format!(
+                        "cluster `{name}`: `{key}` references ${{env:{var}}}, which is not set"
+                    ),
+                )
+            })
+        };
+        let mut urls: Vec<String> = raw
+            .url
+            .iter()
+            .cloned()
+            .chain(raw.urls.iter().cloned())
+            .collect();
+        for u in urls.iter_mut() {
+            *u = interp("urls", u)?;
+            if url::Url::parse(u).is_err() {
+                return Err(self.err("urls", format!("cluster `{name}`: invalid URL `{u}`")));
+            }
+        }
+        if urls.is_empty() {
+            return Err(self.err(name, format!("cluster `{name}` has no `urls`")));
+        }
+        let auth = match raw.auth.as_ref().map(|a| (&a.basic, &a.bearer)) {
+            None | Some((None, None)) => None,
+            Some((Some(b), None)) => Some(Auth::Basic {
+                username: interp("username", &b.username)?,
+                password: Secret::new(interp("password", &b.password)?),
+            }),
+            Some((None, Some(b))) => Some(Auth::Bearer {
+                token: Secret::new(interp("token", &b.token)?),
+            }),
+            Some((Some(_), Some(_))) => {
+                return Err(self.err(
+                    "auth",
+                    format!("cluster `{name}`: `auth` takes `basic` or `bearer`, not both"),
+                ))
+            }
+        };
+        let mut headers = BTreeMap::new();
+        for (k, v) in &raw.headers {
+            headers.insert(k.clone(), Secret::new(interp(k, v)?));
+        }
+        let base = self
+            .path
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."));
+        let read = |key: &str, file: &Option<String>| -> Result<Option<Vec<u8>>, ConfigError> {
+            match file {
+                None => Ok(None),
+                Some(f) => {
+                    let p = base.join(interp(key, f)?);
+                    std::fs::read(&p).map(Some).map_err(|e| {
+                        self.err(
+                            key,
+                            format!("cluster `{name}`: cannot read {}: {e}", p.display()),
+                        )
+                    })
+                }
+            }
+        };
+        let mut tls = TlsOptions::default();
+        if let Some(t) = &raw.tls {
+            tls.ca_pem = read("caFile", &t.ca_file)?;
+            let cert = read("certFile", &t.cert_file)?;
+            let key = read("keyFile", &t.key_file)?;
+            match (cert, key) {
+                (Some(mut c), Some(k)) => {
+                    c.push(b'\n');
+                    c.extend(k);
+                    tls.identity_pem = Some(Secret::new(String::from_utf8_lossy(&c).into_owned()));
+                }
+                (None, None) => {}
+                _ => {
+                    return Err(self.err(
+                        "tls",
+                        format!("cluster `{name}`: `certFile` and `keyFile` go together"),
+                    ))
+                }
+            }
+            tls.insecure = t.insecure_skip_verify;
+        }
+        Ok(HttpOptions {
+            urls,
+            auth,
+            headers,
+            timeout: Duration::from_secs(raw.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECS)),
+            tls,
+        })
+    }
+}
+
+fn plain_options(url: &str) -> HttpOptions {
+    HttpOptions {
+        urls: url.split(',').map(|u| u.trim().to_string()).collect(),
+        auth: None,
+        headers: BTreeMap::new(),
+        timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+        tls: TlsOptions::default(),
+    }
+}
+
+/// Replaces every `${env:NAME}` in `value`; the name of the first unset variable is the error.
+pub fn interpolate(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${env:") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 6..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let var = &after[..end];
+        out.push_str(&env(var).ok_or_else(|| var.to_string())?);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn resolves_named_cluster_with_env_secrets_and_redacts_them() {
+        let text = "defaultCluster: a\nclusters:\n  a:\n    urls: [http://h1:8083, http://h2:8083]\n    auth:\n      basic: {username: u, password: '${env:PW}'}\n";
+        let c = Config::parse(Path::new("kco.yaml"), text).unwrap();
+        let t = c.resolve(None, None, &env(&[("PW", "s3cret")])).unwrap();
+        assert_eq!(t.name, "a");
+        assert_eq!(t.http.urls.len(), 2);
+        let dbg = format!("{t:?}");
+        assert!(!dbg.contains("s3cret"), "{dbg}");
+        assert_eq!(t.http.auth.unwrap().header_value(), "Basic dTpzM2NyZXQ=");
+    }
+
+    #[test]
+    fn missing_env_var_and_unknown_cluster_are_errors() {
+        let text = "clusters:\n  a:\n    urls: [http://h1:8083]\n    auth:\n      bearer: {token: '${env:TOK}'}\n";
+        let c = Config::parse(Path::new("kco.yaml"), text).unwrap();
+        let e = c.resolve(Some("a"), None, &env(&[])).unwrap_err();
+        assert!(e.message.contains("TOK"), "{e}");
+        let e = c.resolve(Some("zz"), None, &env(&[])).unwrap_err();
+        assert!(e.message.contains("no cluster `zz`"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_name_the_line() {
+        let e =
+            Config::parse(Path::new("kco.yaml"), "clusters:\n  a:\n    urlz: []\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+    }
+
+    #[test]
+    fn url_flag_and_defaults() {
+        let c = Config::default();
+        let t = c.resolve(None, Some("http://x:1"), &env(&[])).unwrap();
+        assert_eq!(
+            (t.name.as_str(), t.http.urls[0].as_str()),
+            ("default", "http://x:1")
+        );
+        let t = c.resolve(None, None, &env(&[])).unwrap();
+        assert_eq!(t.http.urls[0], DEFAULT_URL);
+    }
+}

@@ -1,0 +1,10 @@
+//! The silent core of each command: what to do against a cluster and the files, returning
+//! reports as data. Nothing here prints.
+
+pub mod probe;
+pub mod select;
+pub mod store;
+
+pub use probe::{probe, require_version, ClusterInfo};
+pub use select::Selector;
+pub use store::{load_files, LoadedFile};

@@ -1,0 +1,134 @@
+//! The snapshot files on disk: where a connector's file lives, and loading a set of files.
+
+use std::path::{Path, PathBuf};
+
+use crate::model::file::{FileProblem, OffsetsFile};
+
+/// `<dir>/<cluster>/<connector>.yaml`; characters unsafe in a file name are percent-encoded
+/// (the real name is in the file's metadata).
+pub fn file_path(dir: &Path, cluster: &str, connector: &str) -> PathBuf {
+    dir.join(safe_name(cluster))
+        .join(format!("{}.yaml", safe_name(connector)))
+}
+
+fn safe_name(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        let ok = c.is_ascii_alphanumeric() || c == '-' || c == '_' || (c == '.' && i > 0);
+        if ok {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// A parsed snapshot file with its text (for line numbers).
+#[derive(Debug, Clone)]
+pub struct LoadedFile {
+    pub path: PathBuf,
+    pub file: OffsetsFile,
+    pub text: String,
+}
+
+/// Every `*.yaml`/`*.yml` file under `paths` (files as given, directories recursively, in
+/// sorted order).
+pub fn find_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileProblem> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out).map_err(|e| FileProblem {
+                path: p.clone(),
+                line: None,
+                message: format!("cannot list: {e}"),
+            })?;
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            return Err(FileProblem {
+                path: p.clone(),
+                line: None,
+                message: "no such file or directory".into(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        let name = e.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Loads and checks every file under `paths`. Returns the files that parsed and every problem
+/// found (syntax, schema, shapes, checksums); callers that mutate must stop on any problem.
+pub fn load_files(paths: &[PathBuf]) -> (Vec<LoadedFile>, Vec<FileProblem>) {
+    let files = match find_files(paths) {
+        Ok(f) => f,
+        Err(p) => return (Vec::new(), vec![p]),
+    };
+    let mut loaded = Vec::new();
+    let mut problems = Vec::new();
+    for path in files {
+        match OffsetsFile::load(&path) {
+            Ok((file, text)) => {
+                problems.extend(file.check(&path, &text));
+                loaded.push(LoadedFile { path, file, text });
+            }
+            Err(p) => problems.push(p),
+        }
+    }
+    // Two files for one connector of one cluster are ambiguous.
+    let mut seen = std::collections::BTreeMap::new();
+    for f in &loaded {
+        let key = (
+            f.file.metadata.cluster.clone(),
+            f.file.metadata.name.clone(),
+        );
+        if let Some(first) = seen.insert(key, f.path.clone()) {
+            problems.push(FileProblem {
+                path: f.path.clone(),
+                line: None,
+                message: format!(
+                    "connector `{}` of cluster `{}` is also in {}",
+                    f.file.metadata.name,
+                    f.file.metadata.cluster,
+                    first.display()
+                ),
+            });
+        }
+    }
+    (loaded, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsafe_names_are_encoded() {
+        let p = file_path(Path::new("s"), "a", "../evil/x y");
+        assert_eq!(p, PathBuf::from("s/a/%2E.%2Fevil%2Fx%20y.yaml"));
+        assert_eq!(
+            file_path(Path::new("s"), "a", "orders.v1"),
+            PathBuf::from("s/a/orders.v1.yaml")
+        );
+    }
+}

@@ -1,0 +1,13 @@
+//! kco: Kafka Connect offsets as code.
+//!
+//! The library is the silent core: it never prints. `cli` parses flags, resolves settings,
+//! calls the commands and renders their reports.
+
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod fsutil;
+pub mod model;
+pub mod plan;

@@ -1,0 +1,433 @@
+//! The versioned snapshot file: `apiVersion: kco/v1`, `kind: ConnectorOffsets`.
+//!
+//! One file per connector. The offsets are kept in canonical order and sealed with a checksum
+//! over their canonical JSON, so that a hand edit is either re-sealed on purpose (`kco fmt`) or
+//! caught (`kco validate`).
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{canonical_json, checksum, sort_entries, ConnectorState, ConnectorType, OffsetEntry};
+
+pub const API_VERSION: &str = "kco/v1";
+pub const KIND: &str = "ConnectorOffsets";
+/// Where the first-line `$schema` comment points by default: the schema beside a
+/// `snapshots/<cluster>/` tree, as laid out in this repository.
+pub const DEFAULT_SCHEMA_REF: &str = "../../schemas/connector-offsets-v1.json";
+
+/// A connector's offsets file, format v1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "kco ConnectorOffsets v1")]
+pub struct OffsetsFile {
+    /// Always `kco/v1`.
+    pub api_version: String,
+    /// Always `ConnectorOffsets`.
+    pub kind: String,
+    pub metadata: Metadata,
+    /// Every partition with its committed offset, in canonical order.
+    pub offsets: Vec<OffsetEntry>,
+    /// The connector's configuration (with `snapshot --with-config`); secrets are placeholders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<BTreeMap<String, String>>,
+    /// `sha256:<hex>` over the canonical JSON of `offsets`.
+    pub checksum: String,
+}
+
+/// Where and when the offsets were captured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Metadata {
+    /// The connector's name.
+    pub name: String,
+    /// The cluster name it was captured from (a name from kco.yaml).
+    pub cluster: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kafka_cluster_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector_class: Option<String>,
+    #[serde(rename = "type")]
+    pub connector_type: ConnectorType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<ConnectorState>,
+    /// RFC 3339 UTC time of the capture; kept as is while the offsets do not change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub captured_at: Option<String>,
+}
+
+/// A problem in a file, with the line it is on (1-based) when known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct FileProblem {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl OffsetsFile {
+    /// A new, sealed file with offsets in canonical order.
+    pub fn new(
+        metadata: Metadata,
+        mut offsets: Vec<OffsetEntry>,
+        config: Option<BTreeMap<String, String>>,
+    ) -> Self {
+        sort_entries(&mut offsets);
+        let checksum = checksum(&offsets);
+        OffsetsFile {
+            api_version: API_VERSION.into(),
+            kind: KIND.into(),
+            metadata,
+            offsets,
+            config,
+            checksum,
+        }
+    }
+
+    /// Puts the offsets in canonical order and recomputes the checksum.
+    pub fn seal(&mut self) {
+        sort_entries(&mut self.offsets);
+        self.checksum = checksum(&self.offsets);
+    }
+
+    /// Whether the stored checksum matches the offsets.
+    pub fn is_sealed(&self) -> bool {
+        self.checksum == checksum(&self.offsets)
+    }
+
+    /// The file's canonical text: the `$schema` comment, then the YAML document.
+    pub fn render(&self, schema_ref: &str) -> String {
+        let body = serde_yaml::to_string(self).expect("an offsets file serializes");
+        format!("# yaml-language-server: $schema={schema_ref}\n{body}")
+    }
+
+    /// Parses a file's text. Syntax and shape errors carry the line.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, FileProblem> {
+        let problem = |line: Option<usize>, message: String| FileProblem {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        // Read the version first, so a future format gets a clear message rather than a
+        // confusing field error.
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Header {
+            api_version: Option<Value>,
+            kind: Option<Value>,
+        }
+        let header: Header = serde_yaml::from_str(text).map_err(|e| {
+            problem(
+                e.location().map(|l| l.line()),
+                format!("not a YAML mapping: {}", strip_location(&e)),
+            )
+        })?;
+        match header.api_version.as_ref().and_then(Value::as_str) {
+            Some(API_VERSION) => {}
+            Some(other) => {
+                return Err(problem(
+                    find_key_line(text, "apiVersion"),
+                    format!("unsupported apiVersion `{other}` (this kco reads `{API_VERSION}`)"),
+                ))
+            }
+            None => {
+                return Err(problem(
+                    Some(1),
+                    format!("missing `apiVersion: {API_VERSION}`"),
+                ))
+            }
+        }
+        match header.kind.as_ref().and_then(Value::as_str) {
+            Some(KIND) => {}
+            other => {
+                return Err(problem(
+                    find_key_line(text, "kind").or(Some(1)),
+                    format!("`kind` must be `{KIND}`, found {other:?}"),
+                ))
+            }
+        }
+        serde_yaml::from_str(text).map_err(|e| {
+            problem(
+                e.location().map(|l| l.line()),
+                strip_location(&e).to_string(),
+            )
+        })
+    }
+
+    /// Reads and parses a file.
+    pub fn load(path: &Path) -> Result<(Self, String), FileProblem> {
+        let text = std::fs::read_to_string(path).map_err(|e| FileProblem {
+            path: path.to_path_buf(),
+            line: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        let file = Self::parse(path, &text)?;
+        Ok((file, text))
+    }
+
+    /// Every semantic problem of a parsed file: shapes, duplicates, checksum. `text` is the
+    /// file's text, used to point at lines.
+    pub fn check(&self, path: &Path, text: &str) -> Vec<FileProblem> {
+        let mut problems = Vec::new();
+        let mut add = |line: Option<usize>, message: String| {
+            problems.push(FileProblem {
+                path: path.to_path_buf(),
+                line,
+                message,
+            })
+        };
+        if self.metadata.name.trim().is_empty() {
+            add(find_key_line(text, "name"), "metadata.name is empty".into());
+        }
+        let item_lines = offsets_item_lines(text);
+        let line_of = |i: usize| item_lines.get(i).copied();
+        let mut seen = HashSet::new();
+        for (i, e) in self.offsets.iter().enumerate() {
+            let key = canonical_json(&Value::Object(e.partition.clone()));
+            if !seen.insert(key.clone()) {
+                add(line_of(i), format!("duplicate partition {key}"));
+            }
+            if e.partition.is_empty() {
+                add(line_of(i), "empty partition".into());
+            }
+            match self.metadata.connector_type {
+                ConnectorType::Sink => {
+                    for m in sink_shape_problems(e) {
+                        add(line_of(i), m);
+                    }
+                }
+                ConnectorType::Source => {
+                    for (what, map) in [("partition", &e.partition), ("offset", &e.offset)] {
+                        for (k, v) in map {
+                            if v.is_object() || v.is_array() {
+                                add(
+                                    line_of(i),
+                                    format!("source {what} value `{k}` must be a string, number, boolean or null"),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if !self.is_sealed() {
+            add(
+                find_key_line(text, "checksum"),
+                format!(
+                    "checksum mismatch: the offsets were edited (expected {}); run `kco fmt` to accept the edit",
+                    checksum(&self.offsets)
+                ),
+            );
+        }
+        problems
+    }
+
+    /// Whether the file's text is exactly its canonical rendering with some `$schema` comment.
+    pub fn is_canonical_text(&self, text: &str) -> bool {
+        let body = serde_yaml::to_string(self).expect("an offsets file serializes");
+        let mut sorted = self.offsets.clone();
+        sort_entries(&mut sorted);
+        let rest = match text.split_once('\n') {
+            Some((first, rest)) if first.starts_with("# yaml-language-server: $schema=") => rest,
+            _ => return false,
+        };
+        sorted == self.offsets && rest == body
+    }
+}
+
+fn sink_shape_problems(e: &OffsetEntry) -> Vec<String> {
+    let mut out = Vec::new();
+    match e.partition.get("kafka_topic") {
+        Some(Value::String(s)) if !s.is_empty() => {}
+        _ => out.push("sink partition needs `kafka_topic`, a non-empty string".into()),
+    }
+    match e.partition.get("kafka_partition").and_then(Value::as_i64) {
+        Some(p) if p >= 0 => {}
+        _ => out.push("sink partition needs `kafka_partition`, an integer >= 0".into()),
+    }
+    for k in e.partition.keys() {
+        if k != "kafka_topic" && k != "kafka_partition" {
+            out.push(format!("unexpected key `{k}` in a sink partition"));
+        }
+    }
+    match e.offset.get("kafka_offset").and_then(Value::as_i64) {
+        Some(o) if o >= 0 => {}
+        _ => out.push("sink offset needs `kafka_offset`, an integer >= 0".into()),
+    }
+    for k in e.offset.keys() {
+        if k != "kafka_offset" {
+            out.push(format!("unexpected key `{k}` in a sink offset"));
+        }
+    }
+    out
+}
+
+fn strip_location(e: &serde_yaml::Error) -> String {
+    let s = e.to_string();
+    match s.find(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// The 1-based line of the first `key:` at any indentation.
+fn find_key_line(text: &str, key: &str) -> Option<usize> {
+    let needle = format!("{key}:");
+    text.lines()
+        .position(|l| l.trim_start().trim_start_matches("- ").starts_with(&needle))
+        .map(|i| i + 1)
+}
+
+/// The 1-based lines where each item of the top-level `offsets:` sequence starts.
+fn offsets_item_lines(text: &str) -> Vec<usize> {
+    let mut lines = text.lines().enumerate();
+    let mut out = Vec::new();
+    for (_, l) in lines.by_ref() {
+        if l.starts_with("offsets:") {
+            break;
+        }
+    }
+    let mut indent: Option<usize> = None;
+    for (i, l) in lines {
+        let trimmed = l.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let this = l.len() - trimmed.len();
+        if this == 0 && !trimmed.starts_with('-') {
+            break;
+        }
+        if trimmed.starts_with("- ") || trimmed == "-" {
+            match indent {
+                None => {
+                    indent = Some(this);
+                    out.push(i + 1);
+                }
+                Some(n) if n == this => out.push(i + 1),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample(kind: ConnectorType, offsets: Value) -> OffsetsFile {
+        OffsetsFile::new(
+            Metadata {
+                name: "c1".into(),
+                cluster: "a".into(),
+                kafka_cluster_id: Some("abc".into()),
+                connect_version: Some("4.1.0".into()),
+                connector_class: Some("X".into()),
+                connector_type: kind,
+                state: Some(ConnectorState::Running),
+                captured_at: Some("2026-01-01T00:00:00Z".into()),
+            },
+            serde_json::from_value(offsets).unwrap(),
+            None,
+        )
+    }
+
+    #[test]
+    fn render_then_parse_round_trips_and_is_canonical() {
+        let f = sample(
+            ConnectorType::Sink,
+            json!([{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}}]),
+        );
+        let text = f.render(DEFAULT_SCHEMA_REF);
+        assert!(text.starts_with("# yaml-language-server: $schema="));
+        let back = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap();
+        assert_eq!(back, f);
+        assert!(back.is_canonical_text(&text));
+        assert!(back.check(Path::new("x.yaml"), &text).is_empty());
+    }
+
+    #[test]
+    fn edited_offset_fails_checksum_with_line() {
+        let f = sample(
+            ConnectorType::Sink,
+            json!([{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}}]),
+        );
+        let text = f
+            .render(DEFAULT_SCHEMA_REF)
+            .replace("kafka_offset: 5", "kafka_offset: 6");
+        let back = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap();
+        let problems = back.check(Path::new("x.yaml"), &text);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].message.contains("checksum mismatch"));
+        let line = problems[0].line.unwrap();
+        assert!(text.lines().nth(line - 1).unwrap().starts_with("checksum:"));
+    }
+
+    #[test]
+    fn duplicate_and_bad_sink_shapes_point_at_the_item() {
+        let mut f = sample(
+            ConnectorType::Sink,
+            json!([
+                {"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}},
+                {"partition":{"kafka_topic":"t","kafka_partition":2},"offset":{"kafka_offset":-1}}
+            ]),
+        );
+        f.offsets.push(f.offsets[0].clone());
+        f.seal();
+        let text = f.render(DEFAULT_SCHEMA_REF);
+        let problems = f.check(Path::new("x.yaml"), &text);
+        let msgs: Vec<_> = problems
+            .iter()
+            .map(|p| (p.line, p.message.as_str()))
+            .collect();
+        assert!(
+            msgs.iter().any(|(_, m)| m.contains("duplicate partition")),
+            "{msgs:?}"
+        );
+        let neg = problems
+            .iter()
+            .find(|p| p.message.contains("kafka_offset"))
+            .unwrap();
+        let line = neg.line.unwrap();
+        assert!(
+            text.lines()
+                .nth(line - 1)
+                .unwrap()
+                .trim_start()
+                .starts_with("- "),
+            "{text}\n{line}"
+        );
+    }
+
+    #[test]
+    fn unknown_version_and_fields_are_errors_with_lines() {
+        let e = OffsetsFile::parse(
+            Path::new("f.yaml"),
+            "apiVersion: kco/v9\nkind: ConnectorOffsets\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("unsupported apiVersion"));
+        assert_eq!(e.line, Some(1));
+        let f = sample(ConnectorType::Source, json!([]));
+        let text = f
+            .render(DEFAULT_SCHEMA_REF)
+            .replace("checksum:", "extra: 1\nchecksum:");
+        let e = OffsetsFile::parse(Path::new("f.yaml"), &text).unwrap_err();
+        assert!(e.message.contains("unknown field `extra`"), "{e}");
+        assert!(e.line.is_some());
+        assert!(e.to_string().starts_with("f.yaml:"), "{e}");
+    }
+
+    #[test]
+    fn syntax_error_names_line() {
+        let e =
+            OffsetsFile::parse(Path::new("f.yaml"), "apiVersion: kco/v1\nkind: [\n").unwrap_err();
+        assert!(e.line.is_some(), "{e:?}");
+    }
+}
