@@ -1,1 +1,3 @@
+//! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
+mod fake_connect;
