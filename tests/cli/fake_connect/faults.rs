@@ -24,11 +24,14 @@ pub const REQUEST_TIMED_OUT: &str = "Request timed out";
 /// under `/connectors`, `"*"` every path).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
+    /// HTTP method, or `"*"` for any.
     pub method: String,
+    /// Path pattern (with query); `*` is a wildcard.
     pub path: String,
 }
 
 impl Route {
+    /// A route for `method` (or `"*"`) and a path pattern.
     pub fn new(method: &str, path: &str) -> Route {
         Route {
             method: method.to_string(),
@@ -118,9 +121,13 @@ pub enum FaultAction {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Fault {
+    /// Which requests the rule looks at.
     pub route: Route,
+    /// Which of those it fires on.
     pub occurrence: Occurrence,
+    /// Wait before acting, if set.
     pub delay: Option<Duration>,
+    /// What to do when it fires.
     pub action: FaultAction,
 }
 

@@ -39,6 +39,7 @@ mod builder;
 mod faults;
 mod http;
 mod offsets;
+mod plugins;
 mod record;
 mod routes;
 mod state;
@@ -55,8 +56,9 @@ pub use faults::{
     error_body, Fault, FaultAction, Occurrence, Route, REQUEST_TIMED_OUT, SAFELY_RETRIED,
     STALE_CONFIG,
 };
+pub use plugins::PluginSpec;
 pub use record::RecordedRequest;
-pub use state::{ConnectorSpec, Kind, OffsetEntry, PluginSpec, State};
+pub use state::{ConnectorSpec, Kind, OffsetEntry, State};
 
 use faults::Faults;
 use http::{HttpRequest, HttpServer, Reply};

@@ -6,7 +6,8 @@ use serde_json::{json, Map, Value};
 
 use super::faults::error_body;
 use super::offsets;
-use super::state::{offsets_json, Cluster, ConnectorSpec, Kind, PluginSpec, State};
+use super::plugins::{plugin, plugin_list};
+use super::state::{offsets_json, Cluster, ConnectorSpec, Kind, State};
 
 /// A response: status and optional JSON body.
 pub(crate) type Response = (u16, Option<Value>);
@@ -354,34 +355,6 @@ fn reset_offsets(cluster: &mut Cluster, name: &str) -> Response {
     };
     cluster.offsets.remove(name);
     ok(json!({ "message": message }))
-}
-
-/// Registered plugins, plus one per class used by a connector but not registered.
-fn plugins(cluster: &Cluster) -> Vec<PluginSpec> {
-    let mut all = cluster.plugins.clone();
-    for connector in cluster.connectors.values() {
-        let class = connector.config.get("connector.class").cloned();
-        if let Some(class) = class {
-            if !all.iter().any(|p| p.answers_to(&class)) {
-                all.push(match connector.kind {
-                    Kind::Source => PluginSpec::source(&class),
-                    Kind::Sink => PluginSpec::sink(&class),
-                });
-            }
-        }
-    }
-    all
-}
-
-fn plugin(cluster: &Cluster, class: &str) -> Option<PluginSpec> {
-    plugins(cluster).into_iter().find(|p| p.answers_to(class))
-}
-
-fn plugin_list(cluster: &Cluster) -> Value {
-    let list = plugins(cluster)
-        .into_iter()
-        .map(|p| json!({ "class": p.class, "type": p.kind.as_str(), "version": p.version }));
-    Value::Array(list.collect())
 }
 
 /// Decodes `%XX` escapes; invalid escapes are kept literally.

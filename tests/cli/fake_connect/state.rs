@@ -4,11 +4,16 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use super::plugins::PluginSpec;
+
 /// A connector's target state (what `stop`, `pause`, `resume` and `initial_state` set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
+    /// `RUNNING`: tasks running.
     Running,
+    /// `PAUSED`: tasks exist but are paused; offsets cannot be altered.
     Paused,
+    /// `STOPPED`: no tasks; offsets can be altered.
     Stopped,
 }
 
@@ -35,7 +40,9 @@ impl State {
 /// Source or sink; decides the `type` field and how offsets are validated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// Free-form partition/offset maps with primitive values.
     Source,
+    /// `{kafka_topic, kafka_partition}` -> `{kafka_offset}`.
     Sink,
 }
 
@@ -55,8 +62,11 @@ pub type OffsetEntry = (Value, Value);
 /// A connector to put in the fake cluster (see `FakeConnectBuilder::connector`).
 #[derive(Clone, Debug)]
 pub struct ConnectorSpec {
+    /// Connector name (also the `name` config entry).
     pub name: String,
+    /// Source or sink.
     pub kind: Kind,
+    /// Initial state, already reached (no transition lag).
     pub state: State,
     /// Full config; `connector.class`, `name` and `tasks.max` are filled in.
     pub config: BTreeMap<String, String>,
@@ -159,87 +169,6 @@ pub(crate) fn offsets_json(entries: &[OffsetEntry]) -> Value {
             .map(|(p, o)| json!({ "partition": p, "offset": o }))
             .collect(),
     )
-}
-
-/// A connector plugin, served by `GET /connector-plugins` and `.../{class}/config`.
-#[derive(Clone, Debug)]
-pub struct PluginSpec {
-    pub class: String,
-    pub kind: Kind,
-    pub version: String,
-    /// Extra config keys beyond the common ones: (name, type such as `"STRING"`, `"PASSWORD"`).
-    pub keys: Vec<(String, String)>,
-}
-
-impl PluginSpec {
-    /// A source plugin (version `"1.0.0"`) with only the common config keys.
-    pub fn source(class: &str) -> PluginSpec {
-        PluginSpec::new(class, Kind::Source)
-    }
-
-    /// A sink plugin (version `"1.0.0"`) with only the common config keys.
-    pub fn sink(class: &str) -> PluginSpec {
-        PluginSpec::new(class, Kind::Sink)
-    }
-
-    fn new(class: &str, kind: Kind) -> PluginSpec {
-        PluginSpec {
-            class: class.to_string(),
-            kind,
-            version: "1.0.0".to_string(),
-            keys: Vec::new(),
-        }
-    }
-
-    /// Add a config key of the given Connect type (`"STRING"`, `"INT"`, `"PASSWORD"`, ...).
-    pub fn key(mut self, name: &str, type_: &str) -> PluginSpec {
-        self.keys.push((name.to_string(), type_.to_string()));
-        self
-    }
-
-    /// Add a config key of type `PASSWORD` (a secret).
-    pub fn password(self, name: &str) -> PluginSpec {
-        self.key(name, "PASSWORD")
-    }
-
-    /// Whether `name` is this plugin's full class name or its simple name / alias.
-    pub(crate) fn answers_to(&self, name: &str) -> bool {
-        self.class == name || self.class.rsplit('.').next() == Some(name)
-    }
-
-    /// The config definitions of `GET /connector-plugins/{class}/config`.
-    pub(crate) fn config_defs(&self) -> Value {
-        let mut keys: Vec<(String, String)> = [
-            ("name", "STRING"),
-            ("connector.class", "STRING"),
-            ("tasks.max", "INT"),
-            ("key.converter", "CLASS"),
-            ("value.converter", "CLASS"),
-        ]
-        .iter()
-        .map(|(k, t)| (k.to_string(), t.to_string()))
-        .collect();
-        if self.kind == Kind::Sink {
-            keys.push(("topics".into(), "LIST".into()));
-        }
-        keys.extend(self.keys.iter().cloned());
-        let defs = keys.iter().enumerate().map(|(i, (name, type_))| {
-            json!({
-                "name": name,
-                "type": type_,
-                "required": name == "name" || name == "connector.class",
-                "default_value": if name == "tasks.max" { json!("1") } else { Value::Null },
-                "importance": "HIGH",
-                "documentation": format!("The {name} setting."),
-                "group": "Common",
-                "width": "MEDIUM",
-                "display_name": name,
-                "dependents": [],
-                "order": i + 1,
-            })
-        });
-        Value::Array(defs.collect())
-    }
 }
 
 /// A connector in the cluster.
