@@ -15,6 +15,8 @@ use super::{canonical_json, checksum, sort_entries, ConnectorState, ConnectorTyp
 
 pub const API_VERSION: &str = "kco/v1";
 pub const KIND: &str = "ConnectorOffsets";
+/// The first line of every file, before the schema reference.
+pub const SCHEMA_COMMENT: &str = "# yaml-language-server: $schema=";
 /// Where the first-line `$schema` comment points by default: the schema beside a
 /// `snapshots/<cluster>/` tree, as laid out in this repository.
 pub const DEFAULT_SCHEMA_REF: &str = "../../schemas/connector-offsets-v1.json";
@@ -102,8 +104,56 @@ impl OffsetsFile {
 
     /// The file's canonical text: the `$schema` comment, then the YAML document.
     pub fn render(&self, schema_ref: &str) -> String {
-        let body = serde_yaml::to_string(self).expect("an offsets file serializes");
-        format!("# yaml-language-server: $schema={schema_ref}\n{body}")
+        format!("{SCHEMA_COMMENT}{schema_ref}\n{}", self.render_body())
+    }
+
+    /// The YAML document without the `$schema` comment, in canonical form (see
+    /// [`super::yaml`]): fields in a fixed order, map keys sorted, scalars spelled so that
+    /// YAML 1.1 and 1.2 readers agree.
+    fn render_body(&self) -> String {
+        use super::yaml::{string, write_fields};
+        let mut out = String::new();
+        let mut line = |indent: usize, key: &str, value: &str| {
+            out.push_str(&format!("{:indent$}{key}: {value}\n", ""));
+        };
+        line(0, "apiVersion", &string(&self.api_version));
+        line(0, "kind", &string(&self.kind));
+        out.push_str("metadata:\n");
+        let m = &self.metadata;
+        let mut meta = |key: &str, v: Option<String>| {
+            if let Some(v) = v {
+                out.push_str(&format!("  {key}: {v}\n"));
+            }
+        };
+        meta("name", Some(string(&m.name)));
+        meta("cluster", Some(string(&m.cluster)));
+        meta("kafkaClusterId", m.kafka_cluster_id.as_deref().map(string));
+        meta("connectVersion", m.connect_version.as_deref().map(string));
+        meta("connectorClass", m.connector_class.as_deref().map(string));
+        meta("type", Some(m.connector_type.to_string()));
+        meta("state", m.state.map(|s| s.to_string()));
+        meta("capturedAt", m.captured_at.as_deref().map(string));
+        if self.offsets.is_empty() {
+            out.push_str("offsets: []\n");
+        } else {
+            out.push_str("offsets:\n");
+            for e in &self.offsets {
+                write_fields(&mut out, 4, "- partition", &e.partition);
+                write_fields(&mut out, 4, "  offset", &e.offset);
+            }
+        }
+        if let Some(config) = &self.config {
+            if config.is_empty() {
+                out.push_str("config: {}\n");
+            } else {
+                out.push_str("config:\n");
+                for (k, v) in config {
+                    out.push_str(&format!("  {}: {}\n", string(k), string(v)));
+                }
+            }
+        }
+        out.push_str(&format!("checksum: {}\n", string(&self.checksum)));
+        out
     }
 
     /// Parses a file's text. Syntax and shape errors carry the line.
@@ -229,11 +279,11 @@ impl OffsetsFile {
 
     /// Whether the file's text is exactly its canonical rendering with some `$schema` comment.
     pub fn is_canonical_text(&self, text: &str) -> bool {
-        let body = serde_yaml::to_string(self).expect("an offsets file serializes");
+        let body = self.render_body();
         let mut sorted = self.offsets.clone();
         sort_entries(&mut sorted);
         let rest = match text.split_once('\n') {
-            Some((first, rest)) if first.starts_with("# yaml-language-server: $schema=") => rest,
+            Some((first, rest)) if first.starts_with(SCHEMA_COMMENT) => rest,
             _ => return false,
         };
         sorted == self.offsets && rest == body
