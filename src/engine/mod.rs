@@ -4,6 +4,7 @@
 pub mod parallel;
 pub mod probe;
 pub mod select;
+pub mod snapshot;
 pub mod store;
 
 pub use probe::{probe, require_version, ClusterInfo};

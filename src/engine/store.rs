@@ -7,8 +7,12 @@ use crate::model::file::{FileProblem, OffsetsFile};
 /// `<dir>/<cluster>/<connector>.yaml`; characters unsafe in a file name are percent-encoded
 /// (the real name is in the file's metadata).
 pub fn file_path(dir: &Path, cluster: &str, connector: &str) -> PathBuf {
+    cluster_dir(dir, cluster).join(format!("{}.yaml", safe_name(connector)))
+}
+
+/// `<dir>/<cluster>/`, the directory of one cluster's files.
+pub fn cluster_dir(dir: &Path, cluster: &str) -> PathBuf {
     dir.join(safe_name(cluster))
-        .join(format!("{}.yaml", safe_name(connector)))
 }
 
 fn safe_name(name: &str) -> String {
