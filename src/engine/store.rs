@@ -107,9 +107,14 @@ pub fn load_files(paths: &[PathBuf]) -> (Vec<LoadedFile>, Vec<FileProblem>) {
             f.file.metadata.name.clone(),
         );
         if let Some(first) = seen.insert(key, f.path.clone()) {
+            let line = f
+                .text
+                .lines()
+                .position(|l| l.trim_start().starts_with("name:"))
+                .map(|i| i + 1);
             problems.push(FileProblem {
                 path: f.path.clone(),
-                line: None,
+                line,
                 message: format!(
                     "connector `{}` of cluster `{}` is also in {}",
                     f.file.metadata.name,

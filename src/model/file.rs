@@ -64,7 +64,7 @@ pub struct Metadata {
 }
 
 /// A problem in a file, with the line it is on (1-based) when known.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct FileProblem {
     pub path: PathBuf,
@@ -265,6 +265,27 @@ impl OffsetsFile {
                 }
             }
         }
+        if self.metadata.cluster.trim().is_empty() {
+            add(
+                find_key_line(text, "cluster"),
+                "metadata.cluster is empty".into(),
+            );
+        }
+        for (k, v) in self.config.iter().flatten() {
+            if super::secrets::looks_secret(k)
+                && !v.is_empty()
+                && !super::secrets::is_provider_reference(v)
+                && super::secrets::placeholder_var(v).is_none()
+            {
+                add(
+                    config_key_line(text, k),
+                    format!(
+                        "config `{k}` looks secret but holds a plain value: write `{}` (set at apply time) or a config-provider reference instead",
+                        super::secrets::placeholder(&super::secrets::env_var_name(&self.metadata.name, k))
+                    ),
+                );
+            }
+        }
         if !self.is_sealed() {
             add(
                 find_key_line(text, "checksum"),
@@ -333,6 +354,26 @@ fn find_key_line(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// The 1-based line of `key` inside the top-level `config:` map.
+fn config_key_line(text: &str, key: &str) -> Option<usize> {
+    let start = text.lines().position(|l| l.starts_with("config:"))?;
+    let spellings = [
+        format!("{key}:"),
+        format!("{}:", super::yaml::string(key)),
+        format!("'{key}':"),
+    ];
+    text.lines()
+        .enumerate()
+        .skip(start + 1)
+        .take_while(|(_, l)| l.is_empty() || l.starts_with(' ') || l.starts_with('#'))
+        .find(|(_, l)| {
+            spellings
+                .iter()
+                .any(|s| l.trim_start().starts_with(s.as_str()))
+        })
+        .map(|(i, _)| i + 1)
+}
+
 /// The 1-based lines where each item of the top-level `offsets:` sequence starts.
 fn offsets_item_lines(text: &str) -> Vec<usize> {
     let mut lines = text.lines().enumerate();
@@ -367,117 +408,5 @@ fn offsets_item_lines(text: &str) -> Vec<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn sample(kind: ConnectorType, offsets: Value) -> OffsetsFile {
-        OffsetsFile::new(
-            Metadata {
-                name: "c1".into(),
-                cluster: "a".into(),
-                kafka_cluster_id: Some("abc".into()),
-                connect_version: Some("4.1.0".into()),
-                connector_class: Some("X".into()),
-                connector_type: kind,
-                state: Some(ConnectorState::Running),
-                captured_at: Some("2026-01-01T00:00:00Z".into()),
-            },
-            serde_json::from_value(offsets).unwrap(),
-            None,
-        )
-    }
-
-    #[test]
-    fn render_then_parse_round_trips_and_is_canonical() {
-        let f = sample(
-            ConnectorType::Sink,
-            json!([{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}}]),
-        );
-        let text = f.render(DEFAULT_SCHEMA_REF);
-        assert!(text.starts_with("# yaml-language-server: $schema="));
-        let back = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap();
-        assert_eq!(back, f);
-        assert!(back.is_canonical_text(&text));
-        assert!(back.check(Path::new("x.yaml"), &text).is_empty());
-    }
-
-    #[test]
-    fn edited_offset_fails_checksum_with_line() {
-        let f = sample(
-            ConnectorType::Sink,
-            json!([{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}}]),
-        );
-        let text = f
-            .render(DEFAULT_SCHEMA_REF)
-            .replace("kafka_offset: 5", "kafka_offset: 6");
-        let back = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap();
-        let problems = back.check(Path::new("x.yaml"), &text);
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].message.contains("checksum mismatch"));
-        let line = problems[0].line.unwrap();
-        assert!(text.lines().nth(line - 1).unwrap().starts_with("checksum:"));
-    }
-
-    #[test]
-    fn duplicate_and_bad_sink_shapes_point_at_the_item() {
-        let mut f = sample(
-            ConnectorType::Sink,
-            json!([
-                {"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}},
-                {"partition":{"kafka_topic":"t","kafka_partition":2},"offset":{"kafka_offset":-1}}
-            ]),
-        );
-        f.offsets.push(f.offsets[0].clone());
-        f.seal();
-        let text = f.render(DEFAULT_SCHEMA_REF);
-        let problems = f.check(Path::new("x.yaml"), &text);
-        let msgs: Vec<_> = problems
-            .iter()
-            .map(|p| (p.line, p.message.as_str()))
-            .collect();
-        assert!(
-            msgs.iter().any(|(_, m)| m.contains("duplicate partition")),
-            "{msgs:?}"
-        );
-        let neg = problems
-            .iter()
-            .find(|p| p.message.contains("kafka_offset"))
-            .unwrap();
-        let line = neg.line.unwrap();
-        assert!(
-            text.lines()
-                .nth(line - 1)
-                .unwrap()
-                .trim_start()
-                .starts_with("- "),
-            "{text}\n{line}"
-        );
-    }
-
-    #[test]
-    fn unknown_version_and_fields_are_errors_with_lines() {
-        let e = OffsetsFile::parse(
-            Path::new("f.yaml"),
-            "apiVersion: kco/v9\nkind: ConnectorOffsets\n",
-        )
-        .unwrap_err();
-        assert!(e.message.contains("unsupported apiVersion"));
-        assert_eq!(e.line, Some(1));
-        let f = sample(ConnectorType::Source, json!([]));
-        let text = f
-            .render(DEFAULT_SCHEMA_REF)
-            .replace("checksum:", "extra: 1\nchecksum:");
-        let e = OffsetsFile::parse(Path::new("f.yaml"), &text).unwrap_err();
-        assert!(e.message.contains("unknown field `extra`"), "{e}");
-        assert!(e.line.is_some());
-        assert!(e.to_string().starts_with("f.yaml:"), "{e}");
-    }
-
-    #[test]
-    fn syntax_error_names_line() {
-        let e =
-            OffsetsFile::parse(Path::new("f.yaml"), "apiVersion: kco/v1\nkind: [\n").unwrap_err();
-        assert!(e.line.is_some(), "{e:?}");
-    }
-}
+#[path = "file_tests.rs"]
+mod tests;
