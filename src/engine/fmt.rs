@@ -154,12 +154,12 @@ mod tests {
         let edited = format!("{head}offsets:\n{second}{first}checksum:{tail}");
         std::fs::write(&p, &edited).unwrap();
 
-        let r = fmt(&[p.clone()], true).unwrap();
+        let r = fmt(std::slice::from_ref(&p), true).unwrap();
         assert_eq!(r.files[0].outcome, FmtOutcome::Formatted);
         assert!(r.files[0].resealed && r.files[0].reformatted);
         assert_eq!(std::fs::read_to_string(&p).unwrap(), edited);
 
-        let r = fmt(&[p.clone()], false).unwrap();
+        let r = fmt(std::slice::from_ref(&p), false).unwrap();
         assert_eq!(r.files[0].outcome, FmtOutcome::Formatted);
         let now = std::fs::read_to_string(&p).unwrap();
         assert!(now.starts_with("# yaml-language-server: $schema=s.json\n"));
