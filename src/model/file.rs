@@ -27,8 +27,10 @@ pub const DEFAULT_SCHEMA_REF: &str = "../../schemas/connector-offsets-v1.json";
 #[schemars(title = "kco ConnectorOffsets v1")]
 pub struct OffsetsFile {
     /// Always `kco/v1`.
+    #[schemars(extend("const" = "kco/v1"))]
     pub api_version: String,
     /// Always `ConnectorOffsets`.
+    #[schemars(extend("const" = "ConnectorOffsets"))]
     pub kind: String,
     pub metadata: Metadata,
     /// Every partition with its committed offset, in canonical order.
@@ -37,6 +39,7 @@ pub struct OffsetsFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, String>>,
     /// `sha256:<hex>` over the canonical JSON of `offsets`.
+    #[schemars(regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
     pub checksum: String,
 }
 
@@ -48,18 +51,24 @@ pub struct Metadata {
     pub name: String,
     /// The cluster name it was captured from (a name from kco.yaml).
     pub cluster: String,
+    /// The Kafka cluster id from `GET /` (sink offsets belong to one Kafka cluster).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kafka_cluster_id: Option<String>,
+    /// The worker version from `GET /`, as reported (e.g. `4.1.0`, `7.6.1-ccs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_version: Option<String>,
+    /// The connector's `connector.class`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connector_class: Option<String>,
+    /// `source` or `sink`.
     #[serde(rename = "type")]
     pub connector_type: ConnectorType,
+    /// The connector's state when the offsets were captured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<ConnectorState>,
     /// RFC 3339 UTC time of the capture; kept as is while the offsets do not change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub captured_at: Option<String>,
 }
 
