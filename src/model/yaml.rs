@@ -6,8 +6,8 @@
 //! snapshot file is meant to be read by other tools too, so every scalar here is spelled the
 //! same way under YAML 1.1 and 1.2:
 //!
-//! - a string is plain only when it is made of `A-Z a-z 0-9 _ . / -`, starts with a letter,
-//!   `_` or `/`, and is not a YAML 1.1 boolean or null word (`yes`, `Off`, `null`, ...);
+//! - a string is plain only when it is made of `A-Z a-z 0-9 _ . / - :`, starts with a letter,
+//!   `_` or `/`, does not end with `:`, and is not a YAML 1.1 boolean or null word (`yes`, `Off`, `null`, ...);
 //!   otherwise it is double-quoted, with every non-printable or line-breaking character
 //!   escaped (`\n`, `\t`, `\uXXXX`, ...);
 //! - integers are written in decimal; floats always carry a dot and a signed exponent
@@ -29,7 +29,9 @@ fn is_plain_safe(s: &str) -> bool {
         return false;
     };
     (first.is_ascii_alphabetic() || first == '_' || first == '/')
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | ':'))
+        // `a:` at the end of a line would start a mapping.
+        && !s.ends_with(':')
         && !RESERVED_WORDS.iter().any(|w| w.eq_ignore_ascii_case(s))
 }
 
@@ -159,7 +161,8 @@ mod tests {
             "2024-01-01",
             ".inf",
             "a: b",
-            "host:9092",
+            "host:",
+            "a b",
             "-x",
         ] {
             assert!(string(s).starts_with('"'), "{s} -> {}", string(s));
