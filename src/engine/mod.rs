@@ -1,10 +1,13 @@
 //! The silent core of each command: what to do against a cluster and the files, returning
 //! reports as data. Nothing here prints.
 
+pub mod fmt;
 pub mod parallel;
 pub mod probe;
 pub mod select;
+pub mod snapshot;
 pub mod store;
+pub mod validate;
 
 pub use probe::{probe, require_version, ClusterInfo};
 pub use select::Selector;

@@ -2,3 +2,6 @@
 
 mod fake_connect;
 mod fake_selftest;
+mod fmt;
+mod snapshot;
+mod validate;
