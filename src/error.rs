@@ -83,9 +83,14 @@ impl Error {
             Error::Client { source, .. } if matches!(source.status(), Some(401) | Some(403)) => Some(
                 "the worker refused the credentials: check the cluster's `auth` in kco.yaml".into(),
             ),
-            Error::Client { source, .. } if source.is_not_found() => Some(
-                "the connector does not exist on this cluster (`kco diff` lists what is there)".into(),
-            ),
+            Error::Client { source, .. }
+                if source.is_not_found() && source.url().contains("/connectors/") =>
+            {
+                Some(
+                    "the connector does not exist on this cluster (`kco diff` lists what is there)"
+                        .into(),
+                )
+            }
             Error::UnsupportedVersion { .. } => Some(format!(
                 "offsets can be read from Kafka Connect {} and altered from {}",
                 ConnectVersion::OFFSETS_READ,
@@ -100,3 +105,29 @@ impl Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn not_found(url: &str) -> Error {
+        Error::client(
+            "x",
+            ClientError::Http {
+                method: "GET".into(),
+                url: url.into(),
+                status: 404,
+                message: "not found".into(),
+            },
+        )
+    }
+
+    #[test]
+    fn not_found_hint_only_for_connector_urls() {
+        assert!(not_found("http://h/connectors/c/offsets")
+            .hint()
+            .unwrap()
+            .contains("does not exist"));
+        assert!(not_found("http://h/").hint().is_none());
+    }
+}
