@@ -34,7 +34,7 @@ fn git(dir: &Path, args: &[&str]) -> std::result::Result<Vec<u8>, String> {
 
 /// The nearest existing directory at or above `path`, and what lies below it.
 fn existing_base(path: &Path) -> (PathBuf, PathBuf) {
-    let mut base = path.to_path_buf();
+    let mut base = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut rest = Vec::new();
     while !base.is_dir() {
         match (base.file_name().map(|n| n.to_os_string()), base.parent()) {
