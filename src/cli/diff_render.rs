@@ -41,9 +41,9 @@ pub fn partition_text(p: &PartitionReport) -> String {
             live_offset,
         } => match (p.kind, p.direction) {
             (PartKind::Moved, Some(d)) => format!(
-                "{name}: live {} of file{}: file {} -> live {}",
+                "{name}: live {} file{}: file {} -> live {}",
                 if d == Direction::Forward {
-                    "ahead"
+                    "ahead of"
                 } else {
                     "behind"
                 },
