@@ -13,6 +13,7 @@ use super::{
 use crate::client::{Connect, ConnectorListing};
 use crate::engine::{parallel, probe, LoadedFile};
 use crate::error::{Error, Result};
+use crate::model::file::FileProblem;
 use crate::model::{ConnectorState, OffsetEntry};
 use crate::plan::{compare, movement, PartitionKind};
 
@@ -33,6 +34,25 @@ pub struct LiveInput<'a> {
 
 /// Compares the files with the cluster.
 pub fn diff_live(client: &dyn Connect, input: LiveInput<'_>) -> Result<DiffReport> {
+    // One file per connector: two (from two clusters' directories) would be ambiguous.
+    let mut first: BTreeMap<&str, &LoadedFile> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for f in input.files {
+        if let Some(other) = first.insert(f.file.metadata.name.as_str(), f) {
+            problems.push(FileProblem {
+                path: f.path.clone(),
+                line: None,
+                message: format!(
+                    "connector `{}` is also in {}: name one file per connector",
+                    f.file.metadata.name,
+                    other.path.display()
+                ),
+            });
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Files(problems));
+    }
     probe(client)?;
     let listing = client
         .list_connectors()

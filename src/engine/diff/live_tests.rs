@@ -336,3 +336,33 @@ fn whole_dir_reports_untracked_and_reads_each_connector_once() {
     let r = diff_live(&fake, input(false)).unwrap();
     assert_eq!(r.connectors.len(), 2, "no untracked with explicit files");
 }
+
+#[test]
+fn two_files_for_one_connector_fail_before_any_request() {
+    let fake = Fake {
+        listing: BTreeMap::new(),
+        offsets: BTreeMap::new(),
+        calls: Mutex::new(Vec::new()),
+    };
+    let mut other = file("c", ConnectorType::Sink, "K", Vec::new());
+    other.path = PathBuf::from("/w/snapshots/b/c.yaml");
+    let files = vec![file("c", ConnectorType::Sink, "K", Vec::new()), other];
+    let e = diff_live(
+        &fake,
+        LiveInput {
+            files: &files,
+            cluster: "a".into(),
+            whole_dir: false,
+            fail_on: FailOn::Drift,
+            parallel: 1,
+            cwd: std::path::Path::new("/w"),
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("/w/snapshots/b/c.yaml: connector `c` is also in /w/snapshots/a/c.yaml"),
+        "{e}"
+    );
+    assert!(fake.calls.lock().unwrap().is_empty());
+}
