@@ -2,12 +2,21 @@
 
 use std::path::PathBuf;
 
+use super::output::Style;
 use super::Context;
-use crate::error::{Error, Result};
+use crate::engine::fmt::{fmt, FmtOutcome};
+use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 
 /// Rewrite snapshot files in canonical form and re-seal their checksums
 #[derive(Debug, clap::Args)]
-#[command(after_long_help = "Examples:\n  kco fmt snapshots/prod/orders.yaml\n  kco fmt --check")]
+#[command(
+    after_long_help = "Re-sealing the checksum is how a hand edit is accepted. A file that does not \
+parse, or has problems other than its checksum (duplicates, bad shapes), is reported with \
+file:line and left untouched. Comments other than the first-line $schema are not kept.\n\n\
+Exit codes: 0 success (--check: every file canonical and sealed), 1 any invalid file \
+(--check: or any file that would change).\n\nExamples:\n  kco fmt snapshots/prod/orders.yaml\n  \
+kco fmt --check"
+)]
 pub struct Args {
     /// Files or directories [default: the snapshots directory]
     pub paths: Vec<PathBuf>,
@@ -16,6 +25,62 @@ pub struct Args {
     pub check: bool,
 }
 
-pub fn run(_args: Args, _ctx: &Context) -> Result<u8> {
-    Err(Error::Other("fmt is not implemented yet".into()))
+/// The paths given, or the snapshots directory.
+pub(super) fn paths_or_default(paths: &[PathBuf], ctx: &Context) -> Vec<PathBuf> {
+    if paths.is_empty() {
+        vec![ctx.snapshots_dir()]
+    } else {
+        paths.iter().map(|p| ctx.cwd.join(p)).collect()
+    }
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let paths = paths_or_default(&args.paths, ctx);
+    let report = fmt(&paths, args.check)?;
+    let p = &ctx.printer;
+    if p.is_structured() {
+        p.structured(&report);
+    } else {
+        for f in &report.files {
+            if f.outcome != FmtOutcome::Formatted {
+                continue;
+            }
+            let what = match (f.resealed, f.reformatted) {
+                (true, true) => "checksum re-sealed, reformatted",
+                (true, false) => "checksum re-sealed",
+                _ => "reformatted",
+            };
+            let word = if args.check {
+                "not canonical:"
+            } else {
+                "formatted:"
+            };
+            let style = if args.check { Style::Bad } else { Style::Good };
+            p.line(&format!(
+                "{} {} ({what})",
+                p.paint(style, word),
+                ctx.display_path(&f.path)
+            ));
+        }
+        for problem in &report.problems {
+            let shown = crate::model::file::FileProblem {
+                path: PathBuf::from(ctx.display_path(&problem.path).into_owned()),
+                ..problem.clone()
+            };
+            p.line(&format!(
+                "{} {shown} (left untouched)",
+                p.paint(Style::Bad, "invalid:")
+            ));
+        }
+    }
+    let formatted = report.count(FmtOutcome::Formatted);
+    let invalid = report.count(FmtOutcome::Invalid);
+    let unchanged = report.count(FmtOutcome::Unchanged);
+    p.status(&if args.check {
+        format!("{formatted} file(s) to format, {unchanged} canonical, {invalid} invalid")
+    } else {
+        format!("{formatted} file(s) formatted, {unchanged} unchanged, {invalid} invalid")
+    });
+    let failed = invalid > 0 || (args.check && formatted > 0);
+    Ok(if failed { EXIT_ERROR } else { EXIT_OK })
 }

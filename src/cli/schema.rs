@@ -21,3 +21,55 @@ pub fn run(_args: Args, ctx: &Context) -> Result<u8> {
     ctx.printer.out(&schema_json());
     Ok(0)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The committed schema must be what the types say. To regenerate:
+    /// `cargo run -q -- schema > schemas/connector-offsets-v1.json` (or run this test with
+    /// `KCO_UPDATE_SCHEMA=1`).
+    #[test]
+    fn committed_schema_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("schemas/connector-offsets-v1.json");
+        let want = super::schema_json();
+        if std::env::var_os("KCO_UPDATE_SCHEMA").is_some() {
+            crate::fsutil::write_atomic(&path, want.as_bytes()).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{} is not current: regenerate it with\n  cargo run -q -- schema > schemas/connector-offsets-v1.json\nor\n  KCO_UPDATE_SCHEMA=1 cargo test --lib committed_schema_is_current",
+            path.display()
+        );
+    }
+
+    /// `kco.example.yaml` at the repository root parses and resolves its clusters.
+    #[test]
+    fn example_config_is_valid() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kco.example.yaml");
+        let config = crate::config::Config::load(&path).unwrap();
+        assert_eq!(config.cluster_names(), vec!["a", "b"]);
+        let t = config.resolve(None, None, &|_| None).unwrap();
+        assert_eq!(t.name, "a");
+        assert_eq!(
+            t.http.urls,
+            vec!["http://127.0.0.1:8083", "http://127.0.0.1:8084"]
+        );
+        // The commented production example is valid too, once uncommented.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let prod: String = text
+            .lines()
+            .skip_while(|l| !l.contains("# prod:"))
+            .map(|l| match l.strip_prefix("  # ") {
+                Some(rest) => format!("  {rest}"),
+                None => l.to_string(),
+            })
+            .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let doc = format!("clusters:\n{prod}");
+        let c = crate::config::Config::parse(std::path::Path::new("kco.yaml"), &doc)
+            .unwrap_or_else(|e| panic!("{e}\n{doc}"));
+        assert_eq!(c.cluster_names(), vec!["prod", "staging"], "{doc}");
+    }
+}

@@ -2,13 +2,22 @@
 
 use std::path::PathBuf;
 
+use super::output::Style;
 use super::Context;
-use crate::error::{Error, Result};
+use crate::client::retry::RetryPolicy;
+use crate::engine::snapshot::{snapshot, Outcome, SnapshotOptions, SnapshotReport};
+use crate::engine::Selector;
+use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
 
 /// Save connectors' offsets to versioned YAML files, one per connector
 #[derive(Debug, clap::Args)]
 #[command(
-    after_long_help = "Examples:\n  kco snapshot\n  kco snapshot 'orders-*' --type sink\n  kco --cluster prod snapshot --with-config --prune"
+    after_long_help = "Files: <dir>/<cluster>/<connector>.yaml. A file whose offsets did not change is not \
+rewritten (byte-identical). If some connectors cannot be read, the others are still written and \
+kco exits 1 naming them.\n\nExit codes: 0 success, 1 error (unreachable cluster, unknown name, \
+unsupported version, or any connector that could not be read).\n\nExamples:\n  kco snapshot\n  \
+kco snapshot 'orders-*' --type sink\n  kco --cluster prod snapshot --with-config --prune\n  \
+kco --url http://localhost:8083 --cluster dev snapshot -o json"
 )]
 pub struct Args {
     /// Connector names or globs [default: every connector]
@@ -22,7 +31,7 @@ pub struct Args {
     /// How many connectors to read at once
     #[arg(long, default_value_t = 8)]
     pub parallel: usize,
-    /// Also capture each connector's config (secrets become placeholders)
+    /// Also capture each connector's config (secrets become ${kco:env:VAR} placeholders)
     #[arg(long)]
     pub with_config: bool,
     /// Remove files of connectors that no longer exist on the cluster
@@ -30,6 +39,134 @@ pub struct Args {
     pub prune: bool,
 }
 
-pub fn run(_args: Args, _ctx: &Context) -> Result<u8> {
-    Err(Error::Other("snapshot is not implemented yet".into()))
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let target = ctx.target()?;
+    // Fail fast when no worker answers at all (a wrong URL should not wait out the retry
+    // deadline); once one has answered, transient failures are retried as usual.
+    ctx.connect_with(&target, RetryPolicy::none())?
+        .server_info()
+        .map_err(|e| Error::client("cannot reach Kafka Connect", e))?;
+    let client = ctx.connect(&target)?;
+    let dir = match &args.dir {
+        Some(d) => ctx.cwd.join(d),
+        None => ctx.snapshots_dir(),
+    };
+    let opts = SnapshotOptions {
+        selector: Selector::new(&args.names, args.kind.map(Into::into))?,
+        parallel: args.parallel.max(1),
+        with_config: args.with_config,
+        prune: args.prune,
+        ..SnapshotOptions::default()
+    };
+    ctx.printer.status(&format!(
+        "Snapshotting cluster `{}` ({}) into {}",
+        target.name,
+        target.http.urls.join(", "),
+        ctx.display_path(&crate::engine::store::cluster_dir(&dir, &target.name))
+    ));
+    let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let report = snapshot(client.as_ref(), &target.name, &dir, &opts, &now)?;
+    for c in &report.connectors {
+        if c.outcome == Outcome::Skipped {
+            ctx.printer.warn(&format!(
+                "skipped `{}`: {}",
+                c.name,
+                c.message.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    if ctx.printer.is_structured() {
+        ctx.printer.structured(&report);
+    } else {
+        render(&report, ctx);
+    }
+    let failed = report.failed();
+    if failed.is_empty() {
+        return Ok(EXIT_OK);
+    }
+    let names: Vec<String> = failed.iter().map(|c| format!("`{}`", c.name)).collect();
+    let err = Error::Other(format!(
+        "could not snapshot {} connector(s): {} (their files were left as they were)",
+        failed.len(),
+        names.join(", ")
+    ));
+    if ctx.printer.is_structured() {
+        // The report on stdout already holds the failures; say it on stderr too.
+        eprintln!("error: {err}");
+        return Ok(EXIT_ERROR);
+    }
+    Err(err)
+}
+
+fn render(r: &SnapshotReport, ctx: &Context) {
+    let p = &ctx.printer;
+    let width = r.connectors.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in &r.connectors {
+        let (word, style) = match c.outcome {
+            Outcome::Created => ("created", Style::Good),
+            Outcome::Updated => ("updated", Style::Good),
+            Outcome::Unchanged => ("unchanged", Style::Dim),
+            Outcome::Skipped => ("skipped", Style::Warn),
+            Outcome::Failed => ("failed", Style::Bad),
+        };
+        let detail = match (c.outcome, c.partitions) {
+            (Outcome::Skipped | Outcome::Failed, _) => c.message.clone().unwrap_or_default(),
+            (_, Some(n)) => {
+                let mut s = format!(
+                    "{} ({n} partition{})",
+                    ctx.display_path(&c.path),
+                    if n == 1 { "" } else { "s" }
+                );
+                if let Some(m) = &c.message {
+                    s.push_str(&format!("; {m}"));
+                }
+                s
+            }
+            _ => String::new(),
+        };
+        p.line(&format!(
+            "{} {:width$}  {detail}",
+            p.paint(style, &format!("{word:<9}")),
+            c.name
+        ));
+        if !c.redacted.is_empty() {
+            p.line(&format!(
+                "{:9} {:width$}  secrets replaced by placeholders: {}",
+                "",
+                "",
+                c.redacted.join(", ")
+            ));
+        }
+    }
+    for s in &r.stale {
+        let (word, note) = if s.pruned {
+            ("pruned", "removed: the connector no longer exists")
+        } else {
+            (
+                "stale",
+                "the connector no longer exists (--prune removes the file)",
+            )
+        };
+        p.line(&format!(
+            "{} {:width$}  {} {note}",
+            p.paint(Style::Warn, &format!("{word:<9}")),
+            s.name,
+            ctx.display_path(&s.path)
+        ));
+    }
+    let n = |o| r.count(o);
+    p.status(&format!(
+        "{} connector(s): {} created, {} updated, {} unchanged, {} skipped, {} failed{}",
+        r.connectors.len(),
+        n(Outcome::Created),
+        n(Outcome::Updated),
+        n(Outcome::Unchanged),
+        n(Outcome::Skipped),
+        n(Outcome::Failed),
+        match (r.stale.len(), r.stale.iter().any(|s| s.pruned)) {
+            (0, _) => String::new(),
+            (k, true) => format!("; {k} stale file(s) pruned"),
+            (k, false) => format!("; {k} stale file(s)"),
+        }
+    ));
 }

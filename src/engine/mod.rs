@@ -2,12 +2,15 @@
 //! reports as data. Nothing here prints.
 
 pub mod diff;
+pub mod fmt;
 pub mod parallel;
 pub mod probe;
 pub mod revision;
 pub mod risk;
 pub mod select;
+pub mod snapshot;
 pub mod store;
+pub mod validate;
 
 pub use probe::{probe, require_version, ClusterInfo};
 pub use select::Selector;

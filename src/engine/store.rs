@@ -7,8 +7,12 @@ use crate::model::file::{FileProblem, OffsetsFile};
 /// `<dir>/<cluster>/<connector>.yaml`; characters unsafe in a file name are percent-encoded
 /// (the real name is in the file's metadata).
 pub fn file_path(dir: &Path, cluster: &str, connector: &str) -> PathBuf {
+    cluster_dir(dir, cluster).join(format!("{}.yaml", safe_name(connector)))
+}
+
+/// `<dir>/<cluster>/`, the directory of one cluster's files.
+pub fn cluster_dir(dir: &Path, cluster: &str) -> PathBuf {
     dir.join(safe_name(cluster))
-        .join(format!("{}.yaml", safe_name(connector)))
 }
 
 fn safe_name(name: &str) -> String {
@@ -103,9 +107,14 @@ pub fn load_files(paths: &[PathBuf]) -> (Vec<LoadedFile>, Vec<FileProblem>) {
             f.file.metadata.name.clone(),
         );
         if let Some(first) = seen.insert(key, f.path.clone()) {
+            let line = f
+                .text
+                .lines()
+                .position(|l| l.trim_start().starts_with("name:"))
+                .map(|i| i + 1);
             problems.push(FileProblem {
                 path: f.path.clone(),
-                line: None,
+                line,
                 message: format!(
                     "connector `{}` of cluster `{}` is also in {}",
                     f.file.metadata.name,

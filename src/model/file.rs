@@ -15,6 +15,8 @@ use super::{canonical_json, checksum, sort_entries, ConnectorState, ConnectorTyp
 
 pub const API_VERSION: &str = "kco/v1";
 pub const KIND: &str = "ConnectorOffsets";
+/// The first line of every file, before the schema reference.
+pub const SCHEMA_COMMENT: &str = "# yaml-language-server: $schema=";
 /// Where the first-line `$schema` comment points by default: the schema beside a
 /// `snapshots/<cluster>/` tree, as laid out in this repository.
 pub const DEFAULT_SCHEMA_REF: &str = "../../schemas/connector-offsets-v1.json";
@@ -25,8 +27,10 @@ pub const DEFAULT_SCHEMA_REF: &str = "../../schemas/connector-offsets-v1.json";
 #[schemars(title = "kco ConnectorOffsets v1")]
 pub struct OffsetsFile {
     /// Always `kco/v1`.
+    #[schemars(extend("const" = "kco/v1"))]
     pub api_version: String,
     /// Always `ConnectorOffsets`.
+    #[schemars(extend("const" = "ConnectorOffsets"))]
     pub kind: String,
     pub metadata: Metadata,
     /// Every partition with its committed offset, in canonical order.
@@ -35,6 +39,7 @@ pub struct OffsetsFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, String>>,
     /// `sha256:<hex>` over the canonical JSON of `offsets`.
+    #[schemars(regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
     pub checksum: String,
 }
 
@@ -46,23 +51,29 @@ pub struct Metadata {
     pub name: String,
     /// The cluster name it was captured from (a name from kco.yaml).
     pub cluster: String,
+    /// The Kafka cluster id from `GET /` (sink offsets belong to one Kafka cluster).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kafka_cluster_id: Option<String>,
+    /// The worker version from `GET /`, as reported (e.g. `4.1.0`, `7.6.1-ccs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_version: Option<String>,
+    /// The connector's `connector.class`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connector_class: Option<String>,
+    /// `source` or `sink`.
     #[serde(rename = "type")]
     pub connector_type: ConnectorType,
+    /// The connector's state when the offsets were captured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<ConnectorState>,
     /// RFC 3339 UTC time of the capture; kept as is while the offsets do not change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
     pub captured_at: Option<String>,
 }
 
 /// A problem in a file, with the line it is on (1-based) when known.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct FileProblem {
     pub path: PathBuf,
@@ -102,8 +113,56 @@ impl OffsetsFile {
 
     /// The file's canonical text: the `$schema` comment, then the YAML document.
     pub fn render(&self, schema_ref: &str) -> String {
-        let body = serde_yaml::to_string(self).expect("an offsets file serializes");
-        format!("# yaml-language-server: $schema={schema_ref}\n{body}")
+        format!("{SCHEMA_COMMENT}{schema_ref}\n{}", self.render_body())
+    }
+
+    /// The YAML document without the `$schema` comment, in canonical form (see
+    /// [`super::yaml`]): fields in a fixed order, map keys sorted, scalars spelled so that
+    /// YAML 1.1 and 1.2 readers agree.
+    fn render_body(&self) -> String {
+        use super::yaml::{string, write_fields};
+        let mut out = String::new();
+        let mut line = |indent: usize, key: &str, value: &str| {
+            out.push_str(&format!("{:indent$}{key}: {value}\n", ""));
+        };
+        line(0, "apiVersion", &string(&self.api_version));
+        line(0, "kind", &string(&self.kind));
+        out.push_str("metadata:\n");
+        let m = &self.metadata;
+        let mut meta = |key: &str, v: Option<String>| {
+            if let Some(v) = v {
+                out.push_str(&format!("  {key}: {v}\n"));
+            }
+        };
+        meta("name", Some(string(&m.name)));
+        meta("cluster", Some(string(&m.cluster)));
+        meta("kafkaClusterId", m.kafka_cluster_id.as_deref().map(string));
+        meta("connectVersion", m.connect_version.as_deref().map(string));
+        meta("connectorClass", m.connector_class.as_deref().map(string));
+        meta("type", Some(m.connector_type.to_string()));
+        meta("state", m.state.map(|s| s.to_string()));
+        meta("capturedAt", m.captured_at.as_deref().map(string));
+        if self.offsets.is_empty() {
+            out.push_str("offsets: []\n");
+        } else {
+            out.push_str("offsets:\n");
+            for e in &self.offsets {
+                write_fields(&mut out, 4, "- partition", &e.partition);
+                write_fields(&mut out, 4, "  offset", &e.offset);
+            }
+        }
+        if let Some(config) = &self.config {
+            if config.is_empty() {
+                out.push_str("config: {}\n");
+            } else {
+                out.push_str("config:\n");
+                for (k, v) in config {
+                    out.push_str(&format!("  {}: {}\n", string(k), string(v)));
+                }
+            }
+        }
+        out.push_str(&format!("checksum: {}\n", string(&self.checksum)));
+        out
     }
 
     /// Parses a file's text. Syntax and shape errors carry the line.
@@ -215,6 +274,27 @@ impl OffsetsFile {
                 }
             }
         }
+        if self.metadata.cluster.trim().is_empty() {
+            add(
+                find_key_line(text, "cluster"),
+                "metadata.cluster is empty".into(),
+            );
+        }
+        for (k, v) in self.config.iter().flatten() {
+            if super::secrets::looks_secret(k)
+                && !v.is_empty()
+                && !super::secrets::is_provider_reference(v)
+                && super::secrets::placeholder_var(v).is_none()
+            {
+                add(
+                    config_key_line(text, k),
+                    format!(
+                        "config `{k}` looks secret but holds a plain value: write `{}` (set at apply time) or a config-provider reference instead",
+                        super::secrets::placeholder(&super::secrets::env_var_name(&self.metadata.name, k))
+                    ),
+                );
+            }
+        }
         if !self.is_sealed() {
             add(
                 find_key_line(text, "checksum"),
@@ -229,11 +309,11 @@ impl OffsetsFile {
 
     /// Whether the file's text is exactly its canonical rendering with some `$schema` comment.
     pub fn is_canonical_text(&self, text: &str) -> bool {
-        let body = serde_yaml::to_string(self).expect("an offsets file serializes");
+        let body = self.render_body();
         let mut sorted = self.offsets.clone();
         sort_entries(&mut sorted);
         let rest = match text.split_once('\n') {
-            Some((first, rest)) if first.starts_with("# yaml-language-server: $schema=") => rest,
+            Some((first, rest)) if first.starts_with(SCHEMA_COMMENT) => rest,
             _ => return false,
         };
         sorted == self.offsets && rest == body
@@ -283,6 +363,26 @@ fn find_key_line(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// The 1-based line of `key` inside the top-level `config:` map.
+fn config_key_line(text: &str, key: &str) -> Option<usize> {
+    let start = text.lines().position(|l| l.starts_with("config:"))?;
+    let spellings = [
+        format!("{key}:"),
+        format!("{}:", super::yaml::string(key)),
+        format!("'{key}':"),
+    ];
+    text.lines()
+        .enumerate()
+        .skip(start + 1)
+        .take_while(|(_, l)| l.is_empty() || l.starts_with(' ') || l.starts_with('#'))
+        .find(|(_, l)| {
+            spellings
+                .iter()
+                .any(|s| l.trim_start().starts_with(s.as_str()))
+        })
+        .map(|(i, _)| i + 1)
+}
+
 /// The 1-based lines where each item of the top-level `offsets:` sequence starts.
 fn offsets_item_lines(text: &str) -> Vec<usize> {
     let mut lines = text.lines().enumerate();
@@ -317,117 +417,5 @@ fn offsets_item_lines(text: &str) -> Vec<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn sample(kind: ConnectorType, offsets: Value) -> OffsetsFile {
-        OffsetsFile::new(
-            Metadata {
-                name: "c1".into(),
-                cluster: "a".into(),
-                kafka_cluster_id: Some("abc".into()),
-                connect_version: Some("4.1.0".into()),
-                connector_class: Some("X".into()),
-                connector_type: kind,
-                state: Some(ConnectorState::Running),
-                captured_at: Some("2026-01-01T00:00:00Z".into()),
-            },
-            serde_json::from_value(offsets).unwrap(),
-            None,
-        )
-    }
-
-    #[test]
-    fn render_then_parse_round_trips_and_is_canonical() {
-        let f = sample(
-            ConnectorType::Sink,
-            json!([{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}}]),
-        );
-        let text = f.render(DEFAULT_SCHEMA_REF);
-        assert!(text.starts_with("# yaml-language-server: $schema="));
-        let back = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap();
-        assert_eq!(back, f);
-        assert!(back.is_canonical_text(&text));
-        assert!(back.check(Path::new("x.yaml"), &text).is_empty());
-    }
-
-    #[test]
-    fn edited_offset_fails_checksum_with_line() {
-        let f = sample(
-            ConnectorType::Sink,
-            json!([{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}}]),
-        );
-        let text = f
-            .render(DEFAULT_SCHEMA_REF)
-            .replace("kafka_offset: 5", "kafka_offset: 6");
-        let back = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap();
-        let problems = back.check(Path::new("x.yaml"), &text);
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].message.contains("checksum mismatch"));
-        let line = problems[0].line.unwrap();
-        assert!(text.lines().nth(line - 1).unwrap().starts_with("checksum:"));
-    }
-
-    #[test]
-    fn duplicate_and_bad_sink_shapes_point_at_the_item() {
-        let mut f = sample(
-            ConnectorType::Sink,
-            json!([
-                {"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}},
-                {"partition":{"kafka_topic":"t","kafka_partition":2},"offset":{"kafka_offset":-1}}
-            ]),
-        );
-        f.offsets.push(f.offsets[0].clone());
-        f.seal();
-        let text = f.render(DEFAULT_SCHEMA_REF);
-        let problems = f.check(Path::new("x.yaml"), &text);
-        let msgs: Vec<_> = problems
-            .iter()
-            .map(|p| (p.line, p.message.as_str()))
-            .collect();
-        assert!(
-            msgs.iter().any(|(_, m)| m.contains("duplicate partition")),
-            "{msgs:?}"
-        );
-        let neg = problems
-            .iter()
-            .find(|p| p.message.contains("kafka_offset"))
-            .unwrap();
-        let line = neg.line.unwrap();
-        assert!(
-            text.lines()
-                .nth(line - 1)
-                .unwrap()
-                .trim_start()
-                .starts_with("- "),
-            "{text}\n{line}"
-        );
-    }
-
-    #[test]
-    fn unknown_version_and_fields_are_errors_with_lines() {
-        let e = OffsetsFile::parse(
-            Path::new("f.yaml"),
-            "apiVersion: kco/v9\nkind: ConnectorOffsets\n",
-        )
-        .unwrap_err();
-        assert!(e.message.contains("unsupported apiVersion"));
-        assert_eq!(e.line, Some(1));
-        let f = sample(ConnectorType::Source, json!([]));
-        let text = f
-            .render(DEFAULT_SCHEMA_REF)
-            .replace("checksum:", "extra: 1\nchecksum:");
-        let e = OffsetsFile::parse(Path::new("f.yaml"), &text).unwrap_err();
-        assert!(e.message.contains("unknown field `extra`"), "{e}");
-        assert!(e.line.is_some());
-        assert!(e.to_string().starts_with("f.yaml:"), "{e}");
-    }
-
-    #[test]
-    fn syntax_error_names_line() {
-        let e =
-            OffsetsFile::parse(Path::new("f.yaml"), "apiVersion: kco/v1\nkind: [\n").unwrap_err();
-        assert!(e.line.is_some(), "{e:?}");
-    }
-}
+#[path = "file_tests.rs"]
+mod tests;

@@ -4,6 +4,10 @@
 mod canonical;
 pub mod file;
 pub mod secrets;
+mod yaml;
+
+#[cfg(test)]
+mod roundtrip_tests;
 
 use std::fmt;
 

@@ -4,3 +4,6 @@ mod diff;
 mod diff_base;
 mod fake_connect;
 mod fake_selftest;
+mod fmt;
+mod snapshot;
+mod validate;

@@ -5,4 +5,5 @@
 
 mod diff;
 mod harness;
+mod snapshot;
 mod testbed;

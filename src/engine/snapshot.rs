@@ -1,0 +1,403 @@
+//! `snapshot`: read every selected connector's offsets and write one file per connector.
+//!
+//! Policy (documented in docs/snapshot.md):
+//! - The cluster is probed and listed first; an unreachable cluster, an unsupported version,
+//!   a failed listing or an exact name that does not exist stop everything before any write.
+//! - Each connector's file is then written on its own, atomically. A connector whose offsets
+//!   cannot be read is reported as `failed` and its existing file is left as it was; the
+//!   others are still written (each file is self-consistent), and the command exits 1.
+//! - A file whose offsets (and config, when captured) equal the live ones is not rewritten,
+//!   so it stays byte-identical, `capturedAt` included.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{parallel, probe, store, Selector};
+use crate::client::{Connect, ConnectorListing};
+use crate::error::{Error, Result};
+use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT};
+use crate::model::{secrets, sort_entries, ConnectorType, OffsetEntry};
+
+/// What to snapshot and how.
+#[derive(Debug, Clone)]
+pub struct SnapshotOptions {
+    pub selector: Selector,
+    /// How many connectors to read at once.
+    pub parallel: usize,
+    /// Also capture each connector's config, secrets replaced by placeholders.
+    pub with_config: bool,
+    /// Remove the files of connectors that no longer exist.
+    pub prune: bool,
+    /// The `$schema` reference written in new files (existing files keep theirs).
+    pub schema_ref: String,
+}
+
+impl Default for SnapshotOptions {
+    fn default() -> Self {
+        SnapshotOptions {
+            selector: Selector::all(),
+            parallel: 8,
+            with_config: false,
+            prune: false,
+            schema_ref: DEFAULT_SCHEMA_REF.into(),
+        }
+    }
+}
+
+/// What happened to one connector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// No file existed; one was written.
+    Created,
+    /// The offsets (or captured config) changed; the file was rewritten.
+    Updated,
+    /// Nothing changed; the file was not touched.
+    Unchanged,
+    /// Not captured (type unknown: plugin missing on the worker).
+    Skipped,
+    /// Could not be read; its file, if any, was left as it was.
+    Failed,
+}
+
+/// One connector in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectorReport {
+    pub name: String,
+    /// `null` when Connect reports the type as unknown.
+    #[serde(rename = "type")]
+    pub connector_type: Option<ConnectorType>,
+    pub outcome: Outcome,
+    /// The connector's file (written, unchanged, or left as it was).
+    pub path: PathBuf,
+    /// How many partitions were captured (`null` when skipped or failed).
+    pub partitions: Option<usize>,
+    /// Config keys replaced by `${kco:env:...}` placeholders (names only).
+    pub redacted: Vec<String>,
+    /// Why it was skipped or failed, or a note on the rewrite.
+    pub message: Option<String>,
+}
+
+/// A file whose connector no longer exists on the cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct StaleFile {
+    pub name: String,
+    pub path: PathBuf,
+    /// Whether `--prune` removed it.
+    pub pruned: bool,
+}
+
+/// The result of a snapshot run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotReport {
+    pub cluster: String,
+    pub url: String,
+    pub connect_version: String,
+    pub kafka_cluster_id: Option<String>,
+    /// The directory of this cluster's files.
+    pub dir: PathBuf,
+    pub connectors: Vec<ConnectorReport>,
+    pub stale: Vec<StaleFile>,
+}
+
+impl SnapshotReport {
+    pub fn count(&self, outcome: Outcome) -> usize {
+        self.connectors
+            .iter()
+            .filter(|c| c.outcome == outcome)
+            .count()
+    }
+
+    pub fn failed(&self) -> Vec<&ConnectorReport> {
+        self.connectors
+            .iter()
+            .filter(|c| c.outcome == Outcome::Failed)
+            .collect()
+    }
+}
+
+/// Snapshots the selected connectors of `client` into `dir/<cluster_name>/`. Never prints;
+/// `now` gives the RFC 3339 capture time.
+pub fn snapshot(
+    client: &dyn Connect,
+    cluster_name: &str,
+    dir: &Path,
+    opts: &SnapshotOptions,
+    now: &dyn Fn() -> String,
+) -> Result<SnapshotReport> {
+    let cluster = probe(client)?;
+    let listing = client
+        .list_connectors()
+        .map_err(|e| Error::client("cannot list connectors", e))?;
+    let missing: Vec<&str> = opts
+        .selector
+        .exact_names()
+        .into_iter()
+        .filter(|n| !listing.contains_key(*n))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Other(format!(
+            "no connector named {} on cluster `{cluster_name}` ({})",
+            missing
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            cluster.url
+        )));
+    }
+    let selected: Vec<&ConnectorListing> = listing
+        .values()
+        .filter(|l| opts.selector.matches(&l.name, l.connector_type))
+        .collect();
+    let readable: Vec<&ConnectorListing> = selected
+        .iter()
+        .copied()
+        .filter(|l| l.connector_type.is_some())
+        .collect();
+    let secret_keys = if opts.with_config {
+        password_keys(client, &readable, opts.parallel)
+    } else {
+        BTreeMap::new()
+    };
+    let reads = parallel::map(&readable, opts.parallel, |l| client.offsets(&l.name));
+    let mut reads: BTreeMap<&str, _> = readable
+        .iter()
+        .map(|l| l.name.as_str())
+        .zip(reads)
+        .collect();
+
+    let base = Capture {
+        cluster_name,
+        kafka_cluster_id: cluster.info.kafka_cluster_id.clone(),
+        connect_version: cluster.info.version.clone(),
+        captured_at: now(),
+    };
+    let mut connectors = Vec::new();
+    for l in &selected {
+        let path = store::file_path(dir, cluster_name, &l.name);
+        let report = match (l.connector_type, reads.remove(l.name.as_str())) {
+            (Some(kind), Some(Ok(offsets))) => {
+                let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
+                match capture(l, kind, offsets, secrets, opts, &base) {
+                    Ok((file, redacted)) => write(&path, file, redacted, opts)?,
+                    Err(message) => failed(l, path, message),
+                }
+            }
+            (Some(_), Some(Err(e))) => failed(l, path, e.to_string()),
+            _ => ConnectorReport {
+                name: l.name.clone(),
+                connector_type: None,
+                outcome: Outcome::Skipped,
+                path,
+                partitions: None,
+                redacted: Vec::new(),
+                message: Some(
+                    "connector type unknown: is its plugin installed on the worker?".into(),
+                ),
+            },
+        };
+        connectors.push(report);
+    }
+    let stale = stale_files(dir, cluster_name, &listing, &opts.selector, opts.prune)?;
+    Ok(SnapshotReport {
+        cluster: cluster_name.to_string(),
+        url: cluster.url,
+        connect_version: cluster.info.version,
+        kafka_cluster_id: cluster.info.kafka_cluster_id,
+        dir: store::cluster_dir(dir, cluster_name),
+        connectors,
+        stale,
+    })
+}
+
+/// Cluster-wide facts that go into every file of a run.
+struct Capture<'a> {
+    cluster_name: &'a str,
+    kafka_cluster_id: Option<String>,
+    connect_version: String,
+    captured_at: String,
+}
+
+/// Per connector class: the keys its plugin declares as PASSWORD, or why they are unknown.
+fn password_keys(
+    client: &dyn Connect,
+    connectors: &[&ConnectorListing],
+    parallel: usize,
+) -> BTreeMap<String, std::result::Result<BTreeSet<String>, String>> {
+    let classes: Vec<String> = connectors
+        .iter()
+        .filter_map(|l| l.class.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let defs = parallel::map(&classes, parallel, |c| {
+        client
+            .plugin_config(c)
+            .map(|defs| {
+                defs.into_iter()
+                    .filter(|d| d.kind.eq_ignore_ascii_case("PASSWORD"))
+                    .map(|d| d.name)
+                    .collect()
+            })
+            .map_err(|e| {
+                format!("cannot read the config definitions of {c} to find its secrets: {e}")
+            })
+    });
+    classes.into_iter().zip(defs).collect()
+}
+
+/// The file for one connector, and the config keys that were redacted.
+fn capture(
+    l: &ConnectorListing,
+    kind: ConnectorType,
+    offsets: Vec<OffsetEntry>,
+    secret_keys: Option<&std::result::Result<BTreeSet<String>, String>>,
+    opts: &SnapshotOptions,
+    base: &Capture,
+) -> std::result::Result<(OffsetsFile, Vec<String>), String> {
+    let (config, redacted) = if opts.with_config {
+        let declared = match secret_keys {
+            Some(Ok(keys)) => keys.clone(),
+            Some(Err(e)) => return Err(e.clone()),
+            None => BTreeSet::new(),
+        };
+        let (config, redacted) = secrets::redact(&l.name, &l.config, &declared);
+        (Some(config), redacted)
+    } else {
+        (None, Vec::new())
+    };
+    let metadata = Metadata {
+        name: l.name.clone(),
+        cluster: base.cluster_name.to_string(),
+        kafka_cluster_id: base.kafka_cluster_id.clone(),
+        connect_version: Some(base.connect_version.clone()),
+        connector_class: l.class.clone(),
+        connector_type: kind,
+        state: l.state(),
+        captured_at: Some(base.captured_at.clone()),
+    };
+    Ok((OffsetsFile::new(metadata, offsets, config), redacted))
+}
+
+/// Writes `file` at `path` unless the existing file already holds the same offsets (and
+/// config, when captured).
+fn write(
+    path: &Path,
+    mut file: OffsetsFile,
+    redacted: Vec<String>,
+    opts: &SnapshotOptions,
+) -> Result<ConnectorReport> {
+    let existing = std::fs::read_to_string(path).ok();
+    let previous = existing
+        .as_deref()
+        .map(|text| (text, OffsetsFile::parse(path, text)));
+    let mut message = None;
+    let outcome = match &previous {
+        None => Outcome::Created,
+        Some((text, Ok(old))) => {
+            if !opts.with_config && file.config.is_none() {
+                // Only `--with-config` refreshes a captured config; keep the one there is.
+                file.config = old.config.clone();
+            }
+            let mut old_sorted = old.offsets.clone();
+            sort_entries(&mut old_sorted);
+            let same = old_sorted == file.offsets && old.config == file.config;
+            if same && old.is_sealed() && old.is_canonical_text(text) {
+                Outcome::Unchanged
+            } else {
+                if same {
+                    message = Some("same offsets; rewritten in canonical form".into());
+                }
+                Outcome::Updated
+            }
+        }
+        Some((_, Err(problem))) => {
+            message = Some(format!("replaced an unreadable file ({problem})"));
+            Outcome::Updated
+        }
+    };
+    if outcome != Outcome::Unchanged {
+        let schema_ref = existing
+            .as_deref()
+            .and_then(|t| t.lines().next())
+            .and_then(|l| l.strip_prefix(SCHEMA_COMMENT))
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or(&opts.schema_ref);
+        crate::fsutil::write_atomic(path, file.render(schema_ref).as_bytes()).map_err(|e| {
+            Error::Write {
+                path: path.to_path_buf(),
+                source: e,
+            }
+        })?;
+    }
+    Ok(ConnectorReport {
+        name: file.metadata.name.clone(),
+        connector_type: Some(file.metadata.connector_type),
+        outcome,
+        path: path.to_path_buf(),
+        partitions: Some(file.offsets.len()),
+        redacted,
+        message,
+    })
+}
+
+fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorReport {
+    ConnectorReport {
+        name: l.name.clone(),
+        connector_type: l.connector_type,
+        outcome: Outcome::Failed,
+        path,
+        partitions: None,
+        redacted: Vec::new(),
+        message: Some(message),
+    }
+}
+
+/// Files in the cluster's directory whose connector is gone (among the selected names);
+/// removed when `prune`. Files that do not parse are left alone.
+fn stale_files(
+    dir: &Path,
+    cluster_name: &str,
+    listing: &BTreeMap<String, ConnectorListing>,
+    selector: &Selector,
+    prune: bool,
+) -> Result<Vec<StaleFile>> {
+    let cluster_dir = store::cluster_dir(dir, cluster_name);
+    if !cluster_dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let files =
+        store::find_files(std::slice::from_ref(&cluster_dir)).map_err(|p| Error::Files(vec![p]))?;
+    let mut out = Vec::new();
+    for path in files {
+        let Ok((file, _)) = OffsetsFile::load(&path) else {
+            continue;
+        };
+        let name = &file.metadata.name;
+        if file.metadata.cluster != cluster_name
+            || listing.contains_key(name)
+            || !selector.matches(name, Some(file.metadata.connector_type))
+        {
+            continue;
+        }
+        if prune {
+            std::fs::remove_file(&path).map_err(|e| Error::Write {
+                path: path.clone(),
+                source: e,
+            })?;
+        }
+        out.push(StaleFile {
+            name: name.clone(),
+            path,
+            pruned: prune,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[path = "snapshot_tests.rs"]
+mod tests;

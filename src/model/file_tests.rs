@@ -1,0 +1,159 @@
+//! Tests of the v1 file format.
+
+use super::*;
+use serde_json::json;
+
+fn sample(kind: ConnectorType, offsets: Value) -> OffsetsFile {
+    OffsetsFile::new(
+        Metadata {
+            name: "c1".into(),
+            cluster: "a".into(),
+            kafka_cluster_id: Some("abc".into()),
+            connect_version: Some("4.1.0".into()),
+            connector_class: Some("X".into()),
+            connector_type: kind,
+            state: Some(ConnectorState::Running),
+            captured_at: Some("2026-01-01T00:00:00Z".into()),
+        },
+        serde_json::from_value(offsets).unwrap(),
+        None,
+    )
+}
+
+#[test]
+fn render_then_parse_round_trips_and_is_canonical() {
+    let f = sample(
+        ConnectorType::Sink,
+        json!([{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}}]),
+    );
+    let text = f.render(DEFAULT_SCHEMA_REF);
+    assert!(text.starts_with("# yaml-language-server: $schema="));
+    let back = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap();
+    assert_eq!(back, f);
+    assert!(back.is_canonical_text(&text));
+    assert!(back.check(Path::new("x.yaml"), &text).is_empty());
+}
+
+#[test]
+fn edited_offset_fails_checksum_with_line() {
+    let f = sample(
+        ConnectorType::Sink,
+        json!([{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}}]),
+    );
+    let text = f
+        .render(DEFAULT_SCHEMA_REF)
+        .replace("kafka_offset: 5", "kafka_offset: 6");
+    let back = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap();
+    let problems = back.check(Path::new("x.yaml"), &text);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].message.contains("checksum mismatch"));
+    let line = problems[0].line.unwrap();
+    assert!(text.lines().nth(line - 1).unwrap().starts_with("checksum:"));
+}
+
+#[test]
+fn duplicate_and_bad_sink_shapes_point_at_the_item() {
+    let mut f = sample(
+        ConnectorType::Sink,
+        json!([
+            {"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}},
+            {"partition":{"kafka_topic":"t","kafka_partition":2},"offset":{"kafka_offset":-1}}
+        ]),
+    );
+    f.offsets.push(f.offsets[0].clone());
+    f.seal();
+    let text = f.render(DEFAULT_SCHEMA_REF);
+    let problems = f.check(Path::new("x.yaml"), &text);
+    let msgs: Vec<_> = problems
+        .iter()
+        .map(|p| (p.line, p.message.as_str()))
+        .collect();
+    assert!(
+        msgs.iter().any(|(_, m)| m.contains("duplicate partition")),
+        "{msgs:?}"
+    );
+    let neg = problems
+        .iter()
+        .find(|p| p.message.contains("kafka_offset"))
+        .unwrap();
+    let line = neg.line.unwrap();
+    assert!(
+        text.lines()
+            .nth(line - 1)
+            .unwrap()
+            .trim_start()
+            .starts_with("- "),
+        "{text}\n{line}"
+    );
+}
+
+#[test]
+fn unknown_version_and_fields_are_errors_with_lines() {
+    let e = OffsetsFile::parse(
+        Path::new("f.yaml"),
+        "apiVersion: kco/v9\nkind: ConnectorOffsets\n",
+    )
+    .unwrap_err();
+    assert!(e.message.contains("unsupported apiVersion"));
+    assert_eq!(e.line, Some(1));
+    let f = sample(ConnectorType::Source, json!([]));
+    let text = f
+        .render(DEFAULT_SCHEMA_REF)
+        .replace("checksum:", "extra: 1\nchecksum:");
+    let e = OffsetsFile::parse(Path::new("f.yaml"), &text).unwrap_err();
+    assert!(e.message.contains("unknown field `extra`"), "{e}");
+    assert!(e.line.is_some());
+    assert!(e.to_string().starts_with("f.yaml:"), "{e}");
+}
+
+#[test]
+fn shape_errors_name_a_line() {
+    let f = sample(
+        ConnectorType::Sink,
+        json!([{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":5}}]),
+    );
+    let text = f.render(DEFAULT_SCHEMA_REF);
+    for (from, to) in [
+        ("  cluster: a\n", ""),
+        ("checksum: ", "checksumx: "),
+        ("type: sink", "type: sideways"),
+        ("  offset:\n    kafka_offset: 5\n", ""),
+        ("offsets:\n", "offsets: 3\n"),
+    ] {
+        let bad = text.replace(from, to);
+        let e = OffsetsFile::parse(Path::new("f.yaml"), &bad).unwrap_err();
+        eprintln!("{from:?}: {e}");
+        assert!(e.line.is_some(), "{from:?}: {e:?}");
+    }
+}
+
+#[test]
+fn plain_secret_in_config_is_a_problem_on_its_line() {
+    let mut f = sample(ConnectorType::Source, json!([]));
+    f.config = Some(
+        [
+            ("connection.password", "hunter2"),
+            ("db.password", "${kco:env:X}"),
+            ("topic", "t"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
+    );
+    let text = f.render(DEFAULT_SCHEMA_REF);
+    let problems = f.check(Path::new("x.yaml"), &text);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(!problems[0].message.contains("hunter2"));
+    let line = problems[0].line.unwrap();
+    assert!(text
+        .lines()
+        .nth(line - 1)
+        .unwrap()
+        .contains("connection.password"));
+}
+
+#[test]
+fn syntax_error_names_line() {
+    let e = OffsetsFile::parse(Path::new("f.yaml"), "apiVersion: kco/v1\nkind: [\n").unwrap_err();
+    assert!(e.line.is_some(), "{e:?}");
+}

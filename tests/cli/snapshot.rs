@@ -1,0 +1,330 @@
+//! `kco snapshot` against the fake Connect server.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+
+use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault, PluginSpec, State};
+
+pub(crate) const SRC: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
+pub(crate) const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
+
+/// The binary, run in `cwd` with a clean environment (no KCO_* from the caller).
+pub(crate) fn kco(cwd: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("kco").unwrap();
+    cmd.current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", cwd)
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+pub(crate) struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub(crate) fn run(cmd: &mut Command) -> Run {
+    let out = cmd.output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `kco --url <fake> --cluster a snapshot <args>` in `cwd`.
+pub(crate) fn snapshot(fake: &FakeConnect, cwd: &Path, args: &[&str]) -> Run {
+    run(kco(cwd)
+        .args(["--url", &fake.url(), "--cluster", "a", "snapshot"])
+        .args(args))
+}
+
+/// Source offsets with values a YAML writer could get wrong.
+pub(crate) fn tricky_source_offsets() -> Value {
+    json!([
+        {"partition": {"filename": "/data/in.txt"}, "offset": {"position": 9007199254740993_i64}},
+        {"partition": {"server": "db:3306", "file.name": "yes"},
+         "offset": {"file": "0123", "pos": 18446744073709551615_u64, "ts": 1.0, "gtid": null,
+                    "snapshot": true, "when": "2024-01-01", "neg": -9223372036854775808_i64,
+                    "big": 1e300, "on": "on", "empty": "", "nul": "null"}}
+    ])
+}
+
+pub(crate) fn sink_offsets(n: i64) -> Value {
+    json!([
+        {"partition": {"kafka_topic": "orders", "kafka_partition": 10}, "offset": {"kafka_offset": n}},
+        {"partition": {"kafka_topic": "orders", "kafka_partition": 2}, "offset": {"kafka_offset": 3}}
+    ])
+}
+
+pub(crate) fn two_connectors() -> FakeConnect {
+    FakeConnect::builder()
+        .kafka_cluster_id("kc-test")
+        .source("file-src", SRC, State::Running, tricky_source_offsets())
+        .sink("orders-sink", SINK, State::Stopped, sink_offsets(5))
+        .start()
+}
+
+fn file(dir: &Path, name: &str) -> PathBuf {
+    dir.join("snapshots/a").join(format!("{name}.yaml"))
+}
+
+/// A file's offsets as JSON, in canonical order.
+fn file_offsets(path: &Path) -> Value {
+    let (f, _) = kco::model::file::OffsetsFile::load(path).unwrap();
+    serde_json::to_value(&f.offsets).unwrap()
+}
+
+fn sorted(offsets: Value) -> Value {
+    let mut e: Vec<kco::model::OffsetEntry> = serde_json::from_value(offsets).unwrap();
+    kco::model::sort_entries(&mut e);
+    serde_json::to_value(e).unwrap()
+}
+
+#[test]
+fn files_hold_the_live_offsets_exactly_and_a_second_run_changes_no_byte() {
+    let fake = two_connectors();
+    let dir = tempfile::tempdir().unwrap();
+    let r = snapshot(&fake, dir.path(), &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("created") && r.stdout.contains("orders-sink"),
+        "{}",
+        r.stdout
+    );
+    for name in ["file-src", "orders-sink"] {
+        assert_eq!(
+            file_offsets(&file(dir.path(), name)),
+            sorted(fake.offsets(name)),
+            "{name}"
+        );
+    }
+    let text = std::fs::read_to_string(file(dir.path(), "file-src")).unwrap();
+    assert!(text.contains("kafkaClusterId: kc-test") && text.contains("state: RUNNING"));
+    assert!(text.contains("connectVersion: \"4.1.0\""), "{text}");
+    // One listing call, never one status call per connector.
+    assert_eq!(
+        fake.count("GET", "/connectors?expand=status&expand=info"),
+        1
+    );
+    assert_eq!(fake.count("GET", "/connectors/*/status"), 0);
+    fake.assert_no_mutations();
+
+    let before: Vec<Vec<u8>> = ["file-src", "orders-sink"]
+        .iter()
+        .map(|n| std::fs::read(file(dir.path(), n)).unwrap())
+        .collect();
+    let r = snapshot(&fake, dir.path(), &["-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let outcomes: Vec<&str> = report["connectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, vec!["unchanged", "unchanged"]);
+    for (n, b) in ["file-src", "orders-sink"].iter().zip(&before) {
+        assert_eq!(&std::fs::read(file(dir.path(), n)).unwrap(), b, "{n}");
+    }
+
+    fake.set_offsets("orders-sink", sink_offsets(6));
+    let r = snapshot(&fake, dir.path(), &["-o", "json"]);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["connectors"][1]["outcome"], "updated");
+    assert_eq!(report["connectors"][1]["partitions"], 2);
+    assert_eq!(
+        file_offsets(&file(dir.path(), "orders-sink")),
+        sorted(sink_offsets(6))
+    );
+    assert_eq!(
+        std::fs::read(file(dir.path(), "file-src")).unwrap(),
+        before[0]
+    );
+}
+
+#[test]
+fn globs_and_type_select_and_an_unknown_exact_name_is_an_error() {
+    let fake = FakeConnect::builder()
+        .source("orders-src", SRC, State::Running, json!([]))
+        .sink("orders-sink", SINK, State::Running, sink_offsets(1))
+        .sink("billing-sink", SINK, State::Running, sink_offsets(1))
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let r = snapshot(&fake, dir.path(), &["orders-*", "--type", "sink"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let names: Vec<_> = std::fs::read_dir(dir.path().join("snapshots/a"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, vec!["orders-sink.yaml"]);
+
+    let other = tempfile::tempdir().unwrap();
+    let r = snapshot(&fake, other.path(), &["orders-src", "nope"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("`nope`") && r.stderr.contains(&fake.url()),
+        "{}",
+        r.stderr
+    );
+    assert!(!other.path().join("snapshots").exists(), "nothing written");
+}
+
+#[test]
+fn stale_files_are_reported_and_removed_only_with_prune() {
+    let fake = two_connectors();
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(snapshot(&fake, dir.path(), &[]).code, 0);
+    assert!(fake.remove_connector("file-src"));
+    let r = snapshot(&fake, dir.path(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("stale") && r.stdout.contains("file-src"),
+        "{}",
+        r.stdout
+    );
+    assert!(file(dir.path(), "file-src").exists());
+    let r = snapshot(&fake, dir.path(), &["--prune"]);
+    assert!(r.stdout.contains("pruned"), "{}", r.stdout);
+    assert!(!file(dir.path(), "file-src").exists());
+    assert!(file(dir.path(), "orders-sink").exists());
+}
+
+#[test]
+fn with_config_never_writes_or_prints_a_secret() {
+    let jdbc = "io.confluent.connect.jdbc.JdbcSinkConnector";
+    let fake = FakeConnect::builder()
+        .plugin(PluginSpec::sink(jdbc).password("connection.pw"))
+        .connector(
+            ConnectorSpec::sink("jdbc-sink", jdbc)
+                .config("connection.pw", "hunter2-declared")
+                .config("db.api.key", "hunter3-by-name")
+                .config(
+                    "ssl.truststore.password",
+                    "${file:/etc/kafka/s.properties:pw}",
+                )
+                .config("topics", "orders")
+                .offsets(sink_offsets(9)),
+        )
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let r = snapshot(&fake, dir.path(), &["--with-config", "-v"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("connection.pw") && r.stdout.contains("db.api.key"),
+        "{}",
+        r.stdout
+    );
+    let text = std::fs::read_to_string(file(dir.path(), "jdbc-sink")).unwrap();
+    assert!(
+        text.contains("${kco:env:KCO_SECRET_JDBC_SINK_CONNECTION_PW}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("${file:/etc/kafka/s.properties:pw}"),
+        "{text}"
+    );
+    assert!(text.contains("topics: orders"), "{text}");
+    let json = snapshot(&fake, dir.path(), &["--with-config", "-o", "json"]);
+    for out in [&r.stdout, &r.stderr, &json.stdout, &json.stderr] {
+        assert!(!out.contains("hunter"), "{out}");
+    }
+    for e in walk(dir.path()) {
+        let bytes = std::fs::read(&e).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("hunter"),
+            "{}",
+            e.display()
+        );
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn unreachable_url_is_named_exits_1_and_writes_nothing() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}");
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(kco(dir.path()).args(["--url", &url, "snapshot"]));
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains(&url), "{}", r.stderr);
+    assert!(r.stderr.contains("hint:"), "{}", r.stderr);
+    assert!(!dir.path().join("snapshots").exists());
+}
+
+#[test]
+fn connect_3_4_is_refused_with_the_version_it_needs() {
+    let fake = FakeConnect::builder()
+        .version("3.4.1")
+        .source("s", SRC, State::Running, json!([]))
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let r = snapshot(&fake, dir.path(), &[]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("3.4.1") && r.stderr.contains("3.5"),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.path().join("snapshots").exists());
+    // Confluent Platform 7.5 is Kafka 3.5: accepted.
+    let cp = FakeConnect::builder()
+        .version("7.5.0-ccs")
+        .source("s", SRC, State::Running, json!([]))
+        .start();
+    assert_eq!(snapshot(&cp, dir.path(), &[]).code, 0);
+}
+
+#[test]
+fn a_connector_that_cannot_be_read_fails_the_run_but_not_the_others() {
+    let fake = two_connectors();
+    let dir = tempfile::tempdir().unwrap();
+    fake.fault(
+        Fault::on("GET", "/connectors/orders-sink/offsets")
+            .always()
+            .respond(500, "kaput"),
+    );
+    let r = snapshot(&fake, dir.path(), &[]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("failed") && r.stdout.contains("kaput"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("`orders-sink`"), "{}", r.stderr);
+    assert!(file(dir.path(), "file-src").exists());
+    assert!(!file(dir.path(), "orders-sink").exists());
+    let leftovers: Vec<_> = walk(dir.path())
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".kco-")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let j = snapshot(&fake, dir.path(), &["-o", "json"]);
+    assert_eq!(j.code, 1);
+    let report: Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(report["connectors"][1]["outcome"], "failed");
+}

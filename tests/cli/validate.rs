@@ -1,0 +1,126 @@
+//! `kco validate`: every kind of problem names file:line; JSON output; exit codes.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::snapshot::{kco, run, snapshot, two_connectors};
+
+/// Snapshot the fake into `dir`, then return the two files' texts.
+fn fresh(dir: &Path) -> (String, String) {
+    let fake = two_connectors();
+    assert_eq!(snapshot(&fake, dir, &[]).code, 0);
+    let read =
+        |n: &str| std::fs::read_to_string(dir.join(format!("snapshots/a/{n}.yaml"))).unwrap();
+    (read("file-src"), read("orders-sink"))
+}
+
+#[test]
+fn valid_files_pass_with_a_count() {
+    let dir = tempfile::tempdir().unwrap();
+    fresh(dir.path());
+    let r = run(kco(dir.path()).arg("validate"));
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("2 files valid"), "{}", r.stderr);
+}
+
+#[test]
+fn each_kind_of_problem_names_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (src, sink) = fresh(dir.path());
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "syntax",
+            src.replace("kind: ConnectorOffsets", "kind: [ConnectorOffsets"),
+            "",
+        ),
+        (
+            "unknown-field",
+            src.replace("checksum:", "extra: 1\nchecksum:"),
+            "unknown field `extra`",
+        ),
+        (
+            "api-version",
+            src.replace("apiVersion: kco/v1", "apiVersion: kco/v2"),
+            "unsupported apiVersion",
+        ),
+        (
+            "kind",
+            src.replace("kind: ConnectorOffsets", "kind: Other"),
+            "`kind` must be",
+        ),
+        (
+            "checksum",
+            sink.replace("kafka_offset: 5", "kafka_offset: 6"),
+            "checksum mismatch",
+        ),
+        (
+            "duplicate",
+            sink.replace("kafka_partition: 10", "kafka_partition: 2"),
+            "duplicate partition",
+        ),
+        (
+            "sink-shape",
+            sink.replace("kafka_offset: 5", "kafka_offset: -5"),
+            "kafka_offset",
+        ),
+        (
+            "nested",
+            src.replace("position: 9007199254740993", "position: {a: 1}"),
+            "must be a string, number, boolean or null",
+        ),
+        (
+            "secret",
+            src.replace("checksum:", "config:\n  db.password: hunter2\nchecksum:"),
+            "looks secret",
+        ),
+    ];
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    for (name, text, _) in &cases {
+        std::fs::write(bad.join(format!("{name}.yaml")), text).unwrap();
+    }
+    let r = run(kco(dir.path()).args(["validate", "bad"]));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    for (name, _, message) in &cases {
+        let line = r
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!("bad/{name}.yaml:")))
+            .unwrap_or_else(|| panic!("{name} not reported:\n{}", r.stdout));
+        let after = line.split(&format!("bad/{name}.yaml:")).nth(1).unwrap();
+        let n: usize = after
+            .split(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|_| panic!("no line: {line}"));
+        assert!(n >= 1, "{line}");
+        assert!(line.contains(message), "{name}: {line}");
+    }
+    assert!(!r.stdout.contains("hunter2"), "{}", r.stdout);
+    assert!(r.stderr.contains("kco fmt"), "{}", r.stderr);
+
+    let j = run(kco(dir.path()).args(["validate", "bad", "-o", "json"]));
+    assert_eq!(j.code, 1);
+    let report: Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(report["files"], cases.len());
+    assert_eq!(report["valid"], 0);
+    let p = &report["problems"][0];
+    assert!(
+        p["path"].is_string() && p["line"].is_u64() && p["message"].is_string(),
+        "{p}"
+    );
+}
+
+#[test]
+fn a_missing_snapshots_dir_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(kco(dir.path()).arg("validate"));
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("snapshots") && r.stdout.contains("no such file"),
+        "{}",
+        r.stdout
+    );
+}
