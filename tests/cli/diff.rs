@@ -230,3 +230,28 @@ fn invalid_file_or_unknown_name_fails_before_any_request() {
     );
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
 }
+
+#[test]
+fn base_mode_sends_no_request() {
+    let t = tempfile::tempdir().unwrap();
+    crate::diff_base::git(t.path(), &["init", "-q"]);
+    write(
+        t.path(),
+        "orders",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 100)]),
+    );
+    crate::diff_base::git(t.path(), &["add", "."]);
+    crate::diff_base::git(t.path(), &["commit", "-q", "-m", "one"]);
+    write(
+        t.path(),
+        "orders",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 90)]),
+    );
+    let fake = FakeConnect::builder().version("4.1.0").start();
+    let (code, out, err) = kco(t.path(), &fake, &["diff", "--base", "HEAD"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("10 records will be reprocessed"), "{out}");
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+}
