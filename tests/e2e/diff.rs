@@ -170,6 +170,14 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     drop(src_guard);
     let extra = unique_name("kco-diff-extra");
     let _extra_guard = a.create(&extra, file_sink_config(&dir.join("extra.txt"), &topic));
+    // The create may have been forwarded to the leader: wait until this worker lists it and
+    // no longer lists the deleted one.
+    wait_for("the worker's listing to catch up", WAIT, || {
+        match (a.has_connector(&extra), a.has_connector(&src)) {
+            (true, false) => Ok(()),
+            seen => Err(format!("{seen:?}")),
+        }
+    });
     let (code, r) = json_diff(&a, dir, &[]);
     assert_eq!(code, 2, "{r}");
     assert_eq!(connector(&r, &src)["status"], "missing");
