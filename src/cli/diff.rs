@@ -1,9 +1,33 @@
 //! `kco diff`: snapshot files against the live cluster, or one git revision against another.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::Context;
+use super::diff_render;
+use super::{Context, OutputFormat};
+use crate::engine::diff::{self as engine, BaseInput, DiffReport, LiveInput};
+use crate::engine::{load_files, store};
 use crate::error::{Error, Result};
+
+const AFTER_HELP: &str = "\
+Statuses (files against the cluster):
+  in_sync        file and cluster agree
+  advanced       a RUNNING connector is ahead of its file, or has new partitions: normal progress
+  drifted        offsets differ otherwise (behind the file, changed while stopped, partitions gone)
+  missing        a file, but no such connector on the cluster
+  untracked      on the cluster, but no file (when diffing the whole cluster directory)
+  type_changed / class_changed   the connector type or class differs
+With --base REV (no cluster access): unchanged, changed, added, removed, type_changed,
+class_changed, with a risk per partition (REPROCESSING, DATA LOSS, OFFSET RESET, ...).
+
+Exit codes:
+  0  no differences (with --fail-on drift, the default, `advanced` is not a difference)
+  1  error: invalid files (nothing was requested), unreachable cluster, unknown revision
+  2  differences found
+
+Examples:
+  kco diff
+  kco diff orders-sink snapshots/prod/billing.yaml --fail-on any
+  kco diff --base origin/main --output markdown > comment.md";
 
 /// When `diff` exits 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -16,9 +40,7 @@ pub enum FailOn {
 
 /// Compare snapshot files with live offsets, or with the files at a git revision
 #[derive(Debug, clap::Args)]
-#[command(
-    after_long_help = "Examples:\n  kco diff\n  kco diff snapshots/prod/orders.yaml --fail-on any\n  kco diff --base origin/main --output markdown"
-)]
+#[command(after_long_help = AFTER_HELP)]
 pub struct Args {
     /// Snapshot files, directories or connector names [default: the cluster's snapshots directory]
     pub paths: Vec<String>,
@@ -36,6 +58,154 @@ pub struct Args {
     pub parallel: usize,
 }
 
-pub fn run(_args: Args, _ctx: &Context) -> Result<u8> {
-    Err(Error::Other("diff is not implemented yet".into()))
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let fail_on = match args.fail_on {
+        FailOn::Drift => engine::FailOn::Drift,
+        FailOn::Any => engine::FailOn::Any,
+    };
+    let dir = match &args.dir {
+        Some(d) => ctx.cwd.join(d),
+        None => ctx.snapshots_dir(),
+    };
+    let report = match &args.base {
+        Some(rev) => {
+            let cluster = match &ctx.global.cluster {
+                Some(c) => Some(c.clone()),
+                // Without configured clusters, the whole snapshots directory.
+                None if ctx.config.cluster_names().is_empty() => None,
+                None => ctx.target().ok().map(|t| t.name),
+            };
+            let paths = resolve_paths(&args.paths, &dir, cluster.as_deref(), ctx, true)?;
+            engine::diff_base(BaseInput {
+                rev,
+                paths: &paths.paths,
+                cluster: paths.whole_dir.then_some(cluster).flatten(),
+            })?
+        }
+        None => {
+            let target = ctx.target()?;
+            let paths = resolve_paths(&args.paths, &dir, Some(&target.name), ctx, false)?;
+            let (files, problems) = load_files(&paths.paths);
+            if !problems.is_empty() {
+                return Err(Error::Files(problems));
+            }
+            let client = ctx.connect(&target)?;
+            ctx.printer.status(&format!(
+                "Comparing {} file(s) with cluster `{}` at {}",
+                files.len(),
+                target.name,
+                client.endpoint()
+            ));
+            engine::diff_live(
+                client.as_ref(),
+                LiveInput {
+                    files: &files,
+                    cluster: target.name.clone(),
+                    whole_dir: paths.whole_dir,
+                    fail_on,
+                    parallel: args.parallel,
+                    cwd: &ctx.cwd,
+                },
+            )?
+        }
+    };
+    render(&report, ctx);
+    Ok(report.exit_code)
+}
+
+fn render(report: &DiffReport, ctx: &Context) {
+    let p = &ctx.printer;
+    match p.format {
+        OutputFormat::Json | OutputFormat::Yaml => p.structured(report),
+        OutputFormat::Markdown => p.out(&diff_render::markdown(report)),
+        OutputFormat::Text => p.out(&diff_render::text(report, p)),
+    }
+}
+
+/// The files to compare, and whether they are a whole cluster directory.
+struct Paths {
+    paths: Vec<PathBuf>,
+    whole_dir: bool,
+}
+
+/// Arguments to paths: files and directories as given, connector names to their file in the
+/// cluster's directory; none: the cluster's directory. With `base`, paths that no longer exist
+/// are kept (the revision may have them).
+fn resolve_paths(
+    args: &[String],
+    dir: &Path,
+    cluster: Option<&str>,
+    ctx: &Context,
+    base: bool,
+) -> Result<Paths> {
+    let cluster_dir = cluster.map(|c| {
+        store::file_path(dir, c, "x")
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| dir.to_path_buf())
+    });
+    if args.is_empty() {
+        let d = cluster_dir.unwrap_or_else(|| dir.to_path_buf());
+        if !base && !d.is_dir() {
+            return Err(Error::Usage(format!(
+                "no snapshots directory {} for cluster `{}` (run `kco snapshot` first, or name files)",
+                ctx.display_path(&d),
+                cluster.unwrap_or("default")
+            )));
+        }
+        return Ok(Paths {
+            paths: vec![relative(&d, ctx)],
+            whole_dir: true,
+        });
+    }
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    let mut out = Paths {
+        paths: Vec::new(),
+        whole_dir: false,
+    };
+    for a in args {
+        let as_path = ctx.cwd.join(a);
+        let looks_like_path =
+            a.contains('/') || a.ends_with(".yaml") || a.ends_with(".yml") || a == "." || a == "..";
+        let p = if as_path.exists() || looks_like_path {
+            as_path
+        } else {
+            let Some(c) = cluster else {
+                return Err(Error::Usage(format!(
+                    "`{a}` is neither a file nor a directory, and no cluster is set to find a connector's file"
+                )));
+            };
+            let f = store::file_path(dir, c, a);
+            if !base && !f.is_file() {
+                return Err(Error::Usage(format!(
+                    "`{a}` is not a file, and connector `{a}` has no snapshot file at {}",
+                    ctx.display_path(&f)
+                )));
+            }
+            f
+        };
+        if !base && !p.exists() {
+            return Err(Error::Usage(format!(
+                "{}: no such file or directory",
+                ctx.display_path(&p)
+            )));
+        }
+        if p.is_dir() && cluster_dir.as_deref().is_some_and(|d| same(d, &p)) {
+            out.whole_dir = true;
+        }
+        out.paths.push(relative(&p, ctx));
+    }
+    Ok(out)
+}
+
+/// A path relative to the current directory when inside it, for messages.
+fn relative(p: &Path, ctx: &Context) -> PathBuf {
+    match p.strip_prefix(&ctx.cwd) {
+        Ok(r) if r.as_os_str().is_empty() => PathBuf::from("."),
+        Ok(r) => r.to_path_buf(),
+        Err(_) => p.to_path_buf(),
+    }
 }

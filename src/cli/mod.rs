@@ -4,6 +4,7 @@
 mod apply;
 mod context;
 mod diff;
+mod diff_render;
 mod fmt;
 mod output;
 mod reset;

@@ -1,9 +1,12 @@
 //! The silent core of each command: what to do against a cluster and the files, returning
 //! reports as data. Nothing here prints.
 
+pub mod diff;
 pub mod fmt;
 pub mod parallel;
 pub mod probe;
+pub mod revision;
+pub mod risk;
 pub mod select;
 pub mod snapshot;
 pub mod store;

@@ -1,5 +1,7 @@
 //! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
+mod diff;
+mod diff_base;
 mod fake_connect;
 mod fake_selftest;
 mod fmt;

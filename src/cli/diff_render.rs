@@ -1,0 +1,362 @@
+//! How a diff report reads: a summary table, then per connector the partition lines and a
+//! unified YAML diff (text, colored on a terminal), or the same as a pull-request comment
+//! (markdown).
+
+use std::fmt::Write;
+
+use super::output::{Printer, Style};
+use crate::engine::diff::{
+    Class, ConnectorDiff, DiffReport, Mode, PartKind, PartitionReport, Sides, Status, YamlPair,
+};
+use crate::engine::risk::{show, RiskCode};
+use crate::model::{sink_partition, Fields};
+use crate::plan::Direction;
+
+/// A partition as a reviewer names it: `topic/partition` for sinks, JSON otherwise.
+pub fn partition_name(p: &Fields) -> String {
+    match sink_partition(p) {
+        Some((t, n)) => format!("{t}/{n}"),
+        None => show(p),
+    }
+}
+
+fn opt(f: &Option<Fields>) -> String {
+    f.as_ref().map(show).unwrap_or_else(|| "(none)".into())
+}
+
+fn amount(p: &PartitionReport) -> String {
+    match (p.distance, &p.unit) {
+        (Some(d), Some(u)) => format!(" by {d} {u}"),
+        (None, Some(_)) => format!(" ({})", p.field.as_deref().unwrap_or("")),
+        _ => String::new(),
+    }
+}
+
+/// One partition's line, without label or color: what differs and by how much.
+pub fn partition_text(p: &PartitionReport) -> String {
+    let name = partition_name(&p.partition);
+    match &p.offsets {
+        Sides::Live {
+            file_offset,
+            live_offset,
+        } => match (p.kind, p.direction) {
+            (PartKind::Moved, Some(d)) => format!(
+                "{name}: live {} file{}: file {} -> live {}",
+                if d == Direction::Forward {
+                    "ahead of"
+                } else {
+                    "behind"
+                },
+                amount(p),
+                opt(file_offset),
+                opt(live_offset)
+            ),
+            (PartKind::Moved, None) => format!(
+                "{name}: changed (no known order): file {} -> live {}",
+                opt(file_offset),
+                opt(live_offset)
+            ),
+            (PartKind::OnlyFile, _) => {
+                format!("{name}: only in the file: {} (none live)", opt(file_offset))
+            }
+            _ => format!("{name}: only live: {} (not in the file)", opt(live_offset)),
+        },
+        Sides::Base {
+            base_offset,
+            head_offset,
+        } => match (p.kind, p.direction) {
+            (PartKind::Moved, Some(d)) => format!(
+                "{name}: moved {}{}: {} -> {}",
+                if d == Direction::Forward {
+                    "forward"
+                } else {
+                    "backward"
+                },
+                amount(p),
+                opt(base_offset),
+                opt(head_offset)
+            ),
+            (PartKind::Moved, None) => format!(
+                "{name}: changed (no known order): {} -> {}",
+                opt(base_offset),
+                opt(head_offset)
+            ),
+            (PartKind::Added, _) => format!("{name}: added at {}", opt(head_offset)),
+            _ => format!("{name}: removed (was {})", opt(base_offset)),
+        },
+    }
+}
+
+/// The label of a partition: live class, or base risk.
+fn label(p: &PartitionReport) -> Option<(String, Option<String>, bool)> {
+    if let Some(r) = &p.risk {
+        let bad = matches!(r.code, RiskCode::DataLoss | RiskCode::OffsetReset);
+        return Some((r.code.label().to_string(), Some(r.message.clone()), bad));
+    }
+    match p.class {
+        Some(Class::Advanced) => Some(("ADVANCED".into(), None, false)),
+        Some(Class::Drift) => Some(("DRIFT".into(), None, true)),
+        None => None,
+    }
+}
+
+fn status_style(s: Status) -> Style {
+    match s {
+        Status::InSync | Status::Unchanged => Style::Good,
+        Status::Advanced | Status::Added | Status::Changed => Style::Warn,
+        _ => Style::Bad,
+    }
+}
+
+fn counts_header(mode: Mode) -> [&'static str; 4] {
+    match mode {
+        Mode::Live => ["UNCHANGED", "MOVED", "ONLY FILE", "ONLY LIVE"],
+        Mode::Base => ["UNCHANGED", "MOVED", "REMOVED", "ADDED"],
+    }
+}
+
+fn counts(c: &ConnectorDiff) -> [String; 4] {
+    [
+        c.counts.unchanged.to_string(),
+        c.counts.moved.to_string(),
+        c.counts.only_old.to_string(),
+        c.counts.only_new.to_string(),
+    ]
+}
+
+fn headline(r: &DiffReport) -> String {
+    let what = match r.mode {
+        Mode::Live => format!(
+            "files against cluster `{}`",
+            r.cluster.as_deref().unwrap_or("")
+        ),
+        Mode::Base => format!(
+            "working tree against `{}` ({})",
+            r.base.as_deref().unwrap_or(""),
+            r.base_commit
+                .as_deref()
+                .map(|c| &c[..c.len().min(12)])
+                .unwrap_or("")
+        ),
+    };
+    let parts: Vec<String> = r
+        .summary
+        .statuses
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(s, n)| format!("{n} {}", s.replace('_', " ")))
+        .collect();
+    format!(
+        "{what}: {} connector(s){}{}",
+        r.summary.connectors,
+        if parts.is_empty() { "" } else { ": " },
+        parts.join(", ")
+    )
+}
+
+fn unified(y: &YamlPair) -> String {
+    similar::TextDiff::from_lines(&y.old, &y.new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&y.old_label, &y.new_label)
+        .to_string()
+}
+
+/// Human text.
+pub fn text(r: &DiffReport, p: &Printer) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", p.paint(Style::Bold, &headline(r)));
+    if r.connectors.is_empty() {
+        let _ = writeln!(out, "No snapshot files and no connectors to compare.");
+        return out;
+    }
+    let h = counts_header(r.mode);
+    let mut rows: Vec<[String; 7]> = vec![[
+        "CONNECTOR".into(),
+        "STATUS".into(),
+        "TYPE".into(),
+        h[0].into(),
+        h[1].into(),
+        h[2].into(),
+        h[3].into(),
+    ]];
+    for c in &r.connectors {
+        let [a, b, x, y] = counts(c);
+        rows.push([
+            c.name.clone(),
+            c.status.as_str().to_string(),
+            c.connector_type
+                .map(|t| t.to_string())
+                .unwrap_or("?".into()),
+            a,
+            b,
+            x,
+            y,
+        ]);
+    }
+    let widths: Vec<usize> = (0..7)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    for (n, row) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            let padded = format!("{cell:<w$}", w = widths[i]);
+            let padded = match (n, i) {
+                (0, _) => p.paint(Style::Dim, &padded),
+                (_, 1) => p.paint(status_style(r.connectors[n - 1].status), &padded),
+                _ => padded,
+            };
+            line.push_str(&padded);
+            line.push_str("  ");
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    for c in r.connectors.iter().filter(|c| c.yaml.is_some()) {
+        let _ = writeln!(out);
+        let title = format!("{} ({})", c.name, c.status.as_str());
+        let file = c
+            .file
+            .as_deref()
+            .map(|f| format!("  {f}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "{}{}", p.paint(Style::Bold, &title), file);
+        for n in &c.notes {
+            let _ = writeln!(out, "  {n}");
+        }
+        for part in &c.partitions {
+            let mut line = format!("  {}", partition_text(part));
+            if let Some((l, msg, bad)) = label(part) {
+                let style = if bad { Style::Bad } else { Style::Warn };
+                let tag = p.paint(style, &format!("[{l}]"));
+                match msg {
+                    Some(m) => {
+                        let _ = write!(line, "  {tag} {m}");
+                    }
+                    None => {
+                        let _ = write!(line, "  {tag}");
+                    }
+                }
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        if let Some(y) = &c.yaml {
+            for l in unified(y).lines() {
+                let styled = if l.starts_with("+++") || l.starts_with("---") {
+                    p.paint(Style::Bold, l)
+                } else if l.starts_with('+') {
+                    p.paint(Style::Good, l)
+                } else if l.starts_with('-') {
+                    p.paint(Style::Bad, l)
+                } else if l.starts_with("@@") {
+                    p.paint(Style::Dim, l)
+                } else {
+                    l.to_string()
+                };
+                let _ = writeln!(out, "{styled}");
+            }
+        }
+    }
+    out
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Markdown for a pull-request comment.
+pub fn markdown(r: &DiffReport) -> String {
+    let mut out = String::new();
+    let title = match r.mode {
+        Mode::Live => format!(
+            "kco diff: snapshot files against cluster `{}`",
+            r.cluster.as_deref().unwrap_or("")
+        ),
+        Mode::Base => format!(
+            "kco diff: offsets changed since `{}`",
+            r.base.as_deref().unwrap_or("")
+        ),
+    };
+    let _ = writeln!(out, "## {title}\n");
+    let verdict = if r.summary.differences == 0 {
+        "No differences.".to_string()
+    } else {
+        format!(
+            "**{} of {} connector(s) differ**, {} partition(s) changed.",
+            r.summary.differences, r.summary.connectors, r.summary.partitions_changed
+        )
+    };
+    let _ = writeln!(out, "{verdict}\n");
+    if r.connectors.is_empty() {
+        return out;
+    }
+    let h = counts_header(r.mode);
+    let cap = |s: &str| {
+        let lower = s.to_lowercase();
+        let mut c = lower.chars();
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+            .unwrap_or_default()
+    };
+    let _ = writeln!(
+        out,
+        "| Connector | Status | Type | {} | {} | {} | {} | Labels |",
+        cap(h[0]),
+        cap(h[1]),
+        cap(h[2]),
+        cap(h[3])
+    );
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---|");
+    for c in &r.connectors {
+        let mut labels: Vec<String> = Vec::new();
+        for part in &c.partitions {
+            if let Some((l, _, _)) = label(part) {
+                let l = format!("**{l}**");
+                if !labels.contains(&l) {
+                    labels.push(l);
+                }
+            }
+        }
+        let [a, b, x, y] = counts(c);
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {a} | {b} | {x} | {y} | {} |",
+            md_escape(&c.name),
+            c.status.as_str(),
+            c.connector_type
+                .map(|t| t.to_string())
+                .unwrap_or("?".into()),
+            labels.join(", ")
+        );
+    }
+    for c in r.connectors.iter().filter(|c| c.yaml.is_some()) {
+        let _ = writeln!(
+            out,
+            "\n<details><summary><code>{}</code>: {}</summary>\n",
+            md_escape(&c.name),
+            c.status.as_str()
+        );
+        if let Some(f) = &c.file {
+            let _ = writeln!(out, "File: `{}`\n", md_escape(f));
+        }
+        for n in &c.notes {
+            let _ = writeln!(out, "- {}", md_escape(n));
+        }
+        for part in &c.partitions {
+            let mut line = format!("- `{}`", partition_text(part).replace('`', "'"));
+            if let Some((l, msg, _)) = label(part) {
+                let _ = write!(line, " **{l}**");
+                if let Some(m) = msg {
+                    let _ = write!(line, ": {}", md_escape(&m));
+                }
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        if let Some(y) = &c.yaml {
+            let _ = writeln!(out, "\n```diff\n{}```", unified(y));
+        }
+        let _ = writeln!(out, "\n</details>");
+    }
+    out
+}

@@ -1,0 +1,211 @@
+//! One git revision against the working tree: what a pull request changes in the snapshot
+//! files, with the risk of each partition's change. No cluster is involved.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::{
+    identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartKind, PartitionCounts,
+    PartitionReport, Sides, Status, YamlPair,
+};
+use crate::engine::revision::Revision;
+use crate::engine::risk::assess;
+use crate::engine::store::{find_files, load_files};
+use crate::error::{Error, Result};
+use crate::model::file::{FileProblem, OffsetsFile};
+use crate::plan::{compare, PartitionKind};
+
+/// What to compare.
+pub struct BaseInput<'a> {
+    /// The revision (`origin/main`, a commit, a tag).
+    pub rev: &'a str,
+    /// Files and directories, absolute; they may no longer exist in the working tree.
+    pub paths: &'a [PathBuf],
+    /// The cluster whose directory is compared, when it was the default.
+    pub cluster: Option<String>,
+}
+
+/// One side's files, keyed by (cluster, connector): repository-relative path and contents.
+pub type BaseSide = BTreeMap<(String, String), (String, OffsetsFile)>;
+
+/// Compares the snapshot files at `rev` with the working tree.
+pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
+    let first = input
+        .paths
+        .first()
+        .ok_or_else(|| Error::Usage("no path to compare".into()))?;
+    let revision = Revision::resolve(first, input.rev)?;
+    let mut problems: Vec<FileProblem> = Vec::new();
+
+    let mut old = BaseSide::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for p in input.paths {
+        for repo_path in revision.list(p)? {
+            if !seen.insert(repo_path.clone()) {
+                continue;
+            }
+            let text = revision.read(&repo_path)?;
+            let label = revision.label(&repo_path);
+            match OffsetsFile::parse(&label, &text) {
+                Ok(f) => {
+                    problems.extend(f.check(&label, &text));
+                    old.insert(key(&f), (repo_path, f));
+                }
+                Err(e) => problems.push(e),
+            }
+        }
+    }
+
+    let existing: Vec<PathBuf> = input.paths.iter().filter(|p| p.exists()).cloned().collect();
+    let mut new = BaseSide::new();
+    if !existing.is_empty() {
+        find_files(&existing).map_err(|p| Error::Files(vec![p]))?;
+        let (loaded, p) = load_files(&existing);
+        problems.extend(p);
+        for f in loaded {
+            let rel = revision.repo_path(&f.path)?;
+            new.insert(key(&f.file), (rel, f.file));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Files(problems));
+    }
+
+    let keys: std::collections::BTreeSet<_> = old.keys().chain(new.keys()).cloned().collect();
+    let connectors = keys
+        .into_iter()
+        .map(|k| classify(&k.1, old.get(&k), new.get(&k), &revision))
+        .collect();
+    Ok(DiffReport::new(
+        Mode::Base,
+        FailOn::Any,
+        input.cluster,
+        Some((revision.rev.clone(), revision.commit.clone())),
+        connectors,
+    ))
+}
+
+fn key(f: &OffsetsFile) -> (String, String) {
+    (f.metadata.cluster.clone(), f.metadata.name.clone())
+}
+
+/// One connector's file at the revision (`old`) against the working tree's (`new`).
+pub(crate) fn classify(
+    name: &str,
+    old: Option<&(String, OffsetsFile)>,
+    new: Option<&(String, OffsetsFile)>,
+    revision: &Revision,
+) -> ConnectorDiff {
+    let meta = |s: Option<&(String, OffsetsFile)>| s.map(|(_, f)| f.metadata.clone());
+    let (om, nm) = (meta(old), meta(new));
+    let old_type = om.as_ref().map(|m| m.connector_type);
+    let new_type = nm.as_ref().map(|m| m.connector_type);
+    let old_class = om.as_ref().and_then(|m| m.connector_class.clone());
+    let new_class = nm.as_ref().and_then(|m| m.connector_class.clone());
+    let kind = new_type.or(old_type).expect("one side exists");
+    let empty = Vec::new();
+    let old_offsets = old.map(|(_, f)| &f.offsets).unwrap_or(&empty);
+    let new_offsets = new.map(|(_, f)| &f.offsets).unwrap_or(&empty);
+
+    let mut counts = PartitionCounts::default();
+    let mut partitions = Vec::new();
+    for d in compare(new_offsets, old_offsets) {
+        let pk = match d.kind {
+            PartitionKind::Unchanged => {
+                counts.unchanged += 1;
+                continue;
+            }
+            PartitionKind::Moved => {
+                counts.moved += 1;
+                PartKind::Moved
+            }
+            PartitionKind::OnlyWanted => {
+                counts.only_new += 1;
+                PartKind::Added
+            }
+            PartitionKind::OnlyActual => {
+                counts.only_old += 1;
+                PartKind::Removed
+            }
+        };
+        // compare(wanted = head, actual = base): the movement is from base to head.
+        let m = d.movement.clone();
+        let risk = match (old, new) {
+            (Some(_), Some(_)) => assess(kind, d.actual.as_ref(), d.wanted.as_ref(), m.as_ref()),
+            _ => None,
+        };
+        partitions.push(PartitionReport {
+            partition: d.partition,
+            kind: pk,
+            offsets: Sides::Base {
+                base_offset: d.actual,
+                head_offset: d.wanted,
+            },
+            direction: m.as_ref().map(|m| m.direction),
+            distance: m.as_ref().and_then(|m| m.distance),
+            unit: m.as_ref().map(|m| m.unit.clone()),
+            field: m.as_ref().map(|m| m.field.clone()),
+            class: None,
+            risk,
+        });
+    }
+    let mut notes = Vec::new();
+    let status = match (old, new) {
+        (None, Some(_)) => {
+            notes.push(format!(
+                "connector file added: applying it sets {} partition(s) of `{name}`",
+                new_offsets.len()
+            ));
+            Status::Added
+        }
+        (Some(_), None) => {
+            notes.push(format!(
+                "connector file removed: kco no longer manages `{name}`'s offsets (the cluster keeps them)"
+            ));
+            Status::Removed
+        }
+        _ => identity_change(
+            old_type,
+            new_type,
+            old_class.as_deref(),
+            new_class.as_deref(),
+            &mut notes,
+        )
+        .unwrap_or(if partitions.is_empty() {
+            Status::Unchanged
+        } else {
+            Status::Changed
+        }),
+    };
+    let old_path = old.map(|(p, _)| p.clone());
+    let new_path = new.map(|(p, _)| p.clone());
+    if let (Some(a), Some(b)) = (&old_path, &new_path) {
+        if a != b {
+            notes.push(format!("file moved from {a} to {b}"));
+        }
+    }
+    let yaml = YamlPair {
+        old_label: match &old_path {
+            Some(p) => format!("{}:{p}", revision.rev),
+            None => "/dev/null".into(),
+        },
+        old: old
+            .map(|_| side_yaml(old_type, old_class.as_deref(), old_offsets))
+            .unwrap_or_default(),
+        new_label: new_path.clone().unwrap_or_else(|| "/dev/null".into()),
+        new: new
+            .map(|_| side_yaml(new_type, new_class.as_deref(), new_offsets))
+            .unwrap_or_default(),
+    };
+    ConnectorDiff {
+        name: name.to_string(),
+        status,
+        connector_type: Some(kind),
+        state: None,
+        file: new_path.or(old_path),
+        notes,
+        counts,
+        partitions,
+        yaml: (status != Status::Unchanged).then_some(yaml),
+    }
+}

@@ -1,0 +1,257 @@
+//! Files against the live cluster: one list call, the offsets of each connector read in
+//! bounded parallel, then every connector and partition classified. Read-only: no request
+//! here changes anything on the cluster.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::Class;
+use super::{
+    identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartKind, PartitionCounts,
+    PartitionReport, Sides, Status, YamlPair,
+};
+use crate::client::{Connect, ConnectorListing};
+use crate::engine::{parallel, probe, LoadedFile};
+use crate::error::{Error, Result};
+use crate::model::file::FileProblem;
+use crate::model::{ConnectorState, OffsetEntry};
+use crate::plan::{compare, movement, PartitionKind};
+
+/// What to compare with the cluster.
+pub struct LiveInput<'a> {
+    /// Valid snapshot files (checked before any request).
+    pub files: &'a [LoadedFile],
+    /// The cluster's name (for the report).
+    pub cluster: String,
+    /// Whether the files are a whole cluster directory: connectors without a file are then
+    /// reported as `untracked`.
+    pub whole_dir: bool,
+    pub fail_on: FailOn,
+    pub parallel: usize,
+    /// File paths are shown relative to this directory.
+    pub cwd: &'a Path,
+}
+
+/// Compares the files with the cluster.
+pub fn diff_live(client: &dyn Connect, input: LiveInput<'_>) -> Result<DiffReport> {
+    // One file per connector: two (from two clusters' directories) would be ambiguous.
+    let mut first: BTreeMap<&str, &LoadedFile> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for f in input.files {
+        if let Some(other) = first.insert(f.file.metadata.name.as_str(), f) {
+            problems.push(FileProblem {
+                path: f.path.clone(),
+                line: None,
+                message: format!(
+                    "connector `{}` is also in {}: name one file per connector",
+                    f.file.metadata.name,
+                    other.path.display()
+                ),
+            });
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::Files(problems));
+    }
+    probe(client)?;
+    let listing = client
+        .list_connectors()
+        .map_err(|e| Error::client("listing connectors", e))?;
+    let by_name: BTreeMap<&str, &LoadedFile> = input
+        .files
+        .iter()
+        .map(|f| (f.file.metadata.name.as_str(), f))
+        .collect();
+    let mut names: Vec<&str> = by_name.keys().copied().collect();
+    if input.whole_dir {
+        names.extend(
+            listing
+                .keys()
+                .map(String::as_str)
+                .filter(|n| !by_name.contains_key(n)),
+        );
+    }
+    names.sort_unstable();
+    // Only connectors on the cluster have offsets to read.
+    let to_read: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| listing.contains_key(*n))
+        .collect();
+    let read = parallel::map(&to_read, input.parallel, |name| {
+        match client.offsets(name) {
+            Ok(o) => Ok(Some(o)),
+            // Deleted between the list and the read: it is missing.
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(Error::client(
+                format!("reading the offsets of connector `{name}`"),
+                e,
+            )),
+        }
+    });
+    let mut live_offsets: BTreeMap<&str, Vec<OffsetEntry>> = BTreeMap::new();
+    for (name, r) in to_read.iter().zip(read) {
+        if let Some(o) = r? {
+            live_offsets.insert(name, o);
+        }
+    }
+    let connectors = names
+        .iter()
+        .map(|name| {
+            let live = listing
+                .get(*name)
+                .zip(live_offsets.get(name))
+                .map(|(l, o)| (l, o.as_slice()));
+            classify(
+                name,
+                by_name.get(name).copied(),
+                live,
+                &input.cluster,
+                input.cwd,
+            )
+        })
+        .collect();
+    Ok(DiffReport::new(
+        Mode::Live,
+        input.fail_on,
+        Some(input.cluster),
+        None,
+        connectors,
+    ))
+}
+
+/// One connector: its file (if any) against its live listing and offsets (if any).
+pub(crate) fn classify(
+    name: &str,
+    file: Option<&LoadedFile>,
+    live: Option<(&ConnectorListing, &[OffsetEntry])>,
+    cluster: &str,
+    cwd: &Path,
+) -> ConnectorDiff {
+    let path = file.map(|f| {
+        f.path
+            .strip_prefix(cwd)
+            .unwrap_or(&f.path)
+            .display()
+            .to_string()
+    });
+    let file_type = file.map(|f| f.file.metadata.connector_type);
+    let file_class = file.and_then(|f| f.file.metadata.connector_class.as_deref());
+    let live_type = live.and_then(|(l, _)| l.connector_type);
+    let live_class = live.and_then(|(l, _)| l.class.as_deref());
+    let state = live.and_then(|(l, _)| l.state());
+    let empty: &[OffsetEntry] = &[];
+    let file_offsets = file.map(|f| f.file.offsets.as_slice()).unwrap_or(empty);
+    let live_list = live.map(|(_, o)| o).unwrap_or(empty);
+    let yaml = YamlPair {
+        old_label: path.clone().unwrap_or_else(|| "(no file)".into()),
+        old: file
+            .map(|_| side_yaml(file_type, file_class, file_offsets))
+            .unwrap_or_default(),
+        new_label: match live {
+            Some(_) => format!("live: {cluster}/{name}"),
+            None => format!("live: {cluster}/{name} (absent)"),
+        },
+        new: live
+            .map(|_| side_yaml(live_type, live_class, live_list))
+            .unwrap_or_default(),
+    };
+    let mut notes = Vec::new();
+    let running = state == Some(ConnectorState::Running);
+    let mut counts = PartitionCounts::default();
+    let mut partitions = Vec::new();
+    for d in compare(file_offsets, live_list) {
+        let kind = match d.kind {
+            PartitionKind::Unchanged => {
+                counts.unchanged += 1;
+                continue;
+            }
+            PartitionKind::Moved => {
+                counts.moved += 1;
+                PartKind::Moved
+            }
+            PartitionKind::OnlyWanted => {
+                counts.only_old += 1;
+                PartKind::OnlyFile
+            }
+            PartitionKind::OnlyActual => {
+                counts.only_new += 1;
+                PartKind::OnlyLive
+            }
+        };
+        // Where live lies relative to the file.
+        let m = match (&d.wanted, &d.actual) {
+            (Some(f), Some(l)) => movement(&d.partition, f, l),
+            _ => None,
+        };
+        let advanced = running
+            && match kind {
+                PartKind::Moved => m
+                    .as_ref()
+                    .is_some_and(|m| m.direction == crate::plan::Direction::Forward),
+                PartKind::OnlyLive => true,
+                _ => false,
+            };
+        partitions.push(PartitionReport {
+            partition: d.partition,
+            kind,
+            offsets: Sides::Live {
+                file_offset: d.wanted,
+                live_offset: d.actual,
+            },
+            direction: m.as_ref().map(|m| m.direction),
+            distance: m.as_ref().and_then(|m| m.distance),
+            unit: m.as_ref().map(|m| m.unit.clone()),
+            field: m.as_ref().map(|m| m.field.clone()),
+            class: Some(if advanced {
+                Class::Advanced
+            } else {
+                Class::Drift
+            }),
+            risk: None,
+        });
+    }
+    let status = match (file, live) {
+        (Some(_), None) => {
+            notes.push(format!("not on cluster `{cluster}`"));
+            Status::Missing
+        }
+        (None, _) => {
+            notes.push("on the cluster, but no snapshot file".into());
+            Status::Untracked
+        }
+        (Some(_), Some(_)) => {
+            if let Some(s) =
+                identity_change(file_type, live_type, file_class, live_class, &mut notes)
+            {
+                s
+            } else if partitions.iter().any(|p| p.class == Some(Class::Drift)) {
+                Status::Drifted
+            } else if partitions.is_empty() {
+                Status::InSync
+            } else {
+                Status::Advanced
+            }
+        }
+    };
+    // A missing connector's partitions are not drift to act on one by one; an untracked
+    // connector has nothing to compare with.
+    if matches!(status, Status::Missing | Status::Untracked) {
+        partitions.clear();
+    }
+    ConnectorDiff {
+        name: name.to_string(),
+        status,
+        connector_type: file_type.or(live_type),
+        state: live.and_then(|(l, _)| l.status.as_ref().map(|s| s.raw_state.clone())),
+        file: path,
+        notes,
+        counts,
+        partitions,
+        yaml: (status != Status::InSync).then_some(yaml),
+    }
+}
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;

@@ -1,0 +1,368 @@
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde_json::json;
+
+use super::*;
+use crate::client::{self, ClientError, ConfigDef, ConnectorStatus, ServerInfo};
+use crate::model::file::{Metadata, OffsetsFile};
+use crate::model::{ConnectorType, PatchEntry, TargetState};
+use crate::plan::Direction;
+
+fn entries(v: serde_json::Value) -> Vec<OffsetEntry> {
+    serde_json::from_value(v).unwrap()
+}
+
+fn sink(p: i64, o: i64) -> serde_json::Value {
+    json!({"partition":{"kafka_topic":"t","kafka_partition":p},"offset":{"kafka_offset":o}})
+}
+
+fn file(name: &str, kind: ConnectorType, class: &str, offsets: Vec<OffsetEntry>) -> LoadedFile {
+    let f = OffsetsFile::new(
+        Metadata {
+            name: name.into(),
+            cluster: "a".into(),
+            kafka_cluster_id: None,
+            connect_version: None,
+            connector_class: Some(class.into()),
+            connector_type: kind,
+            state: Some(ConnectorState::Running),
+            captured_at: None,
+        },
+        offsets,
+        None,
+    );
+    LoadedFile {
+        path: PathBuf::from(format!("/w/snapshots/a/{name}.yaml")),
+        text: f.render("x"),
+        file: f,
+    }
+}
+
+fn listing(name: &str, kind: &str, class: &str, state: &str) -> ConnectorListing {
+    ConnectorListing::from_json(
+        name,
+        &json!({
+            "status": {"name":name,"connector":{"state":state},"tasks":[],"type":kind},
+            "info": {"name":name,"config":{"connector.class":class},"tasks":[],"type":kind}
+        }),
+    )
+    .unwrap()
+}
+
+fn run(
+    f: Option<&LoadedFile>,
+    l: Option<&ConnectorListing>,
+    live: &[OffsetEntry],
+) -> ConnectorDiff {
+    classify(
+        "c",
+        f,
+        l.map(|l| (l, live)),
+        "a",
+        std::path::Path::new("/w"),
+    )
+}
+
+#[test]
+fn running_sink_ahead_and_new_partitions_are_advanced() {
+    let f = file(
+        "c",
+        ConnectorType::Sink,
+        "K",
+        entries(json!([sink(0, 100), sink(1, 50)])),
+    );
+    let l = listing("c", "sink", "K", "RUNNING");
+    let live = entries(json!([sink(0, 130), sink(1, 50), sink(2, 7)]));
+    let d = run(Some(&f), Some(&l), &live);
+    assert_eq!(d.status, Status::Advanced);
+    assert_eq!(d.file.as_deref(), Some("snapshots/a/c.yaml"));
+    assert_eq!(d.partitions.len(), 2);
+    let p0 = &d.partitions[0];
+    assert_eq!(
+        (p0.kind, p0.direction, p0.distance, p0.class),
+        (
+            PartKind::Moved,
+            Some(Direction::Forward),
+            Some(30),
+            Some(Class::Advanced)
+        )
+    );
+    assert_eq!(p0.unit.as_deref(), Some("records"));
+    assert_eq!(d.partitions[1].kind, PartKind::OnlyLive);
+    assert_eq!(d.partitions[1].class, Some(Class::Advanced));
+    assert_eq!(d.counts.unchanged, 1);
+    assert!(!d.status.counts(FailOn::Drift));
+    assert!(d.status.counts(FailOn::Any));
+}
+
+#[test]
+fn same_changes_on_a_stopped_connector_are_drift() {
+    let f = file(
+        "c",
+        ConnectorType::Sink,
+        "K",
+        entries(json!([sink(0, 100)])),
+    );
+    let l = listing("c", "sink", "K", "STOPPED");
+    let d = run(
+        Some(&f),
+        Some(&l),
+        &entries(json!([sink(0, 130), sink(2, 7)])),
+    );
+    assert_eq!(d.status, Status::Drifted);
+    assert!(d.partitions.iter().all(|p| p.class == Some(Class::Drift)));
+}
+
+#[test]
+fn running_but_behind_or_missing_partition_is_drift() {
+    let f = file(
+        "c",
+        ConnectorType::Sink,
+        "K",
+        entries(json!([sink(0, 100), sink(1, 5)])),
+    );
+    let l = listing("c", "sink", "K", "RUNNING");
+    let d = run(Some(&f), Some(&l), &entries(json!([sink(0, 40)])));
+    assert_eq!(d.status, Status::Drifted);
+    let p0 = &d.partitions[0];
+    assert_eq!(
+        (p0.direction, p0.distance, p0.class),
+        (Some(Direction::Backward), Some(60), Some(Class::Drift))
+    );
+    assert_eq!(d.partitions[1].kind, PartKind::OnlyFile);
+    assert_eq!(d.partitions[1].class, Some(Class::Drift));
+}
+
+#[test]
+fn unordered_source_change_is_drift_with_both_values() {
+    let part = json!({"db":"x"});
+    let f = file(
+        "c",
+        ConnectorType::Source,
+        "S",
+        entries(json!([{"partition":part,"offset":{"token":"a","ts":1}}])),
+    );
+    let l = listing("c", "source", "S", "RUNNING");
+    let d = run(
+        Some(&f),
+        Some(&l),
+        &entries(json!([{"partition":part,"offset":{"token":"b","ts":2}}])),
+    );
+    assert_eq!(d.status, Status::Drifted);
+    let p = &d.partitions[0];
+    assert_eq!(p.direction, None);
+    match &p.offsets {
+        Sides::Live {
+            file_offset,
+            live_offset,
+        } => {
+            assert_eq!(file_offset.as_ref().unwrap()["token"], "a");
+            assert_eq!(live_offset.as_ref().unwrap()["token"], "b");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn type_and_class_changes_and_in_sync() {
+    let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)])));
+    let d = run(Some(&f), Some(&listing("c", "source", "K", "RUNNING")), &[]);
+    assert_eq!(d.status, Status::TypeChanged);
+    assert_eq!(d.notes[0], "type changed from sink to source");
+    let d = run(
+        Some(&f),
+        Some(&listing("c", "sink", "K2", "RUNNING")),
+        &entries(json!([sink(0, 1)])),
+    );
+    assert_eq!(d.status, Status::ClassChanged);
+    let d = run(
+        Some(&f),
+        Some(&listing("c", "sink", "K", "RUNNING")),
+        &entries(json!([sink(0, 1)])),
+    );
+    assert_eq!(d.status, Status::InSync);
+    assert!(d.yaml.is_none());
+}
+
+#[test]
+fn missing_and_untracked() {
+    let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)])));
+    let d = run(Some(&f), None, &[]);
+    assert_eq!(d.status, Status::Missing);
+    assert!(d.yaml.as_ref().unwrap().new.is_empty());
+    let l = listing("c", "sink", "K", "STOPPED");
+    let d = run(None, Some(&l), &entries(json!([sink(0, 1)])));
+    assert_eq!(d.status, Status::Untracked);
+    assert_eq!(d.connector_type, Some(ConnectorType::Sink));
+}
+
+/// A cluster in memory that records each call; every mutating call panics.
+struct Fake {
+    listing: BTreeMap<String, ConnectorListing>,
+    offsets: BTreeMap<String, Vec<OffsetEntry>>,
+    calls: Mutex<Vec<String>>,
+}
+
+impl client::Connect for Fake {
+    fn endpoint(&self) -> String {
+        "http://fake".into()
+    }
+    fn server_info(&self) -> client::Result<ServerInfo> {
+        self.calls.lock().unwrap().push("GET /".into());
+        Ok(ServerInfo {
+            version: "4.1.0".into(),
+            commit: None,
+            kafka_cluster_id: None,
+        })
+    }
+    fn list_connectors(&self) -> client::Result<BTreeMap<String, ConnectorListing>> {
+        self.calls.lock().unwrap().push("GET /connectors".into());
+        Ok(self.listing.clone())
+    }
+    fn status(&self, _: &str) -> client::Result<ConnectorStatus> {
+        unreachable!("status is in the listing")
+    }
+    fn config(&self, _: &str) -> client::Result<BTreeMap<String, String>> {
+        unreachable!()
+    }
+    fn offsets(&self, name: &str) -> client::Result<Vec<OffsetEntry>> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("GET offsets {name}"));
+        self.offsets.get(name).cloned().ok_or(ClientError::Http {
+            method: "GET".into(),
+            url: name.into(),
+            status: 404,
+            message: "not found".into(),
+        })
+    }
+    fn patch_offsets(&self, _: &str, _: &[PatchEntry]) -> client::Result<String> {
+        panic!("diff must not patch")
+    }
+    fn reset_offsets(&self, _: &str) -> client::Result<String> {
+        panic!("diff must not reset")
+    }
+    fn stop(&self, _: &str) -> client::Result<()> {
+        panic!("diff must not stop")
+    }
+    fn pause(&self, _: &str) -> client::Result<()> {
+        panic!("diff must not pause")
+    }
+    fn resume(&self, _: &str) -> client::Result<()> {
+        panic!("diff must not resume")
+    }
+    fn create(
+        &self,
+        _: &str,
+        _: &BTreeMap<String, String>,
+        _: Option<TargetState>,
+    ) -> client::Result<()> {
+        panic!("diff must not create")
+    }
+    fn delete(&self, _: &str) -> client::Result<()> {
+        panic!("diff must not delete")
+    }
+    fn plugin_config(&self, _: &str) -> client::Result<Vec<ConfigDef>> {
+        unreachable!()
+    }
+}
+
+#[test]
+fn whole_dir_reports_untracked_and_reads_each_connector_once() {
+    let fake = Fake {
+        listing: [
+            ("c".to_string(), listing("c", "sink", "K", "RUNNING")),
+            (
+                "extra".to_string(),
+                listing("extra", "sink", "K", "RUNNING"),
+            ),
+        ]
+        .into(),
+        offsets: [
+            ("c".to_string(), entries(json!([sink(0, 1)]))),
+            ("extra".to_string(), entries(json!([sink(0, 1)]))),
+        ]
+        .into(),
+        calls: Mutex::new(Vec::new()),
+    };
+    let files = vec![
+        file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)]))),
+        file(
+            "gone",
+            ConnectorType::Sink,
+            "K",
+            entries(json!([sink(0, 1)])),
+        ),
+    ];
+    let input = |whole_dir| LiveInput {
+        files: &files,
+        cluster: "a".into(),
+        whole_dir,
+        fail_on: FailOn::Drift,
+        parallel: 4,
+        cwd: std::path::Path::new("/w"),
+    };
+    let r = diff_live(&fake, input(true)).unwrap();
+    let got: Vec<_> = r
+        .connectors
+        .iter()
+        .map(|c| (c.name.as_str(), c.status))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("c", Status::InSync),
+            ("extra", Status::Untracked),
+            ("gone", Status::Missing)
+        ]
+    );
+    assert_eq!(r.exit_code, 2);
+    assert_eq!(r.summary.differences, 2);
+    let mut calls = fake.calls.lock().unwrap().clone();
+    calls.sort();
+    assert_eq!(
+        calls,
+        vec![
+            "GET /",
+            "GET /connectors",
+            "GET offsets c",
+            "GET offsets extra"
+        ]
+    );
+    fake.calls.lock().unwrap().clear();
+    let r = diff_live(&fake, input(false)).unwrap();
+    assert_eq!(r.connectors.len(), 2, "no untracked with explicit files");
+}
+
+#[test]
+fn two_files_for_one_connector_fail_before_any_request() {
+    let fake = Fake {
+        listing: BTreeMap::new(),
+        offsets: BTreeMap::new(),
+        calls: Mutex::new(Vec::new()),
+    };
+    let mut other = file("c", ConnectorType::Sink, "K", Vec::new());
+    other.path = PathBuf::from("/w/snapshots/b/c.yaml");
+    let files = vec![file("c", ConnectorType::Sink, "K", Vec::new()), other];
+    let e = diff_live(
+        &fake,
+        LiveInput {
+            files: &files,
+            cluster: "a".into(),
+            whole_dir: false,
+            fail_on: FailOn::Drift,
+            parallel: 1,
+            cwd: std::path::Path::new("/w"),
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("/w/snapshots/b/c.yaml: connector `c` is also in /w/snapshots/a/c.yaml"),
+        "{e}"
+    );
+    assert!(fake.calls.lock().unwrap().is_empty());
+}

@@ -1,0 +1,345 @@
+//! `diff` as data: what differs between snapshot files and a live cluster (`live`), or between
+//! the files at a git revision and the working tree (`base`). The report types here are what
+//! `--output json` prints; docs/diff.md documents them field by field.
+
+mod base;
+mod live;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
+use crate::model::{ConnectorType, Fields, OffsetEntry};
+use crate::plan::Direction;
+
+pub use super::risk::{Risk, RiskCode};
+pub use base::{diff_base, BaseInput, BaseSide};
+pub use live::{diff_live, LiveInput};
+
+/// Which comparison a report is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Files against the live cluster.
+    Live,
+    /// Files at a git revision against the working tree.
+    Base,
+}
+
+/// Which differences make the exit code 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailOn {
+    /// Everything except a running connector's normal progress (`advanced`).
+    Drift,
+    /// Any difference.
+    Any,
+}
+
+/// A connector's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    // live
+    /// File and cluster agree.
+    InSync,
+    /// Only a running connector's normal progress: offsets ahead of the file, new partitions.
+    Advanced,
+    /// Offsets differ in a way progress does not explain.
+    Drifted,
+    /// A file, but no such connector on the cluster.
+    Missing,
+    /// On the cluster, but no file (whole-directory diffs only).
+    Untracked,
+    // base
+    /// Same offsets at the revision and in the working tree.
+    Unchanged,
+    /// Offsets changed.
+    Changed,
+    /// A file added since the revision.
+    Added,
+    /// A file removed since the revision.
+    Removed,
+    // both
+    /// The connector type (source/sink) differs.
+    TypeChanged,
+    /// The connector class differs.
+    ClassChanged,
+}
+
+impl Status {
+    /// Every status a mode can report, in summary order.
+    pub fn all(mode: Mode) -> &'static [Status] {
+        use Status::*;
+        match mode {
+            Mode::Live => &[
+                InSync,
+                Advanced,
+                Drifted,
+                Missing,
+                Untracked,
+                TypeChanged,
+                ClassChanged,
+            ],
+            Mode::Base => &[
+                Unchanged,
+                Changed,
+                Added,
+                Removed,
+                TypeChanged,
+                ClassChanged,
+            ],
+        }
+    }
+
+    /// Whether this status makes `diff` exit 2 under `fail_on`.
+    pub fn counts(self, fail_on: FailOn) -> bool {
+        match self {
+            Status::InSync | Status::Unchanged => false,
+            Status::Advanced => fail_on == FailOn::Any,
+            _ => true,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::InSync => "in_sync",
+            Status::Advanced => "advanced",
+            Status::Drifted => "drifted",
+            Status::Missing => "missing",
+            Status::Untracked => "untracked",
+            Status::Unchanged => "unchanged",
+            Status::Changed => "changed",
+            Status::Added => "added",
+            Status::Removed => "removed",
+            Status::TypeChanged => "type_changed",
+            Status::ClassChanged => "class_changed",
+        }
+    }
+}
+
+/// How one partition compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartKind {
+    Unchanged,
+    /// Both sides have it, with different offsets.
+    Moved,
+    /// live: only the file has it.
+    OnlyFile,
+    /// live: only the cluster has it.
+    OnlyLive,
+    /// base: only the working tree has it.
+    Added,
+    /// base: only the revision has it.
+    Removed,
+}
+
+/// Whether a live difference is normal progress or drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Advanced,
+    Drift,
+}
+
+/// The two offsets of a partition, named after the mode's sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Sides {
+    Live {
+        file_offset: Option<Fields>,
+        live_offset: Option<Fields>,
+    },
+    Base {
+        base_offset: Option<Fields>,
+        head_offset: Option<Fields>,
+    },
+}
+
+/// One partition that differs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartitionReport {
+    pub partition: Fields,
+    pub kind: PartKind,
+    #[serde(flatten)]
+    pub offsets: Sides,
+    /// live: where the live offset lies relative to the file's; base: where the working tree's
+    /// lies relative to the revision's. `null` when the offsets have no known order.
+    pub direction: Option<Direction>,
+    pub distance: Option<u64>,
+    pub unit: Option<String>,
+    /// The offset field(s) compared (`kafka_offset`, `position`, `file+pos`, `lsn`, ...).
+    pub field: Option<String>,
+    /// live only: normal progress (`advanced`) or `drift`.
+    pub class: Option<Class>,
+    /// base only: what applying the working tree's file would do to this partition.
+    pub risk: Option<Risk>,
+}
+
+/// Partition counts of one connector.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PartitionCounts {
+    pub unchanged: usize,
+    pub moved: usize,
+    /// live: `only_file`; base: `removed`.
+    pub only_old: usize,
+    /// live: `only_live`; base: `added`.
+    pub only_new: usize,
+}
+
+/// One connector's comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConnectorDiff {
+    pub name: String,
+    pub status: Status,
+    /// The connector type (the file's, else the cluster's).
+    #[serde(rename = "type")]
+    pub connector_type: Option<ConnectorType>,
+    /// live: the connector's state on the cluster (`RUNNING`, ...).
+    pub state: Option<String>,
+    /// The snapshot file (relative to the current directory, or the repository for `base`).
+    pub file: Option<String>,
+    /// Connector-level changes, in words (type or class changed, file added or removed).
+    pub notes: Vec<String>,
+    pub counts: PartitionCounts,
+    /// The partitions that differ, in canonical order (unchanged ones are only counted).
+    pub partitions: Vec<PartitionReport>,
+    /// The two sides as YAML (type, class, offsets), for a unified diff; not serialized.
+    #[serde(skip)]
+    pub yaml: Option<YamlPair>,
+}
+
+/// Two labelled YAML texts to diff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlPair {
+    pub old_label: String,
+    pub old: String,
+    pub new_label: String,
+    pub new: String,
+}
+
+/// Counts over the whole report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub connectors: usize,
+    /// Connectors whose status makes the exit code 2.
+    pub differences: usize,
+    /// Connectors per status; every status of the mode is present.
+    pub statuses: BTreeMap<&'static str, usize>,
+    /// Partitions that differ, over all connectors.
+    pub partitions_changed: usize,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffReport {
+    pub mode: Mode,
+    /// live: the cluster's name; base: the cluster whose directory was the default, if any.
+    pub cluster: Option<String>,
+    /// base: the revision as given.
+    pub base: Option<String>,
+    /// base: the commit it resolved to.
+    pub base_commit: Option<String>,
+    pub fail_on: FailOn,
+    pub summary: Summary,
+    pub connectors: Vec<ConnectorDiff>,
+    /// 0: no differences; 2: differences (per `fail_on`).
+    pub exit_code: u8,
+}
+
+impl DiffReport {
+    /// Assembles a report: connectors sorted by name, summary and exit code computed.
+    pub fn new(
+        mode: Mode,
+        fail_on: FailOn,
+        cluster: Option<String>,
+        base: Option<(String, String)>,
+        mut connectors: Vec<ConnectorDiff>,
+    ) -> Self {
+        connectors.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut statuses: BTreeMap<&'static str, usize> =
+            Status::all(mode).iter().map(|s| (s.as_str(), 0)).collect();
+        for c in &connectors {
+            *statuses.entry(c.status.as_str()).or_default() += 1;
+        }
+        let differences = connectors
+            .iter()
+            .filter(|c| c.status.counts(fail_on))
+            .count();
+        let summary = Summary {
+            connectors: connectors.len(),
+            differences,
+            statuses,
+            partitions_changed: connectors.iter().map(|c| c.partitions.len()).sum(),
+        };
+        let (base, base_commit) = match base {
+            Some((b, c)) => (Some(b), Some(c)),
+            None => (None, None),
+        };
+        DiffReport {
+            mode,
+            cluster,
+            base,
+            base_commit,
+            fail_on,
+            summary,
+            exit_code: if differences > 0 {
+                EXIT_DIFFERENCES
+            } else {
+                EXIT_OK
+            },
+            connectors,
+        }
+    }
+}
+
+/// The YAML a side of a diff shows: type, class and offsets.
+pub(crate) fn side_yaml(
+    connector_type: Option<ConnectorType>,
+    class: Option<&str>,
+    offsets: &[OffsetEntry],
+) -> String {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct View<'a> {
+        #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+        connector_type: Option<ConnectorType>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        connector_class: Option<&'a str>,
+        offsets: &'a [OffsetEntry],
+    }
+    let mut sorted = offsets.to_vec();
+    crate::model::sort_entries(&mut sorted);
+    serde_yaml::to_string(&View {
+        connector_type,
+        connector_class: class,
+        offsets: &sorted,
+    })
+    .expect("offsets serialize")
+}
+
+/// Type and class notes, and the status they imply, for two sides of one connector.
+pub(crate) fn identity_change(
+    old_type: Option<ConnectorType>,
+    new_type: Option<ConnectorType>,
+    old_class: Option<&str>,
+    new_class: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Option<Status> {
+    let mut status = None;
+    if let (Some(a), Some(b)) = (old_type, new_type) {
+        if a != b {
+            notes.push(format!("type changed from {a} to {b}"));
+            status = Some(Status::TypeChanged);
+        }
+    }
+    if let (Some(a), Some(b)) = (old_class, new_class) {
+        if a != b {
+            notes.push(format!("class changed from {a} to {b}"));
+            status = status.or(Some(Status::ClassChanged));
+        }
+    }
+    status
+}

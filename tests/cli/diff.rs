@@ -1,0 +1,257 @@
+//! `kco diff` against the in-process fake Connect: statuses, partitions, exit codes, the JSON
+//! document, and that diff never sends a mutating request.
+
+use std::path::Path;
+
+use kco::model::ConnectorType;
+use serde_json::{json, Value};
+
+use crate::diff_base::snapshot_text;
+use crate::fake_connect::{FakeConnect, State};
+
+const SINK: &str = "FileStreamSink";
+const SOURCE: &str = "FileStreamSource";
+
+fn sink_offsets(parts: &[(i64, i64)]) -> Value {
+    Value::Array(
+        parts
+            .iter()
+            .map(|(p, o)| {
+                json!({"partition":{"kafka_topic":"t","kafka_partition":p},
+                       "offset":{"kafka_offset":o}})
+            })
+            .collect(),
+    )
+}
+
+fn source_offsets(position: i64) -> Value {
+    json!([{"partition":{"filename":"/data/in.txt"},"offset":{"position":position}}])
+}
+
+fn write(dir: &Path, name: &str, kind: ConnectorType, offsets: Value) {
+    let d = dir.join("snapshots/a");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join(format!("{name}.yaml")),
+        snapshot_text(name, kind, offsets),
+    )
+    .unwrap();
+}
+
+/// kco in `dir` against the fake, as cluster `a`.
+fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
+    let url = fake.url();
+    let mut all = vec!["--url", url.as_str(), "--cluster", "a"];
+    all.extend_from_slice(args);
+    crate::diff_base::kco(dir, &all)
+}
+
+/// A running sink that progressed (advanced), a stopped source that was rewound (drift), a
+/// file for a deleted connector (missing) and a connector without a file (untracked).
+fn scenario() -> (tempfile::TempDir, FakeConnect) {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "orders",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 100), (1, 50)]),
+    );
+    write(
+        t.path(),
+        "files",
+        ConnectorType::Source,
+        source_offsets(120),
+    );
+    write(
+        t.path(),
+        "gone",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 1)]),
+    );
+    let fake = FakeConnect::builder()
+        .version("4.1.0")
+        .sink(
+            "orders",
+            SINK,
+            State::Running,
+            sink_offsets(&[(0, 130), (1, 50), (2, 7)]),
+        )
+        .source("files", SOURCE, State::Stopped, source_offsets(100))
+        .sink("extra", SINK, State::Running, sink_offsets(&[(0, 3)]))
+        .start();
+    (t, fake)
+}
+
+#[test]
+fn whole_directory_as_json() {
+    let (t, fake) = scenario();
+    let (code, out, err) = kco(t.path(), &fake, &["diff", "-o", "json"]);
+    assert_eq!(code, 2, "{err}");
+    let got: Value = serde_json::from_str(&out).unwrap();
+    let expected = json!({
+        "mode": "live", "cluster": "a", "base": null, "base_commit": null, "fail_on": "drift",
+        "summary": {
+            "connectors": 4, "differences": 3,
+            "statuses": {"advanced":1,"class_changed":0,"drifted":1,"in_sync":0,"missing":1,
+                         "type_changed":0,"untracked":1},
+            "partitions_changed": 3
+        },
+        "connectors": [
+            {"name":"extra","status":"untracked","type":"sink","state":"RUNNING","file":null,
+             "notes":["on the cluster, but no snapshot file"],
+             "counts":{"unchanged":0,"moved":0,"only_old":0,"only_new":1},"partitions":[]},
+            {"name":"files","status":"drifted","type":"source","state":"STOPPED",
+             "file":"snapshots/a/files.yaml","notes":[],
+             "counts":{"unchanged":0,"moved":1,"only_old":0,"only_new":0},
+             "partitions":[{
+                "partition":{"filename":"/data/in.txt"},"kind":"moved",
+                "file_offset":{"position":120},"live_offset":{"position":100},
+                "direction":"backward","distance":20,"unit":"bytes","field":"position",
+                "class":"drift","risk":null}]},
+            {"name":"gone","status":"missing","type":"sink","state":null,
+             "file":"snapshots/a/gone.yaml","notes":["not on cluster `a`"],
+             "counts":{"unchanged":0,"moved":0,"only_old":1,"only_new":0},"partitions":[]},
+            {"name":"orders","status":"advanced","type":"sink","state":"RUNNING",
+             "file":"snapshots/a/orders.yaml","notes":[],
+             "counts":{"unchanged":1,"moved":1,"only_old":0,"only_new":1},
+             "partitions":[
+                {"partition":{"kafka_topic":"t","kafka_partition":0},"kind":"moved",
+                 "file_offset":{"kafka_offset":100},"live_offset":{"kafka_offset":130},
+                 "direction":"forward","distance":30,"unit":"records","field":"kafka_offset",
+                 "class":"advanced","risk":null},
+                {"partition":{"kafka_topic":"t","kafka_partition":2},"kind":"only_live",
+                 "file_offset":null,"live_offset":{"kafka_offset":7},
+                 "direction":null,"distance":null,"unit":null,"field":null,
+                 "class":"advanced","risk":null}]}
+        ],
+        "exit_code": 2
+    });
+    assert_eq!(
+        got,
+        expected,
+        "{}",
+        serde_json::to_string_pretty(&got).unwrap()
+    );
+    fake.assert_no_mutations();
+    // One listing, one offsets read per connector on the cluster.
+    assert_eq!(fake.count("GET", "/connectors/orders/offsets"), 1);
+    assert_eq!(fake.count("GET", "/connectors/files/offsets"), 1);
+    assert_eq!(fake.count("GET", "/connectors/extra/offsets"), 1);
+    assert_eq!(fake.count("GET", "/connectors/gone/offsets"), 0);
+}
+
+#[test]
+fn advanced_is_fine_unless_fail_on_any() {
+    let (t, fake) = scenario();
+    // A connector name resolves to its file; named files report no untracked connectors.
+    let (code, out, err) = kco(t.path(), &fake, &["diff", "orders"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 advanced"), "{out}");
+    assert!(!out.contains("extra"), "{out}");
+    assert!(
+        out.contains("t/0: live ahead of file by 30 records: file {\"kafka_offset\":100} -> live {\"kafka_offset\":130}  [ADVANCED]"),
+        "{out}"
+    );
+    assert!(out.contains("t/2: only live: {\"kafka_offset\":7} (not in the file)  [ADVANCED]"));
+    assert!(out.contains("+++ live: a/orders"), "{out}");
+    let (code, _, _) = kco(t.path(), &fake, &["diff", "orders", "--fail-on", "any"]);
+    assert_eq!(code, 2);
+    fake.assert_no_mutations();
+}
+
+#[test]
+fn drift_in_text_and_markdown() {
+    let (t, fake) = scenario();
+    let file = "snapshots/a/files.yaml";
+    let (code, out, _) = kco(t.path(), &fake, &["diff", file]);
+    assert_eq!(code, 2);
+    assert!(
+        out.contains("{\"filename\":\"/data/in.txt\"}: live behind file by 20 bytes: file {\"position\":120} -> live {\"position\":100}  [DRIFT]"),
+        "{out}"
+    );
+    let (code, out, _) = kco(t.path(), &fake, &["diff", file, "-o", "markdown"]);
+    assert_eq!(code, 2);
+    assert!(
+        out.starts_with("## kco diff: snapshot files against cluster `a`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| `files` | drifted | source | 0 | 1 | 0 | 0 | **DRIFT** |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("```diff\n--- snapshots/a/files.yaml\n+++ live: a/files\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn in_sync_exits_0_and_type_change_is_reported() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "s", ConnectorType::Sink, sink_offsets(&[(0, 5)]));
+    write(t.path(), "k", ConnectorType::Sink, sink_offsets(&[(0, 5)]));
+    let fake = FakeConnect::builder()
+        .version("4.1.0")
+        .sink("s", SINK, State::Stopped, sink_offsets(&[(0, 5)]))
+        .start();
+    let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 in sync"), "{out}");
+    fake.add_connector(
+        crate::fake_connect::ConnectorSpec::source("k", SOURCE).offsets(source_offsets(1)),
+    );
+    let (code, out, _) = kco(t.path(), &fake, &["diff", "k", "-o", "json"]);
+    assert_eq!(code, 2);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["connectors"][0]["status"], "type_changed");
+    assert_eq!(
+        v["connectors"][0]["notes"][0],
+        "type changed from sink to source"
+    );
+}
+
+#[test]
+fn invalid_file_or_unknown_name_fails_before_any_request() {
+    let (t, fake) = scenario();
+    let path = t.path().join("snapshots/a/orders.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("kafka_offset: 100", "kafka_offset: 101");
+    std::fs::write(&path, text).unwrap();
+    let (code, _, err) = kco(t.path(), &fake, &["diff"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("snapshots/a/orders.yaml:"), "{err}");
+    assert!(err.contains("checksum mismatch"), "{err}");
+    let (code, _, err) = kco(t.path(), &fake, &["diff", "nosuch"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("connector `nosuch` has no snapshot file"),
+        "{err}"
+    );
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+}
+
+#[test]
+fn base_mode_sends_no_request() {
+    let t = tempfile::tempdir().unwrap();
+    crate::diff_base::git(t.path(), &["init", "-q"]);
+    write(
+        t.path(),
+        "orders",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 100)]),
+    );
+    crate::diff_base::git(t.path(), &["add", "."]);
+    crate::diff_base::git(t.path(), &["commit", "-q", "-m", "one"]);
+    write(
+        t.path(),
+        "orders",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 90)]),
+    );
+    let fake = FakeConnect::builder().version("4.1.0").start();
+    let (code, out, err) = kco(t.path(), &fake, &["diff", "--base", "HEAD"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("10 records will be reprocessed"), "{out}");
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+}

@@ -1,0 +1,343 @@
+//! `kco diff --base REV`: snapshot files at a git revision against the working tree, in a
+//! temporary repository built by the test. No cluster: the URL points nowhere.
+
+use std::path::Path;
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
+use kco::model::{ConnectorState, ConnectorType, OffsetEntry};
+use serde_json::{json, Value};
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A sealed snapshot file's text.
+pub fn snapshot_text(name: &str, kind: ConnectorType, offsets: Value) -> String {
+    let offsets: Vec<OffsetEntry> = serde_json::from_value(offsets).unwrap();
+    OffsetsFile::new(
+        Metadata {
+            name: name.into(),
+            cluster: "a".into(),
+            kafka_cluster_id: None,
+            connect_version: Some("4.1.0".into()),
+            connector_class: Some(match kind {
+                ConnectorType::Sink => "FileStreamSink".into(),
+                ConnectorType::Source => "FileStreamSource".into(),
+            }),
+            connector_type: kind,
+            state: Some(ConnectorState::Running),
+            captured_at: Some("2026-01-01T00:00:00Z".into()),
+        },
+        offsets,
+        None,
+    )
+    .render(DEFAULT_SCHEMA_REF)
+}
+
+fn sink_offsets(parts: &[(i64, i64)]) -> Value {
+    Value::Array(
+        parts
+            .iter()
+            .map(|(p, o)| {
+                json!({"partition":{"kafka_topic":"orders","kafka_partition":p},
+                       "offset":{"kafka_offset":o}})
+            })
+            .collect(),
+    )
+}
+
+/// kco in `dir`, with no config, no cluster and colors off.
+pub fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("kco")
+        .unwrap()
+        .current_dir(dir)
+        .args(args)
+        .env_remove("KCO_URL")
+        .env_remove("KCO_CLUSTER")
+        .env_remove("KCO_CONFIG")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A repository whose last commit rewinds `orders/0` by 500 and removes `orders/1` in the
+/// `orders-sink` file, and leaves `billing` alone.
+fn repo() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(root.join("snapshots/a")).unwrap();
+    let write = |name: &str, text: String| {
+        std::fs::write(root.join(format!("snapshots/a/{name}.yaml")), text).unwrap()
+    };
+    write(
+        "orders-sink",
+        snapshot_text(
+            "orders-sink",
+            ConnectorType::Sink,
+            sink_offsets(&[(0, 1500), (1, 700), (2, 40)]),
+        ),
+    );
+    write(
+        "billing",
+        snapshot_text(
+            "billing",
+            ConnectorType::Source,
+            json!([{"partition":{"filename":"/data/b.txt"},"offset":{"position":9}}]),
+        ),
+    );
+    git(root, &["add", "."]);
+    git(root, &["commit", "-q", "-m", "snapshot"]);
+    write(
+        "orders-sink",
+        snapshot_text(
+            "orders-sink",
+            ConnectorType::Sink,
+            sink_offsets(&[(0, 1000), (2, 40)]),
+        ),
+    );
+    git(root, &["commit", "-q", "-am", "rewind orders"]);
+    t
+}
+
+#[test]
+fn rewind_and_removal_as_json() {
+    let t = repo();
+    let base = git(t.path(), &["rev-parse", "HEAD~1"]);
+    let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD~1", "-o", "json"]);
+    assert_eq!(code, 2, "{err}");
+    let got: Value = serde_json::from_str(&out).unwrap();
+    let expected = json!({
+        "mode": "base",
+        "cluster": null,
+        "base": "HEAD~1",
+        "base_commit": base,
+        "fail_on": "any",
+        "summary": {
+            "connectors": 2,
+            "differences": 1,
+            "statuses": {"added":0,"changed":1,"class_changed":0,"removed":0,"type_changed":0,"unchanged":1},
+            "partitions_changed": 2
+        },
+        "connectors": [
+            {
+                "name": "billing", "status": "unchanged", "type": "source", "state": null,
+                "file": "snapshots/a/billing.yaml", "notes": [],
+                "counts": {"unchanged":1,"moved":0,"only_old":0,"only_new":0},
+                "partitions": []
+            },
+            {
+                "name": "orders-sink", "status": "changed", "type": "sink", "state": null,
+                "file": "snapshots/a/orders-sink.yaml", "notes": [],
+                "counts": {"unchanged":1,"moved":1,"only_old":1,"only_new":0},
+                "partitions": [
+                    {
+                        "partition": {"kafka_topic":"orders","kafka_partition":0},
+                        "kind": "moved",
+                        "base_offset": {"kafka_offset":1500},
+                        "head_offset": {"kafka_offset":1000},
+                        "direction": "backward", "distance": 500, "unit": "records",
+                        "field": "kafka_offset", "class": null,
+                        "risk": {"code":"reprocessing",
+                                 "message":"500 records will be reprocessed (duplicates downstream)"}
+                    },
+                    {
+                        "partition": {"kafka_topic":"orders","kafka_partition":1},
+                        "kind": "removed",
+                        "base_offset": {"kafka_offset":700},
+                        "head_offset": null,
+                        "direction": null, "distance": null, "unit": null, "field": null,
+                        "class": null,
+                        "risk": {"code":"offset_reset",
+                                 "message":"offset removed: falls back to auto.offset.reset"}
+                    }
+                ]
+            }
+        ],
+        "exit_code": 2
+    });
+    assert_eq!(
+        got,
+        expected,
+        "{}",
+        serde_json::to_string_pretty(&got).unwrap()
+    );
+}
+
+#[test]
+fn rewind_and_removal_as_text() {
+    let t = repo();
+    let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD~1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        out.contains("1 unchanged, 1 changed") || out.contains("1 changed, 1 unchanged"),
+        "{out}"
+    );
+    let row = out.lines().find(|l| l.starts_with("orders-sink ")).unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        ["orders-sink", "changed", "sink", "1", "1", "1", "0"]
+    );
+    assert!(out.contains(
+        "orders/0: moved backward by 500 records: {\"kafka_offset\":1500} -> {\"kafka_offset\":1000}  [REPROCESSING] 500 records will be reprocessed (duplicates downstream)"
+    ), "{out}");
+    assert!(out.contains(
+        "orders/1: removed (was {\"kafka_offset\":700})  [OFFSET RESET] offset removed: falls back to auto.offset.reset"
+    ), "{out}");
+    // The unified YAML diff.
+    assert!(
+        out.contains("--- HEAD~1:snapshots/a/orders-sink.yaml"),
+        "{out}"
+    );
+    assert!(out.contains("+++ snapshots/a/orders-sink.yaml"), "{out}");
+    assert!(out.contains("\n-    kafka_offset: 1500\n"), "{out}");
+    assert!(out.contains("\n+    kafka_offset: 1000\n"), "{out}");
+    assert!(out.contains("-    kafka_offset: 700"), "{out}");
+    assert!(!out.contains("billing (unchanged)"), "{out}");
+    assert!(!out.contains('\u{1b}'), "no color when NO_COLOR is set");
+}
+
+#[test]
+fn rewind_and_removal_as_markdown() {
+    let t = repo();
+    let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD~1", "-o", "markdown"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        out.starts_with("## kco diff: offsets changed since `HEAD~1`\n"),
+        "{out}"
+    );
+    assert!(out.contains("**1 of 2 connector(s) differ**, 2 partition(s) changed."));
+    assert!(out.contains(
+        "| `orders-sink` | changed | sink | 1 | 1 | 1 | 0 | **REPROCESSING**, **OFFSET RESET** |"
+    ), "{out}");
+    assert!(
+        out.contains("| `billing` | unchanged | source | 1 | 0 | 0 | 0 |  |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("**REPROCESSING**: 500 records will be reprocessed (duplicates downstream)")
+    );
+    assert!(out.contains("**OFFSET RESET**: offset removed: falls back to auto.offset.reset"));
+    assert!(
+        out.contains("```diff\n--- HEAD~1:snapshots/a/orders-sink.yaml\n"),
+        "{out}"
+    );
+    assert_eq!(out.matches("<details>").count(), 1);
+}
+
+#[test]
+fn no_change_exits_0() {
+    let t = repo();
+    let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("2 unchanged"), "{out}");
+    let (code, out, _) = kco(t.path(), &["diff", "--base", "HEAD", "-o", "markdown"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("No differences."), "{out}");
+}
+
+#[test]
+fn names_files_and_added_or_removed_files() {
+    let t = repo();
+    let root = t.path();
+    std::fs::remove_file(root.join("snapshots/a/billing.yaml")).unwrap();
+    std::fs::write(
+        root.join("snapshots/a/new-sink.yaml"),
+        snapshot_text("new-sink", ConnectorType::Sink, sink_offsets(&[(0, 3)])),
+    )
+    .unwrap();
+    let (code, out, err) = kco(root, &["diff", "--base", "HEAD", "-o", "json"]);
+    assert_eq!(code, 2, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let statuses: Vec<(&str, &str)> = v["connectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("billing", "removed"),
+            ("new-sink", "added"),
+            ("orders-sink", "unchanged")
+        ]
+    );
+    // A removed file named explicitly is still compared.
+    let (code, out, err) = kco(
+        root,
+        &[
+            "diff",
+            "--base",
+            "HEAD",
+            "snapshots/a/billing.yaml",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["connectors"][0]["status"], "removed");
+    assert_eq!(v["summary"]["connectors"], 1);
+}
+
+#[test]
+fn bad_revision_bad_file_and_no_repository_are_errors() {
+    let t = repo();
+    let (code, _, err) = kco(t.path(), &["diff", "--base", "nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown git revision `nope`"), "{err}");
+
+    std::fs::write(
+        t.path().join("snapshots/a/billing.yaml"),
+        "apiVersion: kco/v1\nkind: [\n",
+    )
+    .unwrap();
+    let (code, _, err) = kco(t.path(), &["diff", "--base", "HEAD"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("  snapshots/a/billing.yaml:3:"), "{err}");
+
+    // The same broken file at the revision is named `REV:path:line`.
+    git(t.path(), &["commit", "-q", "-am", "break billing"]);
+    std::fs::write(
+        t.path().join("snapshots/a/billing.yaml"),
+        snapshot_text("billing", ConnectorType::Source, json!([])),
+    )
+    .unwrap();
+    let (code, _, err) = kco(t.path(), &["diff", "--base", "HEAD"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("  HEAD:snapshots/a/billing.yaml:3:"), "{err}");
+
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(outside.path().join("snapshots")).unwrap();
+    let (code, _, err) = kco(outside.path(), &["diff", "--base", "HEAD"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not in a git repository"), "{err}");
+}

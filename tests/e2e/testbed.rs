@@ -1,0 +1,424 @@
+//! The test bed gives real offsets: raw REST calls against real Connect workers, no kco.
+//! What these tests pin down is written up in docs/connect-behaviour.md.
+
+use serde_json::{json, Value};
+
+use crate::harness::{
+    file_sink_config, file_source_config, parse_version, sink_offset, source_position, temp_dir,
+    testbed, unique_name, write_lines, Connect, TopicReader,
+};
+
+const NOT_STOPPED: &str =
+    "Connectors must be in the STOPPED state before their offsets can be modified";
+const ALTERED: &str = "The offsets for this connector have been altered successfully";
+const RESET: &str = "The offsets for this connector have been reset successfully";
+
+fn numbered(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i}")).collect()
+}
+
+#[test]
+fn workers_report_version_and_kafka_cluster() {
+    let Some(tb) = testbed() else { return };
+    let mut cluster_ids = Vec::new();
+    for url in tb.all_urls() {
+        let info = Connect::new(&url).info();
+        let version = info["version"].as_str().expect("version");
+        let parsed = parse_version(version).unwrap_or_else(|| panic!("{url}: version {version}"));
+        assert!(
+            parsed >= (3, 6, 0),
+            "{url}: Connect {version} is older than 3.6"
+        );
+        let id = info["kafka_cluster_id"].as_str().unwrap_or_default();
+        assert!(!id.is_empty(), "{url}: no kafka_cluster_id in {info}");
+        cluster_ids.push(id.to_string());
+    }
+    cluster_ids.dedup();
+    assert_eq!(cluster_ids.len(), 1, "all workers share one Kafka cluster");
+}
+
+#[test]
+fn cluster_a_shares_connectors_and_cluster_b_does_not() {
+    let Some(tb) = testbed() else { return };
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    write_lines(&input, &numbered("shared", 1));
+    let (a1, a2, b) = (tb.a(), tb.a2(), tb.b());
+    let name = unique_name("kco-e2e-shared");
+    let _guard = a1.create_in_state(
+        &name,
+        file_source_config(&input, &unique_name("kco-e2e-shared")),
+        "STOPPED",
+    );
+    crate::harness::wait_for(
+        "the connector on the second worker",
+        crate::harness::WAIT,
+        || {
+            a2.has_connector(&name)
+                .then_some(())
+                .ok_or_else(|| "not yet".to_string())
+        },
+    );
+    assert!(
+        !b.has_connector(&name),
+        "cluster b must not see cluster a's connector"
+    );
+}
+
+/// FileStreamSource: offsets track the byte position; a PATCH while stopped rewinds it
+/// and the lines from there reach the topic again.
+#[test]
+fn file_source_rewind_replays_lines() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    let lines = numbered("src", 10);
+    let starts = write_lines(&input, &lines);
+    let file_len = std::fs::metadata(&input).expect("input").len() as i64;
+    let topic = unique_name("kco-e2e-src");
+    let reader = TopicReader::start(&a, &topic, dir.path());
+
+    let name = unique_name("kco-e2e-src");
+    let _source = a.create(&name, file_source_config(&input, &topic));
+    a.wait_running(&name);
+    let offsets = a.wait_offsets(&name, "position at end of file", |o| {
+        source_position(o, &input) == Some(file_len)
+    });
+    assert_eq!(offsets.len(), 1, "one partition per file: {offsets:?}");
+    assert_eq!(
+        offsets[0]["partition"],
+        json!({ "filename": input.to_str().unwrap() })
+    );
+    assert_eq!(reader.wait_lines(10), lines);
+
+    a.stop(&name);
+    let k = 4;
+    let reply = a.patch_offsets(
+        &name,
+        json!([{ "partition": { "filename": input.to_str().unwrap() },
+                 "offset": { "position": starts[k] } }]),
+    );
+    assert_eq!(reply.status, 200, "PATCH: {}", reply.body);
+    assert_eq!(reply.message(), ALTERED);
+    assert_eq!(
+        source_position(&a.offsets(&name), &input),
+        Some(starts[k] as i64)
+    );
+
+    a.resume(&name);
+    a.wait_offsets(&name, "position back at end of file", |o| {
+        source_position(o, &input) == Some(file_len)
+    });
+    let seen = reader.wait_lines(10 + (10 - k));
+    assert_eq!(
+        seen.len(),
+        10 + (10 - k),
+        "no more than one replay: {seen:?}"
+    );
+    assert_eq!(&seen[..10], &lines[..]);
+    assert_eq!(&seen[10..], &lines[k..]);
+}
+
+/// FileStreamSink: offsets are the consumer group's; a PATCH while stopped makes the
+/// sink consume again from the given record.
+#[test]
+fn file_sink_rewind_reconsumes_records() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    let lines = numbered("sink", 6);
+    write_lines(&input, &lines);
+    let topic = unique_name("kco-e2e-sink");
+
+    let source = unique_name("kco-e2e-sink-src");
+    let _source = a.create(&source, file_source_config(&input, &topic));
+    let reader = TopicReader::start(&a, &topic, dir.path());
+    let sink = reader.sink.name().to_string();
+    assert_eq!(reader.wait_lines(6), lines);
+
+    let offsets = a.wait_offsets(&sink, "kafka_offset 6", |o| {
+        sink_offset(o, &topic) == Some(6)
+    });
+    assert_eq!(
+        offsets,
+        vec![
+            json!({ "partition": { "kafka_topic": topic, "kafka_partition": 0 },
+                     "offset": { "kafka_offset": 6 } })
+        ],
+        "sink offsets are the committed consumer offsets, one entry per topic partition"
+    );
+
+    a.stop(&sink);
+    let reply = a.patch_offsets(
+        &sink,
+        json!([{ "partition": { "kafka_topic": topic, "kafka_partition": 0 },
+                 "offset": { "kafka_offset": 2 } }]),
+    );
+    assert_eq!(reply.status, 200, "PATCH: {}", reply.body);
+    assert_eq!(reply.message(), ALTERED);
+    assert_eq!(sink_offset(&a.offsets(&sink), &topic), Some(2));
+
+    a.resume(&sink);
+    let seen = reader.wait_lines(6 + 4);
+    a.wait_offsets(&sink, "kafka_offset 6 again", |o| {
+        sink_offset(o, &topic) == Some(6)
+    });
+    assert_eq!(seen.len(), 10, "records 2.. once more: {seen:?}");
+    assert_eq!(&seen[..6], &lines[..]);
+    assert_eq!(&seen[6..], &lines[2..]);
+}
+
+/// PATCH needs STOPPED: a running or a paused connector gets 400 and a fixed message;
+/// stop answers 204, pause and resume 202.
+#[test]
+fn patch_requires_stopped_connector() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    write_lines(&input, &numbered("state", 3));
+    let name = unique_name("kco-e2e-state");
+    let _guard = a.create(
+        &name,
+        file_source_config(&input, &unique_name("kco-e2e-state")),
+    );
+    a.wait_running(&name);
+    let body = json!([{ "partition": { "filename": input.to_str().unwrap() },
+                        "offset": { "position": 0 } }]);
+
+    let running = a.patch_offsets(&name, body.clone());
+    assert_eq!(running.status, 400, "running: {}", running.body);
+    assert!(
+        running.message().starts_with(NOT_STOPPED),
+        "{}",
+        running.body
+    );
+    assert!(
+        running
+            .message()
+            .contains(&format!("'/connectors/{name}/stop'")),
+        "the message names the stop endpoint: {}",
+        running.body
+    );
+    assert_eq!(running.body["error_code"], 400);
+
+    a.pause(&name); // asserts 202
+    let paused = a.patch_offsets(&name, body.clone());
+    assert_eq!(paused.status, 400, "paused: {}", paused.body);
+    assert!(paused.message().starts_with(NOT_STOPPED), "{}", paused.body);
+
+    a.stop(&name); // asserts 204
+    let stopped = a.patch_offsets(&name, body);
+    assert_eq!(stopped.status, 200, "stopped: {}", stopped.body);
+    a.resume(&name); // asserts 202
+}
+
+/// Request validation: an empty list is the framework's 400; values the FileStreamSource
+/// rejects come back as 500 with the connector's message; unknown connectors are 404.
+#[test]
+fn patch_validation_errors() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    write_lines(&input, &numbered("valid", 3));
+    let file = input.to_str().unwrap();
+    let name = unique_name("kco-e2e-valid");
+    let _guard = a.create_in_state(&name, file_source_config(&input, "unused"), "STOPPED");
+    a.wait_stopped(&name);
+
+    let empty = a.patch_offsets(&name, json!([]));
+    assert_eq!(empty.status, 400, "{}", empty.body);
+    assert_eq!(
+        empty.message(),
+        "Partitions / offsets need to be provided for an alter offsets request"
+    );
+
+    let cases: [(Value, &str); 3] = [
+        (json!({ "position": -1 }), "should be a non-negative value"),
+        (json!({ "position": "7" }), "is expected to be a Long value"),
+        (
+            json!({ "pos": 7 }),
+            "should either be null or contain the key 'position'",
+        ),
+    ];
+    for (offset, expected) in cases {
+        let r = a.patch_offsets(
+            &name,
+            json!([{ "partition": { "filename": file }, "offset": offset }]),
+        );
+        assert_eq!(r.status, 500, "{offset}: {}", r.body);
+        assert!(r.message().contains(expected), "{offset}: {}", r.body);
+    }
+    let nested = a.patch_offsets(
+        &name,
+        json!([{ "partition": { "filename": file }, "offset": { "position": { "a": 1 } } }]),
+    );
+    assert_eq!(nested.status, 500, "{}", nested.body);
+    assert!(
+        nested.message().contains("primitive types"),
+        "{}",
+        nested.body
+    );
+    assert!(
+        a.offsets(&name).is_empty(),
+        "rejected PATCHes change nothing"
+    );
+
+    let missing = unique_name("kco-e2e-missing");
+    let r = a.patch_offsets(
+        &missing,
+        json!([{ "partition": { "filename": file }, "offset": null }]),
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(r.message(), format!("Connector {missing} not found"));
+}
+
+/// PATCH adds or overwrites the listed partitions only; `offset: null` removes one; the
+/// last duplicate wins; DELETE resets everything.
+#[test]
+fn source_partitions_added_removed_and_reset() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    write_lines(&input, &numbered("null", 3));
+    let file = input.to_str().unwrap();
+    let other = dir.path().join("other.txt");
+    let other = other.to_str().unwrap();
+    let name = unique_name("kco-e2e-null");
+    let _guard = a.create_in_state(&name, file_source_config(&input, "unused"), "STOPPED");
+    a.wait_stopped(&name);
+    assert!(
+        a.offsets(&name).is_empty(),
+        "a new connector has no offsets"
+    );
+
+    let r = a.patch_offsets(
+        &name,
+        json!([{ "partition": { "filename": file }, "offset": { "position": 7 } },
+               { "partition": { "filename": other }, "offset": { "position": 3 } },
+               { "partition": { "filename": file }, "offset": { "position": 14 } }]),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.message(), ALTERED);
+    let offsets = a.offsets(&name);
+    assert_eq!(offsets.len(), 2, "{offsets:?}");
+    assert_eq!(
+        source_position(&offsets, &input),
+        Some(14),
+        "last duplicate wins"
+    );
+
+    let r = a.patch_offsets(
+        &name,
+        json!([{ "partition": { "filename": other }, "offset": null }]),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.message(), ALTERED);
+    let offsets = a.offsets(&name);
+    assert_eq!(
+        offsets,
+        vec![json!({ "partition": { "filename": file }, "offset": { "position": 14 } })],
+        "a null offset removes the partition, the other one is untouched"
+    );
+
+    for _ in 0..2 {
+        let r = a.reset_offsets(&name);
+        assert_eq!(r.status, 200, "DELETE offsets: {}", r.body);
+        assert_eq!(r.message(), RESET);
+        assert!(a.offsets(&name).is_empty());
+    }
+}
+
+/// A connector created STOPPED accepts offsets before it ever ran, starts from them,
+/// and a deleted connector's offsets pass on to a new one with the same name.
+#[test]
+fn stopped_creation_and_offsets_outliving_the_connector() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    let lines = numbered("born", 5);
+    let starts = write_lines(&input, &lines);
+    let file = input.to_str().unwrap();
+    let topic = unique_name("kco-e2e-born");
+    let reader = TopicReader::start(&a, &topic, dir.path());
+    let name = unique_name("kco-e2e-born");
+
+    {
+        let _first = a.create_in_state(&name, file_source_config(&input, &topic), "STOPPED");
+        let status = a.wait_stopped(&name);
+        assert_eq!(status["tasks"], json!([]));
+        let r = a.patch_offsets(
+            &name,
+            json!([{ "partition": { "filename": file }, "offset": { "position": starts[3] } }]),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        a.resume(&name);
+        assert_eq!(reader.wait_lines(2), &lines[3..]);
+        let end = starts[4] as i64 + lines[4].len() as i64 + 1;
+        a.wait_offsets(&name, "end of file", |o| {
+            source_position(o, &input) == Some(end)
+        });
+    } // deleted here
+
+    wait_gone(&a, &name);
+    let _second = a.create_in_state(&name, file_source_config(&input, &topic), "STOPPED");
+    a.wait_stopped(&name);
+    let end = std::fs::metadata(&input).unwrap().len() as i64;
+    assert_eq!(
+        source_position(&a.offsets(&name), &input),
+        Some(end),
+        "the new connector inherits the deleted one's offsets"
+    );
+}
+
+fn wait_gone(connect: &Connect, name: &str) {
+    crate::harness::wait_for(&format!("{name} deleted"), crate::harness::WAIT, || {
+        if connect.has_connector(name) {
+            Err("still listed".to_string())
+        } else {
+            Ok(())
+        }
+    });
+}
+
+/// The same sink reads its topic again from the start after a DELETE of its offsets
+/// (the consumer group is removed; Connect's consumers default to `earliest`).
+#[test]
+fn sink_reset_rereads_topic() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    let lines = numbered("reset", 3);
+    write_lines(&input, &lines);
+    let topic = unique_name("kco-e2e-reset");
+    let source = unique_name("kco-e2e-reset-src");
+    let _source = a.create(&source, file_source_config(&input, &topic));
+
+    let out = dir.path().join("sink.out");
+    let sink = unique_name("kco-e2e-reset-sink");
+    let _sink = a.create(&sink, file_sink_config(&out, &topic));
+    a.wait_offsets(&sink, "kafka_offset 3", |o| {
+        sink_offset(o, &topic) == Some(3)
+    });
+    a.stop(&sink);
+    let r = a.reset_offsets(&sink);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.message(), RESET);
+    assert!(
+        a.offsets(&sink).is_empty(),
+        "no committed offsets after DELETE"
+    );
+    a.resume(&sink);
+    a.wait_offsets(&sink, "kafka_offset 3 again", |o| {
+        sink_offset(o, &topic) == Some(3)
+    });
+    let text = std::fs::read_to_string(&out).unwrap();
+    let seen: Vec<&str> = text.lines().collect();
+    assert_eq!(seen.len(), 6, "the topic read twice: {seen:?}");
+}
