@@ -1,0 +1,134 @@
+//! Configuration of a fake cluster before it starts.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use super::faults::{Fault, Faults};
+use super::http::HttpServer;
+use super::plugins::PluginSpec;
+use super::state::{Cluster, ConnectorSpec, State};
+use super::{lock, serve, FakeConnect, Inner};
+
+/// Configures a fake cluster before it starts. Get one from [`FakeConnect::builder`].
+pub struct FakeConnectBuilder {
+    cluster: Cluster,
+    specs: Vec<ConnectorSpec>,
+    faults: Vec<Fault>,
+}
+
+impl FakeConnectBuilder {
+    pub(crate) fn new() -> FakeConnectBuilder {
+        FakeConnectBuilder {
+            cluster: Cluster {
+                version: "4.1.0".into(),
+                commit: "c0ffee0000000000".into(),
+                kafka_cluster_id: "fake-kafka-cluster".into(),
+                worker_id: String::new(),
+                connectors: BTreeMap::new(),
+                offsets: BTreeMap::new(),
+                plugins: Vec::new(),
+                transition_reads: 1,
+                resume_ignored: false,
+            },
+            specs: Vec::new(),
+            faults: Vec::new(),
+        }
+    }
+
+    /// Worker version reported by `GET /` (default `"4.1.0"`). It also gates features as a
+    /// real worker would: below 3.5 the offsets and stop endpoints are 404, on 3.5 PATCH and
+    /// DELETE offsets are 405, below 3.7 `initial_state` is refused. Confluent numbers with a
+    /// `-ccs` suffix are understood (`"7.6.0-ccs"` is AK 3.6).
+    pub fn version(mut self, version: &str) -> Self {
+        self.cluster.version = version.to_string();
+        self
+    }
+
+    /// `commit` reported by `GET /`.
+    pub fn commit(mut self, commit: &str) -> Self {
+        self.cluster.commit = commit.to_string();
+        self
+    }
+
+    /// `kafka_cluster_id` reported by `GET /` (default `"fake-kafka-cluster"`).
+    pub fn kafka_cluster_id(mut self, id: &str) -> Self {
+        self.cluster.kafka_cluster_id = id.to_string();
+        self
+    }
+
+    /// Add a source connector (one task) in `state` with `offsets` given as
+    /// `[{"partition": {..}, "offset": {..}}]` (or `{"offsets": [..]}`; `json!([])` for none).
+    pub fn source(self, name: &str, class: &str, state: State, offsets: Value) -> Self {
+        self.connector(
+            ConnectorSpec::source(name, class)
+                .state(state)
+                .offsets(offsets),
+        )
+    }
+
+    /// Add a sink connector (one task); see [`FakeConnectBuilder::source`].
+    pub fn sink(self, name: &str, class: &str, state: State, offsets: Value) -> Self {
+        self.connector(
+            ConnectorSpec::sink(name, class)
+                .state(state)
+                .offsets(offsets),
+        )
+    }
+
+    /// Add a connector with full control over its config, tasks and offsets.
+    pub fn connector(mut self, spec: ConnectorSpec) -> Self {
+        self.specs.push(spec);
+        self
+    }
+
+    /// Register a connector plugin (its config definitions, e.g. which keys are PASSWORD).
+    /// Connector classes that are not registered are served with the common keys only.
+    pub fn plugin(mut self, plugin: PluginSpec) -> Self {
+        self.cluster.plugins.push(plugin);
+        self
+    }
+
+    /// How many status reads after stop/pause/resume still show the old state (default 1;
+    /// 0 makes transitions immediate).
+    pub fn transition_reads(mut self, reads: u32) -> Self {
+        self.cluster.transition_reads = reads;
+        self
+    }
+
+    /// `PUT /resume` answers 202 but has no effect: the connector never runs again.
+    pub fn resume_ignored(mut self) -> Self {
+        self.cluster.resume_ignored = true;
+        self
+    }
+
+    /// Install a fault rule from the start (see [`FakeConnect::fault`]).
+    pub fn fault(mut self, fault: Fault) -> Self {
+        self.faults.push(fault);
+        self
+    }
+
+    /// Bind `127.0.0.1:0` and serve on background threads.
+    pub fn start(self) -> FakeConnect {
+        let mut cluster = self.cluster;
+        for spec in &self.specs {
+            cluster.add(spec);
+        }
+        let mut faults = Faults::default();
+        for fault in self.faults {
+            faults.add(fault);
+        }
+        let inner = Arc::new(Inner {
+            cluster: Mutex::new(cluster),
+            log: Mutex::new(Vec::new()),
+            faults: Mutex::new(faults),
+            expectations: Mutex::new(Vec::new()),
+        });
+        let handler_inner = inner.clone();
+        let server = HttpServer::start(Arc::new(move |request| serve(&handler_inner, request)))
+            .expect("fake Connect: bind 127.0.0.1:0");
+        lock(&inner.cluster).worker_id = server.addr().to_string();
+        FakeConnect { server, inner }
+    }
+}

@@ -1,0 +1,354 @@
+//! An in-process fake of the Kafka Connect REST API (KIP-875 offsets included), for fast CLI
+//! tests, fault injection and benchmarks.
+//!
+//! It serves the endpoints kco uses with the shapes, status codes and error bodies of a real
+//! worker (`/work/shared/docs/connect-rest-offsets.md`), records every request, checks
+//! expectations when dropped, and misbehaves on demand (409/500 bodies, delays, "applied but
+//! timed out", dropped connections, a worker that is down).
+//!
+//! ```ignore
+//! use serde_json::json;
+//! use crate::fake_connect::{ConnectorSpec, Fault, FakeConnect, State};
+//!
+//! let fake = FakeConnect::builder()
+//!     .version("4.1.0")
+//!     .source("pg", "io.debezium.connector.postgresql.PostgresConnector", State::Running,
+//!         json!([{ "partition": { "server": "pg" }, "offset": { "lsn": 42 } }]))
+//!     .connector(ConnectorSpec::sink("s3", "io.confluent.connect.s3.S3SinkConnector")
+//!         .state(State::Stopped).tasks(2).config("topics", "orders"))
+//!     .start();
+//! fake.fault(Fault::on("PATCH", "/connectors/pg/offsets").nth(1).conflict());
+//! fake.expect("PUT", "/connectors/pg/stop");
+//!
+//! // run `kco apply --url {fake.url()} ...` here
+//!
+//! assert_eq!(fake.offsets("pg"), json!([{ "partition": { "server": "pg" }, "offset": { "lsn": 7 } }]));
+//! assert_eq!(fake.state("pg"), Some(State::Running));
+//! // expectations are verified when `fake` is dropped (or call `fake.verify()`)
+//! ```
+//!
+//! State transitions: `stop`, `pause` and `resume` change the target state at once, but the
+//! next [`FakeConnectBuilder::transition_reads`] status reads (default 1; a read is
+//! `GET /connectors/{n}/status` or `GET /connectors?expand=status`) still show the old
+//! connector and task states, so clients must poll. Offsets can be altered only once a read
+//! has shown the connector STOPPED with no tasks (or when it was created or set STOPPED).
+// Later CLI tests use more of this API than the self-test does.
+#![allow(dead_code, unused_imports)]
+
+mod builder;
+mod faults;
+mod http;
+mod offsets;
+mod plugins;
+mod record;
+mod routes;
+mod state;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+
+use serde_json::Value;
+
+pub use builder::FakeConnectBuilder;
+pub use faults::{
+    error_body, Fault, FaultAction, Occurrence, Route, REQUEST_TIMED_OUT, SAFELY_RETRIED,
+    STALE_CONFIG,
+};
+pub use plugins::PluginSpec;
+pub use record::RecordedRequest;
+pub use state::{ConnectorSpec, Kind, OffsetEntry, State};
+
+use faults::Faults;
+use http::{HttpRequest, HttpServer, Reply};
+use record::{Expectation, Times};
+use state::{offset_entries, offsets_json, Cluster};
+
+struct Inner {
+    cluster: Mutex<Cluster>,
+    log: Mutex<Vec<RecordedRequest>>,
+    faults: Mutex<Faults>,
+    expectations: Mutex<Vec<Expectation>>,
+}
+
+/// Locks, ignoring poisoning (a panicking test thread must not hide the real failure).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records the request, applies the first firing fault, and serves it.
+fn serve(inner: &Inner, request: HttpRequest) -> Reply {
+    let body_text = String::from_utf8_lossy(&request.body).into_owned();
+    let index = {
+        let mut log = lock(&inner.log);
+        log.push(RecordedRequest {
+            method: request.method.clone(),
+            path: request.target.clone(),
+            body: serde_json::from_str(&body_text).ok(),
+            body_text,
+            status: None,
+        });
+        log.len() - 1
+    };
+    let fault = lock(&inner.faults).fire(&request.method, &request.target);
+    if let Some(delay) = fault.as_ref().and_then(|f| f.delay) {
+        thread::sleep(delay);
+    }
+    let apply = || {
+        let mut cluster = lock(&inner.cluster);
+        let (status, body) = routes::handle(
+            &mut cluster,
+            &request.method,
+            &request.target,
+            &request.body,
+        );
+        Reply::Respond {
+            status,
+            body: body.map(|b| b.to_string()),
+        }
+    };
+    let reply = match fault.map_or(FaultAction::Proceed, |f| f.action) {
+        FaultAction::Proceed => apply(),
+        FaultAction::Respond { status, body } => Reply::Respond {
+            status,
+            body: Some(body.to_string()),
+        },
+        FaultAction::ApplyThenRespond { status, body } => {
+            apply();
+            Reply::Respond {
+                status,
+                body: Some(body.to_string()),
+            }
+        }
+        FaultAction::DropConnection => Reply::Drop,
+        FaultAction::ApplyThenDrop => {
+            apply();
+            Reply::Drop
+        }
+    };
+    if let Reply::Respond { status, .. } = &reply {
+        if let Some(entry) = lock(&inner.log).get_mut(index) {
+            entry.status = Some(*status);
+        }
+    }
+    reply
+}
+
+/// A running fake Connect worker. Stops serving when dropped, and then fails the test if an
+/// expectation was not met (unless the test is already panicking).
+pub struct FakeConnect {
+    server: HttpServer,
+    inner: Arc<Inner>,
+}
+
+impl FakeConnect {
+    /// An empty cluster (version 4.1.0, no connectors), already serving.
+    pub fn start() -> FakeConnect {
+        FakeConnect::builder().start()
+    }
+
+    /// Configure a cluster; finish with [`FakeConnectBuilder::start`].
+    pub fn builder() -> FakeConnectBuilder {
+        FakeConnectBuilder::new()
+    }
+
+    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.server.addr())
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.server.addr()
+    }
+
+    fn cluster(&self) -> MutexGuard<'_, Cluster> {
+        lock(&self.inner.cluster)
+    }
+
+    // ----- cluster state -----
+
+    /// Names of the existing connectors, sorted.
+    pub fn connector_names(&self) -> Vec<String> {
+        self.cluster().connectors.keys().cloned().collect()
+    }
+
+    /// Target state of a connector (`None` if it does not exist).
+    pub fn state(&self, name: &str) -> Option<State> {
+        self.cluster().connectors.get(name).map(|c| c.target)
+    }
+
+    /// The state status reads currently show (lags behind [`FakeConnect::state`] right after a
+    /// transition). Does not count as a status read.
+    pub fn shown_state(&self, name: &str) -> Option<State> {
+        self.cluster().connectors.get(name).map(|c| c.shown)
+    }
+
+    /// Set a connector's state at once, with no transition lag. Panics if it does not exist.
+    pub fn set_state(&self, name: &str, state: State) {
+        let mut cluster = self.cluster();
+        let connector = cluster.connectors.get_mut(name);
+        connector
+            .unwrap_or_else(|| panic!("fake Connect: no connector {name}"))
+            .force_state(state);
+    }
+
+    /// Stored offsets of `name` as the `offsets` array of `GET .../offsets`, in stored order
+    /// (`[]` if none). Also works for a deleted connector, whose offsets remain.
+    pub fn offsets(&self, name: &str) -> Value {
+        offsets_json(self.cluster().offsets.get(name).map_or(&[], Vec::as_slice))
+    }
+
+    /// The stored offset of one partition, if any.
+    pub fn offset(&self, name: &str, partition: &Value) -> Option<Value> {
+        let cluster = self.cluster();
+        let stored = cluster.offsets.get(name)?;
+        stored
+            .iter()
+            .find(|(p, _)| p == partition)
+            .map(|(_, o)| o.clone())
+    }
+
+    /// Replace the stored offsets of `name` (`[{"partition","offset"}]` or `{"offsets":[..]}`).
+    /// Works whether or not the connector exists; no validation.
+    pub fn set_offsets(&self, name: &str, offsets: Value) {
+        let entries = offset_entries(&offsets);
+        self.cluster().offsets.insert(name.to_string(), entries);
+    }
+
+    /// A connector's config (`None` if it does not exist).
+    pub fn config(&self, name: &str) -> Option<BTreeMap<String, String>> {
+        self.cluster()
+            .connectors
+            .get(name)
+            .map(|c| c.config.clone())
+    }
+
+    /// Add (or replace) a connector while the server runs. Its offsets replace stored ones
+    /// only when the spec has some.
+    pub fn add_connector(&self, spec: ConnectorSpec) {
+        self.cluster().add(&spec);
+    }
+
+    /// Remove a connector as `DELETE /connectors/{n}` does (its offsets remain). Returns
+    /// whether it existed.
+    pub fn remove_connector(&self, name: &str) -> bool {
+        self.cluster().connectors.remove(name).is_some()
+    }
+
+    /// Change the number of lagging status reads for later transitions.
+    pub fn set_transition_reads(&self, reads: u32) {
+        self.cluster().transition_reads = reads;
+    }
+
+    /// When true, `PUT /resume` answers 202 but has no effect.
+    pub fn set_resume_ignored(&self, ignored: bool) {
+        self.cluster().resume_ignored = ignored;
+    }
+
+    // ----- faults and availability -----
+
+    /// Add a fault rule. Rules are tried in the order added; the first whose route matches
+    /// and whose occurrence holds fires. Every rule counts the requests its route matches.
+    pub fn fault(&self, fault: Fault) {
+        lock(&self.inner.faults).add(fault);
+    }
+
+    /// Remove all fault rules.
+    pub fn clear_faults(&self) {
+        lock(&self.inner.faults).clear();
+    }
+
+    /// Take the worker down: the port stops listening (connections are refused) and open
+    /// connections are closed. State and log are kept.
+    pub fn down(&self) {
+        self.server.go_down();
+    }
+
+    /// Bring the worker back on the same URL.
+    pub fn up(&self) {
+        self.server.go_up();
+    }
+
+    /// Whether the worker is listening.
+    pub fn is_up(&self) -> bool {
+        self.server.is_up()
+    }
+
+    // ----- recording and expectations -----
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.inner.log).clone()
+    }
+
+    /// The requests that were not GETs.
+    pub fn mutating_requests(&self) -> Vec<RecordedRequest> {
+        let log = lock(&self.inner.log);
+        log.iter().filter(|r| r.is_mutating()).cloned().collect()
+    }
+
+    /// How many requests matched `method` and `path` (`*` wildcards allowed, see [`Route`]).
+    pub fn count(&self, method: &str, path: &str) -> usize {
+        let log = lock(&self.inner.log);
+        log.iter().filter(|r| r.matches(method, path)).count()
+    }
+
+    /// Forget the requests recorded so far (expectations then only see later ones).
+    pub fn clear_requests(&self) {
+        lock(&self.inner.log).clear();
+    }
+
+    /// Panic, listing them, if any non-GET request was received.
+    pub fn assert_no_mutations(&self) {
+        let mutating = self.mutating_requests();
+        if !mutating.is_empty() {
+            panic!(
+                "fake Connect: expected no mutating requests, got:\n{}",
+                record::describe(&mutating)
+            );
+        }
+    }
+
+    /// Expect at least one request matching `method` and `path` (wildcards as in [`Route`]).
+    pub fn expect(&self, method: &str, path: &str) {
+        self.add_expectation(method, path, Times::AtLeastOnce);
+    }
+
+    /// Expect exactly `times` requests matching `method` and `path` (0 forbids them).
+    pub fn expect_times(&self, method: &str, path: &str, times: usize) {
+        self.add_expectation(method, path, Times::Exactly(times));
+    }
+
+    fn add_expectation(&self, method: &str, path: &str, times: Times) {
+        let route = Route::new(method, path);
+        lock(&self.inner.expectations).push(Expectation { route, times });
+    }
+
+    /// Panic if an expectation is not met, listing the unmet ones and the request log.
+    /// Also runs when the fake is dropped.
+    pub fn verify(&self) {
+        let log = self.requests();
+        let failures: Vec<String> = lock(&self.inner.expectations)
+            .iter()
+            .filter_map(|e| e.check(&log))
+            .collect();
+        if !failures.is_empty() {
+            panic!(
+                "fake Connect: unmet expectations:\n  {}\nrequests received:\n{}",
+                failures.join("\n  "),
+                record::describe(&log)
+            );
+        }
+    }
+}
+
+impl Drop for FakeConnect {
+    fn drop(&mut self) {
+        self.server.go_down();
+        if !thread::panicking() {
+            self.verify();
+        }
+    }
+}
