@@ -8,6 +8,7 @@
 pub mod backup;
 mod calls;
 pub mod plan;
+mod report;
 mod state;
 pub mod transaction;
 pub mod wait;
