@@ -50,14 +50,16 @@ fn try_call(method: &str, url: &str, body: Option<Value>) -> Result<(u16, Value)
     Ok((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
 }
 
-/// One REST call; retries a 409 (rebalance) for a while.
+/// One REST call; retries a 409 (rebalance), and a 5xx on a GET, for a while.
 pub fn call(method: &str, url: &str, body: Option<Value>) -> (u16, Value) {
     let start = Instant::now();
     loop {
         let got = try_call(method, url, body.clone()).unwrap();
-        if got.0 != 409 || start.elapsed() > Duration::from_secs(60) {
+        let again = got.0 == 409 || (method == "GET" && got.0 >= 500);
+        if !again || start.elapsed() > Duration::from_secs(60) {
             return got;
         }
+        eprintln!("{method} {url}: {} {}; retrying", got.0, got.1);
         std::thread::sleep(Duration::from_millis(500));
     }
 }
