@@ -1,14 +1,27 @@
 //! `kco apply`: put the files' offsets on a cluster, safely.
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
+use std::time::Duration;
 
+use super::apply_render::{self, StepPrinter};
+use super::output::Style;
 use super::Context;
-use crate::error::{Error, Result};
+use crate::client::Connect;
+use crate::engine::apply::{
+    self, backup, plan, ApplyDocument, CheckOptions, ExecOptions, PlanOptions, SystemClock, Want,
+};
+use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
 
 /// Restore offsets from snapshot files: plan, back up, stop, patch, verify, restore state
 #[derive(Debug, clap::Args)]
 #[command(
-    after_long_help = "Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --yes\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --cluster dr --create --yes"
+    after_long_help = "Each connector that changes is stopped, patched, read back and put back in its prior \
+state (RUNNING, PAUSED or STOPPED); a failure puts the prior state back and is reported. The live \
+offsets are backed up first; `kco apply <backup dir> --prune` undoes the apply.\n\n\
+Exit codes: 0 everything converged (or no changes); 1 invalid files, a plan error, refusal, or a \
+connector that did not converge.\n\n\
+Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --yes\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --cluster dr --create --yes"
 )]
 pub struct Args {
     /// Snapshot files or directories
@@ -24,8 +37,8 @@ pub struct Args {
     #[arg(long)]
     pub prune: bool,
     /// How many connectors to apply at once
-    #[arg(long, default_value_t = 4)]
-    pub parallel: usize,
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallel: u16,
     /// Apply the (single) file's offsets to a connector of this name
     #[arg(long = "as", value_name = "NEW_NAME")]
     pub as_name: Option<String>,
@@ -40,6 +53,151 @@ pub struct Args {
     pub wait_timeout: u64,
 }
 
-pub fn run(_args: Args, _ctx: &Context) -> Result<u8> {
-    Err(Error::Other("apply is not implemented yet".into()))
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let env = |k: &str| std::env::var(k).ok();
+    let check = CheckOptions {
+        as_name: args.as_name.clone(),
+        create: args.create,
+    };
+    let wants = apply::check(&args.paths, &check, &env)?;
+    let target = ctx.target()?;
+    let client = ctx.connect(&target)?;
+    let run = Run {
+        verb: "Apply these changes",
+        dry_run: args.dry_run,
+        yes: args.yes,
+        prune: args.prune,
+        create: args.create,
+        parallel: usize::from(args.parallel),
+        backup_dir: args.backup_dir,
+        wait_timeout: Duration::from_secs(args.wait_timeout),
+    };
+    drive(ctx, client.as_ref(), &target.name, &wants, &run)
+}
+
+/// What `apply` and `reset` share once the wants are known.
+pub(super) struct Run {
+    /// The confirmation question, before "to cluster X?".
+    pub verb: &'static str,
+    pub dry_run: bool,
+    pub yes: bool,
+    pub prune: bool,
+    pub create: bool,
+    pub parallel: usize,
+    pub backup_dir: Option<PathBuf>,
+    pub wait_timeout: Duration,
+}
+
+/// Plan, print, confirm, back up, execute, report.
+pub(super) fn drive(
+    ctx: &Context,
+    client: &dyn Connect,
+    cluster: &str,
+    wants: &[Want],
+    run: &Run,
+) -> Result<u8> {
+    let p = &ctx.printer;
+    let opts = PlanOptions {
+        prune: run.prune,
+        create: run.create,
+        parallel: run.parallel,
+    };
+    let plan = plan::build(client, cluster, wants, &opts)?;
+    let document = |backup, result| ApplyDocument {
+        plan: &plan,
+        dry_run: run.dry_run,
+        backup,
+        result,
+    };
+    if !p.is_structured() {
+        p.out(&apply_render::plan(p, &plan));
+    }
+    if plan.errors() > 0 {
+        if p.is_structured() {
+            p.structured(&document(None, None));
+        }
+        fail_line(
+            ctx,
+            &format!(
+                "{} connector(s) cannot be applied (see the plan); nothing was changed",
+                plan.errors()
+            ),
+        );
+        return Ok(EXIT_ERROR);
+    }
+    let exec = ExecOptions::new(run.prune, run.parallel, run.wait_timeout);
+    if plan.changes() == 0 {
+        // Runs the (empty) transactions so that the report shows zero mutating calls.
+        let report = apply::execute(client, &plan, &exec, &SystemClock, &StepPrinter(p))?;
+        if p.is_structured() {
+            p.structured(&document(None, Some(&report)));
+        } else {
+            p.line("No changes.");
+        }
+        return Ok(EXIT_OK);
+    }
+    if run.dry_run {
+        if p.is_structured() {
+            p.structured(&document(None, None));
+        } else {
+            p.status("Dry run: nothing was changed.");
+        }
+        return Ok(EXIT_OK);
+    }
+    if !run.yes && !confirm(ctx, &format!("{} to cluster {cluster}?", run.verb))? {
+        p.status("Nothing was changed.");
+        return Ok(EXIT_ERROR);
+    }
+    let dir = match &run.backup_dir {
+        Some(d) if d.is_relative() => ctx.cwd.join(d),
+        Some(d) => d.clone(),
+        None => backup::default_dir(&ctx.cwd, cluster, std::time::SystemTime::now()),
+    };
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let saved = backup::write(&plan, &dir, &now)?;
+    if !saved.files.is_empty() {
+        p.status(&format!(
+            "Backup of the live offsets: {} (undo: kco apply {} --prune --cluster {cluster})",
+            ctx.display_path(&saved.dir),
+            ctx.display_path(&saved.dir)
+        ));
+    }
+    let report = apply::execute(client, &plan, &exec, &SystemClock, &StepPrinter(p))?;
+    if p.is_structured() {
+        p.structured(&document(Some(&saved), Some(&report)));
+    } else {
+        p.out(&apply_render::summary(p, &report));
+    }
+    if report.converged {
+        Ok(EXIT_OK)
+    } else {
+        fail_line(ctx, "not every connector converged (see above)");
+        Ok(EXIT_ERROR)
+    }
+}
+
+/// Asks on the terminal; refuses when stdin is not one.
+fn confirm(ctx: &Context, question: &str) -> Result<bool> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(Error::Usage(
+            "stdin is not a terminal, so kco cannot ask for confirmation; nothing was changed. Pass --yes to apply without asking".into(),
+        ));
+    }
+    let mut err = std::io::stderr();
+    let _ = write!(err, "{} [y/N] ", ctx.printer.paint(Style::Bold, question));
+    let _ = err.flush();
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Error::Other(format!("cannot read the answer: {e}")))?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+fn fail_line(ctx: &Context, message: &str) {
+    eprintln!("{} {message}", ctx.printer.paint(Style::Bad, "error:"));
 }

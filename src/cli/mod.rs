@@ -2,6 +2,7 @@
 //! one place that prints errors and maps them to exit codes.
 
 mod apply;
+mod apply_render;
 mod context;
 mod diff;
 mod diff_render;

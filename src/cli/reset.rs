@@ -1,14 +1,20 @@
 //! `kco reset`: delete connectors' offsets, inside the same safe transaction as apply.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use super::apply::{drive, Run};
 use super::Context;
-use crate::error::{Error, Result};
+use crate::engine::apply::reset_wants;
+use crate::error::Result;
 
 /// Delete all offsets of connectors (backed up first), restoring their state afterwards
 #[derive(Debug, clap::Args)]
 #[command(
-    after_long_help = "Examples:\n  kco reset orders-sink --dry-run\n  kco reset orders-sink --yes"
+    after_long_help = "Each connector is stopped, its offsets deleted (DELETE .../offsets) and read back \
+as empty, and its prior state put back. The live offsets are backed up first; `kco apply <backup dir>` \
+restores them.\n\nExit codes: 0 every connector reset (or had no offsets); 1 otherwise.\n\n\
+Examples:\n  kco reset orders-sink --dry-run\n  kco reset orders-sink --yes"
 )]
 pub struct Args {
     /// Connector names
@@ -28,6 +34,24 @@ pub struct Args {
     pub wait_timeout: u64,
 }
 
-pub fn run(_args: Args, _ctx: &Context) -> Result<u8> {
-    Err(Error::Other("reset is not implemented yet".into()))
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let target = ctx.target()?;
+    let client = ctx.connect(&target)?;
+    let run = Run {
+        verb: "Delete the offsets of these connectors",
+        dry_run: args.dry_run,
+        yes: args.yes,
+        prune: true,
+        create: false,
+        parallel: 4,
+        backup_dir: args.backup_dir,
+        wait_timeout: Duration::from_secs(args.wait_timeout),
+    };
+    drive(
+        ctx,
+        client.as_ref(),
+        &target.name,
+        &reset_wants(&args.names),
+        &run,
+    )
 }

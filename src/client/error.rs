@@ -30,6 +30,14 @@ pub enum ClientError {
     },
 }
 
+/// A worker that could not forward a request to the leader because the leader refused the
+/// connection (it is down or restarting): the request never reached it, so it may be sent
+/// again once a leader answers. Seen on the test bed while one of two workers restarts.
+fn is_forward_refused(message: &str) -> bool {
+    message.contains("IO Error trying to forward REST request")
+        && (message.contains("ConnectException") || message.contains("Connection refused"))
+}
+
 impl ClientError {
     /// The HTTP status, when Connect answered.
     pub fn status(&self) -> Option<u16> {
@@ -60,7 +68,7 @@ impl ClientError {
                 status: 500,
                 message,
                 ..
-            } => message.contains("can be safely retried"),
+            } => message.contains("can be safely retried") || is_forward_refused(message),
             ClientError::Transport { maybe_sent, .. } => !maybe_sent,
             _ => false,
         }
@@ -98,5 +106,29 @@ impl ClientError {
             | ClientError::Transport { url, .. }
             | ClientError::Decode { url, .. } => url,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(status: u16, message: &str) -> ClientError {
+        ClientError::Http {
+            method: "PUT".into(),
+            url: "http://w/connectors/c/stop".into(),
+            status,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn a_refused_forward_to_the_leader_is_retryable_but_other_forward_errors_are_not() {
+        let refused = "IO Error trying to forward REST request: java.net.ConnectException: Connection refused";
+        assert!(http(500, refused).is_retryable());
+        let reset =
+            "IO Error trying to forward REST request: java.net.SocketException: Connection reset";
+        assert!(!http(500, reset).is_retryable());
+        assert!(!http(500, "Request timed out").is_retryable());
     }
 }

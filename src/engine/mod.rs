@@ -1,6 +1,7 @@
 //! The silent core of each command: what to do against a cluster and the files, returning
 //! reports as data. Nothing here prints.
 
+pub mod apply;
 pub mod diff;
 pub mod fmt;
 pub mod parallel;

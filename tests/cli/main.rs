@@ -1,5 +1,6 @@
 //! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
+mod apply;
 mod diff;
 mod diff_base;
 mod fake_connect;

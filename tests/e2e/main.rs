@@ -3,6 +3,8 @@
 //! Without a reachable test bed every test skips, unless `KCO_E2E=required`.
 //! Worker URLs: `KCO_E2E_A_URLS` (cluster a, comma-separated) and `KCO_E2E_B_URL`.
 
+mod apply;
+mod apply_bed;
 mod diff;
 mod harness;
 mod snapshot;

@@ -1,0 +1,209 @@
+//! `apply` and `reset`: check the files, plan from live state, back up, then run one
+//! transaction per connector. The CLI calls these steps in order and asks for confirmation
+//! between the plan and the backup; nothing here prints.
+//!
+//! [`Connect`] is the seam for fault injection: every request of every step goes through the
+//! client passed in.
+
+pub mod backup;
+mod calls;
+pub mod plan;
+mod report;
+mod state;
+pub mod transaction;
+pub mod wait;
+
+#[cfg(test)]
+mod memory;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use backup::BackupReport;
+pub use plan::{Action, ApplyPlan, ConnectorPlan, PlanOptions, Want};
+pub use transaction::{ConnectorReport, Outcome, Progress, Silent, Step, StepRecord, TxOptions};
+pub use wait::{Clock, ManualClock, SystemClock, WaitPolicy};
+
+use crate::client::Connect;
+use crate::engine::{load_files, parallel};
+use crate::error::{Error, Result};
+use crate::model::file::FileProblem;
+use crate::model::secrets;
+use plan::ResolvedConfig;
+
+/// What the files-side checks need to know.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// `--as`: the one file's offsets go to this connector.
+    pub as_name: Option<String>,
+    /// `--create`: configs are needed, and their secrets are resolved now.
+    pub create: bool,
+}
+
+/// Step 1: loads and checks every file (as `validate` does), resolves the secrets of configs
+/// when creating, and returns what to apply. Any problem stops here, before any request.
+pub fn check(
+    paths: &[PathBuf],
+    opts: &CheckOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Want>> {
+    let (files, mut problems) = load_files(paths);
+    if !problems.is_empty() {
+        return Err(Error::Files(problems));
+    }
+    if files.is_empty() {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::Usage(format!(
+            "no snapshot files (*.yaml) under {}",
+            shown.join(", ")
+        )));
+    }
+    if opts.as_name.is_some() && files.len() != 1 {
+        return Err(Error::Usage(format!(
+            "--as takes exactly one file; {} were given",
+            files.len()
+        )));
+    }
+    let mut wants = Vec::new();
+    let mut targets: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for f in files {
+        let target = opts
+            .as_name
+            .clone()
+            .unwrap_or_else(|| f.file.metadata.name.clone());
+        if let Some(first) = targets.insert(target.clone(), f.path.clone()) {
+            problems.push(FileProblem {
+                path: f.path.clone(),
+                line: None,
+                message: format!(
+                    "connector `{target}` is also the target of {}",
+                    first.display()
+                ),
+            });
+        }
+        let mut config = None;
+        let mut secret_vars = Vec::new();
+        if let (true, Some(raw)) = (opts.create, &f.file.config) {
+            secret_vars = raw
+                .values()
+                .filter_map(|v| secrets::placeholder_var(v))
+                .map(str::to_string)
+                .collect();
+            match secrets::resolve(raw, env) {
+                Ok(mut resolved) => {
+                    if resolved.contains_key("name") {
+                        resolved.insert("name".into(), target.clone());
+                    }
+                    config = Some(ResolvedConfig(resolved));
+                }
+                Err(missing) => {
+                    for var in missing {
+                        problems.push(FileProblem {
+                            path: f.path.clone(),
+                            line: line_of(&f.text, &var),
+                            message: format!(
+                                "the config needs environment variable {var}, which is not set"
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        wants.push(Want::File {
+            target,
+            file: Box::new(f),
+            config,
+            secret_vars,
+        });
+    }
+    if problems.is_empty() {
+        Ok(wants)
+    } else {
+        Err(Error::Files(problems))
+    }
+}
+
+fn line_of(text: &str, needle: &str) -> Option<usize> {
+    text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
+}
+
+/// What `reset` is asked for: each name once.
+pub fn reset_wants(names: &[String]) -> Vec<Want> {
+    let mut seen = std::collections::BTreeSet::new();
+    names
+        .iter()
+        .filter(|n| seen.insert(n.as_str()))
+        .map(|n| Want::Reset { name: n.clone() })
+        .collect()
+}
+
+/// How the transactions run.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecOptions {
+    pub parallel: usize,
+    pub tx: TxOptions,
+}
+
+impl ExecOptions {
+    pub fn new(prune: bool, parallel: usize, wait_timeout: Duration) -> Self {
+        ExecOptions {
+            parallel,
+            tx: TxOptions {
+                prune,
+                wait: WaitPolicy::with_timeout(wait_timeout),
+                alter_attempts: 3,
+            },
+        }
+    }
+}
+
+/// What the transactions did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecReport {
+    /// Every connector converged (or needed nothing).
+    pub converged: bool,
+    /// Mutating requests sent in all (0 when everything was in sync).
+    pub mutating_calls: u32,
+    pub connectors: Vec<ConnectorReport>,
+}
+
+/// The whole run, as `--output json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApplyDocument<'a> {
+    pub plan: &'a ApplyPlan,
+    pub dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<&'a BackupReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<&'a ExecReport>,
+}
+
+/// Step 4: one transaction per changing connector, `parallel` at a time. Refuses a plan with
+/// errors (nothing is sent then).
+pub fn execute(
+    client: &dyn Connect,
+    plan: &ApplyPlan,
+    opts: &ExecOptions,
+    clock: &dyn Clock,
+    progress: &dyn Progress,
+) -> Result<ExecReport> {
+    if plan.errors() > 0 {
+        return Err(Error::Other(format!(
+            "{} connector(s) cannot be applied; nothing was changed",
+            plan.errors()
+        )));
+    }
+    let connectors = parallel::map(&plan.connectors, opts.parallel, |c| {
+        transaction::run(client, c, &opts.tx, clock, progress)
+    });
+    Ok(ExecReport {
+        converged: connectors.iter().all(ConnectorReport::converged),
+        mutating_calls: connectors.iter().map(|c| c.mutating_calls).sum(),
+        connectors,
+    })
+}

@@ -1,0 +1,364 @@
+//! The apply plan, as data: for each connector, what will be sent and why. Built from the files
+//! and live state with reads only; printed (or serialized) before anything changes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::client::{Connect, ConnectVersion, ConnectorListing};
+use crate::engine::{parallel, probe, require_version, ClusterInfo, LoadedFile};
+use crate::error::{Error, Result};
+use crate::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState};
+use crate::plan::{compare, PartitionDiff, PartitionKind};
+
+/// A connector config with its secrets resolved. Never printed: `Debug` hides the values.
+#[derive(Clone, Default)]
+pub struct ResolvedConfig(pub BTreeMap<String, String>);
+
+impl std::fmt::Debug for ResolvedConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ResolvedConfig({} keys, values redacted)", self.0.len())
+    }
+}
+
+/// One thing the user asked for.
+#[derive(Debug, Clone)]
+pub enum Want {
+    /// Make connector `target` hold the file's offsets.
+    File {
+        target: String,
+        file: Box<LoadedFile>,
+        /// The file's config with placeholders resolved (only with `--create`).
+        config: Option<ResolvedConfig>,
+        /// Environment variables the config's placeholders name.
+        secret_vars: Vec<String>,
+    },
+    /// Delete every offset of `name`.
+    Reset { name: String },
+}
+
+impl Want {
+    pub fn target(&self) -> &str {
+        match self {
+            Want::File { target, .. } => target,
+            Want::Reset { name } => name,
+        }
+    }
+}
+
+/// What planning may do.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanOptions {
+    pub prune: bool,
+    pub create: bool,
+    pub parallel: usize,
+}
+
+/// The whole plan against one cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApplyPlan {
+    pub cluster: String,
+    pub url: String,
+    pub connect_version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kafka_cluster_id: Option<String>,
+    pub prune: bool,
+    pub connectors: Vec<ConnectorPlan>,
+}
+
+impl ApplyPlan {
+    /// Connectors that will be changed.
+    pub fn changes(&self) -> usize {
+        self.connectors
+            .iter()
+            .filter(|c| c.action.changes())
+            .count()
+    }
+
+    /// Connectors that cannot be applied (nothing is applied while there are any).
+    pub fn errors(&self) -> usize {
+        self.connectors
+            .iter()
+            .filter(|c| matches!(c.action, Action::Error { .. }))
+            .count()
+    }
+}
+
+/// One connector's part of the plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectorPlan {
+    /// The connector on the target cluster.
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// `cluster/name` the file was captured from, when that is not this connector.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub connector_type: Option<ConnectorType>,
+    /// The state now; `None` when the connector does not exist.
+    pub live_state: Option<ConnectorState>,
+    pub action: Action,
+    /// The partitions that differ (wanted = file, actual = live).
+    pub partitions: Vec<PartitionDiff>,
+    /// How many partitions already hold the wanted offset.
+    pub unchanged: usize,
+    pub warnings: Vec<String>,
+    /// Live offsets, for the backup and for verification.
+    #[serde(skip)]
+    pub live_offsets: Vec<OffsetEntry>,
+    /// The offsets wanted (the file's; empty for a reset).
+    #[serde(skip)]
+    pub wanted: Vec<OffsetEntry>,
+    #[serde(skip)]
+    pub class: Option<String>,
+    #[serde(skip)]
+    pub config: Option<ResolvedConfig>,
+}
+
+/// What will be done to one connector.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Action {
+    /// Live already holds the file's offsets: no request at all.
+    NoChange {
+        /// Live-only partitions left as they are (no `--prune`).
+        kept: usize,
+    },
+    /// Stop, PATCH `entries`, verify, put the state back.
+    Patch {
+        entries: Vec<PatchEntry>,
+        /// How many of `entries` are `null` (`--prune`).
+        prune_nulls: usize,
+        kept: usize,
+    },
+    /// Create stopped from the file's config, PATCH, verify, then start in `start_state`.
+    Create {
+        entries: Vec<PatchEntry>,
+        start_state: TargetState,
+        config_keys: usize,
+        /// Environment variables that supply its secrets (the values are never shown).
+        secrets_from_env: Vec<String>,
+    },
+    /// Stop, DELETE every offset, verify none is left, put the state back.
+    Reset { partitions: usize },
+    /// Cannot be applied; nothing is applied while any connector has this.
+    Error { message: String },
+}
+
+impl Action {
+    /// Whether applying sends mutating requests for this connector.
+    pub fn changes(&self) -> bool {
+        matches!(
+            self,
+            Action::Patch { .. } | Action::Create { .. } | Action::Reset { .. }
+        )
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::NoChange { .. } => "no_change",
+            Action::Patch { .. } => "patch",
+            Action::Create { .. } => "create",
+            Action::Reset { .. } => "reset",
+            Action::Error { .. } => "error",
+        }
+    }
+}
+
+/// Reads live state and plans every want. Fails before any plan when the cluster cannot
+/// alter offsets at all.
+pub fn build(
+    client: &dyn Connect,
+    cluster: &str,
+    wants: &[Want],
+    opts: &PlanOptions,
+) -> Result<ApplyPlan> {
+    let info = probe(client)?;
+    require_version(&info, ConnectVersion::OFFSETS_WRITE, "altering offsets")?;
+    let listing = client
+        .list_connectors()
+        .map_err(|e| Error::client(format!("cannot list connectors of `{cluster}`"), e))?;
+    let connectors = parallel::map(wants, opts.parallel, |w| {
+        plan_one(client, &info, cluster, listing.get(w.target()), w, opts)
+    });
+    Ok(ApplyPlan {
+        cluster: cluster.to_string(),
+        url: info.url.clone(),
+        connect_version: info.info.version.clone(),
+        kafka_cluster_id: info.info.kafka_cluster_id.clone(),
+        prune: opts.prune,
+        connectors,
+    })
+}
+
+fn plan_one(
+    client: &dyn Connect,
+    info: &ClusterInfo,
+    cluster: &str,
+    live: Option<&ConnectorListing>,
+    want: &Want,
+    opts: &PlanOptions,
+) -> ConnectorPlan {
+    let name = want.target().to_string();
+    let mut plan = ConnectorPlan {
+        name: name.clone(),
+        file: None,
+        from: None,
+        connector_type: live.and_then(|l| l.connector_type),
+        live_state: live.and_then(ConnectorListing::state),
+        action: Action::NoChange { kept: 0 },
+        partitions: Vec::new(),
+        unchanged: 0,
+        warnings: Vec::new(),
+        live_offsets: Vec::new(),
+        wanted: Vec::new(),
+        class: live.and_then(|l| l.class.clone()),
+        config: None,
+    };
+    let error = |mut plan: ConnectorPlan, message: String| {
+        plan.action = Action::Error { message };
+        plan
+    };
+    let (file, config, secret_vars) = match want {
+        Want::File {
+            file,
+            config,
+            secret_vars,
+            ..
+        } => (Some(file), config.clone(), secret_vars.clone()),
+        Want::Reset { .. } => (None, None, Vec::new()),
+    };
+    if let Some(f) = file {
+        let meta = &f.file.metadata;
+        plan.file = Some(f.path.clone());
+        plan.wanted = f.file.offsets.clone();
+        plan.connector_type = Some(meta.connector_type);
+        if meta.name != name || meta.cluster != cluster {
+            plan.from = Some(format!("{}/{}", meta.cluster, meta.name));
+        }
+        plan.class = plan.class.or_else(|| meta.connector_class.clone());
+        if meta.connector_type == ConnectorType::Sink {
+            if let (Some(a), Some(b)) = (&meta.kafka_cluster_id, &info.info.kafka_cluster_id) {
+                if a != b {
+                    plan.warnings.push(format!(
+                        "sink offsets were captured against Kafka cluster {a}; this Connect cluster uses {b}, where topic offsets differ"
+                    ));
+                }
+            }
+        }
+    }
+    let Some(live) = live else {
+        let Some(f) = file else {
+            return error(
+                plan,
+                format!("connector `{name}` does not exist on cluster `{cluster}`"),
+            );
+        };
+        if !opts.create {
+            return error(plan, format!(
+                "connector `{name}` does not exist on cluster `{cluster}` (use --create to create it from the file's config)"
+            ));
+        }
+        let Some(config) = config.or_else(|| f.file.config.clone().map(ResolvedConfig)) else {
+            return error(plan, format!(
+                "{}: the file has no config to create `{name}` from (capture it with `kco snapshot --with-config`)",
+                f.path.display()
+            ));
+        };
+        if info.version < ConnectVersion::INITIAL_STATE {
+            return error(plan, format!(
+                "creating `{name}` in the STOPPED state needs Kafka Connect {} (KIP-980); {} runs {}: create it stopped yourself, then apply without --create",
+                ConnectVersion::INITIAL_STATE, info.url, info.info.version
+            ));
+        }
+        plan.partitions = compare(&plan.wanted, &[]);
+        plan.action = Action::Create {
+            entries: patch_entries(&plan.partitions, false),
+            start_state: f
+                .file
+                .metadata
+                .state
+                .map(ConnectorState::target)
+                .unwrap_or(TargetState::Running),
+            config_keys: config.0.len(),
+            secrets_from_env: secret_vars,
+        };
+        plan.config = Some(config);
+        return plan;
+    };
+    if let (Some(f), Some(t)) = (file, live.connector_type) {
+        if f.file.metadata.connector_type != t {
+            return error(
+                plan,
+                format!(
+                    "the file holds {} offsets but `{name}` on `{cluster}` is a {t} connector",
+                    f.file.metadata.connector_type
+                ),
+            );
+        }
+        if let (Some(a), Some(b)) = (&f.file.metadata.connector_class, &live.class) {
+            if a != b {
+                plan.warnings.push(format!(
+                    "the file was captured from a {a}; `{name}` is a {b}"
+                ));
+            }
+        }
+    }
+    plan.live_offsets = match client.offsets(&name) {
+        Ok(o) => o,
+        Err(e) => return error(plan, format!("cannot read the offsets of `{name}`: {e}")),
+    };
+    let diffs = compare(&plan.wanted, &plan.live_offsets);
+    plan.unchanged = diffs.iter().filter(|d| !d.is_change()).count();
+    plan.partitions = diffs.into_iter().filter(|d| d.is_change()).collect();
+    if file.is_none() {
+        plan.action = if plan.live_offsets.is_empty() {
+            Action::NoChange { kept: 0 }
+        } else {
+            Action::Reset {
+                partitions: plan.live_offsets.len(),
+            }
+        };
+        return plan;
+    }
+    let entries = patch_entries(&plan.partitions, opts.prune);
+    let kept = if opts.prune {
+        0
+    } else {
+        plan.partitions
+            .iter()
+            .filter(|d| d.kind == PartitionKind::OnlyActual)
+            .count()
+    };
+    plan.action = if entries.is_empty() {
+        Action::NoChange { kept }
+    } else {
+        Action::Patch {
+            prune_nulls: entries.iter().filter(|e| e.offset.is_none()).count(),
+            entries,
+            kept,
+        }
+    };
+    plan
+}
+
+/// The PATCH body for a comparison: wanted offsets for moved and missing partitions, and with
+/// `prune` a null for each live-only partition.
+pub fn patch_entries(diffs: &[PartitionDiff], prune: bool) -> Vec<PatchEntry> {
+    diffs
+        .iter()
+        .filter_map(|d| match d.kind {
+            PartitionKind::Moved | PartitionKind::OnlyWanted => Some(PatchEntry {
+                partition: d.partition.clone(),
+                offset: d.wanted.clone(),
+            }),
+            PartitionKind::OnlyActual if prune => Some(PatchEntry {
+                partition: d.partition.clone(),
+                offset: None,
+            }),
+            _ => None,
+        })
+        .collect()
+}

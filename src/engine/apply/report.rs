@@ -1,0 +1,93 @@
+//! What a transaction reports: its steps, each step's record, and the connector's outcome.
+
+use serde::Serialize;
+
+use crate::model::TargetState;
+
+/// The steps of a transaction, in order. A report names the one that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    RecordState,
+    Create,
+    Stop,
+    WaitStopped,
+    Patch,
+    Reset,
+    Verify,
+    Restore,
+    WaitRestored,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = serde_json::to_value(self).expect("a step serializes");
+        f.write_str(s.as_str().unwrap_or("?"))
+    }
+}
+
+/// What one step did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepRecord {
+    pub step: Step,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// Told about every step as it ends (the CLI prints them with `-v`).
+pub trait Progress: Sync {
+    fn step(&self, connector: &str, record: &StepRecord);
+}
+
+/// Hears nothing.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn step(&self, _: &str, _: &StepRecord) {}
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Already in sync: nothing was sent.
+    NoChange,
+    /// Changed, verified, and its state put back.
+    Applied,
+    /// Something failed; see `failed_step` and `error`.
+    Failed,
+}
+
+/// What happened to one connector.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectorReport {
+    pub name: String,
+    pub action: &'static str,
+    pub outcome: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_step: Option<Step>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The target state recorded before any change (absent for a created connector).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prior_state: Option<TargetState>,
+    /// The state put back (or, for a created connector, started in).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored_state: Option<TargetState>,
+    /// Whether that state was reached.
+    pub state_restored: bool,
+    /// The state last seen, e.g. `RUNNING (tasks: 1 RUNNING)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_state: Option<String>,
+    /// Whether a PATCH or DELETE of offsets was sent (so offsets may have changed).
+    pub offsets_sent: bool,
+    pub warnings: Vec<String>,
+    /// Mutating requests sent for this connector (0 when it was in sync).
+    pub mutating_calls: u32,
+    pub steps: Vec<StepRecord>,
+}
+
+impl ConnectorReport {
+    pub fn converged(&self) -> bool {
+        self.outcome != Outcome::Failed
+    }
+}

@@ -1,0 +1,369 @@
+//! One connector's transaction: record its state, stop it, wait for zero tasks, alter its
+//! offsets, read them back, and put the state back. Any failure after the stop puts the
+//! recorded state back too, and the report names the step that failed.
+
+use std::time::Duration;
+
+use super::calls::Counting;
+use super::plan::{patch_entries, Action, ConnectorPlan};
+pub use super::report::{ConnectorReport, Outcome, Progress, Silent, Step, StepRecord};
+use super::state::{describe, poll_target};
+use super::wait::{until, Clock, Poll, WaitPolicy};
+use crate::client::Connect;
+use crate::model::{canonical_json, OffsetEntry, TargetState};
+use crate::plan::{compare, PartitionKind};
+
+/// How a transaction behaves.
+#[derive(Debug, Clone, Copy)]
+pub struct TxOptions {
+    pub prune: bool,
+    /// For every wait for a state.
+    pub wait: WaitPolicy,
+    /// How many times a PATCH/DELETE that timed out (and was found not applied) is sent.
+    pub alter_attempts: u32,
+}
+
+/// How long reading back may take to show the new offsets.
+const VERIFY_WINDOW: Duration = Duration::from_secs(15);
+
+struct Failure {
+    step: Step,
+    error: String,
+}
+
+struct Tx<'a> {
+    client: &'a Counting<'a>,
+    plan: &'a ConnectorPlan,
+    opts: &'a TxOptions,
+    clock: &'a dyn Clock,
+    progress: &'a dyn Progress,
+    report: ConnectorReport,
+}
+
+/// Runs one connector's part of the plan.
+pub fn run(
+    client: &dyn Connect,
+    plan: &ConnectorPlan,
+    opts: &TxOptions,
+    clock: &dyn Clock,
+    progress: &dyn Progress,
+) -> ConnectorReport {
+    let counting = Counting::new(client);
+    let mut tx = Tx {
+        client: &counting,
+        plan,
+        opts,
+        clock,
+        progress,
+        report: ConnectorReport {
+            name: plan.name.clone(),
+            action: plan.action.kind(),
+            outcome: Outcome::NoChange,
+            failed_step: None,
+            error: None,
+            prior_state: None,
+            restored_state: None,
+            state_restored: false,
+            final_state: None,
+            offsets_sent: false,
+            warnings: plan.warnings.clone(),
+            mutating_calls: 0,
+            steps: Vec::new(),
+        },
+    };
+    match &plan.action {
+        Action::NoChange { .. } => tx.report.state_restored = true,
+        Action::Error { message } => {
+            tx.report.outcome = Outcome::Failed;
+            tx.report.error = Some(message.clone());
+        }
+        Action::Patch { .. } => tx.existing(Step::Patch),
+        Action::Reset { .. } => tx.existing(Step::Reset),
+        Action::Create { start_state, .. } => tx.create(*start_state),
+    }
+    tx.report.mutating_calls = counting.mutating();
+    tx.report
+}
+
+impl Tx<'_> {
+    fn name(&self) -> &str {
+        &self.plan.name
+    }
+
+    fn step<T>(
+        &mut self,
+        step: Step,
+        f: impl FnOnce(&mut Self) -> Result<(T, String), String>,
+    ) -> Result<T, Failure> {
+        let (result, ok, detail) = match f(self) {
+            Ok((v, detail)) => (Ok(v), true, detail),
+            Err(error) => (
+                Err(Failure {
+                    step,
+                    error: error.clone(),
+                }),
+                false,
+                error,
+            ),
+        };
+        let record = StepRecord { step, ok, detail };
+        self.progress.step(&self.plan.name, &record);
+        self.report.steps.push(record);
+        result
+    }
+
+    fn fail(&mut self, f: Failure) {
+        self.report.outcome = Outcome::Failed;
+        self.report.failed_step = Some(f.step);
+        self.report.error = Some(f.error);
+    }
+
+    /// An existing connector: record, stop, wait, alter, verify, restore.
+    fn existing(&mut self, alter: Step) {
+        let (prior, stopped) = match self.step(Step::RecordState, |tx| {
+            let s = tx.client.status(tx.name()).map_err(|e| e.to_string())?;
+            let state = s
+                .state
+                .ok_or_else(|| format!("unknown state `{}`: left untouched", s.raw_state))?;
+            let detail = format!("{} (will be put back as {})", describe(&s), state.target());
+            Ok(((state.target(), s.is_fully_stopped()), detail))
+        }) {
+            Ok(v) => v,
+            Err(f) => return self.fail(f),
+        };
+        self.report.prior_state = Some(prior);
+        let changed = self.stop_and_alter(alter, stopped);
+        let restored = self.restore(prior);
+        match (changed, restored) {
+            (Ok(()), Ok(())) => self.report.outcome = Outcome::Applied,
+            (Ok(()), Err(f)) => self.fail(f),
+            (Err(f), Ok(())) => self.fail(f),
+            (Err(f), Err(r)) => self.fail(Failure {
+                step: f.step,
+                error: format!(
+                    "{}; putting {prior} back then failed too ({}: {})",
+                    f.error, r.step, r.error
+                ),
+            }),
+        }
+        self.read_final_state();
+    }
+
+    fn stop_and_alter(&mut self, alter: Step, already_stopped: bool) -> Result<(), Failure> {
+        if already_stopped {
+            self.step(Step::Stop, |_| {
+                Ok(((), "already stopped: nothing sent".into()))
+            })?;
+        } else {
+            self.step(Step::Stop, |tx| {
+                tx.client.stop(tx.name()).map_err(|e| e.to_string())?;
+                Ok(((), "PUT /stop accepted".into()))
+            })?;
+        }
+        self.wait_for(Step::WaitStopped, TargetState::Stopped)?;
+        self.step(alter, |tx| tx.alter(alter))?;
+        self.step(Step::Verify, |tx| tx.verify(alter))
+    }
+
+    /// A connector to create: create it stopped, alter, verify, start it in `start`. A failure
+    /// leaves it stopped (it held nothing before).
+    fn create(&mut self, start: TargetState) {
+        let result = self
+            .step(Step::Create, |tx| {
+                let config = &tx.plan.config.as_ref().expect("a create has a config").0;
+                match tx
+                    .client
+                    .create(tx.name(), config, Some(TargetState::Stopped))
+                {
+                    Ok(()) => Ok(((), "created in the STOPPED state".into())),
+                    Err(e) if e.is_timeout() && tx.client.status(tx.name()).is_ok() => Ok((
+                        (),
+                        "the create timed out, but the connector exists now".into(),
+                    )),
+                    Err(e) => Err(e.to_string()),
+                }
+            })
+            .and_then(|()| self.wait_for(Step::WaitStopped, TargetState::Stopped))
+            .and_then(|()| self.step(Step::Patch, |tx| tx.alter(Step::Patch)))
+            .and_then(|()| self.step(Step::Verify, |tx| tx.verify(Step::Patch)));
+        let result = match result {
+            Ok(()) => self.restore(start),
+            Err(f) => {
+                if f.step != Step::Create {
+                    self.report.warnings.push(format!(
+                        "`{}` was created by this apply and is left STOPPED",
+                        self.plan.name
+                    ));
+                }
+                Err(f)
+            }
+        };
+        match result {
+            Ok(()) => self.report.outcome = Outcome::Applied,
+            Err(f) => self.fail(f),
+        }
+        self.read_final_state();
+    }
+
+    /// Puts `target` back and waits for it.
+    fn restore(&mut self, target: TargetState) -> Result<(), Failure> {
+        self.report.restored_state = Some(target);
+        self.step(Step::Restore, |tx| {
+            let name = tx.name().to_string();
+            let detail = match target {
+                TargetState::Running => tx.client.resume(&name).map(|()| "PUT /resume accepted"),
+                TargetState::Paused => tx.client.pause(&name).map(|()| "PUT /pause accepted"),
+                TargetState::Stopped => Ok("stays STOPPED: nothing sent"),
+            };
+            detail
+                .map(|d| ((), d.to_string()))
+                .map_err(|e| e.to_string())
+        })?;
+        self.wait_for(Step::WaitRestored, target)?;
+        self.report.state_restored = true;
+        Ok(())
+    }
+
+    fn wait_for(&mut self, step: Step, target: TargetState) -> Result<(), Failure> {
+        let policy = self.opts.wait;
+        self.step(step, |tx| {
+            let s = until(tx.clock, &policy, || {
+                poll_target(tx.client.status(tx.name()), target)
+            })
+            .map_err(|e| format!("waiting for {target}: {e}"))?;
+            let seen = describe(&s);
+            tx.report.final_state = Some(seen.clone());
+            Ok(((), seen))
+        })
+    }
+
+    fn read_final_state(&mut self) {
+        if let Ok(s) = self.client.status(self.name()) {
+            self.report.final_state = Some(describe(&s));
+        }
+    }
+
+    /// PATCH (or DELETE) what the live offsets, read now that the connector is stopped, lack.
+    /// A request that timed out may have worked: read back before sending it again.
+    fn alter(&mut self, step: Step) -> Result<((), String), String> {
+        let name = self.name().to_string();
+        let entries = if step == Step::Reset {
+            Vec::new()
+        } else {
+            let live = self.read_offsets()?;
+            let entries = patch_entries(&compare(&self.plan.wanted, &live), self.opts.prune);
+            if entries.is_empty() {
+                return Ok(((), "live offsets already as wanted: nothing sent".into()));
+            }
+            entries
+        };
+        let attempts = self.opts.alter_attempts.max(1);
+        let mut notes = Vec::new();
+        for attempt in 1..=attempts {
+            self.report.offsets_sent = true;
+            let sent = if step == Step::Reset {
+                self.client.reset_offsets(&name)
+            } else {
+                self.client.patch_offsets(&name, &entries)
+            };
+            match sent {
+                Ok(message) => {
+                    if message.contains("externally") || message.contains("manually altered") {
+                        self.report.warnings.push(message);
+                    }
+                    let what = if step == Step::Reset {
+                        "DELETE accepted".to_string()
+                    } else {
+                        let nulls = entries.iter().filter(|e| e.offset.is_none()).count();
+                        format!(
+                            "PATCH of {} partition(s) ({nulls} null) accepted",
+                            entries.len()
+                        )
+                    };
+                    notes.push(what);
+                    return Ok(((), notes.join("; ")));
+                }
+                Err(e) if e.is_timeout() => {
+                    let live = self.read_offsets()?;
+                    if self.mismatches(step, &live).is_empty() {
+                        notes.push(format!("{e}; read back: already applied"));
+                        return Ok(((), notes.join("; ")));
+                    }
+                    notes.push(format!("{e}; read back: not applied"));
+                    if attempt == attempts {
+                        return Err(notes.join("; "));
+                    }
+                }
+                Err(e) => {
+                    notes.push(e.to_string());
+                    return Err(notes.join("; "));
+                }
+            }
+        }
+        unreachable!("the loop returns on its last attempt")
+    }
+
+    fn read_offsets(&self) -> Result<Vec<OffsetEntry>, String> {
+        self.client
+            .offsets(self.name())
+            .map_err(|e| format!("reading offsets: {e}"))
+    }
+
+    /// Reads the offsets back until they are as wanted (Connect may show a write late).
+    fn verify(&mut self, step: Step) -> Result<((), String), String> {
+        let policy = self.opts.wait.capped(VERIFY_WINDOW);
+        until(self.clock, &policy, || {
+            match self.client.offsets(self.name()) {
+                Ok(live) => {
+                    let bad = self.mismatches(step, &live);
+                    if bad.is_empty() {
+                        Poll::Ready(live.len())
+                    } else {
+                        Poll::Pending(summarize(&bad))
+                    }
+                }
+                Err(e) => Poll::Pending(format!("reading offsets: {e}")),
+            }
+        })
+        .map(|n| ((), format!("read back: {n} partition(s), as wanted")))
+        .map_err(|e| format!("offsets differ from the file after the change: {e}"))
+    }
+
+    /// Partitions whose live offset is not what this step wants, described.
+    fn mismatches(&self, step: Step, live: &[OffsetEntry]) -> Vec<String> {
+        let show = |f: &Option<crate::model::Fields>| match f {
+            Some(m) => canonical_json(&serde_json::Value::Object(m.clone())),
+            None => "none".into(),
+        };
+        let wanted: &[OffsetEntry] = if step == Step::Reset {
+            &[]
+        } else {
+            &self.plan.wanted
+        };
+        let prune = self.opts.prune || step == Step::Reset;
+        compare(wanted, live)
+            .into_iter()
+            .filter(|d| match d.kind {
+                PartitionKind::Unchanged => false,
+                PartitionKind::OnlyActual => prune,
+                _ => true,
+            })
+            .map(|d| {
+                format!(
+                    "{} wanted {} live {}",
+                    canonical_json(&serde_json::Value::Object(d.partition)),
+                    show(&d.wanted),
+                    show(&d.actual)
+                )
+            })
+            .collect()
+    }
+}
+
+fn summarize(bad: &[String]) -> String {
+    let mut s = bad.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+    if bad.len() > 3 {
+        s.push_str(&format!("; and {} more", bad.len() - 3));
+    }
+    s
+}

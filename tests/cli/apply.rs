@@ -1,0 +1,508 @@
+//! `kco apply` and `kco reset` against the fake Connect worker.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+
+use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault, State};
+use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
+use kco::model::{ConnectorState, ConnectorType, OffsetEntry};
+
+const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
+const SOURCE: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
+
+/// Runs kco in `dir` against `fake`, with a clean environment and stdin that is not a terminal.
+fn kco(dir: &Path, fake: &FakeConnect, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::cargo_bin("kco").unwrap();
+    cmd.env_clear()
+        .env("HOME", dir)
+        .env("NO_COLOR", "1")
+        .current_dir(dir)
+        .args(["--url", &fake.url(), "--cluster", "a"])
+        .args(args)
+        .write_stdin("");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn sink_offsets(pairs: &[(i64, i64)]) -> Value {
+    Value::Array(
+        pairs
+            .iter()
+            .map(|(p, o)| json!({"partition": {"kafka_topic": "t", "kafka_partition": p}, "offset": {"kafka_offset": o}}))
+            .collect(),
+    )
+}
+
+/// Writes a sealed snapshot file for connector `name` and returns its path.
+fn snapshot(
+    dir: &Path,
+    name: &str,
+    kind: ConnectorType,
+    offsets: Value,
+    config: Option<BTreeMap<String, String>>,
+) -> PathBuf {
+    let entries: Vec<OffsetEntry> = serde_json::from_value(offsets).unwrap();
+    let file = OffsetsFile::new(
+        Metadata {
+            name: name.into(),
+            cluster: "a".into(),
+            kafka_cluster_id: None,
+            connect_version: None,
+            connector_class: None,
+            connector_type: kind,
+            state: Some(ConnectorState::Running),
+            captured_at: None,
+        },
+        entries,
+        config,
+    );
+    let path = dir.join("snapshots").join(format!("{name}.yaml"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, file.render(DEFAULT_SCHEMA_REF)).unwrap();
+    path
+}
+
+fn sink_fake(state: State) -> FakeConnect {
+    FakeConnect::builder()
+        .sink("s", SINK, state, sink_offsets(&[(0, 100), (2, 7)]))
+        .start()
+}
+
+fn methods(fake: &FakeConnect) -> Vec<String> {
+    fake.mutating_requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = sink_fake(State::Running);
+    let f = snapshot(
+        dir.path(),
+        "s",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 10), (1, 5)]),
+        None,
+    );
+    let o = kco(
+        dir.path(),
+        &fake,
+        &["apply", f.to_str().unwrap(), "--dry-run"],
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(
+        out.contains("~ s (sink, RUNNING): stop, patch 2 partition(s), then RUNNING again"),
+        "{out}"
+    );
+    assert!(
+        out.contains("t[0]: kafka_offset=100 -> kafka_offset=10  (backward 90 records"),
+        "{out}"
+    );
+    assert!(out.contains("t[1]: (none) -> kafka_offset=5"), "{out}");
+    assert!(
+        out.contains("t[2]: kafka_offset=7 kept (live only; --prune removes it)"),
+        "{out}"
+    );
+    assert!(err.contains("Dry run: nothing was changed."), "{err}");
+    fake.assert_no_mutations();
+    assert!(!dir.path().join(".kco").exists(), "no backup on a dry run");
+}
+
+#[test]
+fn refuses_without_yes_when_stdin_is_not_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = sink_fake(State::Running);
+    let f = snapshot(
+        dir.path(),
+        "s",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 10)]),
+        None,
+    );
+    let o = kco(dir.path(), &fake, &["apply", f.to_str().unwrap()], &[]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out.contains("t[0]"), "the plan is shown first: {out}");
+    assert!(err.contains("--yes"), "{err}");
+    fake.assert_no_mutations();
+}
+
+#[test]
+fn apply_backs_up_and_the_backup_undoes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = sink_fake(State::Running);
+    let before = fake.offsets("s");
+    let f = snapshot(
+        dir.path(),
+        "s",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 10), (1, 5)]),
+        None,
+    );
+    let o = kco(
+        dir.path(),
+        &fake,
+        &["apply", f.to_str().unwrap(), "--yes", "--prune"],
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert_eq!(
+        methods(&fake),
+        vec![
+            "PUT /connectors/s/stop",
+            "PATCH /connectors/s/offsets",
+            "PUT /connectors/s/resume"
+        ]
+    );
+    assert_eq!(fake.offsets("s"), sink_offsets(&[(0, 10), (1, 5)]));
+    assert_eq!(fake.state("s"), Some(State::Running));
+    assert!(
+        out.contains("ok s: offsets applied and verified; RUNNING"),
+        "{out}"
+    );
+    // The backup: printed, and a valid file under .kco/backups/<time>/<cluster>/.
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("Backup of the live offsets: "))
+        .expect(&err);
+    let backup_dir = line
+        .trim_start_matches("Backup of the live offsets: ")
+        .split(" (undo")
+        .next()
+        .unwrap();
+    assert!(
+        backup_dir.starts_with(".kco/backups/") && backup_dir.ends_with("/a"),
+        "{backup_dir}"
+    );
+    let (files, problems) = kco::engine::load_files(&[dir.path().join(backup_dir)]);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].file.metadata.state, Some(ConnectorState::Running));
+
+    let o = kco(
+        dir.path(),
+        &fake,
+        &["apply", backup_dir, "--prune", "--yes"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let mut got: Vec<Value> = fake.offsets("s").as_array().unwrap().clone();
+    let mut want: Vec<Value> = before.as_array().unwrap().clone();
+    got.sort_by_key(|v| v.to_string());
+    want.sort_by_key(|v| v.to_string());
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_second_apply_sends_no_mutating_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = sink_fake(State::Running);
+    let f = snapshot(
+        dir.path(),
+        "s",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 10)]),
+        None,
+    );
+    let f = f.to_str().unwrap();
+    let o = kco(dir.path(), &fake, &["apply", f, "--yes"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    fake.clear_requests();
+    let o = kco(dir.path(), &fake, &["apply", f, "--yes"], &[]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out.contains("No changes."), "{out}");
+    fake.assert_no_mutations();
+    let o = kco(dir.path(), &fake, &["apply", f, "--output", "json"], &[]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["result"]["mutating_calls"], 0, "{doc}");
+    assert_eq!(doc["plan"]["connectors"][0]["action"]["kind"], "no_change");
+    fake.assert_no_mutations();
+}
+
+#[test]
+fn a_rebalance_conflict_is_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = sink_fake(State::Paused);
+    fake.fault(
+        Fault::on("PATCH", "/connectors/s/offsets")
+            .nth(1)
+            .conflict(),
+    );
+    let f = snapshot(
+        dir.path(),
+        "s",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 10)]),
+        None,
+    );
+    let o = kco(
+        dir.path(),
+        &fake,
+        &["apply", f.to_str().unwrap(), "--yes", "-o", "json"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert_eq!(fake.count("PATCH", "/connectors/s/offsets"), 2);
+    assert_eq!(fake.state("s"), Some(State::Paused));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &doc["result"]["connectors"][0];
+    assert_eq!(c["outcome"], "applied");
+    assert_eq!(c["prior_state"], "PAUSED");
+    assert_eq!(doc["result"]["converged"], true);
+}
+
+#[test]
+fn a_resume_that_never_takes_effect_fails_the_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::builder()
+        .sink("s", SINK, State::Running, sink_offsets(&[(0, 100)]))
+        .resume_ignored()
+        .start();
+    let f = snapshot(
+        dir.path(),
+        "s",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 10)]),
+        None,
+    );
+    let args = ["apply", f.to_str().unwrap(), "--yes", "--wait-timeout", "1"];
+    let o = kco(dir.path(), &fake, &args, &[]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        out.contains("FAILED s: failed at wait_restored: waiting for RUNNING"),
+        "{out}"
+    );
+    assert!(
+        out.contains("now: STOPPED (no tasks) (RUNNING could not be put back)"),
+        "{out}"
+    );
+    assert!(err.contains("not every connector converged"), "{err}");
+}
+
+#[test]
+fn invalid_files_stop_everything_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = sink_fake(State::Running);
+    let f = snapshot(
+        dir.path(),
+        "s",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 10)]),
+        None,
+    );
+    let edited = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("kafka_offset: 10", "kafka_offset: 11");
+    std::fs::write(&f, edited).unwrap();
+    let o = kco(
+        dir.path(),
+        &fake,
+        &["apply", f.to_str().unwrap(), "--yes"],
+        &[],
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err.contains("s.yaml:") && err.contains("checksum mismatch"),
+        "{err}"
+    );
+    assert!(fake.requests().is_empty());
+}
+
+fn create_config() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("connector.class".to_string(), SOURCE.to_string()),
+        ("name".to_string(), "old".to_string()),
+        ("file".to_string(), "/tmp/in.txt".to_string()),
+        ("topic".to_string(), "t".to_string()),
+        (
+            "db.password".to_string(),
+            "${kco:env:KCO_TEST_PW}".to_string(),
+        ),
+    ])
+}
+
+#[test]
+fn create_with_a_missing_secret_fails_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::start();
+    let offsets = json!([{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": 42}}]);
+    let f = snapshot(
+        dir.path(),
+        "old",
+        ConnectorType::Source,
+        offsets,
+        Some(create_config()),
+    );
+    let args = [
+        "apply",
+        f.to_str().unwrap(),
+        "--as",
+        "new",
+        "--create",
+        "--yes",
+    ];
+    let o = kco(dir.path(), &fake, &args, &[]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err.contains("old.yaml:") && err.contains("KCO_TEST_PW"),
+        "{err}"
+    );
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+}
+
+#[test]
+fn create_moves_offsets_to_a_new_name_and_never_prints_the_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::start();
+    let offsets = json!([{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": 42}}]);
+    let f = snapshot(
+        dir.path(),
+        "old",
+        ConnectorType::Source,
+        offsets.clone(),
+        Some(create_config()),
+    );
+    let secret = "hunter2-very-secret";
+    let args = [
+        "apply",
+        f.to_str().unwrap(),
+        "--as",
+        "new",
+        "--create",
+        "--yes",
+        "-v",
+    ];
+    let o = kco(dir.path(), &fake, &args, &[("KCO_TEST_PW", secret)]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(
+        out.contains("+ new (source, from a/old): create STOPPED"),
+        "{out}"
+    );
+    assert!(out.contains("secrets from KCO_TEST_PW"), "{out}");
+    assert!(!out.contains(secret) && !err.contains(secret));
+    let create = &fake.mutating_requests()[0];
+    assert_eq!(create.method, "POST");
+    assert_eq!(create.body.as_ref().unwrap()["initial_state"], "STOPPED");
+    assert_eq!(
+        methods(&fake)[1..],
+        [
+            "PATCH /connectors/new/offsets",
+            "PUT /connectors/new/resume"
+        ]
+    );
+    let config = fake.config("new").unwrap();
+    assert_eq!(config["db.password"], secret);
+    assert_eq!(config["name"], "new");
+    assert_eq!(fake.offsets("new"), offsets);
+    assert_eq!(fake.state("new"), Some(State::Running));
+}
+
+#[test]
+fn a_missing_connector_without_create_is_a_plan_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::start();
+    let f = snapshot(
+        dir.path(),
+        "ghost",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 1)]),
+        None,
+    );
+    let o = kco(
+        dir.path(),
+        &fake,
+        &["apply", f.to_str().unwrap(), "--yes"],
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        out.contains("! ghost (sink): error:") && out.contains("--create"),
+        "{out}"
+    );
+    assert!(err.contains("nothing was changed"), "{err}");
+    fake.assert_no_mutations();
+}
+
+#[test]
+fn externally_managed_offsets_are_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::builder()
+        .connector(
+            ConnectorSpec::sink("s", SINK)
+                .offsets(sink_offsets(&[(0, 100)]))
+                .externally_managed_offsets(),
+        )
+        .start();
+    let f = snapshot(
+        dir.path(),
+        "s",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 10)]),
+        None,
+    );
+    let o = kco(
+        dir.path(),
+        &fake,
+        &["apply", f.to_str().unwrap(), "--yes"],
+        &[],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(
+        out.contains("warning:") && out.contains("externally"),
+        "{out}"
+    );
+}
+
+#[test]
+fn reset_deletes_offsets_and_keeps_a_stopped_connector_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = sink_fake(State::Stopped);
+    let o = kco(dir.path(), &fake, &["reset", "s", "--dry-run"], &[]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        out.contains("- s (sink, STOPPED): stop, delete all 2 partition offset(s), left STOPPED"),
+        "{out}"
+    );
+    fake.assert_no_mutations();
+    let o = kco(
+        dir.path(),
+        &fake,
+        &["reset", "s", "--yes", "--backup-dir", "bk"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert_eq!(methods(&fake), vec!["DELETE /connectors/s/offsets"]);
+    assert_eq!(fake.offsets("s"), json!([]));
+    assert_eq!(fake.state("s"), Some(State::Stopped));
+    assert!(dir.path().join("bk/s.yaml").is_file());
+    // The backup restores them.
+    let o = kco(dir.path(), &fake, &["apply", "bk", "--yes"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert_eq!(fake.offsets("s").as_array().unwrap().len(), 2);
+}
