@@ -6,8 +6,9 @@
 #
 # Usage: scripts/local-connect.sh <command>
 #   up                   start everything (fresh Kafka data); harmless when already up
+#   check                check the prerequisites (Java 17+, Maven 3.6.3+, curl)
 #   down                 stop the processes started by `up` and delete their data
-#   status               show each process, its pid and URL
+#   status               show each process, its pid and URL (exit 0 only when all run)
 #   logs [NAME] [-f]     list the log files, or print (follow) the log of NAME
 #   restart-worker NAME  stop and start one worker (a1, a2 or b1), wait until it serves
 #   stop-worker NAME     stop one worker
@@ -481,7 +482,7 @@ cmd_down() {
 }
 
 cmd_status() {
-  local name pid url state any=0
+  local name pid url state any=0 all_up=1
   local version
   version=$(running_version)
   printf '%-8s %-8s %-9s %s\n' PROCESS PID STATE ADDRESS
@@ -501,6 +502,7 @@ cmd_status() {
         worker_ready "$name" || state=starting
       fi
     fi
+    [[ $state == running ]] || all_up=0
     printf '%-8s %-8s %-9s %s\n' "$name" "$pid" "$state" "$url"
   done
   if ((any)); then
@@ -508,6 +510,7 @@ cmd_status() {
   else
     echo "test bed is down"
   fi
+  ((all_up))
 }
 
 cmd_logs() {
@@ -601,6 +604,11 @@ main() {
   [[ $# -gt 0 ]] && shift
   case $cmd in
     up) cmd_up ;;
+    check)
+      check_tools
+      check_maven
+      say "prerequisites found (Java 17+, Maven, curl)"
+      ;;
     down) cmd_down ;;
     status) cmd_status ;;
     logs) cmd_logs "$@" ;;

@@ -374,6 +374,12 @@ fn stopped_creation_and_offsets_outliving_the_connector() {
         Some(end),
         "the new connector inherits the deleted one's offsets"
     );
+    // Stopped per its task configs even if /status still shows a stale task: PATCH works.
+    let r = a.patch_offsets(
+        &name,
+        json!([{ "partition": { "filename": file }, "offset": { "position": 0 } }]),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
 }
 
 fn wait_gone(connect: &Connect, name: &str) {
