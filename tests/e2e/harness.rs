@@ -197,13 +197,18 @@ impl Reply {
         self.body
     }
 
-    /// Connect's answer to a request it could not serve right now, worth retrying.
+    /// Connect's answer to a request it could not serve right now, worth retrying: 409
+    /// (rebalance under way), 503 (worker starting), and the 500s that say so, including
+    /// "Request cannot be completed because a rebalance is expected" (seen on
+    /// `GET /connectors/{name}/tasks` during a rebalance).
     fn is_transient(&self) -> bool {
         match self.status {
             409 | 503 => true,
             500 => {
                 let m = self.message();
-                m.contains("can be safely retried") || m.contains("Request timed out")
+                m.contains("can be safely retried")
+                    || m.contains("Request timed out")
+                    || m.contains("a rebalance is expected")
             }
             _ => false,
         }

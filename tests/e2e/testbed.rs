@@ -428,3 +428,84 @@ fn sink_reset_rereads_topic() {
     let seen: Vec<&str> = text.lines().collect();
     assert_eq!(seen.len(), 6, "the topic read twice: {seen:?}");
 }
+
+/// Sink offsets: the framework checks the shape (400); Kafka-side failures are 500;
+/// numbers given as strings are accepted and stored as numbers; `offset: null` removes
+/// the committed offset.
+#[test]
+fn sink_patch_validation_and_null() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    write_lines(&input, &numbered("sv", 3));
+    let topic = unique_name("kco-e2e-sv");
+    let source = unique_name("kco-e2e-sv-src");
+    let _source = a.create(&source, file_source_config(&input, &topic));
+    let sink = unique_name("kco-e2e-sv-sink");
+    let _sink = a.create(&sink, file_sink_config(&dir.path().join("out.txt"), &topic));
+    a.wait_offsets(&sink, "kafka_offset 3", |o| {
+        sink_offset(o, &topic) == Some(3)
+    });
+    a.stop(&sink);
+
+    let bad_request: [(Value, &str); 3] = [
+        (
+            json!({ "partition": { "kafka_topic": topic, "kafka_partition": 0 },
+                    "offset": { "kafka_offset": "x" } }),
+            "Offset values for sink connectors need to be integers",
+        ),
+        (
+            json!({ "partition": { "topic": topic, "kafka_partition": 0 },
+                    "offset": { "kafka_offset": 1 } }),
+            "must contain the keys 'kafka_topic' and 'kafka_partition'",
+        ),
+        (
+            json!({ "partition": { "kafka_topic": topic, "kafka_partition": 0 },
+                    "offset": { "offset": 1 } }),
+            "should either be null or contain the key 'kafka_offset'",
+        ),
+    ];
+    for (entry, expected) in bad_request {
+        let r = a.patch_offsets(&sink, json!([entry]));
+        assert_eq!(r.status, 400, "{entry}: {}", r.body);
+        assert!(r.message().contains(expected), "{entry}: {}", r.body);
+    }
+    let negative = a.patch_offsets(
+        &sink,
+        json!([{ "partition": { "kafka_topic": topic, "kafka_partition": 0 },
+                 "offset": { "kafka_offset": -1 } }]),
+    );
+    assert_eq!(negative.status, 500, "{}", negative.body);
+    let no_partition = a.patch_offsets(
+        &sink,
+        json!([{ "partition": { "kafka_topic": topic, "kafka_partition": 7 },
+                 "offset": { "kafka_offset": 1 } }]),
+    );
+    assert_eq!(no_partition.status, 500, "{}", no_partition.body);
+    assert_eq!(
+        sink_offset(&a.offsets(&sink), &topic),
+        Some(3),
+        "nothing changed"
+    );
+
+    let strings = a.patch_offsets(
+        &sink,
+        json!([{ "partition": { "kafka_topic": topic, "kafka_partition": "0" },
+                 "offset": { "kafka_offset": "1" } }]),
+    );
+    assert_eq!(strings.status, 200, "{}", strings.body);
+    assert_eq!(strings.message(), ALTERED);
+    assert_eq!(
+        sink_offset(&a.offsets(&sink), &topic),
+        Some(1),
+        "stored as a number"
+    );
+
+    let null = a.patch_offsets(
+        &sink,
+        json!([{ "partition": { "kafka_topic": topic, "kafka_partition": 0 }, "offset": null }]),
+    );
+    assert_eq!(null.status, 200, "{}", null.body);
+    assert!(a.offsets(&sink).is_empty(), "the committed offset is gone");
+}
