@@ -20,6 +20,7 @@ STEP="start"
 STEP_START=$SECONDS
 TIMES=()
 TESTBED_OURS=0
+CHILD=""
 LOCKED=()
 [[ ${CI:-} == true ]] && LOCKED=(--locked)
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-auto}
@@ -42,6 +43,7 @@ finish() {
   local rc=$?
   local failed_step=$STEP
   set +e
+  stop_child
   ((rc == 0)) && end_step
   if ((TESTBED_OURS)); then
     if ((rc != 0)) && [[ ${CI:-} == true ]]; then
@@ -68,6 +70,25 @@ finish() {
 trap finish EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# Runs a command in the background and waits for it, so that INT and TERM reach the
+# traps at once instead of after the command ends.
+run() {
+  "$@" &
+  CHILD=$!
+  local rc=0
+  wait "$CHILD" || rc=$?
+  CHILD=""
+  return "$rc"
+}
+
+stop_child() {
+  [[ -n $CHILD ]] || return 0
+  pkill -TERM -P "$CHILD" 2>/dev/null
+  kill -TERM "$CHILD" 2>/dev/null
+  wait "$CHILD" 2>/dev/null
+  CHILD=""
+}
 
 dump_testbed_logs() {
   local dir=${KCO_TESTBED_DIR:-$ROOT/.testbed}/logs log
@@ -123,29 +144,29 @@ ensure_rust
 ensure_java_maven
 
 step "cargo fmt --check"
-cargo fmt --all -- --check
+run cargo fmt --all -- --check
 
 step "cargo clippy"
-cargo clippy "${LOCKED[@]}" --all-targets -- -D warnings
+run cargo clippy "${LOCKED[@]}" --all-targets -- -D warnings
 
 step "cargo build"
-cargo build "${LOCKED[@]}"
+run cargo build "${LOCKED[@]}"
 
 step "unit and CLI tests"
 unit_targets=(--bins --test cli)
 [[ -f src/lib.rs ]] && unit_targets=(--lib "${unit_targets[@]}")
-cargo test "${LOCKED[@]}" "${unit_targets[@]}"
+run cargo test "${LOCKED[@]}" "${unit_targets[@]}"
 
 step "test bed up"
 if "${LC[@]}" status >/dev/null 2>&1; then
   echo "test.sh: the test bed already runs; using it and leaving it up" >&2
 else
   TESTBED_OURS=1
-  "${LC[@]}" up
+  run "${LC[@]}" up
 fi
 
 step "e2e tests"
 export KCO_E2E=required
 export KCO_E2E_A_URLS="http://127.0.0.1:${KCO_TESTBED_A1_PORT:-8083},http://127.0.0.1:${KCO_TESTBED_A2_PORT:-8084}"
 export KCO_E2E_B_URL="http://127.0.0.1:${KCO_TESTBED_B_PORT:-8085}"
-cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-4}"
+run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-4}"
