@@ -385,9 +385,12 @@ EOF
 }
 
 format_storage() {
-  local id
-  # A random 16-byte cluster id in Kafka's URL-safe base64 form.
-  id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  local id=-
+  # A random 16-byte cluster id in Kafka's URL-safe base64 form; one starting with "-"
+  # would be taken for an option by the storage tool.
+  while [[ $id == -* ]]; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  done
   local log
   log=$(log_file broker)
   printf '\n===== %s: formatting storage (cluster id %s) =====\n' "$(date -u +%FT%TZ)" "$id" >>"$log"
@@ -446,7 +449,10 @@ cmd_up() {
   cp=$(classpath_file)
   rm -rf "$STATE/data"
   mkdir -p "$STATE/data/kafka" "$STATE/run" "$STATE/logs"
-  for name in "${PROCS[@]}"; do : >"$(log_file "$name")"; done
+  # Keep the previous run's logs next to the new ones.
+  for name in "${PROCS[@]}"; do
+    if [[ -f $(log_file "$name") ]]; then mv -f "$(log_file "$name")" "$(log_file "$name").1"; fi
+  done
   write_configs "$cp"
   echo "$KAFKA_VERSION" >"$STATE/run/version"
 
