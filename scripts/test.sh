@@ -130,8 +130,8 @@ ensure_java_maven() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
     # Releases without an openjdk-17 package get their default JDK (newer than 17).
-    apt-get install -y -q --no-install-recommends openjdk-17-jdk-headless maven curl ||
-      apt-get install -y -q --no-install-recommends default-jdk-headless maven curl
+    apt-get install -y -q --no-install-recommends --no-upgrade openjdk-17-jdk-headless maven curl ||
+      apt-get install -y -q --no-install-recommends --no-upgrade default-jdk-headless maven curl
   fi
   # Fails with the precise reason when something is still missing.
   "${LC[@]}" check
