@@ -122,10 +122,11 @@ check_tools() {
 # --- classpath ----------------------------------------------------------------
 
 # Prints the path of a file holding the runtime classpath for KAFKA_VERSION. The file is
-# cached under $STATE/classpath and rebuilt with Maven when missing or stale.
+# cached under $STATE/classpath and rebuilt with Maven when missing, older than the pom,
+# or naming a jar that is gone.
 classpath_file() {
   local cp="$STATE/classpath/$KAFKA_VERSION.txt"
-  if [[ -s $cp ]] && classpath_complete "$cp"; then
+  if [[ -s $cp && ! $POM -nt $cp ]] && classpath_complete "$cp"; then
     echo "$cp"
     return
   fi
