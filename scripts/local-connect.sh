@@ -28,8 +28,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 POM="$ROOT/testbed/pom.xml"
 
-# 4.4.0 is newer, but its connect-file and connect-mirror jars cannot be resolved from
-# the Maven repository; 4.3.1 is the newest release with every artifact published.
+# 4.4.0 is newer (and runs on Java 17), but its connect-file and connect-mirror jars
+# cannot be resolved from the Maven repository; 4.3.1 is the newest release with every
+# artifact the test bed needs.
 DEFAULT_KAFKA_VERSION=4.3.1
 KAFKA_VERSION=${KAFKA_VERSION:-$DEFAULT_KAFKA_VERSION}
 STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
@@ -145,7 +146,7 @@ classpath_file() {
   elif grep -q 'connect-test-plugins' "$out" && mvn "${args[@]}" >"$out" 2>&1; then
     say "connect-test-plugins $KAFKA_VERSION is not published; continuing without it"
   else
-    sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -E 'ERROR|BUILD' | head -n 20 >&2 || true
+    sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -m 1 'ERROR' >&2 || true
     die "Maven could not resolve Kafka $KAFKA_VERSION (full output: $out)"
   fi
   [[ -s $tmp ]] || die "Maven wrote no classpath (see $out)"
