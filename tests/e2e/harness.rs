@@ -325,7 +325,11 @@ impl Connect {
         }
     }
 
-    /// `GET /connectors/{name}/offsets`: the `offsets` list.
+    /// `GET /connectors/{name}/offsets`: the `offsets` list, as the worker sees it now.
+    ///
+    /// Source offsets come from the worker's copy of the offsets topic, which may trail a
+    /// PATCH or DELETE by a moment (a removed partition can still be listed, with
+    /// `"offset": null`). After a write, use [`Connect::wait_offsets`].
     pub fn offsets(&self, name: &str) -> Vec<Value> {
         let body = get(&self.connector_url(name, "/offsets")).expect(200, "GET offsets");
         body["offsets"].as_array().cloned().unwrap_or_default()
