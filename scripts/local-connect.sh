@@ -6,8 +6,9 @@
 #
 # Usage: scripts/local-connect.sh <command>
 #   up                   start everything (fresh Kafka data); harmless when already up
+#   check                check the prerequisites (Java 17+, Maven 3.6.3+, curl)
 #   down                 stop the processes started by `up` and delete their data
-#   status               show each process, its pid and URL
+#   status               show each process, its pid and URL (exit 0 only when all run)
 #   logs [NAME] [-f]     list the log files, or print (follow) the log of NAME
 #   restart-worker NAME  stop and start one worker (a1, a2 or b1), wait until it serves
 #   stop-worker NAME     stop one worker
@@ -27,8 +28,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 POM="$ROOT/testbed/pom.xml"
 
-# 4.4.0 is newer, but its connect-file and connect-mirror jars cannot be resolved from
-# the Maven repository; 4.3.1 is the newest release with every artifact published.
+# 4.4.0 is newer (and runs on Java 17), but its connect-file and connect-mirror jars
+# cannot be resolved from the Maven repository; 4.3.1 is the newest release with every
+# artifact the test bed needs.
 DEFAULT_KAFKA_VERSION=4.3.1
 KAFKA_VERSION=${KAFKA_VERSION:-$DEFAULT_KAFKA_VERSION}
 STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
@@ -121,10 +123,11 @@ check_tools() {
 # --- classpath ----------------------------------------------------------------
 
 # Prints the path of a file holding the runtime classpath for KAFKA_VERSION. The file is
-# cached under $STATE/classpath and rebuilt with Maven when missing or stale.
+# cached under $STATE/classpath and rebuilt with Maven when missing, older than the pom,
+# or naming a jar that is gone.
 classpath_file() {
   local cp="$STATE/classpath/$KAFKA_VERSION.txt"
-  if [[ -s $cp ]] && classpath_complete "$cp"; then
+  if [[ -s $cp && ! $POM -nt $cp ]] && classpath_complete "$cp"; then
     echo "$cp"
     return
   fi
@@ -143,7 +146,7 @@ classpath_file() {
   elif grep -q 'connect-test-plugins' "$out" && mvn "${args[@]}" >"$out" 2>&1; then
     say "connect-test-plugins $KAFKA_VERSION is not published; continuing without it"
   else
-    sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -E 'ERROR|BUILD' | head -n 20 >&2 || true
+    sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -m 1 'ERROR' >&2 || true
     die "Maven could not resolve Kafka $KAFKA_VERSION (full output: $out)"
   fi
   [[ -s $tmp ]] || die "Maven wrote no classpath (see $out)"
@@ -384,9 +387,12 @@ EOF
 }
 
 format_storage() {
-  local id
-  # A random 16-byte cluster id in Kafka's URL-safe base64 form.
-  id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  local id=-
+  # A random 16-byte cluster id in Kafka's URL-safe base64 form; one starting with "-"
+  # would be taken for an option by the storage tool.
+  while [[ $id == -* ]]; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  done
   local log
   log=$(log_file broker)
   printf '\n===== %s: formatting storage (cluster id %s) =====\n' "$(date -u +%FT%TZ)" "$id" >>"$log"
@@ -445,7 +451,10 @@ cmd_up() {
   cp=$(classpath_file)
   rm -rf "$STATE/data"
   mkdir -p "$STATE/data/kafka" "$STATE/run" "$STATE/logs"
-  for name in "${PROCS[@]}"; do : >"$(log_file "$name")"; done
+  # Keep the previous run's logs next to the new ones.
+  for name in "${PROCS[@]}"; do
+    if [[ -f $(log_file "$name") ]]; then mv -f "$(log_file "$name")" "$(log_file "$name").1"; fi
+  done
   write_configs "$cp"
   echo "$KAFKA_VERSION" >"$STATE/run/version"
 
@@ -481,7 +490,7 @@ cmd_down() {
 }
 
 cmd_status() {
-  local name pid url state any=0
+  local name pid url state any=0 all_up=1
   local version
   version=$(running_version)
   printf '%-8s %-8s %-9s %s\n' PROCESS PID STATE ADDRESS
@@ -501,6 +510,7 @@ cmd_status() {
         worker_ready "$name" || state=starting
       fi
     fi
+    [[ $state == running ]] || all_up=0
     printf '%-8s %-8s %-9s %s\n' "$name" "$pid" "$state" "$url"
   done
   if ((any)); then
@@ -508,6 +518,7 @@ cmd_status() {
   else
     echo "test bed is down"
   fi
+  ((all_up))
 }
 
 cmd_logs() {
@@ -601,6 +612,11 @@ main() {
   [[ $# -gt 0 ]] && shift
   case $cmd in
     up) cmd_up ;;
+    check)
+      check_tools
+      check_maven
+      say "prerequisites found (Java 17+, Maven, curl)"
+      ;;
     down) cmd_down ;;
     status) cmd_status ;;
     logs) cmd_logs "$@" ;;

@@ -197,13 +197,18 @@ impl Reply {
         self.body
     }
 
-    /// Connect's answer to a request it could not serve right now, worth retrying.
+    /// Connect's answer to a request it could not serve right now, worth retrying: 409
+    /// (rebalance under way), 503 (worker starting), and the 500s that say so, including
+    /// "Request cannot be completed because a rebalance is expected" (seen on
+    /// `GET /connectors/{name}/tasks` during a rebalance).
     fn is_transient(&self) -> bool {
         match self.status {
             409 | 503 => true,
             500 => {
                 let m = self.message();
-                m.contains("can be safely retried") || m.contains("Request timed out")
+                m.contains("can be safely retried")
+                    || m.contains("Request timed out")
+                    || m.contains("a rebalance is expected")
             }
             _ => false,
         }
@@ -320,7 +325,11 @@ impl Connect {
         }
     }
 
-    /// `GET /connectors/{name}/offsets`: the `offsets` list.
+    /// `GET /connectors/{name}/offsets`: the `offsets` list, as the worker sees it now.
+    ///
+    /// Source offsets come from the worker's copy of the offsets topic, which may trail a
+    /// PATCH or DELETE by a moment (a removed partition can still be listed, with
+    /// `"offset": null`). After a write, use [`Connect::wait_offsets`].
     pub fn offsets(&self, name: &str) -> Vec<Value> {
         let body = get(&self.connector_url(name, "/offsets")).expect(200, "GET offsets");
         body["offsets"].as_array().cloned().unwrap_or_default()
@@ -387,16 +396,30 @@ impl Connect {
     }
 
     /// Waits until the connector is STOPPED and has no tasks (what PATCH requires).
+    ///
+    /// Normally `/status` then lists no tasks. A connector deleted while its task was
+    /// being (re)started and created again under the same name can keep a stale
+    /// `UNASSIGNED` task status from its previous life until it runs again; that counts
+    /// as stopped when `GET /connectors/{name}/tasks` is empty too.
     pub fn wait_stopped(&self, name: &str) -> Value {
         wait_for(&format!("{name} STOPPED with no tasks"), WAIT, || {
             let st = self.status(name).ok_or("no such connector")?;
-            let no_tasks = st["tasks"].as_array().is_some_and(Vec::is_empty);
+            let tasks = st["tasks"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            let no_tasks = tasks.is_empty()
+                || (tasks.iter().all(|t| t["state"] == "UNASSIGNED")
+                    && self.task_configs(name).is_empty());
             if st["connector"]["state"] == "STOPPED" && no_tasks {
                 Ok(st)
             } else {
                 Err(st.to_string())
             }
         })
+    }
+
+    /// `GET /connectors/{name}/tasks`: the task configurations (empty when stopped).
+    pub fn task_configs(&self, name: &str) -> Vec<Value> {
+        let body = get(&self.connector_url(name, "/tasks")).expect(200, "GET tasks");
+        body.as_array().cloned().unwrap_or_default()
     }
 
     /// Waits until the connector (not necessarily its tasks) reports `state`.

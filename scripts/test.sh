@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Runs every check CI runs: formatting, lints, build, unit and CLI tests, then the
+# end-to-end suite against a local Kafka Connect test bed, which it starts and stops.
+#
+# Installs what is missing: the rustfmt and clippy components (rustup) and, on Debian
+# or Ubuntu as root, Java 17, Maven and curl (apt-get).
+#
+# Environment:
+#   KCO_TESTBED_KEEP=1   leave the test bed running afterwards
+#   KCO_E2E_THREADS      e2e tests run in parallel (default 4)
+#   KAFKA_VERSION, KCO_TESTBED_*   passed on to scripts/local-connect.sh
+#   CI=true              build with --locked and print the test bed logs on failure
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+LC=(bash "$ROOT/scripts/local-connect.sh")
+START=$SECONDS
+STEP="start"
+STEP_START=$SECONDS
+TIMES=()
+TESTBED_OURS=0
+CHILD=""
+LOCKED=()
+[[ ${CI:-} == true ]] && LOCKED=(--locked)
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-auto}
+
+step() {
+  end_step
+  STEP=$1
+  STEP_START=$SECONDS
+  printf '\n==> %s\n' "$STEP" >&2
+}
+
+end_step() {
+  if [[ $STEP != start ]]; then
+    TIMES+=("$(printf '%4ss  %s' "$((SECONDS - STEP_START))" "$STEP")")
+  fi
+  STEP=start
+}
+
+finish() {
+  local rc=$?
+  local failed_step=$STEP
+  set +e
+  stop_child
+  ((rc == 0)) && end_step
+  if ((TESTBED_OURS)); then
+    if ((rc != 0)) && [[ ${CI:-} == true ]]; then
+      dump_testbed_logs
+    fi
+    if [[ ${KCO_TESTBED_KEEP:-0} == 1 ]]; then
+      echo "test.sh: test bed left running (KCO_TESTBED_KEEP=1); stop it with scripts/local-connect.sh down" >&2
+    else
+      printf '\n==> stopping the test bed\n' >&2
+      "${LC[@]}" down >&2
+    fi
+  fi
+  if ((${#TIMES[@]} > 0)); then
+    printf '\n' >&2
+    printf '  %s\n' "${TIMES[@]}" >&2
+  fi
+  if ((rc == 0)); then
+    printf 'test.sh: all checks passed in %ss\n' "$((SECONDS - START))" >&2
+  else
+    printf 'test.sh: FAILED in step "%s" (exit %s) after %ss\n' "$failed_step" "$rc" "$((SECONDS - START))" >&2
+  fi
+  exit "$rc"
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Runs a command in the background and waits for it, so that INT and TERM reach the
+# traps at once instead of after the command ends.
+run() {
+  "$@" &
+  CHILD=$!
+  local rc=0
+  wait "$CHILD" || rc=$?
+  CHILD=""
+  return "$rc"
+}
+
+stop_child() {
+  [[ -n $CHILD ]] || return 0
+  pkill -TERM -P "$CHILD" 2>/dev/null
+  kill -TERM "$CHILD" 2>/dev/null
+  wait "$CHILD" 2>/dev/null
+  CHILD=""
+}
+
+dump_testbed_logs() {
+  local dir=${KCO_TESTBED_DIR:-$ROOT/.testbed}/logs log
+  for log in "$dir"/*.log; do
+    [[ -f $log ]] || continue
+    printf '\n----- last 80 lines of %s\n' "$log" >&2
+    tail -n 80 "$log" >&2
+  done
+}
+
+# --- prerequisites ------------------------------------------------------------
+
+ensure_rust() {
+  command -v cargo >/dev/null 2>&1 || {
+    echo "test.sh: cargo not found; install Rust 1.80 or newer (https://rustup.rs)" >&2
+    exit 1
+  }
+  local component
+  for component in rustfmt clippy; do
+    local probe=(cargo fmt --version)
+    [[ $component == clippy ]] && probe=(cargo clippy --version)
+    if ! "${probe[@]}" >/dev/null 2>&1; then
+      command -v rustup >/dev/null 2>&1 || {
+        echo "test.sh: '${probe[*]}' fails and rustup is not available to add $component" >&2
+        exit 1
+      }
+      echo "test.sh: adding the $component component" >&2
+      rustup component add "$component"
+    fi
+  done
+}
+
+ensure_java_maven() {
+  if "${LC[@]}" check >/dev/null 2>&1; then
+    return 0
+  fi
+  if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
+    echo "test.sh: installing Java 17, Maven and curl with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    # Releases without an openjdk-17 package get their default JDK (newer than 17).
+    apt-get install -y -q --no-install-recommends --no-upgrade openjdk-17-jdk-headless maven curl ||
+      apt-get install -y -q --no-install-recommends --no-upgrade default-jdk-headless maven curl
+  fi
+  # Fails with the precise reason when something is still missing.
+  "${LC[@]}" check
+}
+
+# --- the checks ---------------------------------------------------------------
+
+step "prerequisites"
+ensure_rust
+ensure_java_maven
+
+step "cargo fmt --check"
+run cargo fmt --all -- --check
+
+step "cargo clippy"
+run cargo clippy "${LOCKED[@]}" --all-targets -- -D warnings
+
+step "cargo build"
+run cargo build "${LOCKED[@]}"
+
+step "unit and CLI tests"
+unit_targets=(--bins --test cli)
+[[ -f src/lib.rs ]] && unit_targets=(--lib "${unit_targets[@]}")
+run cargo test "${LOCKED[@]}" "${unit_targets[@]}"
+
+step "test bed up"
+if "${LC[@]}" status >/dev/null 2>&1; then
+  echo "test.sh: the test bed already runs; using it and leaving it up" >&2
+else
+  TESTBED_OURS=1
+  run "${LC[@]}" up
+fi
+
+step "e2e tests"
+export KCO_E2E=required
+export KCO_E2E_A_URLS="http://127.0.0.1:${KCO_TESTBED_A1_PORT:-8083},http://127.0.0.1:${KCO_TESTBED_A2_PORT:-8084}"
+export KCO_E2E_B_URL="http://127.0.0.1:${KCO_TESTBED_B_PORT:-8085}"
+run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-4}"
