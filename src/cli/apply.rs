@@ -45,6 +45,9 @@ pub struct Args {
     /// Create missing connectors from the config in their file (stopped, patched, then started)
     #[arg(long)]
     pub create: bool,
+    /// State for connectors made by --create [default: the state recorded in the file]
+    #[arg(long, value_enum, requires = "create")]
+    pub create_state: Option<StateArg>,
     /// Where to write the pre-apply backup [default: .kco/backups/<UTC time>/<cluster>/]
     #[arg(long)]
     pub backup_dir: Option<PathBuf>,
@@ -68,6 +71,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         yes: args.yes,
         prune: args.prune,
         create: args.create,
+        create_state: args.create_state,
         parallel: usize::from(args.parallel),
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),
@@ -83,9 +87,28 @@ pub(super) struct Run {
     pub yes: bool,
     pub prune: bool,
     pub create: bool,
+    pub create_state: Option<StateArg>,
     pub parallel: usize,
     pub backup_dir: Option<PathBuf>,
     pub wait_timeout: Duration,
+}
+
+/// A connector target state, as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StateArg {
+    Running,
+    Paused,
+    Stopped,
+}
+
+impl From<StateArg> for crate::model::TargetState {
+    fn from(s: StateArg) -> Self {
+        match s {
+            StateArg::Running => Self::Running,
+            StateArg::Paused => Self::Paused,
+            StateArg::Stopped => Self::Stopped,
+        }
+    }
 }
 
 /// Plan, print, confirm, back up, execute, report.
@@ -101,6 +124,7 @@ pub(super) fn drive(
         prune: run.prune,
         create: run.create,
         parallel: run.parallel,
+        create_state: run.create_state.map(Into::into),
     };
     let plan = plan::build(client, cluster, wants, &opts)?;
     let document = |backup, result| ApplyDocument {

@@ -43,6 +43,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         yes: args.yes,
         prune: true,
         create: false,
+        create_state: None,
         parallel: 4,
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),

@@ -421,6 +421,44 @@ fn create_moves_offsets_to_a_new_name_and_never_prints_the_secret() {
 }
 
 #[test]
+fn create_state_overrides_the_state_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::start();
+    let offsets = json!([{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": 42}}]);
+    let f = snapshot(
+        dir.path(),
+        "c",
+        ConnectorType::Source,
+        offsets.clone(),
+        Some(create_config()),
+    );
+    let path = f.to_str().unwrap();
+    let env = [("KCO_TEST_PW", "pw")];
+    let o = kco(
+        dir.path(),
+        &fake,
+        &["apply", path, "--create-state", "stopped"],
+        &env,
+    );
+    assert_eq!(o.status.code(), Some(1), "--create-state needs --create");
+    assert!(fake.requests().is_empty());
+    let args = [
+        "apply",
+        path,
+        "--create",
+        "--create-state",
+        "stopped",
+        "--yes",
+    ];
+    let o = kco(dir.path(), &fake, &args, &env);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert_eq!(methods(&fake)[1..], ["PATCH /connectors/c/offsets"]);
+    assert_eq!(fake.state("c"), Some(State::Stopped));
+    assert_eq!(fake.offsets("c"), offsets);
+}
+
+#[test]
 fn a_missing_connector_without_create_is_a_plan_error() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeConnect::start();

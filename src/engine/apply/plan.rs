@@ -53,6 +53,8 @@ pub struct PlanOptions {
     pub prune: bool,
     pub create: bool,
     pub parallel: usize,
+    /// The state to leave a created connector in; `None`: the state recorded in its file.
+    pub create_state: Option<TargetState>,
 }
 
 /// The whole plan against one cluster.
@@ -276,12 +278,13 @@ fn plan_one(
         plan.partitions = compare(&plan.wanted, &[]);
         plan.action = Action::Create {
             entries: patch_entries(&plan.partitions, false),
-            start_state: f
-                .file
-                .metadata
-                .state
-                .map(ConnectorState::target)
-                .unwrap_or(TargetState::Running),
+            start_state: opts.create_state.unwrap_or_else(|| {
+                f.file
+                    .metadata
+                    .state
+                    .map(ConnectorState::target)
+                    .unwrap_or(TargetState::Running)
+            }),
             config_keys: config.0.len(),
             secrets_from_env: secret_vars,
         };

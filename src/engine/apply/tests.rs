@@ -59,6 +59,7 @@ fn plan(mem: &Memory, wants: &[Want], prune: bool, create: bool) -> ApplyPlan {
         prune,
         create,
         parallel: 2,
+        create_state: None,
     };
     plan::build(mem, "a", wants, &opts).unwrap()
 }
