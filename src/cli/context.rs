@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{GlobalArgs, Printer};
 use crate::client::retry::{RetryPolicy, Retrying};
+use crate::client::trace::{TraceSink, Traced};
 use crate::client::{Connect, HttpConnect};
 use crate::config::{ClusterTarget, Config, ConfigError};
 use crate::error::{Error, Result};
@@ -71,7 +72,13 @@ impl Context {
     ) -> Result<Box<dyn Connect>> {
         let http = HttpConnect::new(target.http.clone())
             .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
-        Ok(Box::new(Retrying::new(http, policy)))
+        let retrying = Retrying::new(http, policy);
+        if self.printer.verbose && !self.printer.quiet {
+            let printer = self.printer.clone();
+            let sink: TraceSink = Box::new(move |line| printer.detail(line));
+            return Ok(Box::new(Traced::new(retrying, sink)));
+        }
+        Ok(Box::new(retrying))
     }
 
     /// The snapshots directory from the config (default `snapshots/`).

@@ -7,6 +7,7 @@
 mod error;
 mod http;
 pub mod retry;
+pub mod trace;
 mod types;
 mod version;
 

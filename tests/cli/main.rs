@@ -8,3 +8,4 @@ mod fake_selftest;
 mod fmt;
 mod snapshot;
 mod validate;
+mod verbose;
