@@ -111,6 +111,13 @@ pub enum Command {
 /// only here.
 pub fn run(cli: Cli) -> ExitCode {
     let printer = Printer::new(&cli.global);
+    if cli.global.output == OutputFormat::Markdown && !matches!(cli.command, Command::Diff(_)) {
+        let e = crate::error::Error::Usage(
+            "--output markdown is for `kco diff`; use text, json or yaml here".into(),
+        );
+        printer.error(&e);
+        return ExitCode::from(e.exit_code());
+    }
     let result = Context::new(&cli.global).and_then(|ctx| match cli.command {
         Command::Snapshot(a) => snapshot::run(a, &ctx),
         Command::Diff(a) => diff::run(a, &ctx),

@@ -157,11 +157,17 @@ fn transport_error(method: &str, url: &str, e: &reqwest::Error) -> ClientError {
     } else {
         "request failed".to_string()
     };
+    // The innermost cause says what happened ("Connection refused (os error 111)"); the
+    // layers above it only repeat that a request failed.
+    let mut innermost = None;
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
-        reason.push_str(": ");
-        reason.push_str(&s.to_string());
+        innermost = Some(s.to_string());
         source = s.source();
+    }
+    if let Some(cause) = innermost {
+        reason.push_str(": ");
+        reason.push_str(&cause);
     }
     ClientError::Transport {
         method: method.to_string(),

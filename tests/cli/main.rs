@@ -6,6 +6,6 @@ mod diff_base;
 mod fake_connect;
 mod fake_selftest;
 mod fmt;
+mod global_flags;
 mod snapshot;
 mod validate;
-mod verbose;

@@ -1,4 +1,5 @@
-//! `--verbose` traces every REST call on stderr; credentials never appear.
+//! Global flags: `--verbose` traces every REST call on stderr (credentials never appear);
+//! `--output markdown` is refused outside `diff`; usage errors exit 1.
 
 use serde_json::json;
 
@@ -43,4 +44,42 @@ fn verbose_traces_each_call_and_quiet_runs_do_not() {
     let r = run(kco(dir.path()).env("PW", "pa55word-xyz").args(["snapshot"]));
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains("GET c offsets"), "{}", r.stderr);
+}
+
+#[test]
+fn markdown_outside_diff_and_bad_flags_are_usage_errors_with_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(kco(dir.path()).args(["-o", "markdown", "validate"]));
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("--output markdown is for `kco diff`"),
+        "{}",
+        r.stderr
+    );
+    let r = run(kco(dir.path()).args(["snapshot", "--no-such-flag"]));
+    assert_eq!(
+        r.code, 1,
+        "clap's usage errors must not exit 2 (diff's differences)"
+    );
+    let r = run(kco(dir.path()).args(["--help"]));
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stdout.contains("2  diff only: differences found"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn an_unreachable_worker_is_named_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(kco(dir.path()).args(["--url", "http://127.0.0.1:9", "snapshot"]));
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("GET http://127.0.0.1:9/: cannot connect"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("hint:"), "{}", r.stderr);
+    assert!(!dir.path().join("snapshots").exists(), "nothing written");
 }
