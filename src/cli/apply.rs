@@ -2,6 +2,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::apply_render::{self, StepPrinter};
@@ -149,7 +150,7 @@ pub(super) fn drive(
         );
         return Ok(EXIT_ERROR);
     }
-    let exec = ExecOptions::new(run.prune, run.parallel, run.wait_timeout);
+    let mut exec = ExecOptions::new(run.prune, run.parallel, run.wait_timeout);
     if plan.changes() == 0 {
         // Runs the (empty) transactions so that the report shows zero mutating calls.
         let report = apply::execute(client, &plan, &exec, &SystemClock, &StepPrinter(p))?;
@@ -177,6 +178,7 @@ pub(super) fn drive(
         Some(d) => d.clone(),
         None => backup::default_dir(&ctx.cwd, cluster, std::time::SystemTime::now()),
     };
+    exec.interrupted = Some(on_interrupt_finish_in_flight());
     let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let saved = backup::write(&plan, &dir, &now)?;
     if !saved.files.is_empty() {
@@ -198,6 +200,26 @@ pub(super) fn drive(
         fail_line(ctx, "not every connector converged (see above)");
         Ok(EXIT_ERROR)
     }
+}
+
+/// Set by the first Ctrl-C (or SIGTERM) during the transactions.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// From here on, a first interrupt lets the transactions under way finish (each puts its
+/// connector's state back) and starts no new one; a second exits at once.
+fn on_interrupt_finish_in_flight() -> &'static AtomicBool {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            eprintln!(
+                "kco: interrupted again: exiting now; connectors under way may be left stopped"
+            );
+            std::process::exit(130);
+        }
+        eprintln!(
+            "kco: interrupted: connectors under way finish and get their state back; no other starts (interrupt again to exit at once)"
+        );
+    });
+    &INTERRUPTED
 }
 
 /// Asks on the terminal; refuses when stdin is not one.

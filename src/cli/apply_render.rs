@@ -212,16 +212,18 @@ pub fn summary(p: &Printer, report: &ExecReport) -> String {
         .iter()
         .filter(|c| c.outcome == Outcome::Applied)
         .count();
-    let failed = report
-        .connectors
-        .iter()
-        .filter(|c| c.outcome == Outcome::Failed)
-        .count();
+    let count = |o: Outcome| report.connectors.iter().filter(|c| c.outcome == o).count();
+    let (failed, skipped) = (count(Outcome::Failed), count(Outcome::Skipped));
     out.push_str(&format!(
-        "\n{} applied, {} unchanged, {} failed ({} mutating request(s)).\n",
+        "\n{} applied, {} unchanged, {} failed{} ({} mutating request(s)).\n",
         applied,
-        report.connectors.len() - applied - failed,
+        report.connectors.len() - applied - failed - skipped,
         failed,
+        if skipped > 0 {
+            format!(", {skipped} skipped (interrupted)")
+        } else {
+            String::new()
+        },
         report.mutating_calls
     ));
     out
@@ -230,6 +232,11 @@ pub fn summary(p: &Printer, report: &ExecReport) -> String {
 fn connector_result(p: &Printer, c: &ConnectorReport) -> String {
     let mut out = match c.outcome {
         Outcome::NoChange => format!("{} {}: no changes\n", p.paint(Style::Dim, "="), c.name),
+        Outcome::Skipped => format!(
+            "{} {}: skipped: interrupted before it started; nothing was sent\n",
+            p.paint(Style::Warn, "--"),
+            c.name
+        ),
         Outcome::Applied => format!(
             "{} {}: {}; {}\n",
             p.paint(Style::Good, "ok"),

@@ -7,5 +7,6 @@ mod fake_connect;
 mod fake_selftest;
 mod fmt;
 mod global_flags;
+mod interrupt;
 mod snapshot;
 mod validate;

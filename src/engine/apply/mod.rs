@@ -20,6 +20,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -147,6 +148,9 @@ pub fn reset_wants(names: &[String]) -> Vec<Want> {
 pub struct ExecOptions {
     pub parallel: usize,
     pub tx: TxOptions,
+    /// Once set (by an interrupt), no further transaction starts; those under way finish,
+    /// so that every connector they stopped gets its state back.
+    pub interrupted: Option<&'static AtomicBool>,
 }
 
 impl ExecOptions {
@@ -158,6 +162,7 @@ impl ExecOptions {
                 wait: WaitPolicy::with_timeout(wait_timeout),
                 alter_attempts: 3,
             },
+            interrupted: None,
         }
     }
 }
@@ -167,6 +172,8 @@ impl ExecOptions {
 pub struct ExecReport {
     /// Every connector converged (or needed nothing).
     pub converged: bool,
+    /// The run was interrupted: connectors not yet started were skipped.
+    pub interrupted: bool,
     /// Mutating requests sent in all (0 when everything was in sync).
     pub mutating_calls: u32,
     pub connectors: Vec<ConnectorReport>,
@@ -198,10 +205,16 @@ pub fn execute(
             plan.errors()
         )));
     }
+    let is_interrupted = || opts.interrupted.is_some_and(|f| f.load(Ordering::SeqCst));
     let connectors = parallel::map(&plan.connectors, opts.parallel, |c| {
-        transaction::run(client, c, &opts.tx, clock, progress)
+        if is_interrupted() {
+            transaction::skipped(c)
+        } else {
+            transaction::run(client, c, &opts.tx, clock, progress)
+        }
     });
     Ok(ExecReport {
+        interrupted: is_interrupted(),
         converged: connectors.iter().all(ConnectorReport::converged),
         mutating_calls: connectors.iter().map(|c| c.mutating_calls).sum(),
         connectors,

@@ -55,6 +55,8 @@ pub enum Outcome {
     Applied,
     /// Something failed; see `failed_step` and `error`.
     Failed,
+    /// Not started because the run was interrupted: nothing was sent for it.
+    Skipped,
 }
 
 /// What happened to one connector.
@@ -88,6 +90,6 @@ pub struct ConnectorReport {
 
 impl ConnectorReport {
     pub fn converged(&self) -> bool {
-        self.outcome != Outcome::Failed
+        !matches!(self.outcome, Outcome::Failed | Outcome::Skipped)
     }
 }

@@ -418,3 +418,31 @@ fn backup_holds_live_offsets_and_undoes_the_apply() {
     assert!(exec(&mem, &undo, true).converged);
     assert_eq!(mem.get("c").unwrap().offsets, vec![src("f", 10)]);
 }
+
+#[test]
+fn an_interrupt_skips_transactions_not_yet_started_and_sends_nothing_for_them() {
+    use std::sync::atomic::AtomicBool;
+    let mem = Memory::new("4.1.0");
+    mem.add(
+        "c1",
+        ConnectorType::Source,
+        ConnectorState::Running,
+        vec![src("f", 10)],
+    );
+    mem.add(
+        "c2",
+        ConnectorType::Source,
+        ConnectorState::Running,
+        vec![src("g", 10)],
+    );
+    let wants = [want("c1", vec![src("f", 3)]), want("c2", vec![src("g", 3)])];
+    let p = plan(&mem, &wants, false, false);
+    let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(true)));
+    let mut opts = ExecOptions::new(false, 1, Duration::from_secs(30));
+    opts.interrupted = Some(flag);
+    let r = execute(&mem, &p, &opts, &ManualClock::default(), &Silent).unwrap();
+    assert!(r.interrupted && !r.converged);
+    assert!(r.connectors.iter().all(|c| c.outcome == Outcome::Skipped));
+    assert!(mem.mutating().is_empty(), "{:?}", mem.mutating());
+    assert_eq!(mem.get("c1").unwrap().offsets, vec![src("f", 10)]);
+}

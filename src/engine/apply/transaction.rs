@@ -40,6 +40,33 @@ struct Tx<'a> {
     report: ConnectorReport,
 }
 
+/// The report of a connector whose transaction was never started.
+pub fn skipped(plan: &ConnectorPlan) -> ConnectorReport {
+    ConnectorReport {
+        outcome: Outcome::Skipped,
+        error: Some("interrupted before it started; nothing was sent".into()),
+        ..blank_report(plan)
+    }
+}
+
+fn blank_report(plan: &ConnectorPlan) -> ConnectorReport {
+    ConnectorReport {
+        name: plan.name.clone(),
+        action: plan.action.kind(),
+        outcome: Outcome::NoChange,
+        failed_step: None,
+        error: None,
+        prior_state: None,
+        restored_state: None,
+        state_restored: false,
+        final_state: None,
+        offsets_sent: false,
+        warnings: plan.warnings.clone(),
+        mutating_calls: 0,
+        steps: Vec::new(),
+    }
+}
+
 /// Runs one connector's part of the plan.
 pub fn run(
     client: &dyn Connect,
@@ -55,21 +82,7 @@ pub fn run(
         opts,
         clock,
         progress,
-        report: ConnectorReport {
-            name: plan.name.clone(),
-            action: plan.action.kind(),
-            outcome: Outcome::NoChange,
-            failed_step: None,
-            error: None,
-            prior_state: None,
-            restored_state: None,
-            state_restored: false,
-            final_state: None,
-            offsets_sent: false,
-            warnings: plan.warnings.clone(),
-            mutating_calls: 0,
-            steps: Vec::new(),
-        },
+        report: blank_report(plan),
     };
     match &plan.action {
         Action::NoChange { .. } => tx.report.state_restored = true,
