@@ -239,6 +239,27 @@ impl Config {
         url: Option<&str>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<ClusterTarget, ConfigError> {
+        let mut target = self.resolve_raw(cluster, url, env)?;
+        target
+            .http
+            .move_url_credentials()
+            .map_err(|e| ConfigError {
+                path: self
+                    .path
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(FILE_NAME)),
+                line: None,
+                message: format!("cluster `{}`: {e}", target.name),
+            })?;
+        Ok(target)
+    }
+
+    fn resolve_raw(
+        &self,
+        cluster: Option<&str>,
+        url: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ClusterTarget, ConfigError> {
         if let Some(url) = url {
             let name = cluster.unwrap_or("default").to_string();
             let mut http = match self.raw.clusters.get(&name) {
@@ -302,7 +323,13 @@ impl Config {
         for u in urls.iter_mut() {
             *u = interp("urls", u)?;
             if url::Url::parse(u).is_err() {
-                return Err(self.err("urls", format!("cluster `{name}`: invalid URL `{u}`")));
+                return Err(self.err(
+                    "urls",
+                    format!(
+                        "cluster `{name}`: invalid URL `{}`",
+                        crate::client::redact_url(u)
+                    ),
+                ));
             }
         }
         if urls.is_empty() {

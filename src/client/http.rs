@@ -26,6 +26,23 @@ pub struct TlsOptions {
     pub insecure: bool,
 }
 
+impl HttpOptions {
+    /// Credentials written into a URL (`http://user:pass@host`) become basic auth (unless
+    /// auth is configured), and the URLs, which messages show, keep none.
+    pub fn move_url_credentials(&mut self) -> std::result::Result<(), BuildError> {
+        let mut from_url = None;
+        for u in self.urls.iter_mut() {
+            let (clean, creds) = split_userinfo(u)?;
+            *u = clean;
+            from_url = from_url.or(creds);
+        }
+        if self.auth.is_none() {
+            self.auth = from_url;
+        }
+        Ok(())
+    }
+}
+
 /// How to reach one cluster.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -51,10 +68,11 @@ pub struct HttpConnect {
 pub struct BuildError(pub String);
 
 impl HttpConnect {
-    pub fn new(opts: HttpOptions) -> std::result::Result<Self, BuildError> {
+    pub fn new(mut opts: HttpOptions) -> std::result::Result<Self, BuildError> {
         if opts.urls.is_empty() {
             return Err(BuildError("no worker URL configured".into()));
         }
+        opts.move_url_credentials()?;
         let mut headers = HeaderMap::new();
         for (k, v) in &opts.headers {
             let name = HeaderName::from_bytes(k.as_bytes())
@@ -138,6 +156,36 @@ impl HttpConnect {
 
     fn path(name: &str) -> String {
         format!("/connectors/{}", encode(name))
+    }
+}
+
+/// Splits `user:password@` off a URL: the URL without it, and the credentials as basic auth.
+fn split_userinfo(raw: &str) -> std::result::Result<(String, Option<Auth>), BuildError> {
+    let mut url = url::Url::parse(raw)
+        .map_err(|e| BuildError(format!("invalid worker URL `{}`: {e}", redact_url(raw))))?;
+    if url.username().is_empty() && url.password().is_none() {
+        return Ok((raw.to_string(), None));
+    }
+    let decode = |s: &str| {
+        url::form_urlencoded::parse(format!("x={s}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    let auth = Auth::Basic {
+        username: decode(url.username()),
+        password: Secret::new(decode(url.password().unwrap_or(""))),
+    };
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    Ok((url.to_string(), Some(auth)))
+}
+
+/// A URL fit for a message: anything between `://` and `@` is dropped.
+pub fn redact_url(raw: &str) -> String {
+    match (raw.find("://"), raw.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}{}", &raw[..s + 3], &raw[at + 1..]),
+        _ => raw.to_string(),
     }
 }
 
@@ -356,6 +404,39 @@ fn message_of(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_a_url_become_basic_auth_and_leave_no_trace() {
+        let c = HttpConnect::new(HttpOptions {
+            urls: vec!["http://kco:s%40cret@127.0.0.1:1/".into()],
+            auth: None,
+            headers: BTreeMap::new(),
+            timeout: Duration::from_secs(2),
+            tls: TlsOptions::default(),
+        })
+        .unwrap();
+        assert_eq!(c.endpoint(), "http://127.0.0.1:1");
+        let e = c.server_info().unwrap_err().to_string();
+        assert!(!e.contains("cret") && !e.contains("kco:"), "{e}");
+        let (_, auth) = split_userinfo("http://kco:s%40cret@h:1").unwrap();
+        assert_eq!(
+            auth.unwrap().header_value(),
+            format!("Basic {}", {
+                use base64::Engine;
+                base64::engine::general_purpose::STANDARD.encode("kco:s@cret")
+            })
+        );
+        let e = HttpConnect::new(HttpOptions {
+            urls: vec!["http://u:pw@[bad".into()],
+            auth: None,
+            headers: BTreeMap::new(),
+            timeout: Duration::from_secs(2),
+            tls: TlsOptions::default(),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains("pw"), "{e}");
+    }
 
     #[test]
     fn connector_names_are_path_encoded() {

@@ -14,7 +14,7 @@ mod version;
 use std::collections::BTreeMap;
 
 pub use error::ClientError;
-pub use http::{HttpConnect, HttpOptions, TlsOptions};
+pub use http::{redact_url, HttpConnect, HttpOptions, TlsOptions};
 pub use types::{ConfigDef, ConnectorListing, ConnectorStatus, ServerInfo, TaskStatus};
 pub use version::ConnectVersion;
 

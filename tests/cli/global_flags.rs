@@ -83,3 +83,24 @@ fn an_unreachable_worker_is_named_with_a_hint() {
     assert!(r.stderr.contains("hint:"), "{}", r.stderr);
     assert!(!dir.path().join("snapshots").exists(), "nothing written");
 }
+
+#[test]
+fn credentials_in_a_url_are_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(kco(dir.path()).args([
+        "--url",
+        "http://kco:t0psecret@127.0.0.1:9",
+        "-v",
+        "snapshot",
+    ]));
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("http://127.0.0.1:9/"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("t0psecret") && !r.stdout.contains("t0psecret"),
+        "{}",
+        r.stderr
+    );
+    let r = run(kco(dir.path()).args(["--url", "http://kco:t0psecret@[bad", "snapshot"]));
+    assert_eq!(r.code, 1);
+    assert!(!r.stderr.contains("t0psecret"), "{}", r.stderr);
+}
