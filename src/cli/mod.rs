@@ -3,11 +3,13 @@
 
 mod apply;
 mod apply_render;
+mod completions;
 mod context;
 mod diff;
 mod diff_render;
 mod fmt;
 mod output;
+mod reference;
 mod reset;
 mod schema;
 mod snapshot;
@@ -105,6 +107,7 @@ pub enum Command {
     Validate(validate::Args),
     Fmt(fmt::Args),
     Schema(schema::Args),
+    Completions(completions::Args),
 }
 
 /// Runs a parsed command line and returns the process exit code. Errors are printed here and
@@ -126,6 +129,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Validate(a) => validate::run(a, &ctx),
         Command::Fmt(a) => fmt::run(a, &ctx),
         Command::Schema(a) => schema::run(a, &ctx),
+        Command::Completions(a) => completions::run(a, &ctx),
     });
     match result {
         Ok(code) => ExitCode::from(code),
