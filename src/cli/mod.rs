@@ -9,6 +9,7 @@ mod diff;
 mod diff_render;
 mod fmt;
 mod output;
+#[cfg(test)]
 mod reference;
 mod reset;
 mod schema;
