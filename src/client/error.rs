@@ -88,6 +88,19 @@ impl ClientError {
         }
     }
 
+    /// Whether the request may or may not have taken effect: it timed out, or the connection
+    /// broke after it was sent. The caller must read state again before deciding to resend.
+    pub fn outcome_unknown(&self) -> bool {
+        self.is_timeout()
+            || matches!(
+                self,
+                ClientError::Transport {
+                    maybe_sent: true,
+                    ..
+                }
+            )
+    }
+
     /// The worker could not be reached at all (try the next URL).
     pub fn is_unreachable(&self) -> bool {
         matches!(

@@ -5,6 +5,7 @@ mod diff;
 mod diff_base;
 mod fake_connect;
 mod fake_selftest;
+mod fault_matrix;
 mod fmt;
 mod global_flags;
 mod interrupt;

@@ -189,7 +189,7 @@ impl Tx<'_> {
                     .create(tx.name(), config, Some(TargetState::Stopped))
                 {
                     Ok(()) => Ok(((), "created in the STOPPED state".into())),
-                    Err(e) if e.is_timeout() && tx.client.status(tx.name()).is_ok() => Ok((
+                    Err(e) if e.outcome_unknown() && tx.client.status(tx.name()).is_ok() => Ok((
                         (),
                         "the create timed out, but the connector exists now".into(),
                     )),
@@ -296,7 +296,7 @@ impl Tx<'_> {
                     notes.push(what);
                     return Ok(((), notes.join("; ")));
                 }
-                Err(e) if e.is_timeout() => {
+                Err(e) if e.outcome_unknown() => {
                     let live = self.read_offsets()?;
                     if self.mismatches(step, &live).is_empty() {
                         notes.push(format!("{e}; read back: already applied"));

@@ -1,0 +1,266 @@
+//! A fault at every step of an apply, through the real binary and HTTP: whatever fails,
+//! the connector ends in the state it was in before (or the report says it could not), and
+//! the exit code says whether the apply converged.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
+use kco::model::{ConnectorState, ConnectorType};
+
+use crate::fake_connect::{FakeConnect, Fault, State};
+use crate::snapshot::{kco, run, SINK};
+
+fn offsets(o: i64) -> Value {
+    json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": o}}])
+}
+
+fn write_file(dir: &Path) -> String {
+    let file = OffsetsFile::new(
+        Metadata {
+            name: "s".into(),
+            cluster: "a".into(),
+            kafka_cluster_id: None,
+            connect_version: None,
+            connector_class: Some(SINK.into()),
+            connector_type: ConnectorType::Sink,
+            state: Some(ConnectorState::Running),
+            captured_at: None,
+        },
+        serde_json::from_value(offsets(5)).unwrap(),
+        None,
+    );
+    let path = dir.join("s.yaml");
+    std::fs::write(&path, file.render(DEFAULT_SCHEMA_REF)).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// What the apply must end with.
+struct Expect {
+    exit: i32,
+    state: State,
+    /// The offset the connector holds afterwards (100 untouched, 5 applied).
+    offset: i64,
+    /// Text the output must contain.
+    says: &'static str,
+}
+
+fn case(prior: State, fault: Fault, want: Expect) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_file(dir.path());
+    let fake = FakeConnect::builder()
+        .sink("s", SINK, prior, offsets(100))
+        .fault(fault)
+        .start();
+    let r = run(kco(dir.path()).args([
+        "--url",
+        &fake.url(),
+        "--cluster",
+        "a",
+        "apply",
+        &file,
+        "--yes",
+        "--wait-timeout",
+        "3",
+        "-v",
+    ]));
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert_eq!(r.code, want.exit, "{all}");
+    assert_eq!(fake.state("s"), Some(want.state), "{all}");
+    assert_eq!(fake.offsets("s"), offsets(want.offset), "{all}");
+    assert!(
+        all.contains(want.says),
+        "missing `{}` in:\n{all}",
+        want.says
+    );
+}
+
+const FAIL: &str = "boom: not retryable";
+
+#[test]
+fn stop_fails() {
+    let fault = Fault::on("PUT", "/connectors/s/stop").respond(500, FAIL);
+    let says = "failed at stop";
+    case(
+        State::Running,
+        fault,
+        Expect {
+            exit: 1,
+            state: State::Running,
+            offset: 100,
+            says,
+        },
+    );
+}
+
+#[test]
+fn stop_conflicts_during_a_rebalance_then_succeeds() {
+    let fault = Fault::on("PUT", "/connectors/s/stop").first(2).conflict();
+    let says = "offsets applied and verified";
+    case(
+        State::Running,
+        fault,
+        Expect {
+            exit: 0,
+            state: State::Running,
+            offset: 5,
+            says,
+        },
+    );
+}
+
+#[test]
+fn patch_is_rejected() {
+    let fault = Fault::on("PATCH", "/connectors/s/offsets").respond(400, FAIL);
+    let says = "failed at patch";
+    case(
+        State::Running,
+        fault,
+        Expect {
+            exit: 1,
+            state: State::Running,
+            offset: 100,
+            says,
+        },
+    );
+}
+
+#[test]
+fn patch_times_out_after_taking_effect() {
+    let fault = Fault::on("PATCH", "/connectors/s/offsets")
+        .nth(1)
+        .apply_then_respond(500, "Request timed out");
+    let says = "offsets applied and verified";
+    case(
+        State::Running,
+        fault,
+        Expect {
+            exit: 0,
+            state: State::Running,
+            offset: 5,
+            says,
+        },
+    );
+}
+
+#[test]
+fn patch_connection_drops_before_taking_effect() {
+    let fault = Fault::on("PATCH", "/connectors/s/offsets")
+        .nth(1)
+        .drop_connection();
+    let says = "offsets applied and verified";
+    case(
+        State::Running,
+        fault,
+        Expect {
+            exit: 0,
+            state: State::Running,
+            offset: 5,
+            says,
+        },
+    );
+}
+
+#[test]
+fn patch_safely_retried_500() {
+    let fault = Fault::on("PATCH", "/connectors/s/offsets")
+        .first(2)
+        .retriable_500();
+    let says = "offsets applied and verified";
+    case(
+        State::Paused,
+        fault,
+        Expect {
+            exit: 0,
+            state: State::Paused,
+            offset: 5,
+            says,
+        },
+    );
+}
+
+#[test]
+fn verify_read_fails_and_the_state_is_still_put_back() {
+    // Offsets are read by the plan, again once stopped, then to verify.
+    let fault = Fault::on("GET", "/connectors/s/offsets")
+        .nth_and_later(3)
+        .respond(500, FAIL);
+    let says = "failed at verify";
+    case(
+        State::Running,
+        fault,
+        Expect {
+            exit: 1,
+            state: State::Running,
+            offset: 5,
+            says,
+        },
+    );
+}
+
+#[test]
+fn pause_back_fails_for_a_paused_connector() {
+    let fault = Fault::on("PUT", "/connectors/s/pause").respond(500, FAIL);
+    let says = "could not be put back";
+    case(
+        State::Paused,
+        fault,
+        Expect {
+            exit: 1,
+            state: State::Stopped,
+            offset: 5,
+            says,
+        },
+    );
+}
+
+#[test]
+fn resume_fails_and_the_report_says_the_connector_is_stopped() {
+    let fault = Fault::on("PUT", "/connectors/s/resume").respond(500, FAIL);
+    let says = "could not be put back";
+    case(
+        State::Running,
+        fault,
+        Expect {
+            exit: 1,
+            state: State::Stopped,
+            offset: 5,
+            says,
+        },
+    );
+}
+
+#[test]
+fn a_stopped_connector_stays_stopped_when_patch_fails() {
+    let fault = Fault::on("PATCH", "/connectors/s/offsets").respond(400, FAIL);
+    let says = "failed at patch";
+    case(
+        State::Stopped,
+        fault,
+        Expect {
+            exit: 1,
+            state: State::Stopped,
+            offset: 100,
+            says,
+        },
+    );
+}
+
+#[test]
+fn patch_connection_drops_after_taking_effect() {
+    let fault = Fault::on("PATCH", "/connectors/s/offsets")
+        .nth(1)
+        .apply_then_drop();
+    let says = "read back: already applied";
+    case(
+        State::Running,
+        fault,
+        Expect {
+            exit: 0,
+            state: State::Running,
+            offset: 5,
+            says,
+        },
+    );
+}
