@@ -7,5 +7,6 @@ mod apply;
 mod apply_bed;
 mod diff;
 mod harness;
+mod kco_steps;
 mod snapshot;
 mod testbed;
