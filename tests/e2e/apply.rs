@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 
 use crate::harness::{
     append_lines, assert_success, file_source_config, kco, kco_with_env, local_connect, numbered,
-    temp_dir, testbed, testbed_alone, unique_name, wait_for, Connect, ConnectorGuard, TopicReader,
+    testbed, testbed_alone, unique_name, wait_for, Connect, ConnectorGuard, TopicReader,
 };
-use crate::kco_steps::{redact_config, set_offsets, write_config, write_snapshot};
+use crate::kco_steps::{kco_dir, redact_config, set_offsets, write_snapshot};
 use kco::model::secrets;
 
 /// How long a worker restart may take to show (down, then serving again).
@@ -76,8 +76,7 @@ fn source_at_end(
 fn move_a_source_to_a_new_name_on_another_cluster() {
     let Some(tb) = testbed() else { return };
     let (a, b) = (tb.a(), tb.b());
-    let dir = temp_dir();
-    write_config(dir.path(), &tb);
+    let dir = kco_dir(&tb);
     let topic = unique_name("kco-e2e-move");
     let input = dir.path().join("in.txt");
     append_lines(&input, &numbered("line", 1..=50));
@@ -127,8 +126,7 @@ fn move_a_source_to_a_new_name_on_another_cluster() {
 fn a_sink_rewind_reprocesses_from_exactly_there() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = temp_dir();
-    write_config(dir.path(), &tb);
+    let dir = kco_dir(&tb);
     let topic = unique_name("kco-e2e-rewind");
     let input = dir.path().join("in.txt");
     append_lines(&input, &numbered("line", 1..=20));
@@ -157,8 +155,7 @@ fn a_sink_rewind_reprocesses_from_exactly_there() {
 fn prune_removes_live_only_partitions_and_a_stopped_connector_stays_stopped() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = temp_dir();
-    write_config(dir.path(), &tb);
+    let dir = kco_dir(&tb);
     let input = dir.path().join("in.txt");
     let config = file_source_config(&input, &unique_name("kco-e2e-t"));
     let c = a.create_in_state(&unique_name("kco-e2e-prune"), config, "STOPPED");
@@ -191,8 +188,7 @@ fn prune_removes_live_only_partitions_and_a_stopped_connector_stays_stopped() {
 fn states_are_put_back_and_a_second_apply_sends_nothing() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = temp_dir();
-    write_config(dir.path(), &tb);
+    let dir = kco_dir(&tb);
     let snaps = dir.path().join("snapshots");
     let (running, _, _) = source_at_end(&a, dir.path(), "kco-e2e-st-run", 5);
     let (paused, _, _) = source_at_end(&a, dir.path(), "kco-e2e-st-pause", 5);
@@ -226,8 +222,7 @@ fn states_are_put_back_and_a_second_apply_sends_nothing() {
 fn a_set_of_connectors_is_recovered_onto_an_empty_cluster() {
     let Some(tb) = testbed() else { return };
     let (a, b) = (tb.a(), tb.b());
-    let dir = temp_dir();
-    write_config(dir.path(), &tb);
+    let dir = kco_dir(&tb);
     let snaps = dir.path().join("snapshots");
     let mut expected = Vec::new();
     let mut guards = Vec::new();
@@ -252,8 +247,7 @@ fn a_set_of_connectors_is_recovered_onto_an_empty_cluster() {
 fn an_apply_during_a_worker_restart_converges() {
     let Some(tb) = testbed_alone() else { return };
     let (a, a2) = (tb.a(), tb.a2());
-    let dir = temp_dir();
-    write_config(dir.path(), &tb);
+    let dir = kco_dir(&tb);
     let snaps = dir.path().join("snapshots");
     let mut conns = Vec::new();
     for i in 0..4 {

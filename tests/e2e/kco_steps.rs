@@ -9,7 +9,7 @@ use serde_json::Value;
 use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
 use kco::model::{secrets, ConnectorState, ConnectorType, OffsetEntry};
 
-use crate::harness::{kco, Connect, Testbed};
+use crate::harness::{kco, temp_dir, Connect, Testbed};
 
 /// Writes `<dir>/kco.yaml` with cluster "a" (both workers) and cluster "b".
 pub fn write_config(dir: &Path, tb: &Testbed) {
@@ -19,6 +19,13 @@ pub fn write_config(dir: &Path, tb: &Testbed) {
         tb.b_url
     );
     std::fs::write(dir.join("kco.yaml"), yaml).expect("write kco.yaml");
+}
+
+/// A temporary directory with a kco.yaml for the test bed's clusters (see [`write_config`]).
+pub fn kco_dir(tb: &Testbed) -> tempfile::TempDir {
+    let dir = temp_dir();
+    write_config(dir.path(), tb);
+    dir
 }
 
 /// A snapshot file of connector `name` on `connect` as it is now (offsets, state and, with
