@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use assert_cmd::Command;
 use serde_json::{json, Value};
@@ -14,8 +13,14 @@ use kco::model::{ConnectorState, ConnectorType, OffsetEntry};
 const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
 const SOURCE: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
 
-/// Runs kco in `dir` against `fake`, with a clean environment and stdin that is not a terminal.
-fn kco(dir: &Path, fake: &FakeConnect, args: &[&str], env: &[(&str, &str)]) -> Output {
+/// Runs kco in `dir` against `fake`, with a clean environment and stdin that is not a
+/// terminal; returns its exit code, stdout and stderr.
+fn kco_env(
+    dir: &Path,
+    fake: &FakeConnect,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Option<i32>, String, String) {
     let mut cmd = Command::cargo_bin("kco").unwrap();
     cmd.env_clear()
         .env("HOME", dir)
@@ -27,14 +32,17 @@ fn kco(dir: &Path, fake: &FakeConnect, args: &[&str], env: &[(&str, &str)]) -> O
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.output().unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
+    let o = cmd.output().unwrap();
     (
+        o.status.code(),
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
+}
+
+/// [`kco_env`] with no extra environment.
+fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (Option<i32>, String, String) {
+    kco_env(dir, fake, args, &[])
 }
 
 fn sink_offsets(pairs: &[(i64, i64)]) -> Value {
@@ -75,6 +83,13 @@ fn snapshot(
     path
 }
 
+/// [`snapshot`] of sink `name` on topic `t` at `(partition, offset)` pairs, without config;
+/// returns its path as an argument.
+fn sink_snapshot(dir: &Path, name: &str, pairs: &[(i64, i64)]) -> String {
+    let path = snapshot(dir, name, ConnectorType::Sink, sink_offsets(pairs), None);
+    path.to_str().unwrap().to_string()
+}
+
 fn sink_fake(state: State) -> FakeConnect {
     FakeConnect::builder()
         .sink("s", SINK, state, sink_offsets(&[(0, 100), (2, 7)]))
@@ -92,21 +107,9 @@ fn methods(fake: &FakeConnect) -> Vec<String> {
 fn dry_run_prints_the_plan_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let fake = sink_fake(State::Running);
-    let f = snapshot(
-        dir.path(),
-        "s",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 10), (1, 5)]),
-        None,
-    );
-    let o = kco(
-        dir.path(),
-        &fake,
-        &["apply", f.to_str().unwrap(), "--dry-run"],
-        &[],
-    );
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let f = sink_snapshot(dir.path(), "s", &[(0, 10), (1, 5)]);
+    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--dry-run"]);
+    assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.contains("~ s (sink, RUNNING): stop, patch 2 partition(s), then RUNNING again"),
         "{out}"
@@ -129,16 +132,9 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
 fn refuses_without_yes_when_stdin_is_not_a_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let fake = sink_fake(State::Running);
-    let f = snapshot(
-        dir.path(),
-        "s",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 10)]),
-        None,
-    );
-    let o = kco(dir.path(), &fake, &["apply", f.to_str().unwrap()], &[]);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1));
+    let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
+    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f]);
+    assert_eq!(code, Some(1));
     assert!(out.contains("t[0]"), "the plan is shown first: {out}");
     assert!(err.contains("--yes"), "{err}");
     fake.assert_no_mutations();
@@ -149,21 +145,9 @@ fn apply_backs_up_and_the_backup_undoes_it() {
     let dir = tempfile::tempdir().unwrap();
     let fake = sink_fake(State::Running);
     let before = fake.offsets("s");
-    let f = snapshot(
-        dir.path(),
-        "s",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 10), (1, 5)]),
-        None,
-    );
-    let o = kco(
-        dir.path(),
-        &fake,
-        &["apply", f.to_str().unwrap(), "--yes", "--prune"],
-        &[],
-    );
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let f = sink_snapshot(dir.path(), "s", &[(0, 10), (1, 5)]);
+    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes", "--prune"]);
+    assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(
         methods(&fake),
         vec![
@@ -197,13 +181,12 @@ fn apply_backs_up_and_the_backup_undoes_it() {
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].file.metadata.state, Some(ConnectorState::Running));
 
-    let o = kco(
+    let (code, out, err) = kco(
         dir.path(),
         &fake,
         &["apply", backup_dir, "--prune", "--yes"],
-        &[],
     );
-    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert_eq!(code, Some(0), "{out}{err}");
     let mut got: Vec<Value> = fake.offsets("s").as_array().unwrap().clone();
     let mut want: Vec<Value> = before.as_array().unwrap().clone();
     got.sort_by_key(|v| v.to_string());
@@ -215,24 +198,17 @@ fn apply_backs_up_and_the_backup_undoes_it() {
 fn a_second_apply_sends_no_mutating_request() {
     let dir = tempfile::tempdir().unwrap();
     let fake = sink_fake(State::Running);
-    let f = snapshot(
-        dir.path(),
-        "s",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 10)]),
-        None,
-    );
-    let f = f.to_str().unwrap();
-    let o = kco(dir.path(), &fake, &["apply", f, "--yes"], &[]);
-    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
+    let f = &f;
+    let (code, out, err) = kco(dir.path(), &fake, &["apply", f, "--yes"]);
+    assert_eq!(code, Some(0), "{out}{err}");
     fake.clear_requests();
-    let o = kco(dir.path(), &fake, &["apply", f, "--yes"], &[]);
-    let (out, _) = text(&o);
-    assert_eq!(o.status.code(), Some(0));
+    let (code, out, _) = kco(dir.path(), &fake, &["apply", f, "--yes"]);
+    assert_eq!(code, Some(0));
     assert!(out.contains("No changes."), "{out}");
     fake.assert_no_mutations();
-    let o = kco(dir.path(), &fake, &["apply", f, "--output", "json"], &[]);
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (_, out, _) = kco(dir.path(), &fake, &["apply", f, "--output", "json"]);
+    let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["result"]["mutating_calls"], 0, "{doc}");
     assert_eq!(doc["plan"]["connectors"][0]["action"]["kind"], "no_change");
     fake.assert_no_mutations();
@@ -247,23 +223,12 @@ fn a_rebalance_conflict_is_retried() {
             .nth(1)
             .conflict(),
     );
-    let f = snapshot(
-        dir.path(),
-        "s",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 10)]),
-        None,
-    );
-    let o = kco(
-        dir.path(),
-        &fake,
-        &["apply", f.to_str().unwrap(), "--yes", "-o", "json"],
-        &[],
-    );
-    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
+    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes", "-o", "json"]);
+    assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(fake.count("PATCH", "/connectors/s/offsets"), 2);
     assert_eq!(fake.state("s"), Some(State::Paused));
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc: Value = serde_json::from_str(&out).unwrap();
     let c = &doc["result"]["connectors"][0];
     assert_eq!(c["outcome"], "applied");
     assert_eq!(c["prior_state"], "PAUSED");
@@ -277,17 +242,10 @@ fn a_resume_that_never_takes_effect_fails_the_apply() {
         .sink("s", SINK, State::Running, sink_offsets(&[(0, 100)]))
         .resume_ignored()
         .start();
-    let f = snapshot(
-        dir.path(),
-        "s",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 10)]),
-        None,
-    );
-    let args = ["apply", f.to_str().unwrap(), "--yes", "--wait-timeout", "1"];
-    let o = kco(dir.path(), &fake, &args, &[]);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
+    let args = ["apply", &f, "--yes", "--wait-timeout", "1"];
+    let (code, out, err) = kco(dir.path(), &fake, &args);
+    assert_eq!(code, Some(1), "{out}{err}");
     assert!(
         out.contains("FAILED s: failed at wait_restored: waiting for RUNNING"),
         "{out}"
@@ -303,25 +261,13 @@ fn a_resume_that_never_takes_effect_fails_the_apply() {
 fn invalid_files_stop_everything_before_any_request() {
     let dir = tempfile::tempdir().unwrap();
     let fake = sink_fake(State::Running);
-    let f = snapshot(
-        dir.path(),
-        "s",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 10)]),
-        None,
-    );
+    let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let edited = std::fs::read_to_string(&f)
         .unwrap()
         .replace("kafka_offset: 10", "kafka_offset: 11");
     std::fs::write(&f, edited).unwrap();
-    let o = kco(
-        dir.path(),
-        &fake,
-        &["apply", f.to_str().unwrap(), "--yes"],
-        &[],
-    );
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1));
+    let (code, _, err) = kco(dir.path(), &fake, &["apply", &f, "--yes"]);
+    assert_eq!(code, Some(1));
     assert!(
         err.contains("s.yaml:") && err.contains("checksum mismatch"),
         "{err}"
@@ -329,8 +275,14 @@ fn invalid_files_stop_everything_before_any_request() {
     assert!(fake.requests().is_empty());
 }
 
-fn create_config() -> BTreeMap<String, String> {
-    BTreeMap::from([
+fn old_offsets() -> Value {
+    json!([{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": 42}}])
+}
+
+/// The snapshot of source `old` at [`old_offsets`], with a config whose secret comes from
+/// `KCO_TEST_PW`; returns its path as an argument.
+fn old_source_snapshot(dir: &Path) -> String {
+    let config = BTreeMap::from([
         ("connector.class".to_string(), SOURCE.to_string()),
         ("name".to_string(), "old".to_string()),
         ("file".to_string(), "/tmp/in.txt".to_string()),
@@ -339,32 +291,25 @@ fn create_config() -> BTreeMap<String, String> {
             "db.password".to_string(),
             "${kco:env:KCO_TEST_PW}".to_string(),
         ),
-    ])
+    ]);
+    let path = snapshot(
+        dir,
+        "old",
+        ConnectorType::Source,
+        old_offsets(),
+        Some(config),
+    );
+    path.to_str().unwrap().to_string()
 }
 
 #[test]
 fn create_with_a_missing_secret_fails_before_any_request() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeConnect::start();
-    let offsets = json!([{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": 42}}]);
-    let f = snapshot(
-        dir.path(),
-        "old",
-        ConnectorType::Source,
-        offsets,
-        Some(create_config()),
-    );
-    let args = [
-        "apply",
-        f.to_str().unwrap(),
-        "--as",
-        "new",
-        "--create",
-        "--yes",
-    ];
-    let o = kco(dir.path(), &fake, &args, &[]);
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1));
+    let f = old_source_snapshot(dir.path());
+    let args = ["apply", &f, "--as", "new", "--create", "--yes"];
+    let (code, _, err) = kco(dir.path(), &fake, &args);
+    assert_eq!(code, Some(1));
     assert!(
         err.contains("old.yaml:") && err.contains("KCO_TEST_PW"),
         "{err}"
@@ -376,27 +321,11 @@ fn create_with_a_missing_secret_fails_before_any_request() {
 fn create_moves_offsets_to_a_new_name_and_never_prints_the_secret() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeConnect::start();
-    let offsets = json!([{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": 42}}]);
-    let f = snapshot(
-        dir.path(),
-        "old",
-        ConnectorType::Source,
-        offsets.clone(),
-        Some(create_config()),
-    );
+    let f = old_source_snapshot(dir.path());
     let secret = "hunter2-very-secret";
-    let args = [
-        "apply",
-        f.to_str().unwrap(),
-        "--as",
-        "new",
-        "--create",
-        "--yes",
-        "-v",
-    ];
-    let o = kco(dir.path(), &fake, &args, &[("KCO_TEST_PW", secret)]);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let args = ["apply", &f, "--as", "new", "--create", "--yes", "-v"];
+    let (code, out, err) = kco_env(dir.path(), &fake, &args, &[("KCO_TEST_PW", secret)]);
+    assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.contains("+ new (source, from a/old): create STOPPED"),
         "{out}"
@@ -416,7 +345,7 @@ fn create_moves_offsets_to_a_new_name_and_never_prints_the_secret() {
     let config = fake.config("new").unwrap();
     assert_eq!(config["db.password"], secret);
     assert_eq!(config["name"], "new");
-    assert_eq!(fake.offsets("new"), offsets);
+    assert_eq!(fake.offsets("new"), old_offsets());
     assert_eq!(fake.state("new"), Some(State::Running));
 }
 
@@ -462,21 +391,9 @@ fn create_state_overrides_the_state_in_the_file() {
 fn a_missing_connector_without_create_is_a_plan_error() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeConnect::start();
-    let f = snapshot(
-        dir.path(),
-        "ghost",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 1)]),
-        None,
-    );
-    let o = kco(
-        dir.path(),
-        &fake,
-        &["apply", f.to_str().unwrap(), "--yes"],
-        &[],
-    );
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(1));
+    let f = sink_snapshot(dir.path(), "ghost", &[(0, 1)]);
+    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes"]);
+    assert_eq!(code, Some(1));
     assert!(
         out.contains("! ghost (sink): error:") && out.contains("--create"),
         "{out}"
@@ -495,21 +412,9 @@ fn externally_managed_offsets_are_a_warning() {
                 .externally_managed_offsets(),
         )
         .start();
-    let f = snapshot(
-        dir.path(),
-        "s",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 10)]),
-        None,
-    );
-    let o = kco(
-        dir.path(),
-        &fake,
-        &["apply", f.to_str().unwrap(), "--yes"],
-        &[],
-    );
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
+    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes"]);
+    assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.contains("warning:") && out.contains("externally"),
         "{out}"
@@ -520,27 +425,25 @@ fn externally_managed_offsets_are_a_warning() {
 fn reset_deletes_offsets_and_keeps_a_stopped_connector_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let fake = sink_fake(State::Stopped);
-    let o = kco(dir.path(), &fake, &["reset", "s", "--dry-run"], &[]);
-    let (out, _) = text(&o);
-    assert_eq!(o.status.code(), Some(0));
+    let (code, out, _) = kco(dir.path(), &fake, &["reset", "s", "--dry-run"]);
+    assert_eq!(code, Some(0));
     assert!(
         out.contains("- s (sink, STOPPED): stop, delete all 2 partition offset(s), left STOPPED"),
         "{out}"
     );
     fake.assert_no_mutations();
-    let o = kco(
+    let (code, out, err) = kco(
         dir.path(),
         &fake,
         &["reset", "s", "--yes", "--backup-dir", "bk"],
-        &[],
     );
-    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(methods(&fake), vec!["DELETE /connectors/s/offsets"]);
     assert_eq!(fake.offsets("s"), json!([]));
     assert_eq!(fake.state("s"), Some(State::Stopped));
     assert!(dir.path().join("bk/s.yaml").is_file());
     // The backup restores them.
-    let o = kco(dir.path(), &fake, &["apply", "bk", "--yes"], &[]);
-    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let (code, out, err) = kco(dir.path(), &fake, &["apply", "bk", "--yes"]);
+    assert_eq!(code, Some(0), "{out}{err}");
     assert_eq!(fake.offsets("s").as_array().unwrap().len(), 2);
 }

@@ -2,273 +2,216 @@
 //! idempotence, recovery onto another cluster, and an apply during a worker restart.
 
 use std::path::Path;
-use std::sync::RwLock;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::apply_bed::*;
-use kco::model::file::{OffsetsFile, DEFAULT_SCHEMA_REF};
-use kco::model::{secrets, OffsetEntry};
+use crate::harness::{
+    append_lines, assert_success, file_source_config, kco, kco_with_env, local_connect, numbered,
+    testbed, testbed_alone, unique_name, wait_for, Connect, ConnectorGuard, TopicReader,
+};
+use crate::kco_steps::{kco_dir, redact_config, set_offsets, write_snapshot};
+use kco::model::secrets;
 
-/// The worker-restart test takes this for writing, so it runs alone.
-static BED: RwLock<()> = RwLock::new(());
+/// How long a worker restart may take to show (down, then serving again).
+const RESTART_WAIT: Duration = Duration::from_secs(90);
 
-fn ok(o: &std::process::Output) {
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+fn position(file: &str, pos: u64) -> Value {
+    json!({"partition": {"filename": file}, "offset": {"position": pos}})
 }
 
-fn entry(v: Value) -> OffsetEntry {
-    serde_json::from_value(v).unwrap()
+/// A partition no connector reads, added to a snapshot so that applying it changes something.
+fn extra(name: &str, pos: u64) -> Value {
+    position(&format!("/kco/extra/{name}"), pos)
 }
 
-fn position(file: &str, pos: u64) -> OffsetEntry {
-    entry(json!({"partition": {"filename": file}, "offset": {"position": pos}}))
+fn sink_entry(topic: &str, offset: u64) -> Value {
+    json!({"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": offset}})
 }
 
-/// Rewrites a snapshot file's offsets (and re-seals it).
-fn set_offsets(path: &Path, offsets: Vec<OffsetEntry>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut f = OffsetsFile::parse(path, &text).unwrap();
-    f.offsets = offsets;
-    f.seal();
-    std::fs::write(path, f.render(DEFAULT_SCHEMA_REF)).unwrap();
+/// Runs `kco --cluster <cluster> apply <target> <flags>` in `dir`, asserts it succeeded and
+/// returns its stdout.
+fn apply(dir: &Path, cluster: &str, target: &Path, flags: &[&str]) -> String {
+    let mut args = vec!["--cluster", cluster, "apply", target.to_str().unwrap()];
+    args.extend_from_slice(flags);
+    assert_success(&kco(&args, dir), &format!("kco {}", args.join(" ")))
 }
 
-/// Replaces secret-looking config values with placeholders, as `snapshot --with-config` does.
-fn redact_config(path: &Path) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut f = OffsetsFile::parse(path, &text).unwrap();
-    let (redacted, _) = secrets::redact(
-        &f.metadata.name,
-        f.config.as_ref().unwrap(),
-        &Default::default(),
-    );
-    f.config = Some(redacted);
-    std::fs::write(path, f.render(DEFAULT_SCHEMA_REF)).unwrap();
+/// `kco --cluster a apply <target> --yes -o json`: the JSON report.
+fn apply_json(dir: &Path, target: &Path) -> Value {
+    serde_json::from_str(&apply(dir, "a", target, &["--yes", "-o", "json"])).unwrap()
 }
 
-/// A FileStreamSource on `url` that has read all `lines` lines of its own file.
+/// Writes the snapshot of `name` (cluster a) with one [`extra`] partition at `pos` added.
+fn snapshot_with_extra(a: &Connect, name: &str, snaps: &Path, pos: u64) {
+    let snap = write_snapshot(a, name, "a", snaps, false);
+    let mut offsets = a.offsets(name);
+    offsets.push(extra(name, pos));
+    set_offsets(&snap, offsets);
+}
+
+/// A FileStreamSource on `connect` that has read all `lines` lines of its own file.
 fn source_at_end(
-    url: &'static str,
+    connect: &Connect,
     dir: &Path,
     prefix: &str,
     lines: usize,
-) -> (Connector, String, u64) {
-    let name = unique(prefix);
+) -> (ConnectorGuard, String, u64) {
+    let name = unique_name(prefix);
     let input = dir.join(format!("{name}.txt"));
-    append_lines(&input, 1, lines);
+    append_lines(&input, &numbered("line", 1..=lines));
     let len = std::fs::metadata(&input).unwrap().len();
-    let c = Connector::create(url, &name, file_source(&input, &unique("topic")), None);
+    let c = connect.create(
+        &name,
+        file_source_config(&input, &unique_name("kco-e2e-topic")),
+    );
     let file = input.to_string_lossy().into_owned();
-    wait(&format!("{name} to commit position {len}"), || {
-        c.offsets() == vec![position(&file, len)]
+    connect.wait_offsets(&name, &format!("position {len}"), |o| {
+        o == [position(&file, len)]
     });
     (c, file, len)
 }
 
 #[test]
 fn move_a_source_to_a_new_name_on_another_cluster() {
-    if !up() {
-        return;
-    }
-    let _bed = BED.read().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_config(dir.path());
-    let topic = unique("move");
+    let Some(tb) = testbed() else { return };
+    let (a, b) = (tb.a(), tb.b());
+    let dir = kco_dir(&tb);
+    let topic = unique_name("kco-e2e-move");
     let input = dir.path().join("in.txt");
-    append_lines(&input, 1, 50);
+    append_lines(&input, &numbered("line", 1..=50));
     let len = std::fs::metadata(&input).unwrap().len();
-    let mut config = file_source(&input, &topic);
+    let mut config = file_source_config(&input, &topic);
     config["kco.test.password"] = json!("pw-value");
-    let src = Connector::create(A, &unique("move-src"), config, None);
+    let src = a.create(&unique_name("kco-e2e-move-src"), config);
     let file = input.to_string_lossy().into_owned();
-    wait("the first 50 lines to be read", || {
-        src.offsets() == vec![position(&file, len)]
+    a.wait_offsets(src.name(), "the first 50 lines read", |o| {
+        o == [position(&file, len)]
     });
     // Captured while running (and idle at the end of its input), so the file says RUNNING and
     // the new connector is started; then the old one is deleted before more input arrives.
-    let snap = snapshot(&src, "a", &dir.path().join("snapshots"), true);
+    let snap = write_snapshot(&a, src.name(), "a", &dir.path().join("snapshots"), true);
     redact_config(&snap);
-    let var = secrets::env_var_name(&src.name, "kco.test.password");
+    let var = secrets::env_var_name(src.name(), "kco.test.password");
     assert!(std::fs::read_to_string(&snap).unwrap().contains(&var));
     assert!(!std::fs::read_to_string(&snap).unwrap().contains("pw-value"));
     drop(src);
-    append_lines(&input, 51, 100);
+    append_lines(&input, &numbered("line", 51..=100));
 
-    let new = unique("move-dst");
-    let _dst_guard = Connector::adopt(B, &new);
+    let new = unique_name("kco-e2e-move-dst");
+    let _dst = b.adopt(&new);
+    let snap = snap.to_str().unwrap();
     let args = [
         "--cluster",
         "b",
         "apply",
-        snap.to_str().unwrap(),
+        snap,
         "--as",
         &new,
         "--create",
         "--yes",
     ];
-    let o = kco_env(dir.path(), &args, &[(var.as_str(), "pw-value")]);
-    ok(&o);
-    assert!(!String::from_utf8_lossy(&o.stdout).contains("pw-value"));
-    let dst = Connector::adopt(B, &new);
-    dst.wait_state("RUNNING");
-    let cfg = call("GET", &dst.path("/config"), None).1;
+    let out = kco_with_env(&args, dir.path(), &[(var.as_str(), "pw-value")]);
+    let stdout = assert_success(&out, "kco apply --as --create");
+    assert!(!stdout.contains("pw-value"));
+    b.wait_running(&new);
+    let cfg = b.config(&new);
     assert_eq!(cfg["kco.test.password"], "pw-value");
     assert_eq!(cfg["name"], new.as_str());
-    let reader = TopicReader::new(dir.path(), &topic);
-    assert_eq!(reader.wait_lines(100), expected_lines(1, 100));
-    std::mem::forget(dst); // `_dst_guard` deletes it
+    let reader = TopicReader::start(&a, &topic, dir.path());
+    assert_eq!(reader.wait_lines_settled(100), numbered("line", 1..=100));
 }
 
 #[test]
 fn a_sink_rewind_reprocesses_from_exactly_there() {
-    if !up() {
-        return;
-    }
-    let _bed = BED.read().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_config(dir.path());
-    let topic = unique("rewind");
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = kco_dir(&tb);
+    let topic = unique_name("kco-e2e-rewind");
     let input = dir.path().join("in.txt");
-    append_lines(&input, 1, 20);
-    let _src = Connector::create(A, &unique("rewind-src"), file_source(&input, &topic), None);
-    let out = dir.path().join("sink.out");
-    let sink = Connector::create(
-        A,
-        &unique("rewind-sink"),
-        json!({"connector.class": FILE_SINK, "file": out, "topics": topic, "tasks.max": "1"}),
-        None,
-    );
-    let lines = || -> Vec<String> {
-        std::fs::read_to_string(&out)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    };
-    wait("20 lines in the sink", || lines().len() >= 20);
-    let committed = entry(
-        json!({"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 20}}),
-    );
-    wait("the sink to commit offset 20", || {
-        sink.offsets() == vec![committed.clone()]
+    append_lines(&input, &numbered("line", 1..=20));
+    let src_config = file_source_config(&input, &topic);
+    let _src = a.create(&unique_name("kco-e2e-rewind-src"), src_config);
+    // The sink under test writes what it consumes to the reader's file.
+    let reader = TopicReader::start(&a, &topic, dir.path());
+    let sink = reader.sink.name();
+    reader.wait_lines(20);
+    a.wait_offsets(sink, "the sink to commit offset 20", |o| {
+        o == [sink_entry(&topic, 20)]
     });
-    let snap = snapshot(&sink, "a", &dir.path().join("snapshots"), false);
-    let rewound = entry(
-        json!({"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 10}}),
-    );
-    set_offsets(&snap, vec![rewound]);
+    let snap = write_snapshot(&a, sink, "a", &dir.path().join("snapshots"), false);
+    set_offsets(&snap, vec![sink_entry(&topic, 10)]);
 
-    let o = kco(
-        dir.path(),
-        &["--cluster", "a", "apply", snap.to_str().unwrap(), "--yes"],
-    );
-    ok(&o);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("backward 10 records"));
-    wait("30 lines in the sink", || lines().len() >= 30);
-    std::thread::sleep(std::time::Duration::from_secs(3));
-    let got = lines();
+    let stdout = apply(dir.path(), "a", &snap, &["--yes"]);
+    assert!(stdout.contains("backward 10 records"));
+    let got = reader.wait_lines_settled(30);
     assert_eq!(got.len(), 30, "{got:?}");
-    assert_eq!(got[..20], expected_lines(1, 20)[..]);
-    assert_eq!(got[20..], expected_lines(11, 20)[..]);
-    assert_eq!(sink.state(), "RUNNING");
+    assert_eq!(got[..20], numbered("line", 1..=20)[..]);
+    assert_eq!(got[20..], numbered("line", 11..=20)[..]);
+    assert_eq!(a.state(sink), "RUNNING");
 }
 
 #[test]
 fn prune_removes_live_only_partitions_and_a_stopped_connector_stays_stopped() {
-    if !up() {
-        return;
-    }
-    let _bed = BED.read().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_config(dir.path());
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = kco_dir(&tb);
     let input = dir.path().join("in.txt");
-    let c = Connector::create(
-        A,
-        &unique("prune"),
-        file_source(&input, &unique("t")),
-        Some("STOPPED"),
+    let config = file_source_config(&input, &unique_name("kco-e2e-t"));
+    let c = a.create_in_state(&unique_name("kco-e2e-prune"), config, "STOPPED");
+    let name = c.name();
+    a.wait_stopped(name);
+    let reply = a.patch_offsets(
+        name,
+        json!([
+            {"partition": {"filename": "/kco/f1"}, "offset": {"position": 5}},
+            {"partition": {"filename": "/kco/f2"}, "offset": {"position": 7}}
+        ]),
     );
-    c.wait_state("STOPPED");
-    c.patch(json!([
-        {"partition": {"filename": "/kco/f1"}, "offset": {"position": 5}},
-        {"partition": {"filename": "/kco/f2"}, "offset": {"position": 7}}
-    ]));
-    let snap = snapshot(&c, "a", &dir.path().join("snapshots"), false);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let snap = write_snapshot(&a, name, "a", &dir.path().join("snapshots"), false);
     set_offsets(&snap, vec![position("/kco/f1", 3)]);
-    let path = snap.to_str().unwrap();
 
-    let o = kco(dir.path(), &["--cluster", "a", "apply", path, "--yes"]);
-    ok(&o);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("kept (live only; --prune removes it)"));
-    let mut got = c.offsets();
-    got.sort_by_key(|e| e.partition["filename"].to_string());
+    let stdout = apply(dir.path(), "a", &snap, &["--yes"]);
+    assert!(stdout.contains("kept (live only; --prune removes it)"));
+    let mut got = a.offsets(name);
+    got.sort_by_key(|e| e["partition"]["filename"].to_string());
     assert_eq!(got, vec![position("/kco/f1", 3), position("/kco/f2", 7)]);
-    assert_eq!(c.state(), "STOPPED");
+    assert_eq!(a.state(name), "STOPPED");
 
-    let o = kco(
-        dir.path(),
-        &["--cluster", "a", "apply", path, "--yes", "--prune"],
-    );
-    ok(&o);
-    assert_eq!(c.offsets(), vec![position("/kco/f1", 3)]);
-    assert_eq!(c.state(), "STOPPED");
+    apply(dir.path(), "a", &snap, &["--yes", "--prune"]);
+    assert_eq!(a.offsets(name), vec![position("/kco/f1", 3)]);
+    assert_eq!(a.state(name), "STOPPED");
 }
 
 #[test]
 fn states_are_put_back_and_a_second_apply_sends_nothing() {
-    if !up() {
-        return;
-    }
-    let _bed = BED.read().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_config(dir.path());
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = kco_dir(&tb);
     let snaps = dir.path().join("snapshots");
-    let (running, _, _) = source_at_end(A, dir.path(), "st-run", 5);
-    let (paused, _, _) = source_at_end(A, dir.path(), "st-pause", 5);
-    paused.put("pause");
-    paused.wait_state("PAUSED");
-    let (stopped, _, _) = source_at_end(A, dir.path(), "st-stop", 5);
-    stopped.stop();
+    let (running, _, _) = source_at_end(&a, dir.path(), "kco-e2e-st-run", 5);
+    let (paused, _, _) = source_at_end(&a, dir.path(), "kco-e2e-st-pause", 5);
+    a.pause(paused.name());
+    let (stopped, _, _) = source_at_end(&a, dir.path(), "kco-e2e-st-stop", 5);
+    a.stop(stopped.name());
+    let all = [running.name(), paused.name(), stopped.name()];
     // Each file: the live offsets plus one more partition, so that applying changes something
     // and the connector, at the end of its own file, then holds still.
-    for c in [&running, &paused, &stopped] {
-        let snap = snapshot(c, "a", &snaps, false);
-        let mut offsets = c.offsets();
-        offsets.push(position(&format!("/kco/extra/{}", c.name), 11));
-        set_offsets(&snap, offsets);
+    for name in all {
+        snapshot_with_extra(&a, name, &snaps, 11);
     }
-    let dir_arg = snaps.join("a");
-    let dir_arg = dir_arg.to_str().unwrap();
-    let o = kco(
-        dir.path(),
-        &["--cluster", "a", "apply", dir_arg, "--yes", "-o", "json"],
-    );
-    ok(&o);
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = apply_json(dir.path(), &snaps.join("a"));
     assert_eq!(doc["result"]["converged"], true);
-    running.wait_state("RUNNING");
-    assert_eq!(running.state(), "RUNNING");
-    assert_eq!(paused.state(), "PAUSED");
-    assert_eq!(stopped.state(), "STOPPED");
-    for c in [&running, &paused, &stopped] {
-        assert!(c
-            .offsets()
-            .contains(&position(&format!("/kco/extra/{}", c.name), 11)));
+    a.wait_running(running.name());
+    assert_eq!(a.state(running.name()), "RUNNING");
+    assert_eq!(a.state(paused.name()), "PAUSED");
+    assert_eq!(a.state(stopped.name()), "STOPPED");
+    for name in all {
+        assert!(a.offsets(name).contains(&extra(name, 11)));
     }
 
-    let o = kco(
-        dir.path(),
-        &["--cluster", "a", "apply", dir_arg, "--yes", "-o", "json"],
-    );
-    ok(&o);
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = apply_json(dir.path(), &snaps.join("a"));
     assert_eq!(doc["result"]["mutating_calls"], 0, "{doc}");
     for c in doc["plan"]["connectors"].as_array().unwrap() {
         assert_eq!(c["action"]["kind"], "no_change", "{c}");
@@ -277,103 +220,68 @@ fn states_are_put_back_and_a_second_apply_sends_nothing() {
 
 #[test]
 fn a_set_of_connectors_is_recovered_onto_an_empty_cluster() {
-    if !up() {
-        return;
-    }
-    let _bed = BED.read().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_config(dir.path());
+    let Some(tb) = testbed() else { return };
+    let (a, b) = (tb.a(), tb.b());
+    let dir = kco_dir(&tb);
     let snaps = dir.path().join("snapshots");
     let mut expected = Vec::new();
     let mut guards = Vec::new();
     for i in 0..3 {
-        let (c, file, len) = source_at_end(A, dir.path(), &format!("dr{i}"), 5 + i);
-        snapshot(&c, "a", &snaps, true);
-        expected.push((c.name.clone(), file, len));
-        guards.push(Connector::adopt(B, &c.name));
+        let (c, file, len) = source_at_end(&a, dir.path(), &format!("kco-e2e-dr{i}"), 5 + i);
+        write_snapshot(&a, c.name(), "a", &snaps, true);
+        expected.push((c.name().to_string(), file, len));
+        guards.push(b.adopt(c.name()));
         drop(c); // gone from a
     }
-    let listing = call("GET", &format!("{B}/connectors"), None).1;
     for (name, _, _) in &expected {
-        assert!(
-            !listing.as_array().unwrap().contains(&json!(name)),
-            "{name} on b"
-        );
+        assert!(!b.has_connector(name), "{name} on b");
     }
-    let o = kco(
-        dir.path(),
-        &[
-            "--cluster",
-            "b",
-            "apply",
-            snaps.join("a").to_str().unwrap(),
-            "--create",
-            "--yes",
-        ],
-    );
-    ok(&o);
+    apply(dir.path(), "b", &snaps.join("a"), &["--create", "--yes"]);
     for (name, file, len) in &expected {
-        let c = Connector::adopt(B, name);
-        c.wait_state("RUNNING");
-        assert_eq!(c.offsets(), vec![position(file, *len)], "{name}");
-        std::mem::forget(c); // the guard deletes it
+        b.wait_running(name);
+        assert_eq!(b.offsets(name), vec![position(file, *len)], "{name}");
     }
 }
 
 #[test]
 fn an_apply_during_a_worker_restart_converges() {
-    if !up() {
-        return;
-    }
-    let _bed = BED.write().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    write_config(dir.path());
+    let Some(tb) = testbed_alone() else { return };
+    let (a, a2) = (tb.a(), tb.a2());
+    let dir = kco_dir(&tb);
     let snaps = dir.path().join("snapshots");
     let mut conns = Vec::new();
     for i in 0..4 {
-        let (c, _, _) = source_at_end(A, dir.path(), &format!("rs{i}"), 3);
-        let snap = snapshot(&c, "a", &snaps, false);
-        let mut offsets = c.offsets();
-        offsets.push(position(&format!("/kco/extra/{}", c.name), 1));
-        set_offsets(&snap, offsets);
+        let (c, _, _) = source_at_end(&a, dir.path(), &format!("kco-e2e-rs{i}"), 3);
+        snapshot_with_extra(&a, c.name(), &snaps, 1);
         conns.push(c);
     }
-    let script = std::env::var("KCO_TESTBED_SCRIPT")
-        .unwrap_or_else(|_| format!("{}/scripts/local-connect.sh", env!("CARGO_MANIFEST_DIR")));
-    let restart = std::thread::spawn(move || {
-        std::process::Command::new(script)
-            .args(["restart-worker", "a2"])
-            .output()
-            .unwrap()
+    let restart = std::thread::spawn(|| local_connect(&["restart-worker", "a2"]));
+    wait_for("worker a2 to go down", RESTART_WAIT, || {
+        (!a2.answers())
+            .then_some(())
+            .ok_or("a2 still answers".to_string())
     });
-    wait("worker a2 to go down", || {
-        reqwest::blocking::get(format!("{A2}/")).is_err()
+    let snaps_a = snaps.join("a");
+    let args = [
+        "--cluster",
+        "a",
+        "apply",
+        snaps_a.to_str().unwrap(),
+        "--yes",
+        "-v",
+    ];
+    let out = kco(&args, dir.path());
+    restart
+        .join()
+        .expect("scripts/local-connect.sh restart-worker a2");
+    wait_for("worker a2 to serve again", RESTART_WAIT, || {
+        a2.answers()
+            .then_some(())
+            .ok_or("a2 does not answer".to_string())
     });
-    let o = kco(
-        dir.path(),
-        &[
-            "--cluster",
-            "a",
-            "apply",
-            snaps.join("a").to_str().unwrap(),
-            "--yes",
-            "-v",
-        ],
-    );
-    let restarted = restart.join().unwrap();
-    assert!(
-        restarted.status.success(),
-        "restart-worker: {}",
-        String::from_utf8_lossy(&restarted.stderr)
-    );
-    wait("worker a2 to serve again", || {
-        call("GET", &format!("{A2}/"), None).0 == 200
-    });
-    ok(&o);
+    assert_success(&out, "kco apply during the restart");
     for c in &conns {
-        c.wait_state("RUNNING");
-        assert!(c
-            .offsets()
-            .contains(&position(&format!("/kco/extra/{}", c.name), 1)));
+        a.wait_running(c.name());
+        assert!(a.offsets(c.name()).contains(&extra(c.name(), 1)));
     }
 }

@@ -8,20 +8,14 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::harness::{
-    file_sink_config, file_source_config, kco as run_kco, sink_offset, source_position, temp_dir,
+    append_lines, file_sink_config, file_source_config, sink_offset, source_position, temp_dir,
     testbed, unique_name, wait_for, Connect, WAIT,
 };
+use crate::kco_steps::kco_on;
 
 /// kco against cluster a's first worker, named `e2e` (its snapshots: `snapshots/e2e/`).
 fn kco(a: &Connect, dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut all = vec!["--url", a.base.as_str(), "--cluster", "e2e"];
-    all.extend_from_slice(args);
-    let out = run_kco(&all, dir);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    kco_on(a, "e2e", dir, args)
 }
 
 fn json_diff(a: &Connect, dir: &Path, args: &[&str]) -> (i32, Value) {
@@ -89,13 +83,7 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     assert_eq!(connector(&r, &src)["status"], "in_sync");
 
     // Progress: three more lines (16 bytes) flow through both connectors.
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&input)
-        .unwrap();
-    f.write_all(b"six\nseven\neight\n").unwrap();
-    drop(f);
+    append_lines(&input, &["six".into(), "seven".into(), "eight".into()]);
     wait_progress(&a, &src, &snk, &input, &topic, 40, 8);
     let (code, r) = json_diff(&a, dir, &names);
     assert_eq!(code, 0, "advanced is not drift: {r}");

@@ -4,14 +4,16 @@
 //! through a FileStreamSink, and running the `kco` binary.
 //!
 //! Every test starts with `let Some(tb) = testbed() else { return };` so the suite skips
-//! when no test bed runs, unless `KCO_E2E=required` (then it fails).
+//! when no test bed runs, unless `KCO_E2E=required` (then it fails). A test that disturbs
+//! the test bed for everyone (restarts a worker) uses [`testbed_alone`] instead.
 #![allow(dead_code)] // a toolbox for every e2e module; not each module uses each tool
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -32,12 +34,23 @@ const POLL: Duration = Duration::from_millis(250);
 pub const FILE_SOURCE: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
 pub const FILE_SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
 
-/// The running test bed: cluster "a" with two workers, cluster "b" with one.
-#[derive(Clone, Debug)]
+/// The running test bed: cluster "a" with two workers, cluster "b" with one. Holds the
+/// test's turn on the test bed until dropped (keep it for the whole test).
+#[derive(Debug)]
 pub struct Testbed {
     pub a_urls: Vec<String>,
     pub b_url: String,
+    _turn: Turn,
 }
+
+/// Most tests share the test bed; a test holding it alone runs while no other does.
+#[derive(Debug)]
+enum Turn {
+    Shared(RwLockReadGuard<'static, ()>),
+    Alone(RwLockWriteGuard<'static, ()>),
+}
+
+static TURNS: RwLock<()> = RwLock::new(());
 
 impl Testbed {
     /// First worker of cluster "a".
@@ -62,15 +75,30 @@ impl Testbed {
     }
 }
 
-/// The test bed, when every worker answers `GET /`. Checked once per test binary.
+/// The test bed, when every worker answers `GET /`. Checked once per test binary. Shared
+/// with the other tests; waits while a [`testbed_alone`] test runs. Call it once per test.
 ///
 /// Unreachable: with `KCO_E2E=required` this panics; otherwise it prints why the test
 /// is skipped and returns `None`.
 pub fn testbed() -> Option<Testbed> {
-    static PROBE: OnceLock<Result<Testbed, String>> = OnceLock::new();
+    reachable_testbed(|| Turn::Shared(TURNS.read().unwrap_or_else(PoisonError::into_inner)))
+}
+
+/// Like [`testbed`], but the test runs alone: it waits until every running e2e test is
+/// done, and no other starts before it ends. For tests that restart a worker.
+pub fn testbed_alone() -> Option<Testbed> {
+    reachable_testbed(|| Turn::Alone(TURNS.write().unwrap_or_else(PoisonError::into_inner)))
+}
+
+fn reachable_testbed(turn: impl FnOnce() -> Turn) -> Option<Testbed> {
+    static PROBE: OnceLock<Result<(Vec<String>, String), String>> = OnceLock::new();
     let probe = PROBE.get_or_init(probe_testbed);
     match probe {
-        Ok(tb) => Some(tb.clone()),
+        Ok((a_urls, b_url)) => Some(Testbed {
+            a_urls: a_urls.clone(),
+            b_url: b_url.clone(),
+            _turn: turn(),
+        }),
         Err(why) if e2e_required() => panic!(
             "KCO_E2E=required but the test bed is not reachable: {why}; \
              run scripts/local-connect.sh up"
@@ -89,7 +117,7 @@ fn e2e_required() -> bool {
     std::env::var("KCO_E2E").is_ok_and(|v| v.eq_ignore_ascii_case("required"))
 }
 
-fn probe_testbed() -> Result<Testbed, String> {
+fn probe_testbed() -> Result<(Vec<String>, String), String> {
     let split = |s: String| -> Vec<String> {
         s.split(',')
             .map(|u| u.trim().trim_end_matches('/').to_string())
@@ -104,20 +132,27 @@ fn probe_testbed() -> Result<Testbed, String> {
     if a_urls.is_empty() {
         return Err("KCO_E2E_A_URLS (empty)".into());
     }
-    let tb = Testbed { a_urls, b_url };
-    let probe = Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .expect("HTTP client");
-    for url in tb.all_urls() {
-        match probe.get(format!("{url}/")).send() {
-            Ok(r) if r.status().is_success() => {}
-            Ok(r) => return Err(format!("{url} (GET / answered {})", r.status())),
-            Err(e) => return Err(format!("{url} ({e})")),
-        }
+    for url in a_urls.iter().chain([&b_url]) {
+        probe_root(url)?;
     }
-    Ok(tb)
+    Ok((a_urls, b_url))
+}
+
+/// `GET {url}/` with a short timeout: `Ok` on a 2xx, else why not. Never retried.
+fn probe_root(url: &str) -> Result<(), String> {
+    static PROBE_CLIENT: OnceLock<Client> = OnceLock::new();
+    let probe = PROBE_CLIENT.get_or_init(|| {
+        Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .expect("HTTP client")
+    });
+    match probe.get(format!("{url}/")).send() {
+        Ok(r) if r.status().is_success() => Ok(()),
+        Ok(r) => Err(format!("{url} (GET / answered {})", r.status())),
+        Err(e) => Err(format!("{url} ({e})")),
+    }
 }
 
 /// A name no other test (or earlier run) uses: `{prefix}-{pid}-{counter}-{nanos}`.
@@ -235,12 +270,14 @@ pub fn send_once(method: Method, url: &str, body: Option<&Value>) -> Reply {
 }
 
 /// A request retried for up to [`WAIT`] while Connect answers 409 (rebalance in
-/// progress), 503 (worker starting) or a 500 it marks as retryable.
+/// progress), 503 (worker starting) or a 500 it marks as retryable; a GET also on any
+/// other 5xx (it changes nothing, and no test expects a GET to fail that way).
 pub fn send(method: Method, url: &str, body: Option<&Value>) -> Reply {
     let start = Instant::now();
     loop {
         let reply = send_once(method.clone(), url, body);
-        if !reply.is_transient() || start.elapsed() >= WAIT {
+        let retry = reply.is_transient() || (method == Method::GET && reply.status >= 500);
+        if !retry || start.elapsed() >= WAIT {
             return reply;
         }
         thread::sleep(Duration::from_millis(500));
@@ -305,6 +342,19 @@ impl Connect {
         self.create_with(json!({ "name": name, "config": config, "initial_state": state }))
     }
 
+    /// Takes over the cleanup of a connector that something else (kco) creates here.
+    pub fn adopt(&self, name: &str) -> ConnectorGuard {
+        ConnectorGuard {
+            connect: self.clone(),
+            name: name.to_string(),
+        }
+    }
+
+    /// Whether the worker answers `GET /` now (one try, short timeout).
+    pub fn answers(&self) -> bool {
+        probe_root(&self.base).is_ok()
+    }
+
     fn create_with(&self, request: Value) -> ConnectorGuard {
         let name = request["name"].as_str().expect("name").to_string();
         let reply = post(&self.url("/connectors"), &request);
@@ -323,6 +373,19 @@ impl Connect {
             404 => None,
             _ => panic!("GET status of {name}: {} {}", reply.status, reply.body),
         }
+    }
+
+    /// The connector's state (`RUNNING`, `PAUSED`, `STOPPED`...) from its status.
+    pub fn state(&self, name: &str) -> String {
+        let st = self
+            .status(name)
+            .unwrap_or_else(|| panic!("{name}: no such connector"));
+        st["connector"]["state"].as_str().unwrap_or("?").to_string()
+    }
+
+    /// `GET /connectors/{name}/config`.
+    pub fn config(&self, name: &str) -> Value {
+        get(&self.connector_url(name, "/config")).expect(200, "GET config")
     }
 
     /// `GET /connectors/{name}/offsets`: the `offsets` list, as the worker sees it now.
@@ -356,11 +419,21 @@ impl Connect {
         self.wait_stopped(name);
     }
 
-    /// `PUT /connectors/{name}/pause` (asserts 202), then waits until PAUSED.
+    /// `PUT /connectors/{name}/pause` (asserts 202), then waits until the connector and
+    /// every task are PAUSED.
     pub fn pause(&self, name: &str) {
         let reply = put(&self.connector_url(name, "/pause"), None);
         assert_eq!(reply.status, 202, "pause {name}: {}", reply.body);
-        self.wait_state(name, "PAUSED");
+        wait_for(&format!("{name} and its tasks PAUSED"), WAIT, || {
+            let st = self.status(name).ok_or("no such connector")?;
+            let tasks = st["tasks"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            if st["connector"]["state"] == "PAUSED" && tasks.iter().all(|t| t["state"] == "PAUSED")
+            {
+                Ok(st)
+            } else {
+                Err(st.to_string())
+            }
+        });
     }
 
     /// `PUT /connectors/{name}/resume` (asserts 202), then waits until RUNNING.
@@ -511,6 +584,11 @@ pub fn file_sink_config(file: &Path, topic: &str) -> Value {
     })
 }
 
+/// `{prefix}-{i}` for each `i` in `range`: `numbered("line", 1..=3)` is line-1..line-3.
+pub fn numbered(prefix: &str, range: impl IntoIterator<Item = usize>) -> Vec<String> {
+    range.into_iter().map(|i| format!("{prefix}-{i}")).collect()
+}
+
 /// Writes `lines` to `path`, one per line, and returns the byte offset at which each
 /// line starts (the FileStreamSource `position` that replays from that line).
 pub fn write_lines(path: &Path, lines: &[String]) -> Vec<u64> {
@@ -523,6 +601,18 @@ pub fn write_lines(path: &Path, lines: &[String]) -> Vec<u64> {
     }
     fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     starts
+}
+
+/// Appends `lines` to `path` (created if missing), one per line.
+pub fn append_lines(path: &Path, lines: &[String]) {
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    file.write_all(text.as_bytes())
+        .unwrap_or_else(|e| panic!("append to {}: {e}", path.display()));
 }
 
 /// The FileStreamSource position recorded for `file`, if any.
@@ -584,6 +674,14 @@ impl TopicReader {
                 }
             },
         )
+    }
+
+    /// Like [`TopicReader::wait_lines`], then waits 3 s more so that a line too many (a
+    /// duplicate) would show; returns all lines seen by then.
+    pub fn wait_lines_settled(&self, n: usize) -> Vec<String> {
+        self.wait_lines(n);
+        thread::sleep(Duration::from_secs(3));
+        self.lines()
     }
 }
 

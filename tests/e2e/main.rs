@@ -4,8 +4,8 @@
 //! Worker URLs: `KCO_E2E_A_URLS` (cluster a, comma-separated) and `KCO_E2E_B_URL`.
 
 mod apply;
-mod apply_bed;
 mod diff;
 mod harness;
+mod kco_steps;
 mod snapshot;
 mod testbed;

@@ -4,18 +4,14 @@
 use serde_json::{json, Value};
 
 use crate::harness::{
-    file_sink_config, file_source_config, parse_version, sink_offset, source_position, temp_dir,
-    testbed, unique_name, write_lines, Connect, TopicReader,
+    file_sink_config, file_source_config, numbered, parse_version, sink_offset, source_position,
+    temp_dir, testbed, unique_name, write_lines, Connect, TopicReader,
 };
 
 const NOT_STOPPED: &str =
     "Connectors must be in the STOPPED state before their offsets can be modified";
 const ALTERED: &str = "The offsets for this connector have been altered successfully";
 const RESET: &str = "The offsets for this connector have been reset successfully";
-
-fn numbered(prefix: &str, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{prefix}-{i}")).collect()
-}
 
 #[test]
 fn workers_report_version_and_kafka_cluster() {
@@ -42,7 +38,7 @@ fn cluster_a_shares_connectors_and_cluster_b_does_not() {
     let Some(tb) = testbed() else { return };
     let dir = temp_dir();
     let input = dir.path().join("in.txt");
-    write_lines(&input, &numbered("shared", 1));
+    write_lines(&input, &numbered("shared", 0..1));
     let (a1, a2, b) = (tb.a(), tb.a2(), tb.b());
     let name = unique_name("kco-e2e-shared");
     let _guard = a1.create_in_state(
@@ -73,7 +69,7 @@ fn file_source_rewind_replays_lines() {
     let a = tb.a();
     let dir = temp_dir();
     let input = dir.path().join("in.txt");
-    let lines = numbered("src", 10);
+    let lines = numbered("src", 0..10);
     let starts = write_lines(&input, &lines);
     let file_len = std::fs::metadata(&input).expect("input").len() as i64;
     let topic = unique_name("kco-e2e-src");
@@ -129,7 +125,7 @@ fn file_sink_rewind_reconsumes_records() {
     let a = tb.a();
     let dir = temp_dir();
     let input = dir.path().join("in.txt");
-    let lines = numbered("sink", 6);
+    let lines = numbered("sink", 0..6);
     write_lines(&input, &lines);
     let topic = unique_name("kco-e2e-sink");
 
@@ -179,7 +175,7 @@ fn patch_requires_stopped_connector() {
     let a = tb.a();
     let dir = temp_dir();
     let input = dir.path().join("in.txt");
-    write_lines(&input, &numbered("state", 3));
+    write_lines(&input, &numbered("state", 0..3));
     let name = unique_name("kco-e2e-state");
     let _guard = a.create(
         &name,
@@ -224,7 +220,7 @@ fn patch_validation_errors() {
     let a = tb.a();
     let dir = temp_dir();
     let input = dir.path().join("in.txt");
-    write_lines(&input, &numbered("valid", 3));
+    write_lines(&input, &numbered("valid", 0..3));
     let file = input.to_str().unwrap();
     let name = unique_name("kco-e2e-valid");
     let _guard = a.create_in_state(&name, file_source_config(&input, "unused"), "STOPPED");
@@ -285,7 +281,7 @@ fn source_partitions_added_removed_and_reset() {
     let a = tb.a();
     let dir = temp_dir();
     let input = dir.path().join("in.txt");
-    write_lines(&input, &numbered("null", 3));
+    write_lines(&input, &numbered("null", 0..3));
     let file = input.to_str().unwrap();
     let other = dir.path().join("other.txt");
     let other = other.to_str().unwrap();
@@ -343,7 +339,7 @@ fn stopped_creation_and_offsets_outliving_the_connector() {
     let a = tb.a();
     let dir = temp_dir();
     let input = dir.path().join("in.txt");
-    let lines = numbered("born", 5);
+    let lines = numbered("born", 0..5);
     let starts = write_lines(&input, &lines);
     let file = input.to_str().unwrap();
     let topic = unique_name("kco-e2e-born");
@@ -402,7 +398,7 @@ fn sink_reset_rereads_topic() {
     let a = tb.a();
     let dir = temp_dir();
     let input = dir.path().join("in.txt");
-    let lines = numbered("reset", 3);
+    let lines = numbered("reset", 0..3);
     write_lines(&input, &lines);
     let topic = unique_name("kco-e2e-reset");
     let source = unique_name("kco-e2e-reset-src");
@@ -441,7 +437,7 @@ fn sink_patch_validation_and_null() {
     let a = tb.a();
     let dir = temp_dir();
     let input = dir.path().join("in.txt");
-    write_lines(&input, &numbered("sv", 3));
+    write_lines(&input, &numbered("sv", 0..3));
     let topic = unique_name("kco-e2e-sv");
     let source = unique_name("kco-e2e-sv-src");
     let _source = a.create(&source, file_source_config(&input, &topic));

@@ -1,0 +1,118 @@
+//! Steps around the `kco` binary for the end-to-end tests: a kco.yaml naming the test
+//! bed's clusters, snapshot files written from live state, edits to those files, and
+//! running kco against one worker.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
+use kco::model::{secrets, ConnectorState, ConnectorType, OffsetEntry};
+
+use crate::harness::{kco, temp_dir, Connect, Testbed};
+
+/// Writes `<dir>/kco.yaml` with cluster "a" (both workers) and cluster "b".
+pub fn write_config(dir: &Path, tb: &Testbed) {
+    let yaml = format!(
+        "clusters:\n  a:\n    urls: [{}]\n  b:\n    urls: [{}]\n",
+        tb.a_urls.join(", "),
+        tb.b_url
+    );
+    std::fs::write(dir.join("kco.yaml"), yaml).expect("write kco.yaml");
+}
+
+/// A temporary directory with a kco.yaml for the test bed's clusters (see [`write_config`]).
+pub fn kco_dir(tb: &Testbed) -> tempfile::TempDir {
+    let dir = temp_dir();
+    write_config(dir.path(), tb);
+    dir
+}
+
+/// A snapshot file of connector `name` on `connect` as it is now (offsets, state and, with
+/// `with_config`, its config), written to `<dir>/<cluster>/<name>.yaml` through kco's own
+/// file model (not `kco snapshot`: no cluster id, version or class in the metadata).
+pub fn write_snapshot(
+    connect: &Connect,
+    name: &str,
+    cluster: &str,
+    dir: &Path,
+    with_config: bool,
+) -> PathBuf {
+    let status = connect
+        .status(name)
+        .unwrap_or_else(|| panic!("{name}: no such connector"));
+    let kind = match status["type"].as_str() {
+        Some("sink") => ConnectorType::Sink,
+        _ => ConnectorType::Source,
+    };
+    let config = with_config
+        .then(|| serde_json::from_value(connect.config(name)).expect("config of strings"));
+    let offsets = serde_json::from_value(Value::Array(connect.offsets(name))).expect("offsets");
+    let file = OffsetsFile::new(
+        Metadata {
+            name: name.to_string(),
+            cluster: cluster.into(),
+            kafka_cluster_id: None,
+            connect_version: None,
+            connector_class: None,
+            connector_type: kind,
+            state: status["connector"]["state"]
+                .as_str()
+                .and_then(ConnectorState::parse),
+            captured_at: None,
+        },
+        offsets,
+        config,
+    );
+    let path = kco::engine::store::file_path(dir, cluster, name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, file.render(DEFAULT_SCHEMA_REF)).unwrap();
+    path
+}
+
+/// Rewrites a snapshot file's offsets, given as Connect lists them (and re-seals it).
+pub fn set_offsets(path: &Path, offsets: Vec<Value>) {
+    let offsets: Vec<OffsetEntry> =
+        serde_json::from_value(Value::Array(offsets)).expect("offset entries");
+    edit_file(path, |f| {
+        f.offsets = offsets;
+        f.seal();
+    });
+}
+
+/// Replaces secret-looking config values with placeholders, as `snapshot --with-config` does.
+pub fn redact_config(path: &Path) {
+    edit_file(path, |f| {
+        let (redacted, _) = secrets::redact(
+            &f.metadata.name,
+            f.config.as_ref().unwrap(),
+            &Default::default(),
+        );
+        f.config = Some(redacted);
+    });
+}
+
+fn edit_file(path: &Path, edit: impl FnOnce(&mut OffsetsFile)) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut f = OffsetsFile::parse(path, &text).unwrap();
+    edit(&mut f);
+    std::fs::write(path, f.render(DEFAULT_SCHEMA_REF)).unwrap();
+}
+
+/// Runs `kco --url <connect> --cluster <cluster> <args>` in `dir`; returns the exit code
+/// (-1 when killed by a signal), stdout and stderr.
+pub fn kco_on(
+    connect: &Connect,
+    cluster: &str,
+    dir: &Path,
+    args: &[&str],
+) -> (i32, String, String) {
+    let mut all = vec!["--url", connect.base.as_str(), "--cluster", cluster];
+    all.extend_from_slice(args);
+    let out = kco(&all, dir);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
