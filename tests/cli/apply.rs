@@ -353,38 +353,25 @@ fn create_moves_offsets_to_a_new_name_and_never_prints_the_secret() {
 fn create_state_overrides_the_state_in_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let fake = FakeConnect::start();
-    let offsets = json!([{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": 42}}]);
-    let f = snapshot(
-        dir.path(),
-        "c",
-        ConnectorType::Source,
-        offsets.clone(),
-        Some(create_config()),
-    );
-    let path = f.to_str().unwrap();
+    let f = old_source_snapshot(dir.path());
     let env = [("KCO_TEST_PW", "pw")];
-    let o = kco(
-        dir.path(),
-        &fake,
-        &["apply", path, "--create-state", "stopped"],
-        &env,
-    );
-    assert_eq!(o.status.code(), Some(1), "--create-state needs --create");
+    let args = ["apply", &f, "--create-state", "stopped"];
+    let (code, ..) = kco_env(dir.path(), &fake, &args, &env);
+    assert_eq!(code, Some(1), "--create-state needs --create");
     assert!(fake.requests().is_empty());
     let args = [
         "apply",
-        path,
+        &f,
         "--create",
         "--create-state",
         "stopped",
         "--yes",
     ];
-    let o = kco(dir.path(), &fake, &args, &env);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "{out}{err}");
-    assert_eq!(methods(&fake)[1..], ["PATCH /connectors/c/offsets"]);
-    assert_eq!(fake.state("c"), Some(State::Stopped));
-    assert_eq!(fake.offsets("c"), offsets);
+    let (code, out, err) = kco_env(dir.path(), &fake, &args, &env);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(methods(&fake)[1..], ["PATCH /connectors/old/offsets"]);
+    assert_eq!(fake.state("old"), Some(State::Stopped));
+    assert_eq!(fake.offsets("old")[0]["offset"]["position"], 42);
 }
 
 #[test]
