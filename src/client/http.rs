@@ -337,8 +337,19 @@ impl Connect for HttpConnect {
         let path = format!("{}/offsets", Self::path(name));
         let mut v = self.call(Method::GET, &path, None)?;
         let offsets = v.get_mut("offsets").map(Value::take).unwrap_or(Value::Null);
-        serde_json::from_value(offsets)
-            .map_err(|e| bad("GET", format!("{}{}", self.endpoint(), path), e.to_string()))
+        // A partition whose removal the worker has not consumed yet is listed with a `null`
+        // offset for a moment: it has no offset.
+        let entries: Vec<PatchEntry> = serde_json::from_value(offsets)
+            .map_err(|e| bad("GET", format!("{}{}", self.endpoint(), path), e.to_string()))?;
+        Ok(entries
+            .into_iter()
+            .filter_map(|e| {
+                e.offset.map(|offset| OffsetEntry {
+                    partition: e.partition,
+                    offset,
+                })
+            })
+            .collect())
     }
 
     fn patch_offsets(&self, name: &str, entries: &[PatchEntry]) -> Result<String> {

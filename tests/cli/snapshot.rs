@@ -328,3 +328,24 @@ fn a_connector_that_cannot_be_read_fails_the_run_but_not_the_others() {
     let report: Value = serde_json::from_str(&j.stdout).unwrap();
     assert_eq!(report["connectors"][1]["outcome"], "failed");
 }
+
+#[test]
+fn a_partition_listed_with_a_null_offset_has_no_offset() {
+    // Right after a removal, a worker may still list the partition with `"offset": null`.
+    let dir = tempfile::tempdir().unwrap();
+    let body = json!({"offsets": [
+        {"partition": {"filename": "/gone"}, "offset": null},
+        {"partition": {"filename": "/f"}, "offset": {"position": 3}}
+    ]});
+    let fake = FakeConnect::builder()
+        .source("c", SRC, State::Running, json!([]))
+        .fault(Fault::on("GET", "/connectors/c/offsets").respond_json(200, body))
+        .start();
+    let r = run(kco(dir.path()).args(["--url", &fake.url(), "--cluster", "a", "snapshot"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(dir.path().join("snapshots/a/c.yaml")).unwrap();
+    assert!(
+        text.contains("filename: /f") && !text.contains("/gone"),
+        "{text}"
+    );
+}
