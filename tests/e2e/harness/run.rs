@@ -1,0 +1,64 @@
+//! Running the `kco` binary and the test bed script.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the `kco` binary in `cwd` with a cleared environment (only PATH and HOME kept).
+pub fn kco(args: &[&str], cwd: &Path) -> Output {
+    kco_with_env(args, cwd, &[])
+}
+
+/// Like [`kco`], with extra environment variables.
+pub fn kco_with_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kco"));
+    cmd.args(args).current_dir(cwd).env_clear();
+    for key in ["PATH", "HOME"] {
+        if let Some(v) = std::env::var_os(key) {
+            cmd.env(key, v);
+        }
+    }
+    cmd.envs(env.iter().copied());
+    cmd.output()
+        .unwrap_or_else(|e| panic!("run kco {args:?}: {e}"))
+}
+
+/// Asserts a process succeeded, showing its stdout and stderr otherwise; returns stdout.
+pub fn assert_success(out: &Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed ({})\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The repository root (where `scripts/` lives).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `scripts/local-connect.sh <args>` (e.g. `["restart-worker", "a2"]`), asserting
+/// success. The script honours `KCO_TESTBED_DIR` and the port variables it inherits.
+pub fn local_connect(args: &[&str]) -> String {
+    let out = Command::new(repo_root().join("scripts/local-connect.sh"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("run scripts/local-connect.sh {args:?}: {e}"));
+    assert_success(
+        &out,
+        &format!("scripts/local-connect.sh {}", args.join(" ")),
+    )
+}
+
+/// `major.minor.patch` of a Connect `version` such as "4.3.1", "3.7.0-SNAPSHOT" or
+/// "7.6.0-ccs".
+pub fn parse_version(version: &str) -> Option<(u32, u32, u32)> {
+    let core = version.split(['-', '+']).next()?;
+    let mut parts = core.split('.').map(|p| p.parse::<u32>().ok());
+    let major = parts.next()??;
+    let minor = parts.next().flatten().unwrap_or(0);
+    let patch = parts.next().flatten().unwrap_or(0);
+    Some((major, minor, patch))
+}
