@@ -271,7 +271,7 @@ fn plan_one(
         };
         if info.version < ConnectVersion::INITIAL_STATE {
             return error(plan, format!(
-                "creating `{name}` in the STOPPED state needs Kafka Connect {} (KIP-980); {} runs {}: create it stopped yourself, then apply without --create",
+                "creating `{name}` in the STOPPED state needs Kafka Connect {} (KIP-980); {} runs {}: create it yourself and stop it at once (`PUT /connectors/{name}/stop`; it may process records until then), then apply without --create",
                 ConnectVersion::INITIAL_STATE, info.url, info.info.version
             ));
         }
