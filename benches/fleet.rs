@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo bench --bench fleet -- [--connectors N] [--partitions P] [--latency-ms L]
-//!     [--transition-reads R] [--skip-hand] [--quick]
+//!     [--transition-reads R] [--skip-hand] [--quick] [--serve]
 //! ```
 //!
 //! Both run against the in-process fake Connect worker (`tests/cli/fake_connect/`), which
@@ -92,9 +92,23 @@ fn main() {
         opts.server.latency,
         opts.server.transition_reads
     );
+    if std::env::args().any(|a| a == "--serve") {
+        serve(&opts);
+    }
     let mut rows = fleet(&opts);
     rows.extend(wide(&opts));
     print_table(&rows);
+}
+
+/// `--serve`: start both fakes, print their URLs and keep serving, to run (and profile) kco
+/// by hand against the same workloads.
+fn serve(opts: &Options) -> ! {
+    let fleet = workload::fleet(opts.server, opts.connectors);
+    let wide = workload::wide(opts.server, opts.partitions);
+    println!("fleet: {}\nwide sink: {}", fleet.url(), wide.url());
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
 }
 
 fn work_dir() -> tempfile::TempDir {
