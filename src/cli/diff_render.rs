@@ -155,11 +155,7 @@ fn headline(r: &DiffReport) -> String {
 }
 
 fn unified(y: &YamlPair) -> String {
-    similar::TextDiff::from_lines(&y.old, &y.new)
-        .unified_diff()
-        .context_radius(3)
-        .header(&y.old_label, &y.new_label)
-        .to_string()
+    super::diff_unified::unified(&y.old_label, &y.old, &y.new_label, &y.new)
 }
 
 /// Human text.

@@ -7,6 +7,7 @@ mod completions;
 mod context;
 mod diff;
 mod diff_render;
+mod diff_unified;
 mod fmt;
 mod output;
 #[cfg(test)]

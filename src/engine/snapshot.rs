@@ -18,7 +18,7 @@ use super::{parallel, probe, store, Selector};
 use crate::client::{Connect, ConnectorListing};
 use crate::error::{Error, Result};
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT};
-use crate::model::{secrets, sort_entries, ConnectorType, OffsetEntry};
+use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorType, OffsetEntry};
 
 /// What to snapshot and how.
 #[derive(Debug, Clone)]
@@ -176,13 +176,22 @@ pub fn snapshot(
         captured_at: now(),
     };
     let mut connectors = Vec::new();
+    // Files known to hold a listed connector (written now, or found holding these offsets):
+    // not stale, so not read again below.
+    let mut current = BTreeSet::new();
     for l in &selected {
         let path = store::file_path(dir, cluster_name, &l.name);
         let report = match (l.connector_type, reads.remove(l.name.as_str())) {
             (Some(kind), Some(Ok(offsets))) => {
                 let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
                 match capture(l, kind, offsets, secrets, opts, &base) {
-                    Ok((file, redacted)) => write(&path, file, redacted, opts)?,
+                    Ok((file, redacted)) => {
+                        let (report, is_current) = write(&path, file, redacted, opts)?;
+                        if is_current {
+                            current.insert(path);
+                        }
+                        report
+                    }
                     Err(message) => failed(l, path, message),
                 }
             }
@@ -201,7 +210,14 @@ pub fn snapshot(
         };
         connectors.push(report);
     }
-    let stale = stale_files(dir, cluster_name, &listing, &opts.selector, opts.prune)?;
+    let stale = stale_files(
+        dir,
+        cluster_name,
+        &listing,
+        &current,
+        &opts.selector,
+        opts.prune,
+    )?;
     Ok(SnapshotReport {
         cluster: cluster_name.to_string(),
         url: cluster.url,
@@ -283,18 +299,20 @@ fn capture(
 }
 
 /// Writes `file` at `path` unless the existing file already holds the same offsets (and
-/// config, when captured).
+/// config, when captured). Also says whether the file at `path` is now known to be this
+/// connector's (same name and cluster inside).
 fn write(
     path: &Path,
     mut file: OffsetsFile,
     redacted: Vec<String>,
     opts: &SnapshotOptions,
-) -> Result<ConnectorReport> {
+) -> Result<(ConnectorReport, bool)> {
     let existing = std::fs::read_to_string(path).ok();
     let previous = existing
         .as_deref()
         .map(|text| (text, OffsetsFile::parse(path, text)));
     let mut message = None;
+    let mut is_current = true;
     let outcome = match &previous {
         None => Outcome::Created,
         Some((text, Ok(old))) => {
@@ -302,10 +320,17 @@ fn write(
                 // Only `--with-config` refreshes a captured config; keep the one there is.
                 file.config = old.config.clone();
             }
-            let mut old_sorted = old.offsets.clone();
-            sort_entries(&mut old_sorted);
-            let same = old_sorted == file.offsets && old.config == file.config;
+            let same_offsets = if in_canonical_order(&old.offsets) {
+                old.offsets == file.offsets
+            } else {
+                let mut old_sorted = old.offsets.clone();
+                sort_entries(&mut old_sorted);
+                old_sorted == file.offsets
+            };
+            let same = same_offsets && old.config == file.config;
             if same && old.is_sealed() && old.is_canonical_text(text) {
+                is_current = old.metadata.name == file.metadata.name
+                    && old.metadata.cluster == file.metadata.cluster;
                 Outcome::Unchanged
             } else {
                 if same {
@@ -333,7 +358,7 @@ fn write(
             }
         })?;
     }
-    Ok(ConnectorReport {
+    let report = ConnectorReport {
         name: file.metadata.name.clone(),
         connector_type: Some(file.metadata.connector_type),
         outcome,
@@ -341,7 +366,8 @@ fn write(
         partitions: Some(file.offsets.len()),
         redacted,
         message,
-    })
+    };
+    Ok((report, is_current))
 }
 
 fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorReport {
@@ -357,11 +383,13 @@ fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorRepo
 }
 
 /// Files in the cluster's directory whose connector is gone (among the selected names);
-/// removed when `prune`. Files that do not parse are left alone.
+/// removed when `prune`. Files that do not parse are left alone; files in `current` (known to
+/// hold a listed connector) are not read again.
 fn stale_files(
     dir: &Path,
     cluster_name: &str,
     listing: &BTreeMap<String, ConnectorListing>,
+    current: &BTreeSet<PathBuf>,
     selector: &Selector,
     prune: bool,
 ) -> Result<Vec<StaleFile>> {
@@ -373,6 +401,9 @@ fn stale_files(
         store::find_files(std::slice::from_ref(&cluster_dir)).map_err(|p| Error::Files(vec![p]))?;
     let mut out = Vec::new();
     for path in files {
+        if current.contains(&path) {
+            continue;
+        }
         let Ok((file, _)) = OffsetsFile::load(&path) else {
             continue;
         };

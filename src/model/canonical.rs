@@ -6,7 +6,7 @@ use std::fmt::Write;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::{sink_partition, OffsetEntry};
+use super::{sink_partition, Fields, OffsetEntry};
 
 /// Canonical JSON: object keys sorted, no white space. Numbers keep their JSON spelling.
 pub fn canonical_json(value: &Value) -> String {
@@ -15,22 +15,41 @@ pub fn canonical_json(value: &Value) -> String {
     out
 }
 
+/// [`canonical_json`] of a map, without copying it into a [`Value`] first.
+pub fn canonical_fields(fields: &Fields) -> String {
+    let mut out = String::new();
+    write_fields(fields, &mut out);
+    out
+}
+
+fn write_fields(map: &Fields, out: &mut String) {
+    // `Fields` iterates in key order unless serde_json's `preserve_order` is on.
+    let mut keys: Vec<&String> = map.keys().collect();
+    if !keys.is_sorted() {
+        keys.sort();
+    }
+    out.push('{');
+    for (i, k) in keys.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(k, out);
+        out.push(':');
+        write_canonical(&map[k.as_str()], out);
+    }
+    out.push('}');
+}
+
+fn write_string(s: &str, out: &mut String) {
+    // serde_json's escaping, written straight into `out`.
+    let mut buf = Vec::with_capacity(s.len() + 2);
+    serde_json::to_writer(&mut buf, s).expect("a string serializes");
+    out.push_str(std::str::from_utf8(&buf).expect("JSON is UTF-8"));
+}
+
 fn write_canonical(value: &Value, out: &mut String) {
     match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String((*k).clone()).to_string());
-                out.push(':');
-                write_canonical(&map[k.as_str()], out);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => write_fields(map, out),
         Value::Array(items) => {
             out.push('[');
             for (i, v) in items.iter().enumerate() {
@@ -41,36 +60,122 @@ fn write_canonical(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
+        Value::String(s) => write_string(s, out),
         other => {
             let _ = write!(out, "{other}");
         }
     }
 }
 
+/// A partition's place in the canonical order: sink partitions first, by topic then number;
+/// then any other partition by its canonical JSON.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PartitionKey<'a> {
+    Sink(&'a str, i64),
+    Other(String),
+}
+
+impl<'a> PartitionKey<'a> {
+    pub fn of(partition: &'a Fields) -> Self {
+        match sink_partition(partition) {
+            Some((topic, p)) => PartitionKey::Sink(topic, p),
+            None => PartitionKey::Other(canonical_fields(partition)),
+        }
+    }
+}
+
 /// Orders partitions canonically: sink partitions by topic, then partition number; any other
-/// partition by its canonical JSON. Sink partitions come first.
+/// partition by its canonical JSON. Sink partitions come first. Stable; each key is computed
+/// once, and a list already in order (as in every sealed file) is only checked.
 pub fn sort_entries(entries: &mut [OffsetEntry]) {
-    entries.sort_by(|a, b| compare_partitions(&a.partition, &b.partition));
+    sort_by_partition(entries, |e| &e.partition);
+}
+
+/// [`sort_entries`] for anything that holds a partition.
+pub fn sort_by_partition<T>(items: &mut [T], partition: impl Fn(&T) -> &Fields) {
+    let all_sinks_in_order = items.windows(2).all(|w| {
+        match (
+            sink_partition(partition(&w[0])),
+            sink_partition(partition(&w[1])),
+        ) {
+            (Some(a), Some(b)) => a <= b,
+            _ => false,
+        }
+    });
+    if all_sinks_in_order
+        && items
+            .first()
+            .is_none_or(|i| sink_partition(partition(i)).is_some())
+    {
+        return;
+    }
+    let mut keyed: Vec<(PartitionKey<'_>, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (PartitionKey::of(partition(item)), i))
+        .collect();
+    // (key, index) pairs are all distinct: an unstable sort keeps equal keys in input order.
+    keyed.sort_unstable();
+    let order: Vec<usize> = keyed.into_iter().map(|(_, i)| i).collect();
+    apply_order(items, order);
+}
+
+/// Rearranges `items` so that position `k` holds what was at `order[k]`.
+fn apply_order<T>(items: &mut [T], mut order: Vec<usize>) {
+    for start in 0..items.len() {
+        // Follow the cycle through `start`, swapping each element into place.
+        let mut at = start;
+        while order[at] != start {
+            let from = order[at];
+            items.swap(at, from);
+            order[at] = at;
+            at = from;
+        }
+        order[at] = at;
+    }
+}
+
+/// Whether the entries are already in canonical order.
+pub fn in_canonical_order(entries: &[OffsetEntry]) -> bool {
+    entries
+        .windows(2)
+        .all(|w| compare_partitions(&w[0].partition, &w[1].partition) != Ordering::Greater)
 }
 
 /// The canonical order of two partitions.
-pub fn compare_partitions(a: &super::Fields, b: &super::Fields) -> Ordering {
+pub fn compare_partitions(a: &Fields, b: &Fields) -> Ordering {
     match (sink_partition(a), sink_partition(b)) {
         (Some(x), Some(y)) => x.cmp(&y),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => canonical_json(&Value::Object(a.clone()))
-            .cmp(&canonical_json(&Value::Object(b.clone()))),
+        (None, None) => canonical_fields(a).cmp(&canonical_fields(b)),
     }
 }
 
-/// `sha256:<hex>` over the canonical JSON of the offsets, in canonical order.
+/// `sha256:<hex>` over the canonical JSON of the offsets, in canonical order: the canonical
+/// JSON of the list of `{"offset": .., "partition": ..}` objects.
 pub fn checksum(entries: &[OffsetEntry]) -> String {
-    let mut sorted = entries.to_vec();
-    sort_entries(&mut sorted);
-    let doc = serde_json::to_value(&sorted).expect("offsets are JSON");
-    let digest = Sha256::digest(canonical_json(&doc).as_bytes());
-    format!("sha256:{}", hex::encode(digest))
+    let mut sorted: Vec<&OffsetEntry> = entries.iter().collect();
+    sort_by_partition(&mut sorted, |e| &e.partition);
+    let mut hasher = Sha256::new();
+    let mut chunk = String::from("[");
+    for (i, e) in sorted.iter().enumerate() {
+        if i > 0 {
+            chunk.push(',');
+        }
+        chunk.push_str("{\"offset\":");
+        write_fields(&e.offset, &mut chunk);
+        chunk.push_str(",\"partition\":");
+        write_fields(&e.partition, &mut chunk);
+        chunk.push('}');
+        if chunk.len() > 64 * 1024 {
+            hasher.update(chunk.as_bytes());
+            chunk.clear();
+        }
+    }
+    chunk.push(']');
+    hasher.update(chunk.as_bytes());
+    format!("sha256:{}", hex::encode(hasher.finalize()))
 }
 
 #[cfg(test)]
@@ -127,5 +232,64 @@ mod tests {
             canonical_json(&v),
             r#"{"a":[true,null,"x"],"b":1.0,"c":18446744073709551615}"#
         );
+    }
+
+    /// A mixed list: sinks out of order, sources with escapes and unicode, duplicates.
+    fn mixed() -> Vec<OffsetEntry> {
+        let mut v = Vec::new();
+        for i in 0..60i64 {
+            let n = (i * 37) % 23;
+            v.push(if i % 3 == 0 {
+                entry(
+                    json!({"kafka_topic": format!("t{}", n % 4), "kafka_partition": n}),
+                    json!({"kafka_offset": i}),
+                )
+            } else {
+                entry(
+                    json!({"file": format!("/d/\"q\"\u{e9}\n{}", n % 7), "z": n % 2 == 0, "a": 1.5}),
+                    json!({"position": i, "note": "\u{2028}x"}),
+                )
+            });
+        }
+        v
+    }
+
+    #[test]
+    fn sort_is_the_stable_sort_by_compare_partitions() {
+        let mut want = mixed();
+        want.sort_by(|a, b| compare_partitions(&a.partition, &b.partition));
+        let mut got = mixed();
+        sort_entries(&mut got);
+        assert_eq!(got, want);
+        assert!(in_canonical_order(&got));
+        assert!(!in_canonical_order(&mixed()));
+    }
+
+    #[test]
+    fn checksum_is_over_the_canonical_json_of_the_sorted_list() {
+        let mut sorted = mixed();
+        sorted.sort_by(|a, b| compare_partitions(&a.partition, &b.partition));
+        let doc = serde_json::to_value(&sorted).unwrap();
+        let want = format!(
+            "sha256:{}",
+            hex::encode(Sha256::digest(canonical_json(&doc).as_bytes()))
+        );
+        assert_eq!(checksum(&mixed()), want);
+        let big: Vec<OffsetEntry> = (0..3000).flat_map(|_| mixed()).take(5000).collect();
+        let mut sorted = big.clone();
+        sorted.sort_by(|a, b| compare_partitions(&a.partition, &b.partition));
+        let doc = serde_json::to_value(&sorted).unwrap();
+        let digest = Sha256::digest(canonical_json(&doc).as_bytes());
+        assert_eq!(checksum(&big), format!("sha256:{}", hex::encode(digest)));
+    }
+
+    #[test]
+    fn canonical_fields_is_canonical_json_of_the_map() {
+        for e in mixed() {
+            assert_eq!(
+                canonical_fields(&e.partition),
+                canonical_json(&Value::Object(e.partition.clone()))
+            );
+        }
     }
 }

@@ -11,7 +11,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{canonical_json, checksum, sort_entries, ConnectorState, ConnectorType, OffsetEntry};
+use super::{
+    canonical_fields, checksum, in_canonical_order, sort_entries, ConnectorState, ConnectorType,
+    OffsetEntry,
+};
 
 pub const API_VERSION: &str = "kco/v1";
 pub const KIND: &str = "ConnectorOffsets";
@@ -172,8 +175,17 @@ impl OffsetsFile {
             line,
             message,
         };
-        // Read the version first, so a future format gets a clear message rather than a
-        // confusing field error.
+        // The whole file is parsed once. Only when that fails is the version read on its own,
+        // so that a future format gets a clear message rather than a confusing field error.
+        let e = match serde_yaml::from_str::<OffsetsFile>(text) {
+            Ok(file) => {
+                return match header_problem(text, Some(&file.api_version), Some(&file.kind)) {
+                    None => Ok(file),
+                    Some((line, message)) => Err(problem(line, message)),
+                }
+            }
+            Err(e) => e,
+        };
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Header {
@@ -186,36 +198,15 @@ impl OffsetsFile {
                 format!("not a YAML mapping: {}", strip_location(&e)),
             )
         })?;
-        match header.api_version.as_ref().and_then(Value::as_str) {
-            Some(API_VERSION) => {}
-            Some(other) => {
-                return Err(problem(
-                    find_key_line(text, "apiVersion"),
-                    format!("unsupported apiVersion `{other}` (this kco reads `{API_VERSION}`)"),
-                ))
-            }
-            None => {
-                return Err(problem(
-                    Some(1),
-                    format!("missing `apiVersion: {API_VERSION}`"),
-                ))
-            }
+        let api_version = header.api_version.as_ref().and_then(Value::as_str);
+        let kind = header.kind.as_ref().and_then(Value::as_str);
+        if let Some((line, message)) = header_problem(text, api_version, kind) {
+            return Err(problem(line, message));
         }
-        match header.kind.as_ref().and_then(Value::as_str) {
-            Some(KIND) => {}
-            other => {
-                return Err(problem(
-                    find_key_line(text, "kind").or(Some(1)),
-                    format!("`kind` must be `{KIND}`, found {other:?}"),
-                ))
-            }
-        }
-        serde_yaml::from_str(text).map_err(|e| {
-            problem(
-                e.location().map(|l| l.line()),
-                strip_location(&e).to_string(),
-            )
-        })
+        Err(problem(
+            e.location().map(|l| l.line()),
+            strip_location(&e).to_string(),
+        ))
     }
 
     /// Reads and parses a file.
@@ -247,7 +238,7 @@ impl OffsetsFile {
         let line_of = |i: usize| item_lines.get(i).copied();
         let mut seen = HashSet::new();
         for (i, e) in self.offsets.iter().enumerate() {
-            let key = canonical_json(&Value::Object(e.partition.clone()));
+            let key = canonical_fields(&e.partition);
             if !seen.insert(key.clone()) {
                 add(line_of(i), format!("duplicate partition {key}"));
             }
@@ -309,14 +300,37 @@ impl OffsetsFile {
 
     /// Whether the file's text is exactly its canonical rendering with some `$schema` comment.
     pub fn is_canonical_text(&self, text: &str) -> bool {
-        let body = self.render_body();
-        let mut sorted = self.offsets.clone();
-        sort_entries(&mut sorted);
         let rest = match text.split_once('\n') {
             Some((first, rest)) if first.starts_with(SCHEMA_COMMENT) => rest,
             _ => return false,
         };
-        sorted == self.offsets && rest == body
+        in_canonical_order(&self.offsets) && rest == self.render_body()
+    }
+}
+
+/// What is wrong with `apiVersion` and `kind`, if anything: the line to point at and the
+/// message.
+fn header_problem(
+    text: &str,
+    api_version: Option<&str>,
+    kind: Option<&str>,
+) -> Option<(Option<usize>, String)> {
+    match api_version {
+        Some(API_VERSION) => {}
+        Some(other) => {
+            return Some((
+                find_key_line(text, "apiVersion"),
+                format!("unsupported apiVersion `{other}` (this kco reads `{API_VERSION}`)"),
+            ))
+        }
+        None => return Some((Some(1), format!("missing `apiVersion: {API_VERSION}`"))),
+    }
+    match kind {
+        Some(KIND) => None,
+        other => Some((
+            find_key_line(text, "kind").or(Some(1)),
+            format!("`kind` must be `{KIND}`, found {other:?}"),
+        )),
     }
 }
 

@@ -14,7 +14,10 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use canonical::{canonical_json, checksum, compare_partitions, sort_entries};
+pub use canonical::{
+    canonical_fields, canonical_json, checksum, compare_partitions, in_canonical_order,
+    sort_by_partition, sort_entries, PartitionKey,
+};
 
 /// A source partition or offset, or a sink's: a flat map of primitive values.
 pub type Fields = serde_json::Map<String, serde_json::Value>;

@@ -5,7 +5,7 @@ mod order;
 
 use serde::Serialize;
 
-use crate::model::{canonical_json, compare_partitions, Fields, OffsetEntry};
+use crate::model::{canonical_fields, sort_by_partition, Fields, OffsetEntry};
 
 pub use order::{movement, Direction, Movement};
 
@@ -46,7 +46,7 @@ impl PartitionDiff {
 /// Compares two offset sets partition by partition, in canonical partition order.
 pub fn compare(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionDiff> {
     use std::collections::BTreeMap;
-    let key = |p: &Fields| canonical_json(&serde_json::Value::Object(p.clone()));
+    let key = canonical_fields;
     let mut rows: BTreeMap<String, (Fields, Option<Fields>, Option<Fields>)> = BTreeMap::new();
     for e in wanted {
         rows.entry(key(&e.partition))
@@ -76,7 +76,7 @@ pub fn compare(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionD
             }
         })
         .collect();
-    out.sort_by(|x, y| compare_partitions(&x.partition, &y.partition));
+    sort_by_partition(&mut out, |d| &d.partition);
     out
 }
 

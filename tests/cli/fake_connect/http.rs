@@ -141,7 +141,7 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
     let mut reader = BufReader::new(stream);
     let mut writer = write_half;
     loop {
-        let (request, close) = match read_request(&mut reader) {
+        let (request, close) = match read_request(&mut reader, &mut writer) {
             Ok(Some(parsed)) => parsed,
             Ok(None) => return,
             Err(_) => {
@@ -164,8 +164,12 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
 }
 
 /// Reads one request; `Ok(None)` at a clean end of stream. Returns whether the client asked
-/// to close the connection afterwards.
-fn read_request(reader: &mut impl BufRead) -> io::Result<Option<(HttpRequest, bool)>> {
+/// to close the connection afterwards. A client that sends `Expect: 100-continue` (curl does
+/// for large bodies) is told to go on at once, as Connect's Jetty does, instead of waiting.
+fn read_request(
+    reader: &mut impl BufRead,
+    writer: &mut impl Write,
+) -> io::Result<Option<(HttpRequest, bool)>> {
     let mut line = String::new();
     if reader.read_line(&mut line)? == 0 {
         return Ok(None);
@@ -178,6 +182,7 @@ fn read_request(reader: &mut impl BufRead) -> io::Result<Option<(HttpRequest, bo
     let mut content_length = 0usize;
     let mut chunked = false;
     let mut close = false;
+    let mut expect_continue = false;
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header)? == 0 {
@@ -199,8 +204,13 @@ fn read_request(reader: &mut impl BufRead) -> io::Result<Option<(HttpRequest, bo
             }
             "transfer-encoding" => chunked = value.to_ascii_lowercase().contains("chunked"),
             "connection" => close = value.eq_ignore_ascii_case("close"),
+            "expect" => expect_continue = value.eq_ignore_ascii_case("100-continue"),
             _ => {}
         }
+    }
+    if expect_continue {
+        writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+        writer.flush()?;
     }
     let body = if chunked {
         read_chunked(reader)?

@@ -80,12 +80,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Records the request, applies the first firing fault, and serves it.
 fn serve(inner: &Inner, request: HttpRequest) -> Reply {
     let body_text = String::from_utf8_lossy(&request.body).into_owned();
+    let parsed: Option<Value> = serde_json::from_str(&body_text).ok();
+    // Routes reuse the parsed body only when it is the body as sent (valid UTF-8).
+    let exact = std::str::from_utf8(&request.body).is_ok();
     let index = {
         let mut log = lock(&inner.log);
         log.push(RecordedRequest {
             method: request.method.clone(),
             path: request.target.clone(),
-            body: serde_json::from_str(&body_text).ok(),
+            body: parsed.clone(),
             body_text,
             status: None,
         });
@@ -95,27 +98,28 @@ fn serve(inner: &Inner, request: HttpRequest) -> Reply {
     if let Some(delay) = fault.as_ref().and_then(|f| f.delay) {
         thread::sleep(delay);
     }
-    let apply = || {
+    let apply = |parsed: Option<Value>| {
         let mut cluster = lock(&inner.cluster);
         let (status, body) = routes::handle(
             &mut cluster,
             &request.method,
             &request.target,
             &request.body,
+            parsed,
         );
         Reply::Respond {
             status,
-            body: body.map(|b| b.to_string()),
+            body: body.map(routes::Body::into_text),
         }
     };
     let reply = match fault.map_or(FaultAction::Proceed, |f| f.action) {
-        FaultAction::Proceed => apply(),
+        FaultAction::Proceed => apply(parsed.filter(|_| exact)),
         FaultAction::Respond { status, body } => Reply::Respond {
             status,
             body: Some(body.to_string()),
         },
         FaultAction::ApplyThenRespond { status, body } => {
-            apply();
+            apply(parsed.filter(|_| exact));
             Reply::Respond {
                 status,
                 body: Some(body.to_string()),
@@ -123,7 +127,7 @@ fn serve(inner: &Inner, request: HttpRequest) -> Reply {
         }
         FaultAction::DropConnection => Reply::Drop,
         FaultAction::ApplyThenDrop => {
-            apply();
+            apply(parsed.filter(|_| exact));
             Reply::Drop
         }
     };

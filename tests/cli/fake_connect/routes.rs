@@ -7,10 +7,26 @@ use serde_json::{json, Map, Value};
 use super::faults::error_body;
 use super::offsets;
 use super::plugins::{plugin, plugin_list};
-use super::state::{offsets_json, Cluster, ConnectorSpec, Kind, State};
+use super::state::{offsets_text, Cluster, ConnectorSpec, Kind, State};
 
 /// A response: status and optional JSON body.
-pub(crate) type Response = (u16, Option<Value>);
+pub(crate) type Response = (u16, Option<Body>);
+
+/// A response body: a JSON value, or JSON text already written (large offset lists are
+/// written straight from the stored entries, without copying them into a value first).
+pub(crate) enum Body {
+    Json(Value),
+    Text(String),
+}
+
+impl Body {
+    pub fn into_text(self) -> String {
+        match self {
+            Body::Json(value) => value.to_string(),
+            Body::Text(text) => text,
+        }
+    }
+}
 
 const STOPPED_REQUIRED: &str = "Connectors must be in the STOPPED state before their offsets can \
      be modified. This can be done for the specified connector by issuing a 'PUT' request to the \
@@ -25,7 +41,10 @@ const RESET_EXTERNAL: &str = "The Connect framework-managed offsets for this con
      to be manually reset in the system that the connector uses.";
 
 fn error(status: u16, message: impl AsRef<str>) -> Response {
-    (status, Some(error_body(status, message.as_ref())))
+    (
+        status,
+        Some(Body::Json(error_body(status, message.as_ref()))),
+    )
 }
 
 fn not_found(name: &str) -> Response {
@@ -41,11 +60,18 @@ fn bad_method() -> Response {
 }
 
 fn ok(body: Value) -> Response {
-    (200, Some(body))
+    (200, Some(Body::Json(body)))
 }
 
 /// Serves one request against the cluster.
-pub(crate) fn handle(cluster: &mut Cluster, method: &str, target: &str, body: &[u8]) -> Response {
+/// `parsed` is the body already read as JSON, when it is valid JSON.
+pub(crate) fn handle(
+    cluster: &mut Cluster,
+    method: &str,
+    target: &str,
+    body: &[u8],
+    parsed: Option<Value>,
+) -> Response {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let segments: Vec<String> = path
         .split('/')
@@ -53,7 +79,7 @@ pub(crate) fn handle(cluster: &mut Cluster, method: &str, target: &str, body: &[
         .map(percent_decode)
         .collect();
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
-    let body = match parse_body(method, body) {
+    let body = match parse_body(method, body, parsed) {
         Ok(body) => body,
         Err(response) => return response,
     };
@@ -117,7 +143,7 @@ pub(crate) fn handle(cluster: &mut Cluster, method: &str, target: &str, body: &[
                 return not_found(name);
             }
             let stored = cluster.offsets.get(*name).map(Vec::as_slice).unwrap_or(&[]);
-            ok(json!({ "offsets": offsets_json(stored) }))
+            (200, Some(Body::Text(offsets_text(stored))))
         }
         ("PATCH", ["connectors", name, "offsets"]) => patch_offsets(cluster, name, &body),
         ("DELETE", ["connectors", name, "offsets"]) => reset_offsets(cluster, name),
@@ -148,9 +174,12 @@ fn known_path(segs: &[&str]) -> bool {
 }
 
 /// JSON body of a POST/PUT/PATCH; `Null` when empty. Malformed JSON is a 500, as in Connect.
-fn parse_body(method: &str, body: &[u8]) -> Result<Value, Response> {
+fn parse_body(method: &str, body: &[u8], parsed: Option<Value>) -> Result<Value, Response> {
     if method == "GET" || body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
+    }
+    if let Some(value) = parsed {
+        return Ok(value);
     }
     serde_json::from_slice(body).map_err(|e| error(500, format!("Cannot parse request body: {e}")))
 }
@@ -287,7 +316,7 @@ fn create(cluster: &mut Cluster, body: &Value) -> Response {
     let connector = &cluster.connectors[name];
     let mut info = connector.info_json();
     info["tasks"] = json!([]);
-    (201, Some(info))
+    (201, Some(Body::Json(info)))
 }
 
 fn put_config(cluster: &mut Cluster, name: &str, body: &Value) -> Response {
@@ -305,7 +334,7 @@ fn put_config(cluster: &mut Cluster, name: &str, body: &Value) -> Response {
             cluster.add(&spec);
             let mut info = cluster.connectors[name].info_json();
             info["tasks"] = json!([]);
-            (201, Some(info))
+            (201, Some(Body::Json(info)))
         }
     }
 }

@@ -171,6 +171,24 @@ pub(crate) fn offsets_json(entries: &[OffsetEntry]) -> Value {
     )
 }
 
+/// `{"offsets": [..]}` as `GET .../offsets` answers it, written straight from the entries.
+pub(crate) fn offsets_text(entries: &[OffsetEntry]) -> String {
+    let mut out = String::with_capacity(16 + entries.len() * 96);
+    out.push_str("{\"offsets\":[");
+    for (i, (p, o)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"partition\":");
+        out.push_str(&p.to_string());
+        out.push_str(",\"offset\":");
+        out.push_str(&o.to_string());
+        out.push('}');
+    }
+    out.push_str("]}");
+    out
+}
+
 /// A connector in the cluster.
 #[derive(Clone, Debug)]
 pub(crate) struct Connector {

@@ -1,0 +1,216 @@
+//! The unified YAML diff of one connector's two sides, in time linear in their size.
+//!
+//! A plain line diff (Myers) costs O(lines x changes): for a sink whose 100,000 partitions all
+//! moved that is minutes. But both sides list their partitions in the same canonical order,
+//! one `- partition:` item each, so items can be paired by walking both lists once; only a
+//! pair that differs is diffed line by line, and it is a few lines long. Small texts keep the
+//! plain diff, so their output is exactly what it always was.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use similar::{group_diff_ops, Algorithm, DiffOp, TextDiff};
+
+/// Above this many lines (both sides together), items are paired first.
+const PLAIN_DIFF_LINES: usize = 4000;
+/// Lines of context around each change.
+const CONTEXT: usize = 3;
+
+/// `--- old_label` / `+++ new_label` and the hunks; empty when the texts are equal.
+pub fn unified(old_label: &str, old: &str, new_label: &str, new: &str) -> String {
+    let (a, b) = (lines(old), lines(new));
+    if a.len() + b.len() <= PLAIN_DIFF_LINES {
+        return TextDiff::from_lines(old, new)
+            .unified_diff()
+            .context_radius(CONTEXT)
+            .header(old_label, new_label)
+            .to_string();
+    }
+    render(old_label, new_label, &a, &b, &paired_ops(&a, &b))
+}
+
+fn lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// Where items start: every line beginning with `- ` (a top-level sequence item); the lines
+/// before the first item form the header.
+fn items(lines: &[&str]) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend((1..lines.len()).filter(|&i| lines[i].starts_with("- ")));
+    starts.push(lines.len());
+    starts.dedup();
+    starts
+}
+
+/// What pairs two items: their lines up to the `  offset:` line (the partition).
+fn key(block: &[&str]) -> String {
+    block
+        .iter()
+        .take_while(|l| !l.starts_with("  offset:"))
+        .copied()
+        .collect()
+}
+
+/// Edit operations that turn `a` into `b`: items paired in order by partition, the unpaired
+/// ones deleted or inserted whole, and each differing pair diffed line by line.
+fn paired_ops(a: &[&str], b: &[&str]) -> Vec<DiffOp> {
+    let (sa, sb) = (items(a), items(b));
+    let blocks = |starts: &[usize]| -> Vec<(usize, usize)> {
+        starts.windows(2).map(|w| (w[0], w[1])).collect()
+    };
+    let (ba, bb) = (blocks(&sa), blocks(&sb));
+    let new_index: HashMap<String, usize> = bb
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, e))| (key(&b[s..e]), i))
+        .collect();
+    let mut ops = Ops::default();
+    let mut next = 0;
+    for (i, &(s, e)) in ba.iter().enumerate() {
+        // The header (block 0 on both sides) is always paired with the other header.
+        let found = if i == 0 && !bb.is_empty() {
+            Some(0)
+        } else {
+            new_index.get(&key(&a[s..e])).copied()
+        };
+        match found {
+            Some(j) if j >= next => {
+                for &(ns, ne) in &bb[next..j] {
+                    ops.insert(s, ns, ne - ns);
+                }
+                let (ns, ne) = bb[j];
+                ops.pair(a, b, (s, e), (ns, ne));
+                next = j + 1;
+            }
+            _ => ops.delete(s, e - s, bb.get(next).map_or(b.len(), |&(ns, _)| ns)),
+        }
+    }
+    for &(ns, ne) in &bb[next.min(bb.len())..] {
+        ops.insert(a.len(), ns, ne - ns);
+    }
+    ops.0
+}
+
+/// A list of edit operations, with neighbours of the same kind merged.
+#[derive(Default)]
+struct Ops(Vec<DiffOp>);
+
+impl Ops {
+    fn push(&mut self, op: DiffOp) {
+        let merged = match (self.0.last_mut(), op) {
+            (Some(DiffOp::Equal { len, .. }), DiffOp::Equal { len: more, .. }) => {
+                *len += more;
+                true
+            }
+            (Some(DiffOp::Delete { old_len, .. }), DiffOp::Delete { old_len: more, .. }) => {
+                *old_len += more;
+                true
+            }
+            (Some(DiffOp::Insert { new_len, .. }), DiffOp::Insert { new_len: more, .. }) => {
+                *new_len += more;
+                true
+            }
+            _ => false,
+        };
+        if !merged {
+            self.0.push(op);
+        }
+    }
+
+    fn delete(&mut self, old_index: usize, old_len: usize, new_index: usize) {
+        if old_len > 0 {
+            self.push(DiffOp::Delete {
+                old_index,
+                old_len,
+                new_index,
+            });
+        }
+    }
+
+    fn insert(&mut self, old_index: usize, new_index: usize, new_len: usize) {
+        if new_len > 0 {
+            self.push(DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            });
+        }
+    }
+
+    /// Two paired blocks: equal as a whole, or diffed line by line.
+    fn pair(&mut self, a: &[&str], b: &[&str], (s, e): (usize, usize), (ns, ne): (usize, usize)) {
+        if a[s..e] == b[ns..ne] {
+            self.push(DiffOp::Equal {
+                old_index: s,
+                new_index: ns,
+                len: e - s,
+            });
+            return;
+        }
+        for op in similar::capture_diff_slices(Algorithm::Myers, &a[s..e], &b[ns..ne]) {
+            let (o, n) = (op.old_range(), op.new_range());
+            let (o, n) = (o.start + s..o.end + s, n.start + ns..n.end + ns);
+            match op {
+                DiffOp::Equal { .. } => self.push(DiffOp::Equal {
+                    old_index: o.start,
+                    new_index: n.start,
+                    len: o.len(),
+                }),
+                _ => {
+                    self.delete(o.start, o.len(), n.start);
+                    self.insert(o.end, n.start, n.len());
+                }
+            }
+        }
+    }
+}
+
+/// Formats hunks as `similar`'s unified diff does.
+fn render(old_label: &str, new_label: &str, a: &[&str], b: &[&str], ops: &[DiffOp]) -> String {
+    let groups = group_diff_ops(ops.to_vec(), CONTEXT);
+    let mut out = String::new();
+    if groups.iter().all(Vec::is_empty) {
+        return out;
+    }
+    let _ = writeln!(out, "--- {old_label}\n+++ {new_label}");
+    for group in groups.iter().filter(|g| !g.is_empty()) {
+        let (first, last) = (&group[0], &group[group.len() - 1]);
+        let _ = writeln!(
+            out,
+            "@@ -{} +{} @@",
+            range(first.old_range().start, last.old_range().end),
+            range(first.new_range().start, last.new_range().end)
+        );
+        for op in group {
+            let (tag, lines) = match op {
+                DiffOp::Equal { .. } => (' ', &a[op.old_range()]),
+                DiffOp::Delete { .. } => ('-', &a[op.old_range()]),
+                DiffOp::Insert { .. } => ('+', &b[op.new_range()]),
+                DiffOp::Replace { .. } => unreachable!("pairs are split into delete and insert"),
+            };
+            for line in lines {
+                out.push(tag);
+                out.push_str(line);
+                if !line.ends_with('\n') {
+                    out.push_str("\n\\ No newline at end of file\n");
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `start,len` (1-based), `start` alone for one line, as in `diff -u`.
+fn range(start: usize, end: usize) -> String {
+    let len = end.saturating_sub(start);
+    match len {
+        1 => format!("{}", start + 1),
+        0 => format!("{start},0"),
+        _ => format!("{},{len}", start + 1),
+    }
+}
+
+#[cfg(test)]
+#[path = "diff_unified_tests.rs"]
+mod tests;
