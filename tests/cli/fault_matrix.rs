@@ -36,15 +36,9 @@ fn write_file(dir: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// What the apply must end with.
-struct Expect {
-    exit: i32,
-    state: State,
-    /// The offset the connector holds afterwards (100 untouched, 5 applied).
-    offset: i64,
-    /// Text the output must contain.
-    says: &'static str,
-}
+/// What the apply must end with: exit code, state, the offset the connector holds afterwards
+/// (100 untouched, 5 applied), and text the output must contain.
+struct Expect(i32, State, i64, &'static str);
 
 fn case(prior: State, fault: Fault, want: Expect) {
     let dir = tempfile::tempdir().unwrap();
@@ -82,48 +76,21 @@ const FAIL: &str = "boom: not retryable";
 fn stop_fails() {
     let fault = Fault::on("PUT", "/connectors/s/stop").respond(500, FAIL);
     let says = "failed at stop";
-    case(
-        State::Running,
-        fault,
-        Expect {
-            exit: 1,
-            state: State::Running,
-            offset: 100,
-            says,
-        },
-    );
+    case(State::Running, fault, Expect(1, State::Running, 100, says));
 }
 
 #[test]
 fn stop_conflicts_during_a_rebalance_then_succeeds() {
     let fault = Fault::on("PUT", "/connectors/s/stop").first(2).conflict();
     let says = "offsets applied and verified";
-    case(
-        State::Running,
-        fault,
-        Expect {
-            exit: 0,
-            state: State::Running,
-            offset: 5,
-            says,
-        },
-    );
+    case(State::Running, fault, Expect(0, State::Running, 5, says));
 }
 
 #[test]
 fn patch_is_rejected() {
     let fault = Fault::on("PATCH", "/connectors/s/offsets").respond(400, FAIL);
     let says = "failed at patch";
-    case(
-        State::Running,
-        fault,
-        Expect {
-            exit: 1,
-            state: State::Running,
-            offset: 100,
-            says,
-        },
-    );
+    case(State::Running, fault, Expect(1, State::Running, 100, says));
 }
 
 #[test]
@@ -132,16 +99,7 @@ fn patch_times_out_after_taking_effect() {
         .nth(1)
         .apply_then_respond(500, "Request timed out");
     let says = "offsets applied and verified";
-    case(
-        State::Running,
-        fault,
-        Expect {
-            exit: 0,
-            state: State::Running,
-            offset: 5,
-            says,
-        },
-    );
+    case(State::Running, fault, Expect(0, State::Running, 5, says));
 }
 
 #[test]
@@ -150,16 +108,7 @@ fn patch_connection_drops_before_taking_effect() {
         .nth(1)
         .drop_connection();
     let says = "offsets applied and verified";
-    case(
-        State::Running,
-        fault,
-        Expect {
-            exit: 0,
-            state: State::Running,
-            offset: 5,
-            says,
-        },
-    );
+    case(State::Running, fault, Expect(0, State::Running, 5, says));
 }
 
 #[test]
@@ -168,16 +117,7 @@ fn patch_safely_retried_500() {
         .first(2)
         .retriable_500();
     let says = "offsets applied and verified";
-    case(
-        State::Paused,
-        fault,
-        Expect {
-            exit: 0,
-            state: State::Paused,
-            offset: 5,
-            says,
-        },
-    );
+    case(State::Paused, fault, Expect(0, State::Paused, 5, says));
 }
 
 #[test]
@@ -187,64 +127,28 @@ fn verify_read_fails_and_the_state_is_still_put_back() {
         .nth_and_later(3)
         .respond(500, FAIL);
     let says = "failed at verify";
-    case(
-        State::Running,
-        fault,
-        Expect {
-            exit: 1,
-            state: State::Running,
-            offset: 5,
-            says,
-        },
-    );
+    case(State::Running, fault, Expect(1, State::Running, 5, says));
 }
 
 #[test]
 fn pause_back_fails_for_a_paused_connector() {
     let fault = Fault::on("PUT", "/connectors/s/pause").respond(500, FAIL);
     let says = "could not be put back";
-    case(
-        State::Paused,
-        fault,
-        Expect {
-            exit: 1,
-            state: State::Stopped,
-            offset: 5,
-            says,
-        },
-    );
+    case(State::Paused, fault, Expect(1, State::Stopped, 5, says));
 }
 
 #[test]
 fn resume_fails_and_the_report_says_the_connector_is_stopped() {
     let fault = Fault::on("PUT", "/connectors/s/resume").respond(500, FAIL);
     let says = "could not be put back";
-    case(
-        State::Running,
-        fault,
-        Expect {
-            exit: 1,
-            state: State::Stopped,
-            offset: 5,
-            says,
-        },
-    );
+    case(State::Running, fault, Expect(1, State::Stopped, 5, says));
 }
 
 #[test]
 fn a_stopped_connector_stays_stopped_when_patch_fails() {
     let fault = Fault::on("PATCH", "/connectors/s/offsets").respond(400, FAIL);
     let says = "failed at patch";
-    case(
-        State::Stopped,
-        fault,
-        Expect {
-            exit: 1,
-            state: State::Stopped,
-            offset: 100,
-            says,
-        },
-    );
+    case(State::Stopped, fault, Expect(1, State::Stopped, 100, says));
 }
 
 #[test]
@@ -253,14 +157,5 @@ fn patch_connection_drops_after_taking_effect() {
         .nth(1)
         .apply_then_drop();
     let says = "read back: already applied";
-    case(
-        State::Running,
-        fault,
-        Expect {
-            exit: 0,
-            state: State::Running,
-            offset: 5,
-            says,
-        },
-    );
+    case(State::Running, fault, Expect(0, State::Running, 5, says));
 }
