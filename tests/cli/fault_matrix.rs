@@ -60,14 +60,11 @@ fn case(prior: State, fault: Fault, want: Expect) {
         "-v",
     ]));
     let all = format!("{}{}", r.stdout, r.stderr);
-    assert_eq!(r.code, want.exit, "{all}");
-    assert_eq!(fake.state("s"), Some(want.state), "{all}");
-    assert_eq!(fake.offsets("s"), offsets(want.offset), "{all}");
-    assert!(
-        all.contains(want.says),
-        "missing `{}` in:\n{all}",
-        want.says
-    );
+    let Expect(exit, state, offset, says) = want;
+    assert_eq!(r.code, exit, "{all}");
+    assert_eq!(fake.state("s"), Some(state), "{all}");
+    assert_eq!(fake.offsets("s"), offsets(offset), "{all}");
+    assert!(all.contains(says), "missing `{says}` in:\n{all}");
 }
 
 const FAIL: &str = "boom: not retryable";
