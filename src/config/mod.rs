@@ -5,67 +5,24 @@
 //! `(redacted)`.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
-
 use crate::client::{HttpOptions, TlsOptions};
+
+mod raw;
+mod secret;
+#[cfg(test)]
+mod tests;
+
+use raw::RawCluster;
+use raw::RawConfig;
+pub use secret::{Auth, Secret};
 
 pub const FILE_NAME: &str = "kco.yaml";
 pub const DEFAULT_URL: &str = "http://localhost:8083";
 pub const DEFAULT_SNAPSHOTS_DIR: &str = "snapshots";
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
-
-/// A value that must never be printed.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(s: impl Into<String>) -> Self {
-        Secret(s.into())
-    }
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("(redacted)")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("(redacted)")
-    }
-}
-
-/// Credentials for a cluster.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Auth {
-    Basic { username: String, password: Secret },
-    Bearer { token: Secret },
-}
-
-impl Auth {
-    /// The `Authorization` header value.
-    pub fn header_value(&self) -> String {
-        match self {
-            Auth::Basic { username, password } => {
-                use base64::Engine;
-                let raw = format!("{username}:{}", password.expose());
-                format!(
-                    "Basic {}",
-                    base64::engine::general_purpose::STANDARD.encode(raw)
-                )
-            }
-            Auth::Bearer { token } => format!("Bearer {}", token.expose()),
-        }
-    }
-}
 
 /// A configuration problem, naming the file and, where known, the line.
 #[derive(Debug, thiserror::Error)]
@@ -74,69 +31,6 @@ pub struct ConfigError {
     pub path: PathBuf,
     pub line: Option<usize>,
     pub message: String,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawConfig {
-    #[serde(default)]
-    snapshots_dir: Option<String>,
-    #[serde(default)]
-    default_cluster: Option<String>,
-    #[serde(default)]
-    clusters: BTreeMap<String, RawCluster>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawCluster {
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
-    urls: Vec<String>,
-    #[serde(default)]
-    auth: Option<RawAuth>,
-    #[serde(default)]
-    tls: Option<RawTls>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    #[serde(default)]
-    timeout_seconds: Option<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawAuth {
-    #[serde(default)]
-    basic: Option<RawBasic>,
-    #[serde(default)]
-    bearer: Option<RawBearer>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawBasic {
-    username: String,
-    password: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawBearer {
-    token: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawTls {
-    #[serde(default)]
-    ca_file: Option<String>,
-    #[serde(default)]
-    cert_file: Option<String>,
-    #[serde(default)]
-    key_file: Option<String>,
-    #[serde(default)]
-    insecure_skip_verify: bool,
 }
 
 /// A loaded `kco.yaml`.
@@ -432,59 +326,4 @@ pub fn interpolate(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
     }
     out.push_str(rest);
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.to_string())
-        }
-    }
-
-    #[test]
-    fn resolves_named_cluster_with_env_secrets_and_redacts_them() {
-        let text = "defaultCluster: a\nclusters:\n  a:\n    urls: [http://h1:8083, http://h2:8083]\n    auth:\n      basic: {username: u, password: '${env:PW}'}\n";
-        let c = Config::parse(Path::new("kco.yaml"), text).unwrap();
-        let t = c.resolve(None, None, &env(&[("PW", "s3cret")])).unwrap();
-        assert_eq!(t.name, "a");
-        assert_eq!(t.http.urls.len(), 2);
-        let dbg = format!("{t:?}");
-        assert!(!dbg.contains("s3cret"), "{dbg}");
-        assert_eq!(t.http.auth.unwrap().header_value(), "Basic dTpzM2NyZXQ=");
-    }
-
-    #[test]
-    fn missing_env_var_and_unknown_cluster_are_errors() {
-        let text = "clusters:\n  a:\n    urls: [http://h1:8083]\n    auth:\n      bearer: {token: '${env:TOK}'}\n";
-        let c = Config::parse(Path::new("kco.yaml"), text).unwrap();
-        let e = c.resolve(Some("a"), None, &env(&[])).unwrap_err();
-        assert!(e.message.contains("TOK"), "{e}");
-        let e = c.resolve(Some("zz"), None, &env(&[])).unwrap_err();
-        assert!(e.message.contains("no cluster `zz`"), "{e}");
-    }
-
-    #[test]
-    fn unknown_keys_name_the_line() {
-        let e =
-            Config::parse(Path::new("kco.yaml"), "clusters:\n  a:\n    urlz: []\n").unwrap_err();
-        assert_eq!(e.line, Some(3), "{e}");
-    }
-
-    #[test]
-    fn url_flag_and_defaults() {
-        let c = Config::default();
-        let t = c.resolve(None, Some("http://x:1"), &env(&[])).unwrap();
-        assert_eq!(
-            (t.name.as_str(), t.http.urls[0].as_str()),
-            ("default", "http://x:1")
-        );
-        let t = c.resolve(None, None, &env(&[])).unwrap();
-        assert_eq!(t.http.urls[0], DEFAULT_URL);
-    }
 }

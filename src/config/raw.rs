@@ -1,0 +1,68 @@
+//! `kco.yaml` as written: the serde shapes, unknown keys rejected.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawConfig {
+    #[serde(default)]
+    pub(super) snapshots_dir: Option<String>,
+    #[serde(default)]
+    pub(super) default_cluster: Option<String>,
+    #[serde(default)]
+    pub(super) clusters: BTreeMap<String, RawCluster>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawCluster {
+    #[serde(default)]
+    pub(super) url: Option<String>,
+    #[serde(default)]
+    pub(super) urls: Vec<String>,
+    #[serde(default)]
+    pub(super) auth: Option<RawAuth>,
+    #[serde(default)]
+    pub(super) tls: Option<RawTls>,
+    #[serde(default)]
+    pub(super) headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(super) timeout_seconds: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawAuth {
+    #[serde(default)]
+    pub(super) basic: Option<RawBasic>,
+    #[serde(default)]
+    pub(super) bearer: Option<RawBearer>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBasic {
+    pub(super) username: String,
+    pub(super) password: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBearer {
+    pub(super) token: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawTls {
+    #[serde(default)]
+    pub(super) ca_file: Option<String>,
+    #[serde(default)]
+    pub(super) cert_file: Option<String>,
+    #[serde(default)]
+    pub(super) key_file: Option<String>,
+    #[serde(default)]
+    pub(super) insecure_skip_verify: bool,
+}

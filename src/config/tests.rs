@@ -1,0 +1,52 @@
+//! Config loading and cluster resolution.
+
+use super::*;
+
+fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    move |k| {
+        pairs
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.to_string())
+    }
+}
+
+#[test]
+fn resolves_named_cluster_with_env_secrets_and_redacts_them() {
+    let text = "defaultCluster: a\nclusters:\n  a:\n    urls: [http://h1:8083, http://h2:8083]\n    auth:\n      basic: {username: u, password: '${env:PW}'}\n";
+    let c = Config::parse(Path::new("kco.yaml"), text).unwrap();
+    let t = c.resolve(None, None, &env(&[("PW", "s3cret")])).unwrap();
+    assert_eq!(t.name, "a");
+    assert_eq!(t.http.urls.len(), 2);
+    let dbg = format!("{t:?}");
+    assert!(!dbg.contains("s3cret"), "{dbg}");
+    assert_eq!(t.http.auth.unwrap().header_value(), "Basic dTpzM2NyZXQ=");
+}
+
+#[test]
+fn missing_env_var_and_unknown_cluster_are_errors() {
+    let text = "clusters:\n  a:\n    urls: [http://h1:8083]\n    auth:\n      bearer: {token: '${env:TOK}'}\n";
+    let c = Config::parse(Path::new("kco.yaml"), text).unwrap();
+    let e = c.resolve(Some("a"), None, &env(&[])).unwrap_err();
+    assert!(e.message.contains("TOK"), "{e}");
+    let e = c.resolve(Some("zz"), None, &env(&[])).unwrap_err();
+    assert!(e.message.contains("no cluster `zz`"), "{e}");
+}
+
+#[test]
+fn unknown_keys_name_the_line() {
+    let e = Config::parse(Path::new("kco.yaml"), "clusters:\n  a:\n    urlz: []\n").unwrap_err();
+    assert_eq!(e.line, Some(3), "{e}");
+}
+
+#[test]
+fn url_flag_and_defaults() {
+    let c = Config::default();
+    let t = c.resolve(None, Some("http://x:1"), &env(&[])).unwrap();
+    assert_eq!(
+        (t.name.as_str(), t.http.urls[0].as_str()),
+        ("default", "http://x:1")
+    );
+    let t = c.resolve(None, None, &env(&[])).unwrap();
+    assert_eq!(t.http.urls[0], DEFAULT_URL);
+}
