@@ -6,14 +6,14 @@ use std::path::PathBuf;
 
 use super::{
     identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartKind, PartitionCounts,
-    PartitionReport, Sides, Status, YamlPair,
+    PartitionReport, Presence, Sides, Status, YamlPair,
 };
 use crate::engine::revision::Revision;
 use crate::engine::risk::assess;
 use crate::engine::store::{find_files, load_files};
 use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, OffsetsFile};
-use crate::plan::{compare, PartitionKind};
+use crate::plan::compare;
 
 /// What to compare.
 pub struct BaseInput<'a> {
@@ -110,23 +110,11 @@ pub(crate) fn classify(
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
     for d in compare(new_offsets, old_offsets) {
-        let pk = match d.kind {
-            PartitionKind::Unchanged => {
-                counts.unchanged += 1;
-                continue;
-            }
-            PartitionKind::Moved => {
-                counts.moved += 1;
-                PartKind::Moved
-            }
-            PartitionKind::OnlyWanted => {
-                counts.only_new += 1;
-                PartKind::Added
-            }
-            PartitionKind::OnlyActual => {
-                counts.only_old += 1;
-                PartKind::Removed
-            }
+        let pk = match counts.count(d.kind, true) {
+            None => continue,
+            Some(Presence::Both) => PartKind::Moved,
+            Some(Presence::OnlyNew) => PartKind::Added,
+            Some(Presence::OnlyOld) => PartKind::Removed,
         };
         // compare(wanted = head, actual = base): the movement is from base to head.
         let m = d.movement.clone();

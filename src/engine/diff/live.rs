@@ -8,14 +8,14 @@ use std::path::Path;
 use super::Class;
 use super::{
     identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartKind, PartitionCounts,
-    PartitionReport, Sides, Status, YamlPair,
+    PartitionReport, Presence, Sides, Status, YamlPair,
 };
 use crate::client::{Connect, ConnectorListing};
 use crate::engine::{parallel, probe, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::file::FileProblem;
 use crate::model::{ConnectorState, OffsetEntry};
-use crate::plan::{compare, movement, PartitionKind};
+use crate::plan::{compare, movement};
 
 /// What to compare with the cluster.
 pub struct LiveInput<'a> {
@@ -161,23 +161,11 @@ pub(crate) fn classify(
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
     for d in compare(file_offsets, live_list) {
-        let kind = match d.kind {
-            PartitionKind::Unchanged => {
-                counts.unchanged += 1;
-                continue;
-            }
-            PartitionKind::Moved => {
-                counts.moved += 1;
-                PartKind::Moved
-            }
-            PartitionKind::OnlyWanted => {
-                counts.only_old += 1;
-                PartKind::OnlyFile
-            }
-            PartitionKind::OnlyActual => {
-                counts.only_new += 1;
-                PartKind::OnlyLive
-            }
+        let kind = match counts.count(d.kind, false) {
+            None => continue,
+            Some(Presence::Both) => PartKind::Moved,
+            Some(Presence::OnlyOld) => PartKind::OnlyFile,
+            Some(Presence::OnlyNew) => PartKind::OnlyLive,
         };
         // Where live lies relative to the file.
         let m = match (&d.wanted, &d.actual) {

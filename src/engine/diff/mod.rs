@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
 use crate::model::{ConnectorType, Fields, OffsetEntry};
-use crate::plan::Direction;
+use crate::plan::{Direction, PartitionKind};
 
 pub use super::risk::{Risk, RiskCode};
 pub use base::{diff_base, BaseInput, BaseSide};
@@ -187,6 +187,42 @@ pub struct PartitionCounts {
     pub only_old: usize,
     /// live: `only_live`; base: `added`.
     pub only_new: usize,
+}
+
+/// Where a differing partition is: on both sides, or on one only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Presence {
+    Both,
+    OnlyOld,
+    OnlyNew,
+}
+
+impl PartitionCounts {
+    /// Counts one compared partition; `None` when it is unchanged (and so not listed).
+    /// `wanted_is_new` says which side `compare` was given as wanted: the head in base mode,
+    /// the file (the old side) in live mode.
+    pub(super) fn count(&mut self, kind: PartitionKind, wanted_is_new: bool) -> Option<Presence> {
+        let (only_wanted, only_actual) = if wanted_is_new {
+            (Presence::OnlyNew, Presence::OnlyOld)
+        } else {
+            (Presence::OnlyOld, Presence::OnlyNew)
+        };
+        let presence = match kind {
+            PartitionKind::Unchanged => {
+                self.unchanged += 1;
+                return None;
+            }
+            PartitionKind::Moved => Presence::Both,
+            PartitionKind::OnlyWanted => only_wanted,
+            PartitionKind::OnlyActual => only_actual,
+        };
+        match presence {
+            Presence::Both => self.moved += 1,
+            Presence::OnlyOld => self.only_old += 1,
+            Presence::OnlyNew => self.only_new += 1,
+        }
+        Some(presence)
+    }
 }
 
 /// One connector's comparison.
