@@ -5,15 +5,14 @@
 //!     [--transition-reads R] [--skip-hand] [--quick] [--serve]
 //! ```
 //!
-//! Both run against the in-process fake Connect worker (`tests/cli/fake_connect/`), which
+//! Both run against the in-process fake Connect worker (`kco::fake`), which
 //! waits `L` ms (default 2) before answering every request, as a real worker's round trip
 //! would. kco is the release binary run as a process; the hand procedure is a `bash` loop of
 //! `curl` and `jq`, and, as its best case, the same sequential loop in-process on one
 //! keep-alive client. It prints a Markdown table; nothing is asserted about times. See
 //! docs/benchmarks.md.
 
-#[path = "../tests/cli/fake_connect/mod.rs"]
-mod fake_connect;
+use kco::fake as fake_connect;
 #[path = "fleet/hand.rs"]
 mod hand;
 #[path = "fleet/workload.rs"]

@@ -80,12 +80,10 @@ impl Error {
             Error::Client { source, .. } if source.is_unreachable() => Some(
                 "is the worker running and the URL right? Set it with --url, KCO_URL or a cluster in kco.yaml".into(),
             ),
-            Error::Client { source, .. } if matches!(source.status(), Some(401) | Some(403)) => Some(
+            Error::Client { source, .. } if source.is_auth_refused() => Some(
                 "the worker refused the credentials: check the cluster's `auth` in kco.yaml".into(),
             ),
-            Error::Client { source, .. }
-                if source.is_not_found() && source.url().contains("/connectors/") =>
-            {
+            Error::Client { source, .. } if source.is_unknown_connector() => {
                 Some(
                     "the connector does not exist on this cluster (`kco diff` lists what is there)"
                         .into(),
@@ -110,24 +108,18 @@ pub type Result<T> = std::result::Result<T, Error>;
 mod tests {
     use super::*;
 
-    fn not_found(url: &str) -> Error {
-        Error::client(
-            "x",
-            ClientError::Http {
-                method: "GET".into(),
-                url: url.into(),
-                status: 404,
-                message: "not found".into(),
-            },
-        )
+    use crate::client::{Method, Request};
+
+    fn not_found(req: Request) -> Error {
+        let url = format!("http://h{}", req.path);
+        Error::client("x", ClientError::http(&req, &url, 404, "not found"))
     }
 
     #[test]
-    fn not_found_hint_only_for_connector_urls() {
-        assert!(not_found("http://h/connectors/c/offsets")
-            .hint()
-            .unwrap()
-            .contains("does not exist"));
-        assert!(not_found("http://h/").hint().is_none());
+    fn not_found_hint_only_for_connector_calls() {
+        let offsets = Request::new(Method::Get, "/connectors/c/offsets").about("c");
+        let hint = not_found(offsets).hint().unwrap();
+        assert!(hint.contains("does not exist"), "{hint}");
+        assert!(not_found(Request::new(Method::Get, "/")).hint().is_none());
     }
 }

@@ -8,6 +8,9 @@ pub mod client;
 pub mod config;
 pub mod engine;
 pub mod error;
+#[cfg(any(test, feature = "fake"))]
+pub mod fake;
 pub mod fsutil;
 pub mod model;
 pub mod plan;
+pub mod wait;

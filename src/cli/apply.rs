@@ -77,7 +77,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),
     };
-    drive(ctx, client.as_ref(), &target.name, &wants, &run)
+    drive(ctx, &client, &target.name, &wants, &run)
 }
 
 /// What `apply` and `reset` share once the wants are known.
@@ -115,7 +115,7 @@ impl From<StateArg> for crate::model::TargetState {
 /// Plan, print, confirm, back up, execute, report.
 pub(super) fn drive(
     ctx: &Context,
-    client: &dyn Connect,
+    client: &Connect,
     cluster: &str,
     wants: &[Want],
     run: &Run,

@@ -4,9 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{GlobalArgs, Printer};
-use crate::client::retry::{RetryPolicy, Retrying};
-use crate::client::trace::{TraceSink, Traced};
-use crate::client::{Connect, HttpConnect};
+use crate::client::layers::{RetryPolicy, Retrying, TraceSink, Traced};
+use crate::client::{Connect, HttpTransport};
 use crate::config::{ClusterTarget, Config, ConfigError};
 use crate::error::{Error, Result};
 
@@ -61,24 +60,19 @@ impl Context {
     }
 
     /// A retrying HTTP client for a cluster.
-    pub fn connect(&self, target: &ClusterTarget) -> Result<Box<dyn Connect>> {
+    pub fn connect(&self, target: &ClusterTarget) -> Result<Connect> {
         self.connect_with(target, RetryPolicy::default())
     }
 
-    pub fn connect_with(
-        &self,
-        target: &ClusterTarget,
-        policy: RetryPolicy,
-    ) -> Result<Box<dyn Connect>> {
-        let http = HttpConnect::new(target.http.clone())
+    pub fn connect_with(&self, target: &ClusterTarget, policy: RetryPolicy) -> Result<Connect> {
+        let http = HttpTransport::new(target.http.clone())
             .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
-        let retrying = Retrying::new(http, policy);
         if self.printer.verbose && !self.printer.quiet {
             let printer = self.printer.clone();
             let sink: TraceSink = Box::new(move |line| printer.detail(line));
-            return Ok(Box::new(Traced::new(retrying, sink)));
+            return Ok(Connect::new(Retrying::new(Traced::new(http, sink), policy)));
         }
-        Ok(Box::new(retrying))
+        Ok(Connect::new(Retrying::new(http, policy)))
     }
 
     /// The snapshots directory from the config (default `snapshots/`).

@@ -97,7 +97,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 client.endpoint()
             ));
             engine::diff_live(
-                client.as_ref(),
+                &client,
                 LiveInput {
                     files: &files,
                     cluster: target.name.clone(),

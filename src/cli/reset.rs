@@ -48,11 +48,5 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),
     };
-    drive(
-        ctx,
-        client.as_ref(),
-        &target.name,
-        &reset_wants(&args.names),
-        &run,
-    )
+    drive(ctx, &client, &target.name, &reset_wants(&args.names), &run)
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::output::Style;
 use super::Context;
-use crate::client::retry::RetryPolicy;
+use crate::client::layers::RetryPolicy;
 use crate::engine::snapshot::{snapshot, Outcome, SnapshotOptions, SnapshotReport};
 use crate::engine::Selector;
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
@@ -65,7 +65,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         ctx.display_path(&crate::engine::store::cluster_dir(&dir, &target.name))
     ));
     let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let report = snapshot(client.as_ref(), &target.name, &dir, &opts, &now)?;
+    let report = snapshot(&client, &target.name, &dir, &opts, &now)?;
     for c in &report.connectors {
         if c.outcome == Outcome::Skipped {
             ctx.printer.warn(&format!(

@@ -1,56 +1,163 @@
-//! Client errors: each names the request (method and URL) it came from.
+//! Client errors: each names the request (method and URL) it came from, and says in types
+//! what kind of failure it was. Connect's message text is read once, here, into [`Problem`].
+
+use super::transport::{Method, Request};
 
 /// A failed REST call.
 #[derive(Debug, thiserror::Error)]
-pub enum ClientError {
+#[error("{method} {url}: {kind}")]
+pub struct ClientError {
+    pub method: Method,
+    pub url: String,
+    /// The connector the call was about.
+    pub connector: Option<String>,
+    pub kind: ErrorKind,
+}
+
+/// What went wrong with a call.
+#[derive(Debug, thiserror::Error)]
+pub enum ErrorKind {
     /// Connect answered with an error status and its `{"error_code","message"}` body.
-    #[error("{method} {url}: HTTP {status}: {message}")]
+    #[error("HTTP {status}: {message}")]
     Http {
-        method: String,
-        url: String,
         status: u16,
         message: String,
+        problem: Problem,
     },
     /// The request did not get an answer: connection refused, TLS failure, timeout.
-    #[error("{method} {url}: {reason}")]
+    #[error("{reason}")]
     Transport {
-        method: String,
-        url: String,
         reason: String,
         /// The request may have reached the server (a timeout after sending).
         maybe_sent: bool,
         timeout: bool,
     },
     /// The answer was not what Connect sends.
-    #[error("{method} {url}: unexpected response: {detail}")]
-    Decode {
-        method: String,
-        url: String,
-        detail: String,
-    },
+    #[error("unexpected response: {detail}")]
+    Decode { detail: String },
 }
 
-/// A worker that could not forward a request to the leader because the leader refused the
-/// connection (it is down or restarting): the request never reached it, so it may be sent
-/// again once a leader answers. Seen on the test bed while one of two workers restarts.
-fn is_forward_refused(message: &str) -> bool {
-    message.contains("IO Error trying to forward REST request")
-        && (message.contains("ConnectException") || message.contains("Connection refused"))
+/// What an error answer means for the caller, as far as Connect's answers tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// 409 during a rebalance or a concurrent config change: nothing happened; send again.
+    Rebalance,
+    /// 409 on create: the name is taken.
+    AlreadyExists,
+    /// A 500 that Connect itself calls safe to retry.
+    SafeToRetry,
+    /// A worker could not forward the request to a leader that refused the connection (it is
+    /// down or restarting): the request never reached it. Seen on the test bed while one of
+    /// two workers restarts.
+    LeaderUnreachable,
+    /// 500 "Request timed out": the worker gave up waiting; the request may still take effect.
+    RequestTimedOut,
+    Other,
+}
+
+/// Phrases of Connect's error messages, and what they mean. The only place that reads them.
+const PHRASES: &[(u16, &[&str], Problem)] = &[
+    (409, &["already exists"], Problem::AlreadyExists),
+    (500, &["can be safely retried"], Problem::SafeToRetry),
+    (
+        500,
+        &[
+            "IO Error trying to forward REST request",
+            "ConnectException",
+        ],
+        Problem::LeaderUnreachable,
+    ),
+    (
+        500,
+        &[
+            "IO Error trying to forward REST request",
+            "Connection refused",
+        ],
+        Problem::LeaderUnreachable,
+    ),
+    (500, &["Request timed out"], Problem::RequestTimedOut),
+];
+
+impl Problem {
+    pub fn classify(status: u16, message: &str) -> Problem {
+        let known = PHRASES.iter().find(|(s, phrases, _)| {
+            *s == status && phrases.iter().all(|phrase| message.contains(phrase))
+        });
+        match known {
+            Some((_, _, p)) => *p,
+            None if status == 409 => Problem::Rebalance,
+            None => Problem::Other,
+        }
+    }
 }
 
 impl ClientError {
+    fn of(req: &Request, url: &str, kind: ErrorKind) -> Self {
+        ClientError {
+            method: req.method,
+            url: url.to_string(),
+            connector: req.connector.clone(),
+            kind,
+        }
+    }
+
+    /// An error answer from Connect.
+    pub fn http(req: &Request, url: &str, status: u16, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let problem = Problem::classify(status, &message);
+        Self::of(
+            req,
+            url,
+            ErrorKind::Http {
+                status,
+                message,
+                problem,
+            },
+        )
+    }
+
+    /// No answer. `maybe_sent`: the request may have reached the worker.
+    pub fn transport(
+        req: &Request,
+        url: &str,
+        reason: impl Into<String>,
+        maybe_sent: bool,
+        timeout: bool,
+    ) -> Self {
+        let reason = reason.into();
+        let kind = ErrorKind::Transport {
+            reason,
+            maybe_sent,
+            timeout,
+        };
+        Self::of(req, url, kind)
+    }
+
+    /// An answer that is not what Connect sends.
+    pub fn decode(req: &Request, url: &str, detail: impl Into<String>) -> Self {
+        let detail = detail.into();
+        Self::of(req, url, ErrorKind::Decode { detail })
+    }
+
     /// The HTTP status, when Connect answered.
     pub fn status(&self) -> Option<u16> {
-        match self {
-            ClientError::Http { status, .. } => Some(*status),
+        match &self.kind {
+            ErrorKind::Http { status, .. } => Some(*status),
             _ => None,
         }
     }
 
     /// Connect's message, when it answered with one.
     pub fn message(&self) -> Option<&str> {
-        match self {
-            ClientError::Http { message, .. } => Some(message),
+        match &self.kind {
+            ErrorKind::Http { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+
+    pub fn problem(&self) -> Option<Problem> {
+        match &self.kind {
+            ErrorKind::Http { problem, .. } => Some(*problem),
             _ => None,
         }
     }
@@ -59,32 +166,32 @@ impl ClientError {
         self.status() == Some(404)
     }
 
-    /// A rebalance (409), or a 500 that Connect itself calls safe to retry: nothing happened
-    /// and the same request may be sent again.
+    /// The connector the failed call was about does not exist.
+    pub fn is_unknown_connector(&self) -> bool {
+        self.is_not_found() && self.connector.is_some()
+    }
+
+    /// Nothing happened and the same request may be sent again: a rebalance, a 500 that
+    /// Connect calls safe to retry, a leader that could not be reached, or a worker that
+    /// could not be reached at all.
     pub fn is_retryable(&self) -> bool {
-        match self {
-            ClientError::Http { status: 409, .. } => true,
-            ClientError::Http {
-                status: 500,
-                message,
-                ..
-            } => message.contains("can be safely retried") || is_forward_refused(message),
-            ClientError::Transport { maybe_sent, .. } => !maybe_sent,
-            _ => false,
+        match &self.kind {
+            ErrorKind::Http { problem, .. } => matches!(
+                problem,
+                Problem::Rebalance | Problem::SafeToRetry | Problem::LeaderUnreachable
+            ),
+            ErrorKind::Transport { maybe_sent, .. } => !maybe_sent,
+            ErrorKind::Decode { .. } => false,
         }
     }
 
     /// A timeout after the request was sent: it may still have taken effect, so state must be
     /// read again before anything is retried.
     pub fn is_timeout(&self) -> bool {
-        match self {
-            ClientError::Transport { timeout, .. } => *timeout,
-            ClientError::Http {
-                status: 500,
-                message,
-                ..
-            } => message.contains("Request timed out"),
-            _ => false,
+        match &self.kind {
+            ErrorKind::Transport { timeout, .. } => *timeout,
+            ErrorKind::Http { problem, .. } => *problem == Problem::RequestTimedOut,
+            ErrorKind::Decode { .. } => false,
         }
     }
 
@@ -93,8 +200,8 @@ impl ClientError {
     pub fn outcome_unknown(&self) -> bool {
         self.is_timeout()
             || matches!(
-                self,
-                ClientError::Transport {
+                self.kind,
+                ErrorKind::Transport {
                     maybe_sent: true,
                     ..
                 }
@@ -104,21 +211,22 @@ impl ClientError {
     /// The worker could not be reached at all (try the next URL).
     pub fn is_unreachable(&self) -> bool {
         matches!(
-            self,
-            ClientError::Transport {
+            self.kind,
+            ErrorKind::Transport {
                 maybe_sent: false,
                 ..
             }
         )
     }
 
+    /// The worker refused the credentials.
+    pub fn is_auth_refused(&self) -> bool {
+        matches!(self.status(), Some(401) | Some(403))
+    }
+
     /// The URL of the failed request.
     pub fn url(&self) -> &str {
-        match self {
-            ClientError::Http { url, .. }
-            | ClientError::Transport { url, .. }
-            | ClientError::Decode { url, .. } => url,
-        }
+        &self.url
     }
 }
 
@@ -127,12 +235,8 @@ mod tests {
     use super::*;
 
     fn http(status: u16, message: &str) -> ClientError {
-        ClientError::Http {
-            method: "PUT".into(),
-            url: "http://w/connectors/c/stop".into(),
-            status,
-            message: message.into(),
-        }
+        let req = Request::new(Method::Put, "/connectors/c/stop").about("c");
+        ClientError::http(&req, "http://w/connectors/c/stop", status, message)
     }
 
     #[test]
@@ -143,5 +247,27 @@ mod tests {
             "IO Error trying to forward REST request: java.net.SocketException: Connection reset";
         assert!(!http(500, reset).is_retryable());
         assert!(!http(500, "Request timed out").is_retryable());
+        assert!(http(500, "Request timed out").is_timeout());
+    }
+
+    #[test]
+    fn a_conflict_is_a_rebalance_unless_the_name_is_taken() {
+        let stale = "Cannot complete request momentarily due to stale configuration";
+        assert_eq!(http(409, stale).problem(), Some(Problem::Rebalance));
+        assert!(http(409, stale).is_retryable());
+        let taken = http(409, "Connector c already exists");
+        assert_eq!(taken.problem(), Some(Problem::AlreadyExists));
+        assert!(!taken.is_retryable());
+        assert_eq!(
+            taken.to_string(),
+            "PUT http://w/connectors/c/stop: HTTP 409: Connector c already exists"
+        );
+    }
+
+    #[test]
+    fn not_found_names_a_connector_only_for_connector_calls() {
+        assert!(http(404, "Connector c not found").is_unknown_connector());
+        let root = ClientError::http(&Request::new(Method::Get, "/"), "http://w/", 404, "x");
+        assert!(root.is_not_found() && !root.is_unknown_connector());
     }
 }

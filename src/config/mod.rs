@@ -8,16 +8,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use crate::client::{Auth, Secret};
 use crate::client::{HttpOptions, TlsOptions};
 
 mod raw;
-mod secret;
 #[cfg(test)]
 mod tests;
 
 use raw::RawCluster;
 use raw::RawConfig;
-pub use secret::{Auth, Secret};
 
 pub const FILE_NAME: &str = "kco.yaml";
 pub const DEFAULT_URL: &str = "http://localhost:8083";

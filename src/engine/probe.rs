@@ -12,7 +12,7 @@ pub struct ClusterInfo {
 }
 
 /// Reads `GET /` and checks that offsets can at least be read (Connect 3.5+).
-pub fn probe(client: &dyn Connect) -> Result<ClusterInfo> {
+pub fn probe(client: &Connect) -> Result<ClusterInfo> {
     let info = client
         .server_info()
         .map_err(|e| Error::client("cannot reach Kafka Connect", e))?;

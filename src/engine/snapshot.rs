@@ -121,7 +121,7 @@ impl SnapshotReport {
 /// Snapshots the selected connectors of `client` into `dir/<cluster_name>/`. Never prints;
 /// `now` gives the RFC 3339 capture time.
 pub fn snapshot(
-    client: &dyn Connect,
+    client: &Connect,
     cluster_name: &str,
     dir: &Path,
     opts: &SnapshotOptions,
@@ -239,7 +239,7 @@ struct Capture<'a> {
 
 /// Per connector class: the keys its plugin declares as PASSWORD, or why they are unknown.
 fn password_keys(
-    client: &dyn Connect,
+    client: &Connect,
     connectors: &[&ConnectorListing],
     parallel: usize,
 ) -> BTreeMap<String, std::result::Result<BTreeSet<String>, String>> {

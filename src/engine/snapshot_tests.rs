@@ -1,151 +1,9 @@
-//! Engine tests for `snapshot`, against an in-memory Connect.
-
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-use std::sync::Mutex;
+//! Engine tests for `snapshot`, against the fake Connect in process.
 
 use serde_json::{json, Value};
 
 use super::*;
-use crate::client::{ClientError, ConfigDef, ConnectorStatus, ServerInfo};
-use crate::model::{PatchEntry, TargetState};
-
-/// A cluster held in memory: connectors with their listing entry and offsets.
-struct Mem {
-    version: String,
-    connectors: BTreeMap<String, (Value, Vec<OffsetEntry>)>,
-    password_keys: BTreeMap<String, Vec<String>>,
-    broken_offsets: BTreeSet<String>,
-    calls: Mutex<Vec<String>>,
-}
-
-fn http_err(method: &str, path: &str, status: u16, message: &str) -> ClientError {
-    ClientError::Http {
-        method: method.into(),
-        url: format!("http://mem{path}"),
-        status,
-        message: message.into(),
-    }
-}
-
-impl Mem {
-    fn new() -> Self {
-        Mem {
-            version: "4.1.0".into(),
-            connectors: BTreeMap::new(),
-            password_keys: BTreeMap::new(),
-            broken_offsets: BTreeSet::new(),
-            calls: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn add(&mut self, name: &str, kind: &str, class: &str, config: Value, offsets: Value) {
-        let mut cfg = config.as_object().cloned().unwrap_or_default();
-        cfg.insert("connector.class".into(), json!(class));
-        cfg.insert("name".into(), json!(name));
-        let listing = json!({
-            "status": {"name": name, "connector": {"state": "RUNNING", "worker_id": "w"},
-                       "tasks": [], "type": kind},
-            "info": {"name": name, "config": cfg, "tasks": [], "type": kind},
-        });
-        let offsets = serde_json::from_value(offsets).unwrap();
-        self.connectors.insert(name.into(), (listing, offsets));
-    }
-
-    fn set_offsets(&mut self, name: &str, offsets: Value) {
-        self.connectors.get_mut(name).unwrap().1 = serde_json::from_value(offsets).unwrap();
-    }
-
-    fn calls(&self) -> Vec<String> {
-        self.calls.lock().unwrap().clone()
-    }
-
-    fn record(&self, call: String) {
-        self.calls.lock().unwrap().push(call);
-    }
-}
-
-impl Connect for Mem {
-    fn endpoint(&self) -> String {
-        "http://mem".into()
-    }
-    fn server_info(&self) -> crate::client::Result<ServerInfo> {
-        self.record("GET /".into());
-        Ok(ServerInfo {
-            version: self.version.clone(),
-            commit: None,
-            kafka_cluster_id: Some("kc-1".into()),
-        })
-    }
-    fn list_connectors(&self) -> crate::client::Result<BTreeMap<String, ConnectorListing>> {
-        self.record("GET /connectors".into());
-        Ok(self
-            .connectors
-            .iter()
-            .map(|(n, (v, _))| (n.clone(), ConnectorListing::from_json(n, v).unwrap()))
-            .collect())
-    }
-    fn status(&self, _: &str) -> crate::client::Result<ConnectorStatus> {
-        unimplemented!()
-    }
-    fn config(&self, _: &str) -> crate::client::Result<BTreeMap<String, String>> {
-        unimplemented!()
-    }
-    fn offsets(&self, name: &str) -> crate::client::Result<Vec<OffsetEntry>> {
-        let path = format!("/connectors/{name}/offsets");
-        self.record(format!("GET {path}"));
-        if self.broken_offsets.contains(name) {
-            return Err(http_err("GET", &path, 500, "boom"));
-        }
-        self.connectors
-            .get(name)
-            .map(|c| c.1.clone())
-            .ok_or_else(|| http_err("GET", &path, 404, "not found"))
-    }
-    fn patch_offsets(&self, _: &str, _: &[PatchEntry]) -> crate::client::Result<String> {
-        unimplemented!()
-    }
-    fn reset_offsets(&self, _: &str) -> crate::client::Result<String> {
-        unimplemented!()
-    }
-    fn stop(&self, _: &str) -> crate::client::Result<()> {
-        unimplemented!()
-    }
-    fn pause(&self, _: &str) -> crate::client::Result<()> {
-        unimplemented!()
-    }
-    fn resume(&self, _: &str) -> crate::client::Result<()> {
-        unimplemented!()
-    }
-    fn create(
-        &self,
-        _: &str,
-        _: &BTreeMap<String, String>,
-        _: Option<TargetState>,
-    ) -> crate::client::Result<()> {
-        unimplemented!()
-    }
-    fn delete(&self, _: &str) -> crate::client::Result<()> {
-        unimplemented!()
-    }
-    fn plugin_config(&self, class: &str) -> crate::client::Result<Vec<ConfigDef>> {
-        self.record(format!("GET /connector-plugins/{class}/config"));
-        Ok(self
-            .password_keys
-            .get(class)
-            .into_iter()
-            .flatten()
-            .map(|k| ConfigDef {
-                name: k.clone(),
-                kind: "PASSWORD".into(),
-            })
-            .chain([ConfigDef {
-                name: "topic".into(),
-                kind: "STRING".into(),
-            }])
-            .collect())
-    }
-}
+use crate::fake::{ConnectorSpec, FakeConnect, FakeConnectBuilder, Fault, PluginSpec, State};
 
 const SRC: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
 const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
@@ -161,31 +19,39 @@ fn source_offsets(pos: i64) -> Value {
     json!([{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": pos}}])
 }
 
-fn cluster() -> Mem {
-    let mut m = Mem::new();
-    m.add(
-        "orders-sink",
-        "sink",
-        SINK,
-        json!({"topics": "t"}),
-        sink_offsets(5),
-    );
-    m.add(
-        "file-src",
-        "source",
-        SRC,
-        json!({"file": "/tmp/in.txt"}),
-        source_offsets(42),
-    );
-    m
+fn builder() -> FakeConnectBuilder {
+    FakeConnect::builder()
+        .kafka_cluster_id("kc-1")
+        .connector(
+            ConnectorSpec::sink("orders-sink", SINK)
+                .config("topics", "t")
+                .offsets(sink_offsets(5)),
+        )
+        .connector(
+            ConnectorSpec::source("file-src", SRC)
+                .config("file", "/tmp/in.txt")
+                .offsets(source_offsets(42)),
+        )
+}
+
+fn cluster() -> FakeConnect {
+    builder().in_process()
+}
+
+/// Every request so far, as `METHOD path`.
+fn calls(m: &FakeConnect) -> Vec<String> {
+    let requests = m.requests().into_iter();
+    requests
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
 }
 
 fn at(t: &'static str) -> impl Fn() -> String {
     move || t.to_string()
 }
 
-fn run(m: &Mem, dir: &Path, opts: &SnapshotOptions) -> SnapshotReport {
-    snapshot(m, "a", dir, opts, &at("2026-01-01T00:00:00Z")).unwrap()
+fn run(m: &FakeConnect, dir: &Path, opts: &SnapshotOptions) -> SnapshotReport {
+    snapshot(&m.client(), "a", dir, opts, &at("2026-01-01T00:00:00Z")).unwrap()
 }
 
 fn outcomes(r: &SnapshotReport) -> Vec<(String, Outcome)> {
@@ -223,29 +89,29 @@ fn writes_one_sealed_file_per_connector_with_the_live_offsets() {
     );
     assert_eq!(file.config, None);
     // One listing call, one offsets read per connector, nothing else.
-    let mut calls = m.calls();
+    let mut calls = calls(&m);
     calls.sort();
     assert_eq!(
         calls,
         vec![
             "GET /",
-            "GET /connectors",
             "GET /connectors/file-src/offsets",
-            "GET /connectors/orders-sink/offsets"
+            "GET /connectors/orders-sink/offsets",
+            "GET /connectors?expand=status&expand=info",
         ]
     );
 }
 
 #[test]
 fn second_run_without_progress_leaves_files_byte_identical() {
-    let mut m = cluster();
+    let m = cluster();
     let dir = tempfile::tempdir().unwrap();
     run(&m, dir.path(), &SnapshotOptions::default());
     let sink = dir.path().join("a/orders-sink.yaml");
     let src = dir.path().join("a/file-src.yaml");
     let before = (std::fs::read(&sink).unwrap(), std::fs::read(&src).unwrap());
     let r = snapshot(
-        &m,
+        &m.client(),
         "a",
         dir.path(),
         &SnapshotOptions::default(),
@@ -258,7 +124,7 @@ fn second_run_without_progress_leaves_files_byte_identical() {
 
     m.set_offsets("file-src", source_offsets(43));
     let r = snapshot(
-        &m,
+        &m.client(),
         "a",
         dir.path(),
         &SnapshotOptions::default(),
@@ -309,8 +175,9 @@ fn hand_reordered_file_with_same_offsets_is_rewritten_canonically_keeping_schema
 
 #[test]
 fn filters_by_glob_and_type_and_rejects_unknown_exact_names() {
-    let mut m = cluster();
-    m.add("orders-src", "source", SRC, json!({}), source_offsets(1));
+    let m = builder()
+        .source("orders-src", SRC, State::Running, source_offsets(1))
+        .in_process();
     let dir = tempfile::tempdir().unwrap();
     let opts = SnapshotOptions {
         selector: Selector::new(&["orders-*".into()], Some(ConnectorType::Source)).unwrap(),
@@ -324,11 +191,11 @@ fn filters_by_glob_and_type_and_rejects_unknown_exact_names() {
         selector: Selector::new(&["file-src".into(), "nope".into(), "gone".into()], None).unwrap(),
         ..SnapshotOptions::default()
     };
-    let e = snapshot(&m, "a", dir.path(), &opts, &at("t"))
+    let e = snapshot(&m.client(), "a", dir.path(), &opts, &at("t"))
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("`nope`") && e.contains("`gone`") && e.contains("http://mem"),
+        e.contains("`nope`") && e.contains("`gone`") && e.contains("http://in-process:8083"),
         "{e}"
     );
     assert!(
@@ -339,19 +206,17 @@ fn filters_by_glob_and_type_and_rejects_unknown_exact_names() {
 
 #[test]
 fn unknown_type_is_skipped_and_a_failed_read_keeps_the_old_file() {
-    let mut m = cluster();
-    m.add(
-        "ghost",
-        "unknown",
-        "com.example.Missing",
-        json!({}),
-        json!([]),
-    );
+    let m = builder()
+        .connector(ConnectorSpec::plugin_missing(
+            "ghost",
+            "com.example.Missing",
+        ))
+        .in_process();
     let dir = tempfile::tempdir().unwrap();
     run(&m, dir.path(), &SnapshotOptions::default());
     let sink = dir.path().join("a/orders-sink.yaml");
     let before = std::fs::read(&sink).unwrap();
-    m.broken_offsets.insert("orders-sink".into());
+    m.fault(Fault::on("GET", "/connectors/orders-sink/offsets").respond(500, "boom"));
     m.set_offsets("file-src", source_offsets(99));
     let r = run(&m, dir.path(), &SnapshotOptions::default());
     assert_eq!(
@@ -370,10 +235,10 @@ fn unknown_type_is_skipped_and_a_failed_read_keeps_the_old_file() {
 
 #[test]
 fn stale_files_are_reported_and_pruned_only_with_prune() {
-    let mut m = cluster();
+    let m = cluster();
     let dir = tempfile::tempdir().unwrap();
     run(&m, dir.path(), &SnapshotOptions::default());
-    m.connectors.remove("file-src");
+    m.remove_connector("file-src");
     let src = dir.path().join("a/file-src.yaml");
     let r = run(&m, dir.path(), &SnapshotOptions::default());
     assert_eq!(r.stale.len(), 1);
@@ -402,17 +267,22 @@ fn stale_files_are_reported_and_pruned_only_with_prune() {
 
 #[test]
 fn with_config_redacts_declared_and_named_secrets_and_keeps_provider_refs() {
-    let mut m = Mem::new();
-    m.add(
-        "jdbc",
-        "sink",
-        "com.example.Jdbc",
-        json!({"connection.pw": "hunter2", "db.secret.thing": "s3cr3t",
-               "ssl.key.password": "${file:/etc/kafka/secrets.properties:ssl}", "topics": "t"}),
-        sink_offsets(1),
-    );
-    m.password_keys
-        .insert("com.example.Jdbc".into(), vec!["connection.pw".into()]);
+    let m = FakeConnect::builder()
+        .plugin(PluginSpec::sink("com.example.Jdbc").password("connection.pw"))
+        .connector(
+            ConnectorSpec::sink("jdbc", "com.example.Jdbc")
+                .configs([
+                    ("connection.pw", "hunter2"),
+                    ("db.secret.thing", "s3cr3t"),
+                    (
+                        "ssl.key.password",
+                        "${file:/etc/kafka/secrets.properties:ssl}",
+                    ),
+                    ("topics", "t"),
+                ])
+                .offsets(sink_offsets(1)),
+        )
+        .in_process();
     let dir = tempfile::tempdir().unwrap();
     let opts = SnapshotOptions {
         with_config: true,
@@ -435,8 +305,7 @@ fn with_config_redacts_declared_and_named_secrets_and_keeps_provider_refs() {
     );
     assert!(!format!("{r:?}").contains("hunter2"));
     // Plugin definitions are read once per class.
-    let defs = m
-        .calls()
+    let defs = calls(&m)
         .iter()
         .filter(|c| c.contains("connector-plugins"))
         .count();
@@ -450,10 +319,10 @@ fn with_config_redacts_declared_and_named_secrets_and_keeps_provider_refs() {
 
 #[test]
 fn old_connect_is_a_clear_error_and_writes_nothing() {
-    let mut m = cluster();
-    m.version = "3.4.1".into();
+    let m = builder().version("3.4.1").in_process();
     let dir = tempfile::tempdir().unwrap();
-    let e = snapshot(&m, "a", dir.path(), &SnapshotOptions::default(), &at("t")).unwrap_err();
+    let opts = SnapshotOptions::default();
+    let e = snapshot(&m.client(), "a", dir.path(), &opts, &at("t")).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("3.4.1") && msg.contains("3.5"), "{msg}");
     assert!(!dir.path().join("a").exists());

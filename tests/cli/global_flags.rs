@@ -32,7 +32,7 @@ fn verbose_traces_each_call_and_quiet_runs_do_not() {
     for line in [
         "GET /: ok",
         "GET /connectors?expand=status&expand=info: ok",
-        "GET c offsets: ok",
+        "GET /connectors/c/offsets: ok",
     ] {
         assert!(
             r.stderr.contains(line),
@@ -43,7 +43,11 @@ fn verbose_traces_each_call_and_quiet_runs_do_not() {
     assert!(!r.stderr.contains("pa55word") && !r.stdout.contains("pa55word"));
     let r = run(kco(dir.path()).env("PW", "pa55word-xyz").args(["snapshot"]));
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(!r.stderr.contains("GET c offsets"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("GET /connectors/c/offsets"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -103,4 +107,32 @@ fn credentials_in_a_url_are_never_printed() {
     let r = run(kco(dir.path()).args(["--url", "http://kco:t0psecret@[bad", "snapshot"]));
     assert_eq!(r.code, 1);
     assert!(!r.stderr.contains("t0psecret"), "{}", r.stderr);
+}
+
+#[test]
+fn a_url_password_reaches_the_worker_intact() {
+    // `+`, `&`, `%` and `@` written percent-encoded in the URL, as RFC 3986 wants them; a
+    // form decoder would turn `+` into a space and cut the password at `&`.
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::builder()
+        .source("c", SRC, State::Running, json!([]))
+        .start();
+    let url = fake
+        .url()
+        .replace("http://", "http://ops%2Bteam:a+b&c%25d%40e@");
+    let r = run(kco(dir.path()).args(["--url", &url, "snapshot"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    use base64::Engine;
+    let expected = base64::engine::general_purpose::STANDARD.encode("ops+team:a+b&c%d@e");
+    let requests = fake.requests();
+    assert!(!requests.is_empty());
+    for request in requests {
+        let header = request.authorization.as_deref();
+        assert_eq!(
+            header,
+            Some(format!("Basic {expected}").as_str()),
+            "{request}"
+        );
+    }
+    assert!(!r.stderr.contains("a+b") && !r.stdout.contains("a+b"));
 }

@@ -3,7 +3,8 @@
 mod apply;
 mod diff;
 mod diff_base;
-mod fake_connect;
+/// The one fake of Connect, from the library (the `fake` feature).
+use kco::fake as fake_connect;
 mod fake_selftest;
 mod fault_matrix;
 mod fmt;

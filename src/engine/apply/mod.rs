@@ -6,17 +6,15 @@
 //! client passed in.
 
 pub mod backup;
-mod calls;
 pub mod plan;
 mod report;
 mod state;
 pub mod transaction;
-pub mod wait;
 
 #[cfg(test)]
-mod memory;
-#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_faults;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -25,10 +23,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub use crate::wait::{Clock, ManualClock, SystemClock, WaitPolicy};
 pub use backup::BackupReport;
 pub use plan::{Action, ApplyPlan, ConnectorPlan, PlanOptions, Want};
 pub use transaction::{ConnectorReport, Outcome, Progress, Silent, Step, StepRecord, TxOptions};
-pub use wait::{Clock, ManualClock, SystemClock, WaitPolicy};
 
 use crate::client::Connect;
 use crate::engine::{load_files, parallel};
@@ -193,7 +191,7 @@ pub struct ApplyDocument<'a> {
 /// Step 4: one transaction per changing connector, `parallel` at a time. Refuses a plan with
 /// errors (nothing is sent then).
 pub fn execute(
-    client: &dyn Connect,
+    client: &Connect,
     plan: &ApplyPlan,
     opts: &ExecOptions,
     clock: &dyn Clock,

@@ -172,7 +172,7 @@ impl Action {
 /// Reads live state and plans every want. Fails before any plan when the cluster cannot
 /// alter offsets at all.
 pub fn build(
-    client: &dyn Connect,
+    client: &Connect,
     cluster: &str,
     wants: &[Want],
     opts: &PlanOptions,
@@ -196,7 +196,7 @@ pub fn build(
 }
 
 fn plan_one(
-    client: &dyn Connect,
+    client: &Connect,
     info: &ClusterInfo,
     cluster: &str,
     live: Option<&ConnectorListing>,

@@ -1,9 +1,9 @@
 //! Reading a connector's state as the transaction needs it: has it reached a target state, will
 //! it never, and how to describe what was seen.
 
-use super::wait::Poll;
 use crate::client::{ClientError, ConnectorStatus};
 use crate::model::{ConnectorState, TargetState};
+use crate::wait::Poll;
 
 /// `RUNNING (tasks: 2 RUNNING, 1 FAILED)`, or `STOPPED (no tasks)`.
 pub fn describe(s: &ConnectorStatus) -> String {

@@ -4,14 +4,13 @@
 
 use std::time::Duration;
 
-use super::calls::Counting;
 use super::plan::{patch_entries, Action, ConnectorPlan};
 pub use super::report::{ConnectorReport, Outcome, Progress, Silent, Step, StepRecord};
 use super::state::{describe, poll_target};
-use super::wait::{until, Clock, Poll, WaitPolicy};
 use crate::client::Connect;
 use crate::model::{canonical_json, OffsetEntry, TargetState};
 use crate::plan::{compare, PartitionKind};
+use crate::wait::{until, Clock, Poll, WaitPolicy};
 
 /// How a transaction behaves.
 #[derive(Debug, Clone, Copy)]
@@ -32,7 +31,7 @@ struct Failure {
 }
 
 struct Tx<'a> {
-    client: &'a Counting<'a>,
+    client: &'a Connect,
     plan: &'a ConnectorPlan,
     opts: &'a TxOptions,
     clock: &'a dyn Clock,
@@ -69,13 +68,13 @@ fn blank_report(plan: &ConnectorPlan) -> ConnectorReport {
 
 /// Runs one connector's part of the plan.
 pub fn run(
-    client: &dyn Connect,
+    client: &Connect,
     plan: &ConnectorPlan,
     opts: &TxOptions,
     clock: &dyn Clock,
     progress: &dyn Progress,
 ) -> ConnectorReport {
-    let counting = Counting::new(client);
+    let (counting, mutating) = client.counting();
     let mut tx = Tx {
         client: &counting,
         plan,
@@ -94,7 +93,7 @@ pub fn run(
         Action::Reset { .. } => tx.existing(Step::Reset),
         Action::Create { start_state, .. } => tx.create(*start_state),
     }
-    tx.report.mutating_calls = counting.mutating();
+    tx.report.mutating_calls = mutating.get();
     tx.report
 }
 

@@ -33,7 +33,7 @@ pub struct LiveInput<'a> {
 }
 
 /// Compares the files with the cluster.
-pub fn diff_live(client: &dyn Connect, input: LiveInput<'_>) -> Result<DiffReport> {
+pub fn diff_live(client: &Connect, input: LiveInput<'_>) -> Result<DiffReport> {
     // One file per connector: two (from two clusters' directories) would be ambiguous.
     let mut first: BTreeMap<&str, &LoadedFile> = BTreeMap::new();
     let mut problems = Vec::new();

@@ -1,13 +1,11 @@
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use serde_json::json;
 
 use super::*;
-use crate::client::{self, ClientError, ConfigDef, ConnectorStatus, ServerInfo};
+use crate::fake::{FakeConnect, State};
 use crate::model::file::{Metadata, OffsetsFile};
-use crate::model::{ConnectorType, PatchEntry, TargetState};
+use crate::model::ConnectorType;
 use crate::plan::Direction;
 
 fn entries(v: serde_json::Value) -> Vec<OffsetEntry> {
@@ -198,102 +196,31 @@ fn missing_and_untracked() {
     assert_eq!(d.connector_type, Some(ConnectorType::Sink));
 }
 
-/// A cluster in memory that records each call; every mutating call panics.
-struct Fake {
-    listing: BTreeMap<String, ConnectorListing>,
-    offsets: BTreeMap<String, Vec<OffsetEntry>>,
-    calls: Mutex<Vec<String>>,
-}
-
-impl client::Connect for Fake {
-    fn endpoint(&self) -> String {
-        "http://fake".into()
-    }
-    fn server_info(&self) -> client::Result<ServerInfo> {
-        self.calls.lock().unwrap().push("GET /".into());
-        Ok(ServerInfo {
-            version: "4.1.0".into(),
-            commit: None,
-            kafka_cluster_id: None,
-        })
-    }
-    fn list_connectors(&self) -> client::Result<BTreeMap<String, ConnectorListing>> {
-        self.calls.lock().unwrap().push("GET /connectors".into());
-        Ok(self.listing.clone())
-    }
-    fn status(&self, _: &str) -> client::Result<ConnectorStatus> {
-        unreachable!("status is in the listing")
-    }
-    fn config(&self, _: &str) -> client::Result<BTreeMap<String, String>> {
-        unreachable!()
-    }
-    fn offsets(&self, name: &str) -> client::Result<Vec<OffsetEntry>> {
-        self.calls
-            .lock()
-            .unwrap()
-            .push(format!("GET offsets {name}"));
-        self.offsets.get(name).cloned().ok_or(ClientError::Http {
-            method: "GET".into(),
-            url: name.into(),
-            status: 404,
-            message: "not found".into(),
-        })
-    }
-    fn patch_offsets(&self, _: &str, _: &[PatchEntry]) -> client::Result<String> {
-        panic!("diff must not patch")
-    }
-    fn reset_offsets(&self, _: &str) -> client::Result<String> {
-        panic!("diff must not reset")
-    }
-    fn stop(&self, _: &str) -> client::Result<()> {
-        panic!("diff must not stop")
-    }
-    fn pause(&self, _: &str) -> client::Result<()> {
-        panic!("diff must not pause")
-    }
-    fn resume(&self, _: &str) -> client::Result<()> {
-        panic!("diff must not resume")
-    }
-    fn create(
-        &self,
-        _: &str,
-        _: &BTreeMap<String, String>,
-        _: Option<TargetState>,
-    ) -> client::Result<()> {
-        panic!("diff must not create")
-    }
-    fn delete(&self, _: &str) -> client::Result<()> {
-        panic!("diff must not delete")
-    }
-    fn plugin_config(&self, _: &str) -> client::Result<Vec<ConfigDef>> {
-        unreachable!()
-    }
+/// Every request so far, as `METHOD path`.
+fn calls(fake: &FakeConnect) -> Vec<String> {
+    let requests = fake.requests().into_iter();
+    requests
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
 }
 
 #[test]
 fn whole_dir_reports_untracked_and_reads_each_connector_once() {
-    let fake = Fake {
-        listing: [
-            ("c".to_string(), listing("c", "sink", "K", "RUNNING")),
-            (
-                "extra".to_string(),
-                listing("extra", "sink", "K", "RUNNING"),
-            ),
-        ]
-        .into(),
-        offsets: [
-            ("c".to_string(), entries(json!([sink(0, 1)]))),
-            ("extra".to_string(), entries(json!([sink(0, 1)]))),
-        ]
-        .into(),
-        calls: Mutex::new(Vec::new()),
-    };
+    let fake = FakeConnect::builder()
+        .sink("c", "KSink", State::Running, json!([sink(0, 1)]))
+        .sink("extra", "KSink", State::Running, json!([sink(0, 1)]))
+        .in_process();
     let files = vec![
-        file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)]))),
+        file(
+            "c",
+            ConnectorType::Sink,
+            "KSink",
+            entries(json!([sink(0, 1)])),
+        ),
         file(
             "gone",
             ConnectorType::Sink,
-            "K",
+            "KSink",
             entries(json!([sink(0, 1)])),
         ),
     ];
@@ -305,7 +232,7 @@ fn whole_dir_reports_untracked_and_reads_each_connector_once() {
         parallel: 4,
         cwd: std::path::Path::new("/w"),
     };
-    let r = diff_live(&fake, input(true)).unwrap();
+    let r = diff_live(&fake.client(), input(true)).unwrap();
     let got: Vec<_> = r
         .connectors
         .iter()
@@ -321,34 +248,31 @@ fn whole_dir_reports_untracked_and_reads_each_connector_once() {
     );
     assert_eq!(r.exit_code, 2);
     assert_eq!(r.summary.differences, 2);
-    let mut calls = fake.calls.lock().unwrap().clone();
+    let mut calls = calls(&fake);
     calls.sort();
     assert_eq!(
         calls,
         vec![
             "GET /",
-            "GET /connectors",
-            "GET offsets c",
-            "GET offsets extra"
+            "GET /connectors/c/offsets",
+            "GET /connectors/extra/offsets",
+            "GET /connectors?expand=status&expand=info",
         ]
     );
-    fake.calls.lock().unwrap().clear();
-    let r = diff_live(&fake, input(false)).unwrap();
+    fake.clear_requests();
+    let r = diff_live(&fake.client(), input(false)).unwrap();
+    fake.assert_no_mutations();
     assert_eq!(r.connectors.len(), 2, "no untracked with explicit files");
 }
 
 #[test]
 fn two_files_for_one_connector_fail_before_any_request() {
-    let fake = Fake {
-        listing: BTreeMap::new(),
-        offsets: BTreeMap::new(),
-        calls: Mutex::new(Vec::new()),
-    };
+    let fake = FakeConnect::builder().in_process();
     let mut other = file("c", ConnectorType::Sink, "K", Vec::new());
     other.path = PathBuf::from("/w/snapshots/b/c.yaml");
     let files = vec![file("c", ConnectorType::Sink, "K", Vec::new()), other];
     let e = diff_live(
-        &fake,
+        &fake.client(),
         LiveInput {
             files: &files,
             cluster: "a".into(),
@@ -364,5 +288,5 @@ fn two_files_for_one_connector_fail_before_any_request() {
             .contains("/w/snapshots/b/c.yaml: connector `c` is also in /w/snapshots/a/c.yaml"),
         "{e}"
     );
-    assert!(fake.calls.lock().unwrap().is_empty());
+    assert!(fake.requests().is_empty());
 }

@@ -151,3 +151,42 @@ fn concurrent_clients_are_all_served() {
     assert!(workers.into_iter().all(|w| w.join().unwrap()));
     assert_eq!(fake.count("GET", "/connectors/pg/offsets"), 160);
 }
+
+#[test]
+fn a_fault_that_never_fires_fails_the_test() {
+    // A mistyped route ("offset" for "offsets") matches nothing: the fake must not stay green.
+    let fake = two_connectors();
+    fake.fault(Fault::on("PATCH", "/connectors/s3/offset").conflict());
+    call(&fake, "GET", "/connectors/s3/offsets", None);
+    let verdict = catch_unwind(AssertUnwindSafe(|| fake.verify()));
+    let message = *verdict.unwrap_err().downcast::<String>().unwrap();
+    assert!(
+        message.contains("fault on PATCH /connectors/s3/offset (Always) never fired"),
+        "{message}"
+    );
+    // Dropping it would panic again: the test ends with the rule removed.
+    fake.clear_faults();
+}
+
+#[test]
+fn in_process_clients_share_the_rules_the_faults_and_the_log() {
+    let fake = FakeConnect::builder()
+        .source("pg", PG, State::Running, json!([]))
+        .in_process();
+    let client = fake.client();
+    fake.fault(
+        Fault::on("PATCH", "/connectors/pg/offsets")
+            .nth(2)
+            .conflict(),
+    );
+    let e = client.patch_offsets("pg", &[]).unwrap_err();
+    assert_eq!(e.status(), Some(400), "PATCH needs STOPPED: {e}");
+    client.stop("pg").unwrap();
+    let e = client.patch_offsets("pg", &[]).unwrap_err();
+    assert_eq!(e.status(), Some(409), "{e}");
+    fake.down();
+    assert!(client.status("pg").unwrap_err().is_unreachable());
+    fake.up();
+    let logged: Vec<String> = fake.requests().iter().map(|r| r.to_string()).collect();
+    assert_eq!(logged.len(), 3, "{logged:?}");
+}

@@ -27,10 +27,10 @@ pub(crate) fn parse_patch(kind: Kind, body: &Value) -> Result<Vec<OffsetEntry>, 
             let partition = map.get("partition").unwrap_or(&Value::Null);
             let offset = map.get("offset").unwrap_or(&Value::Null);
             match kind {
-                Kind::Sink => sink_entry(partition, offset),
-                Kind::Source => source_entry(partition, offset),
+                Kind::Sink => sink_entry(partition, offset).map_err(|m| (400, m)),
+                Kind::Source => source_entry(partition, offset).map_err(|m| (400, m)),
+                Kind::Unknown => Err((500, "Failed to find the connector's plugin".into())),
             }
-            .map_err(|message| (400, message))
         })
         .collect()
 }

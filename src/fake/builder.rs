@@ -111,7 +111,19 @@ impl FakeConnectBuilder {
 
     /// Bind `127.0.0.1:0` and serve on background threads.
     pub fn start(self) -> FakeConnect {
+        let mut fake = self.in_process();
+        let handler_inner = fake.inner.clone();
+        let server = HttpServer::start(Arc::new(move |request| serve(&handler_inner, request)))
+            .expect("fake Connect: bind 127.0.0.1:0");
+        lock(&fake.inner.cluster).worker_id = server.addr().to_string();
+        fake.server = Some(server);
+        fake
+    }
+
+    /// The cluster without a server, for [`FakeConnect::client`].
+    pub fn in_process(self) -> FakeConnect {
         let mut cluster = self.cluster;
+        cluster.worker_id = "in-process:8083".into();
         for spec in &self.specs {
             cluster.add(spec);
         }
@@ -120,15 +132,15 @@ impl FakeConnectBuilder {
             faults.add(fault);
         }
         let inner = Arc::new(Inner {
+            down: Default::default(),
             cluster: Mutex::new(cluster),
             log: Mutex::new(Vec::new()),
             faults: Mutex::new(faults),
             expectations: Mutex::new(Vec::new()),
         });
-        let handler_inner = inner.clone();
-        let server = HttpServer::start(Arc::new(move |request| serve(&handler_inner, request)))
-            .expect("fake Connect: bind 127.0.0.1:0");
-        lock(&inner.cluster).worker_id = server.addr().to_string();
-        FakeConnect { server, inner }
+        FakeConnect {
+            server: None,
+            inner,
+        }
     }
 }

@@ -1,14 +1,20 @@
-//! An in-process fake of the Kafka Connect REST API (KIP-875 offsets included), for fast CLI
-//! tests, fault injection and benchmarks.
+//! The one fake of the Kafka Connect REST API (KIP-875 offsets included): Connect's rules,
+//! written once, for the engine's unit tests (in process, through [`FakeConnect::client`]),
+//! the CLI tests and the benchmarks (over HTTP, at [`FakeConnect::url`]).
 //!
 //! It serves the endpoints kco uses with the shapes, status codes and error bodies of a real
-//! worker (`/work/shared/docs/connect-rest-offsets.md`), records every request, checks
-//! expectations when dropped, and misbehaves on demand (409/500 bodies, delays, "applied but
-//! timed out", dropped connections, a worker that is down).
+//! worker (docs/connect-behaviour.md), records every request, checks expectations when
+//! dropped, and misbehaves on demand (409/500 bodies, delays, "applied but timed out",
+//! dropped connections, a worker that is down). Every fault rule must fire at least once:
+//! one that never did fails the test when the fake is dropped, so a mistyped route cannot
+//! stay green.
+//!
+//! Built into the library for its own unit tests, and for other targets with the `fake`
+//! feature (the crate's dev-dependency on itself turns it on for tests and benches).
 //!
 //! ```ignore
 //! use serde_json::json;
-//! use crate::fake_connect::{ConnectorSpec, Fault, FakeConnect, State};
+//! use kco::fake::{ConnectorSpec, Fault, FakeConnect, State};
 //!
 //! let fake = FakeConnect::builder()
 //!     .version("4.1.0")
@@ -38,6 +44,7 @@
 mod builder;
 mod faults;
 mod http;
+mod in_process;
 mod offsets;
 mod plugins;
 mod record;
@@ -66,6 +73,8 @@ use record::{Expectation, Times};
 use state::{offset_entries, offsets_json, Cluster};
 
 struct Inner {
+    /// Whether the worker is down: connections are refused (in process and over HTTP).
+    down: std::sync::atomic::AtomicBool,
     cluster: Mutex<Cluster>,
     log: Mutex<Vec<RecordedRequest>>,
     faults: Mutex<Faults>,
@@ -90,6 +99,7 @@ fn serve(inner: &Inner, request: HttpRequest) -> Reply {
             path: request.target.clone(),
             body: parsed.clone(),
             body_text,
+            authorization: request.authorization.clone(),
             status: None,
         });
         log.len() - 1
@@ -142,7 +152,8 @@ fn serve(inner: &Inner, request: HttpRequest) -> Reply {
 /// A running fake Connect worker. Stops serving when dropped, and then fails the test if an
 /// expectation was not met (unless the test is already panicking).
 pub struct FakeConnect {
-    server: HttpServer,
+    /// `None` for a fake used in process only.
+    server: Option<HttpServer>,
     inner: Arc<Inner>,
 }
 
@@ -159,12 +170,25 @@ impl FakeConnect {
 
     /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.server.addr())
+        format!("http://{}", self.addr())
     }
 
-    /// The bound address.
+    /// The bound address. Panics for a fake built with [`FakeConnectBuilder::in_process`].
     pub fn addr(&self) -> SocketAddr {
-        self.server.addr()
+        let server = self.server.as_ref();
+        server.expect("fake Connect: in process only").addr()
+    }
+
+    /// A client of this fake that calls it in process, without HTTP: the same rules, faults,
+    /// recording and expectations.
+    pub fn client(&self) -> crate::client::Connect {
+        crate::client::Connect::new(self.transport())
+    }
+
+    /// The in-process transport under [`FakeConnect::client`], for tests of the layers that
+    /// wrap a transport.
+    pub fn transport(&self) -> impl crate::client::Transport + 'static {
+        in_process::InProcess(self.inner.clone())
     }
 
     fn cluster(&self) -> MutexGuard<'_, Cluster> {
@@ -267,17 +291,27 @@ impl FakeConnect {
     /// Take the worker down: the port stops listening (connections are refused) and open
     /// connections are closed. State and log are kept.
     pub fn down(&self) {
-        self.server.go_down();
+        self.inner
+            .down
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(server) = &self.server {
+            server.go_down();
+        }
     }
 
     /// Bring the worker back on the same URL.
     pub fn up(&self) {
-        self.server.go_up();
+        self.inner
+            .down
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        if let Some(server) = &self.server {
+            server.go_up();
+        }
     }
 
     /// Whether the worker is listening.
     pub fn is_up(&self) -> bool {
-        self.server.is_up()
+        !self.inner.down.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     // ----- recording and expectations -----
@@ -330,14 +364,15 @@ impl FakeConnect {
         lock(&self.inner.expectations).push(Expectation { route, times });
     }
 
-    /// Panic if an expectation is not met, listing the unmet ones and the request log.
-    /// Also runs when the fake is dropped.
+    /// Panic if an expectation is not met or a fault rule never fired, listing them and the
+    /// request log. Also runs when the fake is dropped.
     pub fn verify(&self) {
         let log = self.requests();
-        let failures: Vec<String> = lock(&self.inner.expectations)
+        let mut failures: Vec<String> = lock(&self.inner.expectations)
             .iter()
             .filter_map(|e| e.check(&log))
             .collect();
+        failures.extend(lock(&self.inner.faults).never_fired());
         if !failures.is_empty() {
             panic!(
                 "fake Connect: unmet expectations:\n  {}\nrequests received:\n{}",
@@ -350,7 +385,9 @@ impl FakeConnect {
 
 impl Drop for FakeConnect {
     fn drop(&mut self) {
-        self.server.go_down();
+        if let Some(server) = &self.server {
+            server.go_down();
+        }
         if !thread::panicking() {
             self.verify();
         }

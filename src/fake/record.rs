@@ -17,6 +17,8 @@ pub struct RecordedRequest {
     pub body: Option<Value>,
     /// The raw body as text (empty when there was none).
     pub body_text: String,
+    /// The `Authorization` header, as received (`None` in process).
+    pub authorization: Option<String>,
     /// The status the fake answered with; `None` while in flight or when the connection was
     /// dropped by a fault.
     pub status: Option<u16>,

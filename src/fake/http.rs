@@ -19,6 +19,8 @@ pub(crate) struct HttpRequest {
     /// Request target as sent: path plus `?query`, still percent-encoded.
     pub target: String,
     pub body: Vec<u8>,
+    /// The `Authorization` header, as received.
+    pub authorization: Option<String>,
 }
 
 /// What to do with a request.
@@ -183,6 +185,7 @@ fn read_request(
     let mut chunked = false;
     let mut close = false;
     let mut expect_continue = false;
+    let mut authorization = None;
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header)? == 0 {
@@ -205,6 +208,7 @@ fn read_request(
             "transfer-encoding" => chunked = value.to_ascii_lowercase().contains("chunked"),
             "connection" => close = value.eq_ignore_ascii_case("close"),
             "expect" => expect_continue = value.eq_ignore_ascii_case("100-continue"),
+            "authorization" => authorization = Some(value.to_string()),
             _ => {}
         }
     }
@@ -224,6 +228,7 @@ fn read_request(
             method,
             target,
             body,
+            authorization,
         },
         close,
     )))

@@ -236,15 +236,29 @@ pub fn error_body(status: u16, message: &str) -> Value {
     json!({ "error_code": status, "message": message })
 }
 
-/// The fault list plus per-rule match counters.
+/// The fault list, with per-rule match counters and whether each rule fired.
 #[derive(Default)]
 pub(crate) struct Faults {
-    rules: Vec<(Fault, usize)>,
+    rules: Vec<(Fault, usize, bool)>,
 }
 
 impl Faults {
     pub fn add(&mut self, fault: Fault) {
-        self.rules.push((fault, 0));
+        self.rules.push((fault, 0, false));
+    }
+
+    /// A line for every rule that never fired: a fault that was injected but never happened
+    /// tests nothing (a mistyped route, an occurrence never reached).
+    pub fn never_fired(&self) -> Vec<String> {
+        let unfired = self.rules.iter().filter(|(_, _, fired)| !fired);
+        unfired
+            .map(|(f, seen, _)| {
+                format!(
+                    "fault on {} ({:?}) never fired; {seen} request(s) matched its route",
+                    f.route, f.occurrence
+                )
+            })
+            .collect()
     }
 
     pub fn clear(&mut self) {
@@ -255,10 +269,11 @@ impl Faults {
     /// (in insertion order) whose occurrence holds.
     pub fn fire(&mut self, method: &str, target: &str) -> Option<Fault> {
         let mut fired = None;
-        for (fault, count) in &mut self.rules {
+        for (fault, count, has_fired) in &mut self.rules {
             if fault.route.matches(method, target) {
                 *count += 1;
                 if fired.is_none() && fault.occurrence.holds(*count) {
+                    *has_fired = true;
                     fired = Some(fault.clone());
                 }
             }

@@ -95,10 +95,11 @@ fn plugins(cluster: &Cluster) -> Vec<PluginSpec> {
         let class = connector.config.get("connector.class").cloned();
         if let Some(class) = class {
             if !all.iter().any(|p| p.answers_to(&class)) {
-                all.push(match connector.kind {
-                    Kind::Source => PluginSpec::source(&class),
-                    Kind::Sink => PluginSpec::sink(&class),
-                });
+                match connector.kind {
+                    Kind::Source => all.push(PluginSpec::source(&class)),
+                    Kind::Sink => all.push(PluginSpec::sink(&class)),
+                    Kind::Unknown => {}
+                }
             }
         }
     }

@@ -44,6 +44,8 @@ pub enum Kind {
     Source,
     /// `{kafka_topic, kafka_partition}` -> `{kafka_offset}`.
     Sink,
+    /// The worker lacks the connector's plugin: Connect reports the type `unknown`.
+    Unknown,
 }
 
 impl Kind {
@@ -52,6 +54,7 @@ impl Kind {
         match self {
             Kind::Source => "source",
             Kind::Sink => "sink",
+            Kind::Unknown => "unknown",
         }
     }
 }
@@ -85,6 +88,11 @@ impl ConnectorSpec {
     /// A running sink connector with one task and no offsets.
     pub fn sink(name: &str, class: &str) -> ConnectorSpec {
         ConnectorSpec::new(name, class, Kind::Sink)
+    }
+
+    /// A connector whose plugin the worker lacks (type `unknown`).
+    pub fn plugin_missing(name: &str, class: &str) -> ConnectorSpec {
+        ConnectorSpec::new(name, class, Kind::Unknown)
     }
 
     fn new(name: &str, class: &str, kind: Kind) -> ConnectorSpec {

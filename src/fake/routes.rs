@@ -272,6 +272,7 @@ fn spec_from(
     let mut spec = match cluster.kind_of(&class) {
         Kind::Source => ConnectorSpec::source(name, &class),
         Kind::Sink => ConnectorSpec::sink(name, &class),
+        Kind::Unknown => ConnectorSpec::plugin_missing(name, &class),
     };
     spec.config = config;
     Ok(spec)

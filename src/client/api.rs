@@ -1,0 +1,198 @@
+//! The typed API over a [`Transport`]: one method per endpoint kco uses, each building its
+//! [`Request`] and decoding the answer. Adding an endpoint touches this file only.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::layers::{Counter, Counting};
+use super::transport::{Method, Request, Transport};
+use super::{ClientError, ConfigDef, ConnectorListing, ConnectorStatus, Result, ServerInfo};
+use crate::model::{OffsetEntry, PatchEntry, TargetState};
+
+/// One Kafka Connect cluster, as its REST API shows it.
+#[derive(Clone)]
+pub struct Connect {
+    transport: Arc<dyn Transport>,
+}
+
+impl Connect {
+    pub fn new(transport: impl Transport + 'static) -> Self {
+        Connect {
+            transport: Arc::new(transport),
+        }
+    }
+
+    /// The same cluster through a layer that counts the mutating requests sent.
+    pub fn counting(&self) -> (Connect, Counter) {
+        let counter = Counter::default();
+        let layer = Counting::new(self.transport.clone(), counter.clone());
+        (Connect::new(layer), counter)
+    }
+
+    /// The URL requests currently go to (for messages).
+    pub fn endpoint(&self) -> String {
+        self.transport.endpoint()
+    }
+
+    fn send(&self, req: Request) -> Result<Value> {
+        self.transport.send(&req)
+    }
+
+    fn read<T: DeserializeOwned>(&self, req: Request) -> Result<T> {
+        let v = self.transport.send(&req)?;
+        serde_json::from_value(v).map_err(|e| self.bad(&req, e.to_string()))
+    }
+
+    fn bad(&self, req: &Request, detail: impl Into<String>) -> ClientError {
+        ClientError::decode(req, &format!("{}{}", self.endpoint(), req.path), detail)
+    }
+
+    /// `GET /`.
+    pub fn server_info(&self) -> Result<ServerInfo> {
+        self.read(Request::new(Method::Get, "/"))
+    }
+
+    /// `GET /connectors?expand=status&expand=info`: every connector, its type, class, config
+    /// and state, in one call.
+    pub fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
+        let req = Request::new(Method::Get, "/connectors?expand=status&expand=info");
+        let v = self.transport.send(&req)?;
+        let map = v
+            .as_object()
+            .ok_or_else(|| self.bad(&req, "expected an object of connectors"))?;
+        map.iter()
+            .map(|(name, item)| {
+                ConnectorListing::from_json(name, item)
+                    .map(|l| (name.clone(), l))
+                    .ok_or_else(|| self.bad(&req, format!("cannot read connector `{name}`")))
+            })
+            .collect()
+    }
+
+    /// `GET /connectors/{name}/status`.
+    pub fn status(&self, name: &str) -> Result<ConnectorStatus> {
+        let req = on(Method::Get, name, "/status");
+        let v = self.transport.send(&req)?;
+        ConnectorStatus::from_json(&v).ok_or_else(|| self.bad(&req, "cannot read status"))
+    }
+
+    /// `GET /connectors/{name}/config`.
+    pub fn config(&self, name: &str) -> Result<BTreeMap<String, String>> {
+        self.read(on(Method::Get, name, "/config"))
+    }
+
+    /// `GET /connectors/{name}/offsets`.
+    pub fn offsets(&self, name: &str) -> Result<Vec<OffsetEntry>> {
+        let req = on(Method::Get, name, "/offsets");
+        let mut v = self.transport.send(&req)?;
+        let offsets = v.get_mut("offsets").map(Value::take).unwrap_or(Value::Null);
+        // A partition whose removal the worker has not consumed yet is listed with a `null`
+        // offset for a moment: it has no offset.
+        let entries: Vec<PatchEntry> =
+            serde_json::from_value(offsets).map_err(|e| self.bad(&req, e.to_string()))?;
+        let with_offsets = entries.into_iter().filter_map(|e| {
+            e.offset.map(|offset| OffsetEntry {
+                partition: e.partition,
+                offset,
+            })
+        });
+        Ok(with_offsets.collect())
+    }
+
+    /// `PATCH /connectors/{name}/offsets`; returns Connect's message.
+    pub fn patch_offsets(&self, name: &str, entries: &[PatchEntry]) -> Result<String> {
+        let req = on(Method::Patch, name, "/offsets").body(json!({ "offsets": entries }));
+        self.send(req).map(|v| message_of(&v))
+    }
+
+    /// `DELETE /connectors/{name}/offsets`; returns Connect's message.
+    pub fn reset_offsets(&self, name: &str) -> Result<String> {
+        self.send(on(Method::Delete, name, "/offsets"))
+            .map(|v| message_of(&v))
+    }
+
+    /// `PUT /connectors/{name}/stop`.
+    pub fn stop(&self, name: &str) -> Result<()> {
+        self.send(on(Method::Put, name, "/stop")).map(drop)
+    }
+
+    /// `PUT /connectors/{name}/pause`.
+    pub fn pause(&self, name: &str) -> Result<()> {
+        self.send(on(Method::Put, name, "/pause")).map(drop)
+    }
+
+    /// `PUT /connectors/{name}/resume`.
+    pub fn resume(&self, name: &str) -> Result<()> {
+        self.send(on(Method::Put, name, "/resume")).map(drop)
+    }
+
+    /// `POST /connectors`, with `initial_state` when given (Connect 3.7+).
+    pub fn create(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+        initial_state: Option<TargetState>,
+    ) -> Result<()> {
+        let mut body = json!({ "name": name, "config": config });
+        if let Some(s) = initial_state {
+            body["initial_state"] = json!(s.to_string());
+        }
+        let req = Request::new(Method::Post, "/connectors")
+            .body(body)
+            .about(name);
+        self.send(req).map(drop)
+    }
+
+    /// `DELETE /connectors/{name}`.
+    pub fn delete(&self, name: &str) -> Result<()> {
+        self.send(on(Method::Delete, name, "")).map(drop)
+    }
+
+    /// `GET /connector-plugins/{class}/config`.
+    pub fn plugin_config(&self, class: &str) -> Result<Vec<ConfigDef>> {
+        let path = format!("/connector-plugins/{}/config", encode(class));
+        self.read(Request::new(Method::Get, path))
+    }
+}
+
+/// A request about one connector: `/connectors/{name}{rest}`.
+fn on(method: Method, name: &str, rest: &str) -> Request {
+    Request::new(method, format!("{}{rest}", connector_path(name))).about(name)
+}
+
+/// `/connectors/{name}`, the name percent-encoded as one path segment.
+pub fn connector_path(name: &str) -> String {
+    format!("/connectors/{}", encode(name))
+}
+
+fn encode(segment: &str) -> String {
+    percent_encoding::utf8_percent_encode(segment, SEGMENT).to_string()
+}
+
+/// What must be escaped in a path segment: everything but RFC 3986's unreserved characters.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+fn message_of(v: &Value) -> String {
+    v.get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connector_names_are_one_percent_encoded_path_segment() {
+        assert_eq!(connector_path("a b/c+d%"), "/connectors/a%20b%2Fc%2Bd%25");
+        assert_eq!(connector_path("mm2.east-1_x~"), "/connectors/mm2.east-1_x~");
+    }
+}

@@ -1,0 +1,163 @@
+//! The one seam to Connect: a [`Request`] in, the decoded JSON body or a [`ClientError`] out.
+//!
+//! Everything between kco and a worker is a [`Transport`]: HTTP with failover, and the layers
+//! that wrap it (retry, trace, count). The typed API in [`super::api`] builds requests and
+//! decodes answers; adding an endpoint touches that one file.
+
+use serde_json::Value;
+
+use super::{ClientError, Result};
+
+/// An HTTP method of the Connect REST API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One REST call.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: Method,
+    /// Path and query, segments already percent-encoded: `/connectors/a%20b/offsets`.
+    pub path: String,
+    pub body: Option<Value>,
+    /// Sending it twice has the effect of sending it once, so it may be sent again after a
+    /// timeout. Reads, stop, pause and resume are; PATCH, DELETE and create are not.
+    pub idempotent: bool,
+    /// The connector the call is about, for messages and hints.
+    pub connector: Option<String>,
+}
+
+impl Request {
+    pub fn new(method: Method, path: impl Into<String>) -> Self {
+        Request {
+            method,
+            path: path.into(),
+            body: None,
+            idempotent: matches!(method, Method::Get | Method::Put),
+            connector: None,
+        }
+    }
+
+    pub fn body(mut self, body: Value) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    pub fn about(mut self, connector: &str) -> Self {
+        self.connector = Some(connector.to_string());
+        self
+    }
+
+    /// Anything but a read may change the cluster.
+    pub fn is_mutating(&self) -> bool {
+        self.method != Method::Get
+    }
+}
+
+/// Sends requests to one Connect cluster.
+pub trait Transport: Send + Sync {
+    /// The decoded JSON body of a 2xx answer (`Null` when empty), or what went wrong.
+    fn send(&self, req: &Request) -> Result<Value>;
+    /// The base URL requests currently go to (for messages).
+    fn endpoint(&self) -> String;
+}
+
+impl<T: Transport + ?Sized> Transport for Box<T> {
+    fn send(&self, req: &Request) -> Result<Value> {
+        (**self).send(req)
+    }
+    fn endpoint(&self) -> String {
+        (**self).endpoint()
+    }
+}
+
+impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
+    fn send(&self, req: &Request) -> Result<Value> {
+        (**self).send(req)
+    }
+    fn endpoint(&self) -> String {
+        (**self).endpoint()
+    }
+}
+
+/// Turns an answer into the result of a call: the JSON body of a 2xx, else Connect's
+/// `{"error_code","message"}` as a [`ClientError`]. Every transport decodes through here.
+pub fn decode_response(req: &Request, url: &str, status: u16, text: &str) -> Result<Value> {
+    let empty = text.trim().is_empty();
+    let body: Option<Value> = if empty {
+        None
+    } else {
+        serde_json::from_str(text).ok()
+    };
+    if (200..300).contains(&status) {
+        return match body {
+            Some(v) => Ok(v),
+            None if empty => Ok(Value::Null),
+            None => Err(ClientError::decode(
+                req,
+                url,
+                format!("body is not JSON: {}", truncate(text)),
+            )),
+        };
+    }
+    let message = body
+        .as_ref()
+        .and_then(|b| b.get("message"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| match truncate(text) {
+            t if t.is_empty() => reason(status).to_string(),
+            t => t,
+        });
+    Err(ClientError::http(req, url, status, message))
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        409 => "Conflict",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "error",
+    }
+}
+
+/// At most 300 bytes of a body, for a message.
+pub fn truncate(s: &str) -> String {
+    let s = s.trim();
+    if s.len() <= 300 {
+        return s.to_string();
+    }
+    let mut end = 300;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}

@@ -1,0 +1,172 @@
+//! The transaction against the fake Connect, in process, with a failure injected at every
+//! step: each leaves the connector as it was (or says it could not), and the report names the
+//! step. Waits run on a [`ManualClock`], so nothing sleeps.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use super::tests::{cluster, exec, fake_with, loaded, mutating, offsets, plan, src, state, want};
+use super::*;
+use crate::fake::{FakeConnect, Fault, State};
+use crate::model::ConnectorState;
+
+/// A failure injected at each step leaves the connector in its prior state, and the report
+/// names the step.
+#[test]
+fn failure_at_each_step_puts_the_prior_state_back() {
+    type Inject = fn(&FakeConnect);
+    let cases: Vec<(&str, Inject, Step)> = vec![
+        (
+            "status fails",
+            |f| {
+                f.fault(
+                    Fault::on("GET", "/connectors/c/status")
+                        .nth(1)
+                        .respond(500, "boom"),
+                )
+            },
+            Step::RecordState,
+        ),
+        (
+            "stop fails",
+            |f| {
+                f.fault(
+                    Fault::on("PUT", "/connectors/c/stop")
+                        .nth(1)
+                        .respond(500, "boom"),
+                )
+            },
+            Step::Stop,
+        ),
+        (
+            "stop ignored",
+            |f| {
+                let accepted = Fault::on("PUT", "/connectors/c/stop").always();
+                f.fault(accepted.respond_json(202, Value::Null));
+            },
+            Step::WaitStopped,
+        ),
+        (
+            "patch fails",
+            |f| {
+                f.fault(
+                    Fault::on("PATCH", "/connectors/c/offsets")
+                        .nth(1)
+                        .respond(500, "boom"),
+                )
+            },
+            Step::Patch,
+        ),
+        (
+            "patch ignored",
+            |f| {
+                let accepted = Fault::on("PATCH", "/connectors/c/offsets").always();
+                let message = "The offsets for this connector have been altered successfully";
+                f.fault(accepted.respond_json(200, json!({ "message": message })));
+            },
+            Step::Verify,
+        ),
+    ];
+    for prior in [State::Running, State::Paused, State::Stopped] {
+        let shown = prior.as_str();
+        for (what, inject, step) in &cases {
+            if prior == State::Stopped && matches!(step, Step::Stop | Step::WaitStopped) {
+                continue; // a stopped connector is not stopped again
+            }
+            let fake = cluster(prior);
+            let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
+            inject(&fake);
+            let r = exec(&fake, &p, false);
+            let c = &r.connectors[0];
+            assert!(!r.converged, "{shown} {what}");
+            assert_eq!(c.outcome, Outcome::Failed);
+            assert_eq!(c.failed_step, Some(*step), "{shown} {what}: {c:?}");
+            assert!(c.error.is_some());
+            assert_eq!(fake.state("c"), Some(prior), "{shown} {what}: {c:?}");
+            if *step != Step::RecordState {
+                assert!(c.state_restored, "{shown} {what}: {c:?}");
+                assert_eq!(
+                    c.final_state.as_deref().map(|s| s.starts_with(shown)),
+                    Some(true),
+                    "{shown} {what}: {c:?}"
+                );
+            } else {
+                assert!(
+                    mutating(&fake).is_empty(),
+                    "nothing sent before the state is known"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_resume_that_never_takes_effect_is_reported() {
+    let fake = cluster(State::Running);
+    let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
+    fake.set_resume_ignored(true);
+    let r = exec(&fake, &p, false);
+    let c = &r.connectors[0];
+    assert!(!r.converged);
+    assert_eq!(c.failed_step, Some(Step::WaitRestored));
+    assert!(!c.state_restored);
+    assert!(
+        c.error.as_ref().unwrap().contains("waiting for RUNNING"),
+        "{c:?}"
+    );
+    assert_eq!(c.final_state.as_deref(), Some("STOPPED (no tasks)"));
+    // The offsets did change; the report says the state is not back.
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3)]);
+}
+
+#[test]
+fn a_patch_that_timed_out_is_read_back_before_resending() {
+    // Timed out after taking effect: read back, found applied, not sent again.
+    let fake = cluster(State::Running);
+    let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
+    fake.fault(
+        Fault::on("PATCH", "/connectors/c/offsets")
+            .nth(1)
+            .applied_then_timeout(),
+    );
+    let r = exec(&fake, &p, false);
+    assert!(r.converged, "{r:?}");
+    assert_eq!(fake.count("PATCH", "/connectors/c/offsets"), 1);
+    assert!(r.connectors[0]
+        .steps
+        .iter()
+        .any(|s| s.detail.contains("already applied")));
+
+    // Timed out before taking effect: read back, not applied, sent again.
+    let fake = cluster(State::Running);
+    let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
+    fake.fault(Fault::on("PATCH", "/connectors/c/offsets").nth(1).timeout());
+    let r = exec(&fake, &p, false);
+    assert!(r.converged, "{r:?}");
+    assert_eq!(fake.count("PATCH", "/connectors/c/offsets"), 2);
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3)]);
+}
+
+#[test]
+fn a_failed_create_patch_leaves_the_new_connector_stopped() {
+    let fake = fake_with("4.1.0", &[]);
+    let config = BTreeMap::from([("connector.class".to_string(), "K".to_string())]);
+    let wants = vec![Want::File {
+        target: "n".into(),
+        file: Box::new(loaded("n", vec![src("f", 7)], None, Some(config))),
+        config: None,
+        secret_vars: vec![],
+    }];
+    let p = plan(&fake, &wants, false, true);
+    fake.fault(
+        Fault::on("PATCH", "/connectors/n/offsets")
+            .nth(1)
+            .respond(500, "boom"),
+    );
+    let r = exec(&fake, &p, false);
+    let c = &r.connectors[0];
+    assert_eq!(c.failed_step, Some(Step::Patch));
+    assert_eq!(state(&fake, "n"), ConnectorState::Stopped);
+    assert!(c.warnings.iter().any(|w| w.contains("left STOPPED")));
+}
