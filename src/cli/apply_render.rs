@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::output::{Printer, Style};
+use super::report_error::error_line;
 use crate::engine::apply::{
     Action, ApplyPlan, ConnectorPlan, ConnectorReport, ExecReport, Outcome, Progress, StepRecord,
 };
@@ -98,7 +99,7 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             Style::Bad,
             format!("stop, delete all {partitions} partition offset(s), {}", then(back)),
         ),
-        Action::Error { message } => ("!", Style::Bad, format!("error: {message}")),
+        Action::Error { message } => ("!", Style::Bad, error_line(&|s, t| p.paint(s, t), message)),
     };
     let mut out = format!(
         "{} {}{}: {}\n",

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use super::output::Style;
+use super::report_error;
 use super::Context;
 use crate::client::retry::RetryPolicy;
 use crate::engine::snapshot::{snapshot, Outcome, SnapshotOptions, SnapshotReport};
@@ -85,17 +86,16 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         return Ok(EXIT_OK);
     }
     let names: Vec<String> = failed.iter().map(|c| format!("`{}`", c.name)).collect();
-    let err = Error::Other(format!(
-        "could not snapshot {} connector(s): {} (their files were left as they were)",
-        failed.len(),
-        names.join(", ")
-    ));
-    if ctx.printer.is_structured() {
-        // The report on stdout already holds the failures; say it on stderr too.
-        eprintln!("error: {err}");
-        return Ok(EXIT_ERROR);
-    }
-    Err(err)
+    // The report holds the failures; this closing line names them on stderr.
+    report_error::failure(
+        &ctx.printer,
+        &format!(
+            "could not snapshot {} connector(s): {} (their files were left as they were)",
+            failed.len(),
+            names.join(", ")
+        ),
+    );
+    Ok(EXIT_ERROR)
 }
 
 fn render(r: &SnapshotReport, ctx: &Context) {

@@ -3,6 +3,7 @@
 mod apply;
 mod diff;
 mod diff_base;
+mod errors;
 mod fake_connect;
 mod fake_selftest;
 mod fault_matrix;

@@ -33,7 +33,7 @@ pub use wait::{Clock, ManualClock, SystemClock, WaitPolicy};
 use crate::client::Connect;
 use crate::engine::{load_files, parallel};
 use crate::error::{Error, Result};
-use crate::model::file::FileProblem;
+use crate::model::file::{FileProblem, ProblemKind};
 use crate::model::secrets;
 use plan::ResolvedConfig;
 
@@ -78,14 +78,15 @@ pub fn check(
             .clone()
             .unwrap_or_else(|| f.file.metadata.name.clone());
         if let Some(first) = targets.insert(target.clone(), f.path.clone()) {
-            problems.push(FileProblem {
-                path: f.path.clone(),
-                line: None,
-                message: format!(
+            problems.push(FileProblem::new(
+                ProblemKind::DuplicateConnector,
+                &f.path,
+                None,
+                format!(
                     "connector `{target}` is also the target of {}",
                     first.display()
                 ),
-            });
+            ));
         }
         let mut config = None;
         let mut secret_vars = Vec::new();
@@ -104,13 +105,14 @@ pub fn check(
                 }
                 Err(missing) => {
                     for var in missing {
-                        problems.push(FileProblem {
-                            path: f.path.clone(),
-                            line: line_of(&f.text, &var),
-                            message: format!(
+                        problems.push(FileProblem::new(
+                            ProblemKind::MissingEnv,
+                            &f.path,
+                            line_of(&f.text, &var),
+                            format!(
                                 "the config needs environment variable {var}, which is not set"
                             ),
-                        });
+                        ));
                     }
                 }
             }

@@ -13,7 +13,7 @@ use super::{
 use crate::client::{Connect, ConnectorListing};
 use crate::engine::{parallel, probe, LoadedFile};
 use crate::error::{Error, Result};
-use crate::model::file::FileProblem;
+use crate::model::file::{FileProblem, ProblemKind};
 use crate::model::{ConnectorState, OffsetEntry};
 use crate::plan::{compare, movement};
 
@@ -39,15 +39,16 @@ pub fn diff_live(client: &dyn Connect, input: LiveInput<'_>) -> Result<DiffRepor
     let mut problems = Vec::new();
     for f in input.files {
         if let Some(other) = first.insert(f.file.metadata.name.as_str(), f) {
-            problems.push(FileProblem {
-                path: f.path.clone(),
-                line: None,
-                message: format!(
+            problems.push(FileProblem::new(
+                ProblemKind::DuplicateConnector,
+                &f.path,
+                None,
+                format!(
                     "connector `{}` is also in {}: name one file per connector",
                     f.file.metadata.name,
                     other.path.display()
                 ),
-            });
+            ));
         }
     }
     if !problems.is_empty() {
