@@ -5,9 +5,9 @@
 
 pub mod cli;
 pub mod client;
+pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod error;
 pub mod fsutil;
 pub mod model;
-pub mod plan;

@@ -5,11 +5,11 @@ use serde_json::Value;
 
 use super::output::{Printer, Style};
 use super::report_error::error_line;
+use crate::compare::{Direction, PartitionDiff, PartitionKind};
 use crate::engine::apply::{
     Action, ApplyPlan, ConnectorPlan, ConnectorReport, ExecReport, Outcome, Progress, StepRecord,
 };
 use crate::model::{canonical_json, sink_partition, Fields, TargetState};
-use crate::plan::{Direction, PartitionDiff, PartitionKind};
 
 /// The plan, one block per connector, then a count.
 pub fn plan(p: &Printer, plan: &ApplyPlan) -> String {

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::client::{Connect, ConnectVersion, ConnectorListing};
+use crate::compare::{compare, PartitionDiff, PartitionKind};
 use crate::engine::{parallel, probe, require_version, ClusterInfo, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState};
-use crate::plan::{compare, PartitionDiff, PartitionKind};
 
 /// A connector config with its secrets resolved. Never printed: `Debug` hides the values.
 #[derive(Clone, Default)]

@@ -10,8 +10,8 @@ pub use super::report::{ConnectorReport, Outcome, Progress, Silent, Step, StepRe
 use super::state::{describe, poll_target};
 use super::wait::{until, Clock, Poll, WaitPolicy};
 use crate::client::Connect;
+use crate::compare::{compare, PartitionKind};
 use crate::model::{canonical_json, OffsetEntry, TargetState};
-use crate::plan::{compare, PartitionKind};
 
 /// How a transaction behaves.
 #[derive(Debug, Clone, Copy)]
