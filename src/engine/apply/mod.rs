@@ -26,8 +26,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use backup::BackupReport;
-pub use plan::{Action, ApplyPlan, ConnectorPlan, PlanOptions, Want};
-pub use transaction::{ConnectorReport, Outcome, Progress, Silent, Step, StepRecord, TxOptions};
+pub use plan::{Action, ActionKind, ApplyPlan, ConnectorPlan, PlanOptions, Want};
+pub use transaction::{
+    ApplyOutcome, ConnectorApply, Progress, Silent, Step, StepRecord, TxOptions,
+};
 pub use wait::{Clock, ManualClock, SystemClock, WaitPolicy};
 
 use crate::client::Connect;
@@ -171,14 +173,14 @@ impl ExecOptions {
 
 /// What the transactions did.
 #[derive(Debug, Clone, Serialize)]
-pub struct ExecReport {
+pub struct ApplyReport {
     /// Every connector converged (or needed nothing).
     pub converged: bool,
     /// The run was interrupted: connectors not yet started were skipped.
     pub interrupted: bool,
     /// Mutating requests sent in all (0 when everything was in sync).
     pub mutating_calls: u32,
-    pub connectors: Vec<ConnectorReport>,
+    pub connectors: Vec<ConnectorApply>,
 }
 
 /// The whole run, as `--output json` prints it.
@@ -189,7 +191,7 @@ pub struct ApplyDocument<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup: Option<&'a BackupReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<&'a ExecReport>,
+    pub result: Option<&'a ApplyReport>,
 }
 
 /// Step 4: one transaction per changing connector, `parallel` at a time. Refuses a plan with
@@ -200,7 +202,7 @@ pub fn execute(
     opts: &ExecOptions,
     clock: &dyn Clock,
     progress: &dyn Progress,
-) -> Result<ExecReport> {
+) -> Result<ApplyReport> {
     if plan.errors() > 0 {
         return Err(Error::Other(format!(
             "{} connector(s) cannot be applied; nothing was changed",
@@ -215,9 +217,9 @@ pub fn execute(
             transaction::run(client, c, &opts.tx, clock, progress)
         }
     });
-    Ok(ExecReport {
+    Ok(ApplyReport {
         interrupted: is_interrupted(),
-        converged: connectors.iter().all(ConnectorReport::converged),
+        converged: connectors.iter().all(ConnectorApply::converged),
         mutating_calls: connectors.iter().map(|c| c.mutating_calls).sum(),
         connectors,
     })

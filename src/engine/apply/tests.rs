@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::memory::{http, timeout, Memory};
+use super::ApplyOutcome as Outcome;
 use super::*;
 use crate::engine::LoadedFile;
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
@@ -64,7 +65,7 @@ fn plan(mem: &Memory, wants: &[Want], prune: bool, create: bool) -> ApplyPlan {
     plan::build(mem, "a", wants, &opts).unwrap()
 }
 
-fn exec(mem: &Memory, plan: &ApplyPlan, prune: bool) -> ExecReport {
+fn exec(mem: &Memory, plan: &ApplyPlan, prune: bool) -> ApplyReport {
     let opts = ExecOptions::new(prune, 2, Duration::from_secs(30));
     execute(mem, plan, &opts, &ManualClock::default(), &Silent).unwrap()
 }
