@@ -94,3 +94,23 @@ impl ConnectorApply {
         !matches!(self.outcome, ApplyOutcome::Failed | ApplyOutcome::Skipped)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_action_keeps_its_json_names() {
+        let names: Vec<_> = [
+            ActionKind::NoChange,
+            ActionKind::Patch,
+            ActionKind::Create,
+            ActionKind::Reset,
+            ActionKind::Error,
+        ]
+        .iter()
+        .map(|k| serde_json::to_value(k).unwrap())
+        .collect();
+        assert_eq!(names, ["no_change", "patch", "create", "reset", "error"]);
+    }
+}
