@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::client::{ClientError, ConnectVersion};
 use crate::config::ConfigError;
-use crate::model::file::FileProblem;
+use crate::model::file::{FileProblem, ProblemKind};
 
 /// Exit code: success, no differences.
 pub const EXIT_OK: u8 = 0;
@@ -13,6 +13,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_ERROR: u8 = 1;
 /// Exit code of `diff`: differences found.
 pub const EXIT_DIFFERENCES: u8 = 2;
+/// Exit code of an `apply` interrupted twice: it stopped at once (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -61,6 +63,20 @@ pub enum Error {
     Other(String),
 }
 
+/// What kind of error an [`Error`] is, as `--output json` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Config,
+    Files,
+    Client,
+    UnsupportedVersion,
+    Write,
+    Read,
+    Usage,
+    Other,
+}
+
 impl Error {
     pub fn client(context: impl Into<String>, source: ClientError) -> Self {
         Error::Client {
@@ -69,36 +85,81 @@ impl Error {
         }
     }
 
-    /// The exit code for this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Config(_) => ErrorKind::Config,
+            Error::Files(_) => ErrorKind::Files,
+            Error::Client { .. } => ErrorKind::Client,
+            Error::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
+            Error::Write { .. } => ErrorKind::Write,
+            Error::Read { .. } => ErrorKind::Read,
+            Error::Usage(_) => ErrorKind::Usage,
+            Error::Other(_) => ErrorKind::Other,
+        }
+    }
+
+    /// The exit code for this error. Every error exits 1: 2 belongs to `diff`'s differences
+    /// (a script must not mistake a failure for drift), and 130 to a second interrupt during
+    /// `apply`. A new kind of error decides its code here.
     pub fn exit_code(&self) -> u8 {
-        EXIT_ERROR
+        match self.kind() {
+            ErrorKind::Config
+            | ErrorKind::Files
+            | ErrorKind::Client
+            | ErrorKind::UnsupportedVersion
+            | ErrorKind::Write
+            | ErrorKind::Read
+            | ErrorKind::Usage
+            | ErrorKind::Other => EXIT_ERROR,
+        }
     }
 
     /// A next step for the user, when there is one.
     pub fn hint(&self) -> Option<String> {
         match self {
-            Error::Client { source, .. } if source.is_unreachable() => Some(
-                "is the worker running and the URL right? Set it with --url, KCO_URL or a cluster in kco.yaml".into(),
-            ),
-            Error::Client { source, .. } if source.is_auth_refused() => Some(
-                "the worker refused the credentials: check the cluster's `auth` in kco.yaml".into(),
-            ),
-            Error::Client { source, .. } if source.is_unknown_connector() => {
-                Some(
-                    "the connector does not exist on this cluster (`kco diff` lists what is there)"
-                        .into(),
-                )
-            }
+            Error::Client { source, .. } => client_hint(source),
             Error::UnsupportedVersion { .. } => Some(format!(
                 "offsets can be read from Kafka Connect {} and altered from {}",
                 ConnectVersion::OFFSETS_READ,
                 ConnectVersion::OFFSETS_WRITE
             )),
-            Error::Files(problems) if problems.iter().any(|p| p.message.contains("checksum mismatch")) => Some(
-                "if the edit is intended, `kco fmt FILE` re-seals it".into(),
-            ),
+            Error::Files(problems) => files_hint(problems).map(str::to_string),
             _ => None,
         }
+    }
+}
+
+fn client_hint(source: &ClientError) -> Option<String> {
+    if source.is_unreachable() {
+        return Some(
+            "is the worker running and the URL right? Set it with --url, KCO_URL or a cluster in kco.yaml".into(),
+        );
+    }
+    if source.is_auth_refused() {
+        return Some(
+            "the worker refused the credentials: check the cluster's `auth` in kco.yaml".into(),
+        );
+    }
+    if source.is_unknown_connector() {
+        return Some(
+            "the connector does not exist on this cluster (`kco diff` lists what is there)".into(),
+        );
+    }
+    None
+}
+
+/// The next step for a set of file problems, chosen by their kinds (the first kind with a
+/// hint, in this order of usefulness).
+pub fn files_hint(problems: &[FileProblem]) -> Option<&'static str> {
+    let has = |k: ProblemKind| problems.iter().any(|p| p.kind == k);
+    if has(ProblemKind::ChecksumMismatch) {
+        Some("if the edit is intended, `kco fmt FILE` re-seals it")
+    } else if has(ProblemKind::MissingEnv) {
+        Some("set the variables named above (the values of ${kco:env:VAR} placeholders), then run again")
+    } else if has(ProblemKind::Version) {
+        Some("this kco reads `apiVersion: kco/v1` files; a file from a newer kco needs that kco")
+    } else {
+        None
     }
 }
 
@@ -121,5 +182,48 @@ mod tests {
         let hint = not_found(offsets).hint().unwrap();
         assert!(hint.contains("does not exist"), "{hint}");
         assert!(not_found(Request::new(Method::Get, "/")).hint().is_none());
+    }
+
+    fn problem(kind: ProblemKind, message: &str) -> FileProblem {
+        FileProblem::new(kind, "a.yaml", Some(3), message)
+    }
+
+    #[test]
+    fn file_hints_go_by_kind_not_by_words() {
+        let sealed = Error::Files(vec![problem(ProblemKind::ChecksumMismatch, "edited")]);
+        assert!(sealed.hint().unwrap().contains("kco fmt"));
+        // The words alone do not make the hint.
+        let worded = Error::Files(vec![problem(ProblemKind::Invalid, "checksum mismatch")]);
+        assert_eq!(worded.hint(), None);
+        let env = Error::Files(vec![
+            problem(ProblemKind::Schema, "unknown field"),
+            problem(ProblemKind::MissingEnv, "PW"),
+        ]);
+        assert!(env.hint().unwrap().contains("set the variables"));
+        let both = [
+            problem(ProblemKind::MissingEnv, "x"),
+            problem(ProblemKind::ChecksumMismatch, "y"),
+        ];
+        assert!(files_hint(&both).unwrap().contains("re-seals"));
+    }
+
+    #[test]
+    fn every_error_exits_1_never_diffs_2() {
+        let errors = [
+            Error::Files(vec![problem(ProblemKind::Syntax, "x")]),
+            not_found(Request::new(Method::Get, "/")),
+            Error::Usage("u".into()),
+            Error::Other("o".into()),
+            Error::Read {
+                path: "p".into(),
+                source: std::io::ErrorKind::NotFound.into(),
+            },
+        ];
+        for e in &errors {
+            assert_eq!(e.exit_code(), EXIT_ERROR, "{e}");
+            assert_ne!(e.exit_code(), EXIT_DIFFERENCES);
+        }
+        assert_eq!(errors[0].kind(), ErrorKind::Files);
+        assert_eq!(errors[1].kind(), ErrorKind::Client);
     }
 }

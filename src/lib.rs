@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod error;
@@ -12,5 +13,4 @@ pub mod error;
 pub mod fake;
 pub mod fsutil;
 pub mod model;
-pub mod plan;
 pub mod wait;

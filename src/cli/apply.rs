@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use super::apply_render::{self, StepPrinter};
 use super::output::Style;
+use super::report_error;
 use super::Context;
 use crate::client::Connect;
 use crate::engine::apply::{
     self, backup, plan, ApplyDocument, CheckOptions, ExecOptions, PlanOptions, SystemClock, Want,
 };
-use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
+use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 
 /// Restore offsets from snapshot files: plan, back up, stop, patch, verify, restore state
 #[derive(Debug, clap::Args)]
@@ -213,7 +214,7 @@ fn on_interrupt_finish_in_flight() -> &'static AtomicBool {
             eprintln!(
                 "kco: interrupted again: exiting now; connectors under way may be left stopped"
             );
-            std::process::exit(130);
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
         eprintln!(
             "kco: interrupted: connectors under way finish and get their state back; no other starts (interrupt again to exit at once)"
@@ -231,7 +232,11 @@ fn confirm(ctx: &Context, question: &str) -> Result<bool> {
         ));
     }
     let mut err = std::io::stderr();
-    let _ = write!(err, "{} [y/N] ", ctx.printer.paint(Style::Bold, question));
+    let _ = write!(
+        err,
+        "{} [y/N] ",
+        ctx.printer.paint_err(Style::Bold, question)
+    );
     let _ = err.flush();
     let mut answer = String::new();
     stdin
@@ -245,5 +250,5 @@ fn confirm(ctx: &Context, question: &str) -> Result<bool> {
 }
 
 fn fail_line(ctx: &Context, message: &str) {
-    eprintln!("{} {message}", ctx.printer.paint(Style::Bad, "error:"));
+    report_error::failure(&ctx.printer, message);
 }

@@ -4,11 +4,13 @@
 use serde_json::Value;
 
 use super::output::{Printer, Style};
+use super::report_error::error_line;
+use crate::compare::{Direction, PartitionDiff, PartitionKind};
 use crate::engine::apply::{
-    Action, ApplyPlan, ConnectorPlan, ConnectorReport, ExecReport, Outcome, Progress, StepRecord,
+    Action, ActionKind, ApplyOutcome, ApplyPlan, ApplyReport, ConnectorApply, ConnectorPlan,
+    Progress, StepRecord,
 };
 use crate::model::{canonical_json, sink_partition, Fields, TargetState};
-use crate::plan::{Direction, PartitionDiff, PartitionKind};
 
 /// The plan, one block per connector, then a count.
 pub fn plan(p: &Printer, plan: &ApplyPlan) -> String {
@@ -98,7 +100,7 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             Style::Bad,
             format!("stop, delete all {partitions} partition offset(s), {}", then(back)),
         ),
-        Action::Error { message } => ("!", Style::Bad, format!("error: {message}")),
+        Action::Error { message } => ("!", Style::Bad, error_line(&|s, t| p.paint(s, t), message)),
     };
     let mut out = format!(
         "{} {}{}: {}\n",
@@ -202,7 +204,7 @@ fn show(offset: Option<&Fields>) -> String {
 }
 
 /// One line per connector, then the count.
-pub fn summary(p: &Printer, report: &ExecReport) -> String {
+pub fn summary(p: &Printer, report: &ApplyReport) -> String {
     let mut out = String::from("\n");
     for c in &report.connectors {
         out.push_str(&connector_result(p, c));
@@ -210,10 +212,10 @@ pub fn summary(p: &Printer, report: &ExecReport) -> String {
     let applied = report
         .connectors
         .iter()
-        .filter(|c| c.outcome == Outcome::Applied)
+        .filter(|c| c.outcome == ApplyOutcome::Applied)
         .count();
-    let count = |o: Outcome| report.connectors.iter().filter(|c| c.outcome == o).count();
-    let (failed, skipped) = (count(Outcome::Failed), count(Outcome::Skipped));
+    let count = |o: ApplyOutcome| report.connectors.iter().filter(|c| c.outcome == o).count();
+    let (failed, skipped) = (count(ApplyOutcome::Failed), count(ApplyOutcome::Skipped));
     out.push_str(&format!(
         "\n{} applied, {} unchanged, {} failed{} ({} mutating request(s)).\n",
         applied,
@@ -229,26 +231,28 @@ pub fn summary(p: &Printer, report: &ExecReport) -> String {
     out
 }
 
-fn connector_result(p: &Printer, c: &ConnectorReport) -> String {
+fn connector_result(p: &Printer, c: &ConnectorApply) -> String {
     let mut out = match c.outcome {
-        Outcome::NoChange => format!("{} {}: no changes\n", p.paint(Style::Dim, "="), c.name),
-        Outcome::Skipped => format!(
+        ApplyOutcome::NoChange => format!("{} {}: no changes\n", p.paint(Style::Dim, "="), c.name),
+        ApplyOutcome::Skipped => format!(
             "{} {}: skipped: interrupted before it started; nothing was sent\n",
             p.paint(Style::Warn, "--"),
             c.name
         ),
-        Outcome::Applied => format!(
+        ApplyOutcome::Applied => format!(
             "{} {}: {}; {}\n",
             p.paint(Style::Good, "ok"),
             c.name,
             match c.action {
-                "reset" => "offsets deleted and verified",
-                "create" => "created, offsets applied and verified",
-                _ => "offsets applied and verified",
+                ActionKind::Reset => "offsets deleted and verified",
+                ActionKind::Create => "created, offsets applied and verified",
+                ActionKind::Patch | ActionKind::NoChange | ActionKind::Error => {
+                    "offsets applied and verified"
+                }
             },
             c.final_state.as_deref().unwrap_or("state unknown")
         ),
-        Outcome::Failed => {
+        ApplyOutcome::Failed => {
             let step = c
                 .failed_step
                 .map(|s| format!(" at {s}"))

@@ -5,12 +5,12 @@
 use std::fmt::Write;
 
 use super::output::{Printer, Style};
+use crate::compare::Direction;
 use crate::engine::diff::{
-    Class, ConnectorDiff, DiffReport, Mode, PartKind, PartitionReport, Sides, Status, YamlPair,
+    Class, ConnectorDiff, DiffReport, Mode, PartitionKind, PartitionReport, Sides, Status, YamlPair,
 };
 use crate::engine::risk::{show, RiskCode};
 use crate::model::{sink_partition, Fields};
-use crate::plan::Direction;
 
 /// A partition as a reviewer names it: `topic/partition` for sinks, JSON otherwise.
 pub fn partition_name(p: &Fields) -> String {
@@ -37,10 +37,11 @@ pub fn partition_text(p: &PartitionReport) -> String {
     let name = partition_name(&p.partition);
     match &p.offsets {
         Sides::Live {
+            kind,
             file_offset,
             live_offset,
-        } => match (p.kind, p.direction) {
-            (PartKind::Moved, Some(d)) => format!(
+        } => match (kind, p.direction) {
+            (PartitionKind::Moved, Some(d)) => format!(
                 "{name}: live {} file{}: file {} -> live {}",
                 if d == Direction::Forward {
                     "ahead of"
@@ -51,21 +52,22 @@ pub fn partition_text(p: &PartitionReport) -> String {
                 opt(file_offset),
                 opt(live_offset)
             ),
-            (PartKind::Moved, None) => format!(
+            (PartitionKind::Moved, None) => format!(
                 "{name}: changed (no known order): file {} -> live {}",
                 opt(file_offset),
                 opt(live_offset)
             ),
-            (PartKind::OnlyFile, _) => {
+            (PartitionKind::OnlyActual, _) => {
                 format!("{name}: only in the file: {} (none live)", opt(file_offset))
             }
             _ => format!("{name}: only live: {} (not in the file)", opt(live_offset)),
         },
         Sides::Base {
+            kind,
             base_offset,
             head_offset,
-        } => match (p.kind, p.direction) {
-            (PartKind::Moved, Some(d)) => format!(
+        } => match (kind, p.direction) {
+            (PartitionKind::Moved, Some(d)) => format!(
                 "{name}: moved {}{}: {} -> {}",
                 if d == Direction::Forward {
                     "forward"
@@ -76,12 +78,12 @@ pub fn partition_text(p: &PartitionReport) -> String {
                 opt(base_offset),
                 opt(head_offset)
             ),
-            (PartKind::Moved, None) => format!(
+            (PartitionKind::Moved, None) => format!(
                 "{name}: changed (no known order): {} -> {}",
                 opt(base_offset),
                 opt(head_offset)
             ),
-            (PartKind::Added, _) => format!("{name}: added at {}", opt(head_offset)),
+            (PartitionKind::OnlyWanted, _) => format!("{name}: added at {}", opt(head_offset)),
             _ => format!("{name}: removed (was {})", opt(base_offset)),
         },
     }

@@ -12,6 +12,7 @@ mod fmt;
 mod output;
 #[cfg(test)]
 mod reference;
+mod report_error;
 mod reset;
 mod schema;
 mod snapshot;
@@ -27,10 +28,16 @@ pub use output::Printer;
 use crate::error::EXIT_ERROR;
 
 const EXIT_CODES: &str = "\
-Exit codes:
+Exit codes (the same whether or not anyone reads the output: a closed pipe only stops it):
   0  success (diff: no differences)
-  1  error: bad input, unreachable cluster, unsupported version, or an apply that did not converge
-  2  diff only: differences found";
+  1  error: bad input, unreachable cluster, unsupported version, a connector that could not be
+     read (snapshot) or did not converge (apply)
+  2  diff only: differences found
+  130  apply only: interrupted a second time, so it exited at once
+
+Errors: `error:`, the causes and a `hint:` on stderr. With --output json (or yaml) the error is
+also a document on stdout in place of the report: {\"error\": {\"kind\", \"message\", \"causes\",
+\"hint\", \"exit_code\"}}.";
 
 /// Kafka Connect offsets as code: snapshot, diff and apply connector offsets.
 #[derive(Debug, Parser)]
@@ -120,7 +127,7 @@ pub fn run(cli: Cli) -> ExitCode {
         let e = crate::error::Error::Usage(
             "--output markdown is for `kco diff`; use text, json or yaml here".into(),
         );
-        printer.error(&e);
+        report_error::report(&printer, &e);
         return ExitCode::from(e.exit_code());
     }
     let result = Context::new(&cli.global).and_then(|ctx| match cli.command {
@@ -136,7 +143,7 @@ pub fn run(cli: Cli) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            printer.error(&e);
+            report_error::report(&printer, &e);
             ExitCode::from(e.exit_code())
         }
     }

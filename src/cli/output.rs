@@ -1,18 +1,27 @@
 //! Where output goes: data to stdout, status and errors to stderr, colors when wanted.
+//!
+//! Each stream decides its own colors: `--color auto` colors a stream only when it is a
+//! terminal and neither `NO_COLOR` nor `TERM=dumb` is set; `always` and `never` win over both.
+//! Stdout goes through [`write_or_stop`]: a reader that went away (a closed pipe) silences the
+//! rest of the output without ending the process, so the exit code stays the command's.
 
+use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use owo_colors::OwoColorize;
 use serde::Serialize;
 
 use super::{ColorChoice, GlobalArgs, OutputFormat};
-use crate::error::Error;
 
 /// Prints for one run of the binary.
 #[derive(Debug, Clone)]
 pub struct Printer {
     pub format: OutputFormat,
+    /// Colors on stdout.
     pub color: bool,
+    /// Colors on stderr.
+    pub err_color: bool,
     pub quiet: bool,
     pub verbose: bool,
 }
@@ -25,22 +34,76 @@ pub enum Style {
     Warn,
     Dim,
     Bold,
+    /// The `error:` label.
+    Error,
+    /// The `hint:` label.
+    Hint,
+}
+
+/// What `--color auto` looks at, read once from the process.
+#[derive(Debug, Clone, Default)]
+pub struct ColorEnv {
+    pub no_color: Option<OsString>,
+    pub term: Option<OsString>,
+}
+
+impl ColorEnv {
+    pub fn from_process() -> Self {
+        ColorEnv {
+            no_color: std::env::var_os("NO_COLOR"),
+            term: std::env::var_os("TERM"),
+        }
+    }
+}
+
+/// Whether to color a stream: an explicit choice wins; `auto` wants a terminal, no (non-empty)
+/// `NO_COLOR` and a `TERM` other than `dumb`.
+pub fn use_color(choice: ColorChoice, env: &ColorEnv, is_terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            env.no_color.as_ref().is_none_or(|v| v.is_empty())
+                && env.term.as_ref().is_none_or(|t| t != "dumb")
+                && is_terminal
+        }
+    }
+}
+
+/// Set once stdout's reader has gone away; later output is dropped.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Writes `text` unless `closed`; a broken pipe sets `closed` and is not an error. Other write
+/// errors are returned.
+pub fn write_or_stop(out: &mut dyn Write, closed: &AtomicBool, text: &str) -> std::io::Result<()> {
+    if closed.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            closed.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        other => other,
+    }
 }
 
 impl Printer {
     pub fn new(g: &GlobalArgs) -> Self {
-        let color = match g.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true)
-                    && std::io::stdout().is_terminal()
-            }
-        };
+        Self::for_streams(
+            g,
+            &ColorEnv::from_process(),
+            std::io::stdout().is_terminal(),
+            std::io::stderr().is_terminal(),
+        )
+    }
+
+    /// A printer for streams that are (or are not) terminals, in a given environment.
+    pub fn for_streams(g: &GlobalArgs, env: &ColorEnv, stdout_tty: bool, stderr_tty: bool) -> Self {
         Printer {
             format: g.output,
-            color,
+            color: use_color(g.color, env, stdout_tty),
+            err_color: use_color(g.color, env, stderr_tty),
             quiet: g.quiet,
             verbose: g.verbose,
         }
@@ -51,17 +114,13 @@ impl Printer {
         matches!(self.format, OutputFormat::Json | OutputFormat::Yaml)
     }
 
-    /// Writes text to stdout; a closed pipe ends the process quietly.
+    /// Writes text to stdout; once the reader has gone away, nothing more is written and the
+    /// run goes on to its own exit code.
     pub fn out(&self, text: &str) {
         let mut stdout = std::io::stdout().lock();
-        if let Err(e) = stdout
-            .write_all(text.as_bytes())
-            .and_then(|_| stdout.flush())
-        {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                std::process::exit(0);
-            }
-        }
+        // Other stdout errors (a full disk) have nowhere better to go than the exit code of a
+        // run that already printed; they are ignored as before.
+        let _ = write_or_stop(&mut stdout, &STDOUT_CLOSED, text);
     }
 
     /// Writes a line to stdout.
@@ -79,93 +138,162 @@ impl Printer {
     /// A detail line on stderr, with `--verbose` only.
     pub fn detail(&self, text: &str) {
         if self.verbose && !self.quiet {
-            eprintln!("{}", self.paint(Style::Dim, text));
+            eprintln!("{}", self.paint_err(Style::Dim, text));
         }
     }
 
     /// A warning on stderr (even with `--quiet`).
     pub fn warn(&self, text: &str) {
-        eprintln!("{} {text}", self.paint(Style::Warn, "warning:"));
+        eprintln!("{} {text}", self.paint_err(Style::Warn, "warning:"));
     }
 
     /// A report as JSON or YAML on stdout, per `--output`.
     pub fn structured<T: Serialize>(&self, value: &T) {
-        let text = match self.format {
-            OutputFormat::Yaml => serde_yaml::to_string(value).expect("reports serialize"),
-            _ => {
-                let mut s = serde_json::to_string_pretty(value).expect("reports serialize");
-                s.push('\n');
-                s
-            }
-        };
-        self.out(&text);
+        self.out(&structured_text(self.format, value));
     }
 
+    /// Text for stdout, colored when stdout wants colors.
     pub fn paint(&self, style: Style, text: &str) -> String {
-        if !self.color {
-            return text.to_string();
+        paint(self.color, style, text)
+    }
+
+    /// Text for stderr, colored when stderr wants colors.
+    pub fn paint_err(&self, style: Style, text: &str) -> String {
+        paint(self.err_color, style, text)
+    }
+}
+
+/// A value as the JSON (pretty, one trailing newline) or YAML document `--output` asks for.
+pub fn structured_text<T: Serialize>(format: OutputFormat, value: &T) -> String {
+    match format {
+        OutputFormat::Yaml => serde_yaml::to_string(value).expect("reports serialize"),
+        _ => {
+            let mut s = serde_json::to_string_pretty(value).expect("reports serialize");
+            s.push('\n');
+            s
         }
-        match style {
-            Style::Good => text.green().to_string(),
-            Style::Bad => text.red().to_string(),
-            Style::Warn => text.yellow().to_string(),
-            Style::Dim => text.dimmed().to_string(),
-            Style::Bold => text.bold().to_string(),
+    }
+}
+
+fn paint(color: bool, style: Style, text: &str) -> String {
+    if !color {
+        return text.to_string();
+    }
+    match style {
+        Style::Good => text.green().to_string(),
+        Style::Bad => text.red().to_string(),
+        Style::Warn => text.yellow().to_string(),
+        Style::Dim => text.dimmed().to_string(),
+        Style::Bold => text.bold().to_string(),
+        Style::Error => text.red().bold().to_string(),
+        Style::Hint => text.cyan().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(no_color: Option<&str>, term: Option<&str>) -> ColorEnv {
+        ColorEnv {
+            no_color: no_color.map(Into::into),
+            term: term.map(Into::into),
         }
     }
 
-    /// Reports an error: `error:`, the cause chain, and a `hint:`. In JSON/YAML mode the error
-    /// is also a document on stdout.
-    pub fn error(&self, e: &Error) {
-        let mut causes = Vec::new();
-        let mut src = std::error::Error::source(e);
-        while let Some(s) = src {
-            let text = s.to_string();
-            if !e.to_string().contains(&text) {
-                causes.push(text);
+    #[test]
+    fn auto_colors_a_terminal_unless_no_color_or_dumb() {
+        assert!(use_color(
+            ColorChoice::Auto,
+            &env(None, Some("xterm")),
+            true
+        ));
+        assert!(!use_color(
+            ColorChoice::Auto,
+            &env(None, Some("xterm")),
+            false
+        ));
+        assert!(!use_color(ColorChoice::Auto, &env(Some("1"), None), true));
+        assert!(use_color(ColorChoice::Auto, &env(Some(""), None), true));
+        assert!(!use_color(
+            ColorChoice::Auto,
+            &env(None, Some("dumb")),
+            true
+        ));
+    }
+
+    #[test]
+    fn an_explicit_choice_wins() {
+        let hostile = env(Some("1"), Some("dumb"));
+        assert!(use_color(ColorChoice::Always, &hostile, false));
+        assert!(!use_color(ColorChoice::Never, &env(None, None), true));
+    }
+
+    fn global(color: ColorChoice) -> GlobalArgs {
+        use clap::Parser;
+        let mut g = super::super::Cli::parse_from(["kco", "validate"]).global;
+        g.color = color;
+        g
+    }
+
+    #[test]
+    fn each_stream_is_decided_from_itself() {
+        let e = env(None, Some("xterm"));
+        let p = Printer::for_streams(&global(ColorChoice::Auto), &e, false, true);
+        assert!(!p.color && p.err_color, "stdout piped, stderr a terminal");
+        assert_eq!(p.paint(Style::Bad, "x"), "x");
+        assert_ne!(p.paint_err(Style::Bad, "x"), "x");
+        let p = Printer::for_streams(&global(ColorChoice::Auto), &e, true, false);
+        assert!(p.color && !p.err_color, "stdout a terminal, stderr piped");
+    }
+
+    /// A reader that left after `room` bytes.
+    struct ClosedAfter {
+        room: usize,
+        got: Vec<u8>,
+    }
+
+    impl Write for ClosedAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.got.len() + buf.len() > self.room {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
             }
-            src = s.source();
+            self.got.extend_from_slice(buf);
+            Ok(buf.len())
         }
-        let hint = e.hint();
-        if self.is_structured() {
-            #[derive(Serialize)]
-            struct ErrorDoc<'a> {
-                error: ErrorBody<'a>,
-            }
-            #[derive(Serialize)]
-            struct ErrorBody<'a> {
-                message: String,
-                causes: &'a [String],
-                #[serde(skip_serializing_if = "Option::is_none")]
-                hint: Option<&'a str>,
-                exit_code: u8,
-            }
-            self.structured(&ErrorDoc {
-                error: ErrorBody {
-                    message: e.to_string(),
-                    causes: &causes,
-                    hint: hint.as_deref(),
-                    exit_code: e.exit_code(),
-                },
-            });
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
         }
-        let color = self.color && std::io::stderr().is_terminal();
-        let label = if color {
-            "error:".red().bold().to_string()
-        } else {
-            "error:".to_string()
+    }
+
+    #[test]
+    fn a_broken_pipe_stops_the_output_quietly() {
+        let closed = AtomicBool::new(false);
+        let mut w = ClosedAfter {
+            room: 6,
+            got: Vec::new(),
         };
-        eprintln!("{label} {e}");
-        for c in causes {
-            eprintln!("  caused by: {c}");
+        write_or_stop(&mut w, &closed, "one\n").unwrap();
+        write_or_stop(&mut w, &closed, "two\n").unwrap();
+        assert!(closed.load(Ordering::Relaxed));
+        w.room = 100;
+        write_or_stop(&mut w, &closed, "three\n").unwrap();
+        assert_eq!(w.got, b"one\n", "nothing is written after the pipe closed");
+    }
+
+    #[test]
+    fn other_write_errors_are_returned() {
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk full"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
         }
-        if let Some(h) = hint {
-            let label = if color {
-                "hint:".cyan().to_string()
-            } else {
-                "hint:".to_string()
-            };
-            eprintln!("{label} {h}");
-        }
+        let closed = AtomicBool::new(false);
+        assert!(write_or_stop(&mut Full, &closed, "x").is_err());
+        assert!(!closed.load(Ordering::Relaxed));
     }
 }

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use super::output::Style;
+use super::report_error;
 use super::Context;
 use crate::client::layers::RetryPolicy;
-use crate::engine::snapshot::{snapshot, Outcome, SnapshotOptions, SnapshotReport};
+use crate::engine::snapshot::{snapshot, SnapshotOptions, SnapshotOutcome, SnapshotReport};
 use crate::engine::Selector;
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
 
@@ -67,7 +68,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let report = snapshot(&client, &target.name, &dir, &opts, &now)?;
     for c in &report.connectors {
-        if c.outcome == Outcome::Skipped {
+        if c.outcome == SnapshotOutcome::Skipped {
             ctx.printer.warn(&format!(
                 "skipped `{}`: {}",
                 c.name,
@@ -85,17 +86,16 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         return Ok(EXIT_OK);
     }
     let names: Vec<String> = failed.iter().map(|c| format!("`{}`", c.name)).collect();
-    let err = Error::Other(format!(
-        "could not snapshot {} connector(s): {} (their files were left as they were)",
-        failed.len(),
-        names.join(", ")
-    ));
-    if ctx.printer.is_structured() {
-        // The report on stdout already holds the failures; say it on stderr too.
-        eprintln!("error: {err}");
-        return Ok(EXIT_ERROR);
-    }
-    Err(err)
+    // The report holds the failures; this closing line names them on stderr.
+    report_error::failure(
+        &ctx.printer,
+        &format!(
+            "could not snapshot {} connector(s): {} (their files were left as they were)",
+            failed.len(),
+            names.join(", ")
+        ),
+    );
+    Ok(EXIT_ERROR)
 }
 
 fn render(r: &SnapshotReport, ctx: &Context) {
@@ -103,14 +103,16 @@ fn render(r: &SnapshotReport, ctx: &Context) {
     let width = r.connectors.iter().map(|c| c.name.len()).max().unwrap_or(0);
     for c in &r.connectors {
         let (word, style) = match c.outcome {
-            Outcome::Created => ("created", Style::Good),
-            Outcome::Updated => ("updated", Style::Good),
-            Outcome::Unchanged => ("unchanged", Style::Dim),
-            Outcome::Skipped => ("skipped", Style::Warn),
-            Outcome::Failed => ("failed", Style::Bad),
+            SnapshotOutcome::Created => ("created", Style::Good),
+            SnapshotOutcome::Updated => ("updated", Style::Good),
+            SnapshotOutcome::Unchanged => ("unchanged", Style::Dim),
+            SnapshotOutcome::Skipped => ("skipped", Style::Warn),
+            SnapshotOutcome::Failed => ("failed", Style::Bad),
         };
         let detail = match (c.outcome, c.partitions) {
-            (Outcome::Skipped | Outcome::Failed, _) => c.message.clone().unwrap_or_default(),
+            (SnapshotOutcome::Skipped | SnapshotOutcome::Failed, _) => {
+                c.message.clone().unwrap_or_default()
+            }
             (_, Some(n)) => {
                 let mut s = format!(
                     "{} ({n} partition{})",
@@ -158,11 +160,11 @@ fn render(r: &SnapshotReport, ctx: &Context) {
     p.status(&format!(
         "{} connector(s): {} created, {} updated, {} unchanged, {} skipped, {} failed{}",
         r.connectors.len(),
-        n(Outcome::Created),
-        n(Outcome::Updated),
-        n(Outcome::Unchanged),
-        n(Outcome::Skipped),
-        n(Outcome::Failed),
+        n(SnapshotOutcome::Created),
+        n(SnapshotOutcome::Updated),
+        n(SnapshotOutcome::Unchanged),
+        n(SnapshotOutcome::Skipped),
+        n(SnapshotOutcome::Failed),
         match (r.stale.len(), r.stale.iter().any(|s| s.pruned)) {
             (0, _) => String::new(),
             (k, true) => format!("; {k} stale file(s) pruned"),

@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use super::output::Style;
+use super::report_error::hint_line;
 use super::Context;
 use crate::engine::validate::validate;
-use crate::error::{Result, EXIT_ERROR, EXIT_OK};
+use crate::error::{files_hint, Result, EXIT_ERROR, EXIT_OK};
 
 /// Check snapshot files offline: syntax, schema, checksum, shapes
 #[derive(Debug, clap::Args)]
@@ -50,12 +51,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             report.files - report.valid,
             report.files
         ));
-        if report
-            .problems
-            .iter()
-            .any(|p| p.message.contains("checksum mismatch"))
-        {
-            p.status("hint: if an edit is intended, `kco fmt FILE` re-seals it");
+        if let Some(hint) = files_hint(&report.problems) {
+            p.status(&hint_line(&|s, t| p.paint_err(s, t), hint));
         }
         Ok(EXIT_ERROR)
     }

@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use super::store;
 use crate::error::{Error, Result};
-use crate::model::file::{FileProblem, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT};
+use crate::model::file::{
+    FileProblem, OffsetsFile, ProblemKind, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT,
+};
 
 /// What happened to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -85,7 +87,7 @@ fn one(path: &Path, check: bool) -> Result<OneResult> {
     let blocking: Vec<FileProblem> = file
         .check(path, &text)
         .into_iter()
-        .filter(|p| !p.message.starts_with("checksum mismatch"))
+        .filter(|p| p.kind != ProblemKind::ChecksumMismatch)
         .collect();
     if !blocking.is_empty() {
         return Ok(Err(blocking));

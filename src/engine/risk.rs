@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
+use crate::compare::{Direction, Movement};
 use crate::model::{canonical_json, ConnectorType, Fields};
-use crate::plan::{Direction, Movement};
 
 /// The kind of consequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -119,7 +119,7 @@ pub fn show(f: &Fields) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::movement;
+    use crate::compare::movement;
     use serde_json::json;
 
     fn f(v: serde_json::Value) -> Fields {

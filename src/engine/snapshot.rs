@@ -49,7 +49,7 @@ impl Default for SnapshotOptions {
 /// What happened to one connector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub enum SnapshotOutcome {
     /// No file existed; one was written.
     Created,
     /// The offsets (or captured config) changed; the file was rewritten.
@@ -64,12 +64,12 @@ pub enum Outcome {
 
 /// One connector in the report.
 #[derive(Debug, Clone, Serialize)]
-pub struct ConnectorReport {
+pub struct ConnectorSnapshot {
     pub name: String,
     /// `null` when Connect reports the type as unknown.
     #[serde(rename = "type")]
     pub connector_type: Option<ConnectorType>,
-    pub outcome: Outcome,
+    pub outcome: SnapshotOutcome,
     /// The connector's file (written, unchanged, or left as it was).
     pub path: PathBuf,
     /// How many partitions were captured (`null` when skipped or failed).
@@ -98,22 +98,22 @@ pub struct SnapshotReport {
     pub kafka_cluster_id: Option<String>,
     /// The directory of this cluster's files.
     pub dir: PathBuf,
-    pub connectors: Vec<ConnectorReport>,
+    pub connectors: Vec<ConnectorSnapshot>,
     pub stale: Vec<StaleFile>,
 }
 
 impl SnapshotReport {
-    pub fn count(&self, outcome: Outcome) -> usize {
+    pub fn count(&self, outcome: SnapshotOutcome) -> usize {
         self.connectors
             .iter()
             .filter(|c| c.outcome == outcome)
             .count()
     }
 
-    pub fn failed(&self) -> Vec<&ConnectorReport> {
+    pub fn failed(&self) -> Vec<&ConnectorSnapshot> {
         self.connectors
             .iter()
-            .filter(|c| c.outcome == Outcome::Failed)
+            .filter(|c| c.outcome == SnapshotOutcome::Failed)
             .collect()
     }
 }
@@ -196,10 +196,10 @@ pub fn snapshot(
                 }
             }
             (Some(_), Some(Err(e))) => failed(l, path, e.to_string()),
-            _ => ConnectorReport {
+            _ => ConnectorSnapshot {
                 name: l.name.clone(),
                 connector_type: None,
-                outcome: Outcome::Skipped,
+                outcome: SnapshotOutcome::Skipped,
                 path,
                 partitions: None,
                 redacted: Vec::new(),
@@ -306,7 +306,7 @@ fn write(
     mut file: OffsetsFile,
     redacted: Vec<String>,
     opts: &SnapshotOptions,
-) -> Result<(ConnectorReport, bool)> {
+) -> Result<(ConnectorSnapshot, bool)> {
     let existing = std::fs::read_to_string(path).ok();
     let previous = existing
         .as_deref()
@@ -314,7 +314,7 @@ fn write(
     let mut message = None;
     let mut is_current = true;
     let outcome = match &previous {
-        None => Outcome::Created,
+        None => SnapshotOutcome::Created,
         Some((text, Ok(old))) => {
             if !opts.with_config && file.config.is_none() {
                 // Only `--with-config` refreshes a captured config; keep the one there is.
@@ -331,20 +331,20 @@ fn write(
             if same && old.is_sealed() && old.is_canonical_text(text) {
                 is_current = old.metadata.name == file.metadata.name
                     && old.metadata.cluster == file.metadata.cluster;
-                Outcome::Unchanged
+                SnapshotOutcome::Unchanged
             } else {
                 if same {
                     message = Some("same offsets; rewritten in canonical form".into());
                 }
-                Outcome::Updated
+                SnapshotOutcome::Updated
             }
         }
         Some((_, Err(problem))) => {
             message = Some(format!("replaced an unreadable file ({problem})"));
-            Outcome::Updated
+            SnapshotOutcome::Updated
         }
     };
-    if outcome != Outcome::Unchanged {
+    if outcome != SnapshotOutcome::Unchanged {
         let schema_ref = existing
             .as_deref()
             .and_then(|t| t.lines().next())
@@ -358,7 +358,7 @@ fn write(
             }
         })?;
     }
-    let report = ConnectorReport {
+    let report = ConnectorSnapshot {
         name: file.metadata.name.clone(),
         connector_type: Some(file.metadata.connector_type),
         outcome,
@@ -370,11 +370,11 @@ fn write(
     Ok((report, is_current))
 }
 
-fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorReport {
-    ConnectorReport {
+fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorSnapshot {
+    ConnectorSnapshot {
         name: l.name.clone(),
         connector_type: l.connector_type,
-        outcome: Outcome::Failed,
+        outcome: SnapshotOutcome::Failed,
         path,
         partitions: None,
         redacted: Vec::new(),

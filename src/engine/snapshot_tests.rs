@@ -54,7 +54,7 @@ fn run(m: &FakeConnect, dir: &Path, opts: &SnapshotOptions) -> SnapshotReport {
     snapshot(&m.client(), "a", dir, opts, &at("2026-01-01T00:00:00Z")).unwrap()
 }
 
-fn outcomes(r: &SnapshotReport) -> Vec<(String, Outcome)> {
+fn outcomes(r: &SnapshotReport) -> Vec<(String, SnapshotOutcome)> {
     r.connectors
         .iter()
         .map(|c| (c.name.clone(), c.outcome))
@@ -69,8 +69,8 @@ fn writes_one_sealed_file_per_connector_with_the_live_offsets() {
     assert_eq!(
         outcomes(&r),
         vec![
-            ("file-src".into(), Outcome::Created),
-            ("orders-sink".into(), Outcome::Created)
+            ("file-src".into(), SnapshotOutcome::Created),
+            ("orders-sink".into(), SnapshotOutcome::Created)
         ]
     );
     let path = dir.path().join("a/orders-sink.yaml");
@@ -118,7 +118,7 @@ fn second_run_without_progress_leaves_files_byte_identical() {
         &at("2027-02-02T00:00:00Z"),
     )
     .unwrap();
-    assert_eq!(r.count(Outcome::Unchanged), 2);
+    assert_eq!(r.count(SnapshotOutcome::Unchanged), 2);
     assert_eq!(std::fs::read(&sink).unwrap(), before.0);
     assert_eq!(std::fs::read(&src).unwrap(), before.1);
 
@@ -134,8 +134,8 @@ fn second_run_without_progress_leaves_files_byte_identical() {
     assert_eq!(
         outcomes(&r),
         vec![
-            ("file-src".into(), Outcome::Updated),
-            ("orders-sink".into(), Outcome::Unchanged)
+            ("file-src".into(), SnapshotOutcome::Updated),
+            ("orders-sink".into(), SnapshotOutcome::Unchanged)
         ]
     );
     let text = std::fs::read_to_string(&src).unwrap();
@@ -167,7 +167,7 @@ fn hand_reordered_file_with_same_offsets_is_rewritten_canonically_keeping_schema
         .iter()
         .find(|c| c.name == "orders-sink")
         .unwrap();
-    assert_eq!(c.outcome, Outcome::Updated);
+    assert_eq!(c.outcome, SnapshotOutcome::Updated);
     let now = std::fs::read_to_string(&sink).unwrap();
     assert!(now.starts_with("# yaml-language-server: $schema=https://example.test/s.json\n"));
     assert!(now.contains("cluster: a\n"));
@@ -184,7 +184,10 @@ fn filters_by_glob_and_type_and_rejects_unknown_exact_names() {
         ..SnapshotOptions::default()
     };
     let r = run(&m, dir.path(), &opts);
-    assert_eq!(outcomes(&r), vec![("orders-src".into(), Outcome::Created)]);
+    assert_eq!(
+        outcomes(&r),
+        vec![("orders-src".into(), SnapshotOutcome::Created)]
+    );
     assert!(!dir.path().join("a/orders-sink.yaml").exists());
 
     let opts = SnapshotOptions {
@@ -222,9 +225,9 @@ fn unknown_type_is_skipped_and_a_failed_read_keeps_the_old_file() {
     assert_eq!(
         outcomes(&r),
         vec![
-            ("file-src".into(), Outcome::Updated),
-            ("ghost".into(), Outcome::Skipped),
-            ("orders-sink".into(), Outcome::Failed)
+            ("file-src".into(), SnapshotOutcome::Updated),
+            ("ghost".into(), SnapshotOutcome::Skipped),
+            ("orders-sink".into(), SnapshotOutcome::Failed)
         ]
     );
     let failed = r.failed();
@@ -312,7 +315,7 @@ fn with_config_redacts_declared_and_named_secrets_and_keeps_provider_refs() {
     assert_eq!(defs, 1);
     // A later snapshot without --with-config keeps the captured config.
     let r = run(&m, dir.path(), &SnapshotOptions::default());
-    assert_eq!(r.connectors[0].outcome, Outcome::Unchanged);
+    assert_eq!(r.connectors[0].outcome, SnapshotOutcome::Unchanged);
     let again = std::fs::read_to_string(dir.path().join("a/jdbc.yaml")).unwrap();
     assert_eq!(again, text);
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::model::file::{FileProblem, OffsetsFile};
+use crate::model::file::{FileProblem, OffsetsFile, ProblemKind};
 
 /// `<dir>/<cluster>/<connector>.yaml`; characters unsafe in a file name are percent-encoded
 /// (the real name is in the file's metadata).
@@ -45,19 +45,23 @@ pub fn find_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileProblem> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, &mut out).map_err(|e| FileProblem {
-                path: p.clone(),
-                line: None,
-                message: format!("cannot list: {e}"),
+            walk(p, &mut out).map_err(|e| {
+                FileProblem::new(
+                    ProblemKind::Unreadable,
+                    p,
+                    None,
+                    format!("cannot list: {e}"),
+                )
             })?;
         } else if p.is_file() {
             out.push(p.clone());
         } else {
-            return Err(FileProblem {
-                path: p.clone(),
-                line: None,
-                message: "no such file or directory".into(),
-            });
+            return Err(FileProblem::new(
+                ProblemKind::NotFound,
+                p,
+                None,
+                "no such file or directory",
+            ));
         }
     }
     Ok(out)
@@ -112,16 +116,17 @@ pub fn load_files(paths: &[PathBuf]) -> (Vec<LoadedFile>, Vec<FileProblem>) {
                 .lines()
                 .position(|l| l.trim_start().starts_with("name:"))
                 .map(|i| i + 1);
-            problems.push(FileProblem {
-                path: f.path.clone(),
+            problems.push(FileProblem::new(
+                ProblemKind::DuplicateConnector,
+                &f.path,
                 line,
-                message: format!(
+                format!(
                     "connector `{}` of cluster `{}` is also in {}",
                     f.file.metadata.name,
                     f.file.metadata.cluster,
                     first.display()
                 ),
-            });
+            ));
         }
     }
     (loaded, problems)

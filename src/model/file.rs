@@ -5,12 +5,13 @@
 //! caught (`kco validate`).
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::problem::{FileProblem, ProblemKind};
 use super::{
     canonical_fields, checksum, in_canonical_order, sort_entries, ConnectorState, ConnectorType,
     OffsetEntry,
@@ -73,15 +74,6 @@ pub struct Metadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("format" = "date-time"))]
     pub captured_at: Option<String>,
-}
-
-/// A problem in a file, with the line it is on (1-based) when known.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
-#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
-pub struct FileProblem {
-    pub path: PathBuf,
-    pub line: Option<usize>,
-    pub message: String,
 }
 
 impl OffsetsFile {
@@ -170,10 +162,8 @@ impl OffsetsFile {
 
     /// Parses a file's text. Syntax and shape errors carry the line.
     pub fn parse(path: &Path, text: &str) -> Result<Self, FileProblem> {
-        let problem = |line: Option<usize>, message: String| FileProblem {
-            path: path.to_path_buf(),
-            line,
-            message,
+        let problem = |kind, line: Option<usize>, message: String| {
+            FileProblem::new(kind, path, line, message)
         };
         // The whole file is parsed once. Only when that fails is the version read on its own,
         // so that a future format gets a clear message rather than a confusing field error.
@@ -181,7 +171,7 @@ impl OffsetsFile {
             Ok(file) => {
                 return match header_problem(text, Some(&file.api_version), Some(&file.kind)) {
                     None => Ok(file),
-                    Some((line, message)) => Err(problem(line, message)),
+                    Some((line, message)) => Err(problem(ProblemKind::Version, line, message)),
                 }
             }
             Err(e) => e,
@@ -194,6 +184,7 @@ impl OffsetsFile {
         }
         let header: Header = serde_yaml::from_str(text).map_err(|e| {
             problem(
+                ProblemKind::Syntax,
                 e.location().map(|l| l.line()),
                 format!("not a YAML mapping: {}", strip_location(&e)),
             )
@@ -201,9 +192,10 @@ impl OffsetsFile {
         let api_version = header.api_version.as_ref().and_then(Value::as_str);
         let kind = header.kind.as_ref().and_then(Value::as_str);
         if let Some((line, message)) = header_problem(text, api_version, kind) {
-            return Err(problem(line, message));
+            return Err(problem(ProblemKind::Version, line, message));
         }
         Err(problem(
+            ProblemKind::Schema,
             e.location().map(|l| l.line()),
             strip_location(&e).to_string(),
         ))
@@ -211,10 +203,13 @@ impl OffsetsFile {
 
     /// Reads and parses a file.
     pub fn load(path: &Path) -> Result<(Self, String), FileProblem> {
-        let text = std::fs::read_to_string(path).map_err(|e| FileProblem {
-            path: path.to_path_buf(),
-            line: None,
-            message: format!("cannot read: {e}"),
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let kind = if e.kind() == std::io::ErrorKind::NotFound {
+                ProblemKind::NotFound
+            } else {
+                ProblemKind::Unreadable
+            };
+            FileProblem::new(kind, path, None, format!("cannot read: {e}"))
         })?;
         let file = Self::parse(path, &text)?;
         Ok((file, text))
@@ -224,15 +219,15 @@ impl OffsetsFile {
     /// file's text, used to point at lines.
     pub fn check(&self, path: &Path, text: &str) -> Vec<FileProblem> {
         let mut problems = Vec::new();
-        let mut add = |line: Option<usize>, message: String| {
-            problems.push(FileProblem {
-                path: path.to_path_buf(),
-                line,
-                message,
-            })
+        let mut add = |kind, line: Option<usize>, message: String| {
+            problems.push(FileProblem::new(kind, path, line, message))
         };
         if self.metadata.name.trim().is_empty() {
-            add(find_key_line(text, "name"), "metadata.name is empty".into());
+            add(
+                ProblemKind::Invalid,
+                find_key_line(text, "name"),
+                "metadata.name is empty".into(),
+            );
         }
         let item_lines = offsets_item_lines(text);
         let line_of = |i: usize| item_lines.get(i).copied();
@@ -240,15 +235,19 @@ impl OffsetsFile {
         for (i, e) in self.offsets.iter().enumerate() {
             let key = canonical_fields(&e.partition);
             if !seen.insert(key.clone()) {
-                add(line_of(i), format!("duplicate partition {key}"));
+                add(
+                    ProblemKind::DuplicatePartition,
+                    line_of(i),
+                    format!("duplicate partition {key}"),
+                );
             }
             if e.partition.is_empty() {
-                add(line_of(i), "empty partition".into());
+                add(ProblemKind::Invalid, line_of(i), "empty partition".into());
             }
             match self.metadata.connector_type {
                 ConnectorType::Sink => {
                     for m in sink_shape_problems(e) {
-                        add(line_of(i), m);
+                        add(ProblemKind::Invalid, line_of(i), m);
                     }
                 }
                 ConnectorType::Source => {
@@ -256,6 +255,7 @@ impl OffsetsFile {
                         for (k, v) in map {
                             if v.is_object() || v.is_array() {
                                 add(
+                                    ProblemKind::Invalid,
                                     line_of(i),
                                     format!("source {what} value `{k}` must be a string, number, boolean or null"),
                                 );
@@ -267,6 +267,7 @@ impl OffsetsFile {
         }
         if self.metadata.cluster.trim().is_empty() {
             add(
+                ProblemKind::Invalid,
                 find_key_line(text, "cluster"),
                 "metadata.cluster is empty".into(),
             );
@@ -278,6 +279,7 @@ impl OffsetsFile {
                 && super::secrets::placeholder_var(v).is_none()
             {
                 add(
+                    ProblemKind::PlainSecret,
                     config_key_line(text, k),
                     format!(
                         "config `{k}` looks secret but holds a plain value: write `{}` (set at apply time) or a config-provider reference instead",
@@ -288,6 +290,7 @@ impl OffsetsFile {
         }
         if !self.is_sealed() {
             add(
+                ProblemKind::ChecksumMismatch,
                 find_key_line(text, "checksum"),
                 format!(
                     "checksum mismatch: the offsets were edited (expected {}); run `kco fmt` to accept the edit",

@@ -3,6 +3,7 @@
 
 mod canonical;
 pub mod file;
+mod problem;
 pub mod secrets;
 mod yaml;
 

@@ -3,6 +3,7 @@
 mod apply;
 mod diff;
 mod diff_base;
+mod errors;
 /// The one fake of Connect, from the library (the `fake` feature).
 use kco::fake as fake_connect;
 mod fake_selftest;

@@ -25,13 +25,15 @@ use serde::Serialize;
 
 pub use crate::wait::{Clock, ManualClock, SystemClock, WaitPolicy};
 pub use backup::BackupReport;
-pub use plan::{Action, ApplyPlan, ConnectorPlan, PlanOptions, Want};
-pub use transaction::{ConnectorReport, Outcome, Progress, Silent, Step, StepRecord, TxOptions};
+pub use plan::{Action, ActionKind, ApplyPlan, ConnectorPlan, PlanOptions, Want};
+pub use transaction::{
+    ApplyOutcome, ConnectorApply, Progress, Silent, Step, StepRecord, TxOptions,
+};
 
 use crate::client::Connect;
 use crate::engine::{load_files, parallel};
 use crate::error::{Error, Result};
-use crate::model::file::FileProblem;
+use crate::model::file::{FileProblem, ProblemKind};
 use crate::model::secrets;
 use plan::ResolvedConfig;
 
@@ -76,14 +78,15 @@ pub fn check(
             .clone()
             .unwrap_or_else(|| f.file.metadata.name.clone());
         if let Some(first) = targets.insert(target.clone(), f.path.clone()) {
-            problems.push(FileProblem {
-                path: f.path.clone(),
-                line: None,
-                message: format!(
+            problems.push(FileProblem::new(
+                ProblemKind::DuplicateConnector,
+                &f.path,
+                None,
+                format!(
                     "connector `{target}` is also the target of {}",
                     first.display()
                 ),
-            });
+            ));
         }
         let mut config = None;
         let mut secret_vars = Vec::new();
@@ -102,13 +105,14 @@ pub fn check(
                 }
                 Err(missing) => {
                     for var in missing {
-                        problems.push(FileProblem {
-                            path: f.path.clone(),
-                            line: line_of(&f.text, &var),
-                            message: format!(
+                        problems.push(FileProblem::new(
+                            ProblemKind::MissingEnv,
+                            &f.path,
+                            line_of(&f.text, &var),
+                            format!(
                                 "the config needs environment variable {var}, which is not set"
                             ),
-                        });
+                        ));
                     }
                 }
             }
@@ -167,14 +171,14 @@ impl ExecOptions {
 
 /// What the transactions did.
 #[derive(Debug, Clone, Serialize)]
-pub struct ExecReport {
+pub struct ApplyReport {
     /// Every connector converged (or needed nothing).
     pub converged: bool,
     /// The run was interrupted: connectors not yet started were skipped.
     pub interrupted: bool,
     /// Mutating requests sent in all (0 when everything was in sync).
     pub mutating_calls: u32,
-    pub connectors: Vec<ConnectorReport>,
+    pub connectors: Vec<ConnectorApply>,
 }
 
 /// The whole run, as `--output json` prints it.
@@ -185,7 +189,7 @@ pub struct ApplyDocument<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup: Option<&'a BackupReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<&'a ExecReport>,
+    pub result: Option<&'a ApplyReport>,
 }
 
 /// Step 4: one transaction per changing connector, `parallel` at a time. Refuses a plan with
@@ -196,7 +200,7 @@ pub fn execute(
     opts: &ExecOptions,
     clock: &dyn Clock,
     progress: &dyn Progress,
-) -> Result<ExecReport> {
+) -> Result<ApplyReport> {
     if plan.errors() > 0 {
         return Err(Error::Other(format!(
             "{} connector(s) cannot be applied; nothing was changed",
@@ -211,9 +215,9 @@ pub fn execute(
             transaction::run(client, c, &opts.tx, clock, progress)
         }
     });
-    Ok(ExecReport {
+    Ok(ApplyReport {
         interrupted: is_interrupted(),
-        converged: connectors.iter().all(ConnectorReport::converged),
+        converged: connectors.iter().all(ConnectorApply::converged),
         mutating_calls: connectors.iter().map(|c| c.mutating_calls).sum(),
         connectors,
     })

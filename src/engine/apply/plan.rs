@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::client::{Connect, ConnectVersion, ConnectorListing};
+use crate::compare::{compare, PartitionDiff, PartitionKind};
 use crate::engine::{parallel, probe, require_version, ClusterInfo, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState};
-use crate::plan::{compare, PartitionDiff, PartitionKind};
 
 /// A connector config with its secrets resolved. Never printed: `Debug` hides the values.
 #[derive(Clone, Default)]
@@ -158,15 +158,26 @@ impl Action {
         )
     }
 
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ActionKind {
         match self {
-            Action::NoChange { .. } => "no_change",
-            Action::Patch { .. } => "patch",
-            Action::Create { .. } => "create",
-            Action::Reset { .. } => "reset",
-            Action::Error { .. } => "error",
+            Action::NoChange { .. } => ActionKind::NoChange,
+            Action::Patch { .. } => ActionKind::Patch,
+            Action::Create { .. } => ActionKind::Create,
+            Action::Reset { .. } => ActionKind::Reset,
+            Action::Error { .. } => ActionKind::Error,
         }
     }
+}
+
+/// What a plan does to a connector, without the details (`action` in the apply report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    NoChange,
+    Patch,
+    Create,
+    Reset,
+    Error,
 }
 
 /// Reads live state and plans every want. Fails before any plan when the cluster cannot

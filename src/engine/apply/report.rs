@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::plan::ActionKind;
 use crate::model::TargetState;
 
 /// The steps of a transaction, in order. A report names the one that failed.
@@ -48,7 +49,7 @@ impl Progress for Silent {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum ApplyOutcome {
     /// Already in sync: nothing was sent.
     NoChange,
     /// Changed, verified, and its state put back.
@@ -61,10 +62,10 @@ pub enum Outcome {
 
 /// What happened to one connector.
 #[derive(Debug, Clone, Serialize)]
-pub struct ConnectorReport {
+pub struct ConnectorApply {
     pub name: String,
-    pub action: &'static str,
-    pub outcome: Outcome,
+    pub action: ActionKind,
+    pub outcome: ApplyOutcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failed_step: Option<Step>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -88,8 +89,28 @@ pub struct ConnectorReport {
     pub steps: Vec<StepRecord>,
 }
 
-impl ConnectorReport {
+impl ConnectorApply {
     pub fn converged(&self) -> bool {
-        !matches!(self.outcome, Outcome::Failed | Outcome::Skipped)
+        !matches!(self.outcome, ApplyOutcome::Failed | ApplyOutcome::Skipped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_action_keeps_its_json_names() {
+        let names: Vec<_> = [
+            ActionKind::NoChange,
+            ActionKind::Patch,
+            ActionKind::Create,
+            ActionKind::Reset,
+            ActionKind::Error,
+        ]
+        .iter()
+        .map(|k| serde_json::to_value(k).unwrap())
+        .collect();
+        assert_eq!(names, ["no_change", "patch", "create", "reset", "error"]);
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::ApplyOutcome as Outcome;
 use super::*;
 use crate::engine::LoadedFile;
 use crate::fake::{ConnectorSpec, FakeConnect, Fault, State};
@@ -64,7 +65,7 @@ pub(super) fn plan(fake: &FakeConnect, wants: &[Want], prune: bool, create: bool
     plan::build(&fake.client(), "a", wants, &opts).unwrap()
 }
 
-pub(super) fn exec(fake: &FakeConnect, plan: &ApplyPlan, prune: bool) -> ExecReport {
+pub(super) fn exec(fake: &FakeConnect, plan: &ApplyPlan, prune: bool) -> ApplyReport {
     let opts = ExecOptions::new(prune, 2, Duration::from_secs(30));
     execute(
         &fake.client(),

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::tests::{cluster, exec, fake_with, loaded, mutating, offsets, plan, src, state, want};
+use super::ApplyOutcome as Outcome;
 use super::*;
 use crate::fake::{FakeConnect, Fault, State};
 use crate::model::ConnectorState;

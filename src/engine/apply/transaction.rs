@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use super::plan::{patch_entries, Action, ConnectorPlan};
-pub use super::report::{ConnectorReport, Outcome, Progress, Silent, Step, StepRecord};
+pub use super::report::{ApplyOutcome, ConnectorApply, Progress, Silent, Step, StepRecord};
 use super::state::{describe, poll_target};
 use crate::client::Connect;
+use crate::compare::{compare, PartitionKind};
 use crate::model::{canonical_json, OffsetEntry, TargetState};
-use crate::plan::{compare, PartitionKind};
 use crate::wait::{until, Clock, Poll, WaitPolicy};
 
 /// How a transaction behaves.
@@ -36,23 +36,23 @@ struct Tx<'a> {
     opts: &'a TxOptions,
     clock: &'a dyn Clock,
     progress: &'a dyn Progress,
-    report: ConnectorReport,
+    report: ConnectorApply,
 }
 
 /// The report of a connector whose transaction was never started.
-pub fn skipped(plan: &ConnectorPlan) -> ConnectorReport {
-    ConnectorReport {
-        outcome: Outcome::Skipped,
+pub fn skipped(plan: &ConnectorPlan) -> ConnectorApply {
+    ConnectorApply {
+        outcome: ApplyOutcome::Skipped,
         error: Some("interrupted before it started; nothing was sent".into()),
         ..blank_report(plan)
     }
 }
 
-fn blank_report(plan: &ConnectorPlan) -> ConnectorReport {
-    ConnectorReport {
+fn blank_report(plan: &ConnectorPlan) -> ConnectorApply {
+    ConnectorApply {
         name: plan.name.clone(),
         action: plan.action.kind(),
-        outcome: Outcome::NoChange,
+        outcome: ApplyOutcome::NoChange,
         failed_step: None,
         error: None,
         prior_state: None,
@@ -73,7 +73,7 @@ pub fn run(
     opts: &TxOptions,
     clock: &dyn Clock,
     progress: &dyn Progress,
-) -> ConnectorReport {
+) -> ConnectorApply {
     let (counting, mutating) = client.counting();
     let mut tx = Tx {
         client: &counting,
@@ -86,7 +86,7 @@ pub fn run(
     match &plan.action {
         Action::NoChange { .. } => tx.report.state_restored = true,
         Action::Error { message } => {
-            tx.report.outcome = Outcome::Failed;
+            tx.report.outcome = ApplyOutcome::Failed;
             tx.report.error = Some(message.clone());
         }
         Action::Patch { .. } => tx.existing(Step::Patch),
@@ -125,7 +125,7 @@ impl Tx<'_> {
     }
 
     fn fail(&mut self, f: Failure) {
-        self.report.outcome = Outcome::Failed;
+        self.report.outcome = ApplyOutcome::Failed;
         self.report.failed_step = Some(f.step);
         self.report.error = Some(f.error);
     }
@@ -147,7 +147,7 @@ impl Tx<'_> {
         let changed = self.stop_and_alter(alter, stopped);
         let restored = self.restore(prior);
         match (changed, restored) {
-            (Ok(()), Ok(())) => self.report.outcome = Outcome::Applied,
+            (Ok(()), Ok(())) => self.report.outcome = ApplyOutcome::Applied,
             (Ok(()), Err(f)) => self.fail(f),
             (Err(f), Ok(())) => self.fail(f),
             (Err(f), Err(r)) => self.fail(Failure {
@@ -211,7 +211,7 @@ impl Tx<'_> {
             }
         };
         match result {
-            Ok(()) => self.report.outcome = Outcome::Applied,
+            Ok(()) => self.report.outcome = ApplyOutcome::Applied,
             Err(f) => self.fail(f),
         }
         self.read_final_state();

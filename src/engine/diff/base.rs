@@ -5,15 +5,15 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{
-    identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartKind, PartitionCounts,
-    PartitionReport, Presence, Sides, Status, YamlPair,
+    identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartitionCounts,
+    PartitionReport, Sides, Status, YamlPair,
 };
+use crate::compare::compare;
 use crate::engine::revision::Revision;
 use crate::engine::risk::assess;
 use crate::engine::store::{find_files, load_files};
 use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, OffsetsFile};
-use crate::plan::compare;
 
 /// What to compare.
 pub struct BaseInput<'a> {
@@ -110,12 +110,9 @@ pub(crate) fn classify(
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
     for d in compare(new_offsets, old_offsets) {
-        let pk = match counts.count(d.kind, true) {
-            None => continue,
-            Some(Presence::Both) => PartKind::Moved,
-            Some(Presence::OnlyNew) => PartKind::Added,
-            Some(Presence::OnlyOld) => PartKind::Removed,
-        };
+        if !counts.count(d.kind) {
+            continue;
+        }
         // compare(wanted = head, actual = base): the movement is from base to head.
         let m = d.movement.clone();
         let risk = match (old, new) {
@@ -124,8 +121,8 @@ pub(crate) fn classify(
         };
         partitions.push(PartitionReport {
             partition: d.partition,
-            kind: pk,
             offsets: Sides::Base {
+                kind: d.kind,
                 base_offset: d.actual,
                 head_offset: d.wanted,
             },

@@ -7,15 +7,15 @@ use std::path::Path;
 
 use super::Class;
 use super::{
-    identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartKind, PartitionCounts,
-    PartitionReport, Presence, Sides, Status, YamlPair,
+    identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartitionCounts,
+    PartitionReport, Sides, Status, YamlPair,
 };
 use crate::client::{Connect, ConnectorListing};
+use crate::compare::{compare, PartitionKind};
 use crate::engine::{parallel, probe, LoadedFile};
 use crate::error::{Error, Result};
-use crate::model::file::FileProblem;
+use crate::model::file::{FileProblem, ProblemKind};
 use crate::model::{ConnectorState, OffsetEntry};
-use crate::plan::{compare, movement};
 
 /// What to compare with the cluster.
 pub struct LiveInput<'a> {
@@ -39,15 +39,16 @@ pub fn diff_live(client: &Connect, input: LiveInput<'_>) -> Result<DiffReport> {
     let mut problems = Vec::new();
     for f in input.files {
         if let Some(other) = first.insert(f.file.metadata.name.as_str(), f) {
-            problems.push(FileProblem {
-                path: f.path.clone(),
-                line: None,
-                message: format!(
+            problems.push(FileProblem::new(
+                ProblemKind::DuplicateConnector,
+                &f.path,
+                None,
+                format!(
                     "connector `{}` is also in {}: name one file per connector",
                     f.file.metadata.name,
                     other.path.display()
                 ),
-            });
+            ));
         }
     }
     if !problems.is_empty() {
@@ -160,32 +161,26 @@ pub(crate) fn classify(
     let running = state == Some(ConnectorState::Running);
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
-    for d in compare(file_offsets, live_list) {
-        let kind = match counts.count(d.kind, false) {
-            None => continue,
-            Some(Presence::Both) => PartKind::Moved,
-            Some(Presence::OnlyOld) => PartKind::OnlyFile,
-            Some(Presence::OnlyNew) => PartKind::OnlyLive,
-        };
-        // Where live lies relative to the file.
-        let m = match (&d.wanted, &d.actual) {
-            (Some(f), Some(l)) => movement(&d.partition, f, l),
-            _ => None,
-        };
+    // Live is the newer side: the movement is where live lies relative to the file.
+    for d in compare(live_list, file_offsets) {
+        if !counts.count(d.kind) {
+            continue;
+        }
+        let m = d.movement;
         let advanced = running
-            && match kind {
-                PartKind::Moved => m
+            && match d.kind {
+                PartitionKind::Moved => m
                     .as_ref()
-                    .is_some_and(|m| m.direction == crate::plan::Direction::Forward),
-                PartKind::OnlyLive => true,
+                    .is_some_and(|m| m.direction == crate::compare::Direction::Forward),
+                PartitionKind::OnlyWanted => true,
                 _ => false,
             };
         partitions.push(PartitionReport {
             partition: d.partition,
-            kind,
             offsets: Sides::Live {
-                file_offset: d.wanted,
-                live_offset: d.actual,
+                kind: d.kind,
+                file_offset: d.actual,
+                live_offset: d.wanted,
             },
             direction: m.as_ref().map(|m| m.direction),
             distance: m.as_ref().and_then(|m| m.distance),

@@ -3,10 +3,10 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::*;
+use crate::compare::Direction;
 use crate::fake::{FakeConnect, State};
 use crate::model::file::{Metadata, OffsetsFile};
 use crate::model::ConnectorType;
-use crate::plan::Direction;
 
 fn entries(v: serde_json::Value) -> Vec<OffsetEntry> {
     serde_json::from_value(v).unwrap()
@@ -79,16 +79,16 @@ fn running_sink_ahead_and_new_partitions_are_advanced() {
     assert_eq!(d.partitions.len(), 2);
     let p0 = &d.partitions[0];
     assert_eq!(
-        (p0.kind, p0.direction, p0.distance, p0.class),
+        (p0.kind(), p0.direction, p0.distance, p0.class),
         (
-            PartKind::Moved,
+            PartitionKind::Moved,
             Some(Direction::Forward),
             Some(30),
             Some(Class::Advanced)
         )
     );
     assert_eq!(p0.unit.as_deref(), Some("records"));
-    assert_eq!(d.partitions[1].kind, PartKind::OnlyLive);
+    assert_eq!(d.partitions[1].kind(), PartitionKind::OnlyWanted);
     assert_eq!(d.partitions[1].class, Some(Class::Advanced));
     assert_eq!(d.counts.unchanged, 1);
     assert!(!d.status.counts(FailOn::Drift));
@@ -129,7 +129,7 @@ fn running_but_behind_or_missing_partition_is_drift() {
         (p0.direction, p0.distance, p0.class),
         (Some(Direction::Backward), Some(60), Some(Class::Drift))
     );
-    assert_eq!(d.partitions[1].kind, PartKind::OnlyFile);
+    assert_eq!(d.partitions[1].kind(), PartitionKind::OnlyActual);
     assert_eq!(d.partitions[1].class, Some(Class::Drift));
 }
 
@@ -155,6 +155,7 @@ fn unordered_source_change_is_drift_with_both_values() {
         Sides::Live {
             file_offset,
             live_offset,
+            ..
         } => {
             assert_eq!(file_offset.as_ref().unwrap()["token"], "a");
             assert_eq!(live_offset.as_ref().unwrap()["token"], "b");

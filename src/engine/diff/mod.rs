@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::compare::Direction;
+pub use crate::compare::PartitionKind;
 use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
 use crate::model::{ConnectorType, Fields, OffsetEntry};
-use crate::plan::{Direction, PartitionKind};
 
 pub use super::risk::{Risk, RiskCode};
 pub use base::{diff_base, BaseInput, BaseSide};
@@ -119,23 +120,6 @@ impl Status {
     }
 }
 
-/// How one partition compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PartKind {
-    Unchanged,
-    /// Both sides have it, with different offsets.
-    Moved,
-    /// live: only the file has it.
-    OnlyFile,
-    /// live: only the cluster has it.
-    OnlyLive,
-    /// base: only the working tree has it.
-    Added,
-    /// base: only the revision has it.
-    Removed,
-}
-
 /// Whether a live difference is normal progress or drift.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -144,25 +128,51 @@ pub enum Class {
     Drift,
 }
 
-/// The two offsets of a partition, named after the mode's sides.
+/// How a partition compares and its two offsets, named after the mode's sides. Both modes
+/// compare with the newer side as `compare`'s wanted side and the older as its actual side
+/// (live: the cluster against the file; base: the working tree against the revision), so a
+/// [`PartitionKind`] means the same in both; only its JSON name differs: live `moved`,
+/// `only_live`, `only_file`; base `moved`, `added`, `removed`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Sides {
     Live {
+        #[serde(serialize_with = "live_kind")]
+        kind: PartitionKind,
         file_offset: Option<Fields>,
         live_offset: Option<Fields>,
     },
     Base {
+        #[serde(serialize_with = "base_kind")]
+        kind: PartitionKind,
         base_offset: Option<Fields>,
         head_offset: Option<Fields>,
     },
+}
+
+fn live_kind<S: serde::Serializer>(k: &PartitionKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match k {
+        PartitionKind::Unchanged => "unchanged",
+        PartitionKind::Moved => "moved",
+        PartitionKind::OnlyWanted => "only_live",
+        PartitionKind::OnlyActual => "only_file",
+    })
+}
+
+fn base_kind<S: serde::Serializer>(k: &PartitionKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match k {
+        PartitionKind::Unchanged => "unchanged",
+        PartitionKind::Moved => "moved",
+        PartitionKind::OnlyWanted => "added",
+        PartitionKind::OnlyActual => "removed",
+    })
 }
 
 /// One partition that differs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PartitionReport {
     pub partition: Fields,
-    pub kind: PartKind,
+    /// `kind` and the two offsets.
     #[serde(flatten)]
     pub offsets: Sides,
     /// live: where the live offset lies relative to the file's; base: where the working tree's
@@ -189,39 +199,25 @@ pub struct PartitionCounts {
     pub only_new: usize,
 }
 
-/// Where a differing partition is: on both sides, or on one only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Presence {
-    Both,
-    OnlyOld,
-    OnlyNew,
+impl PartitionReport {
+    pub fn kind(&self) -> PartitionKind {
+        match self.offsets {
+            Sides::Live { kind, .. } | Sides::Base { kind, .. } => kind,
+        }
+    }
 }
 
 impl PartitionCounts {
-    /// Counts one compared partition; `None` when it is unchanged (and so not listed).
-    /// `wanted_is_new` says which side `compare` was given as wanted: the head in base mode,
-    /// the file (the old side) in live mode.
-    pub(super) fn count(&mut self, kind: PartitionKind, wanted_is_new: bool) -> Option<Presence> {
-        let (only_wanted, only_actual) = if wanted_is_new {
-            (Presence::OnlyNew, Presence::OnlyOld)
-        } else {
-            (Presence::OnlyOld, Presence::OnlyNew)
-        };
-        let presence = match kind {
-            PartitionKind::Unchanged => {
-                self.unchanged += 1;
-                return None;
-            }
-            PartitionKind::Moved => Presence::Both,
-            PartitionKind::OnlyWanted => only_wanted,
-            PartitionKind::OnlyActual => only_actual,
-        };
-        match presence {
-            Presence::Both => self.moved += 1,
-            Presence::OnlyOld => self.only_old += 1,
-            Presence::OnlyNew => self.only_new += 1,
+    /// Counts one compared partition (compared with the newer side as wanted); false when it
+    /// is unchanged (and so not listed).
+    pub(super) fn count(&mut self, kind: PartitionKind) -> bool {
+        match kind {
+            PartitionKind::Unchanged => self.unchanged += 1,
+            PartitionKind::Moved => self.moved += 1,
+            PartitionKind::OnlyActual => self.only_old += 1,
+            PartitionKind::OnlyWanted => self.only_new += 1,
         }
-        Some(presence)
+        kind != PartitionKind::Unchanged
     }
 }
 
@@ -378,4 +374,48 @@ pub(crate) fn identity_change(
         }
     }
     status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(sides: impl Fn(PartitionKind) -> Sides) -> Vec<serde_json::Value> {
+        [
+            PartitionKind::Moved,
+            PartitionKind::OnlyWanted,
+            PartitionKind::OnlyActual,
+        ]
+        .into_iter()
+        .map(|k| serde_json::to_value(sides(k)).unwrap()["kind"].clone())
+        .collect()
+    }
+
+    #[test]
+    fn one_partition_kind_two_vocabularies() {
+        let live = kinds(|kind| Sides::Live {
+            kind,
+            file_offset: None,
+            live_offset: None,
+        });
+        assert_eq!(live, ["moved", "only_live", "only_file"]);
+        let base = kinds(|kind| Sides::Base {
+            kind,
+            base_offset: None,
+            head_offset: None,
+        });
+        assert_eq!(base, ["moved", "added", "removed"]);
+        let mut counts = PartitionCounts::default();
+        for k in [
+            PartitionKind::Unchanged,
+            PartitionKind::OnlyWanted,
+            PartitionKind::OnlyActual,
+        ] {
+            counts.count(k);
+        }
+        assert_eq!(
+            (counts.unchanged, counts.only_new, counts.only_old),
+            (1, 1, 1)
+        );
+    }
 }

@@ -1,0 +1,61 @@
+//! Problems found in snapshot files: where (file and line), what, and of which kind.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// A problem in a file, with the line it is on (1-based) when known.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct FileProblem {
+    pub kind: ProblemKind,
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// What kind of problem a [`FileProblem`] is: hints and control flow go by this, never by the
+/// message's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    /// No such file or directory.
+    NotFound,
+    /// The file or directory could not be read or listed.
+    Unreadable,
+    /// Not YAML, or not a mapping.
+    Syntax,
+    /// `apiVersion` or `kind` missing or not the ones this kco reads.
+    Version,
+    /// A field the format lacks, a required one missing, or a value of the wrong type.
+    Schema,
+    /// A value the format allows but kco cannot use: an empty name, a partition of the wrong
+    /// shape for the connector type.
+    Invalid,
+    /// The same partition twice in one file.
+    DuplicatePartition,
+    /// Two files for one connector.
+    DuplicateConnector,
+    /// A config value that looks secret but is stored in plain text.
+    PlainSecret,
+    /// A `${kco:env:VAR}` placeholder whose variable is not set.
+    MissingEnv,
+    /// The offsets do not match the stored checksum: a hand edit.
+    ChecksumMismatch,
+}
+
+impl FileProblem {
+    pub fn new(
+        kind: ProblemKind,
+        path: impl Into<PathBuf>,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Self {
+        FileProblem {
+            kind,
+            path: path.into(),
+            line,
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! How kco ends: exit codes that do not depend on whether anyone read stdout, one reporter for
+//! errors (text on stderr; a JSON document on stdout with `--output json`), and stderr colors
+//! decided from stderr.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use kco::model::ConnectorType;
+use serde_json::{json, Value};
+
+use crate::diff_base::snapshot_text;
+use crate::fake_connect::{FakeConnect, State};
+use crate::snapshot::{kco, run};
+
+/// A running sink whose live offsets moved ahead of its file: `--fail-on any` makes that exit 2.
+fn advanced_sink() -> (tempfile::TempDir, FakeConnect) {
+    let t = tempfile::tempdir().unwrap();
+    let offsets = |o: i64| json!([{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":o}}]);
+    let d = t.path().join("snapshots/a");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("orders.yaml"),
+        snapshot_text("orders", ConnectorType::Sink, offsets(100)),
+    )
+    .unwrap();
+    let fake = FakeConnect::builder()
+        .version("4.1.0")
+        .sink("orders", "FileStreamSink", State::Running, offsets(130))
+        .start();
+    (t, fake)
+}
+
+fn diff_args(fake: &FakeConnect) -> Vec<String> {
+    [
+        "--url",
+        &fake.url(),
+        "--cluster",
+        "a",
+        "diff",
+        "--fail-on",
+        "any",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn a_closed_stdout_does_not_change_the_exit_code() {
+    let (t, fake) = advanced_sink();
+    let r = run(kco(t.path()).args(diff_args(&fake)));
+    assert_eq!(r.code, 2, "unpiped: {}{}", r.stdout, r.stderr);
+    assert!(!r.stdout.is_empty());
+
+    // The reader goes away before kco writes a byte (as `kco diff | head -0` would).
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("kco"))
+        .current_dir(t.path())
+        .env_clear()
+        .env("NO_COLOR", "1")
+        .args(diff_args(&fake))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "piped into a closed reader: {stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("error:"),
+        "{stderr}"
+    );
+}
+
+fn json_doc(stdout: &str) -> Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("one JSON document: {e}\n{stdout}"))
+}
+
+#[test]
+fn in_json_mode_an_error_is_the_one_document_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(kco(dir.path()).args(["-o", "json", "--url", "http://127.0.0.1:9", "snapshot"]));
+    assert_eq!(r.code, 1);
+    let doc = json_doc(&r.stdout);
+    let e = &doc["error"];
+    assert_eq!(e["kind"], "client");
+    assert_eq!(e["exit_code"], 1);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot reach Kafka Connect"),
+        "{doc}"
+    );
+    assert!(e["causes"].is_array());
+    assert!(e["hint"].as_str().unwrap().contains("--url"), "{doc}");
+    assert!(
+        r.stderr.contains("error: cannot reach Kafka Connect"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn an_edited_file_is_a_files_error_with_the_fmt_hint() {
+    let (t, _fake) = advanced_sink();
+    let path = t.path().join("snapshots/a/orders.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("kafka_offset: 100", "kafka_offset: 99")).unwrap();
+    let r = run(kco(t.path()).args(["-o", "json", "apply", "snapshots/a", "--dry-run"]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc = json_doc(&r.stdout);
+    assert_eq!(doc["error"]["kind"], "files");
+    assert!(doc["error"]["hint"].as_str().unwrap().contains("kco fmt"));
+    let r = run(kco(t.path()).args(["apply", "snapshots/a", "--dry-run"]));
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.is_empty(),
+        "text errors stay off stdout: {}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("hint: if the edit is intended"),
+        "{}",
+        r.stderr
+    );
+}
+
+fn usage_error(cwd: &Path, color: &str, no_color: bool) -> String {
+    let mut cmd = kco(cwd);
+    if !no_color {
+        cmd.env_remove("NO_COLOR");
+    }
+    let r = run(cmd
+        .env("TERM", "xterm")
+        .args(["--color", color, "-o", "markdown", "validate"]));
+    assert_eq!(r.code, 1);
+    r.stderr
+}
+
+#[test]
+fn stderr_colors_follow_stderr_and_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    const ESC: &str = "\u{1b}[";
+    // An explicit flag wins, even over NO_COLOR and a stderr that is not a terminal.
+    assert!(usage_error(dir.path(), "always", true).contains(ESC));
+    assert!(!usage_error(dir.path(), "never", false).contains(ESC));
+    // auto: stderr is a pipe here, so no colors.
+    let auto = usage_error(dir.path(), "auto", false);
+    assert!(!auto.contains(ESC), "{auto:?}");
+    assert!(auto.starts_with("error: --output markdown"), "{auto:?}");
+}
