@@ -9,5 +9,6 @@ mod fault_matrix;
 mod fmt;
 mod global_flags;
 mod interrupt;
+mod output_snapshots;
 mod snapshot;
 mod validate;
