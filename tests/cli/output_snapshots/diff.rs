@@ -91,3 +91,16 @@ fn named_connectors_only() {
     let file = "snapshots/a/audit.yaml";
     snap!("diff_named", env.on(&fake, &["diff", "cdc", file]));
 }
+
+#[test]
+fn type_and_class_changed() {
+    let (env, fake) = snapshotted();
+    let audit = ConnectorSpec::source("audit", SOURCE).state(State::Stopped);
+    fake.add_connector(audit.offsets(source_offsets(1)));
+    let mm2 = "org.apache.kafka.connect.mirror.MirrorSourceConnector";
+    fake.add_connector(ConnectorSpec::source("billing", mm2).offsets(source_offsets(9)));
+    snap!(
+        "diff_type_class_changed",
+        env.on(&fake, &["diff", "audit", "billing"])
+    );
+}
