@@ -11,5 +11,6 @@ mod fault_matrix;
 mod fmt;
 mod global_flags;
 mod interrupt;
+mod output_snapshots;
 mod snapshot;
 mod validate;

@@ -1,0 +1,111 @@
+//! `kco apply` (plan, report, no changes, a failure, `--as NEW --create`) and `kco reset`.
+
+use super::{sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
+use crate::fake_connect::{FakeConnect, Fault, State};
+
+/// Snapshotted connectors that then moved on: `orders` (running sink) and `billing` (paused
+/// source) progressed, `audit` (stopped sink) did not.
+fn moved_on() -> (Env, FakeConnect) {
+    let env = Env::new();
+    let fake = FakeConnect::builder()
+        .source("billing", SOURCE, State::Paused, source_offsets(9))
+        .sink(
+            "orders",
+            SINK,
+            State::Running,
+            sink_offsets("orders", &[(0, 1500), (1, 700)]),
+        )
+        .sink(
+            "audit",
+            SINK,
+            State::Stopped,
+            sink_offsets("audit", &[(0, 3)]),
+        )
+        .start();
+    env.snapshot(&fake);
+    fake.set_offsets("billing", source_offsets(12));
+    let orders = sink_offsets("orders", &[(0, 1600), (1, 700), (2, 5)]);
+    fake.set_offsets("orders", orders);
+    (env, fake)
+}
+
+#[test]
+fn plan_then_apply_then_nothing_to_do() {
+    let (env, fake) = moved_on();
+    snap!(
+        "apply_dry_run",
+        env.on(&fake, &["apply", "snapshots/a", "--dry-run"])
+    );
+    snap!(
+        "apply_without_yes",
+        env.on(&fake, &["apply", "snapshots/a"])
+    );
+    snap!(
+        "apply_yes",
+        env.on(&fake, &["apply", "snapshots/a", "--yes"])
+    );
+    snap!(
+        "apply_no_changes",
+        env.on(&fake, &["apply", "snapshots/a", "--yes"])
+    );
+}
+
+#[test]
+fn prune_removes_live_only_partitions() {
+    let (env, fake) = moved_on();
+    let args = ["apply", "snapshots/a/orders.yaml", "--prune", "--dry-run"];
+    snap!("apply_prune_dry_run", env.on(&fake, &args));
+}
+
+#[test]
+fn a_failed_patch_is_reported_and_the_state_put_back() {
+    let (env, fake) = moved_on();
+    fake.fault(Fault::on("PATCH", "/connectors/orders/offsets").respond(400, "bad offsets"));
+    snap!(
+        "apply_failure",
+        env.on(&fake, &["apply", "snapshots/a", "--yes"])
+    );
+}
+
+#[test]
+fn as_new_name_with_create() {
+    let env = Env::new();
+    let fake = FakeConnect::builder()
+        .source("billing", SOURCE, State::Running, source_offsets(9))
+        .start();
+    let out = env.on(&fake, &["snapshot", "--with-config"]);
+    assert!(out.starts_with("exit: 0\n"), "{out}");
+    let file = "snapshots/a/billing.yaml";
+    let args = ["apply", file, "--as", "billing-v2", "--create"];
+    snap!(
+        "apply_create_dry_run",
+        env.on(&fake, &[&args[..], &["--dry-run"]].concat())
+    );
+    snap!(
+        "apply_create",
+        env.on(&fake, &[&args[..], &["--yes"]].concat())
+    );
+}
+
+#[test]
+fn a_missing_connector_without_create() {
+    let (env, fake) = moved_on();
+    fake.remove_connector("audit");
+    snap!(
+        "apply_missing",
+        env.on(&fake, &["apply", "snapshots/a", "--dry-run"])
+    );
+}
+
+#[test]
+fn reset_dry_run_then_yes() {
+    let (env, fake) = moved_on();
+    snap!(
+        "reset_dry_run",
+        env.on(&fake, &["reset", "orders", "audit", "--dry-run"])
+    );
+    snap!(
+        "reset_yes",
+        env.on(&fake, &["reset", "orders", "audit", "--yes"])
+    );
+}

@@ -1,0 +1,106 @@
+//! `kco diff` against the cluster: in sync, advanced, drifted, missing and untracked, for
+//! sources and sinks, as text and markdown.
+
+use super::{sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
+use crate::fake_connect::{ConnectorSpec, FakeConnect, State};
+
+/// Two running connectors (a source and a sink), two stopped ones, and one that will go away;
+/// all snapshotted.
+fn snapshotted() -> (Env, FakeConnect) {
+    let env = Env::new();
+    let fake = FakeConnect::builder()
+        .source("billing", SOURCE, State::Running, source_offsets(9))
+        .source("cdc", SOURCE, State::Stopped, source_offsets(50))
+        .sink(
+            "orders",
+            SINK,
+            State::Running,
+            sink_offsets("orders", &[(0, 1500), (1, 700)]),
+        )
+        .sink(
+            "audit",
+            SINK,
+            State::Stopped,
+            sink_offsets("audit", &[(0, 300)]),
+        )
+        .sink(
+            "legacy",
+            SINK,
+            State::Running,
+            sink_offsets("old", &[(0, 1)]),
+        )
+        .start();
+    env.snapshot(&fake);
+    (env, fake)
+}
+
+/// The running connectors moved on; nothing else changed.
+fn advance(fake: &FakeConnect) {
+    fake.set_offsets("billing", source_offsets(12));
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 1600), (1, 700), (2, 5)]),
+    );
+}
+
+/// Besides [`advance`]: stopped connectors changed, `legacy` deleted, `newbie` created.
+fn drift(fake: &FakeConnect) {
+    advance(fake);
+    fake.set_offsets("cdc", source_offsets(80));
+    fake.set_offsets("audit", sink_offsets("audit", &[(0, 250)]));
+    fake.remove_connector("legacy");
+    fake.add_connector(ConnectorSpec::sink("newbie", SINK).offsets(sink_offsets("new", &[(0, 3)])));
+}
+
+#[test]
+fn in_sync() {
+    let (env, fake) = snapshotted();
+    snap!("diff_in_sync", env.on(&fake, &["diff"]));
+    snap!(
+        "diff_in_sync_markdown",
+        env.on(&fake, &["diff", "-o", "markdown"])
+    );
+}
+
+#[test]
+fn advanced_is_normal_progress() {
+    let (env, fake) = snapshotted();
+    advance(&fake);
+    snap!("diff_advanced", env.on(&fake, &["diff"]));
+    snap!(
+        "diff_advanced_fail_on_any",
+        env.on(&fake, &["diff", "--fail-on", "any"])
+    );
+}
+
+#[test]
+fn every_status() {
+    let (env, fake) = snapshotted();
+    drift(&fake);
+    snap!("diff_every_status", env.on(&fake, &["diff"]));
+    snap!(
+        "diff_every_status_markdown",
+        env.on(&fake, &["diff", "-o", "markdown"])
+    );
+}
+
+#[test]
+fn named_connectors_only() {
+    let (env, fake) = snapshotted();
+    drift(&fake);
+    let file = "snapshots/a/audit.yaml";
+    snap!("diff_named", env.on(&fake, &["diff", "cdc", file]));
+}
+
+#[test]
+fn type_and_class_changed() {
+    let (env, fake) = snapshotted();
+    let audit = ConnectorSpec::source("audit", SOURCE).state(State::Stopped);
+    fake.add_connector(audit.offsets(source_offsets(1)));
+    let mm2 = "org.apache.kafka.connect.mirror.MirrorSourceConnector";
+    fake.add_connector(ConnectorSpec::source("billing", mm2).offsets(source_offsets(9)));
+    snap!(
+        "diff_type_class_changed",
+        env.on(&fake, &["diff", "audit", "billing"])
+    );
+}

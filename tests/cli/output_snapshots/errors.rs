@@ -1,0 +1,108 @@
+//! What a user sees when something is wrong: an unreachable cluster, an old Connect, unknown
+//! connectors and clusters, bad files, bad flags.
+
+use super::{snap, two_connectors, Env};
+use crate::fake_connect::{FakeConnect, State};
+
+/// A URL on which nothing listens.
+fn nowhere() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}", listener.local_addr().unwrap())
+}
+
+#[test]
+fn unreachable_cluster() {
+    // Only `snapshot` fails fast; `diff` and `apply` retry for about a minute first.
+    let env = Env::new();
+    let url = nowhere();
+    snap!(
+        "error_unreachable_snapshot",
+        env.kco(&["--url", &url, "snapshot"])
+    );
+}
+
+#[test]
+fn connect_too_old() {
+    let env = Env::new();
+    let fake = FakeConnect::builder()
+        .version("3.4.1")
+        .source("c", super::SOURCE, State::Running, serde_json::json!([]))
+        .start();
+    snap!("error_connect_too_old", env.on(&fake, &["snapshot"]));
+}
+
+#[test]
+fn unknown_connector() {
+    let env = Env::new();
+    let fake = two_connectors();
+    snap!(
+        "error_unknown_connector_snapshot",
+        env.on(&fake, &["snapshot", "nope"])
+    );
+    snap!(
+        "error_unknown_connector_reset",
+        env.on(&fake, &["reset", "nope", "--yes"])
+    );
+    env.snapshot(&fake);
+    snap!(
+        "error_unknown_connector_diff",
+        env.on(&fake, &["diff", "nope"])
+    );
+}
+
+#[test]
+fn unknown_cluster_and_bad_config() {
+    let env = Env::new();
+    snap!("error_no_cluster", env.kco(&["snapshot"]));
+    env.write(
+        "kco.yaml",
+        "clusters:\n  a:\n    urls: [http://localhost:1]\n",
+    );
+    snap!(
+        "error_unknown_cluster",
+        env.kco(&["--cluster", "prod", "snapshot"])
+    );
+    env.write(
+        "kco.yaml",
+        "clusters:\n  a:\n    urlz: [http://localhost:1]\n",
+    );
+    snap!("error_bad_config", env.kco(&["snapshot"]));
+}
+
+#[test]
+fn bad_files() {
+    let env = Env::new();
+    let fake = two_connectors();
+    env.snapshot(&fake);
+    let two = ["apply", "snapshots/a", "--as", "z", "--yes"];
+    snap!("error_as_with_two_files", env.on(&fake, &two));
+    env.edit(
+        "snapshots/a/orders.yaml",
+        "kafka_offset: 700",
+        "kafka_offset: 7",
+    );
+    let bad = "snapshots/a/orders.yaml";
+    snap!(
+        "error_bad_file_apply",
+        env.on(&fake, &["apply", bad, "--yes"])
+    );
+    snap!("error_bad_file_diff", env.on(&fake, &["diff", bad]));
+    snap!(
+        "error_no_such_file",
+        env.on(&fake, &["apply", "nope.yaml", "--yes"])
+    );
+}
+
+#[test]
+fn usage_errors() {
+    let env = Env::new();
+    snap!(
+        "error_unknown_flag",
+        env.kco(&["snapshot", "--no-such-flag"])
+    );
+    snap!(
+        "error_markdown_outside_diff",
+        env.kco(&["-o", "markdown", "validate"])
+    );
+    snap!("error_apply_without_paths", env.kco(&["apply"]));
+}

@@ -1,0 +1,189 @@
+//! What users read, pinned by insta snapshots: every command's text output (and `diff`'s
+//! markdown), with stdout, stderr and the exit code in one snapshot per run. The files live in
+//! `tests/cli/snapshots/`; docs/testing.md says how to review and update them.
+//!
+//! Each test runs the binary in a temp dir with a cleared environment (no `KCO_*`, `HOME` in
+//! the temp dir, `NO_COLOR`, `--color never`, stdin not a terminal) against the in-process
+//! fake Connect, used only through its public API. Unstable parts are replaced before
+//! comparing: the temp dir by `[TMP]`, ports of 127.0.0.1 by `[PORT]`, UTC timestamps (also
+//! in backup directory names) by `[TIME]`, durations by `[DURATION]` and git commit ids by
+//! `[COMMIT]`. Trailing spaces are cut from every line.
+
+mod apply;
+mod diff;
+mod diff_base;
+mod errors;
+mod help;
+mod offline;
+mod snapshot;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::fake_connect::{FakeConnect, State};
+
+pub const SOURCE: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
+pub const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
+
+/// A temp working dir (also `HOME`) in which kco runs.
+pub struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs `kco --color never <args>` here; returns exit code, stdout and stderr as one text.
+    pub fn kco(&self, args: &[&str]) -> String {
+        self.kco_env(args, &[])
+    }
+
+    /// [`Env::kco`] with extra environment variables.
+    pub fn kco_env(&self, args: &[&str], vars: &[(&str, &str)]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_kco"))
+            .current_dir(self.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path())
+            .env("NO_COLOR", "1")
+            .env("TERM", "dumb")
+            .envs(vars.iter().copied())
+            .arg("--color")
+            .arg("never")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let code = out.status.code().map_or("signal".into(), |c| c.to_string());
+        let text = format!(
+            "exit: {code}\n[stdout]\n{}[stderr]\n{}",
+            section(&out.stdout),
+            section(&out.stderr),
+        );
+        self.scrub(text)
+    }
+
+    /// `kco --url <fake> --cluster a <args>`.
+    pub fn on(&self, fake: &FakeConnect, args: &[&str]) -> String {
+        let url = fake.url();
+        let mut all = vec!["--url", url.as_str(), "--cluster", "a"];
+        all.extend_from_slice(args);
+        self.kco(&all)
+    }
+
+    /// Runs `kco snapshot` against the fake and panics unless it succeeds (test setup).
+    pub fn snapshot(&self, fake: &FakeConnect) {
+        let out = self.on(fake, &["snapshot"]);
+        assert!(out.starts_with("exit: 0\n"), "{out}");
+    }
+
+    pub fn read(&self, file: &str) -> String {
+        std::fs::read_to_string(self.path().join(file)).unwrap()
+    }
+
+    pub fn write(&self, file: &str, text: &str) {
+        let path = self.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// Replaces `from` by `to` in `file`, which must contain it.
+    pub fn edit(&self, file: &str, from: &str, to: &str) {
+        let text = self.read(file);
+        assert!(text.contains(from), "{file} lacks {from:?}:\n{text}");
+        self.write(file, &text.replace(from, to));
+    }
+
+    /// The temp dir as `[TMP]` (also its canonical form, as git reports it).
+    fn scrub(&self, text: String) -> String {
+        let mut text = text;
+        let canonical = self.path().canonicalize().unwrap();
+        for p in [canonical.as_path(), self.path()] {
+            text = text.replace(p.to_str().unwrap(), "[TMP]");
+        }
+        text
+    }
+}
+
+/// A stream's text with trailing spaces cut (clap pads blank help lines; editors strip them),
+/// ending in a newline; one that the program did not end is marked.
+fn section(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out: String = text
+        .lines()
+        .map(|l| l.trim_end().to_string() + "\n")
+        .collect();
+    if !text.is_empty() && !text.ends_with('\n') {
+        out.push_str("(no newline at end)\n");
+    }
+    out
+}
+
+/// Settings for every output snapshot: where the files go, and filters for what varies.
+pub fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path("../snapshots");
+    s.set_prepend_module_to_snapshot(false);
+    s.set_omit_expression(true);
+    s.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
+    // RFC 3339 times, and the compact form of backup directories (`20260131T120000Z-2`).
+    s.add_filter(
+        r"\d{4}-?\d\d-?\d\dT\d\d:?\d\d:?\d\d(\.\d+)?Z(-\d+)?",
+        "[TIME]",
+    );
+    s.add_filter(r"\(\d+(\.\d+)? ?(ns|µs|us|ms|s)\)", "([DURATION])");
+    // Git commit ids, full or abbreviated in parentheses (`HEAD~1` (a8c42255a56b)).
+    s.add_filter(r"\b[0-9a-f]{40}\b", "[COMMIT]");
+    s.add_filter(r"\([0-9a-f]{7,39}\)", "([COMMIT])");
+    s
+}
+
+/// `snap!("name", output)`: an insta snapshot `output_<name>.snap` with [`settings`].
+macro_rules! snap {
+    ($name:expr, $output:expr) => {{
+        let output: String = $output;
+        $crate::output_snapshots::settings()
+            .bind(|| insta::assert_snapshot!(concat!("output_", $name), output));
+    }};
+}
+pub(crate) use snap;
+
+pub fn sink_offsets(topic: &str, parts: &[(i64, i64)]) -> Value {
+    Value::Array(
+        parts
+            .iter()
+            .map(|(p, o)| {
+                json!({"partition": {"kafka_topic": topic, "kafka_partition": p},
+                       "offset": {"kafka_offset": o}})
+            })
+            .collect(),
+    )
+}
+
+pub fn source_offsets(position: i64) -> Value {
+    json!([{"partition": {"filename": "/data/in.txt"}, "offset": {"position": position}}])
+}
+
+/// A running source `billing` and a running sink `orders` (topic `orders`, two partitions).
+pub fn two_connectors() -> FakeConnect {
+    FakeConnect::builder()
+        .kafka_cluster_id("kc-test")
+        .source("billing", SOURCE, State::Running, source_offsets(9))
+        .sink(
+            "orders",
+            SINK,
+            State::Running,
+            sink_offsets("orders", &[(0, 1500), (1, 700)]),
+        )
+        .start()
+}

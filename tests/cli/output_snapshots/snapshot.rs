@@ -1,0 +1,31 @@
+//! `kco snapshot`: first run, an unchanged second run, a connector that cannot be read, and
+//! stale files.
+
+use super::{snap, two_connectors, Env};
+use crate::fake_connect::Fault;
+
+#[test]
+fn first_run_then_unchanged() {
+    let env = Env::new();
+    let fake = two_connectors();
+    snap!("snapshot_first_run", env.on(&fake, &["snapshot"]));
+    snap!("snapshot_unchanged", env.on(&fake, &["snapshot"]));
+}
+
+#[test]
+fn a_connector_that_cannot_be_read() {
+    let env = Env::new();
+    let fake = two_connectors();
+    fake.fault(Fault::on("GET", "/connectors/orders/offsets").respond(500, "kaput"));
+    snap!("snapshot_with_failure", env.on(&fake, &["snapshot"]));
+}
+
+#[test]
+fn stale_files_then_prune() {
+    let env = Env::new();
+    let fake = two_connectors();
+    env.snapshot(&fake);
+    fake.remove_connector("billing");
+    snap!("snapshot_stale", env.on(&fake, &["snapshot"]));
+    snap!("snapshot_prune", env.on(&fake, &["snapshot", "--prune"]));
+}
