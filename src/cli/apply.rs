@@ -184,9 +184,10 @@ pub(super) fn drive(
     let saved = backup::write(&plan, &dir, &now)?;
     if !saved.files.is_empty() {
         p.status(&format!(
-            "Backup of the live offsets: {} (undo: kco apply {} --prune --cluster {cluster})",
+            "Backup of the live offsets: {} (undo: kco apply {} --prune {})",
             ctx.display_path(&saved.dir),
-            ctx.display_path(&saved.dir)
+            ctx.display_path(&saved.dir),
+            ctx.target_flags(cluster)
         ));
     }
     let report = apply::execute(client, &plan, &exec, &SystemClock, &StepPrinter(p))?;

@@ -2,6 +2,7 @@
 //! client for it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
 use crate::client::layers::{RetryPolicy, Retrying, TraceSink, Traced};
@@ -59,20 +60,37 @@ impl Context {
             .resolve(cluster, self.global.url.as_deref(), &env)?)
     }
 
-    /// A retrying HTTP client for a cluster.
+    /// A retrying client for a cluster. A cluster whose workers cannot be reached at all
+    /// fails at once (a wrong URL should not wait out the retry deadline); once one has
+    /// answered, transient failures are retried as usual.
     pub fn connect(&self, target: &ClusterTarget) -> Result<Connect> {
-        self.connect_with(target, RetryPolicy::default())
+        let http = Arc::new(
+            HttpTransport::new(target.http.clone())
+                .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?,
+        );
+        match self.stack(http.clone(), RetryPolicy::none()).server_info() {
+            Err(e) if e.is_unreachable() => Err(Error::client("cannot reach Kafka Connect", e)),
+            _ => Ok(self.stack(http, RetryPolicy::default())),
+        }
     }
 
-    pub fn connect_with(&self, target: &ClusterTarget, policy: RetryPolicy) -> Result<Connect> {
-        let http = HttpTransport::new(target.http.clone())
-            .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
+    /// The layers over the HTTP transport: retries, and a trace of each attempt with -v.
+    fn stack(&self, http: Arc<HttpTransport>, policy: RetryPolicy) -> Connect {
         if self.printer.verbose && !self.printer.quiet {
             let printer = self.printer.clone();
             let sink: TraceSink = Box::new(move |line| printer.detail(line));
-            return Ok(Connect::new(Retrying::new(Traced::new(http, sink), policy)));
+            return Connect::new(Retrying::new(Traced::new(http, sink), policy));
         }
-        Ok(Connect::new(Retrying::new(http, policy)))
+        Connect::new(Retrying::new(http, policy))
+    }
+
+    /// The flags that name cluster `name` again, for a command to suggest: with `--url` when
+    /// the cluster came from it (its credentials left out).
+    pub fn target_flags(&self, name: &str) -> String {
+        match &self.global.url {
+            Some(url) => format!("--cluster {name} --url {}", crate::client::redact_url(url)),
+            None => format!("--cluster {name}"),
+        }
     }
 
     /// The snapshots directory from the config (default `snapshots/`).

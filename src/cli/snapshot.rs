@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use super::output::Style;
 use super::report_error;
 use super::Context;
-use crate::client::layers::RetryPolicy;
 use crate::engine::snapshot::{snapshot, SnapshotOptions, SnapshotOutcome, SnapshotReport};
 use crate::engine::Selector;
-use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
+use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 
 /// Save connectors' offsets to versioned YAML files, one per connector
 #[derive(Debug, clap::Args)]
@@ -42,11 +41,6 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
-    // Fail fast when no worker answers at all (a wrong URL should not wait out the retry
-    // deadline); once one has answered, transient failures are retried as usual.
-    ctx.connect_with(&target, RetryPolicy::none())?
-        .server_info()
-        .map_err(|e| Error::client("cannot reach Kafka Connect", e))?;
     let client = ctx.connect(&target)?;
     let dir = match &args.dir {
         Some(d) => ctx.cwd.join(d),

@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 
 use super::layers::{Counter, Counting};
 use super::transport::{Method, Request, Transport};
-use super::{ClientError, ConfigDef, ConnectorListing, ConnectorStatus, Result, ServerInfo};
+use super::{
+    AlterAck, ClientError, ConfigDef, ConnectorListing, ConnectorStatus, Result, ServerInfo,
+};
 use crate::model::{OffsetEntry, PatchEntry, TargetState};
 
 /// One Kafka Connect cluster, as its REST API shows it.
@@ -102,16 +104,16 @@ impl Connect {
         Ok(with_offsets.collect())
     }
 
-    /// `PATCH /connectors/{name}/offsets`; returns Connect's message.
-    pub fn patch_offsets(&self, name: &str, entries: &[PatchEntry]) -> Result<String> {
+    /// `PATCH /connectors/{name}/offsets`.
+    pub fn patch_offsets(&self, name: &str, entries: &[PatchEntry]) -> Result<AlterAck> {
         let req = on(Method::Patch, name, "/offsets").body(json!({ "offsets": entries }));
-        self.send(req).map(|v| message_of(&v))
+        self.send(req).map(|v| ack(&v))
     }
 
-    /// `DELETE /connectors/{name}/offsets`; returns Connect's message.
-    pub fn reset_offsets(&self, name: &str) -> Result<String> {
+    /// `DELETE /connectors/{name}/offsets`.
+    pub fn reset_offsets(&self, name: &str) -> Result<AlterAck> {
         self.send(on(Method::Delete, name, "/offsets"))
-            .map(|v| message_of(&v))
+            .map(|v| ack(&v))
     }
 
     /// `PUT /connectors/{name}/stop`.
@@ -179,11 +181,11 @@ const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-fn message_of(v: &Value) -> String {
-    v.get("message")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
+fn ack(v: &Value) -> AlterAck {
+    let message = v.get("message").and_then(Value::as_str).unwrap_or_default();
+    AlterAck {
+        message: message.to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub use auth::{Auth, Secret};
 pub use error::{ClientError, ErrorKind, Problem};
 pub use http::{redact_url, BuildError, HttpOptions, HttpTransport, TlsOptions};
 pub use transport::{Method, Request, Transport};
-pub use types::{ConfigDef, ConnectorListing, ConnectorStatus, ServerInfo, TaskStatus};
+pub use types::{AlterAck, ConfigDef, ConnectorListing, ConnectorStatus, ServerInfo, TaskStatus};
 pub use version::ConnectVersion;
 
 pub type Result<T> = std::result::Result<T, ClientError>;

@@ -122,6 +122,25 @@ impl ConnectorListing {
     }
 }
 
+/// Connect's answer to a PATCH or DELETE of offsets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlterAck {
+    pub message: String,
+}
+
+/// Words of the answer Connect gives when a connector also keeps offsets of its own, which
+/// Connect cannot alter (`alterOffsets` returned false).
+const EXTERNALLY_MANAGED: &[&str] = &["externally", "manually altered", "manually reset"];
+
+impl AlterAck {
+    /// The connector manages offsets outside Connect too: they were not changed there.
+    pub fn externally_managed(&self) -> bool {
+        EXTERNALLY_MANAGED
+            .iter()
+            .any(|phrase| self.message.contains(phrase))
+    }
+}
+
 /// One entry of `GET /connector-plugins/{class}/config`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigDef {
@@ -154,6 +173,17 @@ mod tests {
         assert_eq!(l.class.as_deref(), Some("K"));
         assert_eq!(l.state(), Some(ConnectorState::Stopped));
         assert!(l.status.unwrap().is_fully_stopped());
+    }
+
+    #[test]
+    fn an_ack_says_whether_the_connector_keeps_offsets_of_its_own() {
+        let plain = "The offsets for this connector have been altered successfully";
+        let ack = |m: &str| AlterAck { message: m.into() };
+        assert!(!ack(plain).externally_managed());
+        let external = "The Connect framework-managed offsets for this connector have been \
+            reset successfully. However, if this connector manages offsets externally, they will \
+            need to be manually reset in the system that the connector uses.";
+        assert!(ack(external).externally_managed());
     }
 
     #[test]

@@ -136,3 +136,22 @@ fn a_url_password_reaches_the_worker_intact() {
     }
     assert!(!r.stderr.contains("a+b") && !r.stdout.contains("a+b"));
 }
+
+#[test]
+fn an_unreachable_worker_fails_every_command_at_once_without_retrying() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("snapshots/a")).unwrap();
+    for args in [
+        vec!["snapshot"],
+        vec!["diff", "snapshots/a"],
+        vec!["reset", "c", "--yes"],
+    ] {
+        let mut all = vec!["--url", "http://127.0.0.1:9", "--cluster", "a", "-v"];
+        all.extend(args.iter().copied());
+        let r = run(kco(dir.path()).args(&all));
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        let attempts = r.stderr.matches("GET /: cannot connect").count();
+        assert_eq!(attempts, 1, "{args:?} retried:\n{}", r.stderr);
+        assert!(r.stderr.contains("hint:"), "{}", r.stderr);
+    }
+}

@@ -10,6 +10,7 @@ pub mod plan;
 mod report;
 mod state;
 pub mod transaction;
+mod tx_error;
 
 #[cfg(test)]
 mod tests;

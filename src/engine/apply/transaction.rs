@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::plan::{patch_entries, Action, ConnectorPlan};
 pub use super::report::{ApplyOutcome, ConnectorApply, Progress, Silent, Step, StepRecord};
 use super::state::{describe, poll_target};
+pub use super::tx_error::TxError;
 use crate::client::Connect;
 use crate::compare::{compare, PartitionKind};
 use crate::model::{canonical_json, OffsetEntry, TargetState};
@@ -27,7 +28,7 @@ const VERIFY_WINDOW: Duration = Duration::from_secs(15);
 
 struct Failure {
     step: Step,
-    error: String,
+    error: TxError,
 }
 
 struct Tx<'a> {
@@ -105,18 +106,14 @@ impl Tx<'_> {
     fn step<T>(
         &mut self,
         step: Step,
-        f: impl FnOnce(&mut Self) -> Result<(T, String), String>,
+        f: impl FnOnce(&mut Self) -> Result<(T, String), TxError>,
     ) -> Result<T, Failure> {
         let (result, ok, detail) = match f(self) {
             Ok((v, detail)) => (Ok(v), true, detail),
-            Err(error) => (
-                Err(Failure {
-                    step,
-                    error: error.clone(),
-                }),
-                false,
-                error,
-            ),
+            Err(error) => {
+                let detail = error.to_string();
+                (Err(Failure { step, error }), false, detail)
+            }
         };
         let record = StepRecord { step, ok, detail };
         self.progress.step(&self.plan.name, &record);
@@ -127,16 +124,17 @@ impl Tx<'_> {
     fn fail(&mut self, f: Failure) {
         self.report.outcome = ApplyOutcome::Failed;
         self.report.failed_step = Some(f.step);
-        self.report.error = Some(f.error);
+        self.report.error = Some(f.error.to_string());
     }
 
     /// An existing connector: record, stop, wait, alter, verify, restore.
     fn existing(&mut self, alter: Step) {
         let (prior, stopped) = match self.step(Step::RecordState, |tx| {
-            let s = tx.client.status(tx.name()).map_err(|e| e.to_string())?;
-            let state = s
-                .state
-                .ok_or_else(|| format!("unknown state `{}`: left untouched", s.raw_state))?;
+            let s = tx.client.status(tx.name())?;
+            let raw = || TxError::UnknownState {
+                raw: s.raw_state.clone(),
+            };
+            let state = s.state.ok_or_else(raw)?;
             let detail = format!("{} (will be put back as {})", describe(&s), state.target());
             Ok(((state.target(), s.is_fully_stopped()), detail))
         }) {
@@ -152,10 +150,12 @@ impl Tx<'_> {
             (Err(f), Ok(())) => self.fail(f),
             (Err(f), Err(r)) => self.fail(Failure {
                 step: f.step,
-                error: format!(
-                    "{}; putting {prior} back then failed too ({}: {})",
-                    f.error, r.step, r.error
-                ),
+                error: TxError::RestoreFailedToo {
+                    first: Box::new(f.error),
+                    prior,
+                    step: r.step,
+                    then: Box::new(r.error),
+                },
             }),
         }
         self.read_final_state();
@@ -168,7 +168,7 @@ impl Tx<'_> {
             })?;
         } else {
             self.step(Step::Stop, |tx| {
-                tx.client.stop(tx.name()).map_err(|e| e.to_string())?;
+                tx.client.stop(tx.name())?;
                 Ok(((), "PUT /stop accepted".into()))
             })?;
         }
@@ -192,7 +192,7 @@ impl Tx<'_> {
                         (),
                         "the create timed out, but the connector exists now".into(),
                     )),
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(e.into()),
                 }
             })
             .and_then(|()| self.wait_for(Step::WaitStopped, TargetState::Stopped))
@@ -227,9 +227,7 @@ impl Tx<'_> {
                 TargetState::Paused => tx.client.pause(&name).map(|()| "PUT /pause accepted"),
                 TargetState::Stopped => Ok("stays STOPPED: nothing sent"),
             };
-            detail
-                .map(|d| ((), d.to_string()))
-                .map_err(|e| e.to_string())
+            Ok(((), detail?.to_string()))
         })?;
         self.wait_for(Step::WaitRestored, target)?;
         self.report.state_restored = true;
@@ -242,7 +240,7 @@ impl Tx<'_> {
             let s = until(tx.clock, &policy, || {
                 poll_target(tx.client.status(tx.name()), target)
             })
-            .map_err(|e| format!("waiting for {target}: {e}"))?;
+            .map_err(|source| TxError::Wait { target, source })?;
             let seen = describe(&s);
             tx.report.final_state = Some(seen.clone());
             Ok(((), seen))
@@ -257,7 +255,7 @@ impl Tx<'_> {
 
     /// PATCH (or DELETE) what the live offsets, read now that the connector is stopped, lack.
     /// A request that timed out may have worked: read back before sending it again.
-    fn alter(&mut self, step: Step) -> Result<((), String), String> {
+    fn alter(&mut self, step: Step) -> Result<((), String), TxError> {
         let name = self.name().to_string();
         let entries = if step == Step::Reset {
             Vec::new()
@@ -279,9 +277,9 @@ impl Tx<'_> {
                 self.client.patch_offsets(&name, &entries)
             };
             match sent {
-                Ok(message) => {
-                    if message.contains("externally") || message.contains("manually altered") {
-                        self.report.warnings.push(message);
+                Ok(ack) => {
+                    if ack.externally_managed() {
+                        self.report.warnings.push(ack.message);
                     }
                     let what = if step == Step::Reset {
                         "DELETE accepted".to_string()
@@ -303,26 +301,32 @@ impl Tx<'_> {
                     }
                     notes.push(format!("{e}; read back: not applied"));
                     if attempt == attempts {
-                        return Err(notes.join("; "));
+                        return Err(TxError::Alter { attempts: notes });
                     }
+                }
+                Err(e) if notes.is_empty() => {
+                    // Refused outright (4xx): nothing was changed.
+                    let error = TxError::from(e);
+                    self.report.offsets_sent = !error.refused();
+                    return Err(error);
                 }
                 Err(e) => {
                     notes.push(e.to_string());
-                    return Err(notes.join("; "));
+                    return Err(TxError::Alter { attempts: notes });
                 }
             }
         }
         unreachable!("the loop returns on its last attempt")
     }
 
-    fn read_offsets(&self) -> Result<Vec<OffsetEntry>, String> {
+    fn read_offsets(&self) -> Result<Vec<OffsetEntry>, TxError> {
         self.client
             .offsets(self.name())
-            .map_err(|e| format!("reading offsets: {e}"))
+            .map_err(TxError::ReadOffsets)
     }
 
     /// Reads the offsets back until they are as wanted (Connect may show a write late).
-    fn verify(&mut self, step: Step) -> Result<((), String), String> {
+    fn verify(&mut self, step: Step) -> Result<((), String), TxError> {
         let policy = self.opts.wait.capped(VERIFY_WINDOW);
         until(self.clock, &policy, || {
             match self.client.offsets(self.name()) {
@@ -338,7 +342,7 @@ impl Tx<'_> {
             }
         })
         .map(|n| ((), format!("read back: {n} partition(s), as wanted")))
-        .map_err(|e| format!("offsets differ from the file after the change: {e}"))
+        .map_err(TxError::NotVerified)
     }
 
     /// Partitions whose live offset is not what this step wants, described.

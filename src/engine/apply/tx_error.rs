@@ -1,0 +1,51 @@
+//! What can go wrong inside one connector's transaction, typed; the report carries its text.
+
+use crate::client::ClientError;
+use crate::model::TargetState;
+use crate::wait::WaitError;
+
+use super::report::Step;
+
+/// A failed step of a transaction.
+#[derive(Debug, thiserror::Error)]
+pub enum TxError {
+    /// A call to Connect failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// Connect reports a state kco does not know: nothing is changed.
+    #[error("unknown state `{raw}`: left untouched")]
+    UnknownState { raw: String },
+    /// The connector did not reach a state in time, or failed on the way.
+    #[error("waiting for {target}: {source}")]
+    Wait {
+        target: TargetState,
+        #[source]
+        source: WaitError,
+    },
+    #[error("reading offsets: {0}")]
+    ReadOffsets(#[source] ClientError),
+    /// PATCH or DELETE was sent, and what happened to each attempt.
+    #[error("{}", attempts.join("; "))]
+    Alter { attempts: Vec<String> },
+    /// Reading back never showed the wanted offsets.
+    #[error("offsets differ from the file after the change: {0}")]
+    NotVerified(#[source] WaitError),
+    /// A step failed, and putting the prior state back failed too.
+    #[error("{first}; putting {prior} back then failed too ({step}: {then})")]
+    RestoreFailedToo {
+        first: Box<TxError>,
+        prior: TargetState,
+        step: Step,
+        then: Box<TxError>,
+    },
+}
+
+impl TxError {
+    /// Connect refused the request outright (a 4xx answer): it had no effect.
+    pub fn refused(&self) -> bool {
+        match self {
+            TxError::Client(e) => e.status().is_some_and(|s| (400..500).contains(&s)),
+            _ => false,
+        }
+    }
+}
