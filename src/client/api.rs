@@ -81,11 +81,6 @@ impl Connect {
         ConnectorStatus::from_json(&v).ok_or_else(|| self.bad(&req, "cannot read status"))
     }
 
-    /// `GET /connectors/{name}/config`.
-    pub fn config(&self, name: &str) -> Result<BTreeMap<String, String>> {
-        self.read(on(Method::Get, name, "/config"))
-    }
-
     /// `GET /connectors/{name}/offsets`.
     pub fn offsets(&self, name: &str) -> Result<Vec<OffsetEntry>> {
         let req = on(Method::Get, name, "/offsets");

@@ -119,19 +119,14 @@ pub(crate) fn classify(
             (Some(_), Some(_)) => assess(kind, d.actual.as_ref(), d.wanted.as_ref(), m.as_ref()),
             _ => None,
         };
+        let sides = Sides::Base {
+            kind: d.kind,
+            base_offset: d.actual,
+            head_offset: d.wanted,
+        };
         partitions.push(PartitionReport {
-            partition: d.partition,
-            offsets: Sides::Base {
-                kind: d.kind,
-                base_offset: d.actual,
-                head_offset: d.wanted,
-            },
-            direction: m.as_ref().map(|m| m.direction),
-            distance: m.as_ref().and_then(|m| m.distance),
-            unit: m.as_ref().map(|m| m.unit.clone()),
-            field: m.as_ref().map(|m| m.field.clone()),
-            class: None,
             risk,
+            ..PartitionReport::new(d.partition, sides, m)
         });
     }
     let mut notes = Vec::new();

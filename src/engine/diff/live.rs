@@ -175,23 +175,19 @@ pub(crate) fn classify(
                 PartitionKind::OnlyWanted => true,
                 _ => false,
             };
+        let sides = Sides::Live {
+            kind: d.kind,
+            file_offset: d.actual,
+            live_offset: d.wanted,
+        };
+        let class = if advanced {
+            Class::Advanced
+        } else {
+            Class::Drift
+        };
         partitions.push(PartitionReport {
-            partition: d.partition,
-            offsets: Sides::Live {
-                kind: d.kind,
-                file_offset: d.actual,
-                live_offset: d.wanted,
-            },
-            direction: m.as_ref().map(|m| m.direction),
-            distance: m.as_ref().and_then(|m| m.distance),
-            unit: m.as_ref().map(|m| m.unit.clone()),
-            field: m.as_ref().map(|m| m.field.clone()),
-            class: Some(if advanced {
-                Class::Advanced
-            } else {
-                Class::Drift
-            }),
-            risk: None,
+            class: Some(class),
+            ..PartitionReport::new(d.partition, sides, m)
         });
     }
     let status = match (file, live) {

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::compare::Direction;
 pub use crate::compare::PartitionKind;
+use crate::compare::{Direction, Movement};
 use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
 use crate::model::{ConnectorType, Fields, OffsetEntry};
 
@@ -186,6 +186,27 @@ pub struct PartitionReport {
     pub class: Option<Class>,
     /// base only: what applying the working tree's file would do to this partition.
     pub risk: Option<Risk>,
+}
+
+impl PartitionReport {
+    /// One partition's line: its two sides and how one moved from the other; `class` and
+    /// `risk` are for the mode to fill in.
+    pub fn new(partition: Fields, offsets: Sides, m: Option<Movement>) -> Self {
+        let (direction, distance, unit, field) = match m {
+            Some(m) => (Some(m.direction), m.distance, Some(m.unit), Some(m.field)),
+            None => (None, None, None, None),
+        };
+        PartitionReport {
+            partition,
+            offsets,
+            direction,
+            distance,
+            unit,
+            field,
+            class: None,
+            risk: None,
+        }
+    }
 }
 
 /// Partition counts of one connector.
