@@ -8,7 +8,9 @@ mod context;
 mod diff;
 mod diff_render;
 mod diff_unified;
+mod export;
 mod fmt;
+mod import;
 mod output;
 #[cfg(test)]
 mod reference;
@@ -117,6 +119,8 @@ pub enum Command {
     Fmt(fmt::Args),
     Schema(schema::Args),
     Completions(completions::Args),
+    Import(import::Args),
+    Export(export::Args),
 }
 
 /// Runs a parsed command line and returns the process exit code. Errors are printed here and
@@ -139,6 +143,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Fmt(a) => fmt::run(a, &ctx),
         Command::Schema(a) => schema::run(a, &ctx),
         Command::Completions(a) => completions::run(a, &ctx),
+        Command::Import(a) => import::run(a, &ctx),
+        Command::Export(a) => export::run(a, &ctx),
     });
     match result {
         Ok(code) => ExitCode::from(code),

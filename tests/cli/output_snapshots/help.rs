@@ -20,4 +20,6 @@ fn every_subcommand_help() {
     snap!("help_fmt", env.kco(&["fmt", "--help"]));
     snap!("help_schema", env.kco(&["schema", "--help"]));
     snap!("help_completions", env.kco(&["completions", "--help"]));
+    snap!("help_import", env.kco(&["import", "--help"]));
+    snap!("help_export", env.kco(&["export", "--help"]));
 }
