@@ -11,6 +11,7 @@ mod diff_unified;
 mod export;
 mod fmt;
 mod import;
+mod ls;
 mod output;
 #[cfg(test)]
 mod reference;
@@ -121,6 +122,7 @@ pub enum Command {
     Completions(completions::Args),
     Import(import::Args),
     Export(export::Args),
+    Ls(ls::Args),
 }
 
 /// Runs a parsed command line and returns the process exit code. Errors are printed here and
@@ -145,6 +147,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Completions(a) => completions::run(a, &ctx),
         Command::Import(a) => import::run(a, &ctx),
         Command::Export(a) => export::run(a, &ctx),
+        Command::Ls(a) => ls::run(a, &ctx),
     });
     match result {
         Ok(code) => ExitCode::from(code),

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod fmt;
 pub mod import;
 pub mod interchange;
+pub mod ls;
 pub mod parallel;
 pub mod probe;
 pub mod revision;

@@ -300,3 +300,32 @@ fn apply_warns_about_a_strimzi_managed_connector() {
     assert!(all.contains("kco export --format strimzi"), "{all}");
     assert!(!all.contains("`plain` looks managed"), "{all}");
 }
+
+#[test]
+fn import_json_report_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = r#"{"offsets":[{"partition":{"kafka_topic":"o","kafka_partition":0},"offset":{"kafka_offset":1}}]}"#;
+    let args = [
+        "-o",
+        "json",
+        "import",
+        "--from",
+        "json",
+        "-",
+        "--name",
+        "orders",
+        "--cluster",
+        "prod",
+    ];
+    let r = ok(piped(dir.path(), &args, body));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let path = dir.path().join("snapshots/prod/orders.yaml");
+    assert_eq!(
+        v,
+        serde_json::json!([{"name": "orders", "cluster": "prod", "type": "sink", "partitions": 1,
+            "path": path.to_str().unwrap(), "outcome": "created"}])
+    );
+    let again: serde_json::Value =
+        serde_json::from_str(&ok(piped(dir.path(), &args, body)).stdout).unwrap();
+    assert_eq!(again[0]["outcome"], "unchanged");
+}

@@ -22,4 +22,5 @@ fn every_subcommand_help() {
     snap!("help_completions", env.kco(&["completions", "--help"]));
     snap!("help_import", env.kco(&["import", "--help"]));
     snap!("help_export", env.kco(&["export", "--help"]));
+    snap!("help_ls", env.kco(&["ls", "--help"]));
 }
