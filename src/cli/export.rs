@@ -22,8 +22,8 @@ connector (`a->b.MirrorSourceConnector`) gets its key `a--b.MirrorSourceConnecto
 two annotations in comments. docs/strimzi.md is the runbook.\n\n\
 Files are checked first (as `kco validate`); an invalid one stops the export before any output.\n\n\
 Exit codes: 0 success, 1 an invalid file or bad arguments.\n\n\
-Examples:\n  kco export snapshots/prod/orders.yaml | curl -X PATCH -H 'Content-Type: application/json' -d @- localhost:8083/connectors/orders/offsets\n  \
-kco export --format strimzi snapshots/prod/orders.yaml --namespace kafka > gitops/orders-offsets.yaml\n  \
+Examples:\n  kco export snapshots/prod/orders.yaml > orders.json  # then: curl -X PATCH -d @orders.json ...\n  \
+kco export --format strimzi snapshots/prod/orders.yaml --namespace kafka > orders-cm.yaml\n  \
 kco export --format strimzi snapshots/prod --namespace kafka --out gitops/offsets.yaml")]
 pub struct Args {
     /// Snapshot files or directories

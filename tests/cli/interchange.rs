@@ -170,37 +170,21 @@ fn an_existing_file_keeps_its_metadata() {
         kco(dir.path()).args(["export", "snapshots/a/orders-sink.yaml"])
     ))
     .stdout;
-    let r = ok(piped(
-        dir.path(),
-        &[
-            "import",
-            "--from",
-            "json",
-            "-",
-            "--name",
-            "orders-sink",
-            "--cluster",
-            "a",
-        ],
-        &body,
-    ));
+    let import = [
+        "import",
+        "--from",
+        "json",
+        "-",
+        "--name",
+        "orders-sink",
+        "--cluster",
+        "a",
+    ];
+    let r = ok(piped(dir.path(), &import, &body));
     assert!(r.stdout.contains("unchanged:"), "{}", r.stdout);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
     let moved = body.replace("\"kafka_offset\":5", "\"kafka_offset\":6");
-    let r = ok(piped(
-        dir.path(),
-        &[
-            "import",
-            "--from",
-            "json",
-            "-",
-            "--name",
-            "orders-sink",
-            "--cluster",
-            "a",
-        ],
-        &moved,
-    ));
+    let r = ok(piped(dir.path(), &import, &moved));
     assert!(
         r.stdout.contains("updated: snapshots/a/orders-sink.yaml"),
         "{}",
