@@ -157,6 +157,9 @@ unit_targets=(--bins --test cli)
 [[ -f src/lib.rs ]] && unit_targets=(--lib "${unit_targets[@]}")
 run cargo test "${LOCKED[@]}" "${unit_targets[@]}"
 
+step "pre-commit hooks"
+run bash "$ROOT/scripts/test-hooks.sh"
+
 step "test bed up"
 if "${LC[@]}" status >/dev/null 2>&1; then
   echo "test.sh: the test bed already runs; using it and leaving it up" >&2

@@ -8,7 +8,10 @@ mod context;
 mod diff;
 mod diff_render;
 mod diff_unified;
+mod export;
 mod fmt;
+mod import;
+mod ls;
 mod output;
 #[cfg(test)]
 mod reference;
@@ -117,6 +120,9 @@ pub enum Command {
     Fmt(fmt::Args),
     Schema(schema::Args),
     Completions(completions::Args),
+    Import(import::Args),
+    Export(export::Args),
+    Ls(ls::Args),
 }
 
 /// Runs a parsed command line and returns the process exit code. Errors are printed here and
@@ -139,6 +145,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Fmt(a) => fmt::run(a, &ctx),
         Command::Schema(a) => schema::run(a, &ctx),
         Command::Completions(a) => completions::run(a, &ctx),
+        Command::Import(a) => import::run(a, &ctx),
+        Command::Export(a) => export::run(a, &ctx),
+        Command::Ls(a) => ls::run(a, &ctx),
     });
     match result {
         Ok(code) => ExitCode::from(code),

@@ -8,6 +8,12 @@ use crate::model::file::OffsetsFile;
 
 /// Print the JSON Schema of the snapshot file format (kco/v1)
 #[derive(Debug, clap::Args)]
+#[command(
+    after_long_help = "The schema is generated from the Rust types; the copy in \
+schemas/connector-offsets-v1.json is kept current by a test. Editors with the YAML language \
+server use it through each file's first-line $schema comment.\n\nExamples:\n  \
+kco schema > connector-offsets-v1.json\n  kco schema | jq '.properties.metadata'"
+)]
 pub struct Args {}
 
 /// The schema document, as committed under `schemas/`.

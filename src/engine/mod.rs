@@ -4,6 +4,9 @@
 pub mod apply;
 pub mod diff;
 pub mod fmt;
+pub mod import;
+pub mod interchange;
+pub mod ls;
 pub mod parallel;
 pub mod probe;
 pub mod revision;
@@ -11,6 +14,7 @@ pub mod risk;
 pub mod select;
 pub mod snapshot;
 pub mod store;
+pub mod strimzi;
 pub mod validate;
 
 pub use probe::{probe, require_version, ClusterInfo};

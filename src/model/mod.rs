@@ -5,7 +5,7 @@ mod canonical;
 pub mod file;
 mod problem;
 pub mod secrets;
-mod yaml;
+pub mod yaml;
 
 #[cfg(test)]
 mod roundtrip_tests;

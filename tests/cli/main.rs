@@ -10,6 +10,7 @@ mod fake_selftest;
 mod fault_matrix;
 mod fmt;
 mod global_flags;
+mod interchange;
 mod interrupt;
 mod output_snapshots;
 mod snapshot;

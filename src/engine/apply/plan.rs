@@ -302,6 +302,8 @@ fn plan_one(
         plan.config = Some(config);
         return plan;
     };
+    plan.warnings
+        .extend(crate::engine::strimzi::operator_warning(&name, live));
     if let (Some(f), Some(t)) = (file, live.connector_type) {
         if f.file.metadata.connector_type != t {
             return error(

@@ -20,4 +20,44 @@ fn every_subcommand_help() {
     snap!("help_fmt", env.kco(&["fmt", "--help"]));
     snap!("help_schema", env.kco(&["schema", "--help"]));
     snap!("help_completions", env.kco(&["completions", "--help"]));
+    snap!("help_import", env.kco(&["import", "--help"]));
+    snap!("help_export", env.kco(&["export", "--help"]));
+    snap!("help_ls", env.kco(&["ls", "--help"]));
+}
+
+/// Every subcommand's long help ends with an `Examples:` section of 2 to 4 commands.
+#[test]
+fn every_subcommand_ends_with_examples() {
+    let env = Env::new();
+    let top = env.kco(&["--help"]);
+    let names: Vec<&str> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        // A wrapped description continues at a deeper indent.
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help" && n.chars().all(|c| c.is_ascii_lowercase()))
+        .collect();
+    assert!(names.len() >= 11, "{names:?}");
+    for name in names {
+        let help = env.kco(&[name, "--help"]);
+        let (_, examples) = help
+            .split_once("\nExamples:\n")
+            .unwrap_or_else(|| panic!("`kco {name} --help` has no Examples:\n{help}"));
+        let lines: Vec<&str> = examples
+            .lines()
+            .take_while(|l| l.starts_with("  "))
+            .collect();
+        let rest = &examples.lines().nth(lines.len()).unwrap_or_default();
+        assert!((2..=4).contains(&lines.len()), "kco {name}: {lines:?}");
+        // One command per line, none wrapped (a wrapped line would not paste).
+        let whole = |l: &&str| !l.starts_with("   ") && l.contains("kco") && l.contains(name);
+        assert!(lines.iter().all(whole), "kco {name}: {lines:?}");
+        assert!(
+            rest.starts_with("[stderr]"),
+            "kco {name}: examples must end the help, then {rest:?}"
+        );
+    }
 }

@@ -1,0 +1,115 @@
+//! `kco ls`: the cluster's connectors and how each one's snapshot file compares.
+
+use std::path::PathBuf;
+
+use super::output::Style;
+use super::Context;
+use crate::engine::diff::Status;
+use crate::engine::ls::{ls, LsReport};
+use crate::engine::{load_files, store};
+use crate::error::{Error, Result, EXIT_OK};
+
+/// List a cluster's connectors with state, tasks, partitions and their file's status
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = "\
+One row per connector on the cluster, and per file whose connector is not there: type, state, \
+tasks (running/total), partitions with a committed offset, and the file's status as `kco diff` \
+classifies it: in_sync, advanced (normal progress of a running connector), drifted, missing, \
+untracked (no file), type_changed, class_changed. Files are those of the cluster's directory \
+(<dir>/<cluster>/). Read-only.\n\n\
+Exit codes: 0 success (whatever the statuses; `kco diff` is the check), 1 error.\n\n\
+Examples:\n  kco ls\n  kco --cluster prod ls -o json\n  kco ls --dir backups/snapshots")]
+pub struct Args {
+    /// Snapshots directory [default: from kco.yaml, else snapshots/]
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// How many connectors to read at once
+    #[arg(long, default_value_t = 8)]
+    pub parallel: usize,
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let target = ctx.target()?;
+    let client = ctx.connect(&target)?;
+    let dir = match &args.dir {
+        Some(d) => ctx.cwd.join(d),
+        None => ctx.snapshots_dir(),
+    };
+    let cluster_dir = store::cluster_dir(&dir, &target.name);
+    let files = if cluster_dir.is_dir() {
+        let (files, problems) = load_files(&[cluster_dir]);
+        if !problems.is_empty() {
+            return Err(Error::Files(problems));
+        }
+        files
+    } else {
+        Vec::new()
+    };
+    let report = ls(
+        &client,
+        &files,
+        &target.name,
+        args.parallel.max(1),
+        &ctx.cwd,
+    )?;
+    let p = &ctx.printer;
+    if p.is_structured() {
+        p.structured(&report);
+    } else {
+        p.out(&table(ctx, &report));
+        p.status(&format!(
+            "{} connector(s) on cluster `{}`",
+            report.connectors.len(),
+            report.cluster
+        ));
+    }
+    Ok(EXIT_OK)
+}
+
+fn table(ctx: &Context, report: &LsReport) -> String {
+    let p = &ctx.printer;
+    let mut rows = vec![[
+        "NAME".to_string(),
+        "TYPE".into(),
+        "STATE".into(),
+        "TASKS".into(),
+        "PARTITIONS".into(),
+        "SNAPSHOT".into(),
+    ]];
+    for c in &report.connectors {
+        rows.push([
+            c.name.clone(),
+            c.connector_type
+                .map(|t| t.to_string())
+                .unwrap_or("-".into()),
+            c.state.clone().unwrap_or("-".into()),
+            format!("{}/{}", c.tasks_running, c.tasks),
+            c.partitions.to_string(),
+            c.status.as_str().to_string(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for (n, row) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i == 5 {
+                let style = match report.connectors.get(n.wrapping_sub(1)).map(|c| c.status) {
+                    _ if n == 0 => None,
+                    Some(Status::InSync) => Some(Style::Good),
+                    Some(Status::Advanced) => Some(Style::Dim),
+                    Some(_) => Some(Style::Bad),
+                    None => None,
+                };
+                line.push_str(&style.map_or(cell.clone(), |s| p.paint(s, cell)));
+            } else {
+                line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,315 @@
+//! `kco export` and `kco import`: Connect's REST body and Strimzi ConfigMaps, both ways, byte
+//! for byte; bad input names file and line and writes nothing.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::fake_connect::{FakeConnect, State};
+use crate::snapshot::{kco, run, snapshot, two_connectors, Run, SINK};
+
+/// Runs kco in `cwd` with `stdin` piped in.
+pub(crate) fn piped(cwd: &Path, args: &[&str], stdin: &str) -> Run {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kco"));
+    cmd.current_dir(cwd)
+        .env_clear()
+        .env("HOME", cwd)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn ok(r: Run) -> Run {
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    r
+}
+
+/// The part of a kco file `import` reproduces: the offsets and their checksum.
+fn offsets_part(text: &str) -> &str {
+    &text[text.find("offsets:").unwrap()..]
+}
+
+#[test]
+fn rest_body_round_trips_byte_for_byte() {
+    let fake = two_connectors();
+    let dir = tempfile::tempdir().unwrap();
+    ok(snapshot(&fake, dir.path(), &[]));
+    for (name, kind) in [("file-src", "source"), ("orders-sink", "sink")] {
+        let file = format!("snapshots/a/{name}.yaml");
+        let original = std::fs::read_to_string(dir.path().join(&file)).unwrap();
+        let body = ok(run(kco(dir.path()).args(["export", &file]))).stdout;
+        // The body Connect itself served reads to the same offsets and checksum.
+        let live = serde_json::json!({ "offsets": fake.offsets(name) }).to_string();
+        for input in [&body, &live] {
+            let args = ["import", "--from", "json", "-", "--name", name];
+            let r = ok(piped(
+                dir.path(),
+                &[&args[..], &["--cluster", "a", "--out", "-"]].concat(),
+                input,
+            ));
+            assert_eq!(offsets_part(&r.stdout), offsets_part(&original), "{name}");
+            assert!(
+                r.stdout.contains(&format!("type: {kind}")),
+                "inferred: {}",
+                r.stdout
+            );
+        }
+        // import then export gives back the body exactly.
+        ok(piped(
+            dir.path(),
+            &[
+                "import",
+                "--from",
+                "json",
+                "-",
+                "--name",
+                name,
+                "--cluster",
+                "b",
+            ],
+            &body,
+        ));
+        let again = ok(run(
+            kco(dir.path()).args(["export", &format!("snapshots/b/{name}.yaml")])
+        ));
+        assert_eq!(again.stdout, body, "{name}");
+    }
+}
+
+#[test]
+fn strimzi_round_trips_byte_for_byte() {
+    let fake = two_connectors();
+    let dir = tempfile::tempdir().unwrap();
+    ok(snapshot(&fake, dir.path(), &[]));
+    for name in ["file-src", "orders-sink"] {
+        let file = format!("snapshots/a/{name}.yaml");
+        let body = ok(run(kco(dir.path()).args(["export", &file]))).stdout;
+        let minimal = ok(piped(
+            dir.path(),
+            &[
+                "import",
+                "--from",
+                "json",
+                "-",
+                "--name",
+                name,
+                "--cluster",
+                "a",
+                "--out",
+                "-",
+            ],
+            &body,
+        ))
+        .stdout;
+        let cm = ok(run(kco(dir.path()).args([
+            "export",
+            "--format",
+            "strimzi",
+            &file,
+            "--namespace",
+            "kafka",
+        ])))
+        .stdout;
+        assert!(
+            cm.contains("kind: KafkaConnector") && cm.contains("state: stopped"),
+            "{cm}"
+        );
+        // Name and cluster come back from the ConfigMap itself.
+        let back = ok(piped(
+            dir.path(),
+            &["import", "--from", "strimzi", "-", "--out", "-"],
+            &cm,
+        ));
+        assert_eq!(back.stdout, minimal, "{name}");
+    }
+    // Both files into one stream, imported into a new tree: every connector comes back.
+    let all = ok(run(kco(dir.path()).args([
+        "export",
+        "--format",
+        "strimzi",
+        "snapshots/a",
+    ])))
+    .stdout;
+    ok(piped(
+        dir.path(),
+        &["import", "--from", "strimzi", "-", "--dir", "copy"],
+        &all,
+    ));
+    for name in ["file-src", "orders-sink"] {
+        let a =
+            std::fs::read_to_string(dir.path().join(format!("snapshots/a/{name}.yaml"))).unwrap();
+        let b = std::fs::read_to_string(dir.path().join(format!("copy/a/{name}.yaml"))).unwrap();
+        assert_eq!(offsets_part(&a), offsets_part(&b));
+    }
+    fake.assert_no_mutations();
+}
+
+#[test]
+fn an_existing_file_keeps_its_metadata() {
+    let fake = two_connectors();
+    let dir = tempfile::tempdir().unwrap();
+    ok(snapshot(&fake, dir.path(), &[]));
+    let path = dir.path().join("snapshots/a/orders-sink.yaml");
+    let before = std::fs::read_to_string(&path).unwrap();
+    let body = ok(run(
+        kco(dir.path()).args(["export", "snapshots/a/orders-sink.yaml"])
+    ))
+    .stdout;
+    let import = [
+        "import",
+        "--from",
+        "json",
+        "-",
+        "--name",
+        "orders-sink",
+        "--cluster",
+        "a",
+    ];
+    let r = ok(piped(dir.path(), &import, &body));
+    assert!(r.stdout.contains("unchanged:"), "{}", r.stdout);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    let moved = body.replace("\"kafka_offset\":5", "\"kafka_offset\":6");
+    let r = ok(piped(dir.path(), &import, &moved));
+    assert!(
+        r.stdout.contains("updated: snapshots/a/orders-sink.yaml"),
+        "{}",
+        r.stdout
+    );
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert!(after.contains("kafkaClusterId: kc-test") && after.contains("kafka_offset: 6"));
+    ok(run(kco(dir.path()).arg("validate")));
+}
+
+#[test]
+fn bad_input_names_the_line_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("in.json"),
+        "{\"offsets\": [\n  {\"partition\": {\"kafka_topic\": \"t\", \"kafka_partition\": 0}, \"offset\": {\"kafka_offset\": 1}},\n  {\"partition\": {\"kafka_topic\": \"t\", \"kafka_partition\": -1}, \"offset\": {\"kafka_offset\": 1}}\n]}\n",
+    )
+    .unwrap();
+    let r = run(kco(dir.path()).args([
+        "import",
+        "--from",
+        "json",
+        "in.json",
+        "--name",
+        "c",
+        "--cluster",
+        "a",
+    ]));
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("in.json:3: sink partition needs `kafka_partition`"),
+        "{}",
+        r.stderr
+    );
+    let r = run(kco(dir.path()).args(["import", "--from", "json", "in.json", "--cluster", "a"]));
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("needs --name"), "{}", r.stderr);
+    std::fs::write(
+        dir.path().join("cm.yaml"),
+        "kind: ConfigMap\ndata:\n  offsets.json: |\n    {\"offsets\": [}\n",
+    )
+    .unwrap();
+    let r = run(kco(dir.path()).args([
+        "import",
+        "--from",
+        "strimzi",
+        "cm.yaml",
+        "--name",
+        "c",
+        "--cluster",
+        "a",
+    ]));
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("cm.yaml:4:"), "{}", r.stderr);
+    assert!(!dir.path().join("snapshots").exists(), "nothing written");
+    // An invalid snapshot is not exported.
+    std::fs::write(dir.path().join("bad.yaml"), "apiVersion: kco/v1\n").unwrap();
+    let r = run(kco(dir.path()).args(["export", "bad.yaml"]));
+    assert_eq!((r.code, r.stdout.as_str()), (1, ""), "{}", r.stderr);
+}
+
+#[test]
+fn apply_warns_about_a_strimzi_managed_connector() {
+    let name = "east->west.MirrorSourceConnector";
+    let offsets = serde_json::json!([{"partition": {"cluster": "east", "partition": 0, "topic": "t"}, "offset": {"offset": 3}}]);
+    let fake = FakeConnect::builder()
+        .source(
+            name,
+            "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+            State::Running,
+            offsets,
+        )
+        .sink(
+            "plain",
+            SINK,
+            State::Running,
+            crate::snapshot::sink_offsets(1),
+        )
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    ok(snapshot(&fake, dir.path(), &[]));
+    let r = ok(run(kco(dir.path()).args([
+        "--url",
+        &fake.url(),
+        "--cluster",
+        "a",
+        "apply",
+        "snapshots/a",
+        "--dry-run",
+    ])));
+    let all = format!("{}{}", r.stdout, r.stderr);
+    assert!(
+        all.contains(&format!("`{name}` looks managed by the Strimzi operator")),
+        "{all}"
+    );
+    assert!(all.contains("kco export --format strimzi"), "{all}");
+    assert!(!all.contains("`plain` looks managed"), "{all}");
+}
+
+#[test]
+fn import_json_report_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = r#"{"offsets":[{"partition":{"kafka_topic":"o","kafka_partition":0},"offset":{"kafka_offset":1}}]}"#;
+    let args = [
+        "-o",
+        "json",
+        "import",
+        "--from",
+        "json",
+        "-",
+        "--name",
+        "orders",
+        "--cluster",
+        "prod",
+    ];
+    let r = ok(piped(dir.path(), &args, body));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let path = dir.path().join("snapshots/prod/orders.yaml");
+    assert_eq!(
+        v,
+        serde_json::json!([{"name": "orders", "cluster": "prod", "type": "sink", "partitions": 1,
+            "path": path.to_str().unwrap(), "outcome": "created"}])
+    );
+    let again: serde_json::Value =
+        serde_json::from_str(&ok(piped(dir.path(), &args, body)).stdout).unwrap();
+    assert_eq!(again[0]["outcome"], "unchanged");
+}

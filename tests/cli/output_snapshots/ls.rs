@@ -1,0 +1,72 @@
+//! `kco ls`: every connector with its file's status, as a table; and its JSON shape.
+
+use super::{sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
+use crate::fake_connect::{ConnectorSpec, FakeConnect, State};
+
+/// In sync, advanced, drifted, missing and untracked, on one cluster.
+fn cluster() -> (Env, FakeConnect) {
+    let env = Env::new();
+    let fake = FakeConnect::builder()
+        .source("billing", SOURCE, State::Running, source_offsets(9))
+        .source("cdc", SOURCE, State::Stopped, source_offsets(50))
+        .sink(
+            "orders",
+            SINK,
+            State::Running,
+            sink_offsets("orders", &[(0, 1500), (1, 700)]),
+        )
+        .sink(
+            "legacy",
+            SINK,
+            State::Paused,
+            sink_offsets("old", &[(0, 1)]),
+        )
+        .start();
+    env.snapshot(&fake);
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 1600), (1, 700), (2, 5)]),
+    );
+    fake.set_offsets("cdc", source_offsets(40));
+    fake.remove_connector("legacy");
+    fake.add_connector(ConnectorSpec::sink("fresh", SINK).state(State::Paused));
+    (env, fake)
+}
+
+#[test]
+fn ls_table() {
+    let (env, fake) = cluster();
+    snap!("ls", env.on(&fake, &["ls"]));
+    fake.assert_no_mutations();
+}
+
+#[test]
+fn ls_json_shape() {
+    let (env, fake) = cluster();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kco"))
+        .current_dir(env.path())
+        .env_clear()
+        .args(["--url", &fake.url(), "--cluster", "a", "ls", "-o", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cluster"], "a");
+    let orders = &v["connectors"][4];
+    assert_eq!(
+        orders,
+        &serde_json::json!({"name": "orders", "type": "sink", "state": "RUNNING", "tasks": 1,
+            "tasks_running": 1, "partitions": 3, "file": "snapshots/a/orders.yaml",
+            "status": "advanced"})
+    );
+    let statuses: Vec<&str> = v["connectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["in_sync", "drifted", "untracked", "missing", "advanced"]
+    );
+}
