@@ -52,8 +52,9 @@ fn unknown_connector() {
 
 #[test]
 fn unknown_cluster_and_bad_config() {
+    // (No cluster at all means http://localhost:8083, which another program on the machine
+    // may answer: that case is left to tests with a URL of their own.)
     let env = Env::new();
-    snap!("error_no_cluster", env.kco(&["snapshot"]));
     env.write(
         "kco.yaml",
         "clusters:\n  a:\n    urls: [http://localhost:1]\n",
