@@ -13,5 +13,6 @@ mod global_flags;
 mod interchange;
 mod interrupt;
 mod output_snapshots;
+mod recipes;
 mod snapshot;
 mod validate;

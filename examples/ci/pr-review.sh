@@ -1,0 +1,56 @@
+#!/bin/sh
+# Review of a pull request (merge request) that changes snapshot files.
+#
+#   pr-review.sh BASE BODY_FILE
+#
+# Writes `kco diff --base BASE --output markdown` and a verdict to BODY_FILE, for the CI job
+# to post as a comment (`gh pr comment --body-file`, actions/github-script, GitLab's notes
+# API). Fails when a change would reprocess records or lose data (the risk labels
+# REPROCESSING and DATA LOSS), unless the pull request carries the allowing label.
+#
+# Environment: KCO, the kco binary (default `kco` on PATH); PR_LABELS, the pull request's
+# labels, comma-separated (GitLab's CI_MERGE_REQUEST_LABELS is used when it is unset);
+# KCO_ALLOW_LABEL, the label that allows a risky change (default `offsets-risk-accepted`);
+# KCO_BLOCKING_RISKS, the risk codes that fail the review (default `reprocessing data_loss`,
+# see docs/diff.md for the others).
+# Exit codes: 0 the change may be merged, 1 it may not (or kco failed).
+set -eu
+
+KCO=${KCO:-kco}
+LABELS=${PR_LABELS-${CI_MERGE_REQUEST_LABELS-}}
+ALLOW=${KCO_ALLOW_LABEL:-offsets-risk-accepted}
+BLOCKING=${KCO_BLOCKING_RISKS:-reprocessing data_loss}
+[ $# -eq 2 ] || { echo "usage: pr-review.sh BASE BODY_FILE" >&2; exit 1; }
+BASE=$1
+BODY=$2
+
+code=0
+"$KCO" diff --base "$BASE" --output markdown >"$BODY" || code=$?
+if [ "$code" -ne 0 ] && [ "$code" -ne 2 ]; then
+  printf '\n**kco diff failed** (exit %s): see the job log.\n' "$code" >>"$BODY"
+  exit 1
+fi
+
+# The decision reads the JSON report (its risk codes are a documented contract), not the text.
+found=  # the blocking labels found, e.g. "REPROCESSING, DATA LOSS"
+if [ "$code" -eq 2 ]; then
+  report=$("$KCO" diff --base "$BASE" --output json) || [ $? -eq 2 ]
+  for risk in $BLOCKING; do
+    if printf '%s\n' "$report" | grep -Eq "\"code\": *\"$risk\""; then
+      found="${found:+$found, }$(echo "$risk" | tr 'a-z_' 'A-Z ')"
+    fi
+  done
+fi
+
+if [ -z "$found" ]; then
+  printf '\n**Verdict:** no blocking risk (%s).\n' "$(echo "$BLOCKING" | sed 's/ /, /g')" >>"$BODY"
+  exit 0
+fi
+if printf ',%s,' "$LABELS" | tr -d ' ' | grep -Fq ",$ALLOW,"; then
+  printf '\n**Verdict:** %s accepted by the label `%s`.\n' "$found" "$ALLOW" >>"$BODY"
+  exit 0
+fi
+printf '\n**Verdict: blocked.** This change means %s. Add the label `%s` to accept it.\n' \
+  "$found" "$ALLOW" >>"$BODY"
+echo "pr-review: blocked: $found (label \`$ALLOW\` accepts it)" >&2
+exit 1

@@ -1,0 +1,410 @@
+//! The recipes of `examples/`: the CI scripts run against the fake Connect over HTTP in
+//! scratch git repositories (with a bare `origin`), and the GitHub workflows, the GitLab jobs
+//! and the Kubernetes CronJob that call them are parsed and checked to call them with the
+//! arguments these tests run them with.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_yaml::Value;
+
+use crate::diff_base::git;
+use crate::fake_connect::{ConnectorSpec, FakeConnect};
+use crate::output_snapshots::{sink_offsets, two_connectors, SINK};
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+fn yaml(file: &str) -> Value {
+    let path = examples().join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every string in a YAML document.
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Sequence(items) => items.iter().for_each(|i| strings(i, out)),
+        Value::Mapping(m) => m.values().for_each(|i| strings(i, out)),
+        Value::Tagged(t) => strings(&t.value, out),
+        _ => {}
+    }
+}
+
+/// The arguments the one command line of `doc` that runs `script` passes to it (words up to
+/// `&&`, `||`, `;` or the end of the line; double quotes removed).
+fn invocation(doc: &Value, script: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    strings(doc, &mut all);
+    let lines: Vec<&str> = all
+        .iter()
+        .flat_map(|s| s.lines())
+        .filter(|l| l.contains(script))
+        .collect();
+    assert_eq!(lines.len(), 1, "one call of {script}: {lines:?}");
+    let rest = lines[0].split(script).nth(1).unwrap();
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in rest.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    words.push(word);
+    words.retain(|w| !w.is_empty());
+    let end = words
+        .iter()
+        .position(|w| ["&&", "||", ";"].contains(&w.as_str()))
+        .unwrap_or(words.len());
+    words.truncate(end);
+    words
+}
+
+fn at<'a>(doc: &'a Value, path: &[&str]) -> &'a Value {
+    path.iter().fold(doc, |v, k| match k.parse::<usize>() {
+        Ok(i) => &v[i],
+        Err(_) => &v[*k],
+    })
+}
+
+/// A scratch repository `repo` with one commit on `main`, pushed to a bare `origin`.
+struct Repo {
+    tmp: tempfile::TempDir,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let tmp = tempfile::tempdir().unwrap();
+        let origin = tmp.path().join("origin.git");
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        git(
+            tmp.path(),
+            &["init", "-q", "--bare", "-b", "main", "origin.git"],
+        );
+        git(&repo, &["init", "-q", "-b", "main"]);
+        git(
+            &repo,
+            &["remote", "add", "origin", origin.to_str().unwrap()],
+        );
+        std::fs::write(repo.join("README.md"), "offsets\n").unwrap();
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", "start"]);
+        git(&repo, &["push", "-q", "origin", "main"]);
+        Repo { tmp }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.tmp.path().join("repo")
+    }
+
+    fn commits(&self) -> usize {
+        git(&self.dir(), &["rev-list", "--count", "HEAD"])
+            .parse()
+            .unwrap()
+    }
+
+    /// `sh examples/ci/<script> <args>` here, with the built kco and a cleared environment
+    /// (no git identity: the scripts bring their own); exit code, stdout and stderr.
+    fn run(&self, script: &str, args: &[String], vars: &[(&str, &str)]) -> (i32, String) {
+        let out = Command::new("sh")
+            .arg(examples().join("ci").join(script))
+            .args(args)
+            .current_dir(self.dir())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.tmp.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("NO_COLOR", "1")
+            .env("KCO", env!("CARGO_BIN_EXE_kco"))
+            .envs(vars.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        (out.status.code().unwrap_or(-1), text.into_owned())
+    }
+
+    /// kco in the repository (test setup: must succeed or find differences); its stdout.
+    fn kco(&self, fake: &FakeConnect, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_kco"))
+            .args([
+                "--url",
+                &fake.url(),
+                "--cluster",
+                "prod",
+                "--color",
+                "never",
+            ])
+            .args(args)
+            .current_dir(self.dir())
+            .env_remove("KCO_URL")
+            .env_remove("KCO_CLUSTER")
+            .env_remove("KCO_CONFIG")
+            .output()
+            .unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 2)), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// The nightly recipes all call the script the same way; the test below runs it so.
+fn nightly_args() -> Vec<String> {
+    let github = yaml("ci/github/nightly-snapshot.yml");
+    assert!(at(&github, &["on", "schedule", "0", "cron"]).is_string());
+    assert_eq!(at(&github, &["permissions", "contents"]), "write");
+    let args = invocation(&github, "ci/nightly-snapshot.sh");
+
+    let gitlab = yaml("ci/gitlab-ci.yml");
+    let job = &gitlab["kco-nightly-snapshot"];
+    let rule = at(job, &["rules", "0", "if"]).as_str().unwrap();
+    assert!(
+        rule.contains(r#"$CI_PIPELINE_SOURCE == "schedule""#),
+        "{rule}"
+    );
+    assert_eq!(invocation(job, "ci/nightly-snapshot.sh"), args);
+
+    let cron = yaml("k8s/nightly-snapshot-cronjob.yaml");
+    assert_eq!(cron["kind"], "CronJob");
+    assert_eq!(at(&cron, &["spec", "concurrencyPolicy"]), "Forbid");
+    let pod = at(&cron, &["spec", "jobTemplate", "spec", "template", "spec"]);
+    assert_eq!(invocation(pod, "/scripts/nightly-snapshot.sh"), args);
+    assert_eq!(
+        at(pod, &["containers", "0", "volumeMounts", "0", "mountPath"]),
+        "/scripts"
+    );
+    assert_eq!(
+        at(pod, &["volumes", "0", "configMap", "name"]),
+        "kco-nightly-scripts"
+    );
+    args
+}
+
+#[test]
+fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
+    let args = nightly_args();
+    assert_eq!(args, ["--push", "prod"]);
+    let fake = two_connectors();
+    let repo = Repo::new();
+    let url = fake.url();
+    let env = [("KCO_URL", url.as_str())];
+    let pushed = |repo: &Repo| git(&repo.dir(), &["rev-parse", "origin/main"]);
+
+    // First night: every connector gets a file, one commit, pushed.
+    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("committed 2 file(s) of cluster prod"), "{err}");
+    assert_eq!(repo.commits(), 2);
+    assert_eq!(pushed(&repo), git(&repo.dir(), &["rev-parse", "HEAD"]));
+    let files = git(&repo.dir(), &["show", "--name-only", "--format=%s", "HEAD"]);
+    assert_eq!(files, "offsets of prod: 2 file(s) changed\n\nsnapshots/prod/billing.yaml\nsnapshots/prod/orders.yaml");
+    assert_eq!(
+        git(&repo.dir(), &["log", "-1", "--format=%an"]),
+        "kco nightly"
+    );
+
+    // Nothing moved: no commit.
+    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("nothing moved on cluster prod: no commit"),
+        "{err}"
+    );
+    assert_eq!(repo.commits(), 2);
+
+    // Normal progress and a new connector: one commit with just those files.
+    fake.set_offsets("orders", sink_offsets("orders", &[(0, 1600), (1, 700)]));
+    fake.add_connector(
+        ConnectorSpec::sink("payments", SINK).offsets(sink_offsets("pay", &[(0, 3)])),
+    );
+    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(repo.commits(), 3);
+    let files = git(&repo.dir(), &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(
+        files,
+        "snapshots/prod/orders.yaml\nsnapshots/prod/payments.yaml"
+    );
+    assert_eq!(pushed(&repo), git(&repo.dir(), &["rev-parse", "HEAD"]));
+
+    // A rewind behind the committed file is drift: exit 2, nothing written or committed.
+    fake.set_offsets("orders", sink_offsets("orders", &[(0, 10), (1, 700)]));
+    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("orders (drifted)"), "{err}");
+    assert!(
+        err.contains("cluster prod drifted from the committed files: nothing committed"),
+        "{err}"
+    );
+    assert_eq!(repo.commits(), 3);
+    assert_eq!(git(&repo.dir(), &["status", "--porcelain"]), "");
+
+    // Unreachable cluster: an error, not "nothing moved".
+    fake.down();
+    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(repo.commits(), 3);
+}
+
+/// The pull-request recipes' arguments, with the allowing label the GitHub workflow sets.
+fn review_recipes() -> (Vec<String>, String) {
+    let github = yaml("ci/github/offsets-review.yml");
+    let types = at(&github, &["on", "pull_request", "types"]);
+    for t in ["opened", "synchronize", "labeled", "unlabeled"] {
+        assert!(types.as_sequence().unwrap().iter().any(|v| v == t), "{t}");
+    }
+    assert_eq!(at(&github, &["permissions", "pull-requests"]), "write");
+    let steps = at(&github, &["jobs", "review", "steps"]);
+    assert_eq!(at(steps, &["0", "with", "fetch-depth"]), 0);
+    let args = invocation(&github, "ci/pr-review.sh");
+    assert_eq!(args, ["origin/${{ github.base_ref }}", "kco-review.md"]);
+    let review = steps
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("pr-review.sh"))
+        })
+        .unwrap();
+    let labels = review["env"]["PR_LABELS"].as_str().unwrap();
+    assert!(
+        labels.contains("github.event.pull_request.labels.*.name"),
+        "{labels}"
+    );
+    let allow = review["env"]["KCO_ALLOW_LABEL"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let post = steps.as_sequence().unwrap().last().unwrap();
+    assert!(post["if"].as_str().unwrap().contains("always()"));
+    assert!(post["run"]
+        .as_str()
+        .unwrap()
+        .contains("gh pr comment \"$PR\" --body-file kco-review.md"));
+
+    let gitlab = yaml("ci/gitlab-ci.yml");
+    let job = &gitlab["kco-offsets-review"];
+    assert_eq!(
+        invocation(job, "ci/pr-review.sh"),
+        [
+            "origin/$CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
+            "kco-review.md"
+        ]
+    );
+    assert_eq!(
+        at(job, &["variables", "KCO_ALLOW_LABEL"]).as_str(),
+        Some(allow.as_str())
+    );
+    let mut after = Vec::new();
+    strings(&job["after_script"], &mut after);
+    assert!(after.concat().contains("body@kco-review.md"), "{after:?}");
+    (args, allow)
+}
+
+#[test]
+fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
+    let (args, allow) = review_recipes();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("${{ github.base_ref }}", "main"))
+        .collect();
+    let fake = two_connectors();
+    let repo = Repo::new();
+    repo.kco(&fake, &["snapshot", "-q"]);
+    git(&repo.dir(), &["add", "-A"]);
+    git(&repo.dir(), &["commit", "-qm", "offsets"]);
+    git(&repo.dir(), &["push", "-q", "origin", "main"]);
+    git(&repo.dir(), &["checkout", "-qb", "rewind"]);
+    let body = repo.dir().join("kco-review.md");
+    let read_body = || std::fs::read_to_string(&body).unwrap();
+
+    // A pull request that only adds a connector's file: no risk, passes without a label.
+    fake.add_connector(
+        ConnectorSpec::sink("payments", SINK).offsets(sink_offsets("pay", &[(0, 3)])),
+    );
+    repo.kco(&fake, &["snapshot", "-q", "payments"]);
+    let (code, err) = repo.run("pr-review.sh", &args, &[("PR_LABELS", "")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        read_body().contains("| `payments` | added |"),
+        "{}",
+        read_body()
+    );
+    assert!(
+        read_body().ends_with("\n**Verdict:** no blocking risk (reprocessing, data_loss).\n"),
+        "{}",
+        read_body()
+    );
+
+    // A rewind of the sink: REPROCESSING, blocked without the label.
+    fake.set_offsets("orders", sink_offsets("orders", &[(0, 1000), (1, 700)]));
+    repo.kco(&fake, &["snapshot", "-q", "orders"]);
+    git(&repo.dir(), &["commit", "-qam", "rewind orders"]);
+    let markdown = repo.kco(&fake, &["diff", "--base", "origin/main", "-o", "markdown"]);
+    let (code, err) = repo.run("pr-review.sh", &args, &[("PR_LABELS", "docs")]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("blocked: REPROCESSING"), "{err}");
+    let text = read_body();
+    assert!(
+        text.starts_with(&markdown),
+        "the body begins with kco's markdown:\n{text}"
+    );
+    assert!(
+        markdown.contains("500 records will be reprocessed"),
+        "{markdown}"
+    );
+    assert_eq!(
+        &text[markdown.len()..],
+        format!("\n**Verdict: blocked.** This change means REPROCESSING. Add the label `{allow}` to accept it.\n")
+    );
+
+    // The same with the allowing label (GitHub's list, or GitLab's variable): passes.
+    let labels = format!("docs, {allow}");
+    for var in ["PR_LABELS", "CI_MERGE_REQUEST_LABELS"] {
+        let (code, err) = repo.run(
+            "pr-review.sh",
+            &args,
+            &[(var, &labels), ("KCO_ALLOW_LABEL", &allow)],
+        );
+        assert_eq!(code, 0, "{var}: {err}");
+        assert_eq!(
+            &read_body()[markdown.len()..],
+            format!("\n**Verdict:** REPROCESSING accepted by the label `{allow}`.\n")
+        );
+    }
+
+    // Skipping ahead is DATA LOSS: blocked as well.
+    fake.set_offsets("orders", sink_offsets("orders", &[(0, 1500), (1, 900)]));
+    repo.kco(&fake, &["snapshot", "-q", "orders"]);
+    let (code, _) = repo.run("pr-review.sh", &args, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        read_body().contains("This change means DATA LOSS."),
+        "{}",
+        read_body()
+    );
+
+    // kco itself failing (an unknown base) fails the review, and says so in the body.
+    let (code, _) = repo.run(
+        "pr-review.sh",
+        &["origin/nope".into(), "kco-review.md".into()],
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        read_body().contains("**kco diff failed** (exit 1)"),
+        "{}",
+        read_body()
+    );
+}
