@@ -12,6 +12,8 @@ mod export;
 mod fmt;
 mod import;
 mod ls;
+#[cfg(test)]
+mod man;
 mod output;
 #[cfg(test)]
 mod reference;
