@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::apply_render::{self, StepPrinter};
+use super::apply_render;
 use super::output::Style;
+use super::progress::ApplyProgress;
 use super::report_error;
 use super::Context;
 use crate::client::Connect;
@@ -154,7 +155,7 @@ pub(super) fn drive(
     let mut exec = ExecOptions::new(run.prune, run.parallel, run.wait_timeout);
     if plan.changes() == 0 {
         // Runs the (empty) transactions so that the report shows zero mutating calls.
-        let report = apply::execute(client, &plan, &exec, &SystemClock, &StepPrinter(p))?;
+        let report = apply::execute(client, &plan, &exec, &SystemClock, &ApplyProgress::new(p))?;
         if p.is_structured() {
             p.structured(&document(None, Some(&report)));
         } else {
@@ -190,7 +191,7 @@ pub(super) fn drive(
             ctx.target_flags(cluster)
         ));
     }
-    let report = apply::execute(client, &plan, &exec, &SystemClock, &StepPrinter(p))?;
+    let report = apply::execute(client, &plan, &exec, &SystemClock, &ApplyProgress::new(p))?;
     if p.is_structured() {
         p.structured(&document(Some(&saved), Some(&report)));
     } else {

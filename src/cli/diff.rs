@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::diff_render;
+use super::progress::Bar;
 use super::{Context, OutputFormat};
 use crate::engine::diff::{self as engine, BaseInput, DiffReport, LiveInput};
 use crate::engine::{load_files, store};
@@ -96,7 +97,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 target.name,
                 client.endpoint()
             ));
-            engine::diff_live(
+            engine::diff_live_reporting(
                 &client,
                 LiveInput {
                     files: &files,
@@ -106,6 +107,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                     parallel: args.parallel,
                     cwd: &ctx.cwd,
                 },
+                &Bar::new(&ctx.printer, "diff"),
             )?
         }
     };

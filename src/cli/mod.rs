@@ -15,6 +15,7 @@ mod ls;
 #[cfg(test)]
 mod man;
 mod output;
+mod progress;
 #[cfg(test)]
 mod reference;
 mod report_error;

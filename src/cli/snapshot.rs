@@ -3,9 +3,12 @@
 use std::path::PathBuf;
 
 use super::output::Style;
+use super::progress::Bar;
 use super::report_error;
 use super::Context;
-use crate::engine::snapshot::{snapshot, SnapshotOptions, SnapshotOutcome, SnapshotReport};
+use crate::engine::snapshot::{
+    snapshot_reporting, SnapshotOptions, SnapshotOutcome, SnapshotReport,
+};
 use crate::engine::Selector;
 use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 
@@ -60,7 +63,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         ctx.display_path(&crate::engine::store::cluster_dir(&dir, &target.name))
     ));
     let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let report = snapshot(&client, &target.name, &dir, &opts, &now)?;
+    let bar = Bar::new(&ctx.printer, "snapshot");
+    let report = snapshot_reporting(&client, &target.name, &dir, &opts, &now, &bar)?;
+    drop(bar);
     for c in &report.connectors {
         if c.outcome == SnapshotOutcome::Skipped {
             ctx.printer.warn(&format!(

@@ -9,6 +9,7 @@ pub mod interchange;
 pub mod ls;
 pub mod parallel;
 pub mod probe;
+pub mod progress;
 pub mod revision;
 pub mod risk;
 pub mod select;

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::progress::{self, Fleet, Unheard};
 use super::{parallel, probe, store, Selector};
 use crate::client::{Connect, ConnectorListing};
 use crate::error::{Error, Result};
@@ -127,6 +128,18 @@ pub fn snapshot(
     opts: &SnapshotOptions,
     now: &dyn Fn() -> String,
 ) -> Result<SnapshotReport> {
+    snapshot_reporting(client, cluster_name, dir, opts, now, &Unheard)
+}
+
+/// [`snapshot`], telling `fleet` how the offset reads go.
+pub fn snapshot_reporting(
+    client: &Connect,
+    cluster_name: &str,
+    dir: &Path,
+    opts: &SnapshotOptions,
+    now: &dyn Fn() -> String,
+    fleet: &dyn Fleet,
+) -> Result<SnapshotReport> {
     let cluster = probe(client)?;
     let listing = client
         .list_connectors()
@@ -162,7 +175,13 @@ pub fn snapshot(
     } else {
         BTreeMap::new()
     };
-    let reads = parallel::map(&readable, opts.parallel, |l| client.offsets(&l.name));
+    let reads = progress::map(
+        &readable,
+        opts.parallel,
+        fleet,
+        |l| &l.name,
+        |l| client.offsets(&l.name),
+    );
     let mut reads: BTreeMap<&str, _> = readable
         .iter()
         .map(|l| l.name.as_str())

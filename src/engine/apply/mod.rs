@@ -32,7 +32,7 @@ pub use transaction::{
 };
 
 use crate::client::Connect;
-use crate::engine::{load_files, parallel};
+use crate::engine::{load_files, progress};
 use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, ProblemKind};
 use crate::model::secrets;
@@ -209,13 +209,20 @@ pub fn execute(
         )));
     }
     let is_interrupted = || opts.interrupted.is_some_and(|f| f.load(Ordering::SeqCst));
-    let connectors = parallel::map(&plan.connectors, opts.parallel, |c| {
-        if is_interrupted() {
-            transaction::skipped(c)
-        } else {
-            transaction::run(client, c, &opts.tx, clock, progress)
-        }
-    });
+    let fleet = progress.fleet();
+    let connectors = progress::map(
+        &plan.connectors,
+        opts.parallel,
+        fleet,
+        |c| &c.name,
+        |c| {
+            if is_interrupted() {
+                transaction::skipped(c)
+            } else {
+                transaction::run(client, c, &opts.tx, clock, progress)
+            }
+        },
+    );
     Ok(ApplyReport {
         interrupted: is_interrupted(),
         converged: connectors.iter().all(ConnectorApply::converged),

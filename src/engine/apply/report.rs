@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::plan::ActionKind;
+use crate::engine::progress::{Fleet, Unheard};
 use crate::model::TargetState;
 
 /// The steps of a transaction, in order. A report names the one that failed.
@@ -38,6 +39,10 @@ pub struct StepRecord {
 /// Told about every step as it ends (the CLI prints them with `-v`).
 pub trait Progress: Sync {
     fn step(&self, connector: &str, record: &StepRecord);
+    /// Told how many transactions run, and each one as it starts and ends.
+    fn fleet(&self) -> &dyn Fleet {
+        &Unheard
+    }
 }
 
 /// Hears nothing.

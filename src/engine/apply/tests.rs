@@ -383,3 +383,24 @@ fn an_interrupt_skips_transactions_not_yet_started_and_sends_nothing_for_them() 
     assert!(mutating(&fake).is_empty(), "{:?}", mutating(&fake));
     assert_eq!(offsets(&fake, "c1"), vec![src("f", 10)]);
 }
+
+#[test]
+fn each_transaction_is_reported_to_the_progress_fleet() {
+    use crate::engine::progress::{tests::Heard, Fleet};
+    struct Bar(Heard);
+    impl Progress for Bar {
+        fn step(&self, _: &str, _: &StepRecord) {}
+        fn fleet(&self) -> &dyn Fleet {
+            &self.0
+        }
+    }
+    let fake = fake_with("4.1.0", &[("c1", State::Running, vec![src("f", 10)])]);
+    let p = plan(&fake, &[want("c1", vec![src("f", 3)])], false, false);
+    let opts = ExecOptions::new(false, 1, Duration::from_secs(30));
+    let bar = Bar(Heard::default());
+    execute(&fake.client(), &p, &opts, &ManualClock::default(), &bar).unwrap();
+    assert_eq!(
+        bar.0 .0.into_inner().unwrap(),
+        ["total 1", "start c1", "end c1"]
+    );
+}

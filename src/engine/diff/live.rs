@@ -12,7 +12,8 @@ use super::{
 };
 use crate::client::{Connect, ConnectorListing};
 use crate::compare::{compare, PartitionKind};
-use crate::engine::{parallel, probe, LoadedFile};
+use crate::engine::progress::{self, Fleet, Unheard};
+use crate::engine::{probe, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, ProblemKind};
 use crate::model::{ConnectorState, OffsetEntry};
@@ -34,6 +35,15 @@ pub struct LiveInput<'a> {
 
 /// Compares the files with the cluster.
 pub fn diff_live(client: &Connect, input: LiveInput<'_>) -> Result<DiffReport> {
+    diff_live_reporting(client, input, &Unheard)
+}
+
+/// [`diff_live`], telling `fleet` how the offset reads go.
+pub fn diff_live_reporting(
+    client: &Connect,
+    input: LiveInput<'_>,
+    fleet: &dyn Fleet,
+) -> Result<DiffReport> {
     // One file per connector: two (from two clusters' directories) would be ambiguous.
     let mut first: BTreeMap<&str, &LoadedFile> = BTreeMap::new();
     let mut problems = Vec::new();
@@ -79,17 +89,23 @@ pub fn diff_live(client: &Connect, input: LiveInput<'_>) -> Result<DiffReport> {
         .copied()
         .filter(|n| listing.contains_key(*n))
         .collect();
-    let read = parallel::map(&to_read, input.parallel, |name| {
-        match client.offsets(name) {
-            Ok(o) => Ok(Some(o)),
-            // Deleted between the list and the read: it is missing.
-            Err(e) if e.is_not_found() => Ok(None),
-            Err(e) => Err(Error::client(
-                format!("reading the offsets of connector `{name}`"),
-                e,
-            )),
-        }
-    });
+    let read = progress::map(
+        &to_read,
+        input.parallel,
+        fleet,
+        |n| n,
+        |name| {
+            match client.offsets(name) {
+                Ok(o) => Ok(Some(o)),
+                // Deleted between the list and the read: it is missing.
+                Err(e) if e.is_not_found() => Ok(None),
+                Err(e) => Err(Error::client(
+                    format!("reading the offsets of connector `{name}`"),
+                    e,
+                )),
+            }
+        },
+    );
     let mut live_offsets: BTreeMap<&str, Vec<OffsetEntry>> = BTreeMap::new();
     for (name, r) in to_read.iter().zip(read) {
         if let Some(o) = r? {

@@ -16,7 +16,7 @@ use crate::model::{ConnectorType, Fields, OffsetEntry};
 
 pub use super::risk::{Risk, RiskCode};
 pub use base::{diff_base, BaseInput, BaseSide};
-pub use live::{diff_live, LiveInput};
+pub use live::{diff_live, diff_live_reporting, LiveInput};
 
 /// Which comparison a report is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

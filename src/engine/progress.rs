@@ -1,0 +1,122 @@
+//! How a long run tells how far it is, without printing: the engines call a [`Fleet`] as
+//! connectors are read (snapshot, diff) or applied, and the CLI draws a progress bar from it.
+
+use super::parallel;
+
+/// Told how many connectors a run has, and each one as its work starts and ends (from several
+/// threads at once). Every method does nothing unless implemented.
+pub trait Fleet: Sync {
+    fn total(&self, _connectors: usize) {}
+    fn started(&self, _connector: &str) {}
+    fn finished(&self, _connector: &str) {}
+}
+
+/// Hears nothing.
+pub struct Unheard;
+
+impl Fleet for Unheard {}
+
+/// [`parallel::map`] over connectors, telling `fleet` the total, then each start and end.
+pub fn map<T, R, F>(
+    items: &[T],
+    parallel: usize,
+    fleet: &dyn Fleet,
+    name: impl Fn(&T) -> &str + Sync,
+    f: F,
+) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+    F: Fn(&T) -> R + Sync,
+{
+    fleet.total(items.len());
+    parallel::map(items, parallel, |item| {
+        fleet.started(name(item));
+        let r = f(item);
+        fleet.finished(name(item));
+        r
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Records what it is told.
+    #[derive(Default)]
+    pub struct Heard(pub Mutex<Vec<String>>);
+
+    impl Fleet for Heard {
+        fn total(&self, n: usize) {
+            self.0.lock().unwrap().push(format!("total {n}"));
+        }
+        fn started(&self, c: &str) {
+            self.0.lock().unwrap().push(format!("start {c}"));
+        }
+        fn finished(&self, c: &str) {
+            self.0.lock().unwrap().push(format!("end {c}"));
+        }
+    }
+
+    #[test]
+    fn tells_the_total_then_each_start_before_its_end() {
+        let heard = Heard::default();
+        let out = map(&["a", "b", "c"], 2, &heard, |s| s, |s| s.len());
+        assert_eq!(out, [1, 1, 1]);
+        let log = heard.0.into_inner().unwrap();
+        assert_eq!(log[0], "total 3");
+        for c in ["a", "b", "c"] {
+            let start = log.iter().position(|l| *l == format!("start {c}")).unwrap();
+            let end = log.iter().position(|l| *l == format!("end {c}")).unwrap();
+            assert!(start < end, "{log:?}");
+        }
+        assert_eq!(log.len(), 7);
+    }
+
+    #[test]
+    fn snapshot_and_diff_report_each_connector_they_read() {
+        use crate::engine::diff::{diff_live_reporting, FailOn, LiveInput};
+        use crate::engine::snapshot::{snapshot_reporting, SnapshotOptions};
+        use crate::fake::{FakeConnect, State};
+        let offsets =
+            |o: i64| serde_json::json!([{"partition": {"f": "x"}, "offset": {"position": o}}]);
+        let fake = FakeConnect::builder()
+            .source(
+                "a",
+                "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                State::Running,
+                offsets(1),
+            )
+            .source(
+                "b",
+                "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                State::Running,
+                offsets(2),
+            )
+            .in_process();
+        let dir = tempfile::tempdir().unwrap();
+        let heard = Heard::default();
+        let now = || "2026-01-01T00:00:00Z".to_string();
+        let opts = SnapshotOptions::default();
+        snapshot_reporting(&fake.client(), "c", dir.path(), &opts, &now, &heard).unwrap();
+        let mut log = heard.0.into_inner().unwrap();
+        log.sort();
+        assert_eq!(log, ["end a", "end b", "start a", "start b", "total 2"]);
+
+        let (files, problems) = crate::engine::load_files(&[dir.path().join("c")]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let heard = Heard::default();
+        let input = LiveInput {
+            files: &files,
+            cluster: "c".into(),
+            whole_dir: true,
+            fail_on: FailOn::Drift,
+            parallel: 1,
+            cwd: dir.path(),
+        };
+        diff_live_reporting(&fake.client(), input, &heard).unwrap();
+        let log = heard.0.into_inner().unwrap();
+        assert_eq!(log, ["total 2", "start a", "end a", "start b", "end b"]);
+    }
+}
