@@ -5,7 +5,7 @@ use crate::fake_connect::{FakeConnect, Fault, State};
 
 /// Snapshotted connectors that then moved on: `orders` (running sink) and `billing` (paused
 /// source) progressed, `audit` (stopped sink) did not.
-fn moved_on() -> (Env, FakeConnect) {
+pub(super) fn moved_on() -> (Env, FakeConnect) {
     let env = Env::new();
     let fake = FakeConnect::builder()
         .source("billing", SOURCE, State::Paused, source_offsets(9))

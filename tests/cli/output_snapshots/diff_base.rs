@@ -23,7 +23,7 @@ fn git(dir: &Path, args: &[&str]) {
 /// A repository with two commits of snapshot files: the second rewinds `orders/0`, skips
 /// `orders/2` ahead, drops `orders/1`, rewinds the source `billing`, adds `newbie` and
 /// removes `legacy`; `cdc` stays as it was.
-fn repo() -> (Env, FakeConnect) {
+pub(super) fn repo() -> (Env, FakeConnect) {
     let env = Env::new();
     let fake = FakeConnect::builder()
         .source("billing", SOURCE, State::Running, source_offsets(900))

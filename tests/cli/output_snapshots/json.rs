@@ -1,0 +1,78 @@
+//! Every `--output json` shape of docs/json.md, pinned like the text output (same filters):
+//! snapshot, diff (live and `--base`), apply (plan and report), reset, validate, fmt, ls,
+//! import, and an error.
+
+use super::apply::moved_on;
+use super::diff_base::repo;
+use super::{snap, two_connectors, Env};
+
+#[test]
+fn snapshot_diff_and_ls() {
+    let env = Env::new();
+    let fake = two_connectors();
+    snap!("json_snapshot", env.on(&fake, &["snapshot", "-o", "json"]));
+    let (env, fake) = moved_on();
+    snap!("json_diff", env.on(&fake, &["diff", "-o", "json"]));
+    snap!("json_ls", env.on(&fake, &["ls", "-o", "json"]));
+}
+
+#[test]
+fn diff_base() {
+    let (env, _fake) = repo();
+    snap!(
+        "json_diff_base",
+        env.kco(&["diff", "--base", "HEAD~1", "-o", "json"])
+    );
+}
+
+#[test]
+fn apply_plan_report_and_reset() {
+    let (env, fake) = moved_on();
+    let plan = ["apply", "snapshots/a", "--dry-run", "-o", "json"];
+    snap!("json_apply_plan", env.on(&fake, &plan));
+    let apply = ["apply", "snapshots/a", "--yes", "-o", "json"];
+    snap!("json_apply_report", env.on(&fake, &apply));
+    snap!(
+        "json_reset",
+        env.on(&fake, &["reset", "audit", "--yes", "-o", "json"])
+    );
+}
+
+#[test]
+fn offline_commands_and_an_error() {
+    let env = Env::new();
+    let fake = two_connectors();
+    env.snapshot(&fake);
+    env.edit(
+        "snapshots/a/orders.yaml",
+        "kafka_offset: 700",
+        "kafka_offset: 701",
+    );
+    snap!("json_validate", env.kco(&["validate", "-o", "json"]));
+    snap!(
+        "json_fmt",
+        env.kco(&["fmt", "snapshots/a/orders.yaml", "-o", "json"])
+    );
+    env.write(
+        "orders.json",
+        r#"{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":4}}]}"#,
+    );
+    let import = [
+        "import",
+        "--from",
+        "json",
+        "orders.json",
+        "--name",
+        "pay",
+        "--cluster",
+        "a",
+    ];
+    snap!(
+        "json_import",
+        env.kco(&[&import[..], &["-o", "json"]].concat())
+    );
+    snap!(
+        "json_error",
+        env.on(&fake, &["snapshot", "nope", "-o", "json"])
+    );
+}
