@@ -175,13 +175,8 @@ pub fn snapshot_reporting(
     } else {
         BTreeMap::new()
     };
-    let reads = progress::map(
-        &readable,
-        opts.parallel,
-        fleet,
-        |l| &l.name,
-        |l| client.offsets(&l.name),
-    );
+    let read = |l: &&ConnectorListing| client.offsets(&l.name);
+    let reads = progress::map(&readable, opts.parallel, fleet, |l| &l.name, read);
     let mut reads: BTreeMap<&str, _> = readable
         .iter()
         .map(|l| l.name.as_str())
