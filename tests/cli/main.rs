@@ -9,6 +9,7 @@ use kco::fake as fake_connect;
 mod fake_selftest;
 mod fault_matrix;
 mod fmt;
+mod getting_started;
 mod global_flags;
 mod interchange;
 mod interrupt;

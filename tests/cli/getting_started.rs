@@ -1,0 +1,97 @@
+//! docs/getting-started.md, run: every ```sh block of the page, in order, in one scratch
+//! directory, with `kco` on PATH and the page's worker URL pointing at the fake Connect.
+//! A step of the page that stops working fails here, so the page cannot rot.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::fake_connect::{FakeConnect, State};
+use crate::output_snapshots::SINK;
+
+const PAGE_URL: &str = "http://localhost:8083";
+
+/// The ```sh blocks of a Markdown page.
+fn shell_blocks(page: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in page.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```sh") => current = Some(String::new()),
+            (Some(_), "```") => blocks.push(current.take().unwrap()),
+            (Some(block), _) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+#[test]
+fn the_getting_started_page_runs_from_an_empty_directory_to_a_nightly_commit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/getting-started.md")).unwrap();
+    assert!(
+        page.contains(PAGE_URL),
+        "the page names the worker URL the test replaces"
+    );
+    let blocks = shell_blocks(&page);
+    assert!(blocks.len() >= 5, "{} blocks", blocks.len());
+    let offsets = |n: i64| {
+        json!([{"partition": {"kafka_topic": "orders", "kafka_partition": 0},
+                "offset": {"kafka_offset": n}}])
+    };
+    let fake = FakeConnect::builder()
+        .sink("orders-sink", SINK, State::Running, offsets(10))
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_kco")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let script = blocks.join("\n").replace(PAGE_URL, &fake.url());
+    let run = |script: &str| {
+        let out = Command::new("sh")
+            .args(["-e", "-c", script])
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", dir.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{script}\n---\n{all}");
+    };
+    run(&script);
+    let repo = dir.path().join("offsets");
+    let log = |repo: &Path| {
+        let out = Command::new("git")
+            .args(["log", "--format=%s"])
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Nothing moved between the first snapshot and the nightly step: one commit only.
+    assert_eq!(log(&repo), "offsets of prod\n");
+    let file = std::fs::read_to_string(repo.join("snapshots/prod/orders-sink.yaml")).unwrap();
+    assert!(file.contains("kafka_offset: 10"), "{file}");
+    // The nightly block again, after the sink moved on: it commits the new position.
+    fake.set_offsets("orders-sink", offsets(25));
+    let nightly = blocks
+        .iter()
+        .find(|b| b.contains("nightly"))
+        .expect("a nightly block");
+    run(&format!("cd offsets\n{nightly}"));
+    assert_eq!(log(&repo), "offsets of prod, nightly\noffsets of prod\n");
+    fake.assert_no_mutations();
+}
