@@ -2,6 +2,7 @@
 //! one place that prints errors and maps them to exit codes.
 
 mod apply;
+mod apply_git;
 mod apply_render;
 mod completions;
 mod context;
@@ -9,12 +10,14 @@ mod diff;
 mod diff_render;
 mod diff_unified;
 mod fmt;
+mod log;
 mod output;
 #[cfg(test)]
 mod reference;
 mod report_error;
 mod reset;
 mod schema;
+mod show;
 mod snapshot;
 mod validate;
 
@@ -113,6 +116,8 @@ pub enum Command {
     Diff(diff::Args),
     Apply(apply::Args),
     Reset(reset::Args),
+    Log(log::Args),
+    Show(show::Args),
     Validate(validate::Args),
     Fmt(fmt::Args),
     Schema(schema::Args),
@@ -135,6 +140,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Diff(a) => diff::run(a, &ctx),
         Command::Apply(a) => apply::run(a, &ctx),
         Command::Reset(a) => reset::run(a, &ctx),
+        Command::Log(a) => log::run(a, &ctx),
+        Command::Show(a) => show::run(a, &ctx),
         Command::Validate(a) => validate::run(a, &ctx),
         Command::Fmt(a) => fmt::run(a, &ctx),
         Command::Schema(a) => schema::run(a, &ctx),

@@ -10,6 +10,8 @@ mod fake_selftest;
 mod fault_matrix;
 mod fmt;
 mod global_flags;
+mod history;
+mod history_apply;
 mod interrupt;
 mod output_snapshots;
 mod snapshot;
