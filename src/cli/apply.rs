@@ -14,6 +14,8 @@ use crate::client::Connect;
 use crate::engine::apply::{
     self, backup, plan, ApplyDocument, CheckOptions, ExecOptions, PlanOptions, SystemClock, Want,
 };
+use crate::engine::guard::FailOn;
+use crate::engine::history::{self, at::FilesSource};
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 
 /// Restore offsets from snapshot files: plan, back up, stop, patch, verify, restore state
@@ -24,7 +26,12 @@ state (RUNNING, PAUSED or STOPPED); a failure puts the prior state back and is r
 offsets are backed up first; `kco apply <backup dir> --prune` undoes the apply.\n\n\
 Exit codes: 0 everything converged (or no changes); 1 invalid files, a plan error, refusal, or a \
 connector that did not converge.\n\n\
-Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --yes\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --cluster dr --create --yes"
+Point in time: --at REV|TIME takes every file as it was at a git revision (HEAD~3, a tag, a \
+branch) or at a time (\"2026-11-29 02:00\", UTC unless a zone is given: the last commit at or before it \
+on the current branch), without touching the working tree. --changed-since REV applies only the \
+files whose offsets differ between REV and the working tree. --fail-on refuses, before any change, \
+a plan that would rewind (reprocessing), skip ahead (data-loss) or remove (reset) a partition's offset.\n\n\
+Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --changed-since HEAD~1 --fail-on reprocessing,data-loss --yes"
 )]
 pub struct Args {
     /// Snapshot files or directories
@@ -57,6 +64,15 @@ pub struct Args {
     /// Seconds to wait for a connector to reach a state
     #[arg(long, default_value_t = 120)]
     pub wait_timeout: u64,
+    /// Take the files as they were at a git revision or time (the working tree is not touched)
+    #[arg(long, value_name = "REV|TIME", conflicts_with = "changed_since")]
+    pub at: Option<String>,
+    /// Apply only the files whose offsets changed between this git revision and the working tree
+    #[arg(long, value_name = "REV")]
+    pub changed_since: Option<String>,
+    /// Refuse the whole apply, before any change, if the plan has these risks (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub fail_on: Vec<FailOnArg>,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -65,7 +81,24 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         as_name: args.as_name.clone(),
         create: args.create,
     };
-    let wants = apply::check(&args.paths, &check, &env)?;
+    let paths = super::apply_git::absolute(&args.paths, ctx);
+    let (wants, source) = match (&args.at, &args.changed_since) {
+        (Some(at), _) => {
+            let (files, source) = history::at::files_at(&paths, at)?;
+            let wants = apply::check_loaded(files, &args.paths, &check, &env)?;
+            (wants, Some(source))
+        }
+        (None, Some(rev)) => {
+            let (changed, source) = history::at::changed_since(&paths, rev)?;
+            if changed.is_empty() {
+                super::apply_git::print_source(&ctx.printer, &source);
+                ctx.printer.line("No changes.");
+                return Ok(EXIT_OK);
+            }
+            (apply::check(&changed, &check, &env)?, Some(source))
+        }
+        (None, None) => (apply::check(&args.paths, &check, &env)?, None),
+    };
     let target = ctx.target()?;
     let client = ctx.connect(&target)?;
     let run = Run {
@@ -78,6 +111,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         parallel: usize::from(args.parallel),
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),
+        fail_on: args.fail_on.into_iter().map(Into::into).collect(),
+        source,
     };
     drive(ctx, &client, &target.name, &wants, &run)
 }
@@ -94,6 +129,31 @@ pub(super) struct Run {
     pub parallel: usize,
     pub backup_dir: Option<PathBuf>,
     pub wait_timeout: Duration,
+    /// `--fail-on`: risks that refuse the plan.
+    pub fail_on: Vec<FailOn>,
+    /// `--at` / `--changed-since`: where the files came from.
+    pub source: Option<FilesSource>,
+}
+
+/// A risk that refuses an apply, as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOnArg {
+    /// An offset would move backwards: records processed again (REPROCESSING)
+    Reprocessing,
+    /// An offset would move forwards: records skipped (DATA LOSS)
+    DataLoss,
+    /// A partition's offset would be removed (--prune: OFFSET RESET, RESTART FROM DEFAULT)
+    Reset,
+}
+
+impl From<FailOnArg> for FailOn {
+    fn from(f: FailOnArg) -> Self {
+        match f {
+            FailOnArg::Reprocessing => FailOn::Reprocessing,
+            FailOnArg::DataLoss => FailOn::DataLoss,
+            FailOnArg::Reset => FailOn::Reset,
+        }
+    }
 }
 
 /// A connector target state, as a flag value.
@@ -133,10 +193,14 @@ pub(super) fn drive(
     let document = |backup, result| ApplyDocument {
         plan: &plan,
         dry_run: run.dry_run,
+        source: run.source.as_ref(),
         backup,
         result,
     };
     if !p.is_structured() {
+        if let Some(source) = &run.source {
+            super::apply_git::print_source(p, source);
+        }
         p.out(&apply_render::plan(p, &plan));
     }
     if plan.errors() > 0 {
@@ -152,6 +216,7 @@ pub(super) fn drive(
         );
         return Ok(EXIT_ERROR);
     }
+    super::apply_git::refuse(&plan, &run.fail_on)?;
     let mut exec = ExecOptions::new(run.prune, run.parallel, run.wait_timeout);
     if plan.changes() == 0 {
         // Runs the (empty) transactions so that the report shows zero mutating calls.

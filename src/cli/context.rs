@@ -52,6 +52,17 @@ impl Context {
         self.target_named(self.global.cluster.as_deref())
     }
 
+    /// The cluster whose snapshots directory a command that reads only files (and git) looks
+    /// at: `--cluster`, else the configured default; `None` without configured clusters (then
+    /// the whole snapshots directory).
+    pub fn offline_cluster(&self) -> Option<String> {
+        match &self.global.cluster {
+            Some(c) => Some(c.clone()),
+            None if self.config.cluster_names().is_empty() => None,
+            None => self.target().ok().map(|t| t.name),
+        }
+    }
+
     /// A named cluster (or the default when `None`), honouring `--url`.
     pub fn target_named(&self, cluster: Option<&str>) -> Result<ClusterTarget> {
         let env = |k: &str| std::env::var(k).ok();

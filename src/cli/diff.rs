@@ -70,12 +70,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     };
     let report = match &args.base {
         Some(rev) => {
-            let cluster = match &ctx.global.cluster {
-                Some(c) => Some(c.clone()),
-                // Without configured clusters, the whole snapshots directory.
-                None if ctx.config.cluster_names().is_empty() => None,
-                None => ctx.target().ok().map(|t| t.name),
-            };
+            let cluster = ctx.offline_cluster();
             let paths = resolve_paths(&args.paths, &dir, cluster.as_deref(), ctx, true)?;
             engine::diff_base(BaseInput {
                 rev,

@@ -2,6 +2,7 @@
 //! one place that prints errors and maps them to exit codes.
 
 mod apply;
+mod apply_git;
 mod apply_render;
 mod completions;
 mod context;
@@ -11,6 +12,7 @@ mod diff_unified;
 mod export;
 mod fmt;
 mod import;
+mod log;
 mod ls;
 #[cfg(test)]
 mod man;
@@ -21,6 +23,7 @@ mod reference;
 mod report_error;
 mod reset;
 mod schema;
+mod show;
 mod snapshot;
 mod validate;
 
@@ -119,6 +122,8 @@ pub enum Command {
     Diff(diff::Args),
     Apply(apply::Args),
     Reset(reset::Args),
+    Log(log::Args),
+    Show(show::Args),
     Validate(validate::Args),
     Fmt(fmt::Args),
     Schema(schema::Args),
@@ -144,6 +149,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Diff(a) => diff::run(a, &ctx),
         Command::Apply(a) => apply::run(a, &ctx),
         Command::Reset(a) => reset::run(a, &ctx),
+        Command::Log(a) => log::run(a, &ctx),
+        Command::Show(a) => show::run(a, &ctx),
         Command::Validate(a) => validate::run(a, &ctx),
         Command::Fmt(a) => fmt::run(a, &ctx),
         Command::Schema(a) => schema::run(a, &ctx),

@@ -47,6 +47,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         parallel: 4,
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),
+        fail_on: Vec::new(),
+        source: None,
     };
     drive(ctx, &client, &target.name, &reset_wants(&args.names), &run)
 }

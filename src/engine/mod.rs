@@ -4,6 +4,8 @@
 pub mod apply;
 pub mod diff;
 pub mod fmt;
+pub mod guard;
+pub mod history;
 pub mod import;
 pub mod interchange;
 pub mod ls;

@@ -1,35 +1,36 @@
-//! Files at a git revision, read with the `git` binary: which snapshot files a revision has
-//! under a path, and their text. Every error names the revision and the path.
+//! Files at a git revision, read with libgit2 (the `git2` crate): which snapshot files a
+//! revision has under a path, and their text. Every error names the revision and the path.
+//! `--base`, `--at`, `--changed-since`, `log` and `show` all read git through here.
 
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 
+use git2::{ObjectType, Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
+
+use crate::engine::store::LoadedFile;
 use crate::error::{Error, Result};
+use crate::model::file::{FileProblem, OffsetsFile};
 
-/// A revision resolved in one repository.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Revision {
-    /// As the user gave it (`origin/main`).
-    pub rev: String,
-    /// The commit it names.
-    pub commit: String,
-    /// The repository's top-level directory.
+/// A repository opened at the one holding a path.
+pub struct Repo {
+    git: Repository,
+    /// The repository's top-level directory (canonical).
     pub toplevel: PathBuf,
 }
 
-fn git(dir: &Path, args: &[&str]) -> std::result::Result<Vec<u8>, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Repo({})", self.toplevel.display())
     }
+}
+
+/// A revision resolved in one repository.
+#[derive(Debug)]
+pub struct Revision {
+    /// As the user gave it (`origin/main`, `HEAD~3`, `2026-11-29 02:00`).
+    pub rev: String,
+    /// The commit it names (40 hex digits).
+    pub commit: String,
+    pub repo: Repo,
 }
 
 /// The nearest existing directory at or above `path`, and what lies below it.
@@ -49,38 +50,50 @@ fn existing_base(path: &Path) -> (PathBuf, PathBuf) {
     (base, rest)
 }
 
-impl Revision {
-    /// Resolves `rev` in the repository holding `path` (which need not exist any more).
-    pub fn resolve(path: &Path, rev: &str) -> Result<Self> {
+/// Whether a repository-relative path is a snapshot file (`*.yaml`/`*.yml`, nothing hidden).
+pub fn is_snapshot_path(p: &str) -> bool {
+    let hidden = p.split('/').any(|part| part.starts_with('.'));
+    (p.ends_with(".yaml") || p.ends_with(".yml")) && !hidden
+}
+
+impl Repo {
+    /// Opens the repository holding `path` (which need not exist any more).
+    pub fn discover(path: &Path) -> Result<Repo> {
         let (dir, _) = existing_base(path);
-        let top = git(&dir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
+        let git = Repository::discover(&dir).map_err(|e| {
             Error::Other(format!(
-                "{} is not in a git repository (`--base` compares git revisions): {e}",
+                "{} is not in a git repository (kco reads revisions from git): {}",
+                path.display(),
+                e.message()
+            ))
+        })?;
+        let top = git.workdir().map(Path::to_path_buf).ok_or_else(|| {
+            Error::Other(format!(
+                "{} is in a bare git repository, which has no working tree",
                 path.display()
             ))
         })?;
-        let toplevel = PathBuf::from(String::from_utf8_lossy(&top).trim());
-        let toplevel = toplevel.canonicalize().unwrap_or(toplevel);
-        let commit = git(
-            &toplevel,
-            &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("{rev}^{{commit}}"),
-            ],
-        )
-        .map_err(|_| {
-            Error::Usage(format!(
-                "unknown git revision `{rev}` in {}",
-                toplevel.display()
-            ))
-        })?;
-        Ok(Revision {
-            rev: rev.to_string(),
-            commit: String::from_utf8_lossy(&commit).trim().to_string(),
-            toplevel,
-        })
+        let toplevel = top.canonicalize().unwrap_or(top);
+        Ok(Repo { git, toplevel })
+    }
+
+    /// The libgit2 handle, for the history walks.
+    pub fn git(&self) -> &Repository {
+        &self.git
+    }
+
+    /// The commit `rev` names (a branch, tag, commit, `HEAD~3`, ...).
+    pub fn resolve(&self, rev: &str) -> Result<Oid> {
+        self.git
+            .revparse_single(rev)
+            .and_then(|o| o.peel_to_commit())
+            .map(|c| c.id())
+            .map_err(|_| {
+                Error::Usage(format!(
+                    "unknown git revision `{rev}` in {}",
+                    self.toplevel.display()
+                ))
+            })
     }
 
     /// `path` relative to the repository's top level, `/`-separated.
@@ -105,71 +118,168 @@ impl Revision {
         Ok(parts.join("/"))
     }
 
-    /// The `*.yaml`/`*.yml` files the revision has at or under `path` (repository-relative),
-    /// sorted.
-    pub fn list(&self, path: &Path) -> Result<Vec<String>> {
-        let rel = self.repo_path(path)?;
-        let spec = if rel.is_empty() { ".".to_string() } else { rel };
-        let out = git(
-            &self.toplevel,
-            &[
-                "ls-tree",
-                "-r",
-                "-z",
-                "--name-only",
-                &self.commit,
-                "--",
-                &spec,
-            ],
-        )
-        .map_err(|e| {
-            Error::Other(format!(
-                "cannot list {spec} at revision `{}`: {e}",
-                self.rev
-            ))
-        })?;
-        let mut files: Vec<String> = out
-            .split(|b| *b == 0)
-            .filter(|s| !s.is_empty())
-            .map(|s| String::from_utf8_lossy(s).into_owned())
-            .filter(|s| {
-                let hidden = s.split('/').any(|part| part.starts_with('.'));
-                (s.ends_with(".yaml") || s.ends_with(".yml")) && !hidden
+    fn tree(&self, commit: Oid, rev: &str) -> Result<Tree<'_>> {
+        self.git
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(|e| Error::Other(format!("cannot read revision `{rev}`: {}", e.message())))
+    }
+
+    /// The snapshot files the commit has at or under `rel` (repository-relative), sorted.
+    pub fn list(&self, commit: Oid, rev: &str, rel: &str) -> Result<Vec<String>> {
+        let tree = self.tree(commit, rev)?;
+        let entry = if rel.is_empty() {
+            None
+        } else {
+            match tree.get_path(Path::new(rel)) {
+                Ok(e) => Some(e),
+                Err(_) => return Ok(Vec::new()),
+            }
+        };
+        let mut files = Vec::new();
+        let sub;
+        let walk_root = match &entry {
+            Some(e) if e.kind() == Some(ObjectType::Blob) => {
+                if is_snapshot_path(rel) {
+                    files.push(rel.to_string());
+                }
+                return Ok(files);
+            }
+            Some(e) => {
+                sub = self.git.find_tree(e.id()).map_err(|e| {
+                    Error::Other(format!(
+                        "cannot list {rel} at revision `{rev}`: {}",
+                        e.message()
+                    ))
+                })?;
+                &sub
+            }
+            None => &tree,
+        };
+        let prefix = if rel.is_empty() {
+            String::new()
+        } else {
+            format!("{rel}/")
+        };
+        walk_root
+            .walk(TreeWalkMode::PreOrder, |dir, e| {
+                if e.kind() == Some(ObjectType::Blob) {
+                    let p = format!("{prefix}{dir}{}", e.name().unwrap_or_default());
+                    if is_snapshot_path(&p) {
+                        files.push(p);
+                    }
+                }
+                TreeWalkResult::Ok
             })
-            .collect();
+            .map_err(|e| {
+                Error::Other(format!(
+                    "cannot list {rel} at revision `{rev}`: {}",
+                    e.message()
+                ))
+            })?;
         files.sort();
         Ok(files)
     }
 
+    /// The text of a repository-relative file at the commit.
+    pub fn read(&self, commit: Oid, rev: &str, repo_path: &str) -> Result<String> {
+        let tree = self.tree(commit, rev)?;
+        let cannot = |why: String| {
+            Error::Other(format!(
+                "cannot read {repo_path} at revision `{rev}`: {why}"
+            ))
+        };
+        let entry = tree
+            .get_path(Path::new(repo_path))
+            .map_err(|_| cannot("no such file at that revision".into()))?;
+        self.blob_text(entry.id(), &format!("{repo_path} at revision `{rev}`"))
+    }
+
+    /// A blob's text; `what` names it in the error.
+    pub fn blob_text(&self, id: Oid, what: &str) -> Result<String> {
+        let blob = self
+            .git
+            .find_blob(id)
+            .map_err(|e| Error::Other(format!("cannot read {what}: {}", e.message())))?;
+        String::from_utf8(blob.content().to_vec())
+            .map_err(|_| Error::Other(format!("{what} is not UTF-8 text")))
+    }
+}
+
+/// Files read at a revision (repository-relative path and file), and the problems found.
+pub type AtRevision = (Vec<(String, LoadedFile)>, Vec<FileProblem>);
+
+impl Revision {
+    /// Resolves `rev` in the repository holding `path` (which need not exist any more).
+    pub fn resolve(path: &Path, rev: &str) -> Result<Self> {
+        let repo = Repo::discover(path)?;
+        let commit = repo.resolve(rev)?;
+        Ok(Revision {
+            rev: rev.to_string(),
+            commit: commit.to_string(),
+            repo,
+        })
+    }
+
+    pub fn oid(&self) -> Oid {
+        Oid::from_str(&self.commit).expect("a resolved commit id")
+    }
+
+    /// `path` relative to the repository's top level, `/`-separated.
+    pub fn repo_path(&self, path: &Path) -> Result<String> {
+        self.repo.repo_path(path)
+    }
+
+    /// The `*.yaml`/`*.yml` files the revision has at or under `path`, sorted.
+    pub fn list(&self, path: &Path) -> Result<Vec<String>> {
+        let rel = self.repo_path(path)?;
+        self.repo.list(self.oid(), &self.rev, &rel)
+    }
+
     /// The text of a repository-relative file at the revision.
     pub fn read(&self, repo_path: &str) -> Result<String> {
-        let out = git(
-            &self.toplevel,
-            &["show", &format!("{}:{repo_path}", self.commit)],
-        )
-        .map_err(|e| {
-            Error::Other(format!(
-                "cannot read {repo_path} at revision `{}`: {e}",
-                self.rev
-            ))
-        })?;
-        String::from_utf8(out).map_err(|_| {
-            Error::Other(format!(
-                "{repo_path} at revision `{}` is not UTF-8 text",
-                self.rev
-            ))
-        })
+        self.repo.read(self.oid(), &self.rev, repo_path)
     }
 
     /// How a file at this revision is named in messages: `REV:path`.
     pub fn label(&self, repo_path: &str) -> PathBuf {
         PathBuf::from(format!("{}:{repo_path}", self.rev))
     }
-}
 
+    /// Every snapshot file the revision has under `paths`, each once, parsed and checked as
+    /// `validate` checks a file on disk; a file's `path` is its label (`REV:path`). Returns
+    /// the repository-relative paths with the files, and every problem found.
+    pub fn load(&self, paths: &[PathBuf]) -> Result<AtRevision> {
+        let mut seen = std::collections::BTreeSet::new();
+        let (mut files, mut problems) = (Vec::new(), Vec::new());
+        for p in paths {
+            for repo_path in self.list(p)? {
+                if !seen.insert(repo_path.clone()) {
+                    continue;
+                }
+                let text = self.read(&repo_path)?;
+                let label = self.label(&repo_path);
+                match OffsetsFile::parse(&label, &text) {
+                    Ok(file) => {
+                        problems.extend(file.check(&label, &text));
+                        let loaded = LoadedFile {
+                            path: label,
+                            file,
+                            text,
+                        };
+                        files.push((repo_path, loaded));
+                    }
+                    Err(e) => problems.push(e),
+                }
+            }
+        }
+        Ok((files, problems))
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn sh(dir: &Path, args: &[&str]) {
         let ok = Command::new("git")

@@ -11,6 +11,8 @@ mod fault_matrix;
 mod fmt;
 mod getting_started;
 mod global_flags;
+mod history;
+mod history_apply;
 mod interchange;
 mod interrupt;
 mod output_snapshots;

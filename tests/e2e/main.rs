@@ -6,6 +6,7 @@
 mod apply;
 mod diff;
 mod harness;
+mod history;
 mod kco_steps;
 mod snapshot;
 mod testbed;

@@ -32,7 +32,8 @@ pub use transaction::{
 };
 
 use crate::client::Connect;
-use crate::engine::{load_files, progress};
+use crate::engine::history::at::FilesSource;
+use crate::engine::{load_files, progress, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, ProblemKind};
 use crate::model::secrets;
@@ -54,10 +55,22 @@ pub fn check(
     opts: &CheckOptions,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Want>> {
-    let (files, mut problems) = load_files(paths);
+    let (files, problems) = load_files(paths);
     if !problems.is_empty() {
         return Err(Error::Files(problems));
     }
+    check_loaded(files, paths, opts, env)
+}
+
+/// Step 1 on files already loaded and checked (`apply --at` reads them from git): duplicate
+/// targets, `--as`, and the secrets of configs when creating.
+pub fn check_loaded(
+    files: Vec<LoadedFile>,
+    paths: &[PathBuf],
+    opts: &CheckOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Want>> {
+    let mut problems = Vec::new();
     if files.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(Error::Usage(format!(
@@ -187,6 +200,9 @@ pub struct ApplyReport {
 pub struct ApplyDocument<'a> {
     pub plan: &'a ApplyPlan,
     pub dry_run: bool,
+    /// `--at` / `--changed-since`: the commit the files came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<&'a FilesSource>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backup: Option<&'a BackupReport>,
     #[serde(skip_serializing_if = "Option::is_none")]

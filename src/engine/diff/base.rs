@@ -13,7 +13,7 @@ use crate::engine::revision::Revision;
 use crate::engine::risk::assess;
 use crate::engine::store::{find_files, load_files};
 use crate::error::{Error, Result};
-use crate::model::file::{FileProblem, OffsetsFile};
+use crate::model::file::OffsetsFile;
 
 /// What to compare.
 pub struct BaseInput<'a> {
@@ -35,25 +35,11 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
         .first()
         .ok_or_else(|| Error::Usage("no path to compare".into()))?;
     let revision = Revision::resolve(first, input.rev)?;
-    let mut problems: Vec<FileProblem> = Vec::new();
 
+    let (at_rev, mut problems) = revision.load(input.paths)?;
     let mut old = BaseSide::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for p in input.paths {
-        for repo_path in revision.list(p)? {
-            if !seen.insert(repo_path.clone()) {
-                continue;
-            }
-            let text = revision.read(&repo_path)?;
-            let label = revision.label(&repo_path);
-            match OffsetsFile::parse(&label, &text) {
-                Ok(f) => {
-                    problems.extend(f.check(&label, &text));
-                    old.insert(key(&f), (repo_path, f));
-                }
-                Err(e) => problems.push(e),
-            }
-        }
+    for (repo_path, f) in at_rev {
+        old.insert(key(&f.file), (repo_path, f.file));
     }
 
     let existing: Vec<PathBuf> = input.paths.iter().filter(|p| p.exists()).cloned().collect();
@@ -74,7 +60,7 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
     let keys: std::collections::BTreeSet<_> = old.keys().chain(new.keys()).cloned().collect();
     let connectors = keys
         .into_iter()
-        .map(|k| classify(&k.1, old.get(&k), new.get(&k), &revision))
+        .map(|k| classify(&k.1, old.get(&k), new.get(&k), &revision.rev))
         .collect();
     Ok(DiffReport::new(
         Mode::Base,
@@ -89,12 +75,13 @@ fn key(f: &OffsetsFile) -> (String, String) {
     (f.metadata.cluster.clone(), f.metadata.name.clone())
 }
 
-/// One connector's file at the revision (`old`) against the working tree's (`new`).
+/// One connector's file at revision `old_rev` (`old`) against a newer one (`new`: the
+/// working tree's, or a later commit's).
 pub(crate) fn classify(
     name: &str,
     old: Option<&(String, OffsetsFile)>,
     new: Option<&(String, OffsetsFile)>,
-    revision: &Revision,
+    old_rev: &str,
 ) -> ConnectorDiff {
     let meta = |s: Option<&(String, OffsetsFile)>| s.map(|(_, f)| f.metadata.clone());
     let (om, nm) = (meta(old), meta(new));
@@ -166,7 +153,7 @@ pub(crate) fn classify(
     }
     let yaml = YamlPair {
         old_label: match &old_path {
-            Some(p) => format!("{}:{p}", revision.rev),
+            Some(p) => format!("{old_rev}:{p}"),
             None => "/dev/null".into(),
         },
         old: old

@@ -15,6 +15,7 @@ use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
 use crate::model::{ConnectorType, Fields, OffsetEntry};
 
 pub use super::risk::{Risk, RiskCode};
+pub(crate) use base::classify;
 pub use base::{diff_base, BaseInput, BaseSide};
 pub use live::{diff_live, diff_live_reporting, LiveInput};
 

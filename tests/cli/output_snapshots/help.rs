@@ -16,6 +16,8 @@ fn every_subcommand_help() {
     snap!("help_diff", env.kco(&["diff", "--help"]));
     snap!("help_apply", env.kco(&["apply", "--help"]));
     snap!("help_reset", env.kco(&["reset", "--help"]));
+    snap!("help_log", env.kco(&["log", "--help"]));
+    snap!("help_show", env.kco(&["show", "--help"]));
     snap!("help_validate", env.kco(&["validate", "--help"]));
     snap!("help_fmt", env.kco(&["fmt", "--help"]));
     snap!("help_schema", env.kco(&["schema", "--help"]));

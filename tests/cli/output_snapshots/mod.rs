@@ -14,6 +14,7 @@ mod diff;
 mod diff_base;
 mod errors;
 mod help;
+mod history;
 mod json;
 mod ls;
 mod offline;

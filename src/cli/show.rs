@@ -1,0 +1,114 @@
+//! `kco show`: one connector's offsets as its file holds them, now or at a point in history.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::apply_git::commit_words;
+use super::diff_render::partition_name;
+use super::log::scope_dir;
+use super::output::Style;
+use super::{Context, OutputFormat};
+use crate::engine::history::at::{show, CommitRef};
+use crate::engine::risk::show as compact;
+use crate::engine::store;
+use crate::error::{Error, Result, EXIT_OK};
+use crate::model::{ConnectorState, ConnectorType, OffsetEntry};
+
+/// Show a connector's offsets from its snapshot file, now or at a git revision or time
+#[derive(Debug, clap::Args)]
+#[command(
+    after_long_help = "Reads the file only (no cluster). With --at, from git: a revision \
+(HEAD~3, a tag, a branch, a commit) or a time (\"2026-11-29 02:00\", UTC unless a zone is given: \
+the last commit at or before it on the current branch).\n\n\
+Examples:\n  kco show orders-sink\n  kco show orders-sink --at \"2026-11-29 02:00\"\n  kco show orders-sink --at v1.4 --output json"
+)]
+pub struct Args {
+    /// The connector
+    pub name: String,
+    /// A git revision or time [default: the working tree]
+    #[arg(long, value_name = "REV|TIME")]
+    pub at: Option<String>,
+    /// Snapshots directory [default: from kco.yaml, else snapshots/]
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// What `show` prints, as `--output json` has it.
+#[derive(Debug, Serialize)]
+struct Shown {
+    name: String,
+    cluster: String,
+    #[serde(rename = "type")]
+    connector_type: ConnectorType,
+    class: Option<String>,
+    state: Option<ConnectorState>,
+    captured_at: Option<String>,
+    file: String,
+    /// `--at` as given, and the commit it names.
+    at: Option<String>,
+    commit: Option<CommitRef>,
+    offsets: Vec<OffsetEntry>,
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let (scope, cluster) = scope_dir(&args.dir, ctx);
+    let Some(cluster) = cluster else {
+        return Err(Error::Usage(format!(
+            "no cluster to find `{}`'s file in: pass --cluster (or set defaultCluster in kco.yaml)",
+            args.name
+        )));
+    };
+    let dir = scope.parent().map(PathBuf::from).unwrap_or_default();
+    let path = store::file_path(&dir, &cluster, &args.name);
+    let found = show(&path, &scope, &args.name, args.at.as_deref())?;
+    let m = found.file.metadata;
+    let (at, commit) = found.at.map_or((None, None), |(a, c)| (Some(a), Some(c)));
+    let doc = Shown {
+        name: m.name,
+        cluster: m.cluster,
+        connector_type: m.connector_type,
+        class: m.connector_class,
+        state: m.state,
+        captured_at: m.captured_at,
+        file: ctx
+            .display_path(std::path::Path::new(&found.path))
+            .into_owned(),
+        at,
+        commit,
+        offsets: found.file.offsets,
+    };
+    let p = &ctx.printer;
+    if matches!(p.format, OutputFormat::Json | OutputFormat::Yaml) {
+        p.structured(&doc);
+        return Ok(EXIT_OK);
+    }
+    let mut out = format!(
+        "{} ({}, cluster {})  {}\n",
+        p.paint(Style::Bold, &doc.name),
+        doc.connector_type,
+        doc.cluster,
+        doc.file
+    );
+    if let (Some(a), Some(c)) = (&doc.at, &doc.commit) {
+        out.push_str(&format!("at `{a}`: commit {}\n", commit_words(c)));
+    }
+    let state = doc
+        .state
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| "-".into());
+    let captured = doc.captured_at.as_deref().unwrap_or("-");
+    out.push_str(&format!("state {state}, captured {captured}\n"));
+    let rows: Vec<(String, String)> = doc
+        .offsets
+        .iter()
+        .map(|e| (partition_name(&e.partition), compact(&e.offset)))
+        .collect();
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(9);
+    out.push_str(&format!("{:w$}  OFFSET\n", "PARTITION"));
+    for (part, off) in rows {
+        out.push_str(&format!("{part:w$}  {off}\n"));
+    }
+    p.out(&out);
+    Ok(EXIT_OK)
+}

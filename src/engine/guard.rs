@@ -1,0 +1,70 @@
+//! `apply --fail-on`: the risks of an apply plan, as `diff --base` labels a change to a file
+//! (risk.rs), so that a plan that would rewind, skip ahead or drop partitions is refused
+//! before anything is sent.
+
+use serde::Serialize;
+
+use crate::compare::PartitionKind;
+use crate::engine::apply::{Action, ApplyPlan};
+use crate::engine::risk::{assess, Risk, RiskCode};
+use crate::model::Fields;
+
+/// A risk that refuses the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailOn {
+    /// An offset moves backwards (REPROCESSING).
+    Reprocessing,
+    /// An offset moves forwards (DATA LOSS).
+    DataLoss,
+    /// A partition's offset is removed (`--prune`: OFFSET RESET, RESTART FROM DEFAULT).
+    Reset,
+}
+
+impl FailOn {
+    fn covers(self, code: RiskCode) -> bool {
+        matches!(
+            (self, code),
+            (FailOn::Reprocessing, RiskCode::Reprocessing)
+                | (FailOn::DataLoss, RiskCode::DataLoss)
+                | (
+                    FailOn::Reset,
+                    RiskCode::OffsetReset | RiskCode::SourceRestart
+                )
+        )
+    }
+}
+
+/// One partition whose change a `--fail-on` forbids.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Refusal {
+    pub connector: String,
+    pub partition: Fields,
+    pub risk: Risk,
+}
+
+/// Every partition of the plan whose change one of `fail_on` forbids: live offset (before)
+/// against the file's (after), as `diff --base` assesses a revision against the working tree.
+pub fn refusals(plan: &ApplyPlan, fail_on: &[FailOn]) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    for c in &plan.connectors {
+        let (Action::Patch { .. }, Some(kind)) = (&c.action, c.connector_type) else {
+            continue;
+        };
+        for d in &c.partitions {
+            let wanted = match d.kind {
+                PartitionKind::OnlyActual if !plan.prune => continue,
+                _ => d.wanted.as_ref(),
+            };
+            let risk = assess(kind, d.actual.as_ref(), wanted, d.movement.as_ref());
+            if let Some(risk) = risk.filter(|r| fail_on.iter().any(|f| f.covers(r.code))) {
+                out.push(Refusal {
+                    connector: c.name.clone(),
+                    partition: d.partition.clone(),
+                    risk,
+                });
+            }
+        }
+    }
+    out
+}

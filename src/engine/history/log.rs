@@ -1,0 +1,345 @@
+//! `kco log` as data: for each connector, the commits of the current branch that changed its
+//! file (newest first), each compared with the commit before by the diff engine (direction and
+//! distance per partition), labelled REWIND or SKIP; and with `stalled`, which connectors did
+//! not move forward over the last N commits that changed snapshot files.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::rc::Rc;
+
+use git2::{Commit, Oid};
+use serde::Serialize;
+
+use super::walk::{walk, Change, Next};
+use super::when::{rfc3339, short_id};
+use crate::compare::Direction;
+use crate::engine::diff::{classify, PartitionKind, PartitionReport, Sides, Status};
+use crate::engine::revision::Repo;
+use crate::engine::Selector;
+use crate::error::{Error, Result};
+use crate::model::file::OffsetsFile;
+use crate::model::ConnectorType;
+
+/// What to show.
+pub struct LogInput<'a> {
+    /// The directory whose files are followed (a cluster's, or the whole snapshots directory).
+    pub scope: &'a Path,
+    /// Connector names or globs; none: every connector.
+    pub patterns: &'a [String],
+    /// Only commits at or after this time (seconds since the epoch).
+    pub since: Option<i64>,
+    /// Only commits at or before this time.
+    pub until: Option<i64>,
+    /// At most this many commits per connector.
+    pub max_count: Option<usize>,
+    /// Flag connectors that did not move forward over this many commits.
+    pub stalled: Option<usize>,
+}
+
+/// The whole log, as `--output json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogReport {
+    /// The directory followed, relative to the repository.
+    pub scope: String,
+    /// The commit the history starts from (`HEAD`).
+    pub head: String,
+    /// `--stalled N`, when given.
+    pub stalled_over: Option<usize>,
+    pub connectors: Vec<ConnectorLog>,
+}
+
+/// One connector's history.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectorLog {
+    pub name: String,
+    pub cluster: String,
+    #[serde(rename = "type")]
+    pub connector_type: ConnectorType,
+    /// Its file in the newest commit that has it.
+    pub file: String,
+    /// With `--stalled`: whether it did not move forward over the last N commits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalled: Option<bool>,
+    /// Newest first.
+    pub commits: Vec<LogEntry>,
+}
+
+/// One commit that changed a connector's file, against the commit before it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    pub commit: String,
+    /// Author date, RFC 3339 UTC.
+    pub date: String,
+    pub author: String,
+    /// The first line of the commit message.
+    pub summary: String,
+    /// `changed`, `added`, `removed`, `unchanged` (only metadata changed), `type_changed`,
+    /// `class_changed`: as `diff --base` says it of the commit against its parent.
+    pub status: Status,
+    pub file: Option<String>,
+    pub notes: Vec<String>,
+    pub partitions: Vec<LogPartition>,
+}
+
+/// A partition the commit changed.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogPartition {
+    #[serde(flatten)]
+    pub change: PartitionReport,
+    /// `rewind` (moved backwards), `skip` (removed), or `null`.
+    pub label: Option<LogLabel>,
+}
+
+/// What a reader of the history looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogLabel {
+    /// The position moved backwards: applying this commit re-processes records.
+    Rewind,
+    /// The partition disappeared: the connector skips to (or restarts from) its default.
+    Skip,
+}
+
+impl LogLabel {
+    pub fn word(self) -> &'static str {
+        match self {
+            LogLabel::Rewind => "REWIND",
+            LogLabel::Skip => "SKIP",
+        }
+    }
+}
+
+impl LogEntry {
+    /// Whether any partition moved forward or appeared: the connector advanced.
+    pub fn advanced(&self) -> bool {
+        self.partitions.iter().any(|p| match &p.change.offsets {
+            Sides::Base { kind, .. } => {
+                *kind == PartitionKind::OnlyWanted || p.change.direction == Some(Direction::Forward)
+            }
+            Sides::Live { .. } => false,
+        })
+    }
+}
+
+/// A connector's name from its file's name (kco percent-encodes unsafe characters).
+pub fn name_of_path(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file
+        .strip_suffix(".yaml")
+        .or_else(|| file.strip_suffix(".yml"))
+        .unwrap_or(file);
+    percent_encoding::percent_decode_str(stem)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// Files parsed once per blob: a commit's new side is the next (older) commit's old side.
+struct Blobs<'r> {
+    repo: &'r Repo,
+    parsed: HashMap<Oid, Rc<OffsetsFile>>,
+}
+
+impl Blobs<'_> {
+    fn get(&mut self, commit: &Commit<'_>, path: &str, id: Oid) -> Result<Rc<OffsetsFile>> {
+        if let Some(f) = self.parsed.get(&id) {
+            return Ok(f.clone());
+        }
+        let label = format!("{}:{path}", short_id(&commit.id().to_string()));
+        let text = self.repo.blob_text(id, &label)?;
+        let label = Path::new(&label);
+        let file = OffsetsFile::parse(label, &text).map_err(|p| Error::Files(vec![p]))?;
+        let f = Rc::new(file);
+        self.parsed.insert(id, f.clone());
+        Ok(f)
+    }
+}
+
+type Key = (String, String);
+type Side = Option<(String, OffsetsFile)>;
+
+/// Reads the history of every selected connector under `input.scope`.
+pub fn log(input: LogInput<'_>) -> Result<LogReport> {
+    let repo = Repo::discover(input.scope)?;
+    let scope = repo.repo_path(input.scope)?;
+    let head = repo.resolve("HEAD")?;
+    let selector = Selector::new(input.patterns, None)?;
+    let keep = |p: &str| selector.matches(&name_of_path(p), None);
+    let mut blobs = Blobs {
+        repo: &repo,
+        parsed: HashMap::new(),
+    };
+    let mut logs: BTreeMap<Key, ConnectorLog> = BTreeMap::new();
+    let mut window = 0usize;
+    walk(&repo, head, None, &scope, &keep, &mut |commit, changes| {
+        let time = commit.time().seconds();
+        if input.until.is_some_and(|u| time > u) {
+            return Ok(Next::Continue);
+        }
+        if input.since.is_some_and(|s| time < s) {
+            return Ok(Next::Stop);
+        }
+        window += 1;
+        let mut sides: BTreeMap<Key, (Side, Side)> = BTreeMap::new();
+        for Change { old, new } in changes {
+            if let Some((p, id)) = old {
+                let f = blobs.get(
+                    &commit.parent(0).expect("a changed file had a parent"),
+                    &p,
+                    id,
+                )?;
+                sides.entry(key(&f)).or_default().0 = Some((p, (*f).clone()));
+            }
+            if let Some((p, id)) = new {
+                let f = blobs.get(commit, &p, id)?;
+                sides.entry(key(&f)).or_default().1 = Some((p, (*f).clone()));
+            }
+        }
+        for (k, (old, new)) in sides {
+            if !selector.matches(&k.1, None) {
+                continue;
+            }
+            let entry = entry(commit, &k.1, old.as_ref(), new.as_ref());
+            let log = logs.entry(k.clone()).or_insert_with(|| ConnectorLog {
+                name: k.1.clone(),
+                cluster: k.0.clone(),
+                connector_type: new
+                    .as_ref()
+                    .or(old.as_ref())
+                    .expect("a side")
+                    .1
+                    .metadata
+                    .connector_type,
+                file: entry.file.clone().unwrap_or_default(),
+                stalled: None,
+                commits: Vec::new(),
+            });
+            if input.max_count.is_none_or(|m| log.commits.len() < m) {
+                log.commits.push(entry);
+            }
+        }
+        Ok(match input.stalled {
+            Some(n) if window >= n => Next::Stop,
+            _ => Next::Continue,
+        })
+    })?;
+    if let Some(n) = input.stalled {
+        flag_stalled(
+            &repo,
+            head,
+            &scope,
+            &selector,
+            &mut blobs,
+            &mut logs,
+            window >= n,
+        )?;
+    }
+    for name in selector.exact_names() {
+        if !logs.keys().any(|k| k.1 == name) {
+            return Err(Error::Usage(format!(
+                "no commit changed a file of connector `{name}` under {}",
+                if scope.is_empty() {
+                    "the repository"
+                } else {
+                    &scope
+                }
+            )));
+        }
+    }
+    Ok(LogReport {
+        scope,
+        head: head.to_string(),
+        stalled_over: input.stalled,
+        connectors: logs.into_values().collect(),
+    })
+}
+
+fn key(f: &OffsetsFile) -> Key {
+    (f.metadata.cluster.clone(), f.metadata.name.clone())
+}
+
+fn entry(
+    commit: &Commit<'_>,
+    name: &str,
+    old: Option<&(String, OffsetsFile)>,
+    new: Option<&(String, OffsetsFile)>,
+) -> LogEntry {
+    let parent = commit
+        .parent_id(0)
+        .map(|p| short_id(&p.to_string()).to_string())
+        .unwrap_or_default();
+    let diff = classify(name, old, new, &parent);
+    let partitions = diff
+        .partitions
+        .into_iter()
+        .map(|mut p| {
+            p.risk = None;
+            let label = match &p.offsets {
+                // A file added or removed changes nothing on the cluster.
+                _ if old.is_none() || new.is_none() => None,
+                Sides::Base {
+                    kind: PartitionKind::OnlyActual,
+                    ..
+                } => Some(LogLabel::Skip),
+                _ if p.direction == Some(Direction::Backward) => Some(LogLabel::Rewind),
+                _ => None,
+            };
+            LogPartition { change: p, label }
+        })
+        .collect();
+    let author = commit.author();
+    LogEntry {
+        commit: commit.id().to_string(),
+        date: rfc3339(author.when().seconds()),
+        author: String::from_utf8_lossy(author.name_bytes()).into_owned(),
+        summary: String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned(),
+        status: diff.status,
+        file: diff.file,
+        notes: diff.notes,
+        partitions,
+    }
+}
+
+/// Marks each connector present at `head` stalled when the window was full and none of its
+/// commits in it moved a partition forward (a connector added in the window is not stalled).
+fn flag_stalled(
+    repo: &Repo,
+    head: Oid,
+    scope: &str,
+    selector: &Selector,
+    blobs: &mut Blobs<'_>,
+    logs: &mut BTreeMap<Key, ConnectorLog>,
+    full: bool,
+) -> Result<()> {
+    let commit = repo
+        .git()
+        .find_commit(head)
+        .map_err(|e| Error::Other(format!("cannot read HEAD: {}", e.message())))?;
+    let tree = commit
+        .tree()
+        .map_err(|e| Error::Other(format!("cannot read HEAD: {}", e.message())))?;
+    for path in repo.list(head, "HEAD", scope)? {
+        if !selector.matches(&name_of_path(&path), None) {
+            continue;
+        }
+        let id = tree
+            .get_path(Path::new(&path))
+            .map(|e| e.id())
+            .map_err(|e| Error::Other(format!("cannot read {path} at HEAD: {}", e.message())))?;
+        let f = blobs.get(&commit, &path, id)?;
+        let k = key(&f);
+        if !selector.matches(&k.1, None) {
+            continue;
+        }
+        let log = logs.entry(k.clone()).or_insert_with(|| ConnectorLog {
+            name: k.1.clone(),
+            cluster: k.0.clone(),
+            connector_type: f.metadata.connector_type,
+            file: path.clone(),
+            stalled: None,
+            commits: Vec::new(),
+        });
+        let added = log.commits.iter().any(|e| e.status == Status::Added);
+        log.stalled = Some(full && !added && !log.commits.iter().any(LogEntry::advanced));
+    }
+    Ok(())
+}

@@ -1,0 +1,352 @@
+//! `kco log`, `kco show --at` and `kco apply --at / --changed-since / --fail-on` on a git
+//! history generated here (fixed dates, so commit ids are stable), against the fake Connect.
+
+use std::path::Path;
+use std::process::Command;
+
+use kco::model::ConnectorType::{Sink, Source};
+use serde_json::{json, Value};
+
+use crate::diff_base::snapshot_text;
+
+pub fn git_at(dir: &Path, date: &str, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .args([
+            "-c",
+            "user.name=Night Job",
+            "-c",
+            "user.email=n@example.com",
+        ])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+pub fn orders(parts: &[(i64, i64)]) -> Value {
+    Value::Array(
+        parts
+            .iter()
+            .map(|(p, o)| json!({"partition":{"kafka_topic":"orders","kafka_partition":p},"offset":{"kafka_offset":o}}))
+            .collect(),
+    )
+}
+
+pub fn billing(pos: i64) -> Value {
+    json!([{"partition":{"filename":"/data/b.txt"},"offset":{"position":pos}}])
+}
+
+/// A scratch repository with its files under `snapshots/a/`.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        git_at(
+            dir.path(),
+            "2026-11-01T00:00:00Z",
+            &["init", "-q", "-b", "main"],
+        );
+        Repo { dir }
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn write(&self, rel: &str, name: &str, kind: kco::model::ConnectorType, offsets: Value) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, snapshot_text(name, kind, offsets)).unwrap();
+    }
+    pub fn commit(&self, date: &str, msg: &str) -> String {
+        git_at(self.path(), date, &["add", "-A"]);
+        git_at(self.path(), date, &["commit", "-q", "-m", msg]);
+        git_at(self.path(), date, &["rev-parse", "HEAD"])
+    }
+    pub fn git(&self, date: &str, args: &[&str]) -> String {
+        git_at(self.path(), date, args)
+    }
+}
+
+/// Five nightly-like commits on `main`, then a merge:
+/// 1 (11-27): orders {0:100, 1:50}, billing 10, legacy;
+/// 2 (11-28): orders {0:200, 1:80}; billing untouched;
+/// 3 (11-29): orders rewound {0:120} (REWIND 80, partition 1 gone: SKIP), newbie added;
+/// 4 (11-30): billing moved to `snapshots/a/old/billing.yaml` at 30, legacy removed;
+/// merge of branch `fix` (12-01): orders {0:300}.
+pub fn history() -> (Repo, Vec<String>) {
+    let r = Repo::new();
+    let mut c = Vec::new();
+    r.write(
+        "snapshots/a/orders.yaml",
+        "orders",
+        Sink,
+        orders(&[(0, 100), (1, 50)]),
+    );
+    r.write("snapshots/a/billing.yaml", "billing", Source, billing(10));
+    r.write("snapshots/a/legacy.yaml", "legacy", Sink, orders(&[(0, 7)]));
+    c.push(r.commit("2026-11-27T02:00:00Z", "nightly 1"));
+    r.write(
+        "snapshots/a/orders.yaml",
+        "orders",
+        Sink,
+        orders(&[(0, 200), (1, 80)]),
+    );
+    c.push(r.commit("2026-11-28T02:00:00Z", "nightly 2"));
+    r.write(
+        "snapshots/a/orders.yaml",
+        "orders",
+        Sink,
+        orders(&[(0, 120)]),
+    );
+    r.write("snapshots/a/newbie.yaml", "newbie", Sink, orders(&[(2, 5)]));
+    c.push(r.commit("2026-11-29T02:00:00Z", "bad rewind"));
+    std::fs::remove_file(r.path().join("snapshots/a/billing.yaml")).unwrap();
+    std::fs::remove_file(r.path().join("snapshots/a/legacy.yaml")).unwrap();
+    r.write(
+        "snapshots/a/old/billing.yaml",
+        "billing",
+        Source,
+        billing(30),
+    );
+    c.push(r.commit("2026-11-30T02:00:00Z", "move billing"));
+    r.git("2026-12-01T01:00:00Z", &["checkout", "-q", "-b", "fix"]);
+    r.write(
+        "snapshots/a/orders.yaml",
+        "orders",
+        Sink,
+        orders(&[(0, 300)]),
+    );
+    r.commit("2026-12-01T01:00:00Z", "fix orders");
+    r.git("2026-12-01T01:30:00Z", &["checkout", "-q", "main"]);
+    r.git(
+        "2026-12-01T02:00:00Z",
+        &["merge", "-q", "--no-ff", "-m", "merge fix", "fix"],
+    );
+    c.push(r.git("2026-12-01T02:00:00Z", &["rev-parse", "HEAD"]));
+    (r, c)
+}
+
+/// kco in `dir`, offline, cluster `a`.
+pub fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["--cluster", "a"];
+    all.extend_from_slice(args);
+    crate::diff_base::kco(dir, &all)
+}
+
+fn json_of(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[test]
+fn log_follows_a_connector_through_rewinds_skips_and_merges() {
+    let (r, c) = history();
+    let (code, out, err) = kco(r.path(), &["log", "orders", "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v = json_of(&out);
+    let o = &v["connectors"][0];
+    assert_eq!(v["connectors"].as_array().unwrap().len(), 1);
+    assert_eq!(o["name"], "orders");
+    let commits: Vec<&str> = o["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        commits,
+        vec![c[4].as_str(), c[2].as_str(), c[1].as_str(), c[0].as_str()]
+    );
+    let merge = &o["commits"][0];
+    assert_eq!(merge["summary"], "merge fix");
+    assert_eq!(merge["partitions"][0]["direction"], "forward");
+    assert_eq!(merge["partitions"][0]["distance"], 180);
+    assert_eq!(merge["partitions"][0]["label"], Value::Null);
+    let rewind = &o["commits"][1];
+    assert_eq!(rewind["date"], "2026-11-29T02:00:00Z");
+    assert_eq!(rewind["partitions"][0]["direction"], "backward");
+    assert_eq!(rewind["partitions"][0]["distance"], 80);
+    assert_eq!(rewind["partitions"][0]["unit"], "records");
+    assert_eq!(rewind["partitions"][0]["label"], "rewind");
+    assert_eq!(rewind["partitions"][1]["kind"], "removed");
+    assert_eq!(rewind["partitions"][1]["label"], "skip");
+    assert_eq!(o["commits"][3]["status"], "added");
+
+    let (code, text, _) = kco(
+        r.path(),
+        &[
+            "log",
+            "orders",
+            "--since",
+            "2026-11-28",
+            "--until",
+            "2026-11-29 12:00",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("bad rewind") && text.contains("nightly 2"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("nightly 1") && !text.contains("merge fix"),
+        "{text}"
+    );
+    assert!(text.contains("orders/0: moved backward by 80 records: {\"kafka_offset\":200} -> {\"kafka_offset\":120}  [REWIND]"), "{text}");
+    assert!(
+        text.contains("orders/1: removed (was {\"kafka_offset\":80})  [SKIP]"),
+        "{text}"
+    );
+
+    let (_, out, _) = kco(r.path(), &["log", "orders", "-n", "1", "-o", "json"]);
+    assert_eq!(
+        json_of(&out)["connectors"][0]["commits"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn log_pairs_moved_files_and_shows_connectors_that_came_and_went() {
+    let (r, c) = history();
+    let (code, out, err) = kco(r.path(), &["log", "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v = json_of(&out);
+    let by = |n: &str| {
+        v["connectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    let b = by("billing");
+    assert_eq!(b["file"], "snapshots/a/old/billing.yaml");
+    assert_eq!(b["commits"][0]["commit"], c[3].as_str());
+    assert_eq!(b["commits"][0]["status"], "changed");
+    assert_eq!(
+        b["commits"][0]["notes"][0],
+        "file moved from snapshots/a/billing.yaml to snapshots/a/old/billing.yaml"
+    );
+    assert_eq!(b["commits"][0]["partitions"][0]["distance"], 20);
+    assert_eq!(b["commits"][0]["partitions"][0]["unit"], "bytes");
+    let legacy = by("legacy");
+    assert_eq!(legacy["commits"][0]["status"], "removed");
+    assert_eq!(legacy["commits"][1]["status"], "added");
+    assert_eq!(by("newbie")["commits"].as_array().unwrap().len(), 1);
+
+    let (code, _, err) = kco(r.path(), &["log", "nosuch"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no commit changed a file of connector `nosuch` under snapshots/a"),
+        "{err}"
+    );
+}
+
+#[test]
+fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
+    let (r, _) = history();
+    // The last 2 commits that changed files: the merge (orders forward) and the move
+    // (billing forward, legacy gone); newbie, added 3 commits back, never moved since.
+    let (code, out, err) = kco(r.path(), &["log", "--stalled", "2", "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v = json_of(&out);
+    let stalled: Vec<(&str, bool)> = v["connectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["stalled"].is_null())
+        .map(|c| (c["name"].as_str().unwrap(), c["stalled"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        stalled,
+        vec![("billing", false), ("newbie", true), ("orders", false)]
+    );
+    let (_, text, _) = kco(r.path(), &["log", "--stalled", "2"]);
+    assert!(text.starts_with("1 of 3 connector(s) did not move forward over the last 2 commit(s):\n  newbie  snapshots/a/newbie.yaml  file unchanged in the last 2 commit(s)  [STALLED]"), "{text}");
+    // Over 3 commits orders rewound in one and moved forward in another: not stalled.
+    let (_, out, _) = kco(r.path(), &["log", "orders", "--stalled", "3", "-o", "json"]);
+    assert_eq!(json_of(&out)["connectors"][0]["stalled"], false);
+}
+
+#[test]
+fn show_at_a_revision_and_a_time() {
+    let (r, c) = history();
+    let (code, out, err) = kco(
+        r.path(),
+        &["show", "orders", "--at", "HEAD~2", "-o", "json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v = json_of(&out);
+    assert_eq!(v["commit"]["commit"], c[2].as_str());
+    assert_eq!(v["offsets"], orders(&[(0, 120)]));
+    assert_eq!(v["file"], "snapshots/a/orders.yaml");
+    // 2026-11-28 03:00 UTC is after nightly 2, before the rewind.
+    let (code, text, _) = kco(r.path(), &["show", "orders", "--at", "2026-11-28 03:00"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains(&format!(
+            "at `2026-11-28 03:00`: commit {} 2026-11-28 02:00 \"nightly 2\"",
+            &c[1][..12]
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("orders/0   {\"kafka_offset\":200}\norders/1   {\"kafka_offset\":80}\n"),
+        "{text}"
+    );
+    // A moved file is found by its connector name.
+    let (_, out, _) = kco(r.path(), &["show", "billing", "--at", "HEAD", "-o", "yaml"]);
+    assert!(
+        out.contains("file: snapshots/a/old/billing.yaml") && out.contains("position: 30"),
+        "{out}"
+    );
+    // Bad input.
+    let (code, _, err) = kco(r.path(), &["show", "orders", "--at", "2026-01-01"]);
+    assert_eq!(code, 1);
+    assert!(err.contains(&format!("no commit at or before 2026-01-01 (2026-01-01 00:00 UTC) on the current branch: its first commit, {}, is of 2026-11-27 02:00 UTC", &c[0][..12])), "{err}");
+    let (code, _, err) = kco(r.path(), &["show", "orders", "--at", "nope~1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown git revision `nope~1`"), "{err}");
+    let (code, _, err) = kco(r.path(), &["show", "newbie", "--at", "HEAD~3"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("connector `newbie` has no snapshot file at `HEAD~3`"),
+        "{err}"
+    );
+    let outside = tempfile::tempdir().unwrap();
+    let (code, _, err) = kco(outside.path(), &["show", "orders", "--at", "HEAD"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not in a git repository"), "{err}");
+}
+
+#[test]
+fn a_file_invalid_at_a_revision_is_named_with_its_line() {
+    let (r, _) = history();
+    let p = r.path().join("snapshots/a/orders.yaml");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("kafka_offset: 300", "kafka_offset: [300");
+    std::fs::write(&p, text).unwrap();
+    let head = r.commit("2026-12-02T02:00:00Z", "broken");
+    let (code, _, err) = kco(r.path(), &["show", "orders", "--at", "HEAD"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("HEAD:snapshots/a/orders.yaml:"), "{err}");
+    let (code, _, err) = kco(r.path(), &["log", "orders"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("{}:snapshots/a/orders.yaml:", &head[..12])),
+        "{err}"
+    );
+}

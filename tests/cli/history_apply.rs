@@ -1,0 +1,203 @@
+//! `kco apply --at`, `--changed-since` and `--fail-on` on the generated history of
+//! `history.rs`, against the fake Connect.
+
+use std::path::Path;
+
+use kco::model::ConnectorType::Sink;
+use serde_json::Value;
+
+use crate::fake_connect::{FakeConnect, State};
+use crate::history::{billing, git_at, history, kco, orders};
+
+const SINK: &str = "FileStreamSink";
+const SOURCE: &str = "FileStreamSource";
+
+fn json_of(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn fake_at_head() -> FakeConnect {
+    FakeConnect::builder()
+        .sink("orders", SINK, State::Running, orders(&[(0, 900)]))
+        .sink("newbie", SINK, State::Running, orders(&[(2, 5)]))
+        .source("billing", SOURCE, State::Running, billing(30))
+        .sink("legacy", SINK, State::Stopped, orders(&[(0, 7)]))
+        .start()
+}
+
+fn on(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
+    let url = fake.url();
+    let mut all = vec!["--url", url.as_str()];
+    all.extend_from_slice(args);
+    kco(dir, &all)
+}
+
+#[test]
+fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
+    let (r, c) = history();
+    let fake = fake_at_head();
+    let before = std::fs::read_to_string(r.path().join("snapshots/a/orders.yaml")).unwrap();
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &["apply", "snapshots/a", "--at", "2026-11-29 12:00", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let short = &c[2][..12];
+    assert!(
+        out.starts_with(&format!(
+            "Files as of `2026-11-29 12:00`: commit {short} 2026-11-29 02:00 \"bad rewind\"\n"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "  snapshots/a/orders.yaml   last changed by {short} 2026-11-29 02:00 \"bad rewind\""
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "  snapshots/a/billing.yaml  last changed by {} 2026-11-27 02:00 \"nightly 1\"",
+            &c[0][..12]
+        )),
+        "{out}"
+    );
+    assert_eq!(fake.offsets("orders")[0]["offset"]["kafka_offset"], 120);
+    assert_eq!(fake.offsets("billing")[0]["offset"]["position"], 10);
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("snapshots/a/orders.yaml")).unwrap(),
+        before
+    );
+
+    fake.remove_connector("legacy");
+    let (code, out, _) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--at",
+            "HEAD~3",
+            "--dry-run",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(code, 1, "legacy is no longer on the cluster: {out}");
+    let v = json_of(&out);
+    assert_eq!(v["source"]["mode"], "at");
+    assert_eq!(v["source"]["revision"]["commit"], c[1].as_str());
+    let files: Vec<&str> = v["source"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            "snapshots/a/billing.yaml",
+            "snapshots/a/legacy.yaml",
+            "snapshots/a/orders.yaml"
+        ]
+    );
+}
+
+#[test]
+fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change() {
+    let (r, c) = history();
+    let fake = fake_at_head();
+    // Since nightly 2: orders (rewound, then fixed), billing (moved, 30), newbie (added);
+    // legacy was removed: not applied.
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--changed-since",
+            "HEAD~1",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(&format!("Files changed since `HEAD~1` (commit {} 2026-11-30 02:00 \"move billing\"): 1 of 3 connector(s); the others are left alone\n  snapshots/a/orders.yaml  changed by {} 2026-12-01 02:00 \"merge fix\"\n  left alone (unchanged): billing, newbie\n", &c[3][..12], &c[4][..12])), "{out}");
+    fake.clear_requests();
+    // orders' live 900 > file 300: applying rewinds it.
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--changed-since",
+            "HEAD~1",
+            "--fail-on",
+            "reprocessing",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(err.contains("refused by --fail-on: 1 partition(s) at risk; nothing was changed:\n  orders orders/0: 600 records will be reprocessed (duplicates downstream) [REPROCESSING]"), "{err}");
+    fake.assert_no_mutations();
+    let (code, _, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--changed-since",
+            "HEAD~1",
+            "--fail-on",
+            "data-loss,reset",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fake.offsets("orders")[0]["offset"]["kafka_offset"], 300);
+    assert_eq!(fake.offsets("billing")[0]["offset"]["position"], 30);
+    // Uncommitted edits count, and name no commit.
+    r.write("snapshots/a/newbie.yaml", "newbie", Sink, orders(&[(2, 9)]));
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--changed-since",
+            "HEAD",
+            "--fail-on",
+            "data-loss",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("snapshots/a/newbie.yaml  changed in the working tree (not committed)"),
+        "{out}"
+    );
+    assert!(
+        err.contains("newbie orders/2: 4 records will be skipped (data loss) [DATA LOSS]"),
+        "{err}"
+    );
+    // Since HEAD with nothing changed: nothing to do, no cluster needed.
+    git_at(
+        r.path(),
+        "2026-12-03T00:00:00Z",
+        &["checkout", "-q", "--", "."],
+    );
+    let (code, out, _) = kco(
+        r.path(),
+        &[
+            "--url",
+            "http://127.0.0.1:9",
+            "apply",
+            "snapshots/a",
+            "--changed-since",
+            "HEAD",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.ends_with("No changes.\n"), "{out}");
+}
