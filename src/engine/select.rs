@@ -50,6 +50,11 @@ impl Selector {
         name_ok && kind_ok
     }
 
+    /// Every pattern is a plain name (and there is at least one).
+    pub fn only_names(&self) -> bool {
+        !self.patterns.is_empty() && self.exact_names().len() == self.patterns.len()
+    }
+
     /// Patterns that are plain names (no glob characters): these must exist.
     pub fn exact_names(&self) -> Vec<&str> {
         self.patterns

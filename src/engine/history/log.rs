@@ -170,7 +170,19 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
     };
     let mut logs: BTreeMap<Key, ConnectorLog> = BTreeMap::new();
     let mut window = 0usize;
-    walk(&repo, head, None, &scope, &keep, &mut |commit, changes| {
+    // Plain names: only their files (`<name>.yaml` in any cluster directory) are compared.
+    let plain = |n: &&str| n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    let names = selector.exact_names();
+    let pathspec: Vec<String> = if selector.only_names() && names.iter().all(plain) {
+        names
+            .iter()
+            .flat_map(|n| [format!("{n}.yaml"), format!("*/{n}.yaml")])
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let files = (pathspec.as_slice(), &keep as &dyn Fn(&str) -> bool);
+    walk(&repo, head, None, &scope, files, &mut |commit, changes| {
         let time = commit.time().seconds();
         if input.until.is_some_and(|u| time > u) {
             return Ok(Next::Continue);

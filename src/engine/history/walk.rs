@@ -45,15 +45,21 @@ fn scope_tree<'r>(repo: &'r Repo, commit: &Commit<'r>, scope: &str) -> Result<Op
 /// Walks the first-parent history from `head`, newest first, down to the root or to `stop`
 /// (excluded). Each commit whose tree under `scope` differs from its first parent's is passed
 /// to `visit` with the snapshot files it changed there whose path `keep` accepts (possibly
-/// none); commits that did not change `scope` are not passed.
+/// none); commits that did not change `scope` are not passed. A non-empty `pathspec`
+/// (git patterns, relative to `scope`) narrows what each commit's diff looks at, so that
+/// following a few connectors does not compare every file of every commit.
 pub fn walk(
     repo: &Repo,
     head: Oid,
     stop: Option<Oid>,
     scope: &str,
-    keep: &dyn Fn(&str) -> bool,
+    (pathspec, keep): (&[String], &dyn Fn(&str) -> bool),
     visit: &mut dyn FnMut(&Commit<'_>, Vec<Change>) -> Result<Next>,
 ) -> Result<()> {
+    let mut options = git2::DiffOptions::new();
+    for spec in pathspec {
+        options.pathspec(spec);
+    }
     let git = repo.git();
     let mut commit = git
         .find_commit(head)
@@ -75,7 +81,7 @@ pub fn walk(
         };
         if tree.as_ref().map(Tree::id) != parent_tree.as_ref().map(Tree::id) {
             let diff = git
-                .diff_tree_to_tree(parent_tree.as_ref(), tree.as_ref(), None)
+                .diff_tree_to_tree(parent_tree.as_ref(), tree.as_ref(), Some(&mut options))
                 .map_err(|e| git_error(&format!("cannot compare commit {}", commit.id()), e))?;
             let side = |f: git2::DiffFile<'_>| -> Option<(String, Oid)> {
                 let p = f.path()?.to_str()?;
@@ -122,7 +128,7 @@ pub fn last_changes(
         .collect();
     let mut left = paths.len();
     let keep = |p: &str| index.contains_key(p);
-    walk(repo, head, stop, scope, &keep, &mut |c, changes| {
+    walk(repo, head, stop, scope, (&[], &keep), &mut |c, changes| {
         for ch in changes {
             for (p, _) in ch.old.iter().chain(ch.new.iter()) {
                 if let Some(&i) = index.get(p.as_str()) {
