@@ -10,7 +10,7 @@ use crate::engine::history::log::{ConnectorLog, LogEntry};
 use crate::engine::history::when::{parse_time, short_date, short_id};
 use crate::engine::history::{log, LogInput, LogReport};
 use crate::engine::store;
-use crate::error::{Error, Result, EXIT_OK};
+use crate::error::{Error, Result, EXIT_DIFFERENCES, EXIT_OK};
 
 const AFTER_HELP: &str = "\
 Follows the first-parent history of the current branch (a merge is one commit with everything
@@ -20,7 +20,11 @@ LSN). REWIND: a position moved backwards; SKIP: a partition disappeared. Times a
 zone is given (`2026-11-29 02:00`, `2026-11-29T02:00:00+01:00`).
 
 --stalled N lists the connectors (present at HEAD) that no commit among the last N that changed
-snapshot files moved forward: the connectors that are stuck.
+snapshot files moved forward: the connectors that are stuck. Then the exit code is 2 when any
+connector is stalled, so that a nightly job can alert on it.
+
+Exit codes: 0 success (--stalled: none stalled); 1 error; 2 --stalled only: a connector is
+stalled.
 
 Examples:
   kco log orders-sink
@@ -90,7 +94,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         OutputFormat::Text | OutputFormat::Markdown => p.out(&text(&report, p)),
         _ => p.structured(&report),
     }
-    Ok(EXIT_OK)
+    let stalled = report.connectors.iter().any(|c| c.stalled == Some(true));
+    Ok(if stalled { EXIT_DIFFERENCES } else { EXIT_OK })
 }
 
 fn text(r: &LogReport, p: &Printer) -> String {

@@ -260,7 +260,7 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
     // The last 2 commits that changed files: the merge (orders forward) and the move
     // (billing forward, legacy gone); newbie, added 3 commits back, never moved since.
     let (code, out, err) = kco(r.path(), &["log", "--stalled", "2", "-o", "json"]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 2, "a stalled connector is exit 2: {err}");
     let v = json_of(&out);
     let stalled: Vec<(&str, bool)> = v["connectors"]
         .as_array()
@@ -276,8 +276,9 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
     let (_, text, _) = kco(r.path(), &["log", "--stalled", "2"]);
     assert!(text.starts_with("1 of 3 connector(s) did not move forward over the last 2 commit(s):\n  newbie  snapshots/a/newbie.yaml  file unchanged in the last 2 commit(s)  [STALLED]"), "{text}");
     // Over 3 commits orders rewound in one and moved forward in another: not stalled.
-    let (_, out, _) = kco(r.path(), &["log", "orders", "--stalled", "3", "-o", "json"]);
+    let (code, out, _) = kco(r.path(), &["log", "orders", "--stalled", "3", "-o", "json"]);
     assert_eq!(json_of(&out)["connectors"][0]["stalled"], false);
+    assert_eq!(code, 0, "none stalled");
 }
 
 #[test]

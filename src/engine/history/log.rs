@@ -171,7 +171,10 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
     let mut logs: BTreeMap<Key, ConnectorLog> = BTreeMap::new();
     let mut window = 0usize;
     // Plain names: only their files (`<name>.yaml` in any cluster directory) are compared.
-    let plain = |n: &&str| n.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    let plain = |n: &&str| {
+        n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    };
     let names = selector.exact_names();
     let pathspec: Vec<String> = if selector.only_names() && names.iter().all(plain) {
         names
