@@ -10,7 +10,7 @@ use std::rc::Rc;
 use git2::{Commit, Oid};
 use serde::Serialize;
 
-use super::walk::{walk, Change, Next};
+use super::walk::{walk, Change, Files, Next};
 use super::when::{rfc3339, short_id};
 use crate::compare::Direction;
 use crate::engine::diff::{classify, PartitionKind, PartitionReport, Sides, Status};
@@ -184,7 +184,10 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
     } else {
         Vec::new()
     };
-    let files = (pathspec.as_slice(), &keep as &dyn Fn(&str) -> bool);
+    let files = Files {
+        pathspec: &pathspec,
+        keep: &keep,
+    };
     walk(&repo, head, None, &scope, files, &mut |commit, changes| {
         let time = commit.time().seconds();
         if input.until.is_some_and(|u| time > u) {

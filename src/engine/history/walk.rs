@@ -17,6 +17,13 @@ pub struct Change {
     pub new: Option<(String, Oid)>,
 }
 
+/// Which files a walk looks at: git pathspecs narrowing each commit's diff (none: all), and
+/// a filter on the repository-relative paths it then reports.
+pub struct Files<'a> {
+    pub pathspec: &'a [String],
+    pub keep: &'a dyn Fn(&str) -> bool,
+}
+
 /// What a visitor says after each commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
@@ -53,9 +60,10 @@ pub fn walk(
     head: Oid,
     stop: Option<Oid>,
     scope: &str,
-    (pathspec, keep): (&[String], &dyn Fn(&str) -> bool),
+    files: Files<'_>,
     visit: &mut dyn FnMut(&Commit<'_>, Vec<Change>) -> Result<Next>,
 ) -> Result<()> {
+    let Files { pathspec, keep } = files;
     let mut options = git2::DiffOptions::new();
     for spec in pathspec {
         options.pathspec(spec);
@@ -128,7 +136,11 @@ pub fn last_changes(
         .collect();
     let mut left = paths.len();
     let keep = |p: &str| index.contains_key(p);
-    walk(repo, head, stop, scope, (&[], &keep), &mut |c, changes| {
+    let files = Files {
+        pathspec: &[],
+        keep: &keep,
+    };
+    walk(repo, head, stop, scope, files, &mut |c, changes| {
         for ch in changes {
             for (p, _) in ch.old.iter().chain(ch.new.iter()) {
                 if let Some(&i) = index.get(p.as_str()) {
