@@ -8,4 +8,6 @@ mod diff;
 mod harness;
 mod kco_steps;
 mod snapshot;
+mod standalone;
 mod testbed;
+mod testbed_sink;
