@@ -7,6 +7,7 @@ mod apply;
 mod diff;
 mod harness;
 mod kco_steps;
+mod kinds;
 mod snapshot;
 mod standalone;
 mod testbed;
