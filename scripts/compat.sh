@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Compatibility matrix: for each Kafka release, start the test bed at that version, run
 # the e2e suite (kco's commands and the connector kinds), stop it, and write the measured
 # table to docs/compatibility.md and docs/compatibility.json (the table's source, which

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Local Kafka Connect test bed for kco, all on 127.0.0.1:
 #   broker  one Kafka broker in KRaft combined mode (9092, controller 9093)
 #   a1, a2  Connect cluster "a": two distributed workers in group kco-a (8083, 8084)
@@ -345,7 +346,7 @@ lock() {
 }
 
 usage() {
-  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
+  sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
 }
 
 LOG_OPTS=()

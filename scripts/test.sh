@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Runs every check CI runs: formatting, lints, build, unit and CLI tests, then the
 # end-to-end suite against a local Kafka Connect test bed, which it starts and stops: on
 # the default Kafka release, then again on the oldest supported one (3.6.2). The whole
