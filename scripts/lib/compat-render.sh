@@ -34,8 +34,11 @@ feature_of() {
 # Why `local-connect.sh up` failed, in one line (the jars Maven could not find, if so).
 startup_failure() {
   local log=$1 v=${2:-} missing why
-  missing=$(grep -ho 'Could not find artifact [^ ]*' "$KCO_TESTBED_DIR"/classpath/maven-"$v".log 2>/dev/null |
-    sed 's/Could not find artifact //' | sort -u | paste -sd, - | sed 's/,/, /g' || true)
+  # Maven: "The following artifacts could not be resolved: a:b:jar:v (absent), ...: Could
+  # not find artifact a:b:jar:v in <repository>"; older Maven names only the first one.
+  missing=$(sed 's/\x1b\[[0-9;]*m//g' "$KCO_TESTBED_DIR"/classpath/maven-"$v".log 2>/dev/null |
+    sed -n 's/.*could not be resolved: \(.*\): Could not find artifact.*/\1/p; s/.*Could not find artifact \([^ ]*\).*/\1/p' |
+    head -n 1 | sed 's/ (absent)//g' || true)
   if [[ -n $missing ]]; then
     echo "its jars are not in the Maven repository: $missing"
     return
