@@ -120,6 +120,9 @@ fn move_a_source_to_a_new_name_on_another_cluster() {
     let var = secrets::env_var_name(src.name(), "kco.test.password");
     assert!(std::fs::read_to_string(&snap).unwrap().contains(&var));
     assert!(!std::fs::read_to_string(&snap).unwrap().contains("pw-value"));
+    // Stopped first (tasks gone), then deleted: a DELETE returns before the task has
+    // stopped, and a task still running would read the lines appended next.
+    a.stop(src.name());
     drop(src);
     append_lines(&input, &numbered("line", 51..=100));
 
