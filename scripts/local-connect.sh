@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Local Kafka Connect test bed for kco, all on 127.0.0.1:
 #   broker  one Kafka broker in KRaft combined mode (9092, controller 9093)
 #   a1, a2  Connect cluster "a": two distributed workers in group kco-a (8083, 8084)
 #   b1      Connect cluster "b": one distributed worker in group kco-b (8085)
+#   s1      a standalone worker, source offsets in a file (8086)
+#   pg      PostgreSQL with wal_level=logical (5433), for the Debezium connector that
+#           the workers load from a plugin directory Maven fills (testbed/debezium)
 #
 # Usage: scripts/local-connect.sh <command>
 #   up                   start everything (fresh Kafka data); harmless when already up
@@ -10,7 +14,7 @@
 #   down                 stop the processes started by `up` and delete their data
 #   status               show each process, its pid and URL (exit 0 only when all run)
 #   logs [NAME] [-f]     list the log files, or print (follow) the log of NAME
-#   restart-worker NAME  stop and start one worker (a1, a2 or b1), wait until it serves
+#   restart-worker NAME  stop and start one worker (a1, a2, b1 or s1), wait until it serves
 #   stop-worker NAME     stop one worker
 #   start-worker NAME    start one stopped worker and wait until it serves
 #
@@ -18,8 +22,11 @@
 #   KAFKA_VERSION            Kafka release to run (default 4.3.1; 3.6 or newer)
 #   KCO_TESTBED_DIR          state directory (default <repo>/.testbed)
 #   KCO_TESTBED_KAFKA_PORT, KCO_TESTBED_CONTROLLER_PORT,
-#   KCO_TESTBED_A1_PORT, KCO_TESTBED_A2_PORT, KCO_TESTBED_B_PORT
-#                            ports (defaults 9092, 9093, 8083, 8084, 8085)
+#   KCO_TESTBED_A1_PORT, KCO_TESTBED_A2_PORT, KCO_TESTBED_B_PORT,
+#   KCO_TESTBED_S_PORT, KCO_TESTBED_PG_PORT
+#                            ports (defaults 9092, 9093, 8083, 8084, 8085, 8086, 5433)
+#   KCO_TESTBED_POSTGRES=0   no PostgreSQL and no Debezium plugin
+#   KCO_TESTBED_STANDALONE=0 no standalone worker
 #   KCO_TESTBED_WAIT_SECS    how long `up` waits for the workers (default 180)
 #   JAVA_HOME                Java to use (else `java` on PATH); Java 17 or newer
 #   MAVEN_OPTS               passed to Maven, e.g. -Dmaven.repo.local=/some/dir
@@ -40,11 +47,21 @@ CONTROLLER_PORT=${KCO_TESTBED_CONTROLLER_PORT:-9093}
 A1_PORT=${KCO_TESTBED_A1_PORT:-8083}
 A2_PORT=${KCO_TESTBED_A2_PORT:-8084}
 B_PORT=${KCO_TESTBED_B_PORT:-8085}
+S_PORT=${KCO_TESTBED_S_PORT:-8086}
+PG_PORT=${KCO_TESTBED_PG_PORT:-5433}
+WITH_PG=${KCO_TESTBED_POSTGRES:-1}
+WITH_STANDALONE=${KCO_TESTBED_STANDALONE:-1}
 WAIT_SECS=${KCO_TESTBED_WAIT_SECS:-180}
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
 
+# Distributed workers, then every process `up` starts (the standalone one last).
 WORKERS=(a1 a2 b1)
 PROCS=(broker a1 a2 b1)
+ALL_WORKERS=(a1 a2 b1)
+if [[ $WITH_STANDALONE == 1 ]]; then
+  PROCS+=(s1)
+  ALL_WORKERS+=(s1)
+fi
 
 # Small heaps, serial GC and C1 only: the test bed must fit on two cores.
 JVM_COMMON=(-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError
@@ -65,7 +82,8 @@ worker_port() {
     a1) echo "$A1_PORT" ;;
     a2) echo "$A2_PORT" ;;
     b1) echo "$B_PORT" ;;
-    *) die "unknown worker '$1' (expected a1, a2 or b1)" ;;
+    s1) echo "$S_PORT" ;;
+    *) die "unknown worker '$1' (expected a1, a2, b1 or s1)" ;;
   esac
 }
 
@@ -73,333 +91,31 @@ worker_cluster() {
   case $1 in
     a1 | a2) echo a ;;
     b1) echo b ;;
-    *) die "unknown worker '$1' (expected a1, a2 or b1)" ;;
+    s1) echo standalone ;;
+    *) die "unknown worker '$1' (expected a1, a2, b1 or s1)" ;;
   esac
 }
 
 worker_url() { echo "http://$HOST:$(worker_port "$1")"; }
+worker_main() {
+  if [[ $1 == s1 ]]; then
+    echo org.apache.kafka.connect.cli.ConnectStandalone
+  else
+    echo org.apache.kafka.connect.cli.ConnectDistributed
+  fi
+}
+start_worker() {
+  start_proc "$1" "$(worker_main "$1")" "${WORKER_HEAP[@]}" -- "$STATE/conf/$1.properties"
+}
 pid_file() { echo "$STATE/run/$1.pid"; }
 log_file() { echo "$STATE/logs/$1.log"; }
 
-# --- prerequisites ----------------------------------------------------------
-
-check_java() {
-  command -v "$JAVA" >/dev/null 2>&1 ||
-    die "Java not found ('$JAVA'). Install Java 17 or newer (Debian: apt-get install openjdk-17-jdk-headless) or set JAVA_HOME."
-  local spec
-  spec=$("$JAVA" -XshowSettings:properties -version 2>&1 |
-    sed -n 's/^ *java\.specification\.version = //p' | head -n 1)
-  [[ -n $spec ]] || die "cannot tell the version of '$JAVA'"
-  local major=${spec#1.}
-  major=${major%%.*}
-  ((major >= 17)) || die "Java $spec found at $(command -v "$JAVA"); Kafka $KAFKA_VERSION needs Java 17 or newer."
-}
-
-check_maven() {
-  command -v mvn >/dev/null 2>&1 ||
-    die "Maven not found. Install Maven 3.6.3 or newer (Debian: apt-get install maven); it fetches the Kafka jars."
-  local v
-  v=$(mvn -v 2>/dev/null | sed -n 's/.*Apache Maven \([0-9][0-9.]*\).*/\1/p' | head -n 1)
-  [[ -n $v ]] || die "cannot tell the version of Maven ($(command -v mvn))"
-  local major minor patch
-  IFS=. read -r major minor patch <<<"$v"
-  if ((major < 3 || (major == 3 && (minor < 6 || (minor == 6 && ${patch:-0} < 3))))); then
-    die "Maven $v found; 3.6.3 or newer is needed."
-  fi
-}
-
-check_tools() {
-  command -v curl >/dev/null 2>&1 || die "curl not found (Debian: apt-get install curl)"
-  check_java
-  [[ $KAFKA_VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "KAFKA_VERSION '$KAFKA_VERSION' is not X.Y.Z"
-  local major=${KAFKA_VERSION%%.*} minor
-  minor=${KAFKA_VERSION#*.}
-  minor=${minor%%.*}
-  if ((major < 3 || (major == 3 && minor < 6))); then
-    die "KAFKA_VERSION $KAFKA_VERSION is too old: the offsets API needs Kafka 3.6 or newer."
-  fi
-}
-
-# --- classpath ----------------------------------------------------------------
-
-# Prints the path of a file holding the runtime classpath for KAFKA_VERSION. The file is
-# cached under $STATE/classpath and rebuilt with Maven when missing, older than the pom,
-# or naming a jar that is gone.
-classpath_file() {
-  local cp="$STATE/classpath/$KAFKA_VERSION.txt"
-  if [[ -s $cp && ! $POM -nt $cp ]] && classpath_complete "$cp"; then
-    echo "$cp"
-    return
-  fi
-  check_maven
-  mkdir -p "$STATE/classpath"
-  local out="$STATE/classpath/maven-$KAFKA_VERSION.log" tmp="$cp.tmp"
-  local -a args=(-B -q -f "$POM" dependency:build-classpath
-    "-Dkafka.version=$KAFKA_VERSION" "-Dmdep.outputFile=$tmp")
-  if (($(kafka_major) < 4)); then
-    args+=(-Dkafka.log4j1)
-  fi
-  say "resolving Kafka $KAFKA_VERSION jars with Maven (first run downloads them)..."
-  # Kafka's test connectors are not published for every release: try with, then without.
-  if mvn "${args[@]}" -Dkafka.test.plugins >"$out" 2>&1; then
-    :
-  elif grep -q 'connect-test-plugins' "$out" && mvn "${args[@]}" >"$out" 2>&1; then
-    say "connect-test-plugins $KAFKA_VERSION is not published; continuing without it"
-  else
-    sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -m 1 'ERROR' >&2 || true
-    die "Maven could not resolve Kafka $KAFKA_VERSION (full output: $out)"
-  fi
-  [[ -s $tmp ]] || die "Maven wrote no classpath (see $out)"
-  mv "$tmp" "$cp"
-  echo "$cp"
-}
-
-classpath_complete() {
-  local jar
-  while IFS= read -r -d: jar || [[ -n $jar ]]; do
-    jar=${jar%$'\n'}
-    [[ -z $jar || -f $jar ]] || return 1
-  done <"$1"
-}
-
-# --- processes ----------------------------------------------------------------
-
-# The pid of NAME when it is running and really is the process this script started.
-live_pid() {
-  local f
-  f=$(pid_file "$1")
-  [[ -f $f ]] || return 1
-  local pid
-  pid=$(<"$f")
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  [[ -r /proc/$pid/cmdline ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "-Dkco.testbed.process=$1 -Dkco.testbed.dir=$STATE " ||
-    return 1
-  echo "$pid"
-}
-
-port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
-
-# start_proc NAME MAIN_CLASS HEAP_OPTS... -- ARGS...
-start_proc() {
-  local name=$1 main=$2
-  shift 2
-  local -a heap=()
-  while [[ $1 != -- ]]; do
-    heap+=("$1")
-    shift
-  done
-  shift
-  local log pidf
-  log=$(log_file "$name")
-  pidf=$(pid_file "$name")
-  rm -f "$pidf"
-  printf '\n===== %s: starting %s (Kafka %s) =====\n' "$(date -u +%FT%TZ)" "$name" "$KAFKA_VERSION" >>"$log"
-  # setsid: the test bed outlives this script and ignores the terminal's signals.
-  # 9>&-: the child must not inherit the lock on the state directory.
-  # shellcheck disable=SC2016  # $$ and $1 expand in the child shell
-  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidf" \
-    "$JAVA" "${heap[@]}" "${JVM_COMMON[@]}" \
-    "-Dkco.testbed.process=$name" "-Dkco.testbed.dir=$STATE" \
-    "${LOG_OPTS[@]}" "@$STATE/conf/classpath.args" "$main" "$@" \
-    >>"$log" 2>&1 </dev/null 9>&- &
-  local i
-  for ((i = 0; i < 50; i++)); do
-    [[ -s $pidf ]] && return 0
-    sleep 0.1
-  done
-  die "$name did not start (see $log)"
-}
-
-stop_procs() {
-  local -a names=("$@") pids=() alive=()
-  local name pid
-  for name in "${names[@]}"; do
-    if pid=$(live_pid "$name"); then
-      say "stopping $name (pid $pid)"
-      kill -TERM "$pid" 2>/dev/null || true
-      pids+=("$pid")
-    fi
-  done
-  local deadline=$((SECONDS + 30))
-  while ((SECONDS < deadline)); do
-    alive=()
-    for pid in "${pids[@]}"; do
-      if kill -0 "$pid" 2>/dev/null; then alive+=("$pid"); fi
-    done
-    ((${#alive[@]} == 0)) && break
-    sleep 0.2
-  done
-  for pid in "${alive[@]}"; do
-    if kill -0 "$pid" 2>/dev/null; then
-      say "pid $pid ignored TERM for 30 s; sending KILL"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  done
-  for pid in "${alive[@]}"; do
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  done
-  for name in "${names[@]}"; do rm -f "$(pid_file "$name")"; done
-}
-
-fail_with_log() {
-  local name=$1 msg=$2 log
-  log=$(log_file "$name")
-  {
-    printf 'local-connect: error: %s\n' "$msg"
-    printf 'local-connect: last lines of %s:\n' "$log"
-    tail -n 25 "$log" | sed 's/^/    /'
-    printf 'local-connect: full log: %s\n' "$log"
-  } >&2
-  exit 1
-}
-
-wait_broker() {
-  local deadline=$((SECONDS + WAIT_SECS))
-  until port_open "$KAFKA_PORT"; do
-    live_pid broker >/dev/null || fail_with_log broker "the broker exited during startup"
-    ((SECONDS < deadline)) || fail_with_log broker "the broker did not listen on $HOST:$KAFKA_PORT within ${WAIT_SECS}s"
-    sleep 0.2
-  done
-}
-
-# Ready = REST answers GET /, the herder serves GET /connectors, and the FileStream
-# plugins are listed.
-worker_ready() {
-  local url plugins
-  url=$(worker_url "$1")
-  curl -fsS -m 5 -o /dev/null "$url/" 2>/dev/null || return 1
-  curl -fsS -m 5 -o /dev/null "$url/connectors" 2>/dev/null || return 1
-  plugins=$(curl -fsS -m 5 "$url/connector-plugins" 2>/dev/null) || return 1
-  [[ $plugins == *FileStreamSourceConnector* && $plugins == *FileStreamSinkConnector* ]]
-}
-
-wait_workers() {
-  local deadline=$((SECONDS + WAIT_SECS)) name
-  local -a pending=("$@") still=()
-  while ((${#pending[@]} > 0)); do
-    still=()
-    for name in "${pending[@]}"; do
-      if ! worker_ready "$name"; then
-        live_pid "$name" >/dev/null || fail_with_log "$name" "worker $name exited during startup"
-        still+=("$name")
-      fi
-    done
-    pending=("${still[@]}")
-    ((${#pending[@]} == 0)) && break
-    ((SECONDS < deadline)) ||
-      fail_with_log "${pending[0]}" "worker ${pending[0]} did not become ready at $(worker_url "${pending[0]}") within ${WAIT_SECS}s"
-    sleep 0.5
-  done
-}
-
-# --- configuration ------------------------------------------------------------
-
-write_configs() {
-  local cp=$1
-  mkdir -p "$STATE/conf"
-  printf -- '-cp "%s"\n' "$(tr -d '\n' <"$cp")" >"$STATE/conf/classpath.args"
-
-  if (($(kafka_major) >= 4)); then
-    cat >"$STATE/conf/log4j2.properties" <<'EOF'
-status = warn
-appender.out.type = Console
-appender.out.name = out
-appender.out.layout.type = PatternLayout
-appender.out.layout.pattern = [%d] %p %X{connector.context}%m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.out.ref = out
-logger.config.name = org.apache.kafka.common.config.AbstractConfig
-logger.config.level = WARN
-logger.appinfo.name = org.apache.kafka.common.utils.AppInfoParser
-logger.appinfo.level = WARN
-EOF
-    LOG_OPTS=("-Dlog4j2.configurationFile=$STATE/conf/log4j2.properties")
-  else
-    cat >"$STATE/conf/log4j.properties" <<'EOF'
-log4j.rootLogger=INFO, stdout
-log4j.appender.stdout=org.apache.log4j.ConsoleAppender
-log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
-log4j.appender.stdout.layout.ConversionPattern=[%d] %p %X{connector.context}%m (%c)%n
-log4j.logger.org.apache.kafka.common.config.AbstractConfig=WARN
-log4j.logger.org.apache.kafka.common.utils.AppInfoParser=WARN
-EOF
-    LOG_OPTS=("-Dlog4j.configuration=file:$STATE/conf/log4j.properties")
-  fi
-
-  cat >"$STATE/conf/broker.properties" <<EOF
-process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@$HOST:$CONTROLLER_PORT
-listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
-log.dirs=$STATE/data/kafka
-num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=5
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-transaction.state.log.num.partitions=5
-auto.create.topics.enable=true
-group.initial.rebalance.delay.ms=0
-EOF
-  if (($(kafka_major) >= 4)); then
-    cat >>"$STATE/conf/broker.properties" <<EOF
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-EOF
-  fi
-
-  local name cluster port
-  for name in "${WORKERS[@]}"; do
-    cluster=$(worker_cluster "$name")
-    port=$(worker_port "$name")
-    cat >"$STATE/conf/$name.properties" <<EOF
-bootstrap.servers=$HOST:$KAFKA_PORT
-group.id=kco-$cluster
-key.converter=org.apache.kafka.connect.json.JsonConverter
-value.converter=org.apache.kafka.connect.json.JsonConverter
-key.converter.schemas.enable=false
-value.converter.schemas.enable=false
-config.storage.topic=kco-$cluster-configs
-offset.storage.topic=kco-$cluster-offsets
-status.storage.topic=kco-$cluster-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-offset.storage.partitions=5
-status.storage.partitions=1
-offset.flush.interval.ms=1000
-listeners=HTTP://$HOST:$port
-rest.advertised.host.name=$HOST
-rest.advertised.port=$port
-rest.advertised.listener=http
-scheduled.rebalance.max.delay.ms=0
-connector.client.config.override.policy=All
-plugin.discovery=service_load
-EOF
-  done
-}
-
-format_storage() {
-  local id=-
-  # A random 16-byte cluster id in Kafka's URL-safe base64 form; one starting with "-"
-  # would be taken for an option by the storage tool.
-  while [[ $id == -* ]]; do
-    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
-  done
-  local log
-  log=$(log_file broker)
-  printf '\n===== %s: formatting storage (cluster id %s) =====\n' "$(date -u +%FT%TZ)" "$id" >>"$log"
-  "$JAVA" "${JVM_COMMON[@]}" "${LOG_OPTS[@]}" "@$STATE/conf/classpath.args" \
-    kafka.tools.StorageTool format -t "$id" -c "$STATE/conf/broker.properties" >>"$log" 2>&1 ||
-    fail_with_log broker "formatting the KRaft storage failed"
-}
+# shellcheck source=lib/testbed-procs.sh
+source "$ROOT/scripts/lib/testbed-procs.sh"
+# shellcheck source=lib/testbed-conf.sh
+source "$ROOT/scripts/lib/testbed-conf.sh"
+# shellcheck source=lib/testbed-pg.sh
+source "$ROOT/scripts/lib/testbed-pg.sh"
 
 # --- commands -----------------------------------------------------------------
 
@@ -407,9 +123,15 @@ print_urls() {
   local name
   echo "Kafka $(<"$STATE/run/version") test bed is up:"
   echo "  kafka      $HOST:$KAFKA_PORT"
-  for name in "${WORKERS[@]}"; do
+  for name in "${ALL_WORKERS[@]}"; do
     printf '  connect %s  %s  (cluster %s)\n' "$name" "$(worker_url "$name")" "$(worker_cluster "$name")"
   done
+  if [[ $WITH_STANDALONE == 1 ]]; then
+    echo "  s1 offsets $STATE/data/s1.offsets"
+  fi
+  if [[ $WITH_PG == 1 ]]; then
+    echo "  postgres   $HOST:$PG_PORT  (user, password and database: kco)"
+  fi
   echo "  logs       $STATE/logs"
 }
 
@@ -441,7 +163,10 @@ cmd_up() {
   fi
 
   local port
-  for port in "$KAFKA_PORT" "$CONTROLLER_PORT" "$A1_PORT" "$A2_PORT" "$B_PORT"; do
+  local -a ports=("$KAFKA_PORT" "$CONTROLLER_PORT" "$A1_PORT" "$A2_PORT" "$B_PORT")
+  [[ $WITH_STANDALONE == 1 ]] && ports+=("$S_PORT")
+  [[ $WITH_PG == 1 ]] && ports+=("$PG_PORT")
+  for port in "${ports[@]}"; do
     if port_open "$port"; then
       die "port $HOST:$port is already in use by another process; stop it or set KCO_TESTBED_*_PORT"
     fi
@@ -449,6 +174,10 @@ cmd_up() {
 
   local cp
   cp=$(classpath_file)
+  if [[ $WITH_PG == 1 ]]; then
+    debezium_plugin
+  fi
+  pg_stop
   rm -rf "$STATE/data"
   mkdir -p "$STATE/data/kafka" "$STATE/run" "$STATE/logs"
   # Keep the previous run's logs next to the new ones.
@@ -463,19 +192,24 @@ cmd_up() {
   start_proc broker kafka.Kafka "${BROKER_HEAP[@]}" -- "$STATE/conf/broker.properties"
   wait_broker
 
-  say "starting Connect workers ${WORKERS[*]}"
-  for name in "${WORKERS[@]}"; do
-    start_proc "$name" org.apache.kafka.connect.cli.ConnectDistributed "${WORKER_HEAP[@]}" -- \
-      "$STATE/conf/$name.properties"
+  if [[ $WITH_PG == 1 ]]; then
+    pg_start
+  fi
+
+  say "starting Connect workers ${ALL_WORKERS[*]}"
+  for name in "${ALL_WORKERS[@]}"; do
+    start_worker "$name"
   done
-  wait_workers "${WORKERS[@]}"
+  wait_workers "${ALL_WORKERS[@]}"
   say "ready in $((SECONDS - start)) s"
   print_urls
 }
 
 cmd_down_locked() {
-  stop_procs "${WORKERS[@]}"
+  # Whatever `up` may have started, also with other KCO_TESTBED_STANDALONE/POSTGRES.
+  stop_procs a1 a2 b1 s1
   stop_procs broker
+  pg_stop
   rm -rf "$STATE/data" "$STATE/run"
 }
 
@@ -513,6 +247,17 @@ cmd_status() {
     [[ $state == running ]] || all_up=0
     printf '%-8s %-8s %-9s %s\n' "$name" "$pid" "$state" "$url"
   done
+  if [[ $WITH_PG == 1 ]]; then
+    if pid=$(pg_pid); then
+      any=1
+      state=running
+    else
+      pid=-
+      state=stopped
+      all_up=0
+    fi
+    printf '%-8s %-8s %-9s %s\n' pg "$pid" "$state" "$HOST:$PG_PORT"
+  fi
   if ((any)); then
     echo "Kafka ${version:-?}; state in $STATE"
   else
@@ -525,10 +270,10 @@ cmd_logs() {
   local name=${1:-}
   if [[ -z $name ]]; then
     local n
-    for n in "${PROCS[@]}"; do echo "$n  $(log_file "$n")"; done
+    for n in "${PROCS[@]}" pg; do echo "$n  $(log_file "$n")"; done
     return 0
   fi
-  case $name in broker | a1 | a2 | b1) ;; *) die "unknown process '$name' (broker, a1, a2, b1)" ;; esac
+  case $name in broker | a1 | a2 | b1 | s1 | pg) ;; *) die "unknown process '$name' (broker, a1, a2, b1, s1, pg)" ;; esac
   local log
   log=$(log_file "$name")
   [[ -f $log ]] || die "no log yet: $log"
@@ -552,14 +297,14 @@ worker_log_opts() {
 }
 
 cmd_stop_worker() {
-  local name=${1:?usage: stop-worker a1|a2|b1}
+  local name=${1:?usage: stop-worker a1|a2|b1|s1}
   worker_port "$name" >/dev/null
   lock
   stop_procs "$name"
 }
 
 cmd_start_worker() {
-  local name=${1:?usage: start-worker a1|a2|b1}
+  local name=${1:?usage: start-worker a1|a2|b1|s1}
   worker_port "$name" >/dev/null
   check_java
   lock
@@ -570,15 +315,14 @@ cmd_start_worker() {
     say "$name is already running"
   else
     say "starting $name"
-    start_proc "$name" org.apache.kafka.connect.cli.ConnectDistributed "${WORKER_HEAP[@]}" -- \
-      "$STATE/conf/$name.properties"
+    start_worker "$name"
   fi
   wait_workers "$name"
   say "$name serves $(worker_url "$name")"
 }
 
 cmd_restart_worker() {
-  local name=${1:?usage: restart-worker a1|a2|b1}
+  local name=${1:?usage: restart-worker a1|a2|b1|s1}
   worker_port "$name" >/dev/null
   check_java
   lock
@@ -587,8 +331,7 @@ cmd_restart_worker() {
   worker_log_opts
   stop_procs "$name"
   say "starting $name"
-  start_proc "$name" org.apache.kafka.connect.cli.ConnectDistributed "${WORKER_HEAP[@]}" -- \
-    "$STATE/conf/$name.properties"
+  start_worker "$name"
   wait_workers "$name"
   say "$name serves $(worker_url "$name")"
 }
@@ -603,7 +346,7 @@ lock() {
 }
 
 usage() {
-  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
+  sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
 }
 
 LOG_OPTS=()

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Runs every check CI runs: formatting, lints, build, unit and CLI tests, then the
-# end-to-end suite against a local Kafka Connect test bed, which it starts and stops.
+# end-to-end suite against a local Kafka Connect test bed, which it starts and stops: on
+# the default Kafka release, then again on the oldest supported one (3.6.2). The whole
+# matrix of releases is scripts/compat.sh.
 #
 # Installs what is missing: the rustfmt and clippy components (rustup) and, on Debian
 # or Ubuntu as root, Java 17, Maven and curl (apt-get).
@@ -9,12 +12,16 @@
 #   KCO_TESTBED_KEEP=1   leave the test bed running afterwards
 #   KCO_E2E_THREADS      e2e tests run in parallel (default 4)
 #   KAFKA_VERSION, KCO_TESTBED_*   passed on to scripts/local-connect.sh
+#   KCO_TEST_OLDEST=0    skip the e2e run on the oldest release (done only when this
+#                        script started the test bed itself)
 #   CI=true              build with --locked and print the test bed logs on failure
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 LC=(bash "$ROOT/scripts/local-connect.sh")
+# shellcheck source=lib/e2e-env.sh
+source "$ROOT/scripts/lib/e2e-env.sh"
 START=$SECONDS
 STEP="start"
 STEP_START=$SECONDS
@@ -168,8 +175,17 @@ else
   run "${LC[@]}" up
 fi
 
-step "e2e tests"
-export KCO_E2E=required
-export KCO_E2E_A_URLS="http://127.0.0.1:${KCO_TESTBED_A1_PORT:-8083},http://127.0.0.1:${KCO_TESTBED_A2_PORT:-8084}"
-export KCO_E2E_B_URL="http://127.0.0.1:${KCO_TESTBED_B_PORT:-8085}"
+step "e2e tests (Kafka ${KAFKA_VERSION:-default})"
+e2e_env "$ROOT"
 run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-4}"
+
+if ((TESTBED_OURS)) && [[ ${KCO_TEST_OLDEST:-1} == 1 && ${KAFKA_VERSION:-} != "$OLDEST_KAFKA_VERSION" ]]; then
+  step "test bed down, up on Kafka $OLDEST_KAFKA_VERSION"
+  run "${LC[@]}" down
+  run env KAFKA_VERSION="$OLDEST_KAFKA_VERSION" "${LC[@]}" up
+
+  step "e2e tests (Kafka $OLDEST_KAFKA_VERSION)"
+  run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-4}"
+elif ((!TESTBED_OURS)); then
+  echo "test.sh: the e2e run on Kafka $OLDEST_KAFKA_VERSION needs a test bed of its own; skipped because one was already up" >&2
+fi

@@ -16,7 +16,11 @@ pub fn probe(client: &Connect) -> Result<ClusterInfo> {
     let info = client
         .server_info()
         .map_err(|e| Error::client("cannot reach Kafka Connect", e))?;
-    let url = client.endpoint();
+    cluster_info(info, client.endpoint())
+}
+
+/// Parses what `GET /` said at `url` and checks that offsets can at least be read.
+pub fn cluster_info(info: ServerInfo, url: String) -> Result<ClusterInfo> {
     let version =
         ConnectVersion::parse(&info.version).ok_or_else(|| Error::UnsupportedVersion {
             url: url.clone(),
@@ -38,4 +42,72 @@ pub fn require_version(cluster: &ClusterInfo, min: ConnectVersion, what: &str) -
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(version: &str) -> ServerInfo {
+        ServerInfo {
+            version: version.into(),
+            commit: None,
+            kafka_cluster_id: None,
+        }
+    }
+
+    fn refusal(err: Error) -> String {
+        match err {
+            Error::UnsupportedVersion { url, version, why } => format!("{url} {version}: {why}"),
+            other => panic!("not a version refusal: {other:?}"),
+        }
+    }
+
+    /// What `apply` and `reset` require before planning anything (engine::apply::plan).
+    fn can_alter(version: &str) -> Result<()> {
+        let c = cluster_info(info(version), "http://w:8083".into())?;
+        require_version(&c, ConnectVersion::OFFSETS_WRITE, "altering offsets")
+    }
+
+    #[test]
+    fn workers_older_than_3_5_cannot_even_be_read() {
+        for raw in ["3.4.1", "2.8.0", "7.4.0-ccs"] {
+            let err = cluster_info(info(raw), "http://w:8083".into()).unwrap_err();
+            assert_eq!(
+                refusal(err),
+                format!("http://w:8083 {raw}: reading offsets needs Kafka Connect 3.5.0 or newer")
+            );
+        }
+    }
+
+    #[test]
+    fn apply_and_reset_need_3_6_with_the_version_found_in_the_error() {
+        for raw in ["3.5.0", "3.5.2", "7.5.3-ccs"] {
+            let err = can_alter(raw).unwrap_err();
+            assert_eq!(
+                refusal(err),
+                format!("http://w:8083 {raw}: altering offsets needs Kafka Connect 3.6.0 or newer")
+            );
+        }
+        for raw in ["3.6.0", "3.6.2", "7.6.1-ccs", "4.3.1", "8.0.0-ccs"] {
+            can_alter(raw).unwrap_or_else(|e| panic!("{raw}: {e:?}"));
+        }
+    }
+
+    #[test]
+    fn confluent_versions_are_mapped_and_unknown_ones_refused() {
+        let c = cluster_info(info("7.7.1-ccs"), "u".into()).unwrap();
+        assert_eq!(c.version, ConnectVersion::new(3, 7, 1));
+        assert_eq!(
+            c.info.version, "7.7.1-ccs",
+            "the raw version is kept for messages"
+        );
+        require_version(&c, ConnectVersion::INITIAL_STATE, "creating stopped").unwrap();
+        let old = cluster_info(info("3.6.2"), "u".into()).unwrap();
+        let err = require_version(&old, ConnectVersion::INITIAL_STATE, "creating stopped");
+        assert!(refusal(err.unwrap_err())
+            .ends_with("creating stopped needs Kafka Connect 3.7.0 or newer"));
+        let err = cluster_info(info("banana"), "u".into()).unwrap_err();
+        assert_eq!(refusal(err), "u banana: the version cannot be parsed");
+    }
 }

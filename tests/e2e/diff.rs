@@ -159,9 +159,11 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     let extra = unique_name("kco-diff-extra");
     let _extra_guard = a.create(&extra, file_sink_config(&dir.join("extra.txt"), &topic));
     // The create may have been forwarded to the leader: wait until this worker lists it and
-    // no longer lists the deleted one.
+    // no longer lists the deleted one. `GET /connectors?expand=status` (kco's listing)
+    // leaves out a connector whose status this worker has not read yet, so wait for that
+    // status too.
     wait_for("the worker's listing to catch up", WAIT, || {
-        match (a.has_connector(&extra), a.has_connector(&src)) {
+        match (a.status(&extra).is_some(), a.has_connector(&src)) {
             (true, false) => Ok(()),
             seen => Err(format!("{seen:?}")),
         }

@@ -4,9 +4,14 @@
 //! Worker URLs: `KCO_E2E_A_URLS` (cluster a, comma-separated) and `KCO_E2E_B_URL`.
 
 mod apply;
+mod compat_doc;
 mod diff;
 mod harness;
 mod history;
 mod kco_steps;
+mod kinds;
+mod reset;
 mod snapshot;
+mod standalone;
 mod testbed;
+mod testbed_sink;

@@ -37,9 +37,55 @@ impl Connect {
         self.create_with(json!({ "name": name, "config": config }))
     }
 
-    /// `POST /connectors` with `initial_state` (Connect 3.7+).
+    /// `POST /connectors` with `initial_state` (Connect 3.7+, KIP-980).
+    ///
+    /// Before 3.7 a STOPPED connector is made in three steps that never let it touch real
+    /// data: it is created with its input pointed elsewhere (a FileStream source at a file
+    /// that does not exist, a sink at an unused topic), stopped, and then given its real
+    /// config, which leaves it STOPPED.
     pub fn create_in_state(&self, name: &str, config: Value, state: &str) -> ConnectorGuard {
-        self.create_with(json!({ "name": name, "config": config, "initial_state": state }))
+        if self.supports_initial_state() {
+            return self
+                .create_with(json!({ "name": name, "config": config, "initial_state": state }));
+        }
+        assert_eq!(
+            state, "STOPPED",
+            "only STOPPED is emulated before Connect 3.7"
+        );
+        let mut decoy = config.clone();
+        if decoy.get("topics").is_some() {
+            decoy["topics"] = json!(unique_name("kco-e2e-decoy"));
+        } else if decoy.get("file").is_some() {
+            decoy["file"] = json!(format!("/nonexistent/{}", unique_name("kco-e2e-decoy")));
+        }
+        let guard = self.create(name, decoy);
+        self.stop(name);
+        let reply = put(&self.connector_url(name, "/config"), Some(&config));
+        assert_eq!(reply.status, 200, "PUT config of {name}: {}", reply.body);
+        self.wait_stopped(name);
+        guard
+    }
+
+    /// The worker's Kafka version from `GET /` (cached per worker).
+    pub fn version(&self) -> (u32, u32, u32) {
+        type Seen = Vec<(String, (u32, u32, u32))>;
+        static SEEN: std::sync::Mutex<Seen> = std::sync::Mutex::new(Vec::new());
+        let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, v)) = seen.iter().find(|(b, _)| *b == self.base) {
+            return *v;
+        }
+        let raw = self.info()["version"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let v = parse_version(&raw).unwrap_or_else(|| panic!("{}: version {raw}", self.base));
+        seen.push((self.base.clone(), v));
+        v
+    }
+
+    /// Whether connectors can be created STOPPED (`initial_state`, KIP-980, Connect 3.7+).
+    pub fn supports_initial_state(&self) -> bool {
+        self.version() >= (3, 7, 0)
     }
 
     /// Takes over the cleanup of a connector that something else (kco) creates here.

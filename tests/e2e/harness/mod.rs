@@ -30,6 +30,12 @@ use reqwest::blocking::Client;
 pub const DEFAULT_A_URLS: &str = "http://127.0.0.1:8083,http://127.0.0.1:8084";
 /// Default REST URL of Connect cluster "b"; override with `KCO_E2E_B_URL`.
 pub const DEFAULT_B_URL: &str = "http://127.0.0.1:8085";
+/// Default REST URL of the standalone worker; override with `KCO_E2E_S_URL`.
+pub const DEFAULT_S_URL: &str = "http://127.0.0.1:8086";
+/// Default PostgreSQL port of the test bed; override with `KCO_E2E_PG_PORT`.
+pub const DEFAULT_PG_PORT: &str = "5433";
+/// The test bed's Kafka broker; override with `KCO_E2E_KAFKA`.
+pub const DEFAULT_KAFKA: &str = "127.0.0.1:9092";
 
 /// How long state changes may take. Kafka's own integration tests allow 60 s.
 pub const WAIT: Duration = Duration::from_secs(60);
@@ -70,6 +76,36 @@ impl Testbed {
     /// The single worker of cluster "b".
     pub fn b(&self) -> Connect {
         Connect::new(&self.b_url)
+    }
+
+    /// The standalone worker (`KCO_E2E_S_URL`). Not answering: a panic under
+    /// `KCO_E2E=required`, else `None` (the test skips).
+    pub fn standalone(&self) -> Option<Connect> {
+        let url = std::env::var("KCO_E2E_S_URL").unwrap_or_else(|_| DEFAULT_S_URL.into());
+        match probe_root(url.trim_end_matches('/')) {
+            Ok(()) => Some(Connect::new(&url)),
+            Err(why) if e2e_required() => panic!(
+                "KCO_E2E=required but the standalone worker is not reachable: {why}; \
+                 run scripts/local-connect.sh up"
+            ),
+            Err(why) => {
+                eprintln!("skipping: standalone worker not reachable at {why}");
+                None
+            }
+        }
+    }
+
+    /// `host:port` of the test bed's Kafka broker (`KCO_E2E_KAFKA`).
+    pub fn kafka(&self) -> String {
+        std::env::var("KCO_E2E_KAFKA").unwrap_or_else(|_| DEFAULT_KAFKA.into())
+    }
+
+    /// The test bed's PostgreSQL port (`KCO_E2E_PG_PORT`).
+    pub fn pg_port(&self) -> u16 {
+        std::env::var("KCO_E2E_PG_PORT")
+            .unwrap_or_else(|_| DEFAULT_PG_PORT.into())
+            .parse()
+            .expect("KCO_E2E_PG_PORT is a port number")
     }
 
     pub fn all_urls(&self) -> Vec<String> {

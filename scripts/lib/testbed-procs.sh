@@ -1,0 +1,216 @@
+# Sourced by scripts/local-connect.sh: prerequisites, the Maven classpath and the
+# processes of the test bed (start, stop, wait until ready).
+# shellcheck shell=bash
+
+# --- prerequisites ----------------------------------------------------------
+
+check_java() {
+  command -v "$JAVA" >/dev/null 2>&1 ||
+    die "Java not found ('$JAVA'). Install Java 17 or newer (Debian: apt-get install openjdk-17-jdk-headless) or set JAVA_HOME."
+  local spec
+  spec=$("$JAVA" -XshowSettings:properties -version 2>&1 |
+    sed -n 's/^ *java\.specification\.version = //p' | head -n 1)
+  [[ -n $spec ]] || die "cannot tell the version of '$JAVA'"
+  local major=${spec#1.}
+  major=${major%%.*}
+  ((major >= 17)) || die "Java $spec found at $(command -v "$JAVA"); Kafka $KAFKA_VERSION needs Java 17 or newer."
+}
+
+check_maven() {
+  command -v mvn >/dev/null 2>&1 ||
+    die "Maven not found. Install Maven 3.6.3 or newer (Debian: apt-get install maven); it fetches the Kafka jars."
+  local v
+  v=$(mvn -v 2>/dev/null | sed -n 's/.*Apache Maven \([0-9][0-9.]*\).*/\1/p' | head -n 1)
+  [[ -n $v ]] || die "cannot tell the version of Maven ($(command -v mvn))"
+  local major minor patch
+  IFS=. read -r major minor patch <<<"$v"
+  if ((major < 3 || (major == 3 && (minor < 6 || (minor == 6 && ${patch:-0} < 3))))); then
+    die "Maven $v found; 3.6.3 or newer is needed."
+  fi
+}
+
+check_tools() {
+  command -v curl >/dev/null 2>&1 || die "curl not found (Debian: apt-get install curl)"
+  check_java
+  [[ $KAFKA_VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "KAFKA_VERSION '$KAFKA_VERSION' is not X.Y.Z"
+  local major=${KAFKA_VERSION%%.*} minor
+  minor=${KAFKA_VERSION#*.}
+  minor=${minor%%.*}
+  if ((major < 3 || (major == 3 && minor < 6))); then
+    die "KAFKA_VERSION $KAFKA_VERSION is too old: the offsets API needs Kafka 3.6 or newer."
+  fi
+}
+
+# --- classpath ----------------------------------------------------------------
+
+# Prints the path of a file holding the runtime classpath for KAFKA_VERSION. The file is
+# cached under $STATE/classpath and rebuilt with Maven when missing, older than the pom,
+# or naming a jar that is gone.
+classpath_file() {
+  local cp="$STATE/classpath/$KAFKA_VERSION.txt"
+  if [[ -s $cp && ! $POM -nt $cp ]] && classpath_complete "$cp"; then
+    echo "$cp"
+    return
+  fi
+  check_maven
+  mkdir -p "$STATE/classpath"
+  local out="$STATE/classpath/maven-$KAFKA_VERSION.log" tmp="$cp.tmp"
+  local -a args=(-B -q -f "$POM" dependency:build-classpath
+    "-Dkafka.version=$KAFKA_VERSION" "-Dmdep.outputFile=$tmp")
+  if (($(kafka_major) < 4)); then
+    args+=(-Dkafka.log4j1)
+  fi
+  say "resolving Kafka $KAFKA_VERSION jars with Maven (first run downloads them)..."
+  # Kafka's test connectors are not published for every release: try with, then without.
+  if mvn "${args[@]}" -Dkafka.test.plugins >"$out" 2>&1; then
+    :
+  elif grep -q 'connect-test-plugins' "$out" && mvn "${args[@]}" >"$out" 2>&1; then
+    say "connect-test-plugins $KAFKA_VERSION is not published; continuing without it"
+  else
+    sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -m 1 'ERROR' >&2 || true
+    die "Maven could not resolve Kafka $KAFKA_VERSION (full output: $out)"
+  fi
+  [[ -s $tmp ]] || die "Maven wrote no classpath (see $out)"
+  mv "$tmp" "$cp"
+  echo "$cp"
+}
+
+classpath_complete() {
+  local jar
+  while IFS= read -r -d: jar || [[ -n $jar ]]; do
+    jar=${jar%$'\n'}
+    [[ -z $jar || -f $jar ]] || return 1
+  done <"$1"
+}
+
+# --- processes ----------------------------------------------------------------
+
+# The pid of NAME when it is running and really is the process this script started.
+live_pid() {
+  local f
+  f=$(pid_file "$1")
+  [[ -f $f ]] || return 1
+  local pid
+  pid=$(<"$f")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  [[ -r /proc/$pid/cmdline ]] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "-Dkco.testbed.process=$1 -Dkco.testbed.dir=$STATE " ||
+    return 1
+  echo "$pid"
+}
+
+port_open() { (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null; }
+
+# start_proc NAME MAIN_CLASS HEAP_OPTS... -- ARGS...
+start_proc() {
+  local name=$1 main=$2
+  shift 2
+  local -a heap=()
+  while [[ $1 != -- ]]; do
+    heap+=("$1")
+    shift
+  done
+  shift
+  local log pidf
+  log=$(log_file "$name")
+  pidf=$(pid_file "$name")
+  rm -f "$pidf"
+  printf '\n===== %s: starting %s (Kafka %s) =====\n' "$(date -u +%FT%TZ)" "$name" "$KAFKA_VERSION" >>"$log"
+  # setsid: the test bed outlives this script and ignores the terminal's signals.
+  # 9>&-: the child must not inherit the lock on the state directory.
+  # shellcheck disable=SC2016  # $$ and $1 expand in the child shell
+  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidf" \
+    "$JAVA" "${heap[@]}" "${JVM_COMMON[@]}" \
+    "-Dkco.testbed.process=$name" "-Dkco.testbed.dir=$STATE" \
+    "${LOG_OPTS[@]}" "@$STATE/conf/classpath.args" "$main" "$@" \
+    >>"$log" 2>&1 </dev/null 9>&- &
+  local i
+  for ((i = 0; i < 50; i++)); do
+    [[ -s $pidf ]] && return 0
+    sleep 0.1
+  done
+  die "$name did not start (see $log)"
+}
+
+stop_procs() {
+  local -a names=("$@") pids=() alive=()
+  local name pid
+  for name in "${names[@]}"; do
+    if pid=$(live_pid "$name"); then
+      say "stopping $name (pid $pid)"
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+  done
+  local deadline=$((SECONDS + 30))
+  while ((SECONDS < deadline)); do
+    alive=()
+    for pid in "${pids[@]}"; do
+      if kill -0 "$pid" 2>/dev/null; then alive+=("$pid"); fi
+    done
+    ((${#alive[@]} == 0)) && break
+    sleep 0.2
+  done
+  for pid in "${alive[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      say "pid $pid ignored TERM for 30 s; sending KILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  for pid in "${alive[@]}"; do
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  done
+  for name in "${names[@]}"; do rm -f "$(pid_file "$name")"; done
+}
+
+fail_with_log() {
+  local name=$1 msg=$2 log
+  log=$(log_file "$name")
+  {
+    printf 'local-connect: error: %s\n' "$msg"
+    printf 'local-connect: last lines of %s:\n' "$log"
+    tail -n 25 "$log" | sed 's/^/    /'
+    printf 'local-connect: full log: %s\n' "$log"
+  } >&2
+  exit 1
+}
+
+wait_broker() {
+  local deadline=$((SECONDS + WAIT_SECS))
+  until port_open "$KAFKA_PORT"; do
+    live_pid broker >/dev/null || fail_with_log broker "the broker exited during startup"
+    ((SECONDS < deadline)) || fail_with_log broker "the broker did not listen on $HOST:$KAFKA_PORT within ${WAIT_SECS}s"
+    sleep 0.2
+  done
+}
+
+# Ready = REST answers GET /, the herder serves GET /connectors, and the FileStream
+# plugins are listed.
+worker_ready() {
+  local url plugins
+  url=$(worker_url "$1")
+  curl -fsS -m 5 -o /dev/null "$url/" 2>/dev/null || return 1
+  curl -fsS -m 5 -o /dev/null "$url/connectors" 2>/dev/null || return 1
+  plugins=$(curl -fsS -m 5 "$url/connector-plugins" 2>/dev/null) || return 1
+  [[ $plugins == *FileStreamSourceConnector* && $plugins == *FileStreamSinkConnector* ]]
+}
+
+wait_workers() {
+  local deadline=$((SECONDS + WAIT_SECS)) name
+  local -a pending=("$@") still=()
+  while ((${#pending[@]} > 0)); do
+    still=()
+    for name in "${pending[@]}"; do
+      if ! worker_ready "$name"; then
+        live_pid "$name" >/dev/null || fail_with_log "$name" "worker $name exited during startup"
+        still+=("$name")
+      fi
+    done
+    pending=("${still[@]}")
+    ((${#pending[@]} == 0)) && break
+    ((SECONDS < deadline)) ||
+      fail_with_log "${pending[0]}" "worker ${pending[0]} did not become ready at $(worker_url "${pending[0]}") within ${WAIT_SECS}s"
+    sleep 0.5
+  done
+}
+

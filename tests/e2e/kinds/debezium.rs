@@ -1,0 +1,183 @@
+//! Debezium's PostgreSQL connector (change data capture) against the test bed's
+//! PostgreSQL: its offsets mix numbers (`lsn`, `txId`, `ts_usec`), strings and booleans;
+//! restored after a reset, they make Debezium resume where it was, with no new initial
+//! snapshot.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use super::{kco_apply, kco_diff_differs, kco_snapshot};
+use crate::harness::{temp_dir, testbed, unique_name, wait_for, TopicReader, WAIT};
+use crate::kco_steps::{kco_dir, kco_on};
+
+const POSTGRES: &str = "io.debezium.connector.postgresql.PostgresConnector";
+
+/// Runs SQL with psql as the test bed's `kco` user; panics with psql's output on failure.
+fn psql(port: u16, sql: &str) {
+    let out = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "kco",
+            "-d",
+            "kco",
+        ])
+        .args(["-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
+        .env("PGPASSWORD", "kco")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("run psql (PostgreSQL client; scripts/local-connect.sh installs it): {e}")
+        });
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `(id, op)` of each change record, as the FileStreamSink wrote the flattened values
+/// (`{id=4, name=row-4, __op=c}`, in any key order).
+fn changes(lines: &[String]) -> Vec<(i64, String)> {
+    lines
+        .iter()
+        .map(|l| {
+            let field = |key: &str| {
+                l.trim_matches(|c| c == '{' || c == '}')
+                    .split(", ")
+                    .find_map(|kv| kv.strip_prefix(key))
+                    .unwrap_or_else(|| panic!("no {key} in {l}"))
+                    .to_string()
+            };
+            (field("id=").parse().expect("id"), field("__op="))
+        })
+        .collect()
+}
+
+fn expected(ops: &[(i64, &str)]) -> Vec<(i64, String)> {
+    ops.iter().map(|(i, o)| (*i, o.to_string())).collect()
+}
+
+#[test]
+fn debezium_postgres_restore_resumes_without_a_new_snapshot() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let pg = tb.pg_port();
+    if std::net::TcpStream::connect(("127.0.0.1", pg)).is_err() {
+        let why = format!(
+            "PostgreSQL is not reachable at 127.0.0.1:{pg} (KCO_E2E_PG_PORT); \
+             scripts/local-connect.sh up starts it unless KCO_TESTBED_POSTGRES=0"
+        );
+        if std::env::var("KCO_E2E").is_ok_and(|v| v.eq_ignore_ascii_case("required")) {
+            panic!("KCO_E2E=required but {why}");
+        }
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let dir = kco_dir(&tb);
+    let work = temp_dir();
+    let id = unique_name("kco_e2e_dbz").replace('-', "_");
+    let table = format!("t_{id}");
+    psql(
+        pg,
+        &format!("CREATE TABLE {table} (id int PRIMARY KEY, name text)"),
+    );
+    psql(
+        pg,
+        &format!("INSERT INTO {table} SELECT i, 'row-' || i FROM generate_series(1, 3) i"),
+    );
+
+    let prefix = id.replace('_', "-");
+    let topic = format!("{prefix}.public.{table}");
+    let reader = TopicReader::start(&a, &topic, work.path());
+    let name = unique_name("kco-e2e-dbz");
+    let _dbz = a.create(
+        &name,
+        json!({
+            "connector.class": POSTGRES,
+            "tasks.max": "1",
+            "database.hostname": "127.0.0.1",
+            "database.port": pg.to_string(),
+            "database.user": "kco",
+            "database.password": "kco",
+            "database.dbname": "kco",
+            "topic.prefix": prefix,
+            "plugin.name": "pgoutput",
+            "slot.name": id,
+            "publication.name": format!("pub_{id}"),
+            "publication.autocreate.mode": "filtered",
+            "table.include.list": format!("public.{table}"),
+            "snapshot.mode": "initial",
+            "transforms": "unwrap",
+            "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+            "transforms.unwrap.add.fields": "op",
+        }),
+    );
+    a.wait_running(&name);
+    let snap = expected(&[(1, "r"), (2, "r"), (3, "r")]);
+    assert_eq!(changes(&reader.wait_lines(3)), snap, "the initial snapshot");
+    let after_snapshot = a.wait_offsets(&name, "the snapshot's offsets", |o| !o.is_empty());
+    let first = &after_snapshot[0]["offset"];
+    assert!(first["lsn"].is_i64(), "lsn is a number: {first}");
+    assert!(first["txId"].is_i64(), "txId is a number: {first}");
+    assert!(first["ts_usec"].is_i64(), "ts_usec is a number: {first}");
+    assert!(
+        first["last_snapshot_record"].is_boolean(),
+        "a boolean: {first}"
+    );
+
+    psql(
+        pg,
+        &format!("INSERT INTO {table} VALUES (4, 'row-4'), (5, 'row-5')"),
+    );
+    let streamed = expected(&[(1, "r"), (2, "r"), (3, "r"), (4, "c"), (5, "c")]);
+    assert_eq!(changes(&reader.wait_lines(5)), streamed);
+    let live = a.wait_offsets(&name, "offsets past the snapshot", |o| {
+        o.len() == 1
+            && o[0]["offset"]["lsn"] != first["lsn"]
+            && o[0]["offset"].get("snapshot").is_none()
+    });
+    let file = kco_snapshot(&a, dir.path(), &name);
+
+    // Offsets lost (kco reset of a stopped connector) while rows 6 and 7 arrive.
+    a.stop(&name);
+    psql(
+        pg,
+        &format!("INSERT INTO {table} VALUES (6, 'row-6'), (7, 'row-7')"),
+    );
+    let (code, out, err) = kco_on(&a, "a", dir.path(), &["reset", &name, "--yes"]);
+    assert_eq!(code, 0, "kco reset: {out}{err}");
+    a.wait_offsets(&name, "no offsets after the reset", <[Value]>::is_empty);
+    kco_diff_differs(&a, dir.path(), &name);
+
+    kco_apply(&a, dir.path(), &file);
+    assert_eq!(a.state(&name), "STOPPED", "apply puts the prior state back");
+    assert_eq!(
+        a.wait_offsets(&name, "the restored offsets", |o| o == live.as_slice()),
+        live,
+        "numbers, strings and booleans come back as they were"
+    );
+    a.resume(&name);
+    let all = expected(&[
+        (1, "r"),
+        (2, "r"),
+        (3, "r"),
+        (4, "c"),
+        (5, "c"),
+        (6, "c"),
+        (7, "c"),
+    ]);
+    wait_for("rows 6 and 7 streamed", WAIT, || {
+        let got = changes(&reader.lines());
+        (got.len() >= 7).then_some(()).ok_or(format!("{got:?}"))
+    });
+    let settled = changes(&reader.wait_lines_settled(7));
+    assert_eq!(
+        settled, all,
+        "resumed from the restored position: no new snapshot (no second r records)"
+    );
+}
