@@ -18,7 +18,7 @@ feature_of() {
     snapshot::*) echo snapshot ;;
     diff::*) echo diff ;;
     apply::move_a_source_to_a_new_name_on_another_cluster | apply::a_set_of_connectors_is_recovered_onto_an_empty_cluster) echo create ;;
-    apply::*) echo apply ;;
+    apply::* | history::*) echo apply ;;
     reset::*) echo reset ;;
     testbed::* | testbed_sink::*) echo rest ;;
     standalone::*) echo standalone ;;
