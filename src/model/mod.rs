@@ -2,6 +2,7 @@
 //! file format that holds them.
 
 mod canonical;
+mod canonical_parse;
 mod fields;
 pub mod file;
 mod problem;
