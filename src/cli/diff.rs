@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// How many connectors to read at once
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_READS)]
     pub parallel: usize,
 }
 

@@ -38,7 +38,7 @@ impl Default for SnapshotOptions {
     fn default() -> Self {
         SnapshotOptions {
             selector: Selector::all(),
-            parallel: 8,
+            parallel: parallel::DEFAULT_READS,
             with_config: false,
             prune: false,
             schema_ref: DEFAULT_SCHEMA_REF.into(),
@@ -162,52 +162,39 @@ pub fn snapshot(
     } else {
         BTreeMap::new()
     };
-    let reads = parallel::map(&readable, opts.parallel, |l| client.offsets(&l.name));
-    let mut reads: BTreeMap<&str, _> = readable
-        .iter()
-        .map(|l| l.name.as_str())
-        .zip(reads)
-        .collect();
-
     let base = Capture {
         cluster_name,
         kafka_cluster_id: cluster.info.kafka_cluster_id.clone(),
         connect_version: cluster.info.version.clone(),
         captured_at: now(),
     };
+    // Each worker reads a connector's offsets and writes its file at once, so that the file
+    // writes (and their fsyncs) overlap the other connectors' round trips.
+    let one = |l: &&ConnectorListing| -> Result<(ConnectorSnapshot, bool)> {
+        let path = store::file_path(dir, cluster_name, &l.name);
+        let Some(kind) = l.connector_type else {
+            return Ok((skipped(l, path), false));
+        };
+        match client.offsets(&l.name) {
+            Ok(offsets) => {
+                let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
+                match capture(l, kind, offsets, secrets, opts, &base) {
+                    Ok((file, redacted)) => write(&path, file, redacted, opts),
+                    Err(message) => Ok((failed(l, path, message), false)),
+                }
+            }
+            Err(e) => Ok((failed(l, path, e.to_string()), false)),
+        }
+    };
     let mut connectors = Vec::new();
     // Files known to hold a listed connector (written now, or found holding these offsets):
     // not stale, so not read again below.
     let mut current = BTreeSet::new();
-    for l in &selected {
-        let path = store::file_path(dir, cluster_name, &l.name);
-        let report = match (l.connector_type, reads.remove(l.name.as_str())) {
-            (Some(kind), Some(Ok(offsets))) => {
-                let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
-                match capture(l, kind, offsets, secrets, opts, &base) {
-                    Ok((file, redacted)) => {
-                        let (report, is_current) = write(&path, file, redacted, opts)?;
-                        if is_current {
-                            current.insert(path);
-                        }
-                        report
-                    }
-                    Err(message) => failed(l, path, message),
-                }
-            }
-            (Some(_), Some(Err(e))) => failed(l, path, e.to_string()),
-            _ => ConnectorSnapshot {
-                name: l.name.clone(),
-                connector_type: None,
-                outcome: SnapshotOutcome::Skipped,
-                path,
-                partitions: None,
-                redacted: Vec::new(),
-                message: Some(
-                    "connector type unknown: is its plugin installed on the worker?".into(),
-                ),
-            },
-        };
+    for done in parallel::map(&selected, opts.parallel, one) {
+        let (report, is_current) = done?;
+        if is_current {
+            current.insert(report.path.clone());
+        }
         connectors.push(report);
     }
     let stale = stale_files(
@@ -368,6 +355,18 @@ fn write(
         message,
     };
     Ok((report, is_current))
+}
+
+fn skipped(l: &ConnectorListing, path: PathBuf) -> ConnectorSnapshot {
+    ConnectorSnapshot {
+        name: l.name.clone(),
+        connector_type: None,
+        outcome: SnapshotOutcome::Skipped,
+        path,
+        partitions: None,
+        redacted: Vec::new(),
+        message: Some("connector type unknown: is its plugin installed on the worker?".into()),
+    }
 }
 
 fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorSnapshot {
