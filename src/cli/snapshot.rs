@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::all_clusters::Structured;
 use super::output::Style;
 use super::report_error;
 use super::Context;
@@ -38,10 +39,26 @@ pub struct Args {
     /// Remove files of connectors that no longer exist on the cluster
     #[arg(long)]
     pub prune: bool,
+    /// Snapshot every cluster of kco.yaml at once
+    #[arg(long)]
+    pub all_clusters: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
-    let target = ctx.target()?;
+    if args.all_clusters {
+        let work = |name: &str| capture(&args, ctx, Some(name));
+        return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx));
+    }
+    let report = capture(&args, ctx, None)?;
+    Ok(finish(&report, Structured::Alone, ctx))
+}
+
+/// Snapshots one cluster (`None`: the one the global flags name).
+fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<SnapshotReport> {
+    let target = match cluster {
+        Some(name) => ctx.target_named(Some(name))?,
+        None => ctx.target()?,
+    };
     // Fail fast when no worker answers at all (a wrong URL should not wait out the retry
     // deadline); once one has answered, transient failures are retried as usual.
     ctx.connect_with(&target, RetryPolicy::none())?
@@ -66,7 +83,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         ctx.display_path(&crate::engine::store::cluster_dir(&dir, &target.name))
     ));
     let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let report = snapshot(&client, &target.name, &dir, &opts, &now)?;
+    snapshot(&client, &target.name, &dir, &opts, &now)
+}
+
+/// Prints a cluster's report; its exit code.
+fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context) -> u8 {
     for c in &report.connectors {
         if c.outcome == SnapshotOutcome::Skipped {
             ctx.printer.warn(&format!(
@@ -77,13 +98,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         }
     }
     if ctx.printer.is_structured() {
-        ctx.printer.structured(&report);
+        if structured == Structured::Alone {
+            ctx.printer.structured(report);
+        }
     } else {
-        render(&report, ctx);
+        render(report, ctx);
     }
     let failed = report.failed();
     if failed.is_empty() {
-        return Ok(EXIT_OK);
+        return EXIT_OK;
     }
     let names: Vec<String> = failed.iter().map(|c| format!("`{}`", c.name)).collect();
     // The report holds the failures; this closing line names them on stderr.
@@ -95,7 +118,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             names.join(", ")
         ),
     );
-    Ok(EXIT_ERROR)
+    EXIT_ERROR
 }
 
 fn render(r: &SnapshotReport, ctx: &Context) {
