@@ -24,7 +24,7 @@ QUICK=0
 if ((QUICK)); then
   CONNECTORS=60 PARTITIONS=10000 LATENCY=2 CLUSTERS=3 PER_CLUSTER=60 RUNS=2 SCALE=(2000 20000)
 else
-  CONNECTORS=1000 PARTITIONS=100000 LATENCY=20 CLUSTERS=5 PER_CLUSTER=200 RUNS=5 SCALE=(10000 1000000)
+  CONNECTORS=1000 PARTITIONS=100000 LATENCY=20 CLUSTERS=5 PER_CLUSTER=200 RUNS=3 SCALE=(10000 1000000)
 fi
 
 for tool in hyperfine curl jq; do
@@ -123,7 +123,7 @@ mkdir -p moved/w moved2/w
 sed 's/kafka_offset: 1/kafka_offset: 2/' "$FILE" >moved/w/wide-sink.yaml
 sed 's/kafka_offset: 1/kafka_offset: 3/' "$FILE" >moved2/w/wide-sink.yaml
 "$KCO" -q fmt moved/w/wide-sink.yaml moved2/w/wide-sink.yaml >/dev/null
-jq '.offsets[].offset.kafka_offset += 1000000' live.json >moved.json
+jq '.offsets |= map(.offset.kafka_offset += 1000000)' live.json >moved.json
 K_WDIFF=$(median "$RUNS" -N -i "$KCO $W diff moved/w/wide-sink.yaml")
 K_WDIFF_RSS=$(rss "$KCO $W diff moved/w/wide-sink.yaml")
 J_WDIFF=$(median "$RUNS" -i "bash -c 'diff <(jq -S . moved.json) <(curl -sSf $WIDE/connectors/wide-sink/offsets | jq -S .)'")

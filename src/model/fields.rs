@@ -52,6 +52,8 @@ impl Fields {
         match self.find(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
             Err(i) => {
+                // Maps of one to a few keys: grow by what is needed, not to four at once.
+                self.0.reserve_exact(1);
                 self.0.insert(i, (key, value));
                 None
             }
