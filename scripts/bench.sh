@@ -32,10 +32,15 @@ for tool in hyperfine curl jq; do
 done
 [[ -x /usr/bin/time ]] || { echo "bench.sh: /usr/bin/time is needed (apt-get install -y time)" >&2; exit 1; }
 
-cargo build --release --quiet
-cargo build --release --quiet --features fake --bench fleet
-KCO=$ROOT/target/release/kco
-BENCH=$ROOT/$(ls -t target/release/deps/fleet-* | grep -v "\.d$" | head -1)
+# The smoke run uses the debug build that scripts/test.sh has just made (no release build in
+# CI); the full run measures the release build.
+PROFILE=release
+BUILD=(--release)
+((QUICK)) && PROFILE=debug BUILD=()
+cargo build "${BUILD[@]}" --quiet
+cargo build "${BUILD[@]}" --quiet --features fake --bench fleet
+KCO=$ROOT/target/$PROFILE/kco
+BENCH=$ROOT/$(ls -t target/"$PROFILE"/deps/fleet-* | grep -v "\.d$" | head -1)
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kco-bench.XXXXXX")
 PIDS=()

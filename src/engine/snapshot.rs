@@ -190,7 +190,17 @@ pub fn snapshot(
     // Files known to hold a listed connector (written now, or found holding these offsets):
     // not stale, so not read again below.
     let mut current = BTreeSet::new();
-    for done in parallel::map(&selected, opts.parallel, one) {
+    let results = parallel::map(&selected, opts.parallel, one);
+    let written = results.iter().flatten().any(|(r, _)| {
+        matches!(
+            r.outcome,
+            SnapshotOutcome::Created | SnapshotOutcome::Updated
+        )
+    });
+    if written {
+        crate::fsutil::sync_dir(&store::cluster_dir(dir, cluster_name));
+    }
+    for done in results {
         let (report, is_current) = done?;
         if is_current {
             current.insert(report.path.clone());
@@ -338,12 +348,12 @@ fn write(
             .and_then(|l| l.strip_prefix(SCHEMA_COMMENT))
             .filter(|r| !r.trim().is_empty())
             .unwrap_or(&opts.schema_ref);
-        crate::fsutil::write_atomic(path, file.render(schema_ref).as_bytes()).map_err(|e| {
-            Error::Write {
+        // Each file is synced; the directory once, at the end of the run.
+        crate::fsutil::write_atomic_unsynced_dir(path, file.render(schema_ref).as_bytes())
+            .map_err(|e| Error::Write {
                 path: path.to_path_buf(),
                 source: e,
-            }
-        })?;
+            })?;
     }
     let report = ConnectorSnapshot {
         name: file.metadata.name.clone(),
