@@ -100,11 +100,28 @@ fn main() {
 }
 
 /// `--serve`: start both fakes, print their URLs and keep serving, to run (and profile) kco
-/// by hand against the same workloads.
+/// by hand against the same workloads (`scripts/bench.sh` does). `--clusters K` adds K more
+/// fleets of `--cluster-connectors M` each (`cluster i: URL`), for `--all-clusters`.
 fn serve(opts: &Options) -> ! {
     let fleet = workload::fleet(opts.server, opts.connectors);
     let wide = workload::wide(opts.server, opts.partitions);
     println!("fleet: {}\nwide sink: {}", fleet.url(), wide.url());
+    let args: Vec<String> = std::env::args().collect();
+    let number = |flag: &str, default: usize| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .map_or(default, |v| v.parse::<usize>().expect("a number"))
+    };
+    let per_cluster = number("--cluster-connectors", opts.connectors);
+    let more: Vec<_> = (0..number("--clusters", 0))
+        .map(|_| workload::fleet(opts.server, per_cluster))
+        .collect();
+    for (i, f) in more.iter().enumerate() {
+        println!("cluster {i}: {}", f.url());
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
     loop {
         std::thread::sleep(Duration::from_secs(3600));
     }

@@ -167,6 +167,15 @@ run cargo test "${LOCKED[@]}" "${unit_targets[@]}"
 step "pre-commit hooks"
 run bash "$ROOT/scripts/test-hooks.sh"
 
+step "benchmark smoke run (small sizes; no time is asserted)"
+missing=()
+for tool in hyperfine jq curl; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+[[ -x /usr/bin/time ]] || missing+=(time)
+if ((${#missing[@]})) && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  run apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+run scripts/bench.sh --quick
+
 step "test bed up"
 if "${LC[@]}" status >/dev/null 2>&1; then
   echo "test.sh: the test bed already runs; using it and leaving it up" >&2

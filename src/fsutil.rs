@@ -1,11 +1,20 @@
 //! File system helpers: atomic writes, so that no file is ever left half-written.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes `contents` to `path` atomically: a temp file in the same directory, fsync, rename.
 /// Creates missing parent directories. A crash leaves either the old file or the new one.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let dir = write_atomic_unsynced_dir(path, contents)?;
+    sync_dir(&dir);
+    Ok(())
+}
+
+/// [`write_atomic`] without the fsync of the directory: for many files in one directory,
+/// followed by one [`sync_dir`] (the renames are durable once it returns). Returns the
+/// directory.
+pub fn write_atomic_unsynced_dir(path: &Path, contents: &[u8]) -> std::io::Result<PathBuf> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -18,10 +27,14 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     tmp.write_all(contents)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
+    Ok(dir.to_path_buf())
+}
+
+/// Makes the renames into `dir` durable.
+pub fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -63,11 +63,15 @@ pub struct WaitPolicy {
 }
 
 impl WaitPolicy {
+    /// Looks 0.1 s after asking, then backs off to one look every 0.5 s: a stop or resume
+    /// takes a real worker 0.1 to 1 s, and each look is one status read of a few ms, so the
+    /// wait ends within half a second of the transition (a 2 s back-off overshot a 0.3 s
+    /// transition by up to 1.7 s, for every connector of an apply).
     pub fn with_timeout(timeout: Duration) -> Self {
         WaitPolicy {
             timeout,
-            first_delay: Duration::from_millis(200),
-            max_delay: Duration::from_secs(2),
+            first_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(500),
         }
     }
 
@@ -143,8 +147,8 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        // 0.2 + 0.4 + 0.8 + 1.6 + 2 + 2 + 2 + 1 (cut at the deadline), then a last look.
-        assert_eq!(looks, 9);
+        // 0.1 + 0.2 + 0.4, then 18 x 0.5, then 0.3 (cut at the deadline), then a last look.
+        assert_eq!(looks, 23);
         assert_eq!(clock.elapsed(), Duration::from_secs(10));
     }
 

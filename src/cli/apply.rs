@@ -47,7 +47,7 @@ pub struct Args {
     #[arg(long)]
     pub prune: bool,
     /// How many connectors to apply at once
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
     pub parallel: u16,
     /// Apply the (single) file's offsets to a connector of this name
     #[arg(long = "as", value_name = "NEW_NAME")]

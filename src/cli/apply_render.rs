@@ -1,8 +1,6 @@
 //! Text for `apply` and `reset`: the plan before anything changes, each step with `-v`, and a
 //! summary per connector afterwards.
 
-use serde_json::Value;
-
 use super::output::{Printer, Style};
 use super::report_error::error_line;
 use crate::compare::{Direction, PartitionDiff, PartitionKind};
@@ -10,7 +8,7 @@ use crate::engine::apply::{
     Action, ActionKind, ApplyOutcome, ApplyPlan, ApplyReport, ConnectorApply, ConnectorPlan,
     Progress, StepRecord,
 };
-use crate::model::{canonical_json, sink_partition, Fields, TargetState};
+use crate::model::{canonical_fields, canonical_json, sink_partition, Fields, TargetState};
 
 /// The plan, one block per connector, then a count.
 pub fn plan(p: &Printer, plan: &ApplyPlan) -> String {
@@ -188,7 +186,7 @@ fn partition_line(p: &Printer, d: &PartitionDiff, prune: bool, action: &Action) 
 fn partition_label(partition: &Fields) -> String {
     match sink_partition(partition) {
         Some((topic, n)) => format!("{topic}[{n}]"),
-        None => canonical_json(&Value::Object(partition.clone())),
+        None => canonical_fields(partition),
     }
 }
 
@@ -199,7 +197,7 @@ fn show(offset: Option<&Fields>) -> String {
             let (k, v) = f.iter().next().expect("one field");
             format!("{k}={}", canonical_json(v))
         }
-        Some(f) => canonical_json(&Value::Object(f.clone())),
+        Some(f) => canonical_fields(f),
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::all_clusters::Structured;
 use super::diff_render;
 use super::progress::Bar;
 use super::{Context, OutputFormat};
@@ -55,8 +56,11 @@ pub struct Args {
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// How many connectors to read at once
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_READS)]
     pub parallel: usize,
+    /// Compare every cluster of kco.yaml with its directory, at once
+    #[arg(long, conflicts_with_all = ["base", "paths"])]
+    pub all_clusters: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -68,6 +72,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         Some(d) => ctx.cwd.join(d),
         None => ctx.snapshots_dir(),
     };
+    if args.all_clusters {
+        let work = |name: &str| live(&args, ctx, &dir, fail_on, Some(name));
+        return super::all_clusters::run(ctx, work, |r, s| {
+            render(r, s, ctx);
+            r.exit_code
+        });
+    }
     let report = match &args.base {
         Some(rev) => {
             let cluster = ctx.offline_cluster();
@@ -78,41 +89,55 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 cluster: paths.whole_dir.then_some(cluster).flatten(),
             })?
         }
-        None => {
-            let target = ctx.target()?;
-            let paths = resolve_paths(&args.paths, &dir, Some(&target.name), ctx, false)?;
-            let (files, problems) = load_files(&paths.paths);
-            if !problems.is_empty() {
-                return Err(Error::Files(problems));
-            }
-            let client = ctx.connect(&target)?;
-            ctx.printer.status(&format!(
-                "Comparing {} file(s) with cluster `{}` at {}",
-                files.len(),
-                target.name,
-                client.endpoint()
-            ));
-            engine::diff_live_reporting(
-                &client,
-                LiveInput {
-                    files: &files,
-                    cluster: target.name.clone(),
-                    whole_dir: paths.whole_dir,
-                    fail_on,
-                    parallel: args.parallel,
-                    cwd: &ctx.cwd,
-                },
-                &Bar::new(&ctx.printer, "diff"),
-            )?
-        }
+        None => live(&args, ctx, &dir, fail_on, None)?,
     };
-    render(&report, ctx);
+    render(&report, Structured::Alone, ctx);
     Ok(report.exit_code)
 }
 
-fn render(report: &DiffReport, ctx: &Context) {
+/// Files against one live cluster (`None`: the one the global flags name).
+fn live(
+    args: &Args,
+    ctx: &Context,
+    dir: &Path,
+    fail_on: engine::FailOn,
+    cluster: Option<&str>,
+) -> Result<DiffReport> {
+    let target = match cluster {
+        Some(name) => ctx.target_named(Some(name))?,
+        None => ctx.target()?,
+    };
+    let paths = resolve_paths(&args.paths, dir, Some(&target.name), ctx, false)?;
+    let (files, problems) = load_files(&paths.paths);
+    if !problems.is_empty() {
+        return Err(Error::Files(problems));
+    }
+    let client = ctx.connect(&target)?;
+    ctx.printer.status(&format!(
+        "Comparing {} file(s) with cluster `{}` at {}",
+        files.len(),
+        target.name,
+        client.endpoint()
+    ));
+    let input = LiveInput {
+        files: &files,
+        cluster: target.name.clone(),
+        whole_dir: paths.whole_dir,
+        fail_on,
+        parallel: args.parallel,
+        cwd: &ctx.cwd,
+    };
+    if cluster.is_some() {
+        // Clusters run side by side: one bar each would overwrite the others.
+        return engine::diff_live(&client, input);
+    }
+    engine::diff_live_reporting(&client, input, &Bar::new(&ctx.printer, "diff"))
+}
+
+fn render(report: &DiffReport, structured: Structured, ctx: &Context) {
     let p = &ctx.printer;
     match p.format {
+        OutputFormat::Json | OutputFormat::Yaml if structured == Structured::Together => {}
         OutputFormat::Json | OutputFormat::Yaml => p.structured(report),
         OutputFormat::Markdown => p.out(&diff_render::markdown(report)),
         OutputFormat::Text => p.out(&diff_render::text(report, p)),

@@ -1,6 +1,7 @@
 //! The command line: flags (clap), settings resolved once, one file per subcommand, and the
 //! one place that prints errors and maps them to exit codes.
 
+mod all_clusters;
 mod apply;
 mod apply_git;
 mod apply_render;

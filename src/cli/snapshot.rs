@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 
+use super::all_clusters::Structured;
 use super::output::Style;
 use super::progress::Bar;
 use super::report_error;
 use super::Context;
 use crate::engine::snapshot::{
-    snapshot_reporting, SnapshotOptions, SnapshotOutcome, SnapshotReport,
+    snapshot, snapshot_reporting, SnapshotOptions, SnapshotOutcome, SnapshotReport,
 };
 use crate::engine::Selector;
 use crate::error::{Result, EXIT_ERROR, EXIT_OK};
@@ -32,7 +33,7 @@ pub struct Args {
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// How many connectors to read at once
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_READS)]
     pub parallel: usize,
     /// Also capture each connector's config (secrets become ${kco:env:VAR} placeholders)
     #[arg(long)]
@@ -40,10 +41,26 @@ pub struct Args {
     /// Remove files of connectors that no longer exist on the cluster
     #[arg(long)]
     pub prune: bool,
+    /// Snapshot every cluster of kco.yaml at once
+    #[arg(long)]
+    pub all_clusters: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
-    let target = ctx.target()?;
+    if args.all_clusters {
+        let work = |name: &str| capture(&args, ctx, Some(name));
+        return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx));
+    }
+    let report = capture(&args, ctx, None)?;
+    Ok(finish(&report, Structured::Alone, ctx))
+}
+
+/// Snapshots one cluster (`None`: the one the global flags name).
+fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<SnapshotReport> {
+    let target = match cluster {
+        Some(name) => ctx.target_named(Some(name))?,
+        None => ctx.target()?,
+    };
     let client = ctx.connect(&target)?;
     let dir = match &args.dir {
         Some(d) => ctx.cwd.join(d),
@@ -63,9 +80,16 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         ctx.display_path(&crate::engine::store::cluster_dir(&dir, &target.name))
     ));
     let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    if cluster.is_some() {
+        // Clusters run side by side: one bar each would overwrite the others.
+        return snapshot(&client, &target.name, &dir, &opts, &now);
+    }
     let bar = Bar::new(&ctx.printer, "snapshot");
-    let report = snapshot_reporting(&client, &target.name, &dir, &opts, &now, &bar)?;
-    drop(bar);
+    snapshot_reporting(&client, &target.name, &dir, &opts, &now, &bar)
+}
+
+/// Prints a cluster's report; its exit code.
+fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context) -> u8 {
     for c in &report.connectors {
         if c.outcome == SnapshotOutcome::Skipped {
             ctx.printer.warn(&format!(
@@ -76,13 +100,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         }
     }
     if ctx.printer.is_structured() {
-        ctx.printer.structured(&report);
+        if structured == Structured::Alone {
+            ctx.printer.structured(report);
+        }
     } else {
-        render(&report, ctx);
+        render(report, ctx);
     }
     let failed = report.failed();
     if failed.is_empty() {
-        return Ok(EXIT_OK);
+        return EXIT_OK;
     }
     let names: Vec<String> = failed.iter().map(|c| format!("`{}`", c.name)).collect();
     // The report holds the failures; this closing line names them on stderr.
@@ -94,7 +120,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             names.join(", ")
         ),
     );
-    Ok(EXIT_ERROR)
+    EXIT_ERROR
 }
 
 fn render(r: &SnapshotReport, ctx: &Context) {

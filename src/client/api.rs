@@ -40,12 +40,13 @@ impl Connect {
     }
 
     fn send(&self, req: Request) -> Result<Value> {
-        self.transport.send(&req)
+        self.transport.send(&req).map(|b| b.value())
     }
 
+    /// Sends `req` and decodes the answer straight into `T`.
     fn read<T: DeserializeOwned>(&self, req: Request) -> Result<T> {
-        let v = self.transport.send(&req)?;
-        serde_json::from_value(v).map_err(|e| self.bad(&req, e.to_string()))
+        let body = self.transport.send(&req)?;
+        body.json().map_err(|e| self.bad(&req, e.to_string()))
     }
 
     fn bad(&self, req: &Request, detail: impl Into<String>) -> ClientError {
@@ -61,7 +62,7 @@ impl Connect {
     /// and state, in one call.
     pub fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
         let req = Request::new(Method::Get, "/connectors?expand=status&expand=info");
-        let v = self.transport.send(&req)?;
+        let v = self.transport.send(&req)?.value();
         let map = v
             .as_object()
             .ok_or_else(|| self.bad(&req, "expected an object of connectors"))?;
@@ -77,19 +78,22 @@ impl Connect {
     /// `GET /connectors/{name}/status`.
     pub fn status(&self, name: &str) -> Result<ConnectorStatus> {
         let req = on(Method::Get, name, "/status");
-        let v = self.transport.send(&req)?;
+        let v = self.transport.send(&req)?.value();
         ConnectorStatus::from_json(&v).ok_or_else(|| self.bad(&req, "cannot read status"))
     }
 
     /// `GET /connectors/{name}/offsets`.
     pub fn offsets(&self, name: &str) -> Result<Vec<OffsetEntry>> {
         let req = on(Method::Get, name, "/offsets");
-        let mut v = self.transport.send(&req)?;
-        let offsets = v.get_mut("offsets").map(Value::take).unwrap_or(Value::Null);
+        // Decoded straight from the text into the model's types: no `Value` of 100,000
+        // partitions is built first.
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            offsets: Vec<PatchEntry>,
+        }
         // A partition whose removal the worker has not consumed yet is listed with a `null`
         // offset for a moment: it has no offset.
-        let entries: Vec<PatchEntry> =
-            serde_json::from_value(offsets).map_err(|e| self.bad(&req, e.to_string()))?;
+        let entries = self.read::<Answer>(req)?.offsets;
         let with_offsets = entries.into_iter().filter_map(|e| {
             e.offset.map(|offset| OffsetEntry {
                 partition: e.partition,
@@ -101,7 +105,11 @@ impl Connect {
 
     /// `PATCH /connectors/{name}/offsets`.
     pub fn patch_offsets(&self, name: &str, entries: &[PatchEntry]) -> Result<AlterAck> {
-        let req = on(Method::Patch, name, "/offsets").body(json!({ "offsets": entries }));
+        #[derive(serde::Serialize)]
+        struct Patch<'a> {
+            offsets: &'a [PatchEntry],
+        }
+        let req = on(Method::Patch, name, "/offsets").body(Patch { offsets: entries });
         self.send(req).map(|v| ack(&v))
     }
 

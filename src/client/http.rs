@@ -5,10 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use reqwest::blocking::Client;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
-use serde_json::Value;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
 
-use super::transport::{decode_response, Method, Request, Transport};
+use super::transport::{decode_response, Body, Method, Request, Transport};
 use super::{Auth, ClientError, Result, Secret};
 
 /// TLS settings for HTTPS workers.
@@ -102,7 +101,7 @@ impl HttpTransport {
         })
     }
 
-    fn send_to(&self, url: &str, req: &Request) -> std::result::Result<Value, ClientError> {
+    fn send_to(&self, url: &str, req: &Request) -> std::result::Result<Body, ClientError> {
         let method = match req.method {
             Method::Get => reqwest::Method::GET,
             Method::Post => reqwest::Method::POST,
@@ -112,19 +111,21 @@ impl HttpTransport {
         };
         let mut builder = self.client.request(method, url);
         if let Some(b) = &req.body {
-            builder = builder.json(b);
+            builder = builder
+                .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+                .body(b.clone());
         }
         let resp = builder.send().map_err(|e| transport_error(req, url, &e))?;
         let status = resp.status().as_u16();
         let text = resp.text().map_err(|e| transport_error(req, url, &e))?;
-        decode_response(req, url, status, &text)
+        decode_response(req, url, status, text)
     }
 }
 
 impl Transport for HttpTransport {
     /// Sends to the current worker, moving on to the next URL while workers cannot be
     /// reached.
-    fn send(&self, req: &Request) -> Result<Value> {
+    fn send(&self, req: &Request) -> Result<Body> {
         let start = self.current.load(Ordering::Relaxed);
         let mut last = None;
         for i in 0..self.urls.len() {

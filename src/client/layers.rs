@@ -13,9 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
-use super::transport::{Request, Transport};
+use super::transport::{Body, Request, Transport};
 use super::Result;
 use crate::wait::{self, Poll, SystemClock, WaitPolicy};
 
@@ -77,7 +75,7 @@ impl<T: Transport> Retrying<T> {
 }
 
 impl<T: Transport> Transport for Retrying<T> {
-    fn send(&self, req: &Request) -> Result<Value> {
+    fn send(&self, req: &Request) -> Result<Body> {
         self.policy.run(req.idempotent, || self.inner.send(req))
     }
     fn endpoint(&self) -> String {
@@ -101,7 +99,7 @@ impl<T: Transport> Traced<T> {
 }
 
 impl<T: Transport> Transport for Traced<T> {
-    fn send(&self, req: &Request) -> Result<Value> {
+    fn send(&self, req: &Request) -> Result<Body> {
         let start = Instant::now();
         let r = self.inner.send(req);
         let ms = start.elapsed().as_millis();
@@ -140,7 +138,7 @@ impl<T: Transport> Counting<T> {
 }
 
 impl<T: Transport> Transport for Counting<T> {
-    fn send(&self, req: &Request) -> Result<Value> {
+    fn send(&self, req: &Request) -> Result<Body> {
         if req.is_mutating() {
             self.counter.0.fetch_add(1, Ordering::Relaxed);
         }

@@ -40,7 +40,7 @@ fn retries_rebalance_conflicts_until_success() {
             .conflict(),
     );
     let got = Retrying::new(fake.transport(), fast()).send(&patch());
-    assert!(got.unwrap()["message"]
+    assert!(got.unwrap().value()["message"]
         .as_str()
         .unwrap()
         .contains("altered"));

@@ -4,6 +4,8 @@
 //! that wrap it (retry, trace, count). The typed API in [`super::api`] builds requests and
 //! decodes answers; adding an endpoint touches that one file.
 
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::{ClientError, Result};
@@ -42,7 +44,8 @@ pub struct Request {
     pub method: Method,
     /// Path and query, segments already percent-encoded: `/connectors/a%20b/offsets`.
     pub path: String,
-    pub body: Option<Value>,
+    /// The JSON body, serialized once when the request is built.
+    pub body: Option<String>,
     /// Sending it twice has the effect of sending it once, so it may be sent again after a
     /// timeout. Reads, stop, pause and resume are; PATCH, DELETE and create are not.
     pub idempotent: bool,
@@ -61,8 +64,8 @@ impl Request {
         }
     }
 
-    pub fn body(mut self, body: Value) -> Self {
-        self.body = Some(body);
+    pub fn body(mut self, body: impl Serialize) -> Self {
+        self.body = Some(serde_json::to_string(&body).expect("a request body serializes"));
         self
     }
 
@@ -77,16 +80,38 @@ impl Request {
     }
 }
 
+/// The JSON body of a 2xx answer (`null` when empty), checked to be JSON but not decoded:
+/// the typed API decodes it straight into the type it expects, with no [`Value`] in between.
+#[derive(Debug, Clone)]
+pub struct Body(String);
+
+impl Body {
+    /// The body as text.
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+
+    /// Decodes the body into `T`.
+    pub fn json<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        serde_json::from_str(&self.0)
+    }
+
+    /// The body as a JSON value.
+    pub fn value(&self) -> Value {
+        self.json().expect("a body is checked to be JSON")
+    }
+}
+
 /// Sends requests to one Connect cluster.
 pub trait Transport: Send + Sync {
-    /// The decoded JSON body of a 2xx answer (`Null` when empty), or what went wrong.
-    fn send(&self, req: &Request) -> Result<Value>;
+    /// The JSON body of a 2xx answer (`null` when empty), or what went wrong.
+    fn send(&self, req: &Request) -> Result<Body>;
     /// The base URL requests currently go to (for messages).
     fn endpoint(&self) -> String;
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
-    fn send(&self, req: &Request) -> Result<Value> {
+    fn send(&self, req: &Request) -> Result<Body> {
         (**self).send(req)
     }
     fn endpoint(&self) -> String {
@@ -95,7 +120,7 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
 }
 
 impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
-    fn send(&self, req: &Request) -> Result<Value> {
+    fn send(&self, req: &Request) -> Result<Body> {
         (**self).send(req)
     }
     fn endpoint(&self) -> String {
@@ -105,30 +130,33 @@ impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
 
 /// Turns an answer into the result of a call: the JSON body of a 2xx, else Connect's
 /// `{"error_code","message"}` as a [`ClientError`]. Every transport decodes through here.
-pub fn decode_response(req: &Request, url: &str, status: u16, text: &str) -> Result<Value> {
+pub fn decode_response(req: &Request, url: &str, status: u16, text: String) -> Result<Body> {
     let empty = text.trim().is_empty();
-    let body: Option<Value> = if empty {
-        None
-    } else {
-        serde_json::from_str(text).ok()
-    };
     if (200..300).contains(&status) {
-        return match body {
-            Some(v) => Ok(v),
-            None if empty => Ok(Value::Null),
-            None => Err(ClientError::decode(
+        if empty {
+            return Ok(Body("null".into()));
+        }
+        // Checked without building anything; decoded once, into its type, by the caller.
+        return match serde_json::from_str::<IgnoredAny>(&text) {
+            Ok(_) => Ok(Body(text)),
+            Err(_) => Err(ClientError::decode(
                 req,
                 url,
-                format!("body is not JSON: {}", truncate(text)),
+                format!("body is not JSON: {}", truncate(&text)),
             )),
         };
     }
+    let body: Option<Value> = if empty {
+        None
+    } else {
+        serde_json::from_str(&text).ok()
+    };
     let message = body
         .as_ref()
         .and_then(|b| b.get("message"))
         .and_then(Value::as_str)
         .map(str::to_string)
-        .unwrap_or_else(|| match truncate(text) {
+        .unwrap_or_else(|| match truncate(&text) {
             t if t.is_empty() => reason(status).to_string(),
             t => t,
         });

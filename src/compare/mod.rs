@@ -5,7 +5,11 @@ mod order;
 
 use serde::Serialize;
 
-use crate::model::{canonical_fields, sort_by_partition, Fields, OffsetEntry};
+use std::cmp::Ordering;
+
+use crate::model::{
+    canonical_fields, compare_partitions, sink_partition, sort_by_partition, Fields, OffsetEntry,
+};
 
 pub use order::{movement, Direction, Movement};
 
@@ -45,6 +49,91 @@ impl PartitionDiff {
 
 /// Compares two offset sets partition by partition, in canonical partition order.
 pub fn compare(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionDiff> {
+    if wanted
+        .iter()
+        .chain(actual)
+        .all(|e| is_ordered_exactly(&e.partition))
+    {
+        return merge(wanted, actual);
+    }
+    compare_by_key(wanted, actual)
+}
+
+/// Whether the canonical order ties this partition only with an equal one: a plain sink
+/// partition (topic and number, nothing else) or any partition that is not a sink's (ordered
+/// by its canonical JSON).
+fn is_ordered_exactly(p: &Fields) -> bool {
+    sink_partition(p).is_none() || p.len() == 2
+}
+
+/// Both sides in canonical order (a sealed file already is; only the order is checked), then
+/// walked side by side: no key is built and nothing is copied but the result.
+fn merge(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionDiff> {
+    fn ordered(entries: &[OffsetEntry]) -> Vec<&OffsetEntry> {
+        let mut v: Vec<&OffsetEntry> = entries.iter().collect();
+        sort_by_partition(&mut v, |e| &e.partition);
+        // A partition listed twice counts once, with its last offset.
+        let mut out: Vec<&OffsetEntry> = Vec::with_capacity(v.len());
+        for e in v {
+            match out.last_mut() {
+                Some(last) if last.partition == e.partition => *last = e,
+                _ => out.push(e),
+            }
+        }
+        out
+    }
+    let (w, a) = (ordered(wanted), ordered(actual));
+    let mut out = Vec::with_capacity(w.len().max(a.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < w.len() || j < a.len() {
+        let order = match (w.get(i), a.get(j)) {
+            (Some(x), Some(y)) => compare_partitions(&x.partition, &y.partition),
+            (Some(_), None) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        let (partition, wanted, actual) = match order {
+            Ordering::Less => {
+                i += 1;
+                (&w[i - 1].partition, Some(&w[i - 1].offset), None)
+            }
+            Ordering::Greater => {
+                j += 1;
+                (&a[j - 1].partition, None, Some(&a[j - 1].offset))
+            }
+            Ordering::Equal => {
+                i += 1;
+                j += 1;
+                (
+                    &w[i - 1].partition,
+                    Some(&w[i - 1].offset),
+                    Some(&a[j - 1].offset),
+                )
+            }
+        };
+        out.push(row(partition.clone(), wanted.cloned(), actual.cloned()));
+    }
+    out
+}
+
+/// One partition's row.
+fn row(partition: Fields, w: Option<Fields>, a: Option<Fields>) -> PartitionDiff {
+    let (kind, movement) = match (&w, &a) {
+        (Some(w), Some(a)) if offsets_equal(w, a) => (PartitionKind::Unchanged, None),
+        (Some(w), Some(a)) => (PartitionKind::Moved, movement(&partition, a, w)),
+        (Some(_), None) => (PartitionKind::OnlyWanted, None),
+        (None, _) => (PartitionKind::OnlyActual, None),
+    };
+    PartitionDiff {
+        partition,
+        kind,
+        wanted: w,
+        actual: a,
+        movement,
+    }
+}
+
+/// Any partitions: paired by their canonical JSON.
+fn compare_by_key(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionDiff> {
     use std::collections::BTreeMap;
     let key = canonical_fields;
     let mut rows: BTreeMap<String, (Fields, Option<Fields>, Option<Fields>)> = BTreeMap::new();
@@ -60,21 +149,7 @@ pub fn compare(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionD
     }
     let mut out: Vec<PartitionDiff> = rows
         .into_values()
-        .map(|(partition, w, a)| {
-            let (kind, movement) = match (&w, &a) {
-                (Some(w), Some(a)) if offsets_equal(w, a) => (PartitionKind::Unchanged, None),
-                (Some(w), Some(a)) => (PartitionKind::Moved, movement(&partition, a, w)),
-                (Some(_), None) => (PartitionKind::OnlyWanted, None),
-                (None, _) => (PartitionKind::OnlyActual, None),
-            };
-            PartitionDiff {
-                partition,
-                kind,
-                wanted: w,
-                actual: a,
-                movement,
-            }
-        })
+        .map(|(partition, w, a)| row(partition, w, a))
         .collect();
     sort_by_partition(&mut out, |d| &d.partition);
     out
@@ -121,5 +196,27 @@ mod tests {
         let m = d[1].movement.clone().unwrap();
         assert_eq!(m.direction, Direction::Backward);
         assert_eq!(m.distance, Some(500));
+    }
+
+    proptest::proptest! {
+        /// Walking both sides in order gives what pairing by canonical JSON gives.
+        #[test]
+        fn the_merge_pairs_as_the_keys_do(
+            w in proptest::collection::vec((0u8..3, 0i64..6, 0i64..4), 0..12),
+            a in proptest::collection::vec((0u8..3, 0i64..6, 0i64..4), 0..12),
+        ) {
+            let e = |v: &Vec<(u8, i64, i64)>| -> Vec<OffsetEntry> {
+                v.iter().map(|(kind, p, o)| {
+                    let partition = match kind {
+                        0 => json!({"kafka_topic": "t", "kafka_partition": p}),
+                        1 => json!({"file": format!("f{p}")}),
+                        _ => json!({"kafka_topic": "u", "kafka_partition": p}),
+                    };
+                    serde_json::from_value(json!({"partition": partition, "offset": {"o": o}})).unwrap()
+                }).collect()
+            };
+            let (w, a) = (e(&w), e(&a));
+            proptest::prop_assert_eq!(merge(&w, &a), compare_by_key(&w, &a));
+        }
     }
 }

@@ -113,7 +113,7 @@ mod tests {
     use serde_json::json;
 
     fn f(v: Value) -> Fields {
-        v.as_object().unwrap().clone()
+        v.as_object().unwrap().clone().into()
     }
 
     #[test]

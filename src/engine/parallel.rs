@@ -4,6 +4,17 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// How many reads (`GET .../offsets`) `snapshot` and `diff` keep in flight by default.
+///
+/// Measured on the local test bed (docs/benchmarks.md): a worker answers 100 offsets reads in
+/// about 460 ms one at a time and about 105-150 ms with 8 to 64 in flight; past 8 its
+/// throughput is flat (its own CPU is the limit there) but no read gets slower or fails. With
+/// network latency between kco and the worker (20 ms per request in the benchmark), 32 in
+/// flight keeps within 1.25x of the round-trip bound for 1,000 connectors. 32 concurrent GETs
+/// are well inside what Connect's REST server (Jetty, 200 threads) serves; `--parallel`
+/// overrides it.
+pub const DEFAULT_READS: usize = 32;
+
 /// Applies `f` to every item with at most `parallel` threads; results keep the input order.
 pub fn map<T, R, F>(items: &[T], parallel: usize, f: F) -> Vec<R>
 where

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::compare::{Direction, Movement};
-use crate::model::{canonical_json, ConnectorType, Fields};
+use crate::model::{canonical_fields, ConnectorType, Fields};
 
 /// The kind of consequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -113,7 +113,7 @@ fn moved(kind: ConnectorType, m: &Movement) -> (RiskCode, String) {
 
 /// An offset as compact JSON.
 pub fn show(f: &Fields) -> String {
-    canonical_json(&serde_json::Value::Object(f.clone()))
+    canonical_fields(f)
 }
 
 #[cfg(test)]
@@ -123,7 +123,7 @@ mod tests {
     use serde_json::json;
 
     fn f(v: serde_json::Value) -> Fields {
-        v.as_object().unwrap().clone()
+        v.as_object().unwrap().clone().into()
     }
 
     #[test]

@@ -39,7 +39,7 @@ impl Default for SnapshotOptions {
     fn default() -> Self {
         SnapshotOptions {
             selector: Selector::all(),
-            parallel: 8,
+            parallel: parallel::DEFAULT_READS,
             with_config: false,
             prune: false,
             schema_ref: DEFAULT_SCHEMA_REF.into(),
@@ -175,53 +175,49 @@ pub fn snapshot_reporting(
     } else {
         BTreeMap::new()
     };
-    let read = |l: &&ConnectorListing| client.offsets(&l.name);
-    let reads = progress::map(&readable, opts.parallel, fleet, |l| &l.name, read);
-    let mut reads: BTreeMap<&str, _> = readable
-        .iter()
-        .map(|l| l.name.as_str())
-        .zip(reads)
-        .collect();
-
     let base = Capture {
         cluster_name,
         kafka_cluster_id: cluster.info.kafka_cluster_id.clone(),
         connect_version: cluster.info.version.clone(),
         captured_at: now(),
     };
+    // Each worker reads a connector's offsets and writes its file at once, so that the file
+    // writes (and their fsyncs) overlap the other connectors' round trips.
+    let one = |l: &&ConnectorListing| -> Result<(ConnectorSnapshot, bool)> {
+        let path = store::file_path(dir, cluster_name, &l.name);
+        let Some(kind) = l.connector_type else {
+            return Ok((skipped(l, path), false));
+        };
+        match client.offsets(&l.name) {
+            Ok(offsets) => {
+                let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
+                match capture(l, kind, offsets, secrets, opts, &base) {
+                    Ok((file, redacted)) => write(&path, file, redacted, opts),
+                    Err(message) => Ok((failed(l, path, message), false)),
+                }
+            }
+            Err(e) => Ok((failed(l, path, e.to_string()), false)),
+        }
+    };
     let mut connectors = Vec::new();
     // Files known to hold a listed connector (written now, or found holding these offsets):
     // not stale, so not read again below.
     let mut current = BTreeSet::new();
-    for l in &selected {
-        let path = store::file_path(dir, cluster_name, &l.name);
-        let report = match (l.connector_type, reads.remove(l.name.as_str())) {
-            (Some(kind), Some(Ok(offsets))) => {
-                let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
-                match capture(l, kind, offsets, secrets, opts, &base) {
-                    Ok((file, redacted)) => {
-                        let (report, is_current) = write(&path, file, redacted, opts)?;
-                        if is_current {
-                            current.insert(path);
-                        }
-                        report
-                    }
-                    Err(message) => failed(l, path, message),
-                }
-            }
-            (Some(_), Some(Err(e))) => failed(l, path, e.to_string()),
-            _ => ConnectorSnapshot {
-                name: l.name.clone(),
-                connector_type: None,
-                outcome: SnapshotOutcome::Skipped,
-                path,
-                partitions: None,
-                redacted: Vec::new(),
-                message: Some(
-                    "connector type unknown: is its plugin installed on the worker?".into(),
-                ),
-            },
-        };
+    let results = progress::map(&selected, opts.parallel, fleet, |l| &l.name, one);
+    let written = results.iter().flatten().any(|(r, _)| {
+        matches!(
+            r.outcome,
+            SnapshotOutcome::Created | SnapshotOutcome::Updated
+        )
+    });
+    if written {
+        crate::fsutil::sync_dir(&store::cluster_dir(dir, cluster_name));
+    }
+    for done in results {
+        let (report, is_current) = done?;
+        if is_current {
+            current.insert(report.path.clone());
+        }
         connectors.push(report);
     }
     let stale = stale_files(
@@ -365,12 +361,12 @@ fn write(
             .and_then(|l| l.strip_prefix(SCHEMA_COMMENT))
             .filter(|r| !r.trim().is_empty())
             .unwrap_or(&opts.schema_ref);
-        crate::fsutil::write_atomic(path, file.render(schema_ref).as_bytes()).map_err(|e| {
-            Error::Write {
+        // Each file is synced; the directory once, at the end of the run.
+        crate::fsutil::write_atomic_unsynced_dir(path, file.render(schema_ref).as_bytes())
+            .map_err(|e| Error::Write {
                 path: path.to_path_buf(),
                 source: e,
-            }
-        })?;
+            })?;
     }
     let report = ConnectorSnapshot {
         name: file.metadata.name.clone(),
@@ -382,6 +378,18 @@ fn write(
         message,
     };
     Ok((report, is_current))
+}
+
+fn skipped(l: &ConnectorListing, path: PathBuf) -> ConnectorSnapshot {
+    ConnectorSnapshot {
+        name: l.name.clone(),
+        connector_type: None,
+        outcome: SnapshotOutcome::Skipped,
+        path,
+        partitions: None,
+        redacted: Vec::new(),
+        message: Some("connector type unknown: is its plugin installed on the worker?".into()),
+    }
 }
 
 fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorSnapshot {

@@ -5,11 +5,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use super::http::{HttpRequest, Reply};
 use super::{serve, Inner};
-use crate::client::transport::{decode_response, Request, Transport};
+use crate::client::transport::{decode_response, Body, Request, Transport};
 use crate::client::{ClientError, Result};
 
 /// The base URL messages show for the in-process fake.
@@ -18,13 +16,13 @@ const URL: &str = "http://in-process:8083";
 pub(crate) struct InProcess(pub Arc<Inner>);
 
 impl Transport for InProcess {
-    fn send(&self, req: &Request) -> Result<Value> {
+    fn send(&self, req: &Request) -> Result<Body> {
         let url = format!("{URL}{}", req.path);
         if self.0.down.load(Ordering::SeqCst) {
             let reason = "cannot connect: Connection refused (os error 111)";
             return Err(ClientError::transport(req, &url, reason, false, false));
         }
-        let body = req.body.as_ref().map(|b| b.to_string()).unwrap_or_default();
+        let body = req.body.clone().unwrap_or_default();
         let request = HttpRequest {
             method: req.method.as_str().to_string(),
             target: req.path.clone(),
@@ -33,7 +31,7 @@ impl Transport for InProcess {
         };
         match serve(&self.0, request) {
             Reply::Respond { status, body } => {
-                decode_response(req, &url, status, body.as_deref().unwrap_or(""))
+                decode_response(req, &url, status, body.unwrap_or_default())
             }
             Reply::Drop => {
                 let reason = "request failed: connection closed before message completed";

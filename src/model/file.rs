@@ -165,6 +165,16 @@ impl OffsetsFile {
         let problem = |kind, line: Option<usize>, message: String| {
             FileProblem::new(kind, path, line, message)
         };
+        // A file in kco's own layout: its offsets read line by line, the rest by the YAML
+        // parser. Anything else, or any problem, takes the general path below.
+        if let Some((rest, entries)) = super::canonical_parse::split_offsets(text) {
+            if let Ok(mut file) = serde_yaml::from_str::<OffsetsFile>(&rest) {
+                if header_problem(text, Some(&file.api_version), Some(&file.kind)).is_none() {
+                    file.offsets = entries;
+                    return Ok(file);
+                }
+            }
+        }
         // The whole file is parsed once. Only when that fails is the version read on its own,
         // so that a future format gets a clear message rather than a confusing field error.
         let e = match serde_yaml::from_str::<OffsetsFile>(text) {
@@ -233,12 +243,16 @@ impl OffsetsFile {
         let line_of = |i: usize| item_lines.get(i).copied();
         let mut seen = HashSet::new();
         for (i, e) in self.offsets.iter().enumerate() {
-            let key = canonical_fields(&e.partition);
-            if !seen.insert(key.clone()) {
+            // A plain sink partition is keyed by topic and number, without building its JSON.
+            let key = match super::sink_partition(&e.partition) {
+                Some((topic, p)) if e.partition.len() == 2 => DuplicateKey::Sink(topic, p),
+                _ => DuplicateKey::Other(canonical_fields(&e.partition)),
+            };
+            if !seen.insert(key) {
                 add(
                     ProblemKind::DuplicatePartition,
                     line_of(i),
-                    format!("duplicate partition {key}"),
+                    format!("duplicate partition {}", canonical_fields(&e.partition)),
                 );
             }
             if e.partition.is_empty() {
@@ -309,6 +323,13 @@ impl OffsetsFile {
         };
         in_canonical_order(&self.offsets) && rest == self.render_body()
     }
+}
+
+/// A partition's identity when looking for duplicates.
+#[derive(PartialEq, Eq, Hash)]
+enum DuplicateKey<'a> {
+    Sink(&'a str, i64),
+    Other(String),
 }
 
 /// What is wrong with `apiVersion` and `kind`, if anything: the line to point at and the

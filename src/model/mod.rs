@@ -2,6 +2,8 @@
 //! file format that holds them.
 
 mod canonical;
+mod canonical_parse;
+mod fields;
 pub mod file;
 mod problem;
 pub mod secrets;
@@ -21,7 +23,7 @@ pub use canonical::{
 };
 
 /// A source partition or offset, or a sink's: a flat map of primitive values.
-pub type Fields = serde_json::Map<String, serde_json::Value>;
+pub use fields::Fields;
 
 /// One partition and its committed offset, as `GET /connectors/{name}/offsets` returns it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -261,3 +261,49 @@ fn edge_values_keep_their_exact_type() {
         assert!(text.contains(quoted), "{quoted} in\n{text}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The line-by-line reading of kco's own layout gives what the YAML parser gives.
+    #[test]
+    fn the_fast_path_reads_what_the_yaml_parser_reads(doc in offsets_doc()) {
+        let entries: Vec<OffsetEntry> = serde_json::from_value(doc["offsets"].clone()).unwrap();
+        let text = OffsetsFile::new(metadata(), entries, None).render(DEFAULT_SCHEMA_REF);
+        let slow: OffsetsFile = serde_yaml::from_str(&text).unwrap();
+        if let Some((rest, fast)) = super::canonical_parse::split_offsets(&text) {
+            prop_assert_eq!(&fast, &slow.offsets, "{}", text);
+            let rest: OffsetsFile = serde_yaml::from_str(&rest).unwrap();
+            prop_assert_eq!(rest.checksum, slow.checksum);
+        }
+    }
+}
+
+#[test]
+fn the_fast_path_takes_kco_layout_and_leaves_the_rest() {
+    let sink = "apiVersion: kco/v1\nkind: ConnectorOffsets\noffsets:\n- partition:\n    \
+        kafka_partition: 0\n    kafka_topic: t\n  offset:\n    kafka_offset: 5\nchecksum: x\n";
+    let (rest, e) = super::canonical_parse::split_offsets(sink).expect("canonical layout");
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].offset["kafka_offset"], json!(5));
+    assert!(rest.contains("offsets: []\nchecksum: x\n"), "{rest}");
+    for odd in [
+        sink.replace("kafka_offset: 5", "kafka_offset: 5.0"),
+        sink.replace("kafka_offset: 5", "kafka_offset: 05"),
+        sink.replace("kafka_topic: t", "kafka_topic: \"t\""),
+        sink.replace("kafka_topic: t", "kafka_topic: yes"),
+        sink.replace("    kafka_topic: t\n", "    kafka_topic: t # c\n"),
+        sink.replace("    kafka_partition: 0\n    kafka_topic: t\n", ""),
+        sink.replace("  offset:\n    kafka_offset: 5\n", ""),
+        sink.replace(
+            "    kafka_topic: t\n",
+            "    kafka_topic: t\n    kafka_topic: u\n",
+        ),
+        sink.replace("    kafka_topic", "     kafka_topic"),
+    ] {
+        assert!(
+            super::canonical_parse::split_offsets(&odd).is_none(),
+            "{odd}"
+        );
+    }
+}

@@ -23,7 +23,7 @@ const RESERVED_WORDS: &[&str] = &["y", "n", "yes", "no", "true", "false", "on", 
 
 /// Whether `s` can be written without quotes and read back as the same string by any YAML
 /// reader.
-fn is_plain_safe(s: &str) -> bool {
+pub(super) fn is_plain_safe(s: &str) -> bool {
     let mut chars = s.chars();
     let Some(first) = chars.next() else {
         return false;
@@ -125,16 +125,15 @@ pub fn write_fields(out: &mut String, indent: usize, key: &str, fields: &Fields)
         out.push_str(&format!("{key}: {{}}\n"));
         return;
     }
-    out.push_str(&format!("{key}:\n"));
-    let mut keys: Vec<&String> = fields.keys().collect();
-    keys.sort();
-    for k in keys {
-        out.push_str(&format!(
-            "{:indent$}{}: {}\n",
-            "",
-            string(k),
-            value(&fields[k.as_str()])
-        ));
+    out.push_str(key);
+    out.push_str(":\n");
+    // `Fields` iterates in key order.
+    for (k, v) in fields {
+        out.extend(std::iter::repeat_n(' ', indent));
+        out.push_str(&string(k));
+        out.push_str(": ");
+        out.push_str(&value(v));
+        out.push('\n');
     }
 }
 

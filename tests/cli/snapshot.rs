@@ -349,3 +349,35 @@ fn a_partition_listed_with_a_null_offset_has_no_offset() {
         "{text}"
     );
 }
+
+#[test]
+fn all_clusters_snapshots_and_diffs_every_configured_cluster_with_one_exit_code() {
+    let (east, west) = (two_connectors(), two_connectors());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("kco.yaml"),
+        format!(
+            "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n",
+            east.url(),
+            west.url()
+        ),
+    )
+    .unwrap();
+    let r = run(kco(dir.path()).args(["snapshot", "--all-clusters"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for c in ["east", "west"] {
+        let f = dir.path().join(format!("snapshots/{c}/orders-sink.yaml"));
+        assert!(f.is_file(), "{}", f.display());
+    }
+    let r = run(kco(dir.path()).args(["diff", "--all-clusters", "-o", "json"]));
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let reports: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(reports.as_array().map(Vec::len), Some(2), "{}", r.stdout);
+    // One cluster drifts: the exit code over all is the diff's 2.
+    west.set_offsets("orders-sink", sink_offsets(1));
+    let r = run(kco(dir.path()).args(["diff", "--all-clusters"]));
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    let r = run(kco(dir.path()).args(["--cluster", "east", "snapshot", "--all-clusters"]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("drop --cluster"), "{}", r.stderr);
+}

@@ -10,7 +10,7 @@ use super::state::{describe, poll_target};
 pub use super::tx_error::TxError;
 use crate::client::Connect;
 use crate::compare::{compare, PartitionKind};
-use crate::model::{canonical_json, OffsetEntry, TargetState};
+use crate::model::{canonical_fields, OffsetEntry, TargetState};
 use crate::wait::{until, Clock, Poll, WaitPolicy};
 
 /// How a transaction behaves.
@@ -348,7 +348,7 @@ impl Tx<'_> {
     /// Partitions whose live offset is not what this step wants, described.
     fn mismatches(&self, step: Step, live: &[OffsetEntry]) -> Vec<String> {
         let show = |f: &Option<crate::model::Fields>| match f {
-            Some(m) => canonical_json(&serde_json::Value::Object(m.clone())),
+            Some(m) => canonical_fields(m),
             None => "none".into(),
         };
         let wanted: &[OffsetEntry] = if step == Step::Reset {
@@ -367,7 +367,7 @@ impl Tx<'_> {
             .map(|d| {
                 format!(
                     "{} wanted {} live {}",
-                    canonical_json(&serde_json::Value::Object(d.partition)),
+                    canonical_fields(&d.partition),
                     show(&d.wanted),
                     show(&d.actual)
                 )

@@ -362,10 +362,11 @@ pub(crate) fn side_yaml(
         connector_type: Option<ConnectorType>,
         #[serde(skip_serializing_if = "Option::is_none")]
         connector_class: Option<&'a str>,
-        offsets: &'a [OffsetEntry],
+        offsets: &'a [&'a OffsetEntry],
     }
-    let mut sorted = offsets.to_vec();
-    crate::model::sort_entries(&mut sorted);
+    // Ordered by reference: the entries are not copied.
+    let mut sorted: Vec<&OffsetEntry> = offsets.iter().collect();
+    crate::model::sort_by_partition(&mut sorted, |e| &e.partition);
     serde_yaml::to_string(&View {
         connector_type,
         connector_class: class,
