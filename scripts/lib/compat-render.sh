@@ -26,6 +26,7 @@ feature_of() {
     kinds::debezium::*) echo debezium ;;
     kinds::sinks::sink_with_overridden_group_id*) echo group ;;
     kinds::sinks::sink_over_100_partitions*) echo wide ;;
+    recipes::*) echo snapshot ;;
     compat_doc::*) echo none ;;
     *) return 1 ;;
   esac

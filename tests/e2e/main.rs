@@ -10,6 +10,7 @@ mod harness;
 mod history;
 mod kco_steps;
 mod kinds;
+mod recipes;
 mod reset;
 mod snapshot;
 mod standalone;
