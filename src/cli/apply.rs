@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use super::apply_render::{self, StepPrinter};
 use super::output::Style;
+use super::recover;
 use super::report_error;
 use super::Context;
-use crate::client::Connect;
+use crate::config::ClusterTarget;
+use crate::engine::apply::journal::{JournalFile, Journaled};
+use crate::engine::apply::lock::ClusterLock;
 use crate::engine::apply::{
     self, backup, plan, ApplyDocument, CheckOptions, ExecOptions, PlanOptions, SystemClock, Want,
 };
@@ -66,7 +69,6 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     };
     let wants = apply::check(&args.paths, &check, &env)?;
     let target = ctx.target()?;
-    let client = ctx.connect(&target)?;
     let run = Run {
         verb: "Apply these changes",
         dry_run: args.dry_run,
@@ -78,7 +80,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),
     };
-    drive(ctx, &client, &target.name, &wants, &run)
+    drive(ctx, &target, &wants, &run)
 }
 
 /// What `apply` and `reset` share once the wants are known.
@@ -113,14 +115,15 @@ impl From<StateArg> for crate::model::TargetState {
     }
 }
 
-/// Plan, print, confirm, back up, execute, report.
+/// Lock the cluster, finish an interrupted apply, plan, print, confirm, back up, execute,
+/// report.
 pub(super) fn drive(
     ctx: &Context,
-    client: &Connect,
-    cluster: &str,
+    target: &ClusterTarget,
     wants: &[Want],
     run: &Run,
 ) -> Result<u8> {
+    let cluster = target.name.as_str();
     let p = &ctx.printer;
     let opts = PlanOptions {
         prune: run.prune,
@@ -128,6 +131,22 @@ pub(super) fn drive(
         parallel: run.parallel,
         create_state: run.create_state.map(Into::into),
     };
+    // The lock comes before any request: a second apply sends nothing.
+    let lock = if run.dry_run {
+        recover::refuse_if_unfinished(ctx, cluster)?;
+        None
+    } else {
+        Some(ClusterLock::acquire(
+            &ctx.state_dir(),
+            cluster,
+            &recover::now(),
+        )?)
+    };
+    let client = &ctx.connect(target)?;
+    if lock.is_some() {
+        let wait = crate::wait::WaitPolicy::with_timeout(run.wait_timeout);
+        recover::finish_interrupted(ctx, client, cluster, &wait)?;
+    }
     let plan = plan::build(client, cluster, wants, &opts)?;
     let document = |backup, result| ApplyDocument {
         plan: &plan,
@@ -190,7 +209,17 @@ pub(super) fn drive(
             ctx.target_flags(cluster)
         ));
     }
-    let report = apply::execute(client, &plan, &exec, &SystemClock, &StepPrinter(p))?;
+    let journal = JournalFile::begin(&ctx.state_dir(), &plan, Some(&saved.dir), &now)?;
+    let printer = StepPrinter(p);
+    let report = match &journal {
+        Some(j) => {
+            let progress = Journaled::new(j, &printer);
+            let report = apply::execute(client, &plan, &exec, &SystemClock, &progress)?;
+            journal_left(ctx, j, &progress, cluster);
+            report
+        }
+        None => apply::execute(client, &plan, &exec, &SystemClock, &printer)?,
+    };
     if p.is_structured() {
         p.structured(&document(Some(&saved), Some(&report)));
     } else {
@@ -201,6 +230,24 @@ pub(super) fn drive(
     } else {
         fail_line(ctx, "not every connector converged (see above)");
         Ok(EXIT_ERROR)
+    }
+}
+
+/// Says so when the journal still records connectors (their state could not be put back).
+fn journal_left(ctx: &Context, j: &JournalFile, progress: &Journaled, cluster: &str) {
+    if let Some(e) = progress.take_write_error() {
+        ctx.printer
+            .warn(&format!("the apply journal could not be updated: {e}"));
+    }
+    let left = j.remaining();
+    if !left.is_empty() {
+        ctx.printer.warn(&format!(
+            "{} connector(s) may be left out of their prior state ({}); they are recorded in {}: `kco recover {}` puts them back",
+            left.len(),
+            left.keys().cloned().collect::<Vec<_>>().join(", "),
+            ctx.display_path(j.path()),
+            ctx.target_flags(cluster)
+        ));
     }
 }
 

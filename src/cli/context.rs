@@ -93,6 +93,15 @@ impl Context {
         }
     }
 
+    /// Where kco keeps its own state (apply journals, cluster locks): `KCO_STATE_DIR`, else
+    /// `.kco` in the current directory (beside the backups).
+    pub fn state_dir(&self) -> PathBuf {
+        match std::env::var_os("KCO_STATE_DIR").filter(|v| !v.is_empty()) {
+            Some(d) => self.cwd.join(d),
+            None => self.cwd.join(".kco"),
+        }
+    }
+
     /// The snapshots directory from the config (default `snapshots/`).
     pub fn snapshots_dir(&self) -> PathBuf {
         let d = self.config.snapshots_dir();

@@ -84,6 +84,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         }
         None => {
             let target = ctx.target()?;
+            super::recover::refuse_if_unfinished(ctx, &target.name)?;
             let paths = resolve_paths(&args.paths, &dir, Some(&target.name), ctx, false)?;
             let (files, problems) = load_files(&paths.paths);
             if !problems.is_empty() {

@@ -10,6 +10,7 @@ mod diff_render;
 mod diff_unified;
 mod fmt;
 mod output;
+mod recover;
 #[cfg(test)]
 mod reference;
 mod report_error;
@@ -113,6 +114,7 @@ pub enum Command {
     Diff(diff::Args),
     Apply(apply::Args),
     Reset(reset::Args),
+    Recover(recover::Args),
     Validate(validate::Args),
     Fmt(fmt::Args),
     Schema(schema::Args),
@@ -135,6 +137,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Diff(a) => diff::run(a, &ctx),
         Command::Apply(a) => apply::run(a, &ctx),
         Command::Reset(a) => reset::run(a, &ctx),
+        Command::Recover(a) => recover::run(a, &ctx),
         Command::Validate(a) => validate::run(a, &ctx),
         Command::Fmt(a) => fmt::run(a, &ctx),
         Command::Schema(a) => schema::run(a, &ctx),

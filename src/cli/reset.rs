@@ -36,7 +36,6 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
-    let client = ctx.connect(&target)?;
     let run = Run {
         verb: "Delete the offsets of these connectors",
         dry_run: args.dry_run,
@@ -48,5 +47,5 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),
     };
-    drive(ctx, &client, &target.name, &reset_wants(&args.names), &run)
+    drive(ctx, &target, &reset_wants(&args.names), &run)
 }

@@ -41,6 +41,7 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
+    super::recover::refuse_if_unfinished(ctx, &target.name)?;
     let client = ctx.connect(&target)?;
     let dir = match &args.dir {
         Some(d) => ctx.cwd.join(d),

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod fmt;
 pub mod parallel;
 pub mod probe;
+pub mod recover;
 pub mod revision;
 pub mod risk;
 pub mod select;

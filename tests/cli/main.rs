@@ -1,6 +1,7 @@
 //! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
 mod apply;
+mod crash;
 mod diff;
 mod diff_base;
 mod errors;

@@ -6,9 +6,11 @@
 //! client passed in.
 
 pub mod backup;
+pub mod journal;
+pub mod lock;
 pub mod plan;
 mod report;
-mod state;
+pub(crate) mod state;
 pub mod transaction;
 mod tx_error;
 
@@ -16,6 +18,8 @@ mod tx_error;
 mod tests;
 #[cfg(test)]
 mod tests_faults;
+#[cfg(test)]
+mod tests_journal;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -210,11 +214,13 @@ pub fn execute(
     }
     let is_interrupted = || opts.interrupted.is_some_and(|f| f.load(Ordering::SeqCst));
     let connectors = parallel::map(&plan.connectors, opts.parallel, |c| {
-        if is_interrupted() {
+        let report = if is_interrupted() {
             transaction::skipped(c)
         } else {
             transaction::run(client, c, &opts.tx, clock, progress)
-        }
+        };
+        progress.finished(&report);
+        report
     });
     Ok(ApplyReport {
         interrupted: is_interrupted(),

@@ -38,6 +38,8 @@ pub struct StepRecord {
 /// Told about every step as it ends (the CLI prints them with `-v`).
 pub trait Progress: Sync {
     fn step(&self, connector: &str, record: &StepRecord);
+    /// A connector's transaction ended (whatever its outcome).
+    fn finished(&self, _report: &ConnectorApply) {}
 }
 
 /// Hears nothing.
