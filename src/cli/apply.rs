@@ -59,6 +59,10 @@ pub struct Args {
     /// Seconds to wait for a connector to reach a state
     #[arg(long, default_value_t = 120)]
     pub wait_timeout: u64,
+    /// Seconds a resumed connector's tasks may take to run (a task that fails, or none
+    /// starting, is a failure)
+    #[arg(long, default_value_t = 60)]
+    pub task_timeout: u64,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -79,6 +83,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         parallel: usize::from(args.parallel),
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),
+        task_timeout: Duration::from_secs(args.task_timeout),
     };
     drive(ctx, &target, &wants, &run)
 }
@@ -95,6 +100,7 @@ pub(super) struct Run {
     pub parallel: usize,
     pub backup_dir: Option<PathBuf>,
     pub wait_timeout: Duration,
+    pub task_timeout: Duration,
 }
 
 /// A connector target state, as a flag value.
@@ -171,6 +177,7 @@ pub(super) fn drive(
         return Ok(EXIT_ERROR);
     }
     let mut exec = ExecOptions::new(run.prune, run.parallel, run.wait_timeout);
+    exec.tx.task_timeout = run.task_timeout;
     if plan.changes() == 0 {
         // Runs the (empty) transactions so that the report shows zero mutating calls.
         let report = apply::execute(client, &plan, &exec, &SystemClock, &StepPrinter(p))?;

@@ -32,6 +32,10 @@ pub struct Args {
     /// Seconds to wait for a connector to reach a state
     #[arg(long, default_value_t = 120)]
     pub wait_timeout: u64,
+    /// Seconds a resumed connector's tasks may take to run (a task that fails, or none
+    /// starting, is a failure)
+    #[arg(long, default_value_t = 60)]
+    pub task_timeout: u64,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -46,6 +50,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         parallel: 4,
         backup_dir: args.backup_dir,
         wait_timeout: Duration::from_secs(args.wait_timeout),
+        task_timeout: Duration::from_secs(args.task_timeout),
     };
     drive(ctx, &target, &reset_wants(&args.names), &run)
 }

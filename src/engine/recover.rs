@@ -111,7 +111,7 @@ fn one(
     }
     let sent = match e.prior_state {
         TargetState::Stopped => Ok(false),
-        TargetState::Running if status.settled_in(crate::model::ConnectorState::Running) => {
+        TargetState::Running if status.state == Some(crate::model::ConnectorState::Running) => {
             Ok(false)
         }
         TargetState::Paused if status.settled_in(crate::model::ConnectorState::Paused) => Ok(false),

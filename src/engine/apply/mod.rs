@@ -20,6 +20,8 @@ mod tests;
 mod tests_faults;
 #[cfg(test)]
 mod tests_journal;
+#[cfg(test)]
+mod tests_tasks;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -160,6 +162,9 @@ pub struct ExecOptions {
     pub interrupted: Option<&'static AtomicBool>,
 }
 
+/// How long a resumed connector's tasks may take to run, unless `--task-timeout` says.
+pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);
+
 impl ExecOptions {
     pub fn new(prune: bool, parallel: usize, wait_timeout: Duration) -> Self {
         ExecOptions {
@@ -168,6 +173,7 @@ impl ExecOptions {
                 prune,
                 wait: WaitPolicy::with_timeout(wait_timeout),
                 alter_attempts: 3,
+                task_timeout: DEFAULT_TASK_TIMEOUT,
             },
             interrupted: None,
         }

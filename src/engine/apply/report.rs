@@ -18,6 +18,7 @@ pub enum Step {
     Verify,
     Restore,
     WaitRestored,
+    WaitTasks,
 }
 
 impl std::fmt::Display for Step {

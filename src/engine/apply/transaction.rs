@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::plan::{patch_entries, Action, ConnectorPlan};
 pub use super::report::{ApplyOutcome, ConnectorApply, Progress, Silent, Step, StepRecord};
-use super::state::{describe, poll_target};
+use super::state::{describe, poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
 use crate::client::Connect;
 use crate::compare::{compare, PartitionKind};
@@ -21,6 +21,8 @@ pub struct TxOptions {
     pub wait: WaitPolicy,
     /// How many times a PATCH/DELETE that timed out (and was found not applied) is sent.
     pub alter_attempts: u32,
+    /// After a connector is RUNNING again: how long its tasks may take to run.
+    pub task_timeout: Duration,
 }
 
 /// How long reading back may take to show the new offsets.
@@ -231,7 +233,31 @@ impl Tx<'_> {
         })?;
         self.wait_for(Step::WaitRestored, target)?;
         self.report.state_restored = true;
+        if target == TargetState::Running {
+            self.wait_tasks()?;
+        }
         Ok(())
+    }
+
+    /// Waits until the resumed connector's tasks run (at least one, every one RUNNING on two
+    /// reads in a row); a task that fails is a failure with its trace.
+    fn wait_tasks(&mut self) -> Result<(), Failure> {
+        let policy = WaitPolicy {
+            timeout: self.opts.task_timeout,
+            ..self.opts.wait
+        };
+        self.step(Step::WaitTasks, |tx| {
+            let mut seen_running = false;
+            let s = until(tx.clock, &policy, || {
+                let polled = poll_tasks(tx.client.status(tx.name()), seen_running);
+                seen_running = matches!(polled, Poll::Pending(ref d) if d == RUNNING_ONCE);
+                polled
+            })
+            .map_err(|source| TxError::Tasks { source })?;
+            let seen = describe(&s);
+            tx.report.final_state = Some(seen.clone());
+            Ok(((), seen))
+        })
     }
 
     fn wait_for(&mut self, step: Step, target: TargetState) -> Result<(), Failure> {
