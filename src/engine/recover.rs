@@ -13,7 +13,7 @@ use super::apply::state::{describe, poll_target};
 use super::load_files;
 use crate::client::Connect;
 use crate::error::{Error, Result};
-use crate::model::TargetState;
+use crate::model::{ConnectorState, TargetState};
 use crate::wait::{until, Clock, WaitPolicy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -21,7 +21,7 @@ use crate::wait::{until, Clock, WaitPolicy};
 pub enum RecoverOutcome {
     /// It was in another state; the recorded one was put back and reached.
     Restored,
-    /// Already in the recorded state: nothing sent.
+    /// Status already showed the recorded state (it was asked for again all the same).
     AlreadyThere,
     /// Created by the interrupted apply: left as it is (STOPPED), as a failed create is.
     LeftCreated,
@@ -109,30 +109,31 @@ fn one(
         );
         return r;
     }
+    // The state is asked for even when status already shows it: status lags the target
+    // state, and a stop the dead process sent may not show yet (resume and pause are
+    // idempotent).
+    let already = match e.prior_state {
+        TargetState::Running => status.state == Some(ConnectorState::Running),
+        TargetState::Paused => status.settled_in(ConnectorState::Paused),
+        TargetState::Stopped => true,
+    };
     let sent = match e.prior_state {
-        TargetState::Stopped => Ok(false),
-        TargetState::Running if status.state == Some(crate::model::ConnectorState::Running) => {
-            Ok(false)
-        }
-        TargetState::Paused if status.settled_in(crate::model::ConnectorState::Paused) => Ok(false),
-        TargetState::Running => client.resume(name).map(|()| true),
-        TargetState::Paused => client.pause(name).map(|()| true),
+        TargetState::Stopped => Ok(()),
+        TargetState::Running => client.resume(name),
+        TargetState::Paused => client.pause(name),
     };
-    let sent = match sent {
-        Ok(s) => s,
-        Err(err) => {
-            r.detail = format!("putting {} back failed: {err}", e.prior_state);
-            return r;
-        }
-    };
+    if let Err(err) = sent {
+        r.detail = format!("putting {} back failed: {err}", e.prior_state);
+        return r;
+    }
     match until(clock, wait, || {
         poll_target(client.status(name), e.prior_state)
     }) {
         Ok(s) => {
-            r.outcome = if sent {
-                RecoverOutcome::Restored
-            } else {
+            r.outcome = if already {
                 RecoverOutcome::AlreadyThere
+            } else {
+                RecoverOutcome::Restored
             };
             r.detail = describe(&s);
         }

@@ -4,6 +4,7 @@
 //! Worker URLs: `KCO_E2E_A_URLS` (cluster a, comma-separated) and `KCO_E2E_B_URL`.
 
 mod apply;
+mod crash;
 mod diff;
 mod harness;
 mod kco_steps;
