@@ -208,7 +208,7 @@ pub(super) fn drive(
     exec.interrupted = Some(on_interrupt_finish_in_flight());
     let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let saved = backup::write(&plan, &dir, &now)?;
-    if !saved.files.is_empty() {
+    if !saved.is_empty() {
         p.status(&format!(
             "Backup of the live offsets: {} (undo: kco apply {} --prune {})",
             ctx.display_path(&saved.dir),

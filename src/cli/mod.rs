@@ -17,6 +17,7 @@ mod report_error;
 mod reset;
 mod schema;
 mod snapshot;
+mod undo;
 mod validate;
 
 use std::process::ExitCode;
@@ -115,6 +116,7 @@ pub enum Command {
     Apply(apply::Args),
     Reset(reset::Args),
     Recover(recover::Args),
+    Undo(undo::Args),
     Validate(validate::Args),
     Fmt(fmt::Args),
     Schema(schema::Args),
@@ -138,6 +140,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Apply(a) => apply::run(a, &ctx),
         Command::Reset(a) => reset::run(a, &ctx),
         Command::Recover(a) => recover::run(a, &ctx),
+        Command::Undo(a) => undo::run(a, &ctx),
         Command::Validate(a) => validate::run(a, &ctx),
         Command::Fmt(a) => fmt::run(a, &ctx),
         Command::Schema(a) => schema::run(a, &ctx),

@@ -14,4 +14,5 @@ mod global_flags;
 mod interrupt;
 mod output_snapshots;
 mod snapshot;
+mod undo;
 mod validate;

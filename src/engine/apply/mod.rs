@@ -13,6 +13,7 @@ mod report;
 pub(crate) mod state;
 pub mod transaction;
 mod tx_error;
+pub mod undo;
 
 #[cfg(test)]
 mod tests;
@@ -63,6 +64,14 @@ pub fn check(
     let (files, mut problems) = load_files(paths);
     if !problems.is_empty() {
         return Err(Error::Files(problems));
+    }
+    let deletes = if opts.as_name.is_none() {
+        undo::delete_wants(paths)?
+    } else {
+        Vec::new()
+    };
+    if files.is_empty() && !deletes.is_empty() {
+        return Ok(deletes);
     }
     if files.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -131,6 +140,7 @@ pub fn check(
             secret_vars,
         });
     }
+    wants.extend(deletes);
     if problems.is_empty() {
         Ok(wants)
     } else {

@@ -19,6 +19,7 @@ pub enum Step {
     Restore,
     WaitRestored,
     WaitTasks,
+    Delete,
 }
 
 impl std::fmt::Display for Step {

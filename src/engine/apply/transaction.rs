@@ -8,6 +8,9 @@ use super::plan::{patch_entries, Action, ConnectorPlan};
 pub use super::report::{ApplyOutcome, ConnectorApply, Progress, Silent, Step, StepRecord};
 use super::state::{describe, poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
+
+#[path = "transaction_delete.rs"]
+mod delete;
 use crate::client::Connect;
 use crate::compare::{compare, PartitionKind};
 use crate::model::{canonical_json, OffsetEntry, TargetState};
@@ -95,6 +98,7 @@ pub fn run(
         Action::Patch { .. } => tx.existing(Step::Patch),
         Action::Reset { .. } => tx.existing(Step::Reset),
         Action::Create { start_state, .. } => tx.create(*start_state),
+        Action::Delete { .. } => tx.delete(),
     }
     tx.report.mutating_calls = mutating.get();
     tx.report
@@ -129,9 +133,9 @@ impl Tx<'_> {
         self.report.error = Some(f.error.to_string());
     }
 
-    /// An existing connector: record, stop, wait, alter, verify, restore.
-    fn existing(&mut self, alter: Step) {
-        let (prior, stopped) = match self.step(Step::RecordState, |tx| {
+    /// The state to put back, and whether the connector is already fully stopped.
+    fn record_state(&mut self) -> Result<(TargetState, bool), Failure> {
+        let (prior, stopped) = self.step(Step::RecordState, |tx| {
             let s = tx.client.status(tx.name())?;
             let raw = || TxError::UnknownState {
                 raw: s.raw_state.clone(),
@@ -139,12 +143,23 @@ impl Tx<'_> {
             let state = s.state.ok_or_else(raw)?;
             let detail = format!("{} (will be put back as {})", describe(&s), state.target());
             Ok(((state.target(), s.is_fully_stopped()), detail))
-        }) {
+        })?;
+        self.report.prior_state = Some(prior);
+        Ok((prior, stopped))
+    }
+
+    /// An existing connector: record, stop, wait, alter, verify, restore.
+    fn existing(&mut self, alter: Step) {
+        let (prior, stopped) = match self.record_state() {
             Ok(v) => v,
             Err(f) => return self.fail(f),
         };
-        self.report.prior_state = Some(prior);
         let changed = self.stop_and_alter(alter, stopped);
+        self.settle(prior, changed);
+    }
+
+    /// Puts `prior` back after `changed` and records the outcome.
+    fn settle(&mut self, prior: TargetState, changed: Result<(), Failure>) {
         let restored = self.restore(prior);
         match (changed, restored) {
             (Ok(()), Ok(())) => self.report.outcome = ApplyOutcome::Applied,
