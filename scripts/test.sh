@@ -165,6 +165,15 @@ else
   run "${LC[@]}" up
 fi
 
+# --- cluster s: HTTPS, client certificates, basic auth (scripts/secure-connect.sh) ---
+step "secure test bed up"
+run bash "$ROOT/scripts/secure-connect.sh" up >/dev/null
+if ((TESTBED_OURS)) && [[ ${KCO_TESTBED_KEEP:-0} != 1 ]]; then
+  trap 'rc=$?; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
+fi
+export KCO_E2E_SECURE=required KCO_E2E_S_URL="https://127.0.0.1:${KCO_SECURE_PORT:-8443}"
+# --- end of cluster s ---
+
 step "e2e tests"
 export KCO_E2E=required
 export KCO_E2E_A_URLS="http://127.0.0.1:${KCO_TESTBED_A1_PORT:-8083},http://127.0.0.1:${KCO_TESTBED_A2_PORT:-8084}"

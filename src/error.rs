@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::client::{ClientError, ConnectVersion};
+use crate::client::{ClientError, ConnectVersion, TlsProblem};
 use crate::config::ConfigError;
 use crate::model::file::{FileProblem, ProblemKind};
 
@@ -159,6 +159,15 @@ impl Error {
 }
 
 fn client_hint(source: &ClientError) -> Option<String> {
+    match source.tls_problem() {
+        Some(TlsProblem::UntrustedServer) => return Some(
+            "the worker's certificate is not signed by a CA kco trusts (the system's, plus the cluster's `tls.caFile` in kco.yaml): name its CA there".into(),
+        ),
+        Some(TlsProblem::ClientCertRefused) => return Some(
+            "the worker wants a client certificate it trusts (mutual TLS): set the cluster's `tls.certFile` and `tls.keyFile` in kco.yaml".into(),
+        ),
+        None => {}
+    }
     if source.is_unreachable() {
         return Some(
             "is the worker running and the URL right? Set it with --url, KCO_URL or a cluster in kco.yaml".into(),

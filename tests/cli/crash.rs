@@ -190,7 +190,14 @@ fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost
     .args(["--backup-dir", "bk"])
     .spawn()
     .unwrap();
-    wait_until("three connectors stopped", || stopped(&fake).len() == 3);
+    // Their PATCH is sent once status shows them STOPPED (status lags the stop).
+    wait_until("three PATCHes in flight", || {
+        fake.requests()
+            .iter()
+            .filter(|r| r.method == "PATCH")
+            .count()
+            == 3
+    });
     kill9(&mut child);
     fake.clear_faults();
     std::fs::remove_dir_all(dir.path().join(".kco")).unwrap();

@@ -13,6 +13,7 @@ mod fmt;
 mod global_flags;
 mod interrupt;
 mod output_snapshots;
+mod secrets;
 mod snapshot;
 mod undo;
 mod validate;

@@ -8,5 +8,6 @@ mod crash;
 mod diff;
 mod harness;
 mod kco_steps;
+mod secure;
 mod snapshot;
 mod testbed;
