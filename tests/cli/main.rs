@@ -2,6 +2,7 @@
 
 mod apply;
 mod crash;
+mod crash_snapshot;
 mod diff;
 mod diff_base;
 mod errors;
