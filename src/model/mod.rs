@@ -5,6 +5,7 @@ mod canonical;
 pub mod file;
 mod problem;
 pub mod secrets;
+pub mod strict;
 mod yaml;
 
 #[cfg(test)]
@@ -30,9 +31,11 @@ pub struct OffsetEntry {
     /// The partition: for a sink `kafka_topic` and `kafka_partition`; for a source whatever the
     /// connector defines.
     #[schemars(with = "PrimitiveMap")]
+    #[serde(deserialize_with = "strict::fields")]
     pub partition: Fields,
     /// The offset: for a sink `kafka_offset`; for a source whatever the connector defines.
     #[schemars(with = "PrimitiveMap")]
+    #[serde(deserialize_with = "strict::fields")]
     pub offset: Fields,
 }
 

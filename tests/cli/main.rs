@@ -1,6 +1,7 @@
 //! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
 mod apply;
+mod corpus;
 mod crash;
 mod crash_snapshot;
 mod diff;
