@@ -120,7 +120,8 @@ mod tests {
 
     #[test]
     fn duplicates_are_refused_at_any_depth_and_nan_too() {
-        assert!(serde_yaml::from_str::<E>("f: {a: 1, b: {c: [1, {d: 2}]}}").is_ok());
+        let ok = serde_yaml::from_str::<E>("f: {a: 1, b: {c: [1, {d: 2}]}}").unwrap();
+        assert_eq!(ok.f["b"]["c"][1]["d"], 2);
         let e = serde_yaml::from_str::<E>("f: {a: 1, a: 2}").unwrap_err();
         assert!(e.to_string().contains("duplicate key `a`"), "{e}");
         let e = serde_yaml::from_str::<E>("f: {a: {b: 1, b: 1}}").unwrap_err();
