@@ -7,38 +7,10 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-
-use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
-use kco::model::{ConnectorState, ConnectorType};
+use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, Fault, State};
-
-const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
-
-fn offsets(offset: i64) -> Value {
-    json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": offset}}])
-}
-
-fn write_file(dir: &Path, name: &str, offset: i64) {
-    let file = OffsetsFile::new(
-        Metadata {
-            name: name.into(),
-            cluster: "a".into(),
-            kafka_cluster_id: None,
-            connect_version: None,
-            connector_class: Some(SINK.into()),
-            connector_type: ConnectorType::Sink,
-            state: Some(ConnectorState::Running),
-            captured_at: None,
-        },
-        serde_json::from_value(offsets(offset)).unwrap(),
-        None,
-    );
-    std::fs::create_dir_all(dir).unwrap();
-    let path = dir.join(format!("{name}.yaml"));
-    std::fs::write(path, file.render(DEFAULT_SCHEMA_REF)).unwrap();
-}
+use crate::sink_files::{sink_offsets as offsets, write_sink_file, SINK};
 
 fn names() -> Vec<String> {
     (0..12).map(|i| format!("c{i:02}")).collect()
@@ -49,7 +21,7 @@ fn setup() -> (tempfile::TempDir, FakeConnect) {
     let dir = tempfile::tempdir().unwrap();
     let mut b = FakeConnect::builder();
     for n in names() {
-        write_file(&dir.path().join("files"), &n, 5);
+        write_sink_file(&dir.path().join("files"), &n, 5, None);
         b = b.sink(&n, SINK, State::Running, offsets(100));
     }
     (dir, b.start())

@@ -16,6 +16,7 @@ mod global_flags;
 mod interrupt;
 mod output_snapshots;
 mod secrets;
+mod sink_files;
 mod snapshot;
 mod undo;
 mod validate;

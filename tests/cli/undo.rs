@@ -8,16 +8,8 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
-use kco::model::{ConnectorState, ConnectorType};
-
 use crate::fake_connect::{FakeConnect, State};
-
-const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
-
-fn offsets(offset: i64) -> Value {
-    json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": offset}}])
-}
+use crate::sink_files::{sink_offsets as offsets, write_sink_file, SINK};
 
 fn write_file(dir: &Path, name: &str, offset: i64, with_config: bool) {
     let config: Option<BTreeMap<String, String>> = with_config.then(|| {
@@ -32,26 +24,7 @@ fn write_file(dir: &Path, name: &str, offset: i64, with_config: bool) {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
     });
-    let file = OffsetsFile::new(
-        Metadata {
-            name: name.into(),
-            cluster: "a".into(),
-            kafka_cluster_id: None,
-            connect_version: None,
-            connector_class: Some(SINK.into()),
-            connector_type: ConnectorType::Sink,
-            state: Some(ConnectorState::Running),
-            captured_at: None,
-        },
-        serde_json::from_value(offsets(offset)).unwrap(),
-        config,
-    );
-    std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(
-        dir.join(format!("{name}.yaml")),
-        file.render(DEFAULT_SCHEMA_REF),
-    )
-    .unwrap();
+    write_sink_file(dir, name, offset, config);
 }
 
 fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String) {
