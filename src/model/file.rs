@@ -211,7 +211,8 @@ impl OffsetsFile {
             };
             FileProblem::new(kind, path, None, format!("cannot read: {e}"))
         })?;
-        let text = String::from_utf8(bytes).map_err(|e| not_utf8(path, e.as_bytes(), &e))?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| FileProblem::not_utf8(path, e.as_bytes(), &e))?;
         let file = Self::parse(path, &text)?;
         Ok((file, text))
     }
@@ -314,23 +315,6 @@ impl OffsetsFile {
 
 /// What is wrong with `apiVersion` and `kind`, if anything: the line to point at and the
 /// message.
-/// A file that is not UTF-8, with the line of the first bad byte.
-fn not_utf8(path: &Path, bytes: &[u8], e: &std::string::FromUtf8Error) -> FileProblem {
-    let at = e.utf8_error().valid_up_to();
-    let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
-    let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
-    let message = if utf16 {
-        "the file is UTF-16 (it starts with a UTF-16 byte order mark); kco files are UTF-8"
-            .to_string()
-    } else {
-        format!(
-            "not UTF-8: byte 0x{:02x} at offset {at} (kco files are UTF-8)",
-            bytes[at]
-        )
-    };
-    FileProblem::new(ProblemKind::Syntax, path, Some(line), message)
-}
-
 fn header_problem(
     text: &str,
     api_version: Option<&str>,
