@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::harness::{
-    append_lines, assert_success, file_source_config, kco, local_connect, numbered, testbed,
+    append_lines, assert_success, file_source_config, get, kco, local_connect, numbered, testbed,
     testbed_alone, unique_name, wait_for, Connect, ConnectorGuard,
 };
 use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
@@ -198,6 +198,9 @@ fn kill_9_of_a_worker_during_an_apply_of_ten_then_a_second_apply_converges() {
     let first = child.wait().unwrap();
     eprintln!("the apply during the worker kill exited {first}");
     local_connect(&["start-worker", "a2"]);
+    // The killed member's session expires some seconds later, and the group rebalances
+    // again: let that happen here, not in the next test.
+    settle(&a);
     let out = kco(&["--cluster", "a", "apply", "snaps/a", "--yes"], dir.path());
     assert_success(&out, "the second apply");
     for g in &guards {
@@ -208,4 +211,28 @@ fn kill_9_of_a_worker_during_an_apply_of_ten_then_a_second_apply_converges() {
         &kco(&["--cluster", "a", "diff", "snaps/a"], dir.path()),
         "diff after the second apply",
     );
+    settle(&a);
+}
+
+/// Waits until every connector of the cluster and its tasks have been RUNNING for 12 s in a
+/// row (no rebalance under way).
+fn settle(a: &Connect) {
+    let mut stable = 0;
+    wait_for("cluster a to settle", Duration::from_secs(180), || {
+        let all = get(&a.url("/connectors?expand=status")).expect(200, "list");
+        let running = all.as_object().into_iter().flatten().all(|(_, c)| {
+            let s = &c["status"];
+            s["connector"]["state"] == "RUNNING"
+                && s["tasks"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().all(|t| t["state"] == "RUNNING"))
+        });
+        stable = if running { stable + 1 } else { 0 };
+        // wait_for polls every 250 ms.
+        if stable >= 48 {
+            Ok(())
+        } else {
+            Err(format!("{stable} stable looks: {all}"))
+        }
+    });
 }
