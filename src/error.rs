@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::client::{ClientError, ConnectVersion};
+use crate::client::{ClientError, ConnectVersion, TlsProblem};
 use crate::config::ConfigError;
 use crate::model::file::{FileProblem, ProblemKind};
 
@@ -54,6 +54,22 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// Another kco process applies to this cluster now.
+    #[error("cluster `{cluster}` is locked by another kco: {holder} ({})", path.display())]
+    Locked {
+        cluster: String,
+        path: PathBuf,
+        holder: String,
+    },
+
+    /// An apply was interrupted and its journal says which connectors may be left stopped.
+    #[error("an interrupted apply to cluster `{cluster}` left {connectors} connector(s) possibly stopped ({})", journal.display())]
+    Unfinished {
+        cluster: String,
+        journal: PathBuf,
+        connectors: usize,
+    },
+
     /// Arguments that do not fit together.
     #[error("{0}")]
     Usage(String),
@@ -73,6 +89,8 @@ pub enum ErrorKind {
     UnsupportedVersion,
     Write,
     Read,
+    Locked,
+    Unfinished,
     Usage,
     Other,
 }
@@ -93,6 +111,8 @@ impl Error {
             Error::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
             Error::Write { .. } => ErrorKind::Write,
             Error::Read { .. } => ErrorKind::Read,
+            Error::Locked { .. } => ErrorKind::Locked,
+            Error::Unfinished { .. } => ErrorKind::Unfinished,
             Error::Usage(_) => ErrorKind::Usage,
             Error::Other(_) => ErrorKind::Other,
         }
@@ -109,6 +129,8 @@ impl Error {
             | ErrorKind::UnsupportedVersion
             | ErrorKind::Write
             | ErrorKind::Read
+            | ErrorKind::Locked
+            | ErrorKind::Unfinished
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -124,12 +146,28 @@ impl Error {
                 ConnectVersion::OFFSETS_WRITE
             )),
             Error::Files(problems) => files_hint(problems).map(str::to_string),
+            Error::Locked { path, .. } => Some(format!(
+                "wait for it to finish; if that process is gone (another machine), delete {}",
+                path.display()
+            )),
+            Error::Unfinished { cluster, .. } => Some(format!(
+                "`kco recover --cluster {cluster}` puts their states back (or any `kco apply` to it does first)"
+            )),
             _ => None,
         }
     }
 }
 
 fn client_hint(source: &ClientError) -> Option<String> {
+    match source.tls_problem() {
+        Some(TlsProblem::UntrustedServer) => return Some(
+            "the worker's certificate is not signed by a CA kco trusts (the system's, plus the cluster's `tls.caFile` in kco.yaml): name its CA there".into(),
+        ),
+        Some(TlsProblem::ClientCertRefused) => return Some(
+            "the worker wants a client certificate it trusts (mutual TLS): set the cluster's `tls.certFile` and `tls.keyFile` in kco.yaml".into(),
+        ),
+        None => {}
+    }
     if source.is_unreachable() {
         return Some(
             "is the worker running and the URL right? Set it with --url, KCO_URL or a cluster in kco.yaml".into(),

@@ -8,9 +8,12 @@ use std::time::Duration;
 use super::apply_render;
 use super::output::Style;
 use super::progress::ApplyProgress;
+use super::recover;
 use super::report_error;
 use super::Context;
-use crate::client::Connect;
+use crate::config::ClusterTarget;
+use crate::engine::apply::journal::{JournalFile, Journaled};
+use crate::engine::apply::lock::ClusterLock;
 use crate::engine::apply::{
     self, backup, plan, ApplyDocument, CheckOptions, ExecOptions, PlanOptions, SystemClock, Want,
 };
@@ -73,6 +76,10 @@ pub struct Args {
     /// Refuse the whole apply, before any change, if the plan has these risks (comma-separated)
     #[arg(long, value_enum, value_delimiter = ',')]
     pub fail_on: Vec<FailOnArg>,
+    /// Seconds a resumed connector's tasks may take to run (a task that fails, or none
+    /// starting, is a failure)
+    #[arg(long, default_value_t = 60)]
+    pub task_timeout: u64,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -100,7 +107,6 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         (None, None) => (apply::check(&args.paths, &check, &env)?, None),
     };
     let target = ctx.target()?;
-    let client = ctx.connect(&target)?;
     let run = Run {
         verb: "Apply these changes",
         dry_run: args.dry_run,
@@ -113,8 +119,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         wait_timeout: Duration::from_secs(args.wait_timeout),
         fail_on: args.fail_on.into_iter().map(Into::into).collect(),
         source,
+        task_timeout: Duration::from_secs(args.task_timeout),
     };
-    drive(ctx, &client, &target.name, &wants, &run)
+    drive(ctx, &target, &wants, &run)
 }
 
 /// What `apply` and `reset` share once the wants are known.
@@ -133,6 +140,7 @@ pub(super) struct Run {
     pub fail_on: Vec<FailOn>,
     /// `--at` / `--changed-since`: where the files came from.
     pub source: Option<FilesSource>,
+    pub task_timeout: Duration,
 }
 
 /// A risk that refuses an apply, as a flag value.
@@ -174,14 +182,15 @@ impl From<StateArg> for crate::model::TargetState {
     }
 }
 
-/// Plan, print, confirm, back up, execute, report.
+/// Lock the cluster, finish an interrupted apply, plan, print, confirm, back up, execute,
+/// report.
 pub(super) fn drive(
     ctx: &Context,
-    client: &Connect,
-    cluster: &str,
+    target: &ClusterTarget,
     wants: &[Want],
     run: &Run,
 ) -> Result<u8> {
+    let cluster = target.name.as_str();
     let p = &ctx.printer;
     let opts = PlanOptions {
         prune: run.prune,
@@ -189,6 +198,22 @@ pub(super) fn drive(
         parallel: run.parallel,
         create_state: run.create_state.map(Into::into),
     };
+    // The lock comes before any request: a second apply sends nothing.
+    let lock = if run.dry_run {
+        recover::refuse_if_unfinished(ctx, cluster)?;
+        None
+    } else {
+        Some(ClusterLock::acquire(
+            &ctx.state_dir(),
+            cluster,
+            &recover::now(),
+        )?)
+    };
+    let client = &ctx.connect(target)?;
+    if lock.is_some() {
+        let wait = crate::wait::WaitPolicy::with_timeout(run.wait_timeout);
+        recover::finish_interrupted(ctx, client, cluster, &wait)?;
+    }
     let plan = plan::build(client, cluster, wants, &opts)?;
     let document = |backup, result| ApplyDocument {
         plan: &plan,
@@ -218,6 +243,7 @@ pub(super) fn drive(
     }
     super::apply_git::refuse(&plan, &run.fail_on)?;
     let mut exec = ExecOptions::new(run.prune, run.parallel, run.wait_timeout);
+    exec.tx.task_timeout = run.task_timeout;
     if plan.changes() == 0 {
         // Runs the (empty) transactions so that the report shows zero mutating calls.
         let report = apply::execute(client, &plan, &exec, &SystemClock, &ApplyProgress::new(p))?;
@@ -248,7 +274,7 @@ pub(super) fn drive(
     exec.interrupted = Some(on_interrupt_finish_in_flight());
     let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let saved = backup::write(&plan, &dir, &now)?;
-    if !saved.files.is_empty() {
+    if !saved.is_empty() {
         p.status(&format!(
             "Backup of the live offsets: {} (undo: kco apply {} --prune {})",
             ctx.display_path(&saved.dir),
@@ -256,7 +282,17 @@ pub(super) fn drive(
             ctx.target_flags(cluster)
         ));
     }
-    let report = apply::execute(client, &plan, &exec, &SystemClock, &ApplyProgress::new(p))?;
+    let journal = JournalFile::begin(&ctx.state_dir(), &plan, Some(&saved.dir), &now)?;
+    let printer = ApplyProgress::new(p);
+    let report = match &journal {
+        Some(j) => {
+            let progress = Journaled::new(j, &printer);
+            let report = apply::execute(client, &plan, &exec, &SystemClock, &progress)?;
+            journal_left(ctx, j, &progress, cluster);
+            report
+        }
+        None => apply::execute(client, &plan, &exec, &SystemClock, &printer)?,
+    };
     if p.is_structured() {
         p.structured(&document(Some(&saved), Some(&report)));
     } else {
@@ -267,6 +303,24 @@ pub(super) fn drive(
     } else {
         fail_line(ctx, "not every connector converged (see above)");
         Ok(EXIT_ERROR)
+    }
+}
+
+/// Says so when the journal still records connectors (their state could not be put back).
+fn journal_left(ctx: &Context, j: &JournalFile, progress: &Journaled, cluster: &str) {
+    if let Some(e) = progress.take_write_error() {
+        ctx.printer
+            .warn(&format!("the apply journal could not be updated: {e}"));
+    }
+    let left = j.remaining();
+    if !left.is_empty() {
+        ctx.printer.warn(&format!(
+            "{} connector(s) may be left out of their prior state ({}); they are recorded in {}: `kco recover {}` puts them back",
+            left.len(),
+            left.keys().cloned().collect::<Vec<_>>().join(", "),
+            ctx.display_path(j.path()),
+            ctx.target_flags(cluster)
+        ));
     }
 }
 

@@ -98,6 +98,11 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             Style::Bad,
             format!("stop, delete all {partitions} partition offset(s), {}", then(back)),
         ),
+        Action::Delete { partitions } => (
+            "-",
+            Style::Bad,
+            format!("created by the apply being undone: stop, delete its {partitions} partition offset(s), then delete the connector"),
+        ),
         Action::Error { message } => ("!", Style::Bad, error_line(&|s, t| p.paint(s, t), message)),
     };
     let mut out = format!(
@@ -138,7 +143,9 @@ fn then(back: Option<TargetState>) -> String {
 fn partition_line(p: &Printer, d: &PartitionDiff, prune: bool, action: &Action) -> String {
     let label = partition_label(&d.partition);
     match d.kind {
-        PartitionKind::OnlyActual if matches!(action, Action::Reset { .. }) => {
+        PartitionKind::OnlyActual
+            if matches!(action, Action::Reset { .. } | Action::Delete { .. }) =>
+        {
             format!("{label}: {} -> (deleted)", show(d.actual.as_ref()))
         }
         PartitionKind::OnlyActual if prune => format!(
@@ -244,6 +251,7 @@ fn connector_result(p: &Printer, c: &ConnectorApply) -> String {
             match c.action {
                 ActionKind::Reset => "offsets deleted and verified",
                 ActionKind::Create => "created, offsets applied and verified",
+                ActionKind::Delete => "offsets deleted and verified, connector deleted",
                 ActionKind::Patch | ActionKind::NoChange | ActionKind::Error => {
                     "offsets applied and verified"
                 }

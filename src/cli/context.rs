@@ -75,12 +75,20 @@ impl Context {
     /// fails at once (a wrong URL should not wait out the retry deadline); once one has
     /// answered, transient failures are retried as usual.
     pub fn connect(&self, target: &ClusterTarget) -> Result<Connect> {
+        if target.http.tls.insecure {
+            self.printer.warn(&format!(
+                "TLS certificate checks are OFF for cluster `{}` (tls.insecureSkipVerify): anyone on the path can read its credentials and offsets",
+                target.name
+            ));
+        }
         let http = Arc::new(
             HttpTransport::new(target.http.clone())
                 .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?,
         );
         match self.stack(http.clone(), RetryPolicy::none()).server_info() {
-            Err(e) if e.is_unreachable() => Err(Error::client("cannot reach Kafka Connect", e)),
+            Err(e) if e.is_unreachable() || e.is_auth_refused() => {
+                Err(Error::client(e.first_contact(), e))
+            }
             _ => Ok(self.stack(http, RetryPolicy::default())),
         }
     }
@@ -101,6 +109,15 @@ impl Context {
         match &self.global.url {
             Some(url) => format!("--cluster {name} --url {}", crate::client::redact_url(url)),
             None => format!("--cluster {name}"),
+        }
+    }
+
+    /// Where kco keeps its own state (apply journals, cluster locks): `KCO_STATE_DIR`, else
+    /// `.kco` in the current directory (beside the backups).
+    pub fn state_dir(&self) -> PathBuf {
+        match std::env::var_os("KCO_STATE_DIR").filter(|v| !v.is_empty()) {
+            Some(d) => self.cwd.join(d),
+            None => self.cwd.join(".kco"),
         }
     }
 

@@ -107,6 +107,7 @@ fn live(
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
+    super::recover::refuse_if_unfinished(ctx, &target.name)?;
     let paths = resolve_paths(&args.paths, dir, Some(&target.name), ctx, false)?;
     let (files, problems) = load_files(&paths.paths);
     if !problems.is_empty() {

@@ -19,6 +19,7 @@ mod ls;
 mod man;
 mod output;
 mod progress;
+mod recover;
 #[cfg(test)]
 mod reference;
 mod report_error;
@@ -26,6 +27,7 @@ mod reset;
 mod schema;
 mod show;
 mod snapshot;
+mod undo;
 mod validate;
 
 use std::process::ExitCode;
@@ -125,6 +127,8 @@ pub enum Command {
     Reset(reset::Args),
     Log(log::Args),
     Show(show::Args),
+    Recover(recover::Args),
+    Undo(undo::Args),
     Validate(validate::Args),
     Fmt(fmt::Args),
     Schema(schema::Args),
@@ -152,6 +156,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Reset(a) => reset::run(a, &ctx),
         Command::Log(a) => log::run(a, &ctx),
         Command::Show(a) => show::run(a, &ctx),
+        Command::Recover(a) => recover::run(a, &ctx),
+        Command::Undo(a) => undo::run(a, &ctx),
         Command::Validate(a) => validate::run(a, &ctx),
         Command::Fmt(a) => fmt::run(a, &ctx),
         Command::Schema(a) => schema::run(a, &ctx),

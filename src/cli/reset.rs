@@ -32,11 +32,14 @@ pub struct Args {
     /// Seconds to wait for a connector to reach a state
     #[arg(long, default_value_t = 120)]
     pub wait_timeout: u64,
+    /// Seconds a resumed connector's tasks may take to run (a task that fails, or none
+    /// starting, is a failure)
+    #[arg(long, default_value_t = 60)]
+    pub task_timeout: u64,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
-    let client = ctx.connect(&target)?;
     let run = Run {
         verb: "Delete the offsets of these connectors",
         dry_run: args.dry_run,
@@ -49,6 +52,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         wait_timeout: Duration::from_secs(args.wait_timeout),
         fail_on: Vec::new(),
         source: None,
+        task_timeout: Duration::from_secs(args.task_timeout),
     };
-    drive(ctx, &client, &target.name, &reset_wants(&args.names), &run)
+    drive(ctx, &target, &reset_wants(&args.names), &run)
 }

@@ -31,10 +31,37 @@ pub enum ErrorKind {
         /// The request may have reached the server (a timeout after sending).
         maybe_sent: bool,
         timeout: bool,
+        /// The TLS handshake failed, and why.
+        tls: Option<TlsProblem>,
     },
     /// The answer was not what Connect sends.
     #[error("unexpected response: {detail}")]
     Decode { detail: String },
+}
+
+/// Why a TLS handshake failed, as far as kco can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsProblem {
+    /// The worker's certificate is not signed by a trusted CA (or not for this host).
+    UntrustedServer,
+    /// The worker refused kco's client certificate, or wanted one and got none.
+    ClientCertRefused,
+}
+
+impl TlsProblem {
+    /// Reads the TLS library's message (rustls): the one place that knows its words.
+    pub fn classify(cause: &str) -> Option<TlsProblem> {
+        if cause.contains("invalid peer certificate") {
+            Some(TlsProblem::UntrustedServer)
+        } else if cause.contains("fatal alert: BadCertificate")
+            || cause.contains("fatal alert: CertificateRequired")
+            || cause.contains("fatal alert: UnknownCA")
+        {
+            Some(TlsProblem::ClientCertRefused)
+        } else {
+            None
+        }
+    }
 }
 
 /// What an error answer means for the caller, as far as Connect's answers tell.
@@ -125,10 +152,13 @@ impl ClientError {
         timeout: bool,
     ) -> Self {
         let reason = reason.into();
+        let tls = TlsProblem::classify(&reason);
         let kind = ErrorKind::Transport {
             reason,
-            maybe_sent,
+            // A failed handshake never delivered the request.
+            maybe_sent: maybe_sent && tls.is_none(),
             timeout,
+            tls,
         };
         Self::of(req, url, kind)
     }
@@ -222,6 +252,25 @@ impl ClientError {
     /// The worker refused the credentials.
     pub fn is_auth_refused(&self) -> bool {
         matches!(self.status(), Some(401) | Some(403))
+    }
+
+    /// The TLS handshake failed, and why.
+    pub fn tls_problem(&self) -> Option<TlsProblem> {
+        match self.kind {
+            ErrorKind::Transport { tls, .. } => tls,
+            _ => None,
+        }
+    }
+
+    /// What the first call to a cluster failing this way means, for an error's context.
+    pub fn first_contact(&self) -> &'static str {
+        if self.tls_problem().is_some() {
+            "TLS handshake with Kafka Connect failed"
+        } else if self.is_auth_refused() {
+            "Kafka Connect refused the credentials"
+        } else {
+            "cannot reach Kafka Connect"
+        }
     }
 
     /// The URL of the failed request.

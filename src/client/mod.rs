@@ -16,7 +16,7 @@ mod version;
 
 pub use api::{connector_path, Connect};
 pub use auth::{Auth, Secret};
-pub use error::{ClientError, ErrorKind, Problem};
+pub use error::{ClientError, ErrorKind, Problem, TlsProblem};
 pub use http::{redact_url, BuildError, HttpOptions, HttpTransport, TlsOptions};
 pub use transport::{Method, Request, Transport};
 pub use types::{AlterAck, ConfigDef, ConnectorListing, ConnectorStatus, ServerInfo, TaskStatus};

@@ -258,12 +258,34 @@ impl Config {
                 None => Ok(None),
                 Some(f) => {
                     let p = base.join(interp(key, f)?);
-                    std::fs::read(&p).map(Some).map_err(|e| {
+                    let bytes = std::fs::read(&p).map_err(|e| {
                         self.err(
                             key,
                             format!("cluster `{name}`: cannot read {}: {e}", p.display()),
                         )
-                    })
+                    })?;
+                    // A file without the PEM block it should hold would be accepted as
+                    // "no CA" or fail late; say so now.
+                    let wanted = if key == "keyFile" {
+                        "PRIVATE KEY-----"
+                    } else {
+                        "-----BEGIN CERTIFICATE-----"
+                    };
+                    if !String::from_utf8_lossy(&bytes).contains(wanted) {
+                        return Err(self.err(
+                            key,
+                            format!(
+                                "cluster `{name}`: {} holds no PEM {}",
+                                p.display(),
+                                if key == "keyFile" {
+                                    "private key"
+                                } else {
+                                    "certificate"
+                                }
+                            ),
+                        ));
+                    }
+                    Ok(Some(bytes))
                 }
             }
         };

@@ -12,6 +12,7 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) default_cluster: Option<String>,
     #[serde(default)]
+    #[serde(deserialize_with = "crate::model::strict::unique_map")]
     pub(super) clusters: BTreeMap<String, RawCluster>,
 }
 

@@ -12,6 +12,7 @@ pub mod ls;
 pub mod parallel;
 pub mod probe;
 pub mod progress;
+pub mod recover;
 pub mod revision;
 pub mod risk;
 pub mod select;

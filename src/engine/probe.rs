@@ -15,7 +15,7 @@ pub struct ClusterInfo {
 pub fn probe(client: &Connect) -> Result<ClusterInfo> {
     let info = client
         .server_info()
-        .map_err(|e| Error::client("cannot reach Kafka Connect", e))?;
+        .map_err(|e| Error::client(e.first_contact(), e))?;
     cluster_info(info, client.endpoint())
 }
 

@@ -45,10 +45,11 @@ pub fn find_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileProblem> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, &mut out).map_err(|e| {
+            let mut seen = Vec::new();
+            walk(p, &mut out, &mut seen).map_err(|(at, e)| {
                 FileProblem::new(
                     ProblemKind::Unreadable,
-                    p,
+                    at,
                     None,
                     format!("cannot list: {e}"),
                 )
@@ -67,8 +68,26 @@ pub fn find_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileProblem> {
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+/// A directory's files; `seen` holds the real paths of the directories above it, so that a
+/// symbolic link back to one of them is reported instead of followed forever.
+fn walk(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut Vec<PathBuf>,
+) -> Result<(), (PathBuf, std::io::Error)> {
+    let err = |e| (dir.to_path_buf(), e);
+    let real = std::fs::canonicalize(dir).map_err(err)?;
+    if let Some(above) = seen.iter().find(|s| **s == real) {
+        let e = std::io::Error::other(format!(
+            "symbolic link loop: it leads back to {}",
+            above.display()
+        ));
+        return Err(err(e));
+    }
+    seen.push(real);
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .and_then(|d| d.collect::<Result<_, _>>())
+        .map_err(err)?;
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let p = e.path();
@@ -77,11 +96,12 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
             continue;
         }
         if p.is_dir() {
-            walk(&p, out)?;
+            walk(&p, out, seen)?;
         } else if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")) {
             out.push(p);
         }
     }
+    seen.pop();
     Ok(())
 }
 

@@ -222,6 +222,16 @@ impl FakeConnect {
             .force_state(state);
     }
 
+    /// From now on, whenever `name` runs, its tasks show FAILED with `trace` (`None`: they
+    /// run again). Panics if it does not exist.
+    pub fn fail_tasks(&self, name: &str, trace: Option<&str>) {
+        let mut cluster = self.cluster();
+        let connector = cluster.connectors.get_mut(name);
+        connector
+            .unwrap_or_else(|| panic!("fake Connect: no connector {name}"))
+            .task_trace = trace.map(str::to_string);
+    }
+
     /// Stored offsets of `name` as the `offsets` array of `GET .../offsets`, in stored order
     /// (`[]` if none). Also works for a deleted connector, whose offsets remain.
     pub fn offsets(&self, name: &str) -> Value {

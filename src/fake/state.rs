@@ -210,6 +210,9 @@ pub(crate) struct Connector {
     /// Status reads left before `shown` catches up with `target`.
     pub lag: u32,
     pub externally_managed_offsets: bool,
+    /// When set, its tasks show FAILED with this trace whenever the connector runs (as a
+    /// worker shows a task that threw, e.g. on offsets it cannot use).
+    pub task_trace: Option<String>,
 }
 
 impl Connector {
@@ -222,6 +225,7 @@ impl Connector {
             shown: spec.state,
             lag: 0,
             externally_managed_offsets: spec.externally_managed_offsets,
+            task_trace: None,
         }
     }
 
@@ -268,8 +272,11 @@ impl Connector {
 
     /// `GET /connectors/{n}/status` body for the given shown state.
     pub fn status_json(&self, shown: State, worker_id: &str) -> Value {
-        let tasks: Vec<Value> = match shown {
-            State::Stopped => Vec::new(),
+        let tasks: Vec<Value> = match (shown, &self.task_trace) {
+            (State::Stopped, _) => Vec::new(),
+            (State::Running, Some(trace)) => (0..self.tasks())
+                .map(|id| json!({ "id": id, "state": "FAILED", "worker_id": worker_id, "trace": trace }))
+                .collect(),
             _ => (0..self.tasks())
                 .map(|id| json!({ "id": id, "state": shown.as_str(), "worker_id": worker_id }))
                 .collect(),

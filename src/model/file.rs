@@ -213,7 +213,7 @@ impl OffsetsFile {
 
     /// Reads and parses a file.
     pub fn load(path: &Path) -> Result<(Self, String), FileProblem> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let bytes = std::fs::read(path).map_err(|e| {
             let kind = if e.kind() == std::io::ErrorKind::NotFound {
                 ProblemKind::NotFound
             } else {
@@ -221,6 +221,8 @@ impl OffsetsFile {
             };
             FileProblem::new(kind, path, None, format!("cannot read: {e}"))
         })?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| FileProblem::not_utf8(path, e.as_bytes(), &e))?;
         let file = Self::parse(path, &text)?;
         Ok((file, text))
     }
@@ -353,7 +355,10 @@ fn header_problem(
         Some(KIND) => None,
         other => Some((
             find_key_line(text, "kind").or(Some(1)),
-            format!("`kind` must be `{KIND}`, found {other:?}"),
+            match other {
+                Some(k) => format!("`kind` must be `{KIND}`, found `{k}`"),
+                None => format!("missing `kind: {KIND}`"),
+            },
         )),
     }
 }

@@ -7,6 +7,7 @@ mod fields;
 pub mod file;
 mod problem;
 pub mod secrets;
+pub mod strict;
 pub mod yaml;
 
 #[cfg(test)]
@@ -32,9 +33,11 @@ pub struct OffsetEntry {
     /// The partition: for a sink `kafka_topic` and `kafka_partition`; for a source whatever the
     /// connector defines.
     #[schemars(with = "PrimitiveMap")]
+    #[serde(deserialize_with = "strict::fields")]
     pub partition: Fields,
     /// The offset: for a sink `kafka_offset`; for a source whatever the connector defines.
     #[schemars(with = "PrimitiveMap")]
+    #[serde(deserialize_with = "strict::fields")]
     pub offset: Fields,
 }
 

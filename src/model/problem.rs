@@ -1,6 +1,6 @@
 //! Problems found in snapshot files: where (file and line), what, and of which kind.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -45,6 +45,23 @@ pub enum ProblemKind {
 }
 
 impl FileProblem {
+    /// A file that is not UTF-8, with the line of the first bad byte.
+    pub fn not_utf8(path: &Path, bytes: &[u8], e: &std::string::FromUtf8Error) -> FileProblem {
+        let at = e.utf8_error().valid_up_to();
+        let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+        let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
+        let message = if utf16 {
+            "the file is UTF-16 (it starts with a UTF-16 byte order mark); kco files are UTF-8"
+                .to_string()
+        } else {
+            format!(
+                "not UTF-8: byte 0x{:02x} at offset {at} (kco files are UTF-8)",
+                bytes[at]
+            )
+        };
+        FileProblem::new(ProblemKind::Syntax, path, Some(line), message)
+    }
+
     pub fn new(
         kind: ProblemKind,
         path: impl Into<PathBuf>,

@@ -93,7 +93,7 @@ fn whole_directory_as_json() {
         "summary": {
             "connectors": 4, "differences": 3,
             "statuses": {"advanced":1,"class_changed":0,"drifted":1,"in_sync":0,"missing":1,
-                         "type_changed":0,"untracked":1},
+                         "state_drifted":0,"type_changed":0,"untracked":1},
             "partitions_changed": 3
         },
         "connectors": [
@@ -101,7 +101,8 @@ fn whole_directory_as_json() {
              "notes":["on the cluster, but no snapshot file"],
              "counts":{"unchanged":0,"moved":0,"only_old":0,"only_new":1},"partitions":[]},
             {"name":"files","status":"drifted","type":"source","state":"STOPPED",
-             "file":"snapshots/a/files.yaml","notes":[],
+             "file":"snapshots/a/files.yaml",
+             "notes":["live state STOPPED, the file records RUNNING: was it left stopped (an interrupted apply: `kco recover`)?"],
              "counts":{"unchanged":0,"moved":1,"only_old":0,"only_new":0},
              "partitions":[{
                 "partition":{"filename":"/data/in.txt"},"kind":"moved",
@@ -194,6 +195,15 @@ fn in_sync_exits_0_and_type_change_is_reported() {
         .version("4.1.0")
         .sink("s", SINK, State::Stopped, sink_offsets(&[(0, 5)]))
         .start();
+    // The file records RUNNING: a stopped connector is state drift (exit 2).
+    let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("1 state drifted"), "{out}");
+    assert!(
+        out.contains("live state STOPPED, the file records RUNNING"),
+        "{out}"
+    );
+    fake.set_state("s", State::Running);
     let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("1 in sync"), "{out}");

@@ -5,39 +5,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-
-use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
-use kco::model::{ConnectorState, ConnectorType};
-
 use crate::fake_connect::{FakeConnect, Fault, State};
-
-const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
-
-fn sink_offsets(offset: i64) -> Value {
-    json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": offset}}])
-}
+use crate::sink_files::{sink_offsets, write_sink_file, SINK};
 
 fn write_file(dir: &Path, name: &str, offset: i64) {
-    let file = OffsetsFile::new(
-        Metadata {
-            name: name.into(),
-            cluster: "a".into(),
-            kafka_cluster_id: None,
-            connect_version: None,
-            connector_class: Some(SINK.into()),
-            connector_type: ConnectorType::Sink,
-            state: Some(ConnectorState::Running),
-            captured_at: None,
-        },
-        serde_json::from_value(sink_offsets(offset)).unwrap(),
-        None,
-    );
-    std::fs::write(
-        dir.join(format!("{name}.yaml")),
-        file.render(DEFAULT_SCHEMA_REF),
-    )
-    .unwrap();
+    write_sink_file(dir, name, offset, None);
 }
 
 fn wait_until(what: &str, mut f: impl FnMut() -> bool) {

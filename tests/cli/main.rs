@@ -1,6 +1,9 @@
 //! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
 mod apply;
+mod corpus;
+mod crash;
+mod crash_snapshot;
 mod diff;
 mod diff_base;
 mod errors;
@@ -17,5 +20,8 @@ mod interchange;
 mod interrupt;
 mod output_snapshots;
 mod recipes;
+mod secrets;
+mod sink_files;
 mod snapshot;
+mod undo;
 mod validate;

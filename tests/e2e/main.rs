@@ -5,6 +5,7 @@
 
 mod apply;
 mod compat_doc;
+mod crash;
 mod diff;
 mod harness;
 mod history;
@@ -12,6 +13,7 @@ mod kco_steps;
 mod kinds;
 mod recipes;
 mod reset;
+mod secure;
 mod snapshot;
 mod standalone;
 mod testbed;

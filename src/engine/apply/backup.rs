@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::plan::ApplyPlan;
+use super::plan::{Action, ApplyPlan};
 use crate::engine::store;
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
@@ -18,6 +18,16 @@ use crate::model::ConnectorType;
 pub struct BackupReport {
     pub dir: PathBuf,
     pub files: Vec<PathBuf>,
+    /// Connectors the apply creates (listed in `created.json`: undoing deletes them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub created: Vec<String>,
+}
+
+impl BackupReport {
+    /// Whether there is anything to undo from.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.created.is_empty()
+    }
 }
 
 /// `.kco/backups/<UTC time>/<cluster>/` under `base`, for a time like `20240131T120000Z`;
@@ -43,8 +53,8 @@ pub fn default_dir(base: &Path, cluster: &str, now: std::time::SystemTime) -> Pa
         .to_path_buf()
 }
 
-/// Writes one file per connector that the plan changes and that exists now (a connector to be
-/// created has nothing to back up). Files are named like snapshots: `<dir>/<connector>.yaml`.
+/// Writes one file per connector that the plan changes and that exists now, and the list of
+/// the connectors it creates (`created.json`). Files are named like snapshots: `<dir>/<connector>.yaml`.
 pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupReport> {
     let mut files = Vec::new();
     for c in &plan.connectors {
@@ -76,8 +86,16 @@ pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupRe
         })?;
         files.push(path);
     }
+    let created: Vec<String> = plan
+        .connectors
+        .iter()
+        .filter(|c| matches!(c.action, Action::Create { .. }))
+        .map(|c| c.name.clone())
+        .collect();
+    super::undo::write(dir, &created)?;
     Ok(BackupReport {
         dir: dir.to_path_buf(),
         files,
+        created,
     })
 }

@@ -6,16 +6,23 @@
 //! client passed in.
 
 pub mod backup;
+pub mod journal;
+pub mod lock;
 pub mod plan;
 mod report;
-mod state;
+pub(crate) mod state;
 pub mod transaction;
 mod tx_error;
+pub mod undo;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_faults;
+#[cfg(test)]
+mod tests_journal;
+#[cfg(test)]
+mod tests_tasks;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -71,6 +78,14 @@ pub fn check_loaded(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Want>> {
     let mut problems = Vec::new();
+    let deletes = if opts.as_name.is_none() {
+        undo::delete_wants(paths)?
+    } else {
+        Vec::new()
+    };
+    if files.is_empty() && !deletes.is_empty() {
+        return Ok(deletes);
+    }
     if files.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(Error::Usage(format!(
@@ -138,6 +153,7 @@ pub fn check_loaded(
             secret_vars,
         });
     }
+    wants.extend(deletes);
     if problems.is_empty() {
         Ok(wants)
     } else {
@@ -169,6 +185,9 @@ pub struct ExecOptions {
     pub interrupted: Option<&'static AtomicBool>,
 }
 
+/// How long a resumed connector's tasks may take to run, unless `--task-timeout` says.
+pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(60);
+
 impl ExecOptions {
     pub fn new(prune: bool, parallel: usize, wait_timeout: Duration) -> Self {
         ExecOptions {
@@ -177,6 +196,7 @@ impl ExecOptions {
                 prune,
                 wait: WaitPolicy::with_timeout(wait_timeout),
                 alter_attempts: 3,
+                task_timeout: DEFAULT_TASK_TIMEOUT,
             },
             interrupted: None,
         }
@@ -232,11 +252,13 @@ pub fn execute(
         fleet,
         |c| &c.name,
         |c| {
-            if is_interrupted() {
+            let report = if is_interrupted() {
                 transaction::skipped(c)
             } else {
                 transaction::run(client, c, &opts.tx, clock, progress)
-            }
+            };
+            progress.finished(&report);
+            report
         },
     );
     Ok(ApplyReport {

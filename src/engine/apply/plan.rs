@@ -36,13 +36,15 @@ pub enum Want {
     },
     /// Delete every offset of `name`.
     Reset { name: String },
+    /// Delete connector `name` and its offsets (it was created by the apply being undone).
+    Delete { name: String },
 }
 
 impl Want {
     pub fn target(&self) -> &str {
         match self {
             Want::File { target, .. } => target,
-            Want::Reset { name } => name,
+            Want::Reset { name } | Want::Delete { name } => name,
         }
     }
 }
@@ -145,6 +147,8 @@ pub enum Action {
     },
     /// Stop, DELETE every offset, verify none is left, put the state back.
     Reset { partitions: usize },
+    /// Stop, DELETE every offset, then DELETE the connector (undoing its creation).
+    Delete { partitions: usize },
     /// Cannot be applied; nothing is applied while any connector has this.
     Error { message: String },
 }
@@ -154,7 +158,10 @@ impl Action {
     pub fn changes(&self) -> bool {
         matches!(
             self,
-            Action::Patch { .. } | Action::Create { .. } | Action::Reset { .. }
+            Action::Patch { .. }
+                | Action::Create { .. }
+                | Action::Reset { .. }
+                | Action::Delete { .. }
         )
     }
 
@@ -164,6 +171,7 @@ impl Action {
             Action::Patch { .. } => ActionKind::Patch,
             Action::Create { .. } => ActionKind::Create,
             Action::Reset { .. } => ActionKind::Reset,
+            Action::Delete { .. } => ActionKind::Delete,
             Action::Error { .. } => ActionKind::Error,
         }
     }
@@ -177,6 +185,7 @@ pub enum ActionKind {
     Patch,
     Create,
     Reset,
+    Delete,
     Error,
 }
 
@@ -241,8 +250,12 @@ fn plan_one(
             secret_vars,
             ..
         } => (Some(file), config.clone(), secret_vars.clone()),
-        Want::Reset { .. } => (None, None, Vec::new()),
+        Want::Reset { .. } | Want::Delete { .. } => (None, None, Vec::new()),
     };
+    if let (Want::Delete { .. }, None) = (want, live) {
+        // Already gone: nothing to undo.
+        return plan;
+    }
     if let Some(f) = file {
         let meta = &f.file.metadata;
         plan.file = Some(f.path.clone());
@@ -329,6 +342,12 @@ fn plan_one(
     let diffs = compare(&plan.wanted, &plan.live_offsets);
     plan.unchanged = diffs.iter().filter(|d| !d.is_change()).count();
     plan.partitions = diffs.into_iter().filter(|d| d.is_change()).collect();
+    if let Want::Delete { .. } = want {
+        plan.action = Action::Delete {
+            partitions: plan.live_offsets.len(),
+        };
+        return plan;
+    }
     if file.is_none() {
         plan.action = if plan.live_offsets.is_empty() {
             Action::NoChange { kept: 0 }

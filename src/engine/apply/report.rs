@@ -19,6 +19,8 @@ pub enum Step {
     Verify,
     Restore,
     WaitRestored,
+    WaitTasks,
+    Delete,
 }
 
 impl std::fmt::Display for Step {
@@ -43,6 +45,9 @@ pub trait Progress: Sync {
     fn fleet(&self) -> &dyn Fleet {
         &Unheard
     }
+
+    /// A connector's transaction ended (whatever its outcome).
+    fn finished(&self, _report: &ConnectorApply) {}
 }
 
 /// Hears nothing.

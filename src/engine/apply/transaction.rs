@@ -6,8 +6,11 @@ use std::time::Duration;
 
 use super::plan::{patch_entries, Action, ConnectorPlan};
 pub use super::report::{ApplyOutcome, ConnectorApply, Progress, Silent, Step, StepRecord};
-use super::state::{describe, poll_target};
+use super::state::{describe, poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
+
+#[path = "transaction_delete.rs"]
+mod delete;
 use crate::client::Connect;
 use crate::compare::{compare, PartitionKind};
 use crate::model::{canonical_fields, OffsetEntry, TargetState};
@@ -21,6 +24,8 @@ pub struct TxOptions {
     pub wait: WaitPolicy,
     /// How many times a PATCH/DELETE that timed out (and was found not applied) is sent.
     pub alter_attempts: u32,
+    /// After a connector is RUNNING again: how long its tasks may take to run.
+    pub task_timeout: Duration,
 }
 
 /// How long reading back may take to show the new offsets.
@@ -93,6 +98,7 @@ pub fn run(
         Action::Patch { .. } => tx.existing(Step::Patch),
         Action::Reset { .. } => tx.existing(Step::Reset),
         Action::Create { start_state, .. } => tx.create(*start_state),
+        Action::Delete { .. } => tx.delete(),
     }
     tx.report.mutating_calls = mutating.get();
     tx.report
@@ -127,9 +133,9 @@ impl Tx<'_> {
         self.report.error = Some(f.error.to_string());
     }
 
-    /// An existing connector: record, stop, wait, alter, verify, restore.
-    fn existing(&mut self, alter: Step) {
-        let (prior, stopped) = match self.step(Step::RecordState, |tx| {
+    /// The state to put back, and whether the connector is already fully stopped.
+    fn record_state(&mut self) -> Result<(TargetState, bool), Failure> {
+        let (prior, stopped) = self.step(Step::RecordState, |tx| {
             let s = tx.client.status(tx.name())?;
             let raw = || TxError::UnknownState {
                 raw: s.raw_state.clone(),
@@ -137,12 +143,23 @@ impl Tx<'_> {
             let state = s.state.ok_or_else(raw)?;
             let detail = format!("{} (will be put back as {})", describe(&s), state.target());
             Ok(((state.target(), s.is_fully_stopped()), detail))
-        }) {
+        })?;
+        self.report.prior_state = Some(prior);
+        Ok((prior, stopped))
+    }
+
+    /// An existing connector: record, stop, wait, alter, verify, restore.
+    fn existing(&mut self, alter: Step) {
+        let (prior, stopped) = match self.record_state() {
             Ok(v) => v,
             Err(f) => return self.fail(f),
         };
-        self.report.prior_state = Some(prior);
         let changed = self.stop_and_alter(alter, stopped);
+        self.settle(prior, changed);
+    }
+
+    /// Puts `prior` back after `changed` and records the outcome.
+    fn settle(&mut self, prior: TargetState, changed: Result<(), Failure>) {
         let restored = self.restore(prior);
         match (changed, restored) {
             (Ok(()), Ok(())) => self.report.outcome = ApplyOutcome::Applied,
@@ -231,7 +248,31 @@ impl Tx<'_> {
         })?;
         self.wait_for(Step::WaitRestored, target)?;
         self.report.state_restored = true;
+        if target == TargetState::Running {
+            self.wait_tasks()?;
+        }
         Ok(())
+    }
+
+    /// Waits until the resumed connector's tasks run (at least one, every one RUNNING on two
+    /// reads in a row); a task that fails is a failure with its trace.
+    fn wait_tasks(&mut self) -> Result<(), Failure> {
+        let policy = WaitPolicy {
+            timeout: self.opts.task_timeout,
+            ..self.opts.wait
+        };
+        self.step(Step::WaitTasks, |tx| {
+            let mut seen_running = false;
+            let s = until(tx.clock, &policy, || {
+                let polled = poll_tasks(tx.client.status(tx.name()), seen_running);
+                seen_running = matches!(polled, Poll::Pending(ref d) if d == RUNNING_ONCE);
+                polled
+            })
+            .map_err(|source| TxError::Tasks { source })?;
+            let seen = describe(&s);
+            tx.report.final_state = Some(seen.clone());
+            Ok(((), seen))
+        })
     }
 
     fn wait_for(&mut self, step: Step, target: TargetState) -> Result<(), Failure> {

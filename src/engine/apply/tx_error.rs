@@ -22,6 +22,12 @@ pub enum TxError {
         #[source]
         source: WaitError,
     },
+    /// The connector runs again, but its tasks do not.
+    #[error("tasks after the restore: {source}")]
+    Tasks {
+        #[source]
+        source: WaitError,
+    },
     #[error("reading offsets: {0}")]
     ReadOffsets(#[source] ClientError),
     /// PATCH or DELETE was sent, and what happened to each attempt.

@@ -221,7 +221,10 @@ pub(crate) fn classify(
             {
                 s
             } else if partitions.iter().any(|p| p.class == Some(Class::Drift)) {
+                state_note(file, state, &mut notes);
                 Status::Drifted
+            } else if state_note(file, state, &mut notes) {
+                Status::StateDrifted
             } else if partitions.is_empty() {
                 Status::InSync
             } else {
@@ -245,6 +248,32 @@ pub(crate) fn classify(
         partitions,
         yaml: (status != Status::InSync).then_some(yaml),
     }
+}
+
+/// Whether the live state is less active than the file records (RUNNING in the file, STOPPED
+/// or PAUSED live; PAUSED in the file, STOPPED live); if so, a note says so.
+fn state_note(
+    file: Option<&LoadedFile>,
+    live: Option<ConnectorState>,
+    notes: &mut Vec<String>,
+) -> bool {
+    let (Some(recorded), Some(live)) = (file.and_then(|f| f.file.metadata.state), live) else {
+        return false;
+    };
+    let rank = |t: crate::model::TargetState| match t {
+        crate::model::TargetState::Running => 2,
+        crate::model::TargetState::Paused => 1,
+        crate::model::TargetState::Stopped => 0,
+    };
+    let less_active = matches!(live, ConnectorState::Stopped | ConnectorState::Paused)
+        && rank(live.target()) < rank(recorded.target());
+    if less_active {
+        notes.push(format!(
+            "live state {live}, the file records {}: was it left stopped (an interrupted apply: `kco recover`)?",
+            recorded.target()
+        ));
+    }
+    less_active
 }
 
 #[cfg(test)]

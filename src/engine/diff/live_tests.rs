@@ -186,6 +186,46 @@ fn type_and_class_changes_and_in_sync() {
 }
 
 #[test]
+fn a_connector_left_stopped_or_paused_is_state_drift_and_fails_the_nightly_diff() {
+    let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)])));
+    for live in ["STOPPED", "PAUSED"] {
+        let d = run(
+            Some(&f),
+            Some(&listing("c", "sink", "K", live)),
+            &entries(json!([sink(0, 1)])),
+        );
+        assert_eq!(d.status, Status::StateDrifted, "{live}");
+        assert!(
+            d.notes[0].contains(&format!("live state {live}")),
+            "{:?}",
+            d.notes
+        );
+        assert!(d.status.counts(FailOn::Drift));
+    }
+    // Offsets that also drifted stay `drifted`, with the state noted.
+    let d = run(
+        Some(&f),
+        Some(&listing("c", "sink", "K", "STOPPED")),
+        &entries(json!([sink(0, 7)])),
+    );
+    assert_eq!(d.status, Status::Drifted);
+    assert!(
+        d.notes.iter().any(|n| n.contains("records RUNNING")),
+        "{:?}",
+        d.notes
+    );
+    // A file that records STOPPED is in sync with a stopped connector.
+    let mut stopped = f.clone();
+    stopped.file.metadata.state = Some(ConnectorState::Stopped);
+    let d = run(
+        Some(&stopped),
+        Some(&listing("c", "sink", "K", "STOPPED")),
+        &entries(json!([sink(0, 1)])),
+    );
+    assert_eq!(d.status, Status::InSync);
+}
+
+#[test]
 fn missing_and_untracked() {
     let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)])));
     let d = run(Some(&f), None, &[]);

@@ -50,6 +50,9 @@ pub enum Status {
     Advanced,
     /// Offsets differ in a way progress does not explain.
     Drifted,
+    /// Offsets agree, but the connector is STOPPED or PAUSED where the file records it
+    /// RUNNING (or STOPPED where it records PAUSED): something left it stopped.
+    StateDrifted,
     /// A file, but no such connector on the cluster.
     Missing,
     /// On the cluster, but no file (whole-directory diffs only).
@@ -79,6 +82,7 @@ impl Status {
                 InSync,
                 Advanced,
                 Drifted,
+                StateDrifted,
                 Missing,
                 Untracked,
                 TypeChanged,
@@ -109,6 +113,7 @@ impl Status {
             Status::InSync => "in_sync",
             Status::Advanced => "advanced",
             Status::Drifted => "drifted",
+            Status::StateDrifted => "state_drifted",
             Status::Missing => "missing",
             Status::Untracked => "untracked",
             Status::Unchanged => "unchanged",

@@ -1,0 +1,227 @@
+//! The apply journal: before the first connector is stopped, `apply` (and `reset`) writes the
+//! prior state of every connector it is about to change to `<state dir>/journal/<cluster>.json`
+//! (atomically). Each connector's entry is removed when its transaction ends, and the file is
+//! deleted when the last one is. A journal that outlives its process (kill -9, a lost runner)
+//! tells the next kco command on that cluster which connectors may be left stopped, and in
+//! which state to put them back (`recover`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::{Action, ApplyPlan};
+use super::report::{ConnectorApply, Progress, StepRecord};
+use crate::error::{Error, Result};
+use crate::fsutil::write_atomic;
+use crate::model::TargetState;
+
+/// What the journal says about one connector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalEntry {
+    /// The state to put back (for a created connector: the state it was to start in).
+    pub prior_state: TargetState,
+    /// Created by the apply: it held nothing before, so recovery leaves it stopped.
+    #[serde(default)]
+    pub created: bool,
+}
+
+/// The journal file's content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Journal {
+    pub cluster: String,
+    /// The worker URL the apply talked to (credentials never included).
+    pub url: String,
+    pub pid: u32,
+    pub host: String,
+    pub started_at: String,
+    /// The backup written just before (its files hold the same states).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<PathBuf>,
+    pub connectors: BTreeMap<String, JournalEntry>,
+}
+
+/// `<state dir>/journal/<cluster>.json`.
+pub fn path(state_dir: &Path, cluster: &str) -> PathBuf {
+    state_dir.join("journal").join(format!("{cluster}.json"))
+}
+
+/// The journal left for `cluster`, if any.
+pub fn load(state_dir: &Path, cluster: &str) -> Result<Option<Journal>> {
+    let p = path(state_dir, cluster);
+    let text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(Error::Read { path: p, source }),
+    };
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        Error::Other(format!(
+            "{}:{}: not a kco journal ({e}); the backup it names holds the prior states: `kco recover --from-backup DIR`",
+            p.display(),
+            e.line()
+        ))
+    })
+}
+
+/// The journal of an apply under way: rewritten as each connector's transaction ends.
+#[derive(Debug)]
+pub struct JournalFile {
+    path: PathBuf,
+    journal: Mutex<Journal>,
+}
+
+impl JournalFile {
+    /// Records every connector that `plan` changes, before anything is sent. Returns `None`
+    /// when nothing changes.
+    pub fn begin(
+        state_dir: &Path,
+        plan: &ApplyPlan,
+        backup: Option<&Path>,
+        started_at: &str,
+    ) -> Result<Option<JournalFile>> {
+        let connectors: BTreeMap<String, JournalEntry> = plan
+            .connectors
+            .iter()
+            .filter_map(|c| {
+                let entry = match (&c.action, c.live_state) {
+                    (Action::Create { start_state, .. }, _) => JournalEntry {
+                        prior_state: *start_state,
+                        created: true,
+                    },
+                    (a, Some(live)) if a.changes() => JournalEntry {
+                        prior_state: live.target(),
+                        created: false,
+                    },
+                    _ => return None,
+                };
+                Some((c.name.clone(), entry))
+            })
+            .collect();
+        if connectors.is_empty() {
+            return Ok(None);
+        }
+        let journal = Journal {
+            cluster: plan.cluster.clone(),
+            url: crate::client::redact_url(&plan.url),
+            pid: std::process::id(),
+            host: host_name(),
+            started_at: started_at.to_string(),
+            backup: backup.map(Path::to_path_buf),
+            connectors,
+        };
+        let file = JournalFile {
+            path: path(state_dir, &plan.cluster),
+            journal: Mutex::new(journal),
+        };
+        file.write(&file.lock())?;
+        Ok(Some(file))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Journal> {
+        self.journal.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self, journal: &Journal) -> Result<()> {
+        if journal.connectors.is_empty() {
+            return clear(&self.path);
+        }
+        let text = serde_json::to_string_pretty(journal).expect("a journal serializes");
+        write_atomic(&self.path, text.as_bytes()).map_err(|source| Error::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// The transaction of `name` ended (whatever its outcome, its state was dealt with):
+    /// drop its entry. A connector whose state could not be put back keeps it.
+    pub fn done(&self, report: &ConnectorApply) -> Result<()> {
+        let mut j = self.lock();
+        let maybe_stopped = report.mutating_calls > 0 && !report.state_restored;
+        if maybe_stopped && !j.connectors.get(&report.name).is_some_and(|e| e.created) {
+            return Ok(());
+        }
+        if j.connectors.remove(&report.name).is_some() {
+            self.write(&j)?;
+        }
+        Ok(())
+    }
+
+    /// Connectors still recorded.
+    pub fn remaining(&self) -> BTreeMap<String, JournalEntry> {
+        self.lock().connectors.clone()
+    }
+}
+
+/// Deletes the journal at `path` (nothing when there is none).
+pub fn clear(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(Error::Write {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// This machine's name, for journals and locks (`unknown` when it cannot be read).
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// A [`Progress`] that also keeps the journal: each finished transaction leaves it.
+pub struct Journaled<'a> {
+    pub file: &'a JournalFile,
+    pub inner: &'a dyn Progress,
+    /// Set when the journal could not be rewritten (the entry then stays: safe side).
+    pub write_error: Mutex<Option<Error>>,
+}
+
+impl<'a> Journaled<'a> {
+    pub fn new(file: &'a JournalFile, inner: &'a dyn Progress) -> Self {
+        Journaled {
+            file,
+            inner,
+            write_error: Mutex::new(None),
+        }
+    }
+}
+
+impl Journaled<'_> {
+    /// The last error rewriting the journal, if any.
+    pub fn take_write_error(&self) -> Option<Error> {
+        self.write_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+}
+
+impl Progress for Journaled<'_> {
+    fn step(&self, connector: &str, record: &StepRecord) {
+        self.inner.step(connector, record);
+    }
+
+    fn finished(&self, report: &ConnectorApply) {
+        if let Err(e) = self.file.done(report) {
+            *self.write_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        }
+        self.inner.finished(report);
+    }
+
+    fn fleet(&self) -> &dyn crate::engine::progress::Fleet {
+        self.inner.fleet()
+    }
+}

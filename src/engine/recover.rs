@@ -1,0 +1,171 @@
+//! Finishing an interrupted apply: put back the state that the journal (or a backup) records
+//! for each connector, and wait until it is reached. Offsets are left as they are: the
+//! interrupted transaction may or may not have changed them (the backup has the old ones;
+//! applying again finishes the change).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::apply::journal::JournalEntry;
+use super::apply::state::{describe, poll_target};
+use super::load_files;
+use crate::client::Connect;
+use crate::error::{Error, Result};
+use crate::model::{ConnectorState, TargetState};
+use crate::wait::{until, Clock, WaitPolicy};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoverOutcome {
+    /// It was in another state; the recorded one was put back and reached.
+    Restored,
+    /// Status already showed the recorded state (it was asked for again all the same).
+    AlreadyThere,
+    /// Created by the interrupted apply: left as it is (STOPPED), as a failed create is.
+    LeftCreated,
+    /// It no longer exists: nothing to do.
+    Missing,
+    /// The state could not be put back.
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RecoveredConnector {
+    pub name: String,
+    pub wanted: TargetState,
+    /// What status showed before recovery (`STOPPED (no tasks)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<String>,
+    pub outcome: RecoverOutcome,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RecoverReport {
+    pub cluster: String,
+    /// Where the states came from: a journal or backup path.
+    pub source: String,
+    pub ok: bool,
+    pub connectors: Vec<RecoveredConnector>,
+}
+
+/// Puts each connector back in its recorded state.
+pub fn recover(
+    client: &Connect,
+    cluster: &str,
+    source: &str,
+    entries: &BTreeMap<String, JournalEntry>,
+    wait: &WaitPolicy,
+    clock: &dyn Clock,
+) -> RecoverReport {
+    let connectors: Vec<RecoveredConnector> = entries
+        .iter()
+        .map(|(name, e)| one(client, name, e, wait, clock))
+        .collect();
+    RecoverReport {
+        cluster: cluster.to_string(),
+        source: source.to_string(),
+        ok: connectors
+            .iter()
+            .all(|c| c.outcome != RecoverOutcome::Failed),
+        connectors,
+    }
+}
+
+fn one(
+    client: &Connect,
+    name: &str,
+    e: &JournalEntry,
+    wait: &WaitPolicy,
+    clock: &dyn Clock,
+) -> RecoveredConnector {
+    let mut r = RecoveredConnector {
+        name: name.to_string(),
+        wanted: e.prior_state,
+        found: None,
+        outcome: RecoverOutcome::Failed,
+        detail: String::new(),
+    };
+    let status = match client.status(name) {
+        Ok(s) => s,
+        Err(err) if err.is_not_found() => {
+            r.outcome = RecoverOutcome::Missing;
+            r.detail = "does not exist: nothing to do".into();
+            return r;
+        }
+        Err(err) => {
+            r.detail = format!("cannot read its status: {err}");
+            return r;
+        }
+    };
+    r.found = Some(describe(&status));
+    if e.created {
+        r.outcome = RecoverOutcome::LeftCreated;
+        r.detail = format!(
+            "created by the interrupted apply, left as it is; apply its file again, then start it ({})",
+            e.prior_state
+        );
+        return r;
+    }
+    // The state is asked for even when status already shows it: status lags the target
+    // state, and a stop the dead process sent may not show yet (resume and pause are
+    // idempotent).
+    let already = match e.prior_state {
+        TargetState::Running => status.state == Some(ConnectorState::Running),
+        TargetState::Paused => status.settled_in(ConnectorState::Paused),
+        TargetState::Stopped => true,
+    };
+    let sent = match e.prior_state {
+        TargetState::Stopped => Ok(()),
+        TargetState::Running => client.resume(name),
+        TargetState::Paused => client.pause(name),
+    };
+    if let Err(err) = sent {
+        r.detail = format!("putting {} back failed: {err}", e.prior_state);
+        return r;
+    }
+    match until(clock, wait, || {
+        poll_target(client.status(name), e.prior_state)
+    }) {
+        Ok(s) => {
+            r.outcome = if already {
+                RecoverOutcome::AlreadyThere
+            } else {
+                RecoverOutcome::Restored
+            };
+            r.detail = describe(&s);
+        }
+        Err(err) => r.detail = format!("waiting for {}: {err}", e.prior_state),
+    }
+    r
+}
+
+/// The states a backup directory records (every file's `metadata.state`), for a recovery
+/// whose journal is lost.
+pub fn entries_from_backup(dir: &Path) -> Result<BTreeMap<String, JournalEntry>> {
+    let (files, problems) = load_files(&[dir.to_path_buf()]);
+    if !problems.is_empty() {
+        return Err(Error::Files(problems));
+    }
+    if files.is_empty() {
+        return Err(Error::Usage(format!(
+            "no backup files (*.yaml) under {}",
+            dir.display()
+        )));
+    }
+    Ok(files
+        .into_iter()
+        .filter_map(|f| {
+            let state = f.file.metadata.state?;
+            Some((
+                f.file.metadata.name.clone(),
+                JournalEntry {
+                    prior_state: state.target(),
+                    created: false,
+                },
+            ))
+        })
+        .collect())
+}

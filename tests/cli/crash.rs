@@ -1,0 +1,233 @@
+//! kco killed with SIGKILL in the middle of an apply (the fake's delays make the window
+//! deterministic): the journal it wrote before the first stop tells the next command which
+//! connectors to put back; read-only commands refuse until then. And two applies at once: the
+//! second one stops before sending anything, naming the first.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::fake_connect::{FakeConnect, Fault, State};
+use crate::sink_files::{sink_offsets as offsets, write_sink_file, SINK};
+
+fn names() -> Vec<String> {
+    (0..12).map(|i| format!("c{i:02}")).collect()
+}
+
+/// Twelve running sinks at offset 100, files at 5, and a PATCH that takes 30 s.
+fn setup() -> (tempfile::TempDir, FakeConnect) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = FakeConnect::builder();
+    for n in names() {
+        write_sink_file(&dir.path().join("files"), &n, 5, None);
+        b = b.sink(&n, SINK, State::Running, offsets(100));
+    }
+    (dir, b.start())
+}
+
+fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("kco"));
+    c.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("NO_COLOR", "1")
+        .args(["--url", &fake.url(), "--cluster", "a"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn run(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String) {
+    let out: Output = kco(dir, fake, args).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn stopped(fake: &FakeConnect) -> Vec<String> {
+    names()
+        .into_iter()
+        .filter(|n| fake.state(n) == Some(State::Stopped))
+        .collect()
+}
+
+fn kill9(child: &mut Child) {
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+}
+
+#[test]
+fn sigkill_mid_apply_then_the_next_apply_puts_every_state_back_first() {
+    let (dir, fake) = setup();
+    fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
+    let mut child = kco(
+        dir.path(),
+        &fake,
+        &["apply", "files", "--yes", "--parallel", "4"],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("four connectors stopped", || stopped(&fake).len() == 4);
+    wait_until("a PATCH in flight", || {
+        fake.count("PATCH", "/connectors/c00/offsets") > 0
+    });
+    kill9(&mut child);
+    assert_eq!(stopped(&fake).len(), 4, "the kill left four stopped");
+    let journal = dir.path().join(".kco/journal/a.json");
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(&journal).unwrap()).unwrap();
+    assert_eq!(j["connectors"].as_object().unwrap().len(), 12, "{j}");
+    assert_eq!(j["connectors"]["c00"]["prior_state"], "RUNNING");
+    fake.clear_faults();
+
+    // Read-only commands refuse while the journal is there (a snapshot would record STOPPED).
+    fake.clear_requests();
+    let (code, out) = run(dir.path(), &fake, &["snapshot"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("an interrupted apply to cluster `a` left 12 connector(s)"),
+        "{out}"
+    );
+    assert!(out.contains("kco recover --cluster a"), "{out}");
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+    let (code, out) = run(dir.path(), &fake, &["diff", "files"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains(".kco/journal/a.json"), "{out}");
+
+    // The next apply finishes the interrupted one first, then applies.
+    let (code, out) = run(dir.path(), &fake, &["apply", "files", "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("did not finish: putting back the state of 12 connector(s)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("c00: RUNNING put back (was STOPPED (no tasks))"),
+        "{out}"
+    );
+    assert!(!out.contains("left STOPPED"), "{out}");
+    for n in names() {
+        assert_eq!(fake.state(&n), Some(State::Running), "{n}");
+        assert_eq!(fake.offsets(&n), offsets(5), "{n}");
+    }
+    assert!(!journal.exists(), "the journal is cleared");
+    let (code, out) = run(dir.path(), &fake, &["diff", "files"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost() {
+    let (dir, fake) = setup();
+    fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
+    let mut child = kco(
+        dir.path(),
+        &fake,
+        &["apply", "files", "--yes", "--parallel", "2"],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("two connectors stopped", || stopped(&fake).len() == 2);
+    kill9(&mut child);
+    fake.clear_faults();
+    let (code, out) = run(dir.path(), &fake, &["recover"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(stopped(&fake).is_empty(), "{out}");
+    assert!(!dir.path().join(".kco/journal/a.json").exists());
+    let (code, out) = run(dir.path(), &fake, &["recover"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Nothing to recover"), "{out}");
+
+    // Again, and this time the journal is lost with the runner: the backup has the states.
+    fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
+    let mut child = kco(
+        dir.path(),
+        &fake,
+        &["apply", "files", "--yes", "--parallel", "3"],
+    )
+    .args(["--backup-dir", "bk"])
+    .spawn()
+    .unwrap();
+    // Their PATCH is sent once status shows them STOPPED (status lags the stop).
+    wait_until("three PATCHes in flight", || {
+        fake.requests()
+            .iter()
+            .filter(|r| r.method == "PATCH")
+            .count()
+            == 3
+    });
+    kill9(&mut child);
+    fake.clear_faults();
+    std::fs::remove_dir_all(dir.path().join(".kco")).unwrap();
+    let (code, out) = run(dir.path(), &fake, &["diff", "files", "-o", "json", "-q"]);
+    assert_eq!(code, 2, "the nightly diff sees them: {out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let left: Vec<&str> = v["connectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["notes"].to_string().contains("live state STOPPED"))
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(left.len(), 3, "{out}");
+    let (code, out) = run(dir.path(), &fake, &["recover", "--from-backup", "bk"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(stopped(&fake).is_empty(), "{out}");
+}
+
+#[test]
+fn a_second_apply_on_the_same_cluster_stops_before_sending_anything() {
+    let (dir, fake) = setup();
+    fake.fault(
+        Fault::on("PATCH", "/connectors/c00/offsets")
+            .nth(1)
+            .delay_ms(5_000),
+    );
+    let first = kco(
+        dir.path(),
+        &fake,
+        &["apply", "files", "--yes", "--parallel", "1"],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("the first apply to patch", || {
+        fake.count("PATCH", "/connectors/c00/offsets") > 0
+    });
+    let before = fake.requests().len();
+    let (code, out) = run(dir.path(), &fake, &["apply", "files", "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "cluster `a` is locked by another kco: pid {}",
+            first.id()
+        )),
+        "{out}"
+    );
+    assert!(out.contains(".kco/locks/a.lock"), "{out}");
+    // It sent nothing at all: the first apply is still inside its delayed PATCH.
+    let during: Vec<String> = fake.requests()[before..]
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    assert!(during.is_empty(), "{during:?}");
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!dir.path().join(".kco/locks/a.lock").exists());
+    for n in names() {
+        assert_eq!(fake.state(&n), Some(State::Running), "{n}");
+    }
+}

@@ -1,0 +1,111 @@
+//! `kill -9` of kco during a snapshot of many connectors: every file is the old one or the new
+//! one, never a partial one (writes are atomic: temp file, fsync, rename).
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::fake_connect::{FakeConnect, State};
+
+const SRC: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
+
+fn offsets(n: usize, pos: usize) -> Value {
+    Value::Array(
+        (0..n)
+            .map(|i| json!({"partition": {"filename": format!("/data/file-{i:04}.txt")}, "offset": {"position": pos}}))
+            .collect(),
+    )
+}
+
+fn snapshot(dir: &std::path::Path, fake: &FakeConnect) -> std::process::Child {
+    Command::new(assert_cmd::cargo::cargo_bin("kco"))
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .args([
+            "--url",
+            &fake.url(),
+            "--cluster",
+            "a",
+            "snapshot",
+            "--parallel",
+            "8",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigkill_during_a_snapshot_leaves_every_file_old_or_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..80).map(|i| format!("c{i:03}")).collect();
+    let mut b = FakeConnect::builder();
+    for n in &names {
+        b = b.source(n, SRC, State::Running, offsets(200, 1));
+    }
+    let fake = b.start();
+    let started = std::time::Instant::now();
+    let mut first = snapshot(dir.path(), &fake);
+    assert!(first.wait().unwrap().success());
+    // Kills spread over the time a whole snapshot takes here (reads, then writes).
+    let whole = started.elapsed().as_millis() as u64;
+    let path = |n: &str| dir.path().join(format!("snapshots/a/{n}.yaml"));
+    let old: Vec<String> = names
+        .iter()
+        .map(|n| std::fs::read_to_string(path(n)).unwrap())
+        .collect();
+    let mut saw_new = 0;
+    let mut saw_old = 0;
+    for (round, percent) in [10u64, 40, 60, 75, 85, 90, 95, 98].into_iter().enumerate() {
+        let after_ms = whole * percent / 100;
+        // New offsets, so that a finished write differs from the old file.
+        for n in &names {
+            fake.set_offsets(n, offsets(200, round + 2));
+        }
+        let before: Vec<String> = names
+            .iter()
+            .map(|n| std::fs::read_to_string(path(n)).unwrap())
+            .collect();
+        let mut child = snapshot(dir.path(), &fake);
+        std::thread::sleep(Duration::from_millis(after_ms));
+        let _ = child.kill();
+        child.wait().unwrap();
+        for (i, n) in names.iter().enumerate() {
+            let text = std::fs::read_to_string(path(n)).unwrap();
+            let file = kco::model::file::OffsetsFile::parse(&path(n), &text)
+                .unwrap_or_else(|p| panic!("round {round}: {n} is not a valid file: {p}"));
+            assert!(file.check(&path(n), &text).is_empty(), "round {round}: {n}");
+            let pos = file.offsets[0].offset["position"].as_u64().unwrap();
+            if text == before[i] {
+                saw_old += 1;
+            } else {
+                assert_eq!(
+                    pos,
+                    round as u64 + 2,
+                    "round {round}: {n} is neither old nor new"
+                );
+                saw_new += 1;
+            }
+        }
+        let out = Command::new(assert_cmd::cargo::cargo_bin("kco"))
+            .current_dir(dir.path())
+            .env_clear()
+            .args(["validate", "snapshots/a"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "round {round}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    assert!(
+        saw_old > 0 && saw_new > 0,
+        "the kills hit before and during the writes: old {saw_old}, new {saw_new}"
+    );
+    assert_ne!(old[0], "");
+}

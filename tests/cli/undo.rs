@@ -1,0 +1,101 @@
+//! Undo is complete: the backup of an apply with `--create` lists the connectors it created;
+//! `kco undo BACKUP` (and `kco apply BACKUP --prune`) deletes them and puts back the offsets
+//! it changed, after a plan and --yes.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::fake_connect::{FakeConnect, State};
+use crate::sink_files::{sink_offsets as offsets, write_sink_file, SINK};
+
+fn write_file(dir: &Path, name: &str, offset: i64, with_config: bool) {
+    let config: Option<BTreeMap<String, String>> = with_config.then(|| {
+        [
+            ("connector.class", SINK),
+            ("name", name),
+            ("topics", "t"),
+            ("file", "/tmp/x"),
+            ("tasks.max", "1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    });
+    write_sink_file(dir, name, offset, config);
+}
+
+fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String) {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("kco"))
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("NO_COLOR", "1")
+        .args(["--url", &fake.url(), "--cluster", "a"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
+    let t = tempfile::tempdir().unwrap();
+    let files = t.path().join("files");
+    write_file(&files, "old", 5, false);
+    write_file(&files, "new", 42, true);
+    let fake = FakeConnect::builder()
+        .version("4.1.0")
+        .sink("old", SINK, State::Running, offsets(100))
+        .start();
+    let (code, out) = kco(
+        t.path(),
+        &fake,
+        &["apply", "files", "--create", "--yes", "--backup-dir", "bk"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(fake.state("new"), Some(State::Running));
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.path().join("bk/created.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest, json!({"created": ["new"]}));
+
+    // The plan first: nothing changes on a dry run, nor without --yes.
+    fake.clear_requests();
+    let (code, out) = kco(t.path(), &fake, &["undo", "bk", "--dry-run"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("new (sink, RUNNING): created by the apply being undone: stop, delete its 1 partition offset(s), then delete the connector"),
+        "{out}"
+    );
+    assert!(
+        out.contains("old (sink, RUNNING): stop, patch 1 partition(s)"),
+        "{out}"
+    );
+    let (code, _) = kco(t.path(), &fake, &["undo", "bk"]);
+    assert_eq!(code, 1, "no terminal, no --yes: refused");
+    fake.assert_no_mutations();
+
+    let (code, out) = kco(t.path(), &fake, &["undo", "bk", "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("ok new: offsets deleted and verified, connector deleted; deleted"),
+        "{out}"
+    );
+    assert_eq!(fake.state("new"), None, "the created connector is gone");
+    assert_eq!(fake.offsets("new"), json!([]), "and its offsets with it");
+    assert_eq!(fake.offsets("old"), offsets(100));
+    assert_eq!(fake.state("old"), Some(State::Running));
+
+    // Applying the backup directory does the same (a second time: nothing left to do).
+    let (code, out) = kco(t.path(), &fake, &["apply", "bk", "--prune", "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("No changes."), "{out}");
+}

@@ -1,0 +1,238 @@
+//! Crash safety on the real test bed: `kill -9` of kco at several points of the transaction
+//! (after the stop, after the PATCH, after the resume), then recovery (`kco recover`, or the
+//! next apply); and `kill -9` of one of cluster a's workers during an apply of 10
+//! connectors, then a second apply: every connector converges and runs.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::{
+    append_lines, assert_success, file_source_config, get, kco, local_connect, numbered, testbed,
+    testbed_alone, unique_name, wait_for, Connect, ConnectorGuard,
+};
+use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
+
+fn position(file: &str, pos: u64) -> Value {
+    json!({"partition": {"filename": file}, "offset": {"position": pos}})
+}
+
+/// `n` FileStreamSources on `a`, each at the end of its own 20-line file, and for each a
+/// snapshot under `<dir>/snaps/a/` with one extra partition (so that applying changes it).
+fn sources(a: &Connect, dir: &Path, prefix: &str, n: usize) -> Vec<ConnectorGuard> {
+    let guards: Vec<ConnectorGuard> = (0..n)
+        .map(|_| {
+            let name = unique_name(prefix);
+            let input = dir.join(format!("{name}.txt"));
+            append_lines(&input, &numbered("line", 1..=20));
+            a.create(
+                &name,
+                file_source_config(&input, &unique_name("kco-e2e-crash")),
+            )
+        })
+        .collect();
+    for g in &guards {
+        a.wait_running(g.name());
+        let file = dir.join(format!("{}.txt", g.name()));
+        let len = std::fs::metadata(&file).unwrap().len();
+        let file = file.to_string_lossy().into_owned();
+        a.wait_offsets(g.name(), "the file read", |o| o == [position(&file, len)]);
+        snapshot_with_extra(a, g.name(), dir, 7);
+    }
+    guards
+}
+
+/// The snapshot of `name` under `<dir>/snaps/a/`, its extra partition at `pos`.
+fn snapshot_with_extra(a: &Connect, name: &str, dir: &Path, pos: u64) {
+    let extra = format!("/kco/crash/{name}");
+    let snap = write_snapshot(a, name, "a", &dir.join("snaps"), false);
+    let mut offsets: Vec<Value> = a
+        .offsets(name)
+        .into_iter()
+        .filter(|o| o["partition"]["filename"] != extra.as_str())
+        .collect();
+    offsets.push(position(&extra, pos));
+    set_offsets(&snap, offsets);
+}
+
+/// Runs `kco --cluster a apply snaps/a --yes -v` and SIGKILLs it as soon as its stderr shows
+/// a step `marker` (e.g. ": patch ok"). Returns whether the marker was seen.
+fn apply_killed_at(dir: &Path, marker: &str, parallel: &str) -> bool {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kco"))
+        .args(["--cluster", "a", "-v", "apply", "snaps/a", "--yes"])
+        .args(["--parallel", parallel])
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let marker = marker.to_string();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains(&marker) {
+                let _ = tx.send(());
+                return;
+            }
+        }
+    });
+    let seen = rx.recv_timeout(Duration::from_secs(120)).is_ok();
+    let _ = child.kill();
+    let _ = child.wait();
+    seen
+}
+
+fn states(a: &Connect, guards: &[ConnectorGuard]) -> Vec<String> {
+    guards.iter().map(|g| a.state(g.name())).collect()
+}
+
+#[test]
+fn kill_9_at_each_point_of_the_transaction_then_recovery_puts_every_state_back() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = kco_dir(&tb);
+    let guards = sources(&a, dir.path(), "kco-e2e-kill", 4);
+    let journal = dir.path().join(".kco/journal/a.json");
+    for (round, (marker, recover_with_apply)) in [
+        (": wait_stopped ok", false),
+        (": patch ok", true),
+        (": restore ok", false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for g in &guards {
+            snapshot_with_extra(&a, g.name(), dir.path(), 100 + round as u64);
+        }
+        assert!(
+            apply_killed_at(dir.path(), marker, "2"),
+            "{marker} never seen"
+        );
+        assert!(journal.exists(), "killed at {marker}: the journal is left");
+        // A snapshot now would record STOPPED connectors: refused.
+        let out = kco(&["--cluster", "a", "snapshot"], dir.path());
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "snapshot after a kill at {marker}"
+        );
+        if recover_with_apply {
+            let out = kco(&["--cluster", "a", "apply", "snaps/a", "--yes"], dir.path());
+            let text = assert_success(&out, "the next apply");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("did not finish"), "{text}{err}");
+        } else {
+            assert_success(&kco(&["--cluster", "a", "recover"], dir.path()), "recover");
+        }
+        assert!(
+            !journal.exists(),
+            "killed at {marker}: the journal is cleared"
+        );
+        for g in &guards {
+            wait_for(
+                &format!("{} RUNNING after a kill at {marker}", g.name()),
+                Duration::from_secs(60),
+                || match a.state(g.name()).as_str() {
+                    "RUNNING" => Ok(()),
+                    s => Err(s.to_string()),
+                },
+            );
+        }
+    }
+    // A last apply converges: every file's offsets, every connector running.
+    assert_success(
+        &kco(&["--cluster", "a", "apply", "snaps/a", "--yes"], dir.path()),
+        "the final apply",
+    );
+    let out = kco(&["--cluster", "a", "diff", "snaps/a"], dir.path());
+    assert_success(&out, "diff after recovery");
+    assert!(states(&a, &guards).iter().all(|s| s == "RUNNING"));
+}
+
+#[test]
+fn kill_9_of_a_worker_during_an_apply_of_ten_then_a_second_apply_converges() {
+    let Some(tb) = testbed_alone() else { return };
+    if tb.a_urls.len() < 2 {
+        eprintln!("skipping: cluster a needs two workers");
+        return;
+    }
+    let a = tb.a();
+    let dir = kco_dir(&tb);
+    let guards = sources(&a, dir.path(), "kco-e2e-wkill", 10);
+    let pid_file = std::env::var("KCO_TESTBED_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"))
+        .join("run/a2.pid");
+    let pid = std::fs::read_to_string(&pid_file).expect("a2's pid file");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kco"))
+        .args([
+            "--cluster",
+            "a",
+            "apply",
+            "snaps/a",
+            "--yes",
+            "--parallel",
+            "2",
+        ])
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let killed = Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let first = child.wait().unwrap();
+    eprintln!("the apply during the worker kill exited {first}");
+    local_connect(&["start-worker", "a2"]);
+    // The killed member's session expires some seconds later, and the group rebalances
+    // again: let that happen here, not in the next test.
+    settle(&a);
+    let out = kco(&["--cluster", "a", "apply", "snaps/a", "--yes"], dir.path());
+    assert_success(&out, "the second apply");
+    for g in &guards {
+        let s = a.wait_running(g.name());
+        assert_eq!(s["connector"]["state"], "RUNNING", "{s}");
+    }
+    assert_success(
+        &kco(&["--cluster", "a", "diff", "snaps/a"], dir.path()),
+        "diff after the second apply",
+    );
+    settle(&a);
+}
+
+/// Waits until every connector of the cluster and its tasks have been RUNNING for 12 s in a
+/// row (no rebalance under way).
+fn settle(a: &Connect) {
+    let mut stable = 0;
+    wait_for("cluster a to settle", Duration::from_secs(180), || {
+        let all = get(&a.url("/connectors?expand=status")).expect(200, "list");
+        let running = all.as_object().into_iter().flatten().all(|(_, c)| {
+            let s = &c["status"];
+            s["connector"]["state"] == "RUNNING"
+                && s["tasks"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().all(|t| t["state"] == "RUNNING"))
+        });
+        stable = if running { stable + 1 } else { 0 };
+        // wait_for polls every 250 ms.
+        if stable >= 48 {
+            Ok(())
+        } else {
+            Err(format!("{stable} stable looks: {all}"))
+        }
+    });
+}

@@ -1,0 +1,218 @@
+//! Cluster s (`scripts/secure-connect.sh up`): a real worker behind HTTPS with client
+//! certificates required and basic auth. snapshot, diff and apply work with a kco.yaml naming
+//! the CA, the client certificate and `${env:VAR}` credentials; a wrong password, an unknown
+//! CA and a missing client certificate each fail at the first request (exit 1), naming the
+//! cause and the URL; the insecure switch warns.
+//!
+//! Skipped when the secure test bed is not there, unless `KCO_E2E_SECURE=required`.
+//! `KCO_E2E_SECURE_URL` (default https://127.0.0.1:8443) and `KCO_E2E_S_DIR` (default
+//! `<test bed dir>/secure`) point elsewhere.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::{
+    append_lines, file_source_config, kco_with_env, numbered, temp_dir, unique_name, wait_for,
+};
+use crate::kco_steps::set_offsets;
+
+struct Secure {
+    url: String,
+    dir: PathBuf,
+    password: String,
+}
+
+fn secure() -> Option<Secure> {
+    let dir = std::env::var("KCO_E2E_S_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            std::env::var("KCO_TESTBED_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"))
+                .join("secure")
+        });
+    let url =
+        std::env::var("KCO_E2E_SECURE_URL").unwrap_or_else(|_| "https://127.0.0.1:8443".into());
+    match std::fs::read_to_string(dir.join("credentials")) {
+        Ok(c) => Some(Secure {
+            url: url.trim_end_matches('/').to_string(),
+            dir,
+            password: c
+                .trim()
+                .split_once(':')
+                .expect("user:password")
+                .1
+                .to_string(),
+        }),
+        Err(e) if std::env::var("KCO_E2E_SECURE").is_ok_and(|v| v == "required") => {
+            panic!("KCO_E2E_SECURE=required but {} is unreadable ({e}): run scripts/secure-connect.sh up", dir.display())
+        }
+        Err(_) => {
+            eprintln!("skipping: no secure test bed (scripts/secure-connect.sh up)");
+            None
+        }
+    }
+}
+
+impl Secure {
+    /// A kco.yaml for cluster s; `tls` replaces the TLS block.
+    fn config(&self, dir: &Path, tls: &str) {
+        let yaml = format!(
+            "clusters:\n  s:\n    urls: [{}]\n    auth:\n      basic: {{username: kco, password: \"${{env:KCO_S_PASSWORD}}\"}}\n{tls}",
+            self.url
+        );
+        std::fs::write(dir.join("kco.yaml"), yaml).unwrap();
+    }
+
+    fn full_tls(&self) -> String {
+        let d = self.dir.display();
+        format!("    tls: {{caFile: {d}/ca.pem, certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n")
+    }
+
+    fn kco(&self, dir: &Path, args: &[&str], password: &str) -> Output {
+        let mut all = vec!["--cluster", "s"];
+        all.extend_from_slice(args);
+        kco_with_env(
+            &all,
+            dir,
+            &[("KCO_S_PASSWORD", password), ("NO_COLOR", "1")],
+        )
+    }
+
+    /// A client of the worker for the test's own setup (mutual TLS and basic auth).
+    fn http(&self) -> reqwest::blocking::Client {
+        let pem = |f: &str| std::fs::read(self.dir.join(f)).unwrap();
+        let mut id = pem("client.pem");
+        id.extend(pem("client-key.pem"));
+        reqwest::blocking::Client::builder()
+            .add_root_certificate(reqwest::Certificate::from_pem(&pem("ca.pem")).unwrap())
+            .identity(reqwest::Identity::from_pem(&id).unwrap())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap()
+    }
+
+    fn get(&self, path: &str) -> Option<Value> {
+        let r = self
+            .http()
+            .get(format!("{}{path}", self.url))
+            .basic_auth("kco", Some(&self.password))
+            .send()
+            .ok()?;
+        r.status().is_success().then(|| r.json().unwrap())
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Asserts a failure at the first request: exit 1, `cause` and the URL named, one attempt.
+fn fails_at_once(s: &Secure, out: &Output, cause: &str) {
+    let t = text(out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains(cause), "{t}");
+    assert!(t.contains(&format!("{}/", s.url)), "names the URL: {t}");
+    let attempts = t
+        .lines()
+        .filter(|l| l.starts_with("GET ") || l.starts_with("PUT "))
+        .count();
+    assert_eq!(attempts, 1, "one request, nothing else: {t}");
+    assert!(!t.contains(&s.password), "{t}");
+}
+
+#[test]
+fn snapshot_diff_and_apply_over_mutual_tls_and_basic_auth() {
+    let Some(s) = secure() else { return };
+    let dir = temp_dir();
+    s.config(dir.path(), &s.full_tls());
+    let name = unique_name("kco-e2e-secure");
+    let input = dir.path().join("in.txt");
+    append_lines(&input, &numbered("line", 1..=10));
+    let config = file_source_config(&input, &unique_name("kco-e2e-secure-topic"));
+    let created = s
+        .http()
+        .post(format!("{}/connectors", s.url))
+        .basic_auth("kco", Some(&s.password))
+        .json(&json!({"name": name, "config": config}))
+        .send()
+        .unwrap();
+    assert!(created.status().is_success(), "{:?}", created.text());
+    wait_for("offsets on cluster s", Duration::from_secs(90), || match s
+        .get(&format!("/connectors/{name}/offsets"))
+    {
+        Some(v) if !v["offsets"].as_array().unwrap().is_empty() => Ok(()),
+        other => Err(format!("{other:?}")),
+    });
+    let out = s.kco(dir.path(), &["snapshot", &name], &s.password);
+    assert!(out.status.success(), "{}", text(&out));
+    let file = dir.path().join(format!("snapshots/s/{name}.yaml"));
+    let out = s.kco(dir.path(), &["diff", &name], &s.password);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let mut offsets = s.get(&format!("/connectors/{name}/offsets")).unwrap()["offsets"]
+        .as_array()
+        .unwrap()
+        .clone();
+    offsets
+        .push(json!({"partition": {"filename": "/kco/secure/extra"}, "offset": {"position": 3}}));
+    set_offsets(&file, offsets);
+    let out = s.kco(
+        dir.path(),
+        &["-v", "apply", file.to_str().unwrap(), "--yes"],
+        &s.password,
+    );
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(!t.contains(&s.password), "{t}");
+    let live = s.get(&format!("/connectors/{name}/offsets")).unwrap();
+    assert!(live.to_string().contains("/kco/secure/extra"), "{live}");
+    assert_eq!(
+        s.get(&format!("/connectors/{name}/status")).unwrap()["connector"]["state"],
+        "RUNNING"
+    );
+    let _ = s
+        .http()
+        .delete(format!("{}/connectors/{name}", s.url))
+        .basic_auth("kco", Some(&s.password))
+        .send();
+}
+
+#[test]
+fn wrong_password_unknown_ca_and_missing_client_certificate_fail_at_once() {
+    let Some(s) = secure() else { return };
+    let dir = temp_dir();
+    s.config(dir.path(), &s.full_tls());
+    let out = s.kco(dir.path(), &["-v", "snapshot"], "not-the-password");
+    fails_at_once(&s, &out, "Kafka Connect refused the credentials");
+    assert!(text(&out).contains("HTTP 401"));
+
+    let d = s.dir.display();
+    s.config(
+        dir.path(),
+        &format!("    tls: {{certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n"),
+    );
+    let out = s.kco(dir.path(), &["-v", "snapshot"], &s.password);
+    fails_at_once(&s, &out, "not signed by a CA kco trusts");
+    assert!(text(&out).contains("UnknownIssuer"));
+
+    s.config(dir.path(), &format!("    tls: {{caFile: {d}/ca.pem}}\n"));
+    let out = s.kco(dir.path(), &["-v", "snapshot"], &s.password);
+    fails_at_once(&s, &out, "wants a client certificate");
+
+    // The insecure switch works, and says so on stderr.
+    s.config(
+        dir.path(),
+        &format!("    tls: {{insecureSkipVerify: true, certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n"),
+    );
+    let out = s.kco(dir.path(), &["snapshot"], &s.password);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("warning: TLS certificate checks are OFF for cluster `s`"));
+}
