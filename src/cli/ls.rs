@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::all_clusters::Structured;
 use super::output::Style;
 use super::Context;
 use crate::engine::diff::Status;
@@ -18,7 +19,7 @@ classifies it: in_sync, advanced (normal progress of a running connector), drift
 untracked (no file), type_changed, class_changed. Files are those of the cluster's directory \
 (<dir>/<cluster>/). Read-only.\n\n\
 Exit codes: 0 success (whatever the statuses; `kco diff` is the check), 1 error.\n\n\
-Examples:\n  kco ls\n  kco --cluster prod ls -o json\n  kco ls --dir backups/snapshots")]
+Examples:\n  kco ls\n  kco --cluster prod ls -o json\n  kco ls --all-clusters")]
 pub struct Args {
     /// Snapshots directory [default: from kco.yaml, else snapshots/]
     #[arg(long)]
@@ -26,10 +27,26 @@ pub struct Args {
     /// How many connectors to read at once
     #[arg(long, default_value_t = 8)]
     pub parallel: usize,
+    /// List every cluster of kco.yaml at once
+    #[arg(long)]
+    pub all_clusters: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
-    let target = ctx.target()?;
+    if args.all_clusters {
+        let work = |name: &str| gather(&args, ctx, Some(name));
+        return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx));
+    }
+    let report = gather(&args, ctx, None)?;
+    Ok(finish(&report, Structured::Alone, ctx))
+}
+
+/// One cluster's listing (`None`: the cluster the global flags name).
+fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport> {
+    let target = match cluster {
+        Some(name) => ctx.target_named(Some(name))?,
+        None => ctx.target()?,
+    };
     let client = ctx.connect(&target)?;
     let dir = match &args.dir {
         Some(d) => ctx.cwd.join(d),
@@ -45,25 +62,31 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     } else {
         Vec::new()
     };
-    let report = ls(
+    ls(
         &client,
         &files,
         &target.name,
         args.parallel.max(1),
         &ctx.cwd,
-    )?;
+    )
+}
+
+/// Prints one cluster's listing; its exit code.
+fn finish(report: &LsReport, structured: Structured, ctx: &Context) -> u8 {
     let p = &ctx.printer;
     if p.is_structured() {
-        p.structured(&report);
+        if structured == Structured::Alone {
+            p.structured(report);
+        }
     } else {
-        p.out(&table(ctx, &report));
+        p.out(&table(ctx, report));
         p.status(&format!(
             "{} connector(s) on cluster `{}`",
             report.connectors.len(),
             report.cluster
         ));
     }
-    Ok(EXIT_OK)
+    EXIT_OK
 }
 
 fn table(ctx: &Context, report: &LsReport) -> String {

@@ -373,6 +373,16 @@ fn all_clusters_snapshots_and_diffs_every_configured_cluster_with_one_exit_code(
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let reports: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(reports.as_array().map(Vec::len), Some(2), "{}", r.stdout);
+    let r = run(kco(dir.path()).args(["ls", "--all-clusters", "-o", "json"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let listed: Value = serde_json::from_str(&r.stdout).unwrap();
+    let clusters: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["cluster"].as_str().unwrap())
+        .collect();
+    assert_eq!(clusters, ["east", "west"], "{}", r.stdout);
     // One cluster drifts: the exit code over all is the diff's 2.
     west.set_offsets("orders-sink", sink_offsets(1));
     let r = run(kco(dir.path()).args(["diff", "--all-clusters"]));
