@@ -10,6 +10,8 @@
 #
 # Usage: scripts/local-connect.sh <command>
 #   up                   start everything (fresh Kafka data); harmless when already up
+#   up --secure          also Connect cluster "s" over HTTPS with client certificates and
+#                        basic auth (scripts/secure-connect.sh; `down` stops it too)
 #   check                check the prerequisites (Java 17+, Maven 3.6.3+, curl)
 #   down                 stop the processes started by `up` and delete their data
 #   status               show each process, its pid and URL (exit 0 only when all run)
@@ -354,13 +356,26 @@ main() {
   local cmd=${1:-}
   [[ $# -gt 0 ]] && shift
   case $cmd in
-    up) cmd_up ;;
+    up)
+      if [[ $# -gt 1 || ($# -eq 1 && $1 != --secure) ]]; then
+        usage >&2
+        exit 2
+      fi
+      cmd_up
+      if [[ ${1:-} == --secure ]]; then
+        bash "$(dirname "${BASH_SOURCE[0]}")/secure-connect.sh" up
+      fi
+      ;;
     check)
       check_tools
       check_maven
       say "prerequisites found (Java 17+, Maven, curl)"
       ;;
-    down) cmd_down ;;
+    down)
+      # Cluster s runs on this test bed's broker: it goes first.
+      bash "$(dirname "${BASH_SOURCE[0]}")/secure-connect.sh" down >/dev/null 2>&1 || true
+      cmd_down
+      ;;
     status) cmd_status ;;
     logs) cmd_logs "$@" ;;
     restart-worker) cmd_restart_worker "$@" ;;
