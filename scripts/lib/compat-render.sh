@@ -27,7 +27,7 @@ feature_of() {
     kinds::sinks::sink_with_overridden_group_id*) echo group ;;
     kinds::sinks::sink_over_100_partitions*) echo wide ;;
     recipes::*) echo snapshot ;;
-    crash::*) echo apply ;;
+    crash::* | tasks::*) echo apply ;;
     secure::*) echo none ;;
     compat_doc::*) echo none ;;
     *) return 1 ;;

@@ -16,5 +16,6 @@ mod reset;
 mod secure;
 mod snapshot;
 mod standalone;
+mod tasks;
 mod testbed;
 mod testbed_sink;
