@@ -31,7 +31,7 @@ KAFKA_PORT=${KCO_TESTBED_KAFKA_PORT:-9092}
 WAIT_SECS=${KCO_TESTBED_WAIT_SECS:-180}
 JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
 KEYTOOL=${JAVA_HOME:+$JAVA_HOME/bin/}keytool
-NAME=s1
+NAME=sec1
 USER_NAME=kco
 STOREPASS=kco-testbed-store
 
@@ -167,6 +167,7 @@ EOF
 
 # Ready: GET / answers 200 with the client certificate and the credentials.
 ready() {
+  [[ -f $SEC/credentials ]] || return 1
   curl -fsS -m 5 -o /dev/null --cacert "$SEC/ca.pem" --cert "$SEC/client.pem" \
     --key "$SEC/client-key.pem" -u "$(<"$SEC/credentials")" "https://$HOST:$PORT/connectors" 2>/dev/null
 }

@@ -187,6 +187,8 @@ fn snapshot_diff_and_apply_over_mutual_tls_and_basic_auth() {
 #[test]
 fn wrong_password_unknown_ca_and_missing_client_certificate_fail_at_once() {
     let Some(s) = secure() else { return };
+    // "Unknown CA" means unknown to the system too: not while another test installs it.
+    let _trust = SYSTEM_TRUST.lock().unwrap_or_else(|p| p.into_inner());
     let dir = temp_dir();
     s.config(dir.path(), &s.full_tls());
     let out = s.kco(dir.path(), &["-v", "snapshot"], "not-the-password");
@@ -215,4 +217,81 @@ fn wrong_password_unknown_ca_and_missing_client_certificate_fail_at_once() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("warning: TLS certificate checks are OFF for cluster `s`"));
+}
+
+/// The operating system's trust store is one for the whole machine: the test that installs
+/// cluster s's CA in it and the tests that count on its absence take turns.
+static SYSTEM_TRUST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Where Debian's `update-ca-certificates` takes local CAs from.
+const LOCAL_CAS: &str = "/usr/local/share/ca-certificates";
+
+/// Cluster s's CA in the system trust store while it lives.
+struct SystemCa(PathBuf);
+
+impl SystemCa {
+    fn install(ca: &Path) -> SystemCa {
+        let target = Path::new(LOCAL_CAS).join(format!("kco-e2e-{}.crt", std::process::id()));
+        std::fs::create_dir_all(LOCAL_CAS).unwrap();
+        std::fs::copy(ca, &target).unwrap();
+        let installed = SystemCa(target);
+        update_ca_certificates();
+        installed
+    }
+}
+
+impl Drop for SystemCa {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        update_ca_certificates();
+    }
+}
+
+fn update_ca_certificates() {
+    let out = std::process::Command::new("update-ca-certificates")
+        .arg("--fresh")
+        .output()
+        .expect("run update-ca-certificates");
+    assert!(out.status.success(), "update-ca-certificates: {out:?}");
+}
+
+/// Root, with Debian's trust store tool: what installing a CA system-wide takes.
+fn can_change_system_trust() -> bool {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let tool = std::process::Command::new("update-ca-certificates")
+        .arg("--help")
+        .output()
+        .is_ok();
+    root && tool && Path::new("/etc/ssl/certs").is_dir()
+}
+
+#[test]
+fn a_ca_installed_system_wide_is_trusted_without_naming_it() {
+    let Some(s) = secure() else { return };
+    if !can_change_system_trust() {
+        if std::env::var("KCO_E2E_SECURE").is_ok_and(|v| v == "required") {
+            panic!("KCO_E2E_SECURE=required, but installing a CA system-wide needs root and update-ca-certificates");
+        }
+        eprintln!("skipping: installing a CA system-wide needs root and update-ca-certificates");
+        return;
+    }
+    let _trust = SYSTEM_TRUST.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = temp_dir();
+    let d = s.dir.display();
+    // No caFile: only the system's trust store can vouch for the worker.
+    s.config(
+        dir.path(),
+        &format!("    tls: {{certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n"),
+    );
+    let before = s.kco(dir.path(), &["snapshot"], &s.password);
+    assert_eq!(before.status.code(), Some(1), "{}", text(&before));
+    let installed = SystemCa::install(&s.dir.join("ca.pem"));
+    let after = s.kco(dir.path(), &["snapshot"], &s.password);
+    assert!(after.status.success(), "{}", text(&after));
+    drop(installed);
+    let removed = s.kco(dir.path(), &["snapshot"], &s.password);
+    assert_eq!(removed.status.code(), Some(1), "{}", text(&removed));
 }
