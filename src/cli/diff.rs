@@ -141,7 +141,7 @@ fn render(report: &DiffReport, structured: Structured, ctx: &Context) {
         OutputFormat::Json | OutputFormat::Yaml if structured == Structured::Together => {}
         OutputFormat::Json | OutputFormat::Yaml => p.structured(report),
         OutputFormat::Markdown => p.out(&diff_render::markdown(report)),
-        OutputFormat::Text => p.out(&diff_render::text(report, p)),
+        OutputFormat::Text => diff_render::text_chunks(report, p, &mut |chunk| p.out(chunk)),
     }
 }
 

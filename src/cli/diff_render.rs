@@ -160,13 +160,18 @@ fn unified(y: &YamlPair) -> String {
     super::diff_unified::unified(&y.old_label, &y.old, &y.new_label, &y.new)
 }
 
-/// Human text.
-pub fn text(r: &DiffReport, p: &Printer) -> String {
+/// Above this many bytes, text output is handed on rather than held.
+const CHUNK: usize = 1 << 16;
+
+/// Human text, handed to `emit` a chunk at a time: the unified diff of a connector with
+/// 100,000 moved partitions is tens of megabytes, never held whole.
+pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
     let mut out = String::new();
     let _ = writeln!(out, "{}", p.paint(Style::Bold, &headline(r)));
     if r.connectors.is_empty() {
         let _ = writeln!(out, "No snapshot files and no connectors to compare.");
-        return out;
+        emit(&out);
+        return;
     }
     let h = counts_header(r.mode);
     let mut rows: Vec<[String; 7]> = vec![[
@@ -236,25 +241,44 @@ pub fn text(r: &DiffReport, p: &Printer) -> String {
                 }
             }
             let _ = writeln!(out, "{line}");
-        }
-        if let Some(y) = &c.yaml {
-            for l in unified(y).lines() {
-                let styled = if l.starts_with("+++") || l.starts_with("---") {
-                    p.paint(Style::Bold, l)
-                } else if l.starts_with('+') {
-                    p.paint(Style::Good, l)
-                } else if l.starts_with('-') {
-                    p.paint(Style::Bad, l)
-                } else if l.starts_with("@@") {
-                    p.paint(Style::Dim, l)
-                } else {
-                    l.to_string()
-                };
-                let _ = writeln!(out, "{styled}");
+            if out.len() > CHUNK {
+                emit(&out);
+                out.clear();
             }
         }
+        if let Some(y) = &c.yaml {
+            let mut line = |l: &str| {
+                let style = if l.starts_with("+++") || l.starts_with("---") {
+                    Some(Style::Bold)
+                } else if l.starts_with('+') {
+                    Some(Style::Good)
+                } else if l.starts_with('-') {
+                    Some(Style::Bad)
+                } else if l.starts_with("@@") {
+                    Some(Style::Dim)
+                } else {
+                    None
+                };
+                match style {
+                    Some(style) if p.color => out.push_str(&p.paint(style, l)),
+                    _ => out.push_str(l),
+                }
+                out.push('\n');
+                if out.len() > CHUNK {
+                    emit(&out);
+                    out.clear();
+                }
+            };
+            super::diff_unified::unified_lines(
+                &y.old_label,
+                &y.old,
+                &y.new_label,
+                &y.new,
+                &mut line,
+            );
+        }
     }
-    out
+    emit(&out);
 }
 
 fn md_escape(s: &str) -> String {

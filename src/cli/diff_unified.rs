@@ -7,7 +7,6 @@
 //! plain diff, so their output is exactly what it always was.
 
 use std::collections::HashMap;
-use std::fmt::Write;
 
 use similar::{group_diff_ops, Algorithm, DiffOp, TextDiff};
 
@@ -18,19 +17,44 @@ const CONTEXT: usize = 3;
 
 /// `--- old_label` / `+++ new_label` and the hunks; empty when the texts are equal.
 pub fn unified(old_label: &str, old: &str, new_label: &str, new: &str) -> String {
+    let mut out = String::new();
+    unified_lines(old_label, old, new_label, new, &mut |l| {
+        out.push_str(l);
+        out.push('\n');
+    });
+    out
+}
+
+/// [`unified`] a line at a time (without its line break), so that a wide connector's diff
+/// goes to its reader without being held whole.
+pub fn unified_lines(
+    old_label: &str,
+    old: &str,
+    new_label: &str,
+    new: &str,
+    emit: &mut dyn FnMut(&str),
+) {
+    if old == new {
+        return;
+    }
     let (a, b) = (lines(old), lines(new));
     if a.len() + b.len() <= PLAIN_DIFF_LINES {
-        return TextDiff::from_lines(old, new)
+        let text = TextDiff::from_lines(old, new)
             .unified_diff()
             .context_radius(CONTEXT)
             .header(old_label, new_label)
             .to_string();
+        text.lines().for_each(&mut *emit);
+        return;
     }
-    render(old_label, new_label, &a, &b, &paired_ops(&a, &b))
+    render_lines(old_label, new_label, &a, &b, paired_ops(&a, &b), emit);
 }
 
 fn lines(text: &str) -> Vec<&str> {
-    text.split_inclusive('\n').collect()
+    // Counted first: half a million lines would otherwise end in a vector twice their size.
+    let mut v = Vec::with_capacity(text.bytes().filter(|&b| b == b'\n').count() + 1);
+    v.extend(text.split_inclusive('\n'));
+    v
 }
 
 /// Where items start: every line beginning with `- ` (a top-level sequence item); the lines
@@ -44,12 +68,12 @@ fn items(lines: &[&str]) -> Vec<usize> {
 }
 
 /// What pairs two items: their lines up to the `  offset:` line (the partition).
-fn key(block: &[&str]) -> String {
-    block
+fn key<'a, 'b>(block: &'b [&'a str]) -> &'b [&'a str] {
+    let end = block
         .iter()
-        .take_while(|l| !l.starts_with("  offset:"))
-        .copied()
-        .collect()
+        .position(|l| l.starts_with("  offset:"))
+        .unwrap_or(block.len());
+    &block[..end]
 }
 
 /// Edit operations that turn `a` into `b`: items paired in order by partition, the unpaired
@@ -60,7 +84,7 @@ fn paired_ops(a: &[&str], b: &[&str]) -> Vec<DiffOp> {
         starts.windows(2).map(|w| (w[0], w[1])).collect()
     };
     let (ba, bb) = (blocks(&sa), blocks(&sb));
-    let new_index: HashMap<String, usize> = bb
+    let new_index: HashMap<&[&str], usize> = bb
         .iter()
         .enumerate()
         .map(|(i, &(s, e))| (key(&b[s..e]), i))
@@ -167,21 +191,39 @@ impl Ops {
 }
 
 /// Formats hunks as `similar`'s unified diff does.
-fn render(old_label: &str, new_label: &str, a: &[&str], b: &[&str], ops: &[DiffOp]) -> String {
-    let groups = group_diff_ops(ops.to_vec(), CONTEXT);
+#[cfg(test)]
+fn render(old_label: &str, new_label: &str, a: &[&str], b: &[&str], ops: Vec<DiffOp>) -> String {
     let mut out = String::new();
+    render_lines(old_label, new_label, a, b, ops, &mut |l| {
+        out.push_str(l);
+        out.push('\n');
+    });
+    out
+}
+
+/// The hunks a line at a time, without line breaks.
+fn render_lines(
+    old_label: &str,
+    new_label: &str,
+    a: &[&str],
+    b: &[&str],
+    ops: Vec<DiffOp>,
+    emit: &mut dyn FnMut(&str),
+) {
+    let groups = group_diff_ops(ops, CONTEXT);
     if groups.iter().all(Vec::is_empty) {
-        return out;
+        return;
     }
-    let _ = writeln!(out, "--- {old_label}\n+++ {new_label}");
+    emit(&format!("--- {old_label}"));
+    emit(&format!("+++ {new_label}"));
+    let mut line = String::new();
     for group in groups.iter().filter(|g| !g.is_empty()) {
         let (first, last) = (&group[0], &group[group.len() - 1]);
-        let _ = writeln!(
-            out,
+        emit(&format!(
             "@@ -{} +{} @@",
             range(first.old_range().start, last.old_range().end),
             range(first.new_range().start, last.new_range().end)
-        );
+        ));
         for op in group {
             let (tag, lines) = match op {
                 DiffOp::Equal { .. } => (' ', &a[op.old_range()]),
@@ -189,16 +231,23 @@ fn render(old_label: &str, new_label: &str, a: &[&str], b: &[&str], ops: &[DiffO
                 DiffOp::Insert { .. } => ('+', &b[op.new_range()]),
                 DiffOp::Replace { .. } => unreachable!("pairs are split into delete and insert"),
             };
-            for line in lines {
-                out.push(tag);
-                out.push_str(line);
-                if !line.ends_with('\n') {
-                    out.push_str("\n\\ No newline at end of file\n");
+            for text in lines {
+                line.clear();
+                line.push(tag);
+                match text.strip_suffix('\n') {
+                    Some(text) => {
+                        line.push_str(text);
+                        emit(&line);
+                    }
+                    None => {
+                        line.push_str(text);
+                        emit(&line);
+                        emit("\\ No newline at end of file");
+                    }
                 }
             }
         }
     }
-    out
 }
 
 /// `start,len` (1-based), `start` alone for one line, as in `diff -u`.

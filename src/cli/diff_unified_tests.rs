@@ -31,7 +31,7 @@ fn plain(old: &str, new: &str) -> String {
 
 fn paired(old: &str, new: &str) -> String {
     let (a, b) = (lines(old), lines(new));
-    render("file", "live", &a, &b, &paired_ops(&a, &b))
+    render("file", "live", &a, &b, paired_ops(&a, &b))
 }
 
 /// The old and the new text, read back from the edit operations.
@@ -113,4 +113,42 @@ fn above_the_threshold_every_moved_partition_is_one_line_pair() {
     assert_eq!(got.matches("\n-    kafka_offset: 7\n").count(), 20_000);
     assert_eq!(got.matches("\n+    kafka_offset: 8\n").count(), 20_000);
     assert!(got.starts_with("--- file\n+++ live\n@@ -"));
+}
+
+#[test]
+fn values_are_spelled_as_the_snapshot_file_spells_them() {
+    // Scalars that YAML 1.1 readers take for booleans and dates, and a float without a dot:
+    // the diff shows them as the file has them, quoted and with a dot.
+    let source = |date: &str| -> Vec<OffsetEntry> {
+        vec![serde_json::from_value(json!({
+            "partition": {"server": "on"},
+            "offset": {"day": "2024-01-01", "lsn": 1e300, "ts": date},
+        }))
+        .unwrap()]
+    };
+    let side = |date| side_yaml(Some(ConnectorType::Source), Some("x.Source"), &source(date));
+    let got = unified("file", &side("yes"), "live", &side("no"));
+    for line in [
+        "     day: \"2024-01-01\"",
+        "     lsn: 1.0e+300",
+        "-    ts: \"yes\"",
+        "+    ts: \"no\"",
+    ] {
+        assert!(got.lines().any(|l| l == line), "{line:?} not in\n{got}");
+    }
+}
+
+#[test]
+fn a_wide_diff_is_handed_on_a_line_at_a_time() {
+    let old = yaml("a.Sink", &sink((0..20_000).map(|p| (p, 7))));
+    let new = yaml("a.Sink", &sink((0..20_000).map(|p| (p, 8))));
+    let mut lines = Vec::new();
+    unified_lines("file", &old, "live", &new, &mut |l| {
+        lines.push(l.to_string())
+    });
+    assert!(lines.iter().all(|l| !l.contains('\n')));
+    assert_eq!(lines.join("\n") + "\n", unified("file", &old, "live", &new));
+    let mut none = 0;
+    unified_lines("file", &old, "live", &old, &mut |_| none += 1);
+    assert_eq!(none, 0);
 }

@@ -14,6 +14,8 @@
 //!   (`1.0`, `-0.0`, `1.0e+300`), which both YAML versions read as floats;
 //! - map keys are sorted by their bytes.
 
+use std::fmt::Write;
+
 use serde_json::{Number, Value};
 
 use super::Fields;
@@ -37,10 +39,17 @@ pub(super) fn is_plain_safe(s: &str) -> bool {
 
 /// A string scalar: plain when safe, else double-quoted with escapes.
 pub fn string(s: &str) -> String {
-    if is_plain_safe(s) {
-        return s.to_string();
-    }
     let mut out = String::with_capacity(s.len() + 2);
+    push_string(&mut out, s);
+    out
+}
+
+/// [`string`], appended to `out`.
+pub fn push_string(out: &mut String, s: &str) {
+    if is_plain_safe(s) {
+        out.push_str(s);
+        return;
+    }
     out.push('"');
     for c in s.chars() {
         match c {
@@ -58,13 +67,12 @@ pub fn string(s: &str) -> String {
                     '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
                 ) =>
             {
-                out.push_str(&format!("\\u{:04X}", c as u32))
+                let _ = write!(out, "\\u{:04X}", c as u32);
             }
             c => out.push(c),
         }
     }
     out.push('"');
-    out
 }
 
 /// A number: integers in decimal, floats with a dot and, when there is one, a signed exponent.
@@ -98,23 +106,45 @@ pub fn number(n: &Number) -> String {
 /// A primitive value. Nested maps and arrays (invalid in offsets, but representable) are
 /// written as double-quoted-key flow collections so that nothing is lost.
 pub fn value(v: &Value) -> String {
+    let mut out = String::new();
+    push_value(&mut out, v);
+    out
+}
+
+/// [`value`], appended to `out`.
+pub fn push_value(out: &mut String, v: &Value) {
     match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => number(n),
-        Value::String(s) => string(s),
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        // Integers, the common case, without an intermediate string.
+        Value::Number(n) if !n.is_f64() => {
+            let _ = write!(out, "{n}");
+        }
+        Value::Number(n) => out.push_str(&number(n)),
+        Value::String(s) => push_string(out, s),
         Value::Array(items) => {
-            let parts: Vec<String> = items.iter().map(value).collect();
-            format!("[{}]", parts.join(", "))
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                push_value(out, item);
+            }
+            out.push(']');
         }
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
             keys.sort();
-            let parts: Vec<String> = keys
-                .iter()
-                .map(|k| format!("{}: {}", string(k), value(&map[k.as_str()])))
-                .collect();
-            format!("{{{}}}", parts.join(", "))
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                push_string(out, k);
+                out.push_str(": ");
+                push_value(out, &map[k.as_str()]);
+            }
+            out.push('}');
         }
     }
 }
@@ -122,7 +152,8 @@ pub fn value(v: &Value) -> String {
 /// Writes `key:` and a block map of `fields` at `indent` spaces (`{}` when empty).
 pub fn write_fields(out: &mut String, indent: usize, key: &str, fields: &Fields) {
     if fields.is_empty() {
-        out.push_str(&format!("{key}: {{}}\n"));
+        out.push_str(key);
+        out.push_str(": {}\n");
         return;
     }
     out.push_str(key);
@@ -130,9 +161,9 @@ pub fn write_fields(out: &mut String, indent: usize, key: &str, fields: &Fields)
     // `Fields` iterates in key order.
     for (k, v) in fields {
         out.extend(std::iter::repeat_n(' ', indent));
-        out.push_str(&string(k));
+        push_string(out, k);
         out.push_str(": ");
-        out.push_str(&value(v));
+        push_value(out, v);
         out.push('\n');
     }
 }

@@ -151,7 +151,8 @@ pub(crate) fn classify(
             notes.push(format!("file moved from {a} to {b}"));
         }
     }
-    let yaml = YamlPair {
+    // Both sides as YAML, only for a connector that changed.
+    let yaml = (status != Status::Unchanged).then(|| YamlPair {
         old_label: match &old_path {
             Some(p) => format!("{old_rev}:{p}"),
             None => "/dev/null".into(),
@@ -163,7 +164,7 @@ pub(crate) fn classify(
         new: new
             .map(|_| side_yaml(new_type, new_class.as_deref(), new_offsets))
             .unwrap_or_default(),
-    };
+    });
     ConnectorDiff {
         name: name.to_string(),
         status,
@@ -173,6 +174,6 @@ pub(crate) fn classify(
         notes,
         counts,
         partitions,
-        yaml: (status != Status::Unchanged).then_some(yaml),
+        yaml,
     }
 }

@@ -160,19 +160,6 @@ pub(crate) fn classify(
     let empty: &[OffsetEntry] = &[];
     let file_offsets = file.map(|f| f.file.offsets.as_slice()).unwrap_or(empty);
     let live_list = live.map(|(_, o)| o).unwrap_or(empty);
-    let yaml = YamlPair {
-        old_label: path.clone().unwrap_or_else(|| "(no file)".into()),
-        old: file
-            .map(|_| side_yaml(file_type, file_class, file_offsets))
-            .unwrap_or_default(),
-        new_label: match live {
-            Some(_) => format!("live: {cluster}/{name}"),
-            None => format!("live: {cluster}/{name} (absent)"),
-        },
-        new: live
-            .map(|_| side_yaml(live_type, live_class, live_list))
-            .unwrap_or_default(),
-    };
     let mut notes = Vec::new();
     let running = state == Some(ConnectorState::Running);
     let mut counts = PartitionCounts::default();
@@ -237,6 +224,20 @@ pub(crate) fn classify(
     if matches!(status, Status::Missing | Status::Untracked) {
         partitions.clear();
     }
+    // Both sides as YAML, only for a connector that differs: 20 MB for a wide one.
+    let yaml = (status != Status::InSync).then(|| YamlPair {
+        old_label: path.clone().unwrap_or_else(|| "(no file)".into()),
+        old: file
+            .map(|_| side_yaml(file_type, file_class, file_offsets))
+            .unwrap_or_default(),
+        new_label: match live {
+            Some(_) => format!("live: {cluster}/{name}"),
+            None => format!("live: {cluster}/{name} (absent)"),
+        },
+        new: live
+            .map(|_| side_yaml(live_type, live_class, live_list))
+            .unwrap_or_default(),
+    });
     ConnectorDiff {
         name: name.to_string(),
         status,
@@ -246,7 +247,7 @@ pub(crate) fn classify(
         notes,
         counts,
         partitions,
-        yaml: (status != Status::InSync).then_some(yaml),
+        yaml,
     }
 }
 
