@@ -89,7 +89,10 @@ impl Context {
             Err(e) if e.is_unreachable() || e.is_auth_refused() => {
                 Err(Error::client(e.first_contact(), e))
             }
-            _ => Ok(self.stack(http, RetryPolicy::default())),
+            Ok(info) => Ok(self
+                .stack(http, RetryPolicy::default())
+                .with_first_info(info)),
+            Err(_) => Ok(self.stack(http, RetryPolicy::default())),
         }
     }
 

@@ -18,12 +18,26 @@ use crate::model::{OffsetEntry, PatchEntry, TargetState};
 #[derive(Clone)]
 pub struct Connect {
     transport: Arc<dyn Transport>,
+    /// What `GET /` answered when the cluster was first contacted, so that the command's own
+    /// probe costs no second round trip.
+    first_info: Option<ServerInfo>,
 }
 
 impl Connect {
     pub fn new(transport: impl Transport + 'static) -> Self {
         Connect {
             transport: Arc::new(transport),
+            first_info: None,
+        }
+    }
+
+    /// This client, with what `GET /` answered at first contact:
+    /// [`server_info`](Self::server_info) returns that instead of asking again (the version
+    /// of a cluster does not change within one command).
+    pub fn with_first_info(self, info: ServerInfo) -> Self {
+        Connect {
+            first_info: Some(info),
+            ..self
         }
     }
 
@@ -55,7 +69,10 @@ impl Connect {
 
     /// `GET /`.
     pub fn server_info(&self) -> Result<ServerInfo> {
-        self.read(Request::new(Method::Get, "/"))
+        match &self.first_info {
+            Some(info) => Ok(info.clone()),
+            None => self.read(Request::new(Method::Get, "/")),
+        }
     }
 
     /// `GET /connectors?expand=status&expand=info`: every connector, its type, class, config

@@ -41,6 +41,20 @@ fn verbose_traces_each_call_and_quiet_runs_do_not() {
         );
     }
     assert!(!r.stderr.contains("pa55word") && !r.stdout.contains("pa55word"));
+    // The first contact's `GET /` serves the command's version check too: one round trip.
+    for args in [
+        &["-v", "snapshot"][..],
+        &["-v", "diff"],
+        &["-v", "apply", "snapshots/a", "--dry-run"],
+    ] {
+        let r = run(kco(dir.path()).env("PW", "pa55word-xyz").args(args));
+        assert_eq!(
+            r.stderr.matches("GET /: ok").count(),
+            1,
+            "{args:?}:\n{}",
+            r.stderr
+        );
+    }
     let r = run(kco(dir.path()).env("PW", "pa55word-xyz").args(["snapshot"]));
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
