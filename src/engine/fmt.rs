@@ -84,16 +84,20 @@ fn one(path: &Path, check: bool) -> Result<OneResult> {
         Ok(x) => x,
         Err(p) => return Ok(Err(vec![p])),
     };
-    let blocking: Vec<FileProblem> = file
+    let (stale, blocking): (Vec<FileProblem>, Vec<FileProblem>) = file
         .check(path, &text)
         .into_iter()
-        .filter(|p| p.kind != ProblemKind::ChecksumMismatch)
-        .collect();
+        .partition(|p| p.kind == ProblemKind::ChecksumMismatch);
     if !blocking.is_empty() {
         return Ok(Err(blocking));
     }
-    let resealed = !file.is_sealed();
-    file.seal();
+    // `check` has compared the checksum already: it is computed again only when it changes.
+    let resealed = !stale.is_empty();
+    if resealed {
+        file.seal();
+    } else {
+        crate::model::sort_entries(&mut file.offsets);
+    }
     let schema_ref = text
         .lines()
         .next()
