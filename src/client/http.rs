@@ -54,6 +54,15 @@ impl HttpOptions {
 #[error("{0}")]
 pub struct BuildError(pub String);
 
+/// Whether any worker URL is HTTPS, which needs the system's trusted CAs.
+fn needs_trust_store(urls: &[String]) -> bool {
+    urls.iter().any(|u| {
+        u.trim_start()
+            .get(..6)
+            .is_some_and(|s| s.eq_ignore_ascii_case("https:"))
+    })
+}
+
 /// A Connect cluster over HTTP(S).
 #[derive(Debug)]
 pub struct HttpTransport {
@@ -74,6 +83,13 @@ impl HttpTransport {
             .default_headers(headers(&opts)?)
             .user_agent(concat!("kco/", env!("CARGO_PKG_VERSION")))
             .pool_max_idle_per_host(64);
+        if !needs_trust_store(&opts.urls) {
+            // Reading the system's CA certificates (over a hundred files) is most of the
+            // start-up of a command; plain HTTP has no use for them.
+            builder = builder
+                .tls_built_in_root_certs(false)
+                .tls_built_in_native_certs(false);
+        }
         if let Some(ca) = &opts.tls.ca_pem {
             for cert in reqwest::Certificate::from_pem_bundle(ca)
                 .map_err(|e| BuildError(format!("cannot read the CA file: {e}")))?

@@ -55,3 +55,17 @@ fn unreachable_urls_fail_over_and_name_the_url() {
     assert!(e.is_unreachable());
     assert!(e.to_string().contains("http://127.0.0.1:2/"), "{e}");
 }
+
+#[test]
+fn only_https_workers_need_the_system_trust_store() {
+    let urls = |u: &[&str]| u.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(!needs_trust_store(&urls(&[
+        "http://a:8083",
+        "HTTP://b:8083"
+    ])));
+    assert!(needs_trust_store(&urls(&[
+        "http://a:8083",
+        "HTTPS://b:8443"
+    ])));
+    assert!(needs_trust_store(&urls(&[" https://b:8443"])));
+}
