@@ -133,7 +133,11 @@ impl HttpTransport {
         }
         let resp = builder.send().map_err(|e| transport_error(req, url, &e))?;
         let status = resp.status().as_u16();
-        let text = resp.text().map_err(|e| transport_error(req, url, &e))?;
+        // The body as it came, checked as UTF-8 in place (a 10 MB answer is not copied);
+        // anything else is decoded lossily, as `text()` would.
+        let bytes = resp.bytes().map_err(|e| transport_error(req, url, &e))?;
+        let text = String::from_utf8(Vec::from(bytes))
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         decode_response(req, url, status, text)
     }
 }
