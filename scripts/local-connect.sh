@@ -11,7 +11,9 @@
 # Usage: scripts/local-connect.sh <command>
 #   up                   start everything (fresh Kafka data); harmless when already up
 #   up --secure          also Connect cluster "s" over HTTPS with client certificates and
-#                        basic auth (scripts/secure-connect.sh; `down` stops it too)
+#                        basic auth (scripts/secure-connect.sh), and cluster "g", cluster b
+#                        behind a bearer-token HTTPS gateway (scripts/bearer-gateway.sh);
+#                        `down` stops both too
 #   check                check the prerequisites (Java 17+, Maven 3.6.3+, curl)
 #   down                 stop the processes started by `up` and delete their data
 #   status               show each process, its pid and URL (exit 0 only when all run)
@@ -364,6 +366,7 @@ main() {
       cmd_up
       if [[ ${1:-} == --secure ]]; then
         bash "$(dirname "${BASH_SOURCE[0]}")/secure-connect.sh" up
+        bash "$(dirname "${BASH_SOURCE[0]}")/bearer-gateway.sh" up
       fi
       ;;
     check)
@@ -372,7 +375,9 @@ main() {
       say "prerequisites found (Java 17+, Maven, curl)"
       ;;
     down)
-      # Cluster s runs on this test bed's broker: it goes first.
+      # Cluster s runs on this test bed's broker and the gateway in front of its worker b1:
+      # they go first.
+      bash "$(dirname "${BASH_SOURCE[0]}")/bearer-gateway.sh" down >/dev/null 2>&1 || true
       bash "$(dirname "${BASH_SOURCE[0]}")/secure-connect.sh" down >/dev/null 2>&1 || true
       cmd_down
       ;;

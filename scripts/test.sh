@@ -185,13 +185,16 @@ else
 fi
 
 # --- cluster s: HTTPS, client certificates, basic auth (scripts/secure-connect.sh) ---
+# --- cluster g: cluster b behind a bearer-token HTTPS gateway (scripts/bearer-gateway.sh) ---
 step "secure test bed up"
 run bash "$ROOT/scripts/secure-connect.sh" up >/dev/null
+run bash "$ROOT/scripts/bearer-gateway.sh" up >/dev/null
 if ((TESTBED_OURS)) && [[ ${KCO_TESTBED_KEEP:-0} != 1 ]]; then
-  trap 'rc=$?; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
+  trap 'rc=$?; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
 fi
 export KCO_E2E_SECURE=required KCO_E2E_SECURE_URL="https://127.0.0.1:${KCO_SECURE_PORT:-8443}"
-# --- end of cluster s ---
+export KCO_E2E_GATEWAY=required KCO_E2E_GATEWAY_URL="https://127.0.0.1:${KCO_GATEWAY_PORT:-8444}"
+# --- end of clusters s and g ---
 
 step "e2e tests (Kafka ${KAFKA_VERSION:-default})"
 e2e_env "$ROOT"
@@ -200,8 +203,9 @@ run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-4
 if ((TESTBED_OURS)) && [[ ${KCO_TEST_OLDEST:-1} == 1 && ${KAFKA_VERSION:-} != "$OLDEST_KAFKA_VERSION" ]]; then
   step "test bed down, up on Kafka $OLDEST_KAFKA_VERSION"
   # Cluster s works on the broker that goes down: it was tested on the default release.
+  run bash "$ROOT/scripts/bearer-gateway.sh" down >/dev/null
   run bash "$ROOT/scripts/secure-connect.sh" down >/dev/null
-  unset KCO_E2E_SECURE KCO_E2E_SECURE_URL
+  unset KCO_E2E_SECURE KCO_E2E_SECURE_URL KCO_E2E_GATEWAY KCO_E2E_GATEWAY_URL
   run "${LC[@]}" down
   run env KAFKA_VERSION="$OLDEST_KAFKA_VERSION" "${LC[@]}" up
 

@@ -1,0 +1,178 @@
+//! Cluster g (`scripts/bearer-gateway.sh up`): cluster b's real worker behind an HTTPS gateway
+//! (nginx) that passes only requests carrying the right `Authorization: Bearer` token. With a
+//! kco.yaml naming the gateway's CA and `auth.bearer` from `${env:VAR}`, snapshot, diff and
+//! apply work; a wrong token and no token each fail at the first request (exit 1), naming the
+//! cause and the URL, and the token is printed nowhere.
+//!
+//! Skipped when the gateway is not there, unless `KCO_E2E_GATEWAY=required`.
+//! `KCO_E2E_GATEWAY_URL` (default https://127.0.0.1:8444) and `KCO_E2E_G_DIR` (default
+//! `<test bed dir>/gateway`) point elsewhere.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::json;
+
+use crate::harness::{
+    append_lines, file_source_config, kco_with_env, numbered, source_position, temp_dir, testbed,
+    unique_name,
+};
+use crate::kco_steps::set_offsets;
+
+struct Gateway {
+    url: String,
+    dir: PathBuf,
+    token: String,
+}
+
+fn gateway() -> Option<Gateway> {
+    let dir = std::env::var("KCO_E2E_G_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            std::env::var("KCO_TESTBED_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"))
+                .join("gateway")
+        });
+    let url =
+        std::env::var("KCO_E2E_GATEWAY_URL").unwrap_or_else(|_| "https://127.0.0.1:8444".into());
+    match std::fs::read_to_string(dir.join("token")) {
+        Ok(t) => Some(Gateway {
+            url: url.trim_end_matches('/').to_string(),
+            dir,
+            token: t.trim().to_string(),
+        }),
+        Err(e) if std::env::var("KCO_E2E_GATEWAY").is_ok_and(|v| v == "required") => panic!(
+            "KCO_E2E_GATEWAY=required but {} is unreadable ({e}): run scripts/bearer-gateway.sh up",
+            dir.display()
+        ),
+        Err(_) => {
+            eprintln!("skipping: no bearer gateway (scripts/bearer-gateway.sh up)");
+            None
+        }
+    }
+}
+
+impl Gateway {
+    /// A kco.yaml for cluster g: the gateway's CA, the token from `KCO_G_TOKEN`.
+    fn config(&self, dir: &Path) {
+        let yaml = format!(
+            "clusters:\n  g:\n    urls: [{}]\n    auth:\n      bearer: {{token: \"${{env:KCO_G_TOKEN}}\"}}\n    tls: {{caFile: {}/ca.pem}}\n",
+            self.url,
+            self.dir.display()
+        );
+        std::fs::write(dir.join("kco.yaml"), yaml).unwrap();
+    }
+
+    fn kco(&self, dir: &Path, args: &[&str], token: Option<&str>) -> Output {
+        let mut all = vec!["--cluster", "g"];
+        all.extend_from_slice(args);
+        let mut env = vec![("NO_COLOR", "1")];
+        if let Some(t) = token {
+            env.push(("KCO_G_TOKEN", t));
+        }
+        kco_with_env(&all, dir, &env)
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn snapshot_diff_and_apply_through_a_bearer_token_gateway() {
+    let Some(tb) = testbed() else { return };
+    let Some(g) = gateway() else { return };
+    let b = tb.b();
+    let dir = temp_dir();
+    g.config(dir.path());
+    let input = dir.path().join("in.txt");
+    append_lines(&input, &numbered("line", 1..=10));
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let name = unique_name("kco-e2e-bearer");
+    let _c = b.create(
+        &name,
+        file_source_config(&input, &unique_name("kco-e2e-bearer-topic")),
+    );
+    b.wait_offsets(&name, "the whole file read", |o| {
+        source_position(o, &input) == Some(len)
+    });
+
+    let out = g.kco(dir.path(), &["-v", "snapshot", &name], Some(&g.token));
+    assert!(out.status.success(), "{}", text(&out));
+    let file = dir.path().join(format!("snapshots/g/{name}.yaml"));
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.contains(&format!("position: {len}")), "{saved}");
+    let out = g.kco(dir.path(), &["diff", &name], Some(&g.token));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    let mut offsets: Vec<serde_json::Value> = b.offsets(&name);
+    offsets
+        .push(json!({"partition": {"filename": "/kco/bearer/extra"}, "offset": {"position": 5}}));
+    set_offsets(&file, offsets);
+    let out = g.kco(
+        dir.path(),
+        &["-v", "apply", file.to_str().unwrap(), "--yes"],
+        Some(&g.token),
+    );
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(!t.contains(&g.token), "the token is printed nowhere: {t}");
+    assert!(
+        serde_json::to_string(&b.offsets(&name))
+            .unwrap()
+            .contains("/kco/bearer/extra"),
+        "the apply reached the worker behind the gateway"
+    );
+    assert_eq!(b.state(&name), "RUNNING");
+    for f in walk(dir.path()) {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(&g.token),
+            "token written into {}",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn a_wrong_token_and_no_token_fail_at_the_first_request() {
+    let Some(_tb) = testbed() else { return };
+    let Some(g) = gateway() else { return };
+    let dir = temp_dir();
+    g.config(dir.path());
+    let out = g.kco(dir.path(), &["-v", "snapshot"], Some("not-the-token"));
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("refused the credentials"), "{t}");
+    assert!(t.contains("HTTP 401"), "{t}");
+    assert!(t.contains(&format!("{}/", g.url)), "names the URL: {t}");
+    let requests = t.lines().filter(|l| l.starts_with("GET ")).count();
+    assert_eq!(requests, 1, "one request, nothing else: {t}");
+    assert!(!dir.path().join("snapshots").exists(), "nothing written");
+
+    // The variable the token comes from, unset: named, and nothing is sent.
+    let out = g.kco(dir.path(), &["-v", "snapshot"], None);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("KCO_G_TOKEN"), "{t}");
+    assert!(!t.lines().any(|l| l.starts_with("GET ")), "{t}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
