@@ -62,7 +62,7 @@ fn jackson_object(fields: &Fields, indent: usize) -> String {
     if fields.is_empty() {
         return "{ }".into();
     }
-    let mut keys: Vec<&String> = fields.keys().collect();
+    let mut keys: Vec<&str> = fields.keys().map(|k| k.as_str()).collect();
     keys.sort();
     let lines: Vec<String> = keys
         .iter()
@@ -70,8 +70,8 @@ fn jackson_object(fields: &Fields, indent: usize) -> String {
             format!(
                 "{:w$}{} : {}",
                 "",
-                canonical_json(&Value::String((*k).clone())),
-                canonical_json(&fields[k.as_str()]),
+                canonical_json(&Value::String(k.to_string())),
+                canonical_json(&fields[*k]),
                 w = indent + 2
             )
         })

@@ -24,12 +24,12 @@ pub fn canonical_fields(fields: &Fields) -> String {
 
 fn write_fields(map: &Fields, out: &mut String) {
     // `Fields` iterates in key order.
-    write_entries(map.iter(), out);
+    write_entries(map.iter().map(|(k, v)| (k.as_str(), v)), out);
 }
 
-fn write_entries<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, out: &mut String) {
+fn write_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>, out: &mut String) {
     // A JSON object iterates in key order unless serde_json's `preserve_order` is on.
-    let mut entries: Vec<(&String, &Value)> = entries.collect();
+    let mut entries: Vec<(&str, &Value)> = entries.collect();
     if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
         entries.sort_by(|a, b| a.0.cmp(b.0));
     }
@@ -54,7 +54,7 @@ fn write_string(s: &str, out: &mut String) {
 
 fn write_canonical(value: &Value, out: &mut String) {
     match value {
-        Value::Object(map) => write_entries(map.iter(), out),
+        Value::Object(map) => write_entries(map.iter().map(|(k, v)| (k.as_str(), v)), out),
         Value::Array(items) => {
             out.push('[');
             for (i, v) in items.iter().enumerate() {
