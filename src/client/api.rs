@@ -92,6 +92,12 @@ impl Connect {
             .collect()
     }
 
+    /// `GET /connectors`: every connector's name, from the cluster's configs (the expanded
+    /// listing leaves out a connector whose status cannot be read yet).
+    pub fn connector_names(&self) -> Result<Vec<String>> {
+        self.read(Request::new(Method::Get, "/connectors"))
+    }
+
     /// `GET /connectors/{name}/status`.
     pub fn status(&self, name: &str) -> Result<ConnectorStatus> {
         let req = on(Method::Get, name, "/status");

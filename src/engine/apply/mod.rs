@@ -7,6 +7,7 @@
 
 pub mod backup;
 pub mod journal;
+mod listing;
 pub mod lock;
 pub mod plan;
 mod report;

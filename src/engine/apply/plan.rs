@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::client::{Connect, ConnectVersion, ConnectorListing};
 use crate::compare::{compare, PartitionDiff, PartitionKind};
 use crate::engine::{parallel, probe, require_version, ClusterInfo, LoadedFile};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState};
 
 /// A connector config with its secrets resolved. Never printed: `Debug` hides the values.
@@ -199,11 +199,18 @@ pub fn build(
 ) -> Result<ApplyPlan> {
     let info = probe(client)?;
     require_version(&info, ConnectVersion::OFFSETS_WRITE, "altering offsets")?;
-    let listing = client
-        .list_connectors()
-        .map_err(|e| Error::client(format!("cannot list connectors of `{cluster}`"), e))?;
+    let (listing, unlisted) = super::listing::list_wanted(client, cluster, wants)?;
     let connectors = parallel::map(wants, opts.parallel, |w| {
-        plan_one(client, &info, cluster, listing.get(w.target()), w, opts)
+        let mut plan = plan_one(client, &info, cluster, listing.get(w.target()), w, opts);
+        if unlisted.contains(w.target()) {
+            plan.action = Action::Error {
+                message: format!(
+                    "connector `{}` exists on cluster `{cluster}`, but Connect's listing leaves it out (its status cannot be read yet, as just after it was created or during a rebalance): try again in a moment",
+                    w.target()
+                ),
+            };
+        }
+        plan
     });
     Ok(ApplyPlan {
         cluster: cluster.to_string(),

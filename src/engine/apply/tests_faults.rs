@@ -171,3 +171,67 @@ fn a_failed_create_patch_leaves_the_new_connector_stopped() {
     assert_eq!(state(&fake, "n"), ConnectorState::Stopped);
     assert!(c.warnings.iter().any(|w| w.contains("left STOPPED")));
 }
+
+/// A want with a config to create it from: created only if it really does not exist.
+fn creatable(name: &str, offsets: Vec<crate::model::OffsetEntry>) -> Want {
+    let config = BTreeMap::from([
+        ("connector.class".to_string(), "K".to_string()),
+        ("name".to_string(), name.to_string()),
+    ]);
+    Want::File {
+        target: name.into(),
+        file: Box::new(loaded(name, offsets, None, Some(config.clone()))),
+        config: Some(plan::ResolvedConfig(config)),
+        secret_vars: vec![],
+    }
+}
+
+/// Connect's expanded listing leaves out a connector whose status it cannot read yet: with
+/// `--create`, an existing connector is never planned as one to create.
+#[test]
+fn a_connector_the_listing_leaves_out_is_not_created() {
+    const LISTING: &str = "/connectors?expand=status&expand=info";
+    let wants = [creatable("c", vec![src("f", 7)])];
+
+    // Left out once: found by its status, listed again, patched as the existing connector.
+    let fake = cluster(State::Running);
+    fake.fault(
+        Fault::on("GET", LISTING)
+            .nth(1)
+            .respond_json(200, json!({})),
+    );
+    let p = plan(&fake, &wants, false, true);
+    assert!(
+        matches!(p.connectors[0].action, Action::Patch { .. }),
+        "{:?}",
+        p.connectors[0].action
+    );
+    assert_eq!(fake.count("GET", LISTING), 2);
+    let r = exec(&fake, &p, false);
+    assert!(r.converged, "{r:?}");
+    assert!(!mutating(&fake).iter().any(|m| m == "POST /connectors"));
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 7)]);
+
+    // Left out every time: refused, nothing sent.
+    let fake = cluster(State::Running);
+    fake.fault(
+        Fault::on("GET", LISTING)
+            .always()
+            .respond_json(200, json!({})),
+    );
+    let p = plan(&fake, &wants, false, true);
+    match &p.connectors[0].action {
+        Action::Error { message } => {
+            assert!(message.contains("listing leaves it out"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(fake.mutating_requests().is_empty());
+
+    // Really absent: the names say so, and it is created.
+    let fake = fake_with("4.1.0", &[]);
+    let p = plan(&fake, &wants, false, true);
+    assert!(matches!(p.connectors[0].action, Action::Create { .. }));
+    assert_eq!(fake.count("GET", LISTING), 1);
+    assert_eq!(fake.count("GET", "/connectors"), 1);
+}
