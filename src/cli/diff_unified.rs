@@ -84,19 +84,29 @@ fn paired_ops(a: &[&str], b: &[&str]) -> Vec<DiffOp> {
         starts.windows(2).map(|w| (w[0], w[1])).collect()
     };
     let (ba, bb) = (blocks(&sa), blocks(&sb));
-    let new_index: HashMap<&[&str], usize> = bb
-        .iter()
-        .enumerate()
-        .map(|(i, &(s, e))| (key(&b[s..e]), i))
-        .collect();
+    // Built the first time an item is not where the walk expects it: both sides are in the
+    // same canonical order, so most items pair with the next one on the other side.
+    let mut new_index: Option<HashMap<&[&str], usize>> = None;
     let mut ops = Ops::default();
     let mut next = 0;
     for (i, &(s, e)) in ba.iter().enumerate() {
+        let item = key(&a[s..e]);
         // The header (block 0 on both sides) is always paired with the other header.
         let found = if i == 0 && !bb.is_empty() {
             Some(0)
+        } else if bb
+            .get(next)
+            .is_some_and(|&(ns, ne)| key(&b[ns..ne]) == item)
+        {
+            Some(next)
         } else {
-            new_index.get(&key(&a[s..e])).copied()
+            let index = new_index.get_or_insert_with(|| {
+                bb.iter()
+                    .enumerate()
+                    .map(|(j, &(ns, ne))| (key(&b[ns..ne]), j))
+                    .collect()
+            });
+            index.get(item).copied()
         };
         match found {
             Some(j) if j >= next => {
