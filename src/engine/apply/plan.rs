@@ -198,7 +198,12 @@ pub fn build(
     opts: &PlanOptions,
 ) -> Result<ApplyPlan> {
     let info = probe(client)?;
-    require_version(&info, ConnectVersion::OFFSETS_WRITE, "altering offsets")?;
+    let what = if wants.iter().all(|w| matches!(w, Want::Reset { .. })) {
+        "resetting offsets"
+    } else {
+        "altering offsets"
+    };
+    require_version(&info, ConnectVersion::OFFSETS_WRITE, what)?;
     let (listing, unlisted) = super::listing::list_wanted(client, cluster, wants)?;
     let connectors = parallel::map(wants, opts.parallel, |w| {
         let mut plan = plan_one(client, &info, cluster, listing.get(w.target()), w, opts);

@@ -404,3 +404,30 @@ fn each_transaction_is_reported_to_the_progress_fleet() {
         ["total 1", "start c1", "end c1"]
     );
 }
+
+#[test]
+fn before_3_6_the_refusal_names_what_was_asked() {
+    let fake = fake_with("3.5.2", &[("c", State::Running, vec![src("f", 10)])]);
+    let opts = PlanOptions {
+        prune: false,
+        create: false,
+        parallel: 2,
+        create_state: None,
+    };
+    let refusal = |wants: &[Want]| {
+        plan::build(&fake.client(), "a", wants, &opts)
+            .unwrap_err()
+            .to_string()
+    };
+    let reset = refusal(&[Want::Reset { name: "c".into() }]);
+    assert!(
+        reset.contains("resetting offsets needs Kafka Connect 3.6.0"),
+        "{reset}"
+    );
+    let alter = refusal(&[want("c", vec![src("f", 7)])]);
+    assert!(
+        alter.contains("altering offsets needs Kafka Connect 3.6.0"),
+        "{alter}"
+    );
+    assert!(fake.mutating_requests().is_empty());
+}
