@@ -196,6 +196,8 @@ pub fn files_hint(problems: &[FileProblem]) -> Option<&'static str> {
         Some("set the variables named above (the values of ${kco:env:VAR} placeholders), then run again")
     } else if has(ProblemKind::Version) {
         Some("this kco reads `apiVersion: kco/v1` files; a file from a newer kco needs that kco")
+    } else if has(ProblemKind::NotFound) {
+        Some("name files or directories that exist; without any, kco reads the cluster's snapshot directory, which `kco snapshot` creates")
     } else {
         None
     }
@@ -243,6 +245,10 @@ mod tests {
             problem(ProblemKind::ChecksumMismatch, "y"),
         ];
         assert!(files_hint(&both).unwrap().contains("re-seals"));
+        let missing = [problem(ProblemKind::NotFound, "no such file or directory")];
+        assert!(files_hint(&missing)
+            .unwrap()
+            .contains("`kco snapshot` creates"));
     }
 
     #[test]
