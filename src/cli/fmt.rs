@@ -45,10 +45,14 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             if f.outcome != FmtOutcome::Formatted {
                 continue;
             }
-            let what = match (f.resealed, f.reformatted) {
-                (true, true) => "checksum re-sealed, reformatted",
-                (true, false) => "checksum re-sealed",
-                _ => "reformatted",
+            // What was done, or with --check what would be.
+            let what = match (f.resealed, f.reformatted, args.check) {
+                (true, true, false) => "checksum re-sealed, reformatted",
+                (true, false, false) => "checksum re-sealed",
+                (false, _, false) => "reformatted",
+                (true, true, true) => "checksum to re-seal, layout to reformat",
+                (true, false, true) => "checksum to re-seal",
+                (false, _, true) => "layout to reformat",
             };
             let word = if args.check {
                 "not canonical:"

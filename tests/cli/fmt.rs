@@ -18,7 +18,8 @@ fn check_lists_edited_files_and_fmt_reseals_them() {
     let r = run(kco(dir.path()).args(["fmt", "--check"]));
     assert_eq!(r.code, 1);
     assert!(
-        r.stdout.contains("snapshots/a/orders-sink.yaml") && r.stdout.contains("re-sealed"),
+        r.stdout.contains("snapshots/a/orders-sink.yaml")
+            && r.stdout.contains("checksum to re-seal"),
         "{}",
         r.stdout
     );
