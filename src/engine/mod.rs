@@ -17,6 +17,7 @@ pub mod revision;
 pub mod risk;
 pub mod select;
 pub mod snapshot;
+mod snapshot_stale;
 pub mod store;
 pub mod strimzi;
 pub mod validate;

@@ -5,6 +5,7 @@ mod canonical;
 mod canonical_parse;
 mod fields;
 pub mod file;
+mod file_lines;
 mod problem;
 pub mod secrets;
 pub mod strict;

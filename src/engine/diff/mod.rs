@@ -4,6 +4,9 @@
 
 mod base;
 mod live;
+mod side;
+
+pub(crate) use side::side_yaml;
 
 use std::collections::BTreeMap;
 
@@ -12,7 +15,7 @@ use serde::Serialize;
 pub use crate::compare::PartitionKind;
 use crate::compare::{Direction, Movement};
 use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
-use crate::model::{ConnectorType, Fields, OffsetEntry};
+use crate::model::{ConnectorType, Fields};
 
 pub use super::risk::{Risk, RiskCode};
 pub(crate) use base::classify;
@@ -352,46 +355,6 @@ impl DiffReport {
             connectors,
         }
     }
-}
-
-/// The YAML a side of a diff shows: type, class and offsets, spelled as snapshot files spell
-/// them (kco's own writer, [`crate::model::yaml`]), so that a unified diff reads like the file.
-pub(crate) fn side_yaml(
-    connector_type: Option<ConnectorType>,
-    class: Option<&str>,
-    offsets: &[OffsetEntry],
-) -> String {
-    use crate::model::yaml::{string, write_fields};
-    // Ordered by reference: the entries are not copied.
-    let mut sorted: Vec<&OffsetEntry> = offsets.iter().collect();
-    crate::model::sort_by_partition(&mut sorted, |e| &e.partition);
-    let mut out = String::new();
-    if let Some(t) = connector_type {
-        out.push_str("type: ");
-        out.push_str(&t.to_string());
-        out.push('\n');
-    }
-    if let Some(class) = class {
-        out.push_str("connectorClass: ");
-        out.push_str(&string(class));
-        out.push('\n');
-    }
-    if sorted.is_empty() {
-        out.push_str("offsets: []\n");
-    } else {
-        out.push_str("offsets:\n");
-        // The first entries tell the size of the rest: one allocation, not a doubling that
-        // leaves half of 20 MB unused.
-        const SAMPLE: usize = 64;
-        for (i, e) in sorted.iter().enumerate() {
-            if i == SAMPLE {
-                out.reserve((out.len() / SAMPLE) * (sorted.len() - SAMPLE) * 9 / 8);
-            }
-            write_fields(&mut out, 4, "- partition", &e.partition);
-            write_fields(&mut out, 4, "  offset", &e.offset);
-        }
-    }
-    out
 }
 
 /// Type and class notes, and the status they imply, for two sides of one connector.
