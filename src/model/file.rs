@@ -232,6 +232,34 @@ impl OffsetsFile {
     /// Every semantic problem of a parsed file: shapes, duplicates, checksum. `text` is the
     /// file's text, used to point at lines.
     pub fn check(&self, path: &Path, text: &str) -> Vec<FileProblem> {
+        // The checksum (the canonical JSON of every entry, hashed) is the larger half of the
+        // work on a wide file: it runs beside the other checks (a small file is not worth a
+        // thread).
+        std::thread::scope(|scope| {
+            let sealed =
+                (self.offsets.len() >= PARALLEL_CHECK).then(|| scope.spawn(|| self.is_sealed()));
+            let mut problems = self.check_entries(path, text);
+            let sealed = match sealed {
+                Some(thread) => thread.join().expect("the checksum does not panic"),
+                None => self.is_sealed(),
+            };
+            if !sealed {
+                problems.push(FileProblem::new(
+                    ProblemKind::ChecksumMismatch,
+                    path,
+                    find_key_line(text, "checksum"),
+                    format!(
+                        "checksum mismatch: the offsets were edited (expected {}); run `kco fmt` to accept the edit",
+                        checksum(&self.offsets)
+                    ),
+                ));
+            }
+            problems
+        })
+    }
+
+    /// Every check but the checksum's.
+    fn check_entries(&self, path: &Path, text: &str) -> Vec<FileProblem> {
         let mut problems = Vec::new();
         let mut add = |kind, line: Option<usize>, message: String| {
             problems.push(FileProblem::new(kind, path, line, message))
@@ -243,9 +271,15 @@ impl OffsetsFile {
                 "metadata.name is empty".into(),
             );
         }
-        let item_lines = offsets_item_lines(text);
-        let line_of = |i: usize| item_lines.get(i).copied();
-        let mut seen = HashSet::new();
+        // Where each entry starts, found when a problem needs it.
+        let item_lines = std::cell::OnceCell::new();
+        let line_of = |i: usize| {
+            item_lines
+                .get_or_init(|| offsets_item_lines(text))
+                .get(i)
+                .copied()
+        };
+        let mut seen = HashSet::with_capacity(self.offsets.len());
         for (i, e) in self.offsets.iter().enumerate() {
             // A plain sink partition is keyed by topic and number, without building its JSON.
             let key = match super::sink_partition(&e.partition) {
@@ -306,16 +340,6 @@ impl OffsetsFile {
                 );
             }
         }
-        if !self.is_sealed() {
-            add(
-                ProblemKind::ChecksumMismatch,
-                find_key_line(text, "checksum"),
-                format!(
-                    "checksum mismatch: the offsets were edited (expected {}); run `kco fmt` to accept the edit",
-                    checksum(&self.offsets)
-                ),
-            );
-        }
         problems
     }
 
@@ -328,6 +352,9 @@ impl OffsetsFile {
         in_canonical_order(&self.offsets) && rest == self.render_body()
     }
 }
+
+/// From this many entries, a file's checksum is checked on a thread of its own.
+const PARALLEL_CHECK: usize = 10_000;
 
 /// A partition's identity when looking for duplicates.
 #[derive(PartialEq, Eq, Hash)]
