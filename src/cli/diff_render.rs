@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::output::{Printer, Style};
 use crate::compare::Direction;
 use crate::engine::diff::{
-    Class, ConnectorDiff, DiffReport, Mode, PartitionKind, PartitionReport, Sides, Status, YamlPair,
+    Class, ConnectorDiff, DiffReport, Mode, PartitionKind, PartitionReport, Sides, Status,
 };
 use crate::engine::risk::{show, RiskCode};
 use crate::model::{sink_partition, Fields};
@@ -156,10 +156,6 @@ fn headline(r: &DiffReport) -> String {
     )
 }
 
-fn unified(y: &YamlPair) -> String {
-    super::diff_unified::unified(&y.old_label, &y.old, &y.new_label, &y.new)
-}
-
 /// Above this many bytes, text output is handed on rather than held.
 const CHUNK: usize = 1 << 16;
 
@@ -269,13 +265,7 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
                     out.clear();
                 }
             };
-            super::diff_unified::unified_lines(
-                &y.old_label,
-                &y.old,
-                &y.new_label,
-                &y.new,
-                &mut line,
-            );
+            super::diff_unified::unified_lines(y, &mut line);
         }
     }
     emit(&out);
@@ -376,7 +366,7 @@ pub fn markdown(r: &DiffReport) -> String {
             let _ = writeln!(out, "{line}");
         }
         if let Some(y) = &c.yaml {
-            let _ = writeln!(out, "\n```diff\n{}```", unified(y));
+            let _ = writeln!(out, "\n```diff\n{}```", super::diff_unified::unified(y));
         }
         let _ = writeln!(out, "\n</details>");
     }

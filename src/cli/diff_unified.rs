@@ -1,24 +1,33 @@
-//! The unified YAML diff of one connector's two sides, in time linear in their size.
+//! The unified YAML diff of one connector's two sides, in time linear in their size, and
+//! without either side's text held whole.
 //!
 //! A plain line diff (Myers) costs O(lines x changes): for a sink whose 100,000 partitions all
 //! moved that is minutes. But both sides list their partitions in the same canonical order,
-//! one `- partition:` item each, so items can be paired by walking both lists once; only a
-//! pair that differs is diffed line by line, and it is a few lines long. Small texts keep the
-//! plain diff, so their output is exactly what it always was.
+//! one `- partition:` item each, so items are paired by walking both lists once; only a pair
+//! that differs is diffed line by line, and it is a few lines long. The items are written as
+//! YAML one at a time, in two walks: the first finds the hunks (the changes with their
+//! context), the second writes them. Small sides keep the plain diff of their whole texts, so
+//! their output is exactly what it always was.
 
 use std::collections::HashMap;
 
-use similar::{group_diff_ops, Algorithm, DiffOp, TextDiff};
+use similar::{Algorithm, DiffOp, TextDiff};
 
-/// Above this many lines (both sides together), items are paired first.
+use crate::engine::diff::{Side, YamlSides};
+use crate::model::canonical_fields;
+
+/// Up to this many lines (both sides together), the plain diff of the two texts is shown.
 const PLAIN_DIFF_LINES: usize = 4000;
+/// Up to this many entries (both sides together) the texts are written whole to see whether
+/// they are short enough for the plain diff; an entry is at least two lines.
+const SMALL_ENTRIES: usize = PLAIN_DIFF_LINES / 2;
 /// Lines of context around each change.
 const CONTEXT: usize = 3;
 
-/// `--- old_label` / `+++ new_label` and the hunks; empty when the texts are equal.
-pub fn unified(old_label: &str, old: &str, new_label: &str, new: &str) -> String {
+/// `--- old_label` / `+++ new_label` and the hunks; empty when the sides are equal.
+pub fn unified(y: &YamlSides) -> String {
     let mut out = String::new();
-    unified_lines(old_label, old, new_label, new, &mut |l| {
+    unified_lines(y, &mut |l| {
         out.push_str(l);
         out.push('\n');
     });
@@ -27,233 +36,354 @@ pub fn unified(old_label: &str, old: &str, new_label: &str, new: &str) -> String
 
 /// [`unified`] a line at a time (without its line break), so that a wide connector's diff
 /// goes to its reader without being held whole.
-pub fn unified_lines(
-    old_label: &str,
-    old: &str,
-    new_label: &str,
-    new: &str,
-    emit: &mut dyn FnMut(&str),
-) {
-    if old == new {
-        return;
-    }
-    let (a, b) = (lines(old), lines(new));
-    if a.len() + b.len() <= PLAIN_DIFF_LINES {
-        let text = TextDiff::from_lines(old, new)
-            .unified_diff()
-            .context_radius(CONTEXT)
-            .header(old_label, new_label)
-            .to_string();
-        text.lines().for_each(&mut *emit);
-        return;
-    }
-    render_lines(old_label, new_label, &a, &b, paired_ops(&a, &b), emit);
-}
-
-fn lines(text: &str) -> Vec<&str> {
-    // Counted first: half a million lines would otherwise end in a vector twice their size.
-    let mut v = Vec::with_capacity(text.bytes().filter(|&b| b == b'\n').count() + 1);
-    v.extend(text.split_inclusive('\n'));
-    v
-}
-
-/// Where items start: every line beginning with `- ` (a top-level sequence item); the lines
-/// before the first item form the header.
-fn items(lines: &[&str]) -> Vec<usize> {
-    let mut starts = vec![0];
-    starts.extend((1..lines.len()).filter(|&i| lines[i].starts_with("- ")));
-    starts.push(lines.len());
-    starts.dedup();
-    starts
-}
-
-/// What pairs two items: their lines up to the `  offset:` line (the partition).
-fn key<'a, 'b>(block: &'b [&'a str]) -> &'b [&'a str] {
-    let end = block
-        .iter()
-        .position(|l| l.starts_with("  offset:"))
-        .unwrap_or(block.len());
-    &block[..end]
-}
-
-/// Edit operations that turn `a` into `b`: items paired in order by partition, the unpaired
-/// ones deleted or inserted whole, and each differing pair diffed line by line.
-fn paired_ops(a: &[&str], b: &[&str]) -> Vec<DiffOp> {
-    let (sa, sb) = (items(a), items(b));
-    let blocks = |starts: &[usize]| -> Vec<(usize, usize)> {
-        starts.windows(2).map(|w| (w[0], w[1])).collect()
-    };
-    let (ba, bb) = (blocks(&sa), blocks(&sb));
-    // Built the first time an item is not where the walk expects it: both sides are in the
-    // same canonical order, so most items pair with the next one on the other side.
-    let mut new_index: Option<HashMap<&[&str], usize>> = None;
-    let mut ops = Ops::default();
-    let mut next = 0;
-    for (i, &(s, e)) in ba.iter().enumerate() {
-        let item = key(&a[s..e]);
-        // The header (block 0 on both sides) is always paired with the other header.
-        let found = if i == 0 && !bb.is_empty() {
-            Some(0)
-        } else if bb
-            .get(next)
-            .is_some_and(|&(ns, ne)| key(&b[ns..ne]) == item)
-        {
-            Some(next)
-        } else {
-            let index = new_index.get_or_insert_with(|| {
-                bb.iter()
-                    .enumerate()
-                    .map(|(j, &(ns, ne))| (key(&b[ns..ne]), j))
-                    .collect()
-            });
-            index.get(item).copied()
-        };
-        match found {
-            Some(j) if j >= next => {
-                for &(ns, ne) in &bb[next..j] {
-                    ops.insert(s, ns, ne - ns);
-                }
-                let (ns, ne) = bb[j];
-                ops.pair(a, b, (s, e), (ns, ne));
-                next = j + 1;
-            }
-            _ => ops.delete(s, e - s, bb.get(next).map_or(b.len(), |&(ns, _)| ns)),
-        }
-    }
-    for &(ns, ne) in &bb[next.min(bb.len())..] {
-        ops.insert(a.len(), ns, ne - ns);
-    }
-    ops.0
-}
-
-/// A list of edit operations, with neighbours of the same kind merged.
-#[derive(Default)]
-struct Ops(Vec<DiffOp>);
-
-impl Ops {
-    fn push(&mut self, op: DiffOp) {
-        let merged = match (self.0.last_mut(), op) {
-            (Some(DiffOp::Equal { len, .. }), DiffOp::Equal { len: more, .. }) => {
-                *len += more;
-                true
-            }
-            (Some(DiffOp::Delete { old_len, .. }), DiffOp::Delete { old_len: more, .. }) => {
-                *old_len += more;
-                true
-            }
-            (Some(DiffOp::Insert { new_len, .. }), DiffOp::Insert { new_len: more, .. }) => {
-                *new_len += more;
-                true
-            }
-            _ => false,
-        };
-        if !merged {
-            self.0.push(op);
-        }
-    }
-
-    fn delete(&mut self, old_index: usize, old_len: usize, new_index: usize) {
-        if old_len > 0 {
-            self.push(DiffOp::Delete {
-                old_index,
-                old_len,
-                new_index,
-            });
-        }
-    }
-
-    fn insert(&mut self, old_index: usize, new_index: usize, new_len: usize) {
-        if new_len > 0 {
-            self.push(DiffOp::Insert {
-                old_index,
-                new_index,
-                new_len,
-            });
-        }
-    }
-
-    /// Two paired blocks: equal as a whole, or diffed line by line.
-    fn pair(&mut self, a: &[&str], b: &[&str], (s, e): (usize, usize), (ns, ne): (usize, usize)) {
-        if a[s..e] == b[ns..ne] {
-            self.push(DiffOp::Equal {
-                old_index: s,
-                new_index: ns,
-                len: e - s,
-            });
+pub fn unified_lines(y: &YamlSides, emit: &mut dyn FnMut(&str)) {
+    let entries = |s: &Option<Side>| s.as_ref().map_or(0, |s| s.offsets.len());
+    if entries(&y.old) + entries(&y.new) <= SMALL_ENTRIES {
+        let text = |s: &Option<Side>| s.as_ref().map(Side::yaml).unwrap_or_default();
+        let (old, new) = (text(&y.old), text(&y.new));
+        if old == new {
             return;
         }
-        for op in similar::capture_diff_slices(Algorithm::Myers, &a[s..e], &b[ns..ne]) {
-            let (o, n) = (op.old_range(), op.new_range());
-            let (o, n) = (o.start + s..o.end + s, n.start + ns..n.end + ns);
-            match op {
-                DiffOp::Equal { .. } => self.push(DiffOp::Equal {
-                    old_index: o.start,
-                    new_index: n.start,
-                    len: o.len(),
-                }),
-                _ => {
-                    self.delete(o.start, o.len(), n.start);
-                    self.insert(o.end, n.start, n.len());
+        let lines = |t: &str| t.split_inclusive('\n').count();
+        if lines(&old) + lines(&new) <= PLAIN_DIFF_LINES {
+            let text = TextDiff::from_lines(&old, &new)
+                .unified_diff()
+                .context_radius(CONTEXT)
+                .header(&y.old_label, &y.new_label)
+                .to_string();
+            text.lines().for_each(&mut *emit);
+            return;
+        }
+    }
+    walked(y, emit);
+}
+
+/// The hunks found by walking the items of both sides.
+fn walked(y: &YamlSides, emit: &mut dyn FnMut(&str)) {
+    let walk = Walk::new(y.old.as_ref(), y.new.as_ref());
+    let mut hunks = Hunks::default();
+    let totals = walk.edits(&mut |edit, o, n, lines| {
+        if edit != Edit::Equal {
+            let (olen, nlen) = match edit {
+                Edit::Delete => (lines.len(), 0),
+                _ => (0, lines.len()),
+            };
+            hunks.change(o, olen, n, nlen);
+        }
+    });
+    let hunks = hunks.finish(totals.0);
+    if hunks.is_empty() {
+        return;
+    }
+    emit(&format!("--- {}", y.old_label));
+    emit(&format!("+++ {}", y.new_label));
+    let mut writer = HunkWriter {
+        hunks: &hunks,
+        at: 0,
+        started: false,
+        line: String::new(),
+    };
+    walk.edits(&mut |edit, o, n, lines| writer.write(edit, o, n, lines, emit));
+}
+
+/// One item of a side: 0 is the header (type, class, `offsets:`), `k + 1` is entry `k`.
+fn write_item(side: &Side, item: usize, out: &mut String) {
+    match item {
+        0 => side.header(out),
+        k => side.entry(k - 1, out),
+    }
+}
+
+fn item_count(side: Option<&Side>) -> usize {
+    side.map_or(0, |s| s.offsets.len() + 1)
+}
+
+/// Where an edit goes: what it does, where it starts on each side (0-based lines), its lines.
+type EditSink<'f> = dyn FnMut(Edit, usize, usize, &[&str]) + 'f;
+
+/// How the walk takes the items of both sides.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Step {
+    Pair(usize, usize),
+    Delete(usize),
+    Insert(usize),
+}
+
+/// What an edit does with its lines.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Edit {
+    Equal,
+    Delete,
+    Insert,
+}
+
+struct Walk<'a> {
+    old: Option<&'a Side>,
+    new: Option<&'a Side>,
+    steps: Vec<Step>,
+}
+
+impl<'a> Walk<'a> {
+    /// Pairs the items: the headers with each other, and entries by partition, walking both
+    /// sides in order; an entry not where the walk expects it is looked up (an index built
+    /// the first time one is needed). Unpaired entries are deleted or inserted whole.
+    fn new(old: Option<&'a Side>, new: Option<&'a Side>) -> Self {
+        let (na, nb) = (item_count(old), item_count(new));
+        let partition =
+            |s: Option<&'a Side>, i: usize| &s.expect("counted").offsets[i - 1].partition;
+        let mut steps = Vec::with_capacity(na.max(nb) + 1);
+        let mut index: Option<HashMap<String, usize>> = None;
+        let mut next = 0;
+        for i in 0..na {
+            let found = if i == 0 {
+                (nb > 0).then_some(0)
+            } else if (1..nb).contains(&next) && partition(new, next) == partition(old, i) {
+                Some(next)
+            } else {
+                let index = index.get_or_insert_with(|| {
+                    (1..nb)
+                        .map(|j| (canonical_fields(partition(new, j)), j))
+                        .collect()
+                });
+                index.get(&canonical_fields(partition(old, i))).copied()
+            };
+            match found {
+                Some(j) if j >= next => {
+                    steps.extend((next..j).map(Step::Insert));
+                    steps.push(Step::Pair(i, j));
+                    next = j + 1;
+                }
+                _ => steps.push(Step::Delete(i)),
+            }
+        }
+        steps.extend((next..nb).map(Step::Insert));
+        Walk { old, new, steps }
+    }
+
+    /// Every edit in order, with where it starts on each side (0-based lines) and its lines;
+    /// returns the line counts of both sides.
+    fn edits(&self, f: &mut EditSink<'_>) -> (usize, usize) {
+        let (mut a, mut b) = (String::new(), String::new());
+        let (mut o, mut n) = (0, 0);
+        for &step in &self.steps {
+            a.clear();
+            b.clear();
+            match step {
+                Step::Delete(i) => {
+                    write_item(self.old.expect("counted"), i, &mut a);
+                    let lines: Vec<&str> = a.split_inclusive('\n').collect();
+                    f(Edit::Delete, o, n, &lines);
+                    o += lines.len();
+                }
+                Step::Insert(j) => {
+                    write_item(self.new.expect("counted"), j, &mut b);
+                    let lines: Vec<&str> = b.split_inclusive('\n').collect();
+                    f(Edit::Insert, o, n, &lines);
+                    n += lines.len();
+                }
+                Step::Pair(i, j) => {
+                    write_item(self.old.expect("counted"), i, &mut a);
+                    write_item(self.new.expect("counted"), j, &mut b);
+                    let la: Vec<&str> = a.split_inclusive('\n').collect();
+                    if a == b {
+                        f(Edit::Equal, o, n, &la);
+                    } else {
+                        let lb: Vec<&str> = b.split_inclusive('\n').collect();
+                        pair(&la, &lb, o, n, f);
+                        n += lb.len();
+                        o += la.len();
+                        continue;
+                    }
+                    o += la.len();
+                    n += la.len();
+                }
+            }
+        }
+        (o, n)
+    }
+}
+
+/// Two paired items that differ, diffed line by line (a replacement is its deletion, then
+/// its insertion). Most pairs differ in a run of lines that have nothing in common (a moved
+/// offset): that is their diff, with no diff algorithm run; anything else goes to Myers.
+fn pair(a: &[&str], b: &[&str], o: usize, n: usize, f: &mut EditSink<'_>) {
+    if let Some(ops) = disjoint_middle(a, b) {
+        for (edit, or, nr) in ops {
+            let lines = if edit == Edit::Insert {
+                &b[nr.clone()]
+            } else {
+                &a[or.clone()]
+            };
+            if !lines.is_empty() {
+                f(edit, o + or.start, n + nr.start, lines);
+            }
+        }
+        return;
+    }
+    for op in similar::capture_diff_slices(Algorithm::Myers, a, b) {
+        let (or, nr) = (op.old_range(), op.new_range());
+        match op {
+            DiffOp::Equal { .. } => f(Edit::Equal, o + or.start, n + nr.start, &a[or]),
+            _ => {
+                if !or.is_empty() {
+                    f(Edit::Delete, o + or.start, n + nr.start, &a[or.clone()]);
+                }
+                if !nr.is_empty() {
+                    f(Edit::Insert, o + or.end, n + nr.start, &b[nr]);
                 }
             }
         }
     }
 }
 
-/// Formats hunks as `similar`'s unified diff does.
-#[cfg(test)]
-fn render(old_label: &str, new_label: &str, a: &[&str], b: &[&str], ops: Vec<DiffOp>) -> String {
-    let mut out = String::new();
-    render_lines(old_label, new_label, a, b, ops, &mut |l| {
-        out.push_str(l);
-        out.push('\n');
-    });
-    out
+type Range = std::ops::Range<usize>;
+
+/// The diff of two texts that differ only in a middle run whose lines appear nowhere on the
+/// other side: the common prefix, the old middle deleted, the new one inserted, the common
+/// suffix. `None` otherwise (a line could then be matched in more than one way, and the
+/// choice is Myers's).
+fn disjoint_middle(a: &[&str], b: &[&str]) -> Option<[(Edit, Range, Range); 4]> {
+    let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suf = a[pre..]
+        .iter()
+        .rev()
+        .zip(b[pre..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (ma, mb) = (pre..a.len() - suf, pre..b.len() - suf);
+    if a[ma.clone()].iter().any(|x| b.contains(x)) || b[mb.clone()].iter().any(|y| a.contains(y)) {
+        return None;
+    }
+    Some([
+        (Edit::Equal, 0..pre, 0..pre),
+        (Edit::Delete, ma.clone(), mb.start..mb.start),
+        (Edit::Insert, ma.end..ma.end, mb.clone()),
+        (Edit::Equal, ma.end..a.len(), mb.end..b.len()),
+    ])
 }
 
-/// The hunks a line at a time, without line breaks.
-fn render_lines(
-    old_label: &str,
-    new_label: &str,
-    a: &[&str],
-    b: &[&str],
-    ops: Vec<DiffOp>,
-    emit: &mut dyn FnMut(&str),
-) {
-    let groups = group_diff_ops(ops, CONTEXT);
-    if groups.iter().all(Vec::is_empty) {
-        return;
+/// A hunk: lines `os..oe` of the old side and `ns..ne` of the new, context included.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Hunk {
+    os: usize,
+    oe: usize,
+    ns: usize,
+    ne: usize,
+}
+
+impl Hunk {
+    /// The lines an edit's lines are placed among: an insertion by its new lines, anything
+    /// else by its old ones.
+    fn span(&self, edit: Edit) -> Range {
+        match edit {
+            Edit::Insert => self.ns..self.ne,
+            _ => self.os..self.oe,
+        }
     }
-    emit(&format!("--- {old_label}"));
-    emit(&format!("+++ {new_label}"));
-    let mut line = String::new();
-    for group in groups.iter().filter(|g| !g.is_empty()) {
-        let (first, last) = (&group[0], &group[group.len() - 1]);
-        emit(&format!(
-            "@@ -{} +{} @@",
-            range(first.old_range().start, last.old_range().end),
-            range(first.new_range().start, last.new_range().end)
-        ));
-        for op in group {
-            let (tag, lines) = match op {
-                DiffOp::Equal { .. } => (' ', &a[op.old_range()]),
-                DiffOp::Delete { .. } => ('-', &a[op.old_range()]),
-                DiffOp::Insert { .. } => ('+', &b[op.new_range()]),
-                DiffOp::Replace { .. } => unreachable!("pairs are split into delete and insert"),
+}
+
+/// Hunks as `diff -u` groups changes: changes at most twice the context apart share a hunk,
+/// which has up to `CONTEXT` lines of context before its first change and after its last.
+#[derive(Default)]
+struct Hunks {
+    done: Vec<Hunk>,
+    open: Option<Hunk>,
+    /// Where the last change ended on the old side.
+    last: usize,
+}
+
+impl Hunks {
+    fn change(&mut self, o: usize, olen: usize, n: usize, nlen: usize) {
+        let gap = o - self.last;
+        match &mut self.open {
+            Some(h) if gap <= 2 * CONTEXT => {
+                h.oe = o + olen;
+                h.ne = n + nlen;
+            }
+            _ => {
+                self.close(CONTEXT);
+                let before = gap.min(CONTEXT);
+                self.open = Some(Hunk {
+                    os: o - before,
+                    oe: o + olen,
+                    ns: n - before,
+                    ne: n + nlen,
+                });
+            }
+        }
+        self.last = o + olen;
+    }
+
+    fn close(&mut self, after: usize) {
+        if let Some(mut h) = self.open.take() {
+            h.oe += after;
+            h.ne += after;
+            self.done.push(h);
+        }
+    }
+
+    /// The hunks, given the old side's line count (the last one's context ends there).
+    fn finish(mut self, old_lines: usize) -> Vec<Hunk> {
+        let after = self.open.map_or(0, |h| (old_lines - h.oe).min(CONTEXT));
+        self.close(after);
+        self.done
+    }
+}
+
+/// Writes the lines of the edits that fall in a hunk, each hunk after its `@@` line.
+struct HunkWriter<'h> {
+    hunks: &'h [Hunk],
+    /// The hunk the next line belongs to, or follows.
+    at: usize,
+    /// Whether its `@@` line is written.
+    started: bool,
+    line: String,
+}
+
+impl HunkWriter<'_> {
+    fn write(
+        &mut self,
+        edit: Edit,
+        o: usize,
+        n: usize,
+        lines: &[&str],
+        emit: &mut dyn FnMut(&str),
+    ) {
+        for (k, text) in lines.iter().enumerate() {
+            let pos = if edit == Edit::Insert { n + k } else { o + k };
+            while self.at < self.hunks.len() && pos >= self.hunks[self.at].span(edit).end {
+                self.at += 1;
+                self.started = false;
+            }
+            let Some(h) = self.hunks.get(self.at) else {
+                return;
             };
-            for text in lines {
-                line.clear();
-                line.push(tag);
-                match text.strip_suffix('\n') {
-                    Some(text) => {
-                        line.push_str(text);
-                        emit(&line);
-                    }
-                    None => {
-                        line.push_str(text);
-                        emit(&line);
-                        emit("\\ No newline at end of file");
-                    }
+            if pos < h.span(edit).start {
+                continue;
+            }
+            if !self.started {
+                emit(&format!(
+                    "@@ -{} +{} @@",
+                    range(h.os, h.oe),
+                    range(h.ns, h.ne)
+                ));
+                self.started = true;
+            }
+            self.line.clear();
+            self.line.push(match edit {
+                Edit::Equal => ' ',
+                Edit::Delete => '-',
+                Edit::Insert => '+',
+            });
+            match text.strip_suffix('\n') {
+                Some(text) => {
+                    self.line.push_str(text);
+                    emit(&self.line);
+                }
+                None => {
+                    self.line.push_str(text);
+                    emit(&self.line);
+                    emit("\\ No newline at end of file");
                 }
             }
         }
@@ -269,6 +399,10 @@ fn range(start: usize, end: usize) -> String {
         _ => format!("{},{len}", start + 1),
     }
 }
+
+#[cfg(test)]
+#[path = "diff_unified_oracle.rs"]
+mod oracle;
 
 #[cfg(test)]
 #[path = "diff_unified_tests.rs"]

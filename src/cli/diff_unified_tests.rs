@@ -1,7 +1,7 @@
+use proptest::prelude::*;
 use serde_json::json;
 
 use super::*;
-use crate::engine::diff::side_yaml;
 use crate::model::{ConnectorType, OffsetEntry};
 
 fn sink(partitions: impl IntoIterator<Item = (usize, i64)>) -> Vec<OffsetEntry> {
@@ -17,66 +17,76 @@ fn sink(partitions: impl IntoIterator<Item = (usize, i64)>) -> Vec<OffsetEntry> 
         .collect()
 }
 
-fn yaml(class: &str, entries: &[OffsetEntry]) -> String {
-    side_yaml(Some(ConnectorType::Sink), Some(class), entries)
+fn side(class: &str, entries: &[OffsetEntry]) -> Option<Side> {
+    Some(Side::new(Some(ConnectorType::Sink), Some(class), entries))
 }
 
-fn plain(old: &str, new: &str) -> String {
-    TextDiff::from_lines(old, new)
+fn sides(old: Option<Side>, new: Option<Side>) -> YamlSides {
+    YamlSides {
+        old_label: "file".into(),
+        old,
+        new_label: "live".into(),
+        new,
+    }
+}
+
+fn text(s: &Option<Side>) -> String {
+    s.as_ref().map(Side::yaml).unwrap_or_default()
+}
+
+/// The plain line diff of both sides' whole texts.
+fn plain(y: &YamlSides) -> String {
+    TextDiff::from_lines(&text(&y.old), &text(&y.new))
         .unified_diff()
         .context_radius(CONTEXT)
         .header("file", "live")
         .to_string()
 }
 
-fn paired(old: &str, new: &str) -> String {
-    let (a, b) = (lines(old), lines(new));
-    render("file", "live", &a, &b, paired_ops(&a, &b))
+/// The walk over items, whatever the size.
+fn walk(y: &YamlSides) -> String {
+    let mut out = String::new();
+    walked(y, &mut |l| {
+        out.push_str(l);
+        out.push('\n');
+    });
+    out
 }
 
-/// The old and the new text, read back from the edit operations.
-fn replay(old: &str, new: &str) -> (String, String) {
-    let (a, b) = (lines(old), lines(new));
-    let (mut x, mut y) = (String::new(), String::new());
-    for op in paired_ops(&a, &b) {
-        match op {
-            DiffOp::Equal { .. } => {
-                x.extend(a[op.old_range()].iter().copied());
-                y.extend(b[op.new_range()].iter().copied());
-            }
-            DiffOp::Delete { .. } => x.extend(a[op.old_range()].iter().copied()),
-            DiffOp::Insert { .. } => y.extend(b[op.new_range()].iter().copied()),
-            DiffOp::Replace { .. } => panic!("no replace expected"),
-        }
-    }
-    (x, y)
+/// What the text-based pairing made of the same sides.
+fn oracle(y: &YamlSides) -> String {
+    oracle::paired("file", &text(&y.old), "live", &text(&y.new))
 }
 
 #[test]
 fn moved_partitions_give_the_same_diff_as_a_plain_line_diff() {
-    let old = yaml("a.Sink", &sink((0..300).map(|p| (p, 100))));
-    let new = yaml(
-        "b.Sink",
-        &sink((0..300).map(|p| (p, if p % 7 == 0 { 150 } else { 100 }))),
+    let y = sides(
+        side("a.Sink", &sink((0..300).map(|p| (p, 100)))),
+        side(
+            "b.Sink",
+            &sink((0..300).map(|p| (p, if p % 7 == 0 { 150 } else { 100 }))),
+        ),
     );
-    let got = paired(&old, &new);
-    assert_eq!(got, plain(&old, &new));
+    let got = walk(&y);
+    assert_eq!(got, plain(&y));
     assert_eq!(got.matches("\n+    kafka_offset: 150").count(), 43);
     assert!(got.contains("-connectorClass: a.Sink\n+connectorClass: b.Sink\n"));
 }
 
 #[test]
-fn added_and_removed_partitions_are_whole_items_and_the_texts_replay() {
-    let old = yaml(
-        "a.Sink",
-        &sink((0..200).filter(|p| p % 5 != 0).map(|p| (p, 1))),
+fn added_and_removed_partitions_are_whole_items() {
+    let y = sides(
+        side(
+            "a.Sink",
+            &sink((0..200).filter(|p| p % 5 != 0).map(|p| (p, 1))),
+        ),
+        side(
+            "a.Sink",
+            &sink((0..200).filter(|p| p % 3 != 0).map(|p| (p, 2))),
+        ),
     );
-    let new = yaml(
-        "a.Sink",
-        &sink((0..200).filter(|p| p % 3 != 0).map(|p| (p, 2))),
-    );
-    assert_eq!(replay(&old, &new), (old.clone(), new.clone()));
-    let got = paired(&old, &new);
+    let got = walk(&y);
+    assert_eq!(got, oracle(&y));
     // Partition 3 (topic t0, partition 3) is only in the file: its whole item is removed.
     assert!(got.contains(
         "-- partition:\n-    kafka_partition: 3\n-    kafka_topic: t0\n-  offset:\n-    kafka_offset: 1\n"
@@ -85,70 +95,163 @@ fn added_and_removed_partitions_are_whole_items_and_the_texts_replay() {
     assert!(got.contains(
         "+- partition:\n+    kafka_partition: 5\n+    kafka_topic: t0\n+  offset:\n+    kafka_offset: 2\n"
     ));
-    let removed = got
-        .lines()
-        .filter(|l| l.starts_with("-- partition:"))
-        .count();
-    let added = got
-        .lines()
-        .filter(|l| l.starts_with("+- partition:"))
-        .count();
+    let count = |prefix: &str| got.lines().filter(|l| l.starts_with(prefix)).count();
     // Multiples of 3 but not of 15, multiples of 5 but not of 15.
-    assert_eq!((removed, added), (53, 26));
+    assert_eq!((count("-- partition:"), count("+- partition:")), (53, 26));
 }
 
 #[test]
-fn one_side_empty_and_equal_sides() {
-    let text = yaml("a.Sink", &sink((0..50).map(|p| (p, 1))));
-    assert_eq!(paired("", &text), plain("", &text));
-    assert_eq!(paired(&text, ""), plain(&text, ""));
-    assert_eq!(paired(&text, &text), "");
+fn one_side_absent_and_equal_sides() {
+    let s = side("a.Sink", &sink((0..50).map(|p| (p, 1))));
+    assert_eq!(
+        walk(&sides(None, s.clone())),
+        plain(&sides(None, s.clone()))
+    );
+    assert_eq!(
+        walk(&sides(s.clone(), None)),
+        plain(&sides(s.clone(), None))
+    );
+    assert_eq!(walk(&sides(s.clone(), s.clone())), "");
+    assert_eq!(unified(&sides(s.clone(), s)), "");
+    assert_eq!(unified(&sides(None, None)), "");
 }
 
 #[test]
 fn above_the_threshold_every_moved_partition_is_one_line_pair() {
-    let old = yaml("a.Sink", &sink((0..20_000).map(|p| (p, 7))));
-    let new = yaml("a.Sink", &sink((0..20_000).map(|p| (p, 8))));
-    let got = unified("file", &old, "live", &new);
+    let y = sides(
+        side("a.Sink", &sink((0..20_000).map(|p| (p, 7)))),
+        side("a.Sink", &sink((0..20_000).map(|p| (p, 8)))),
+    );
+    let got = unified(&y);
     assert_eq!(got.matches("\n-    kafka_offset: 7\n").count(), 20_000);
     assert_eq!(got.matches("\n+    kafka_offset: 8\n").count(), 20_000);
     assert!(got.starts_with("--- file\n+++ live\n@@ -"));
+    assert_eq!(got, oracle(&y));
 }
 
 #[test]
 fn values_are_spelled_as_the_snapshot_file_spells_them() {
     // Scalars that YAML 1.1 readers take for booleans and dates, and a float without a dot:
     // the diff shows them as the file has them, quoted and with a dot.
-    let source = |date: &str| -> Vec<OffsetEntry> {
-        vec![serde_json::from_value(json!({
+    let source = |date: &str| -> Option<Side> {
+        let e: Vec<OffsetEntry> = vec![serde_json::from_value(json!({
             "partition": {"server": "on"},
             "offset": {"day": "2024-01-01", "lsn": 1e300, "ts": date},
         }))
-        .unwrap()]
+        .unwrap()];
+        Some(Side::new(Some(ConnectorType::Source), Some("x.Source"), &e))
     };
-    let side = |date| side_yaml(Some(ConnectorType::Source), Some("x.Source"), &source(date));
-    let got = unified("file", &side("yes"), "live", &side("no"));
-    for line in [
-        "     day: \"2024-01-01\"",
-        "     lsn: 1.0e+300",
-        "-    ts: \"yes\"",
-        "+    ts: \"no\"",
-    ] {
-        assert!(got.lines().any(|l| l == line), "{line:?} not in\n{got}");
+    let y = sides(source("yes"), source("no"));
+    for got in [unified(&y), walk(&y)] {
+        for line in [
+            "     day: \"2024-01-01\"",
+            "     lsn: 1.0e+300",
+            "-    ts: \"yes\"",
+            "+    ts: \"no\"",
+        ] {
+            assert!(got.lines().any(|l| l == line), "{line:?} not in\n{got}");
+        }
     }
 }
 
 #[test]
 fn a_wide_diff_is_handed_on_a_line_at_a_time() {
-    let old = yaml("a.Sink", &sink((0..20_000).map(|p| (p, 7))));
-    let new = yaml("a.Sink", &sink((0..20_000).map(|p| (p, 8))));
+    let y = sides(
+        side("a.Sink", &sink((0..20_000).map(|p| (p, 7)))),
+        side("a.Sink", &sink((0..20_000).map(|p| (p, 8)))),
+    );
     let mut lines = Vec::new();
-    unified_lines("file", &old, "live", &new, &mut |l| {
-        lines.push(l.to_string())
-    });
+    unified_lines(&y, &mut |l| lines.push(l.to_string()));
     assert!(lines.iter().all(|l| !l.contains('\n')));
-    assert_eq!(lines.join("\n") + "\n", unified("file", &old, "live", &new));
-    let mut none = 0;
-    unified_lines("file", &old, "live", &old, &mut |_| none += 1);
-    assert_eq!(none, 0);
+    assert_eq!(lines.join("\n") + "\n", unified(&y));
+}
+
+/// Source entries whose offsets have one to three fields, so that a moved pair can differ in
+/// several lines, some of them shared.
+fn source(entries: &[(u8, u8, u8, u8)]) -> Vec<OffsetEntry> {
+    entries
+        .iter()
+        .map(|&(p, a, b, shape)| {
+            let offset = match shape % 3 {
+                0 => json!({"pos": a}),
+                1 => json!({"pos": a, "file": format!("f{b}")}),
+                _ => json!({"a": b, "pos": a, "z": b}),
+            };
+            serde_json::from_value(json!({"partition": {"f": format!("p{p}")}, "offset": offset}))
+                .unwrap()
+        })
+        .collect()
+}
+
+proptest! {
+    /// Whatever the two sides, the walk gives what the text-based pairing gave.
+    #[test]
+    fn the_walk_diffs_as_the_text_pairing_did(
+        old in proptest::collection::vec((0u8..12, 0u8..4, 0u8..3, 0u8..3), 0..14),
+        new in proptest::collection::vec((0u8..12, 0u8..4, 0u8..3, 0u8..3), 0..14),
+        absent in 0u8..8,
+        sink_side in any::<bool>(),
+        class in 0u8..3,
+    ) {
+        let make = |e: &[(u8, u8, u8, u8)], class: &str| -> Option<Side> {
+            if sink_side {
+                let entries = sink(e.iter().map(|&(p, a, _, _)| (p as usize, a as i64)));
+                Some(Side::new(Some(ConnectorType::Sink), Some(class), &entries))
+            } else {
+                Some(Side::new(Some(ConnectorType::Source), Some(class), &source(e)))
+            }
+        };
+        let y = sides(
+            (absent != 1).then(|| make(&old, "a.C")).flatten(),
+            (absent != 2).then(|| make(&new, if class == 0 { "b.C" } else { "a.C" })).flatten(),
+        );
+        prop_assert_eq!(walk(&y), oracle(&y));
+    }
+
+    /// Where the middles have no line in common, the shortcut is what Myers gives.
+    #[test]
+    fn a_disjoint_middle_is_what_myers_gives(
+        a in proptest::collection::vec(0u8..5, 0..7),
+        b in proptest::collection::vec(0u8..5, 0..7),
+    ) {
+        let (ta, tb): (Vec<String>, Vec<String>) = (
+            a.iter().map(|x| format!("{x}\n")).collect(),
+            b.iter().map(|x| format!("{x}\n")).collect(),
+        );
+        let (la, lb): (Vec<&str>, Vec<&str>) = (
+            ta.iter().map(String::as_str).collect(),
+            tb.iter().map(String::as_str).collect(),
+        );
+        let record = |fast: bool| {
+            let mut out = Vec::new();
+            let mut f = |e: Edit, o: usize, n: usize, l: &[&str]| out.push((e, o, n, l.len()));
+            if fast {
+                for (edit, or, nr) in disjoint_middle(&la, &lb).unwrap() {
+                    let len = if edit == Edit::Insert { nr.len() } else { or.len() };
+                    if len > 0 {
+                        f(edit, or.start, nr.start, &vec![""; len]);
+                    }
+                }
+            } else {
+                for op in similar::capture_diff_slices(Algorithm::Myers, &la, &lb) {
+                    let (or, nr) = (op.old_range(), op.new_range());
+                    match op {
+                        DiffOp::Equal { .. } => f(Edit::Equal, or.start, nr.start, &la[or]),
+                        _ => {
+                            if !or.is_empty() {
+                                f(Edit::Delete, or.start, nr.start, &la[or.clone()]);
+                            }
+                            if !nr.is_empty() {
+                                f(Edit::Insert, or.end, nr.start, &lb[nr]);
+                            }
+                        }
+                    }
+                }
+            }
+            out
+        };
+        if disjoint_middle(&la, &lb).is_some() {
+            prop_assert_eq!(record(true), record(false));
+        }
+    }
 }

@@ -49,14 +49,23 @@ impl PartitionDiff {
 
 /// Compares two offset sets partition by partition, in canonical partition order.
 pub fn compare(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionDiff> {
+    compare_each(wanted, actual).collect()
+}
+
+/// [`compare`] a partition at a time: a caller that keeps only the changes never holds a row
+/// for every partition.
+pub fn compare_each<'a>(
+    wanted: &'a [OffsetEntry],
+    actual: &'a [OffsetEntry],
+) -> Box<dyn Iterator<Item = PartitionDiff> + 'a> {
     if wanted
         .iter()
         .chain(actual)
         .all(|e| is_ordered_exactly(&e.partition))
     {
-        return merge(wanted, actual);
+        return Box::new(Merge::new(wanted, actual));
     }
-    compare_by_key(wanted, actual)
+    Box::new(compare_by_key(wanted, actual).into_iter())
 }
 
 /// Whether the canonical order ties this partition only with an equal one: a plain sink
@@ -67,52 +76,67 @@ fn is_ordered_exactly(p: &Fields) -> bool {
 }
 
 /// Both sides in canonical order (a sealed file already is; only the order is checked), then
-/// walked side by side: no key is built and nothing is copied but the result.
-fn merge(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionDiff> {
-    fn ordered(entries: &[OffsetEntry]) -> Vec<&OffsetEntry> {
-        let mut v: Vec<&OffsetEntry> = entries.iter().collect();
-        sort_by_partition(&mut v, |e| &e.partition);
-        // A partition listed twice counts once, with its last offset.
-        let mut out: Vec<&OffsetEntry> = Vec::with_capacity(v.len());
-        for e in v {
-            match out.last_mut() {
-                Some(last) if last.partition == e.partition => *last = e,
-                _ => out.push(e),
+/// walked side by side: no key is built, and a row is made when asked for.
+struct Merge<'a> {
+    w: Vec<&'a OffsetEntry>,
+    a: Vec<&'a OffsetEntry>,
+    i: usize,
+    j: usize,
+}
+
+impl<'a> Merge<'a> {
+    fn new(wanted: &'a [OffsetEntry], actual: &'a [OffsetEntry]) -> Self {
+        fn ordered(entries: &[OffsetEntry]) -> Vec<&OffsetEntry> {
+            let mut v: Vec<&OffsetEntry> = entries.iter().collect();
+            sort_by_partition(&mut v, |e| &e.partition);
+            // A partition listed twice counts once, with its last offset.
+            let mut out: Vec<&OffsetEntry> = Vec::with_capacity(v.len());
+            for e in v {
+                match out.last_mut() {
+                    Some(last) if last.partition == e.partition => *last = e,
+                    _ => out.push(e),
+                }
             }
+            out
         }
-        out
+        Merge {
+            w: ordered(wanted),
+            a: ordered(actual),
+            i: 0,
+            j: 0,
+        }
     }
-    let (w, a) = (ordered(wanted), ordered(actual));
-    let mut out = Vec::with_capacity(w.len().max(a.len()));
-    let (mut i, mut j) = (0, 0);
-    while i < w.len() || j < a.len() {
+}
+
+impl Iterator for Merge<'_> {
+    type Item = PartitionDiff;
+
+    fn next(&mut self) -> Option<PartitionDiff> {
+        let (w, a) = (&self.w, &self.a);
+        let (i, j) = (self.i, self.j);
         let order = match (w.get(i), a.get(j)) {
             (Some(x), Some(y)) => compare_partitions(&x.partition, &y.partition),
             (Some(_), None) => Ordering::Less,
-            _ => Ordering::Greater,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => return None,
         };
         let (partition, wanted, actual) = match order {
             Ordering::Less => {
-                i += 1;
-                (&w[i - 1].partition, Some(&w[i - 1].offset), None)
+                self.i += 1;
+                (&w[i].partition, Some(&w[i].offset), None)
             }
             Ordering::Greater => {
-                j += 1;
-                (&a[j - 1].partition, None, Some(&a[j - 1].offset))
+                self.j += 1;
+                (&a[j].partition, None, Some(&a[j].offset))
             }
             Ordering::Equal => {
-                i += 1;
-                j += 1;
-                (
-                    &w[i - 1].partition,
-                    Some(&w[i - 1].offset),
-                    Some(&a[j - 1].offset),
-                )
+                self.i += 1;
+                self.j += 1;
+                (&w[i].partition, Some(&w[i].offset), Some(&a[j].offset))
             }
         };
-        out.push(row(partition.clone(), wanted.cloned(), actual.cloned()));
+        Some(row(partition.clone(), wanted.cloned(), actual.cloned()))
     }
-    out
 }
 
 /// One partition's row.
@@ -216,7 +240,7 @@ mod tests {
                 }).collect()
             };
             let (w, a) = (e(&w), e(&a));
-            proptest::prop_assert_eq!(merge(&w, &a), compare_by_key(&w, &a));
+            proptest::prop_assert_eq!(Merge::new(&w, &a).collect::<Vec<_>>(), compare_by_key(&w, &a));
         }
     }
 }

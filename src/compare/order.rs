@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::{sink_partition, Fields};
+use crate::model::{sink_partition, Fields, Key};
 
 /// Which way the offset moved, from the old/actual value to the new/wanted one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -25,9 +25,9 @@ pub struct Movement {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub distance: Option<u64>,
     /// What the distance counts: `records`, `bytes`, or the offset field's name.
-    pub unit: String,
+    pub unit: Key,
     /// The field(s) compared, e.g. `kafka_offset`, `position`, `file+pos`, `lsn`.
-    pub field: String,
+    pub field: Key,
 }
 
 /// How `to` lies relative to `from`, where the offset shape has an order.

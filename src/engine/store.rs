@@ -39,6 +39,14 @@ pub struct LoadedFile {
     pub text: String,
 }
 
+impl LoadedFile {
+    /// Lets the text go, once no problem can point into it any more (a wide connector's
+    /// file is 10 MB).
+    pub fn forget_text(&mut self) {
+        self.text = String::new();
+    }
+}
+
 /// Every `*.yaml`/`*.yml` file under `paths` (files as given, directories recursively, in
 /// sorted order).
 pub fn find_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileProblem> {

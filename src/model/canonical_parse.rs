@@ -10,8 +10,9 @@
 
 use serde_json::{Number, Value};
 
+use super::fields::FieldsBuilder;
 use super::yaml::is_plain_safe;
-use super::{Fields, OffsetEntry};
+use super::OffsetEntry;
 
 /// The text with its `offsets:` block replaced by `offsets: []`, and the entries of that
 /// block; `None` unless the block is in kco's canonical layout.
@@ -25,8 +26,8 @@ pub(super) fn split_offsets(text: &str) -> Option<(String, Vec<OffsetEntry>)> {
     let mut entries = Vec::new();
     let mut end = text.len();
     let mut pos = body_start;
-    let mut partition: Option<Fields> = None;
-    let mut offset: Option<Fields> = None;
+    let mut partition: Option<FieldsBuilder> = None;
+    let mut offset: Option<FieldsBuilder> = None;
     // Which map of the current entry the next `    key: value` lines belong to: none after
     // an empty map (`{}`).
     #[derive(PartialEq)]
@@ -36,10 +37,14 @@ pub(super) fn split_offsets(text: &str) -> Option<(String, Vec<OffsetEntry>)> {
         Offset,
     }
     let mut open = Open::Nothing;
-    let finish = |entries: &mut Vec<OffsetEntry>, p: Option<Fields>, o: Option<Fields>| match (p, o)
-    {
+    let finish = |entries: &mut Vec<OffsetEntry>,
+                  p: Option<FieldsBuilder>,
+                  o: Option<FieldsBuilder>| match (p, o) {
         (Some(partition), Some(offset)) => {
-            entries.push(OffsetEntry { partition, offset });
+            entries.push(OffsetEntry {
+                partition: partition.build(),
+                offset: offset.build(),
+            });
             Some(())
         }
         (None, None) => Some(()),
@@ -59,14 +64,15 @@ pub(super) fn split_offsets(text: &str) -> Option<(String, Vec<OffsetEntry>)> {
                 Open::Offset => offset.as_mut()?,
                 Open::Nothing => return None,
             };
-            if !is_plain_safe(k) || map.insert(k.to_string(), scalar(v)?).is_some() {
+            if !is_plain_safe(k) || map.contains(k) {
                 return None;
             }
+            map.push(k.into(), scalar(v)?);
         } else {
             // A block map (`partition:` without `{}`) has at least one line.
             let open_and_empty = match open {
-                Open::Partition => partition.as_ref().is_some_and(Fields::is_empty),
-                Open::Offset => offset.as_ref().is_some_and(Fields::is_empty),
+                Open::Partition => partition.as_ref().is_some_and(FieldsBuilder::is_empty),
+                Open::Offset => offset.as_ref().is_some_and(FieldsBuilder::is_empty),
                 Open::Nothing => false,
             };
             if open_and_empty {
@@ -75,11 +81,11 @@ pub(super) fn split_offsets(text: &str) -> Option<(String, Vec<OffsetEntry>)> {
             match line {
                 "- partition:" | "- partition: {}" => {
                     finish(&mut entries, partition.take(), offset.take())?;
-                    partition = Some(Fields::new());
+                    partition = Some(FieldsBuilder::default());
                     open = Open::Partition;
                 }
                 "  offset:" | "  offset: {}" if partition.is_some() && offset.is_none() => {
-                    offset = Some(Fields::new());
+                    offset = Some(FieldsBuilder::default());
                     open = Open::Offset;
                 }
                 _ => return None,
@@ -90,7 +96,7 @@ pub(super) fn split_offsets(text: &str) -> Option<(String, Vec<OffsetEntry>)> {
         }
         pos = line_end + 1;
     }
-    if open == Open::Offset && offset.as_ref().is_some_and(Fields::is_empty) {
+    if open == Open::Offset && offset.as_ref().is_some_and(FieldsBuilder::is_empty) {
         return None;
     }
     finish(&mut entries, partition, offset)?;

@@ -2,12 +2,18 @@
 //!
 //! A connector's partitions and offsets have one to a handful of keys each, and there can be
 //! a million of them. `serde_json::Map` is a `BTreeMap`, whose smallest node holds eleven
-//! entries (about 630 bytes for one key); `Fields` is a vector of entries sorted by key (56
+//! entries (about 630 bytes for one key); `Fields` is a slice of entries sorted by key (56
 //! bytes per key), with the same API for what kco uses. Deserializing builds it directly, so
 //! no `Value` is built first. Keys iterate sorted, as `serde_json::Map` without
 //! `preserve_order` does; a repeated key keeps its last value, as there.
+//!
+//! The slice is shared (`Arc`): a comparison's rows, a diff's sides and an apply's plan hold
+//! the same partitions and offsets as the files and answers they come from, instead of a copy
+//! each (a wide connector's diff held 22 MB of copies). Changing one copy leaves the others
+//! as they were.
 
 use std::fmt;
+use std::sync::Arc;
 
 use compact_str::CompactString;
 use serde::de::{MapAccess, Visitor};
@@ -21,12 +27,21 @@ use serde_json::Value;
 pub type Key = CompactString;
 
 /// A flat map of JSON values, keys sorted: a partition or an offset.
-#[derive(Clone, Default, PartialEq)]
-pub struct Fields(Vec<(Key, Value)>);
+#[derive(Clone, PartialEq)]
+pub struct Fields(Arc<[(Key, Value)]>);
+
+/// An entry of [`Fields`].
+type Entry = (Key, Value);
+
+impl Default for Fields {
+    fn default() -> Self {
+        Fields::new()
+    }
+}
 
 impl Fields {
     pub fn new() -> Self {
-        Fields(Vec::new())
+        Fields(Arc::new([]))
     }
 
     pub fn len(&self) -> usize {
@@ -45,30 +60,32 @@ impl Fields {
         self.find(key).ok().map(|i| &self.0[i].1)
     }
 
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.find(key).ok().map(|i| &mut self.0[i].1)
-    }
-
     pub fn contains_key(&self, key: &str) -> bool {
         self.find(key).is_ok()
     }
 
-    /// Sets `key`, returning its previous value.
+    /// Sets `key`, returning its previous value. (The entries are copied: build a large map
+    /// with `collect`.)
     pub fn insert(&mut self, key: impl Into<Key>, value: Value) -> Option<Value> {
         let key = key.into();
-        match self.find(&key) {
-            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
+        let mut entries = self.0.to_vec();
+        let old = match self.find(&key) {
+            Ok(i) => Some(std::mem::replace(&mut entries[i].1, value)),
             Err(i) => {
-                // Maps of one to a few keys: grow by what is needed, not to four at once.
-                self.0.reserve_exact(1);
-                self.0.insert(i, (key, value));
+                entries.insert(i, (key, value));
                 None
             }
-        }
+        };
+        self.0 = entries.into();
+        old
     }
 
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        self.find(key).ok().map(|i| self.0.remove(i).1)
+        let i = self.find(key).ok()?;
+        let mut entries = self.0.to_vec();
+        let old = entries.remove(i).1;
+        self.0 = entries.into();
+        Some(old)
     }
 
     /// Entries in key order.
@@ -85,21 +102,90 @@ impl Fields {
     }
 
     /// Builds from entries in any order; a repeated key keeps its last value.
-    fn from_entries(mut entries: Vec<(Key, Value)>) -> Self {
-        if !entries.is_sorted_by(|a, b| a.0 < b.0) {
-            // Stable: among equal keys, the last one given ends up last, and is kept.
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut kept: Vec<(Key, Value)> = Vec::with_capacity(entries.len());
-            for e in entries {
-                match kept.last_mut() {
-                    Some(last) if last.0 == e.0 => *last = e,
-                    _ => kept.push(e),
-                }
-            }
-            entries = kept;
+    fn from_entries(mut entries: Vec<Entry>) -> Self {
+        if !sorted_unique(&entries) {
+            entries = sort_keep_last(entries);
         }
-        entries.shrink_to_fit();
-        Fields(entries)
+        Fields(entries.into())
+    }
+}
+
+/// Whether the keys are in strictly increasing order.
+fn sorted_unique(entries: &[Entry]) -> bool {
+    entries.windows(2).all(|w| w[0].0 < w[1].0)
+}
+
+/// Sorted by key; among equal keys the last one given is kept.
+fn sort_keep_last(mut entries: Vec<Entry>) -> Vec<Entry> {
+    // Stable: among equal keys, the last one given ends up last, and is kept.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut kept: Vec<Entry> = Vec::with_capacity(entries.len());
+    for e in entries {
+        match kept.last_mut() {
+            Some(last) if last.0 == e.0 => *last = e,
+            _ => kept.push(e),
+        }
+    }
+    kept
+}
+
+/// Up to this many entries are gathered on the stack.
+const INLINE: usize = 4;
+
+/// Gathers the entries of one [`Fields`]: the few keys of a partition or an offset stay on
+/// the stack, and the map is allocated once, at its size (a million partitions are then a
+/// million allocations, not three million).
+#[derive(Default)]
+pub(crate) struct FieldsBuilder {
+    inline: [Option<Entry>; INLINE],
+    len: usize,
+    spilled: Vec<Entry>,
+}
+
+impl FieldsBuilder {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether `key` was given already.
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.inline.iter().flatten().any(|(k, _)| k == key)
+            || self.spilled.iter().any(|(k, _)| k == key)
+    }
+
+    pub(crate) fn push(&mut self, key: Key, value: Value) {
+        if self.len < INLINE {
+            self.inline[self.len] = Some((key, value));
+        } else {
+            if self.spilled.is_empty() {
+                self.spilled
+                    .extend(self.inline.iter_mut().filter_map(Option::take));
+            }
+            self.spilled.push((key, value));
+        }
+        self.len += 1;
+    }
+
+    /// The map; a repeated key keeps its last value.
+    pub(crate) fn build(self) -> Fields {
+        if self.len > INLINE {
+            return Fields::from_entries(self.spilled);
+        }
+        let sorted = (1..self.len).all(|i| {
+            let (a, b) = (&self.inline[i - 1], &self.inline[i]);
+            matches!((a, b), (Some(a), Some(b)) if a.0 < b.0)
+        });
+        let inline = self
+            .inline
+            .into_iter()
+            .take(self.len)
+            .map(|e| e.expect("counted"));
+        if !sorted {
+            return Fields::from_entries(inline.collect());
+        }
+        // `take` and `map` of an array keep the length known: the shared slice is allocated
+        // once, with no vector first.
+        Fields(inline.collect())
     }
 }
 
@@ -131,8 +217,10 @@ impl<K: Into<Key>> FromIterator<(K, Value)> for Fields {
 impl IntoIterator for Fields {
     type Item = (Key, Value);
     type IntoIter = std::vec::IntoIter<(Key, Value)>;
+    /// The entries, copied where the map is shared.
     fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
+        let entries: Vec<Entry> = self.0.iter().cloned().collect();
+        entries.into_iter()
     }
 }
 
@@ -153,7 +241,6 @@ impl From<serde_json::Map<String, Value>> for Fields {
 impl From<Fields> for serde_json::Map<String, Value> {
     fn from(fields: Fields) -> Self {
         fields
-            .0
             .into_iter()
             .map(|(k, v)| (k.into_string(), v))
             .collect()
@@ -169,7 +256,7 @@ impl From<Fields> for Value {
 impl Serialize for Fields {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
+        for (k, v) in self.0.iter() {
             map.serialize_entry(k.as_str(), v)?;
         }
         map.end()
@@ -185,11 +272,11 @@ impl<'de> Deserialize<'de> for Fields {
                 f.write_str("a map")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Fields, A::Error> {
-                let mut entries = Vec::with_capacity(access.size_hint().unwrap_or(2).min(16));
+                let mut entries = FieldsBuilder::default();
                 while let Some((k, v)) = access.next_entry::<Key, Value>()? {
-                    entries.push((k, v));
+                    entries.push(k, v);
                 }
-                Ok(Fields::from_entries(entries))
+                Ok(entries.build())
             }
         }
         deserializer.deserialize_map(FieldsVisitor)

@@ -25,7 +25,7 @@ pub use canonical::{
 };
 
 /// A source partition or offset, or a sink's: a flat map of primitive values.
-pub use fields::Fields;
+pub use fields::{Fields, Key};
 
 /// One partition and its committed offset, as `GET /connectors/{name}/offsets` returns it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

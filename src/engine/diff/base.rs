@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{
-    identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartitionCounts,
-    PartitionReport, Sides, Status, YamlPair,
+    identity_change, ConnectorDiff, DiffReport, FailOn, Mode, PartitionCounts, PartitionReport,
+    Side, Sides, Status, YamlSides,
 };
-use crate::compare::compare;
+use crate::compare::compare_each;
 use crate::engine::revision::Revision;
 use crate::engine::risk::assess;
 use crate::engine::store::{find_files, load_files};
@@ -96,7 +96,7 @@ pub(crate) fn classify(
 
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
-    for d in compare(new_offsets, old_offsets) {
+    for d in compare_each(new_offsets, old_offsets) {
         if !counts.count(d.kind) {
             continue;
         }
@@ -152,18 +152,14 @@ pub(crate) fn classify(
         }
     }
     // Both sides as YAML, only for a connector that changed.
-    let yaml = (status != Status::Unchanged).then(|| YamlPair {
+    let yaml = (status != Status::Unchanged).then(|| YamlSides {
         old_label: match &old_path {
             Some(p) => format!("{old_rev}:{p}"),
             None => "/dev/null".into(),
         },
-        old: old
-            .map(|_| side_yaml(old_type, old_class.as_deref(), old_offsets))
-            .unwrap_or_default(),
+        old: old.map(|_| Side::new(old_type, old_class.as_deref(), old_offsets)),
         new_label: new_path.clone().unwrap_or_else(|| "/dev/null".into()),
-        new: new
-            .map(|_| side_yaml(new_type, new_class.as_deref(), new_offsets))
-            .unwrap_or_default(),
+        new: new.map(|_| Side::new(new_type, new_class.as_deref(), new_offsets)),
     });
     ConnectorDiff {
         name: name.to_string(),

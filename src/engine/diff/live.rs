@@ -7,11 +7,11 @@ use std::path::Path;
 
 use super::Class;
 use super::{
-    identity_change, side_yaml, ConnectorDiff, DiffReport, FailOn, Mode, PartitionCounts,
-    PartitionReport, Sides, Status, YamlPair,
+    identity_change, ConnectorDiff, DiffReport, FailOn, Mode, PartitionCounts, PartitionReport,
+    Side, Sides, Status, YamlSides,
 };
 use crate::client::{Connect, ConnectorListing};
-use crate::compare::{compare, PartitionKind};
+use crate::compare::{compare_each, PartitionKind};
 use crate::engine::progress::{self, Fleet, Unheard};
 use crate::engine::{probe, LoadedFile};
 use crate::error::{Error, Result};
@@ -165,7 +165,7 @@ pub(crate) fn classify(
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
     // Live is the newer side: the movement is where live lies relative to the file.
-    for d in compare(live_list, file_offsets) {
+    for d in compare_each(live_list, file_offsets) {
         if !counts.count(d.kind) {
             continue;
         }
@@ -224,19 +224,15 @@ pub(crate) fn classify(
     if matches!(status, Status::Missing | Status::Untracked) {
         partitions.clear();
     }
-    // Both sides as YAML, only for a connector that differs: 20 MB for a wide one.
-    let yaml = (status != Status::InSync).then(|| YamlPair {
+    // Both sides, only for a connector that differs.
+    let yaml = (status != Status::InSync).then(|| YamlSides {
         old_label: path.clone().unwrap_or_else(|| "(no file)".into()),
-        old: file
-            .map(|_| side_yaml(file_type, file_class, file_offsets))
-            .unwrap_or_default(),
+        old: file.map(|_| Side::new(file_type, file_class, file_offsets)),
         new_label: match live {
             Some(_) => format!("live: {cluster}/{name}"),
             None => format!("live: {cluster}/{name} (absent)"),
         },
-        new: live
-            .map(|_| side_yaml(live_type, live_class, live_list))
-            .unwrap_or_default(),
+        new: live.map(|_| Side::new(live_type, live_class, live_list)),
     });
     ConnectorDiff {
         name: name.to_string(),

@@ -230,7 +230,7 @@ fn missing_and_untracked() {
     let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)])));
     let d = run(Some(&f), None, &[]);
     assert_eq!(d.status, Status::Missing);
-    assert!(d.yaml.as_ref().unwrap().new.is_empty());
+    assert!(d.yaml.as_ref().unwrap().new.is_none());
     let l = listing("c", "sink", "K", "STOPPED");
     let d = run(None, Some(&l), &entries(json!([sink(0, 1)])));
     assert_eq!(d.status, Status::Untracked);

@@ -6,7 +6,7 @@ mod base;
 mod live;
 mod side;
 
-pub(crate) use side::side_yaml;
+pub use side::{Side, YamlSides};
 
 use std::collections::BTreeMap;
 
@@ -15,7 +15,7 @@ use serde::Serialize;
 pub use crate::compare::PartitionKind;
 use crate::compare::{Direction, Movement};
 use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
-use crate::model::{ConnectorType, Fields};
+use crate::model::{ConnectorType, Fields, Key};
 
 pub use super::risk::{Risk, RiskCode};
 pub(crate) use base::classify;
@@ -188,9 +188,9 @@ pub struct PartitionReport {
     /// lies relative to the revision's. `null` when the offsets have no known order.
     pub direction: Option<Direction>,
     pub distance: Option<u64>,
-    pub unit: Option<String>,
+    pub unit: Option<Key>,
     /// The offset field(s) compared (`kafka_offset`, `position`, `file+pos`, `lsn`, ...).
-    pub field: Option<String>,
+    pub field: Option<Key>,
     /// live only: normal progress (`advanced`) or `drift`.
     pub class: Option<Class>,
     /// base only: what applying the working tree's file would do to this partition.
@@ -268,18 +268,10 @@ pub struct ConnectorDiff {
     pub counts: PartitionCounts,
     /// The partitions that differ, in canonical order (unchanged ones are only counted).
     pub partitions: Vec<PartitionReport>,
-    /// The two sides as YAML (type, class, offsets), for a unified diff; not serialized.
+    /// The two sides (type, class, offsets), for a unified diff of their YAML; not
+    /// serialized.
     #[serde(skip)]
-    pub yaml: Option<YamlPair>,
-}
-
-/// Two labelled YAML texts to diff.
-#[derive(Debug, Clone, PartialEq)]
-pub struct YamlPair {
-    pub old_label: String,
-    pub old: String,
-    pub new_label: String,
-    pub new: String,
+    pub yaml: Option<YamlSides>,
 }
 
 /// Counts over the whole report.
