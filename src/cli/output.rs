@@ -147,9 +147,23 @@ impl Printer {
         eprintln!("{} {text}", self.paint_err(Style::Warn, "warning:"));
     }
 
-    /// A report as JSON or YAML on stdout, per `--output`.
+    /// A report as JSON or YAML on stdout, per `--output`, written as it is serialized: a
+    /// wide connector's report is tens of megabytes of JSON, never held whole.
     pub fn structured<T: Serialize>(&self, value: &T) {
-        self.out(&structured_text(self.format, value));
+        let mut out = Chunks {
+            printer: self,
+            buf: Vec::with_capacity(CHUNK),
+        };
+        match self.format {
+            OutputFormat::Yaml => {
+                serde_yaml::to_writer(&mut out, value).expect("reports serialize")
+            }
+            _ => {
+                serde_json::to_writer_pretty(&mut out, value).expect("reports serialize");
+                out.buf.push(b'\n');
+            }
+        }
+        out.pass_on(true);
     }
 
     /// Text for stdout, colored when stdout wants colors.
@@ -163,15 +177,45 @@ impl Printer {
     }
 }
 
-/// A value as the JSON (pretty, one trailing newline) or YAML document `--output` asks for.
-pub fn structured_text<T: Serialize>(format: OutputFormat, value: &T) -> String {
-    match format {
-        OutputFormat::Yaml => serde_yaml::to_string(value).expect("reports serialize"),
-        _ => {
-            let mut s = serde_json::to_string_pretty(value).expect("reports serialize");
-            s.push('\n');
-            s
+/// Above this many bytes, structured output is handed to stdout.
+const CHUNK: usize = 1 << 16;
+
+/// Hands serialized output to [`Printer::out`] a chunk at a time, each cut after a whole
+/// character.
+struct Chunks<'p> {
+    printer: &'p Printer,
+    buf: Vec<u8>,
+}
+
+impl Chunks<'_> {
+    fn pass_on(&mut self, all: bool) {
+        let whole = match std::str::from_utf8(&self.buf) {
+            Ok(text) => text.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        if whole > 0 {
+            let text = std::str::from_utf8(&self.buf[..whole]).expect("checked");
+            self.printer.out(text);
+            self.buf.drain(..whole);
         }
+        if all && !self.buf.is_empty() {
+            self.printer.out(&String::from_utf8_lossy(&self.buf));
+            self.buf.clear();
+        }
+    }
+}
+
+impl Write for Chunks<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= CHUNK {
+            self.pass_on(false);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -265,3 +265,63 @@ fn base_mode_sends_no_request() {
     assert!(out.contains("10 records will be reprocessed"), "{out}");
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
 }
+
+/// A connector of 3,000 moved partitions whose topics are not ASCII: the unified diff is
+/// walked item by item (past the plain diff's size), and JSON and YAML reports of hundreds of
+/// kilobytes are handed to stdout in chunks that never cut a character.
+#[test]
+fn a_wide_connector_in_every_output_format() {
+    const N: usize = 3000;
+    let t = tempfile::tempdir().unwrap();
+    let entries = |base: i64| -> Value {
+        (0..N)
+            .map(|i| {
+                json!({"partition":{"kafka_topic":format!("tópico-日本-{:03}", i / 10),"kafka_partition":i % 10},
+                       "offset":{"kafka_offset":base + i as i64}})
+            })
+            .collect()
+    };
+    write(t.path(), "wide", ConnectorType::Sink, entries(5_000_000));
+    let fake = FakeConnect::builder()
+        .sink("wide", SINK, State::Stopped, entries(1_000))
+        .start();
+
+    let (code, text, err) = kco(t.path(), &fake, &["diff", "wide"]);
+    assert_eq!(code, 2, "{err}");
+    let minus = text
+        .lines()
+        .filter(|l| l.starts_with("-    kafka_offset: "))
+        .count();
+    let plus = text
+        .lines()
+        .filter(|l| l.starts_with("+    kafka_offset: "))
+        .count();
+    assert_eq!((minus, plus), (N, N));
+    let unified = &text[text
+        .find("--- snapshots/a/wide.yaml")
+        .expect("a unified diff")..];
+    assert!(
+        unified.starts_with("--- snapshots/a/wide.yaml\n+++ live: a/wide\n@@ -"),
+        "{unified:.400}"
+    );
+    assert!(text.contains(" kafka_topic: \"tópico-日本-299\"\n"), "{unified:.400}");
+
+    let (code, json, err) = kco(t.path(), &fake, &["diff", "wide", "-o", "json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(json.len() > 4 << 16, "{} bytes", json.len());
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    let rows = doc["connectors"][0]["partitions"].as_array().unwrap();
+    assert_eq!(rows.len(), N);
+    assert_eq!(rows[N - 1]["partition"]["kafka_topic"], "tópico-日本-299");
+    assert_eq!(rows[N - 1]["distance"], 4_999_000);
+
+    let (code, yaml, err) = kco(t.path(), &fake, &["diff", "wide", "-o", "yaml"]);
+    assert_eq!(code, 2, "{err}");
+    let doc: Value = serde_yaml::from_str(&yaml).unwrap();
+    assert_eq!(
+        doc["connectors"][0]["partitions"].as_array().unwrap().len(),
+        N
+    );
+    assert!(!yaml.contains('\u{FFFD}'));
+    fake.assert_no_mutations();
+}
