@@ -1,5 +1,5 @@
 //! `kill -9` of kco during a snapshot of many connectors: every file is the old one or the new
-//! one, never a partial one (writes are atomic: temp file, fsync, rename).
+//! one, never a partial one (writes are atomic: temp files, one flush, renames).
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -60,8 +60,14 @@ fn sigkill_during_a_snapshot_leaves_every_file_old_or_new() {
         .collect();
     let mut saw_new = 0;
     let mut saw_old = 0;
-    for (round, percent) in [10u64, 40, 60, 75, 85, 90, 95, 98].into_iter().enumerate() {
-        let after_ms = whole * percent / 100;
+    // Kills at points of the reads and writes, then (`None`) as soon as the first file is
+    // put in place: the renames come last, after one flush, and a kill among them leaves
+    // some files new and the others old.
+    let kill_points = [10u64, 40, 60, 75, 85, 90, 95, 98]
+        .map(Some)
+        .into_iter()
+        .chain([None, None]);
+    for (round, percent) in kill_points.enumerate() {
         // New offsets, so that a finished write differs from the old file.
         for n in &names {
             fake.set_offsets(n, offsets(200, round + 2));
@@ -70,8 +76,22 @@ fn sigkill_during_a_snapshot_leaves_every_file_old_or_new() {
             .iter()
             .map(|n| std::fs::read_to_string(path(n)).unwrap())
             .collect();
+        let inodes = || -> Vec<u64> {
+            use std::os::unix::fs::MetadataExt;
+            names
+                .iter()
+                .map(|n| std::fs::metadata(path(n)).map_or(0, |m| m.ino()))
+                .collect()
+        };
+        let placed = inodes();
         let mut child = snapshot(dir.path(), &fake);
-        std::thread::sleep(Duration::from_millis(after_ms));
+        match percent {
+            Some(percent) => std::thread::sleep(Duration::from_millis(whole * percent / 100)),
+            None => {
+                let deadline = std::time::Instant::now() + Duration::from_secs(30);
+                while inodes() == placed && std::time::Instant::now() < deadline {}
+            }
+        }
         let _ = child.kill();
         child.wait().unwrap();
         for (i, n) in names.iter().enumerate() {
