@@ -304,7 +304,10 @@ fn a_wide_connector_in_every_output_format() {
         unified.starts_with("--- snapshots/a/wide.yaml\n+++ live: a/wide\n@@ -"),
         "{unified:.400}"
     );
-    assert!(text.contains(" kafka_topic: \"tópico-日本-299\"\n"), "{unified:.400}");
+    assert!(
+        text.contains(" kafka_topic: \"tópico-日本-299\"\n"),
+        "{unified:.400}"
+    );
 
     let (code, json, err) = kco(t.path(), &fake, &["diff", "wide", "-o", "json"]);
     assert_eq!(code, 2, "{err}");
