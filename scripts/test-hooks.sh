@@ -12,6 +12,10 @@ if ! command -v pre-commit >/dev/null 2>&1; then
   python3 -m pip install --quiet --user pre-commit >&2
   export PATH="$(python3 -m site --user-base)/bin:$PATH"
 fi
+# HOME is replaced below, and Python finds packages installed with --user under HOME: keep it
+# looking where pip put them.
+PYTHONUSERBASE=${PYTHONUSERBASE:-$(python3 -m site --user-base)}
+export PYTHONUSERBASE
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
