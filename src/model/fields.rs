@@ -57,11 +57,20 @@ impl Fields {
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
+        if self.0.len() <= INLINE {
+            // A few keys: comparing lengths first passes over most of them without reading
+            // a byte of either name.
+            return self
+                .0
+                .iter()
+                .find(|(k, _)| k.len() == key.len() && k.as_str() == key)
+                .map(|(_, v)| v);
+        }
         self.find(key).ok().map(|i| &self.0[i].1)
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
-        self.find(key).is_ok()
+        self.get(key).is_some()
     }
 
     /// Sets `key`, returning its previous value. (The entries are copied: build a large map
