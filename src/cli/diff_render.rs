@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::diff_unified;
 use super::output::{Printer, Style};
 use crate::compare::Direction;
 use crate::engine::diff::{
@@ -222,27 +223,41 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
         for n in &c.notes {
             let _ = writeln!(out, "  {n}");
         }
-        for part in &c.partitions {
-            let mut line = format!("  {}", partition_text(part));
-            if let Some((l, msg, bad)) = label(part) {
-                let style = if bad { Style::Bad } else { Style::Warn };
-                let tag = p.paint(style, &format!("[{l}]"));
-                match msg {
-                    Some(m) => {
-                        let _ = write!(line, "  {tag} {m}");
-                    }
-                    None => {
-                        let _ = write!(line, "  {tag}");
+        // A wide connector's diff is worked out on another thread while its partition
+        // lines are written.
+        std::thread::scope(|scope| {
+            let prepared = c
+                .yaml
+                .as_ref()
+                .filter(|y| diff_unified::is_wide(y))
+                .map(|y| scope.spawn(|| diff_unified::prepare(y)));
+            for part in &c.partitions {
+                let mut line = format!("  {}", partition_text(part));
+                if let Some((l, msg, bad)) = label(part) {
+                    let style = if bad { Style::Bad } else { Style::Warn };
+                    let tag = p.paint(style, &format!("[{l}]"));
+                    match msg {
+                        Some(m) => {
+                            let _ = write!(line, "  {tag} {m}");
+                        }
+                        None => {
+                            let _ = write!(line, "  {tag}");
+                        }
                     }
                 }
+                let _ = writeln!(out, "{line}");
+                if out.len() > CHUNK {
+                    emit(&out);
+                    out.clear();
+                }
             }
-            let _ = writeln!(out, "{line}");
-            if out.len() > CHUNK {
-                emit(&out);
-                out.clear();
-            }
-        }
-        if let Some(y) = &c.yaml {
+            let Some(y) = &c.yaml else {
+                return;
+            };
+            let prepared = match prepared {
+                Some(thread) => thread.join().expect("a diff does not panic"),
+                None => diff_unified::prepare(y),
+            };
             let mut line = |l: &str| {
                 let style = if l.starts_with("+++") || l.starts_with("---") {
                     Some(Style::Bold)
@@ -265,8 +280,8 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
                     out.clear();
                 }
             };
-            super::diff_unified::unified_lines(y, &mut line);
-        }
+            prepared.write(y, &mut line);
+        });
     }
     emit(&out);
 }
@@ -366,7 +381,7 @@ pub fn markdown(r: &DiffReport) -> String {
             let _ = writeln!(out, "{line}");
         }
         if let Some(y) = &c.yaml {
-            let _ = writeln!(out, "\n```diff\n{}```", super::diff_unified::unified(y));
+            let _ = writeln!(out, "\n```diff\n{}```", diff_unified::unified(y));
         }
         let _ = writeln!(out, "\n</details>");
     }

@@ -13,6 +13,9 @@ use std::collections::HashMap;
 
 use similar::{Algorithm, DiffOp, TextDiff};
 
+#[cfg(test)]
+use super::diff_hunks::range;
+use super::diff_hunks::{Hunk, HunkWriter, Hunks};
 use crate::engine::diff::{Side, YamlSides};
 use crate::model::canonical_fields;
 
@@ -22,7 +25,7 @@ const PLAIN_DIFF_LINES: usize = 4000;
 /// they are short enough for the plain diff; an entry is at least two lines.
 const SMALL_ENTRIES: usize = PLAIN_DIFF_LINES / 2;
 /// Lines of context around each change.
-const CONTEXT: usize = 3;
+pub(super) const CONTEXT: usize = 3;
 
 /// `--- old_label` / `+++ new_label` and the hunks; empty when the sides are equal.
 pub fn unified(y: &YamlSides) -> String {
@@ -37,12 +40,34 @@ pub fn unified(y: &YamlSides) -> String {
 /// [`unified`] a line at a time (without its line break), so that a wide connector's diff
 /// goes to its reader without being held whole.
 pub fn unified_lines(y: &YamlSides, emit: &mut dyn FnMut(&str)) {
-    let entries = |s: &Option<Side>| s.as_ref().map_or(0, |s| s.offsets.len());
-    if entries(&y.old) + entries(&y.new) <= SMALL_ENTRIES {
+    prepare(y).write(y, emit);
+}
+
+/// Whether working out the diff of these sides is worth a thread of its own, beside the
+/// writing of the partition lines.
+pub fn is_wide(y: &YamlSides) -> bool {
+    entries(&y.old) + entries(&y.new) > SMALL_ENTRIES
+}
+
+fn entries(s: &Option<Side>) -> usize {
+    s.as_ref().map_or(0, |s| s.offsets.len())
+}
+
+/// A connector's unified diff, worked out and not yet written: the plain diff of small sides
+/// as text, or the hunks of the walk over their items. For a wide connector this is half of
+/// the work; it can be done on another thread while the partition lines are written.
+pub enum Prepared<'a> {
+    Plain(String),
+    Walked(Walk<'a>, Vec<Hunk>),
+}
+
+/// Works out the diff of `y`.
+pub fn prepare(y: &YamlSides) -> Prepared<'_> {
+    if !is_wide(y) {
         let text = |s: &Option<Side>| s.as_ref().map(Side::yaml).unwrap_or_default();
         let (old, new) = (text(&y.old), text(&y.new));
         if old == new {
-            return;
+            return Prepared::Plain(String::new());
         }
         let lines = |t: &str| t.split_inclusive('\n').count();
         if lines(&old) + lines(&new) <= PLAIN_DIFF_LINES {
@@ -51,39 +76,30 @@ pub fn unified_lines(y: &YamlSides, emit: &mut dyn FnMut(&str)) {
                 .context_radius(CONTEXT)
                 .header(&y.old_label, &y.new_label)
                 .to_string();
-            text.lines().for_each(&mut *emit);
-            return;
+            return Prepared::Plain(text);
         }
     }
-    walked(y, emit);
+    let walk = Walk::new(y.old.as_ref(), y.new.as_ref());
+    let hunks = walk.hunks();
+    Prepared::Walked(walk, hunks)
 }
 
-/// The hunks found by walking the items of both sides.
+impl Prepared<'_> {
+    /// Writes the diff a line at a time (without line breaks).
+    pub fn write(&self, y: &YamlSides, emit: &mut dyn FnMut(&str)) {
+        match self {
+            Prepared::Plain(text) => text.lines().for_each(&mut *emit),
+            Prepared::Walked(walk, hunks) => walk.write(hunks, y, emit),
+        }
+    }
+}
+
+/// The walk over the items of both sides, whatever their size.
+#[cfg(test)]
 fn walked(y: &YamlSides, emit: &mut dyn FnMut(&str)) {
     let walk = Walk::new(y.old.as_ref(), y.new.as_ref());
-    let mut hunks = Hunks::default();
-    let totals = walk.edits(&mut |edit, o, n, lines| {
-        if edit != Edit::Equal {
-            let (olen, nlen) = match edit {
-                Edit::Delete => (lines.len(), 0),
-                _ => (0, lines.len()),
-            };
-            hunks.change(o, olen, n, nlen);
-        }
-    });
-    let hunks = hunks.finish(totals.0);
-    if hunks.is_empty() {
-        return;
-    }
-    emit(&format!("--- {}", y.old_label));
-    emit(&format!("+++ {}", y.new_label));
-    let mut writer = HunkWriter {
-        hunks: &hunks,
-        at: 0,
-        started: false,
-        line: String::new(),
-    };
-    walk.edits(&mut |edit, o, n, lines| writer.write(edit, o, n, lines, emit));
+    let hunks = walk.hunks();
+    walk.write(&hunks, y, emit);
 }
 
 /// One item of a side: 0 is the header (type, class, `offsets:`), `k + 1` is entry `k`.
@@ -111,13 +127,13 @@ enum Step {
 
 /// What an edit does with its lines.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Edit {
+pub(super) enum Edit {
     Equal,
     Delete,
     Insert,
 }
 
-struct Walk<'a> {
+pub struct Walk<'a> {
     old: Option<&'a Side>,
     new: Option<&'a Side>,
     steps: Vec<Step>,
@@ -158,6 +174,33 @@ impl<'a> Walk<'a> {
         }
         steps.extend((next..nb).map(Step::Insert));
         Walk { old, new, steps }
+    }
+
+    /// The hunks: where the changes are, with their context.
+    fn hunks(&self) -> Vec<Hunk> {
+        let mut hunks = Hunks::default();
+        let (old_lines, _) = self.edits(&mut |edit, o, n, lines| match edit {
+            Edit::Equal => {}
+            Edit::Delete => hunks.change(o, lines.len(), n, 0),
+            Edit::Insert => hunks.change(o, 0, n, lines.len()),
+        });
+        hunks.finish(old_lines)
+    }
+
+    /// The labels, then each hunk's `@@` line and lines.
+    fn write(&self, hunks: &[Hunk], y: &YamlSides, emit: &mut dyn FnMut(&str)) {
+        if hunks.is_empty() {
+            return;
+        }
+        emit(&format!("--- {}", y.old_label));
+        emit(&format!("+++ {}", y.new_label));
+        let mut writer = HunkWriter {
+            hunks,
+            at: 0,
+            started: false,
+            line: String::new(),
+        };
+        self.edits(&mut |edit, o, n, lines| writer.write(edit, o, n, lines, emit));
     }
 
     /// Every edit in order, with where it starts on each side (0-based lines) and its lines;
@@ -236,7 +279,7 @@ fn pair(a: &[&str], b: &[&str], o: usize, n: usize, f: &mut EditSink<'_>) {
     }
 }
 
-type Range = std::ops::Range<usize>;
+pub(super) type Range = std::ops::Range<usize>;
 
 /// The diff of two texts that differ only in a middle run whose lines appear nowhere on the
 /// other side: the common prefix, the old middle deleted, the new one inserted, the common
@@ -260,144 +303,6 @@ fn disjoint_middle(a: &[&str], b: &[&str]) -> Option<[(Edit, Range, Range); 4]> 
         (Edit::Insert, ma.end..ma.end, mb.clone()),
         (Edit::Equal, ma.end..a.len(), mb.end..b.len()),
     ])
-}
-
-/// A hunk: lines `os..oe` of the old side and `ns..ne` of the new, context included.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Hunk {
-    os: usize,
-    oe: usize,
-    ns: usize,
-    ne: usize,
-}
-
-impl Hunk {
-    /// The lines an edit's lines are placed among: an insertion by its new lines, anything
-    /// else by its old ones.
-    fn span(&self, edit: Edit) -> Range {
-        match edit {
-            Edit::Insert => self.ns..self.ne,
-            _ => self.os..self.oe,
-        }
-    }
-}
-
-/// Hunks as `diff -u` groups changes: changes at most twice the context apart share a hunk,
-/// which has up to `CONTEXT` lines of context before its first change and after its last.
-#[derive(Default)]
-struct Hunks {
-    done: Vec<Hunk>,
-    open: Option<Hunk>,
-    /// Where the last change ended on the old side.
-    last: usize,
-}
-
-impl Hunks {
-    fn change(&mut self, o: usize, olen: usize, n: usize, nlen: usize) {
-        let gap = o - self.last;
-        match &mut self.open {
-            Some(h) if gap <= 2 * CONTEXT => {
-                h.oe = o + olen;
-                h.ne = n + nlen;
-            }
-            _ => {
-                self.close(CONTEXT);
-                let before = gap.min(CONTEXT);
-                self.open = Some(Hunk {
-                    os: o - before,
-                    oe: o + olen,
-                    ns: n - before,
-                    ne: n + nlen,
-                });
-            }
-        }
-        self.last = o + olen;
-    }
-
-    fn close(&mut self, after: usize) {
-        if let Some(mut h) = self.open.take() {
-            h.oe += after;
-            h.ne += after;
-            self.done.push(h);
-        }
-    }
-
-    /// The hunks, given the old side's line count (the last one's context ends there).
-    fn finish(mut self, old_lines: usize) -> Vec<Hunk> {
-        let after = self.open.map_or(0, |h| (old_lines - h.oe).min(CONTEXT));
-        self.close(after);
-        self.done
-    }
-}
-
-/// Writes the lines of the edits that fall in a hunk, each hunk after its `@@` line.
-struct HunkWriter<'h> {
-    hunks: &'h [Hunk],
-    /// The hunk the next line belongs to, or follows.
-    at: usize,
-    /// Whether its `@@` line is written.
-    started: bool,
-    line: String,
-}
-
-impl HunkWriter<'_> {
-    fn write(
-        &mut self,
-        edit: Edit,
-        o: usize,
-        n: usize,
-        lines: &[&str],
-        emit: &mut dyn FnMut(&str),
-    ) {
-        for (k, text) in lines.iter().enumerate() {
-            let pos = if edit == Edit::Insert { n + k } else { o + k };
-            while self.at < self.hunks.len() && pos >= self.hunks[self.at].span(edit).end {
-                self.at += 1;
-                self.started = false;
-            }
-            let Some(h) = self.hunks.get(self.at) else {
-                return;
-            };
-            if pos < h.span(edit).start {
-                continue;
-            }
-            if !self.started {
-                emit(&format!(
-                    "@@ -{} +{} @@",
-                    range(h.os, h.oe),
-                    range(h.ns, h.ne)
-                ));
-                self.started = true;
-            }
-            self.line.clear();
-            self.line.push(match edit {
-                Edit::Equal => ' ',
-                Edit::Delete => '-',
-                Edit::Insert => '+',
-            });
-            match text.strip_suffix('\n') {
-                Some(text) => {
-                    self.line.push_str(text);
-                    emit(&self.line);
-                }
-                None => {
-                    self.line.push_str(text);
-                    emit(&self.line);
-                    emit("\\ No newline at end of file");
-                }
-            }
-        }
-    }
-}
-
-/// `start,len` (1-based), `start` alone for one line, as in `diff -u`.
-fn range(start: usize, end: usize) -> String {
-    let len = end.saturating_sub(start);
-    match len {
-        1 => format!("{}", start + 1),
-        0 => format!("{start},0"),
-        _ => format!("{},{len}", start + 1),
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod apply_render;
 mod completions;
 mod context;
 mod diff;
+mod diff_hunks;
 mod diff_render;
 mod diff_unified;
 mod export;
