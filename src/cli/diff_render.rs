@@ -211,7 +211,11 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    for c in r.connectors.iter().filter(|c| c.yaml.is_some()) {
+    for (c, y) in r
+        .connectors
+        .iter()
+        .filter_map(|c| c.yaml.as_ref().map(|y| (c, y)))
+    {
         let _ = writeln!(out);
         let title = format!("{} ({})", c.name, c.status.as_str());
         let file = c
@@ -226,11 +230,8 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
         // A wide connector's diff is worked out on another thread while its partition
         // lines are written.
         std::thread::scope(|scope| {
-            let prepared = c
-                .yaml
-                .as_ref()
-                .filter(|y| diff_unified::is_wide(y))
-                .map(|y| scope.spawn(|| diff_unified::prepare(y)));
+            let prepared =
+                diff_unified::is_wide(y).then(|| scope.spawn(|| diff_unified::prepare(y)));
             for part in &c.partitions {
                 let mut line = format!("  {}", partition_text(part));
                 if let Some((l, msg, bad)) = label(part) {
@@ -251,9 +252,6 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
                     out.clear();
                 }
             }
-            let Some(y) = &c.yaml else {
-                return;
-            };
             let prepared = match prepared {
                 Some(thread) => thread.join().expect("a diff does not panic"),
                 None => diff_unified::prepare(y),

@@ -228,17 +228,14 @@ impl<'a> Walk<'a> {
                     write_item(self.old.expect("counted"), i, &mut a);
                     write_item(self.new.expect("counted"), j, &mut b);
                     let la: Vec<&str> = a.split_inclusive('\n').collect();
-                    if a == b {
+                    let lb: Vec<&str> = b.split_inclusive('\n').collect();
+                    if la == lb {
                         f(Edit::Equal, o, n, &la);
                     } else {
-                        let lb: Vec<&str> = b.split_inclusive('\n').collect();
                         pair(&la, &lb, o, n, f);
-                        n += lb.len();
-                        o += la.len();
-                        continue;
                     }
                     o += la.len();
-                    n += la.len();
+                    n += lb.len();
                 }
             }
         }

@@ -184,7 +184,7 @@ pub fn snapshot_reporting(
     // Each worker reads a connector's offsets and writes its file at once, so that the file
     // writes overlap the other connectors' round trips. Many files are made durable together
     // at the end (one flush, then the renames); a few are each synced as written.
-    let batch = (selected.len() >= BATCH_FROM).then(crate::fsutil::Batch::default);
+    let files = crate::fsutil::Batch::new(selected.len());
     // What a run killed before its renames left behind.
     crate::fsutil::remove_stale_temps(&store::cluster_dir(dir, cluster_name), STALE_TEMP);
     let one = |l: &&ConnectorListing| -> Result<(ConnectorSnapshot, bool)> {
@@ -196,7 +196,7 @@ pub fn snapshot_reporting(
             Ok(offsets) => {
                 let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
                 match capture(l, kind, offsets, secrets, opts, &base) {
-                    Ok((file, redacted)) => write(&path, file, redacted, opts, batch.as_ref()),
+                    Ok((file, redacted)) => write(&path, file, redacted, opts, &files),
                     Err(message) => Ok((failed(l, path, message), false)),
                 }
             }
@@ -208,19 +208,9 @@ pub fn snapshot_reporting(
     // not stale, so not read again below.
     let mut current = BTreeSet::new();
     let results = progress::map(&selected, opts.parallel, fleet, |l| &l.name, one);
-    let written = results.iter().flatten().any(|(r, _)| {
-        matches!(
-            r.outcome,
-            SnapshotOutcome::Created | SnapshotOutcome::Updated
-        )
-    });
-    match batch {
-        Some(batch) => batch
-            .commit()
-            .map_err(|(path, source)| Error::Write { path, source })?,
-        None if written => crate::fsutil::sync_dir(&store::cluster_dir(dir, cluster_name)),
-        None => {}
-    }
+    files
+        .commit()
+        .map_err(|(path, source)| Error::Write { path, source })?;
     for done in results {
         let (report, is_current) = done?;
         if is_current {
@@ -246,10 +236,6 @@ pub fn snapshot_reporting(
         stale,
     })
 }
-
-/// From this many connectors, a snapshot's files are made durable together
-/// ([`crate::fsutil::Batch`]): one flush of the file system instead of a sync per file.
-const BATCH_FROM: usize = 64;
 
 /// A temporary file this old is a killed run's, not a running one's.
 const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -331,7 +317,7 @@ fn write(
     mut file: OffsetsFile,
     redacted: Vec<String>,
     opts: &SnapshotOptions,
-    batch: Option<&crate::fsutil::Batch>,
+    files: &crate::fsutil::Batch,
 ) -> Result<(ConnectorSnapshot, bool)> {
     let existing = std::fs::read_to_string(path).ok();
     let previous = existing
@@ -377,16 +363,12 @@ fn write(
             .and_then(|l| l.strip_prefix(SCHEMA_COMMENT))
             .filter(|r| !r.trim().is_empty())
             .unwrap_or(&opts.schema_ref);
-        let text = file.render(schema_ref);
-        match batch {
-            Some(batch) => batch.stage(path, text.as_bytes()),
-            // Synced now; the directory once, at the end of the run.
-            None => crate::fsutil::write_atomic_unsynced_dir(path, text.as_bytes()).map(drop),
-        }
-        .map_err(|e| Error::Write {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
+        files
+            .put(path, file.render(schema_ref).as_bytes())
+            .map_err(|e| Error::Write {
+                path: path.to_path_buf(),
+                source: e,
+            })?;
     }
     let report = ConnectorSnapshot {
         name: file.metadata.name.clone(),
