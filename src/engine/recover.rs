@@ -14,7 +14,7 @@ use super::load_files;
 use crate::client::Connect;
 use crate::error::{Error, Result};
 use crate::model::{ConnectorState, TargetState};
-use crate::wait::{until, Clock, WaitPolicy};
+use crate::wait::{until, Clock, Poll, WaitPolicy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -60,10 +60,31 @@ pub fn recover(
     wait: &WaitPolicy,
     clock: &dyn Clock,
 ) -> RecoverReport {
-    let connectors: Vec<RecoveredConnector> = entries
+    let mut connectors: Vec<RecoveredConnector> = entries
         .iter()
         .map(|(name, e)| one(client, name, e, wait, clock))
         .collect();
+    // A stop the dead process sent can land after its state was put back (status lags the
+    // target state): the states are looked at again once they have had time to settle, and
+    // a connector that left its state is put back again.
+    let reached = |r: &RecoveredConnector| {
+        matches!(
+            r.outcome,
+            RecoverOutcome::Restored | RecoverOutcome::AlreadyThere
+        ) && r.wanted != TargetState::Stopped
+    };
+    if connectors.iter().any(reached) {
+        clock.sleep(SETTLE);
+        for (r, (name, e)) in connectors.iter_mut().zip(entries) {
+            let left = reached(r)
+                && client
+                    .status(name)
+                    .is_ok_and(|s| !matches!(poll_target(Ok(s), e.prior_state), Poll::Ready(_)));
+            if left {
+                *r = one(client, name, e, wait, clock);
+            }
+        }
+    }
     RecoverReport {
         cluster: cluster.to_string(),
         source: source.to_string(),
@@ -73,6 +94,9 @@ pub fn recover(
         connectors,
     }
 }
+
+/// How long recovered states are given to settle before they are looked at again.
+pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn one(
     client: &Connect,

@@ -193,3 +193,58 @@ fn a_created_connector_is_left_stopped_and_the_backup_gives_the_states_when_the_
     assert!(!from_backup["c"].created);
     let _ = exec(&fake, &p, false);
 }
+
+/// A clock whose first settle pause is when the stop a dead process sent lands.
+struct LateStop<'a> {
+    clock: ManualClock,
+    fake: &'a FakeConnect,
+    name: &'a str,
+    landed: std::sync::atomic::AtomicBool,
+}
+
+impl crate::wait::Clock for LateStop<'_> {
+    fn now(&self) -> std::time::Instant {
+        self.clock.now()
+    }
+    fn sleep(&self, d: Duration) {
+        use std::sync::atomic::Ordering;
+        if d == crate::engine::recover::SETTLE && !self.landed.swap(true, Ordering::SeqCst) {
+            self.fake.set_state(self.name, State::Stopped);
+        }
+        self.clock.sleep(d);
+    }
+}
+
+/// Status showed RUNNING (it lags), the resume was sent, then the dead process's stop
+/// landed: recovery looks again once the states had time to settle, and resumes it again.
+#[test]
+fn a_stop_that_lands_after_recovery_is_undone() {
+    let fake = cluster(State::Running);
+    let entries = [(
+        "c".to_string(),
+        journal::JournalEntry {
+            prior_state: TargetState::Running,
+            created: false,
+        },
+    )]
+    .into_iter()
+    .collect();
+    let clock = LateStop {
+        clock: ManualClock::default(),
+        fake: &fake,
+        name: "c",
+        landed: false.into(),
+    };
+    let rep = recover(
+        &fake.client(),
+        "a",
+        "j",
+        &entries,
+        &WaitPolicy::with_timeout(Duration::from_secs(5)),
+        &clock,
+    );
+    assert!(rep.ok, "{rep:?}");
+    assert_eq!(rep.connectors[0].outcome, RecoverOutcome::Restored);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+    assert_eq!(fake.count("PUT", "/connectors/c/resume"), 2);
+}
