@@ -62,12 +62,41 @@ pub enum Error {
         holder: String,
     },
 
-    /// An apply was interrupted and its journal says which connectors may be left stopped.
-    #[error("an interrupted apply to cluster `{cluster}` left {connectors} connector(s) possibly stopped ({})", journal.display())]
+    /// An operation was interrupted and its journal says which connectors may be left stopped.
+    #[error("an interrupted operation on cluster `{cluster}` left {connectors} connector(s) possibly out of their prior state ({})", journal.display())]
     Unfinished {
         cluster: String,
         journal: PathBuf,
         connectors: usize,
+    },
+
+    /// Another kco process is changing this cluster now (a command that reads would see its
+    /// connectors stopped half-way).
+    #[error("an operation on cluster `{cluster}` is in progress: {holder} ({})", lock.display())]
+    InProgress {
+        cluster: String,
+        lock: PathBuf,
+        holder: String,
+    },
+
+    /// A file captured on one cluster, about to be used on another that was not named.
+    #[error("{} was captured on cluster `{file_cluster}`, not on `{target}`, the cluster this command works on", file.display())]
+    OtherCluster {
+        file: PathBuf,
+        file_cluster: String,
+        target: String,
+    },
+
+    /// `kco undo` was given a directory that is not a kco backup.
+    #[error("{} is not a kco backup: {why}", dir.display())]
+    NotABackup { dir: PathBuf, why: String },
+
+    /// `kco undo` of a backup taken on another cluster than `--cluster` names.
+    #[error("the backup {} was taken on cluster `{backup_cluster}`, not on `{asked}`", dir.display())]
+    BackupOfOtherCluster {
+        dir: PathBuf,
+        backup_cluster: String,
+        asked: String,
     },
 
     /// Arguments that do not fit together.
@@ -91,6 +120,9 @@ pub enum ErrorKind {
     Read,
     Locked,
     Unfinished,
+    InProgress,
+    OtherCluster,
+    NotABackup,
     Usage,
     Other,
 }
@@ -113,6 +145,9 @@ impl Error {
             Error::Read { .. } => ErrorKind::Read,
             Error::Locked { .. } => ErrorKind::Locked,
             Error::Unfinished { .. } => ErrorKind::Unfinished,
+            Error::InProgress { .. } => ErrorKind::InProgress,
+            Error::OtherCluster { .. } => ErrorKind::OtherCluster,
+            Error::NotABackup { .. } | Error::BackupOfOtherCluster { .. } => ErrorKind::NotABackup,
             Error::Usage(_) => ErrorKind::Usage,
             Error::Other(_) => ErrorKind::Other,
         }
@@ -131,6 +166,9 @@ impl Error {
             | ErrorKind::Read
             | ErrorKind::Locked
             | ErrorKind::Unfinished
+            | ErrorKind::InProgress
+            | ErrorKind::OtherCluster
+            | ErrorKind::NotABackup
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -151,7 +189,19 @@ impl Error {
                 path.display()
             )),
             Error::Unfinished { cluster, .. } => Some(format!(
-                "`kco recover --cluster {cluster}` puts their states back (or any `kco apply` to it does first)"
+                "`kco recover --cluster {cluster}` puts their states back (any `kco apply` to it does so first); if they cannot be put back (no rights, connector gone), `kco recover --discard --cluster {cluster}` forgets them"
+            )),
+            Error::InProgress { .. } => {
+                Some("wait for it to finish, then run this command again".into())
+            }
+            Error::OtherCluster { target, .. } => Some(format!(
+                "to use it on cluster `{target}` all the same, name that cluster: --cluster {target}"
+            )),
+            Error::NotABackup { .. } => Some(
+                "`kco undo` takes a directory that an apply, reset or undo printed (under .kco/backups/); `kco apply DIR --prune` applies any directory of files".into(),
+            ),
+            Error::BackupOfOtherCluster { backup_cluster, .. } => Some(format!(
+                "undo puts a backup back on its own cluster: drop --cluster (or pass --cluster {backup_cluster})"
             )),
             _ => None,
         }

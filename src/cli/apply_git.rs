@@ -1,16 +1,11 @@
-//! `apply --at`, `--changed-since` and `--fail-on` in words: which commit each file came from,
-//! and the refusal that names every partition a `--fail-on` forbids.
+//! `apply --at` and `--changed-since` in words: which commit each file came from.
 
 use std::path::PathBuf;
 
-use super::diff_render::partition_name;
 use super::output::{Printer, Style};
 use super::Context;
-use crate::engine::apply::ApplyPlan;
-use crate::engine::guard::{refusals, FailOn};
 use crate::engine::history::at::{CommitRef, FilesSource};
 use crate::engine::history::when::{short_date, short_id};
-use crate::error::{Error, Result};
 
 /// Paths as given, made absolute (git paths are resolved from the current directory).
 pub fn absolute(paths: &[PathBuf], ctx: &Context) -> Vec<PathBuf> {
@@ -71,29 +66,4 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
     }
     out.push('\n');
     p.out(&out);
-}
-
-/// Refuses the plan when a `--fail-on` risk is in it, naming each partition.
-pub fn refuse(plan: &ApplyPlan, fail_on: &[FailOn]) -> Result<()> {
-    let found = refusals(plan, fail_on);
-    if found.is_empty() {
-        return Ok(());
-    }
-    let lines: Vec<String> = found
-        .iter()
-        .map(|r| {
-            format!(
-                "  {} {}: {} [{}]",
-                r.connector,
-                partition_name(&r.partition),
-                r.risk.message,
-                r.risk.code.label()
-            )
-        })
-        .collect();
-    Err(Error::Usage(format!(
-        "refused by --fail-on: {} partition(s) at risk; nothing was changed:\n{}",
-        found.len(),
-        lines.join("\n")
-    )))
 }

@@ -8,6 +8,7 @@ use super::{GlobalArgs, Printer};
 use crate::client::layers::{RetryPolicy, Retrying, TraceSink, Traced};
 use crate::client::{Connect, HttpTransport};
 use crate::config::{ClusterTarget, Config, ConfigError};
+use crate::engine::operation::StateDir;
 use crate::error::{Error, Result};
 
 /// What every subcommand gets.
@@ -115,13 +116,11 @@ impl Context {
         }
     }
 
-    /// Where kco keeps its own state (apply journals, cluster locks): `KCO_STATE_DIR`, else
-    /// `.kco` in the current directory (beside the backups).
-    pub fn state_dir(&self) -> PathBuf {
-        match std::env::var_os("KCO_STATE_DIR").filter(|v| !v.is_empty()) {
-            Some(d) => self.cwd.join(d),
-            None => self.cwd.join(".kco"),
-        }
+    /// The project's state directory (locks, journals, backups): `KCO_STATE_DIR`, else
+    /// `.kco` next to the kco.yaml in use, else at the top of the git work tree, else here.
+    pub fn state_dir(&self) -> StateDir {
+        let env = std::env::var_os("KCO_STATE_DIR").map(PathBuf::from);
+        StateDir::find(env.as_deref(), self.config.path.as_deref(), &self.cwd)
     }
 
     /// The snapshots directory from the config (default `snapshots/`).

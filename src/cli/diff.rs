@@ -111,12 +111,20 @@ fn live(
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
-    super::recover::refuse_if_unfinished(ctx, &target.name)?;
+    crate::engine::operation::ensure_settled(&ctx.state_dir(), &target.name)?;
     let paths = resolve_paths(&args.paths, dir, Some(&target.name), ctx, false)?;
     let (mut files, problems) = load_files(&paths.paths);
     if !problems.is_empty() {
         return Err(Error::Files(problems));
     }
+    let named = cluster.is_some() || ctx.global.cluster.is_some();
+    store::belongs_to(
+        &files,
+        &store::TargetCluster {
+            name: target.name.clone(),
+            named,
+        },
+    )?;
     files.iter_mut().for_each(store::LoadedFile::forget_text);
     let client = ctx.connect(&target)?;
     ctx.printer.status(&format!(

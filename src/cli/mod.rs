@@ -18,6 +18,7 @@ mod log;
 mod ls;
 #[cfg(test)]
 mod man;
+mod operate;
 mod output;
 mod progress;
 mod recover;

@@ -1,154 +1,144 @@
-//! `kco recover`: finish an interrupted apply (put back the states its journal records), and
-//! the guards other commands run first.
+//! `kco recover`: finish an interrupted operation (put back the states its journal records),
+//! put back the states a backup records, or forget a journal that cannot be finished. The
+//! work is the guarded operation's (`engine::operation`); this file gathers the flags and
+//! renders the report.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::output::{Printer, Style};
+use serde::Serialize;
+
+use super::output::Style;
 use super::Context;
-use crate::client::Connect;
-use crate::engine::apply::journal;
-use crate::engine::apply::lock::ClusterLock;
-use crate::engine::recover::{entries_from_backup, recover, RecoverOutcome, RecoverReport};
-use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
+use crate::engine::operation::{self, Journal, Operation, RecoverOutcome, RecoverReport};
+use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 use crate::wait::{SystemClock, WaitPolicy};
 
-/// Put back the states of connectors an interrupted apply may have left stopped
+/// Put back the states of connectors an interrupted operation may have left stopped
 #[derive(Debug, clap::Args)]
 #[command(
-    after_long_help = "Before its first stop, `kco apply` records each connector's prior state in \
-<state dir>/journal/<cluster>.json (state dir: KCO_STATE_DIR, default .kco); the entry is removed \
-when the connector's transaction ends. After a crash (kill -9, a lost CI runner), `recover` resumes \
-or pauses each recorded connector back to that state and waits for it; any later `apply` or `reset` \
-on the cluster does this first, and `snapshot` and `diff` refuse to run until it is done. Offsets \
-are left as they are: apply again to finish the change. Without the journal, --from-backup reads \
-the states from the backup the apply wrote.\n\n\
-Exit codes: 0 every state put back (or nothing to do); 1 otherwise.\n\n\
-Examples:\n  kco recover --cluster prod\n  kco recover --cluster prod --from-backup .kco/backups/20240131T120000Z/prod"
+    after_long_help = "Before its first stop, every operation that changes a cluster (apply, reset, \
+undo) records each connector's prior state in <state dir>/journal/<cluster>.json; the entry is \
+removed when the connector's transaction ends. The state dir is the project's: KCO_STATE_DIR, else \
+.kco next to the kco.yaml in use, else .kco at the top of the git work tree, else in the current \
+directory. After a crash (kill -9, a lost CI runner), `recover` reads each recorded connector's \
+state and resumes or pauses those not in their recorded state, then waits for it; any later \
+apply, reset or undo on the cluster does this first, and `snapshot` and `diff` refuse to run until \
+it is done. Offsets are left as they are: apply again to finish the change. Without the journal, \
+--from-backup reads the states from the backup the operation wrote. A journal whose connectors \
+cannot be put back (no rights, or deleted since) is forgotten with --discard, which puts nothing \
+back and names what it forgets.\n\n\
+Exit codes: 0 every state put back (or nothing to do, or the journal discarded); 1 otherwise.\n\n\
+Examples:\n  kco recover --cluster prod\n  kco recover --cluster prod --from-backup .kco/backups/20240131T120000Z/prod\n  kco recover --cluster prod --discard"
 )]
 pub struct Args {
     /// Take the states from this backup directory (when the journal is lost)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "discard")]
     pub from_backup: Option<PathBuf>,
+    /// Forget the journal without putting anything back (its connectors are named)
+    #[arg(long)]
+    pub discard: bool,
     /// Seconds to wait for a connector to reach its state
     #[arg(long, default_value_t = 120)]
     pub wait_timeout: u64,
 }
 
+/// What `recover --discard` forgot, as `--output json` prints it.
+#[derive(Debug, Serialize)]
+struct Discarded<'a> {
+    cluster: &'a str,
+    discarded: Option<&'a Journal>,
+}
+
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
-    let client = ctx.connect(&target)?;
-    let _lock = ClusterLock::acquire(&ctx.state_dir(), &target.name, &now())?;
+    let state = ctx.state_dir();
+    if args.discard {
+        let forgotten = operation::discard_journal(&state, &target.name)?;
+        return Ok(discarded(ctx, &target.name, forgotten.as_ref()));
+    }
     let wait = WaitPolicy::with_timeout(Duration::from_secs(args.wait_timeout));
-    let report = match &args.from_backup {
-        Some(dir) => {
-            let dir = ctx.cwd.join(dir);
-            let entries = entries_from_backup(&dir)?;
-            let source = ctx.display_path(&dir).to_string();
-            recover(
-                &client,
-                &target.name,
-                &source,
-                &entries,
-                &wait,
-                &SystemClock,
-            )
-        }
-        None => match finish_journal(ctx, &client, &target.name, &wait)? {
-            Some(r) => r,
-            None => {
-                ctx.printer.status(&format!(
-                    "Nothing to recover: no journal for cluster `{}` ({}).",
-                    target.name,
-                    ctx.display_path(&journal::path(&ctx.state_dir(), &target.name))
-                ));
-                return Ok(EXIT_OK);
+    let connect = || ctx.connect(&target);
+    let op = Operation::open(&state, &target.name, &connect, &wait, &SystemClock)?;
+    let report = match (&args.from_backup, op.recovered()) {
+        (Some(dir), _) => {
+            if let Some(r) = op.recovered() {
+                ctx.printer.status(render_recovery(ctx, r).trim_end());
             }
-        },
+            let dir = ctx.cwd.join(dir);
+            let source = ctx.display_path(&dir).to_string();
+            op.recover_from_backup(&dir, &source, &wait, &SystemClock)?
+        }
+        (None, Some(r)) => r.clone(),
+        (None, None) => RecoverReport::nothing(
+            &target.name,
+            &ctx.display_path(&state.journal_path(&target.name)),
+        ),
     };
     if ctx.printer.is_structured() {
         ctx.printer.structured(&report);
+    } else if report.connectors.is_empty() {
+        ctx.printer.status(&format!(
+            "Nothing to recover: no journal for cluster {} ({}).",
+            target.name, report.source
+        ));
     } else {
-        ctx.printer.out(&render(&ctx.printer, &report));
+        ctx.printer.out(&render_recovery(ctx, &report));
     }
     Ok(if report.ok { EXIT_OK } else { EXIT_ERROR })
 }
 
-/// Recovers what the journal of `cluster` records, if there is one; clears it when every
-/// state is back. The caller holds the cluster's lock.
-fn finish_journal(
-    ctx: &Context,
-    client: &Connect,
-    cluster: &str,
-    wait: &WaitPolicy,
-) -> Result<Option<RecoverReport>> {
-    let dir = ctx.state_dir();
-    let Some(j) = journal::load(&dir, cluster)? else {
-        return Ok(None);
+fn discarded(ctx: &Context, cluster: &str, forgotten: Option<&Journal>) -> u8 {
+    let p = &ctx.printer;
+    if p.is_structured() {
+        p.structured(&Discarded {
+            cluster,
+            discarded: forgotten,
+        });
+        return EXIT_OK;
+    }
+    let Some(j) = forgotten else {
+        p.status(&format!(
+            "Nothing to discard: no journal for cluster {cluster}."
+        ));
+        return EXIT_OK;
     };
-    let path = journal::path(&dir, cluster);
-    ctx.printer.status(&format!(
-        "An apply to cluster `{cluster}` (pid {} on {}, started {}) did not finish: putting back the state of {} connector(s) it recorded in {}",
-        j.pid,
-        j.host,
-        j.started_at,
-        j.connectors.len(),
-        ctx.display_path(&path)
-    ));
-    let source = ctx.display_path(&path).to_string();
-    let report = recover(client, cluster, &source, &j.connectors, wait, &SystemClock);
-    if report.ok {
-        journal::clear(&path)?;
+    let mut out = format!(
+        "Discarded the journal of cluster {cluster} (pid {} on {}, started {}). Nothing was put back; it forgets:\n",
+        j.pid, j.host, j.started_at
+    );
+    for (name, e) in &j.connectors {
+        let what = if e.created {
+            "created by that operation".to_string()
+        } else {
+            format!("was {} before it", e.prior_state)
+        };
+        out.push_str(&format!("  {name}: {what}\n"));
     }
-    Ok(Some(report))
+    if let Some(b) = &j.backup {
+        out.push_str(&format!(
+            "Its backup stays: {} (kco undo restores it)\n",
+            ctx.display_path(b)
+        ));
+    }
+    p.out(&out);
+    EXIT_OK
 }
 
-/// For `apply` and `reset` (holding the lock): finish an interrupted apply first; an error
-/// when a state cannot be put back.
-pub(super) fn finish_interrupted(
-    ctx: &Context,
-    client: &Connect,
-    cluster: &str,
-    wait: &WaitPolicy,
-) -> Result<()> {
-    let Some(report) = finish_journal(ctx, client, cluster, wait)? else {
-        return Ok(());
+/// A recovery, one line per connector.
+pub fn render_recovery(ctx: &Context, r: &RecoverReport) -> String {
+    let p = &ctx.printer;
+    let mut out = match &r.interrupted {
+        Some(i) => format!(
+            "An operation on cluster {} (pid {} on {}, started {}) did not finish: putting back the states it recorded in {}:\n",
+            r.cluster,
+            i.pid,
+            i.host,
+            i.started_at,
+            ctx.display_path(std::path::Path::new(&r.source))
+        ),
+        None => format!("Recovery of cluster {} from {}:\n", r.cluster, r.source),
     };
-    ctx.printer.status(render(&ctx.printer, &report).trim_end());
-    if report.ok {
-        return Ok(());
-    }
-    Err(Error::Unfinished {
-        cluster: cluster.to_string(),
-        journal: journal::path(&ctx.state_dir(), cluster),
-        connectors: report
-            .connectors
-            .iter()
-            .filter(|c| c.outcome == RecoverOutcome::Failed)
-            .count(),
-    })
-}
-
-/// For read-only commands (`snapshot`, `diff`, a dry run): refuse while a journal says
-/// connectors may be left stopped (a snapshot would record them STOPPED).
-pub(super) fn refuse_if_unfinished(ctx: &Context, cluster: &str) -> Result<()> {
-    let dir = ctx.state_dir();
-    match journal::load(&dir, cluster)? {
-        Some(j) => Err(Error::Unfinished {
-            cluster: cluster.to_string(),
-            journal: journal::path(&dir, cluster),
-            connectors: j.connectors.len(),
-        }),
-        None => Ok(()),
-    }
-}
-
-pub(super) fn now() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
-}
-
-fn render(p: &Printer, r: &RecoverReport) -> String {
-    let mut out = format!("Recovery of cluster {} from {}:\n", r.cluster, r.source);
     for c in &r.connectors {
         let (mark, style, what) = match c.outcome {
             RecoverOutcome::Restored => ("ok", Style::Good, format!("{} put back", c.wanted)),

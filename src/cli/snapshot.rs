@@ -61,7 +61,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
-    super::recover::refuse_if_unfinished(ctx, &target.name)?;
+    crate::engine::operation::ensure_settled(&ctx.state_dir(), &target.name)?;
     let client = ctx.connect(&target)?;
     let dir = match &args.dir {
         Some(d) => ctx.cwd.join(d),

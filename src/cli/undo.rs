@@ -1,65 +1,84 @@
-//! `kco undo BACKUP`: undo an apply from the backup it wrote: the offsets it changed are put
-//! back exactly (`--prune`), and the connectors it created are deleted (with their offsets).
+//! `kco undo BACKUP`: undo an operation from the backup it wrote: the offsets it changed are
+//! put back exactly (`--prune`), and the connectors it created are deleted (with their
+//! offsets). Only a kco backup is accepted, and it goes back on the cluster it was taken from.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use super::apply::{drive, Run};
+use super::operate::{drive, ChangeArgs, Request, DEFAULT_PARALLEL};
 use super::Context;
-use crate::engine::apply::{self, CheckOptions};
-use crate::error::Result;
+use crate::engine::apply::{self, backup, CheckOptions, PlanOptions, TargetCluster};
+use crate::error::{Error, Result};
 
-/// Undo an apply from its backup: restore changed offsets exactly, delete created connectors
+/// Undo an apply, reset or undo from its backup: restore changed offsets exactly, delete created connectors
 #[derive(Debug, clap::Args)]
 #[command(
-    after_long_help = "The same as `kco apply BACKUP --prune`: the backup directory holds the offsets and \
-states of the connectors the apply changed, and `created.json` names those it created, which are \
-stopped, emptied of offsets and deleted. Plan first; nothing changes without --yes (or a yes on \
-the terminal).\n\nExit codes: 0 everything undone (or nothing to undo); 1 otherwise.\n\n\
-Examples:\n  kco undo .kco/backups/20240131T120000Z/prod --cluster prod --dry-run\n  \
-kco undo .kco/backups/20240131T120000Z/prod --cluster prod --yes"
+    after_long_help = "BACKUP is a directory that an apply, reset or undo wrote and printed (under \
+<state dir>/backups/); its kco-backup.json names the cluster it was taken from, and the undo goes \
+to that cluster (a different --cluster is refused). The offsets of the connectors the operation \
+changed are put back exactly, and the connectors it created are stopped, emptied of offsets and \
+deleted. Plan first; nothing changes without --yes (or a yes on the terminal).\n\n\
+Exit codes: 0 everything undone (or nothing to undo); 1 otherwise.\n\n\
+Examples:\n  kco undo .kco/backups/20240131T120000Z/prod --dry-run\n  \
+kco undo .kco/backups/20240131T120000Z/prod --yes"
 )]
 pub struct Args {
-    /// The backup directory an apply printed
+    /// The backup directory an apply, reset or undo printed
     pub backup: PathBuf,
-    /// Show the plan and stop before any change
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Undo without asking
-    #[arg(long, short = 'y')]
-    pub yes: bool,
-    /// Where to write the backup of what the undo changes [default: .kco/backups/<UTC time>/<cluster>/]
-    #[arg(long)]
-    pub backup_dir: Option<PathBuf>,
-    /// Seconds to wait for a connector to reach a state
-    #[arg(long, default_value_t = 120)]
-    pub wait_timeout: u64,
-    /// Seconds a resumed connector's tasks may take to run
-    #[arg(long, default_value_t = 60)]
-    pub task_timeout: u64,
+    #[command(flatten)]
+    pub change: ChangeArgs,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let dir = ctx.cwd.join(&args.backup);
+    let shown = PathBuf::from(ctx.display_path(&dir).into_owned());
+    let marker = backup::read_marker(&dir).map_err(|e| match e {
+        Error::NotABackup { why, .. } => Error::NotABackup {
+            dir: shown.clone(),
+            why,
+        },
+        e => e,
+    })?;
+    if let Some(asked) = ctx
+        .global
+        .cluster
+        .as_ref()
+        .filter(|c| **c != marker.cluster)
+    {
+        return Err(Error::BackupOfOtherCluster {
+            dir: shown,
+            backup_cluster: marker.cluster,
+            asked: asked.clone(),
+        });
+    }
+    if ctx.global.url.is_none() && !ctx.config.cluster_names().contains(&marker.cluster) {
+        return Err(Error::Usage(format!(
+            "the backup {} was taken on cluster `{}` ({}), which kco.yaml does not name: pass --url with that cluster's worker URL",
+            ctx.display_path(&dir),
+            marker.cluster,
+            marker.url
+        )));
+    }
+    let target = ctx.target_named(Some(&marker.cluster))?;
     let env = |k: &str| std::env::var(k).ok();
-    let wants = apply::check(
-        std::slice::from_ref(&ctx.cwd.join(&args.backup)),
-        &CheckOptions::default(),
-        &env,
-    )?;
-    let target = ctx.target()?;
-    let run = Run {
-        verb: "Undo the apply",
-        dry_run: args.dry_run,
-        yes: args.yes,
-        prune: true,
+    let check = CheckOptions {
+        as_name: None,
         create: false,
-        create_state: None,
-        parallel: 4,
-        backup_dir: args.backup_dir,
-        wait_timeout: Duration::from_secs(args.wait_timeout),
-        task_timeout: Duration::from_secs(args.task_timeout),
+        target: TargetCluster {
+            name: marker.cluster.clone(),
+            named: false,
+        },
+    };
+    let wants = apply::check(std::slice::from_ref(&dir), &check, &env)?;
+    let request = Request {
+        question: "Undo the operation",
+        plan: PlanOptions {
+            prune: true,
+            create: false,
+            parallel: usize::from(DEFAULT_PARALLEL),
+            create_state: None,
+        },
         fail_on: Vec::new(),
         source: None,
     };
-    drive(ctx, &target, &wants, &run)
+    drive(ctx, &target, &wants, &args.change, &request)
 }

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::Error;
 use crate::model::file::{FileProblem, OffsetsFile, ProblemKind};
 
 /// `<dir>/<cluster>/<connector>.yaml`; characters unsafe in a file name are percent-encoded
@@ -172,5 +173,33 @@ mod tests {
             file_path(Path::new("s"), "a", "orders.v1"),
             PathBuf::from("s/a/orders.v1.yaml")
         );
+    }
+}
+
+/// The cluster a command works on, and whether the user named it (`--cluster`, or
+/// `KCO_CLUSTER`) rather than it being the configured default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetCluster {
+    pub name: String,
+    pub named: bool,
+}
+
+/// A file belongs to the cluster it was captured on: using it on another one (to apply or to
+/// compare) needs that cluster named, so that a default cluster never receives, or is judged
+/// against, another cluster's connectors.
+pub fn belongs_to(files: &[LoadedFile], target: &TargetCluster) -> crate::error::Result<()> {
+    if target.named {
+        return Ok(());
+    }
+    match files
+        .iter()
+        .find(|f| f.file.metadata.cluster != target.name)
+    {
+        Some(f) => Err(Error::OtherCluster {
+            file: f.path.clone(),
+            file_cluster: f.file.metadata.cluster.clone(),
+            target: target.name.clone(),
+        }),
+        None => Ok(()),
     }
 }

@@ -14,6 +14,7 @@ mod fault_matrix;
 mod fmt;
 mod getting_started;
 mod global_flags;
+mod guarded;
 mod history;
 mod history_apply;
 mod interchange;

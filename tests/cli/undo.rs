@@ -62,10 +62,12 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
     );
     assert_eq!(code, 0, "{out}");
     assert_eq!(fake.state("new"), Some(State::Running));
-    let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(t.path().join("bk/created.json")).unwrap())
-            .unwrap();
-    assert_eq!(manifest, json!({"created": ["new"]}));
+    let marker: Value = serde_json::from_str(
+        &std::fs::read_to_string(t.path().join("bk/kco-backup.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(marker["created"], json!(["new"]));
+    assert_eq!(marker["cluster"], json!("a"));
 
     // The plan first: nothing changes on a dry run, nor without --yes.
     fake.clear_requests();

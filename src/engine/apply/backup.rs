@@ -1,24 +1,33 @@
-//! The pre-apply backup: the live offsets of every connector about to change, written as
-//! valid kco/v1 files before the first change. Applying the directory (with `--prune`) undoes
-//! the apply.
+//! The backup an operation writes before its first change: the live offsets of every connector
+//! about to change, as valid kco/v1 files, and a marker file (`kco-backup.json`) that makes the
+//! directory a kco backup: the cluster it was taken from, when, and the connectors the
+//! operation creates. `kco undo DIR` accepts only such a directory: it puts the offsets back
+//! exactly (`--prune`) and deletes the created connectors.
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::plan::{Action, ApplyPlan};
+use super::plan::{Action, ApplyPlan, Want};
 use crate::engine::store;
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
 use crate::model::ConnectorType;
 
+/// The marker file's name in a backup directory.
+pub const MARKER: &str = "kco-backup.json";
+/// The list of created connectors that backups written before the marker held.
+const LEGACY_CREATED: &str = "created.json";
+/// The marker's format, in its `kind` field.
+const MARKER_KIND: &str = "kco/backup-v1";
+
 /// Where the backup went.
 #[derive(Debug, Clone, Serialize)]
 pub struct BackupReport {
     pub dir: PathBuf,
     pub files: Vec<PathBuf>,
-    /// Connectors the apply creates (listed in `created.json`: undoing deletes them).
+    /// Connectors the operation creates (undoing deletes them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub created: Vec<String>,
 }
@@ -30,31 +39,24 @@ impl BackupReport {
     }
 }
 
-/// `.kco/backups/<UTC time>/<cluster>/` under `base`, for a time like `20240131T120000Z`;
-/// a suffix keeps two backups in the same second apart.
-pub fn default_dir(base: &Path, cluster: &str, now: std::time::SystemTime) -> PathBuf {
-    let stamp: String = humantime::format_rfc3339_seconds(now)
-        .to_string()
-        .chars()
-        .filter(|c| *c != '-' && *c != ':')
-        .collect();
-    let root = base.join(".kco").join("backups");
-    let mut dir = root.join(&stamp);
-    let mut n = 2;
-    while dir.exists() {
-        dir = root.join(format!("{stamp}-{n}"));
-        n += 1;
-    }
-    // `file_path` puts files in `<dir>/<cluster>/`.
-    let sample = store::file_path(&dir, cluster, "x");
-    sample
-        .parent()
-        .expect("a file path has a parent")
-        .to_path_buf()
+/// `kco-backup.json`: what makes a directory a kco backup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Marker {
+    /// Always `kco/backup-v1`.
+    pub kind: String,
+    /// The cluster the offsets were read from (and that `kco undo` puts them back on).
+    pub cluster: String,
+    /// The worker URL (credentials never included).
+    pub url: String,
+    pub captured_at: String,
+    /// Connectors the operation creates: undoing deletes them.
+    #[serde(default)]
+    pub created: Vec<String>,
 }
 
-/// Writes one file per connector that the plan changes and that exists now, and the list of
-/// the connectors it creates (`created.json`). Files are named like snapshots: `<dir>/<connector>.yaml`.
+/// Writes one file per connector that the plan changes and that exists now, then the marker.
+/// Files are named like snapshots: `<dir>/<connector>.yaml`.
 pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupReport> {
     let mut files = Vec::new();
     for c in &plan.connectors {
@@ -78,12 +80,7 @@ pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupRe
         );
         let name = store::file_path(Path::new(""), "x", &c.name);
         let path = dir.join(name.file_name().expect("a file path has a name"));
-        write_atomic(&path, file.render(DEFAULT_SCHEMA_REF).as_bytes()).map_err(|source| {
-            Error::Write {
-                path: path.clone(),
-                source,
-            }
-        })?;
+        write_file(&path, file.render(DEFAULT_SCHEMA_REF).as_bytes())?;
         files.push(path);
     }
     let created: Vec<String> = plan
@@ -92,10 +89,121 @@ pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupRe
         .filter(|c| matches!(c.action, Action::Create { .. }))
         .map(|c| c.name.clone())
         .collect();
-    super::undo::write(dir, &created)?;
+    let marker = Marker {
+        kind: MARKER_KIND.into(),
+        cluster: plan.cluster.clone(),
+        url: crate::client::redact_url(&plan.url),
+        captured_at: captured_at.to_string(),
+        created: created.clone(),
+    };
+    let text = serde_json::to_string_pretty(&marker).expect("a marker serializes");
+    write_file(&dir.join(MARKER), text.as_bytes())?;
     Ok(BackupReport {
         dir: dir.to_path_buf(),
         files,
         created,
     })
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic(path, bytes).map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The marker of the backup directory `dir`; an error when `dir` is not a kco backup.
+pub fn read_marker(dir: &Path) -> Result<Marker> {
+    let path = dir.join(MARKER);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::NotABackup {
+                dir: dir.to_path_buf(),
+                why: format!("it has no {MARKER}"),
+            })
+        }
+        Err(source) => return Err(Error::Read { path, source }),
+    };
+    let marker: Marker = serde_json::from_str(&text).map_err(|e| Error::NotABackup {
+        dir: dir.to_path_buf(),
+        why: format!("{}:{}: {e}", path.display(), e.line()),
+    })?;
+    if marker.kind != MARKER_KIND {
+        return Err(Error::NotABackup {
+            dir: dir.to_path_buf(),
+            why: format!(
+                "{}: kind `{}`, where kco writes `{MARKER_KIND}`",
+                path.display(),
+                marker.kind
+            ),
+        });
+    }
+    Ok(marker)
+}
+
+/// A [`Want::Delete`] for each connector a backup directory among `paths` says was created
+/// (its marker, or the `created.json` of a backup written before markers).
+pub fn delete_wants(paths: &[PathBuf]) -> Result<Vec<Want>> {
+    let mut wants = Vec::new();
+    for dir in paths.iter().filter(|p| p.is_dir()) {
+        let created = if dir.join(MARKER).is_file() {
+            read_marker(dir)?.created
+        } else {
+            legacy_created(dir)?
+        };
+        wants.extend(created.into_iter().map(|name| Want::Delete { name }));
+    }
+    Ok(wants)
+}
+
+fn legacy_created(dir: &Path) -> Result<Vec<String>> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Legacy {
+        created: Vec<String>,
+    }
+    let path = dir.join(LEGACY_CREATED);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(Error::Read { path, source }),
+    };
+    let legacy: Legacy = serde_json::from_str(&text).map_err(|e| {
+        Error::Other(format!(
+            "{}:{}: not a list of created connectors: {e}",
+            path.display(),
+            e.line()
+        ))
+    })?;
+    Ok(legacy.created)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_without_a_marker_or_with_a_foreign_one_is_not_a_backup() {
+        let t = tempfile::tempdir().unwrap();
+        let e = read_marker(t.path()).unwrap_err();
+        assert!(e.to_string().contains("not a kco backup"), "{e}");
+        assert!(e.to_string().contains(MARKER), "{e}");
+        std::fs::write(
+            t.path().join(MARKER),
+            r#"{"kind":"other","cluster":"a","url":"u","captured_at":"t"}"#,
+        )
+        .unwrap();
+        let e = read_marker(t.path()).unwrap_err();
+        assert!(e.to_string().contains("kind `other`"), "{e}");
+        std::fs::write(
+            t.path().join(MARKER),
+            r#"{"kind":"kco/backup-v1","cluster":"a","url":"u","captured_at":"t","created":["x"]}"#,
+        )
+        .unwrap();
+        let m = read_marker(t.path()).unwrap();
+        assert_eq!((m.cluster.as_str(), m.created.len()), ("a", 1));
+        let wants = delete_wants(&[t.path().to_path_buf()]).unwrap();
+        assert_eq!(wants.len(), 1);
+    }
 }

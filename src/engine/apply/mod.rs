@@ -1,27 +1,24 @@
-//! `apply` and `reset`: check the files, plan from live state, back up, then run one
-//! transaction per connector. The CLI calls these steps in order and asks for confirmation
-//! between the plan and the backup; nothing here prints.
+//! What apply, reset and undo are made of: check the files ([`check`], which also makes
+//! sure each file belongs to the cluster), plan from live state, back up, then one
+//! transaction per connector. These steps run inside the guarded
+//! [`Operation`](crate::engine::operation::Operation), which holds the lock and keeps the
+//! journal; nothing here prints.
 //!
 //! [`Connect`] is the seam for fault injection: every request of every step goes through the
 //! client passed in.
 
 pub mod backup;
-pub mod journal;
 mod listing;
-pub mod lock;
 pub mod plan;
 mod report;
 pub(crate) mod state;
 pub mod transaction;
 mod tx_error;
-pub mod undo;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(test)]
 mod tests_faults;
-#[cfg(test)]
-mod tests_journal;
 #[cfg(test)]
 mod tests_tasks;
 
@@ -41,6 +38,8 @@ pub use transaction::{
 
 use crate::client::Connect;
 use crate::engine::history::at::FilesSource;
+use crate::engine::store::belongs_to;
+pub use crate::engine::store::TargetCluster;
 use crate::engine::{load_files, progress, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, ProblemKind};
@@ -48,12 +47,45 @@ use crate::model::secrets;
 use plan::ResolvedConfig;
 
 /// What the files-side checks need to know.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CheckOptions {
     /// `--as`: the one file's offsets go to this connector.
     pub as_name: Option<String>,
     /// `--create`: configs are needed, and their secrets are resolved now.
     pub create: bool,
+    /// The cluster the wants are for: a file captured on another cluster needs it named.
+    pub target: TargetCluster,
+}
+
+/// Wants that passed the checks for one cluster: the only input an operation plans from.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    cluster: String,
+    wants: Vec<Want>,
+}
+
+impl Checked {
+    /// `reset`: delete the offsets of `names` (each once) on `cluster`.
+    pub fn reset(names: &[String], cluster: &str) -> Checked {
+        let mut seen = std::collections::BTreeSet::new();
+        let wants = names
+            .iter()
+            .filter(|n| seen.insert(n.as_str()))
+            .map(|n| Want::Reset { name: n.clone() })
+            .collect();
+        Checked {
+            cluster: cluster.to_string(),
+            wants,
+        }
+    }
+
+    pub fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    pub fn wants(&self) -> &[Want] {
+        &self.wants
+    }
 }
 
 /// Step 1: loads and checks every file (as `validate` does), resolves the secrets of configs
@@ -62,7 +94,7 @@ pub fn check(
     paths: &[PathBuf],
     opts: &CheckOptions,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Want>> {
+) -> Result<Checked> {
     let (files, problems) = load_files(paths);
     if !problems.is_empty() {
         return Err(Error::Files(problems));
@@ -77,15 +109,20 @@ pub fn check_loaded(
     paths: &[PathBuf],
     opts: &CheckOptions,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Want>> {
+) -> Result<Checked> {
+    let checked = |wants| Checked {
+        cluster: opts.target.name.clone(),
+        wants,
+    };
+    belongs_to(&files, &opts.target)?;
     let mut problems = Vec::new();
     let deletes = if opts.as_name.is_none() {
-        undo::delete_wants(paths)?
+        backup::delete_wants(paths)?
     } else {
         Vec::new()
     };
     if files.is_empty() && !deletes.is_empty() {
-        return Ok(deletes);
+        return Ok(checked(deletes));
     }
     if files.is_empty() {
         let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -156,7 +193,7 @@ pub fn check_loaded(
     }
     wants.extend(deletes);
     if problems.is_empty() {
-        Ok(wants)
+        Ok(checked(wants))
     } else {
         Err(Error::Files(problems))
     }
@@ -164,16 +201,6 @@ pub fn check_loaded(
 
 fn line_of(text: &str, needle: &str) -> Option<usize> {
     text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
-}
-
-/// What `reset` is asked for: each name once.
-pub fn reset_wants(names: &[String]) -> Vec<Want> {
-    let mut seen = std::collections::BTreeSet::new();
-    names
-        .iter()
-        .filter(|n| seen.insert(n.as_str()))
-        .map(|n| Want::Reset { name: n.clone() })
-        .collect()
 }
 
 /// How the transactions run.

@@ -48,6 +48,9 @@ pub trait Progress: Sync {
 
     /// A connector's transaction ended (whatever its outcome).
     fn finished(&self, _report: &ConnectorApply) {}
+
+    /// The backup is written, before the first change.
+    fn backed_up(&self, _backup: &super::BackupReport) {}
 }
 
 /// Hears nothing.

@@ -14,12 +14,12 @@ use crate::fake::{ConnectorSpec, FakeConnect, Fault, State};
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry, TargetState};
 
-pub(super) fn src(file: &str, pos: i64) -> OffsetEntry {
+pub(crate) fn src(file: &str, pos: i64) -> OffsetEntry {
     serde_json::from_value(json!({"partition": {"filename": file}, "offset": {"position": pos}}))
         .unwrap()
 }
 
-pub(super) fn loaded(
+pub(crate) fn loaded(
     name: &str,
     offsets: Vec<OffsetEntry>,
     state: Option<ConnectorState>,
@@ -46,7 +46,7 @@ pub(super) fn loaded(
     }
 }
 
-pub(super) fn want(name: &str, offsets: Vec<OffsetEntry>) -> Want {
+pub(crate) fn want(name: &str, offsets: Vec<OffsetEntry>) -> Want {
     Want::File {
         target: name.into(),
         file: Box::new(loaded(name, offsets, None, None)),
@@ -55,7 +55,32 @@ pub(super) fn want(name: &str, offsets: Vec<OffsetEntry>) -> Want {
     }
 }
 
-pub(super) fn plan(fake: &FakeConnect, wants: &[Want], prune: bool, create: bool) -> ApplyPlan {
+/// The default cluster `name`, not named on the command line.
+pub(crate) fn on(name: &str) -> TargetCluster {
+    TargetCluster {
+        name: name.into(),
+        named: false,
+    }
+}
+
+/// Checks for cluster `name` with no `--as` and no `--create`.
+pub(crate) fn plain(name: &str) -> CheckOptions {
+    CheckOptions {
+        as_name: None,
+        create: false,
+        target: on(name),
+    }
+}
+
+/// Wants as if checked for `cluster`.
+pub(crate) fn checked(cluster: &str, wants: Vec<Want>) -> Checked {
+    Checked {
+        cluster: cluster.into(),
+        wants,
+    }
+}
+
+pub(crate) fn plan(fake: &FakeConnect, wants: &[Want], prune: bool, create: bool) -> ApplyPlan {
     let opts = PlanOptions {
         prune,
         create,
@@ -65,7 +90,7 @@ pub(super) fn plan(fake: &FakeConnect, wants: &[Want], prune: bool, create: bool
     plan::build(&fake.client(), "a", wants, &opts).unwrap()
 }
 
-pub(super) fn exec(fake: &FakeConnect, plan: &ApplyPlan, prune: bool) -> ApplyReport {
+pub(crate) fn exec(fake: &FakeConnect, plan: &ApplyPlan, prune: bool) -> ApplyReport {
     let opts = ExecOptions::new(prune, 2, Duration::from_secs(30));
     execute(
         &fake.client(),
@@ -78,7 +103,7 @@ pub(super) fn exec(fake: &FakeConnect, plan: &ApplyPlan, prune: bool) -> ApplyRe
 }
 
 /// A fake cluster of `version` with these source connectors (class `K`).
-pub(super) fn fake_with(
+pub(crate) fn fake_with(
     version: &str,
     connectors: &[(&str, State, Vec<OffsetEntry>)],
 ) -> FakeConnect {
@@ -92,13 +117,13 @@ pub(super) fn fake_with(
 }
 
 /// A cluster with connector `c` in `state` at position 10 of `f`.
-pub(super) fn cluster(state: State) -> FakeConnect {
+pub(crate) fn cluster(state: State) -> FakeConnect {
     fake_with("4.1.0", &[("c", state, vec![src("f", 10)])])
 }
 
 /// The next `/status` read of `c` shows it FAILED (connector and task), as a worker does for
 /// a connector whose target state is RUNNING but which crashed. The fake has no FAILED state.
-pub(super) fn next_status_shows_failed(fake: &FakeConnect) {
+pub(crate) fn next_status_shows_failed(fake: &FakeConnect) {
     let failed = json!({
         "name": "c",
         "connector": {"state": "FAILED", "worker_id": "w:8083", "trace": "boom"},
@@ -113,12 +138,12 @@ pub(super) fn next_status_shows_failed(fake: &FakeConnect) {
 }
 
 /// The stored offsets of `name`, as the model reads them.
-pub(super) fn offsets(fake: &FakeConnect, name: &str) -> Vec<OffsetEntry> {
+pub(crate) fn offsets(fake: &FakeConnect, name: &str) -> Vec<OffsetEntry> {
     serde_json::from_value(fake.offsets(name)).unwrap()
 }
 
 /// The target state of `name` in the model's terms.
-pub(super) fn state(fake: &FakeConnect, name: &str) -> ConnectorState {
+pub(crate) fn state(fake: &FakeConnect, name: &str) -> ConnectorState {
     match fake.state(name).expect("connector exists") {
         State::Running => ConnectorState::Running,
         State::Paused => ConnectorState::Paused,
@@ -127,7 +152,7 @@ pub(super) fn state(fake: &FakeConnect, name: &str) -> ConnectorState {
 }
 
 /// Mutating requests so far, as `METHOD /path`.
-pub(super) fn mutating(fake: &FakeConnect) -> Vec<String> {
+pub(crate) fn mutating(fake: &FakeConnect) -> Vec<String> {
     let requests = fake.mutating_requests();
     requests
         .iter()
@@ -217,8 +242,8 @@ fn prune_sends_nulls_and_without_it_live_only_partitions_stay() {
 #[test]
 fn reset_deletes_everything_inside_the_transaction() {
     let fake = cluster(State::Paused);
-    let wants = reset_wants(&["c".into(), "c".into()]);
-    let p = plan(&fake, &wants, false, false);
+    let wants = Checked::reset(&["c".into(), "c".into()], "a");
+    let p = plan(&fake, wants.wants(), false, false);
     assert_eq!(p.connectors.len(), 1);
     assert_eq!(p.connectors[0].action, Action::Reset { partitions: 1 });
     let r = exec(&fake, &p, false);
@@ -233,7 +258,7 @@ fn reset_deletes_everything_inside_the_transaction() {
     );
     assert!(offsets(&fake, "c").is_empty());
     // Again: nothing left to reset, nothing sent.
-    let p = plan(&fake, &wants, false, false);
+    let p = plan(&fake, wants.wants(), false, false);
     assert_eq!(p.changes(), 0);
 }
 
@@ -257,6 +282,7 @@ fn create_makes_a_stopped_connector_patches_then_starts_it() {
     let opts = CheckOptions {
         as_name: Some("new".into()),
         create: true,
+        target: on("a"),
     };
     // A missing variable stops everything before any request.
     let err = check(std::slice::from_ref(&path), &opts, &|_| None).unwrap_err();
@@ -265,7 +291,7 @@ fn create_makes_a_stopped_connector_patches_then_starts_it() {
 
     let wants = check(&[path], &opts, &|v| (v == "PW").then(|| "s3cret".into())).unwrap();
     assert!(!format!("{wants:?}").contains("s3cret"));
-    let p = plan(&fake, &wants, false, true);
+    let p = plan(&fake, wants.wants(), false, true);
     assert!(matches!(
         p.connectors[0].action,
         Action::Create {
@@ -350,13 +376,8 @@ fn backup_holds_live_offsets_and_undoes_the_apply() {
     assert_eq!(b.files.len(), 1, "only the changing connector: {b:?}");
     assert!(exec(&fake, &p, false).converged);
 
-    let wants = check(
-        std::slice::from_ref(&b.dir),
-        &CheckOptions::default(),
-        &|_| None,
-    )
-    .unwrap();
-    let undo = plan(&fake, &wants, true, false);
+    let wants = check(std::slice::from_ref(&b.dir), &plain("a"), &|_| None).unwrap();
+    let undo = plan(&fake, wants.wants(), true, false);
     assert!(exec(&fake, &undo, true).converged);
     assert_eq!(offsets(&fake, "c"), vec![src("f", 10)]);
 }
@@ -430,4 +451,32 @@ fn before_3_6_the_refusal_names_what_was_asked() {
         "{alter}"
     );
     assert!(fake.mutating_requests().is_empty());
+}
+
+/// A file belongs to its cluster: on another one that the user did not name it is refused
+/// before anything is read from Connect; naming the cluster (or `--as` with it) allows it.
+#[test]
+fn a_file_of_another_cluster_needs_that_cluster_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = loaded("c", vec![src("f", 7)], None, None);
+    let path = dir.path().join("c.yaml");
+    std::fs::write(&path, &f.text).unwrap();
+    let e = check(std::slice::from_ref(&path), &plain("b"), &|_| None).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        matches!(e, crate::error::Error::OtherCluster { .. }),
+        "{text}"
+    );
+    assert!(
+        text.contains("cluster `a`") && text.contains("`b`"),
+        "{text}"
+    );
+    assert!(text.contains("c.yaml"), "{text}");
+    let mut as_new = plain("b");
+    as_new.as_name = Some("c2".into());
+    assert!(check(std::slice::from_ref(&path), &as_new, &|_| None).is_err());
+    as_new.target.named = true;
+    let ok = check(std::slice::from_ref(&path), &as_new, &|_| None).unwrap();
+    assert_eq!((ok.cluster(), ok.wants()[0].target()), ("b", "c2"));
+    assert!(check(std::slice::from_ref(&path), &plain("a"), &|_| None).is_ok());
 }

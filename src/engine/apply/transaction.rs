@@ -9,8 +9,6 @@ pub use super::report::{ApplyOutcome, ConnectorApply, Progress, Silent, Step, St
 use super::state::{describe, poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
 
-#[path = "transaction_delete.rs"]
-mod delete;
 use crate::client::Connect;
 use crate::compare::{compare, PartitionKind};
 use crate::model::{canonical_fields, OffsetEntry, TargetState};
@@ -160,6 +158,15 @@ impl Tx<'_> {
 
     /// Puts `prior` back after `changed` and records the outcome.
     fn settle(&mut self, prior: TargetState, changed: Result<(), Failure>) {
+        if let Err(f) = &changed {
+            if f.step == Step::Stop && f.error.had_no_effect() {
+                // The stop was refused: the connector never left its state, so there is
+                // nothing to put back (and nothing for a journal to keep).
+                self.report.state_restored = true;
+                self.read_final_state();
+                return self.fail(changed.unwrap_err());
+            }
+        }
         let restored = self.restore(prior);
         match (changed, restored) {
             (Ok(()), Ok(())) => self.report.outcome = ApplyOutcome::Applied,
@@ -423,4 +430,30 @@ fn summarize(bad: &[String]) -> String {
         s.push_str(&format!("; and {} more", bad.len() - 3));
     }
     s
+}
+
+/// Undoing a create: a connector that an apply created is stopped, its offsets are deleted
+/// and read back as empty, then the connector is deleted. A failure before the delete puts its
+/// prior state back, as every transaction does.
+impl Tx<'_> {
+    fn delete(&mut self) {
+        let (prior, stopped) = match self.record_state() {
+            Ok(v) => v,
+            Err(f) => return self.fail(f),
+        };
+        if let Err(f) = self.stop_and_alter(Step::Reset, stopped) {
+            return self.settle(prior, Err(f));
+        }
+        match self.step(Step::Delete, |tx| {
+            tx.client.delete(tx.name())?;
+            Ok(((), "DELETE accepted: the connector is gone".into()))
+        }) {
+            Ok(()) => {
+                self.report.outcome = ApplyOutcome::Applied;
+                self.report.state_restored = true;
+                self.report.final_state = Some("deleted".into());
+            }
+            Err(f) => self.settle(prior, Err(f)),
+        }
+    }
 }

@@ -47,6 +47,15 @@ pub enum TxError {
 }
 
 impl TxError {
+    /// Connect answered with an error that says the request was not carried out (a refusal or
+    /// a failure, not a timeout or a lost connection): it had no effect.
+    pub fn had_no_effect(&self) -> bool {
+        match self {
+            TxError::Client(e) => e.status().is_some() && !e.outcome_unknown(),
+            _ => false,
+        }
+    }
+
     /// Connect refused the request outright (a 4xx answer): it had no effect.
     pub fn refused(&self) -> bool {
         match self {

@@ -1,5 +1,6 @@
-//! One apply at a time per cluster: `apply`, `reset` and `recover` hold
-//! `<state dir>/locks/<cluster>.lock` (the holder's pid, host and start time) while they run.
+//! One operation at a time per cluster: every operation that changes a cluster (apply, reset,
+//! undo, recover) holds `<state dir>/locks/<cluster>.lock` (the holder's pid, host and start
+//! time) while it runs.
 //! The file is created atomically (written aside, then hard-linked into place, which fails
 //! when it exists). A lock whose holder is a process of this host that no longer exists is
 //! stale and taken over; any other holder makes the second process stop before sending
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::journal::host_name;
+use super::state_dir::StateDir;
 use crate::error::{Error, Result};
 
 /// Who holds a lock.
@@ -38,15 +40,16 @@ pub struct ClusterLock {
     holder: Holder,
 }
 
-/// `<state dir>/locks/<cluster>.lock`.
-pub fn path(state_dir: &Path, cluster: &str) -> PathBuf {
-    state_dir.join("locks").join(format!("{cluster}.lock"))
+/// Who holds the lock of `cluster` now, if it is held by a process that is alive (or that
+/// kco cannot see: one on another host).
+pub fn live_holder(state: &StateDir, cluster: &str) -> Option<Holder> {
+    read_holder(&state.lock_path(cluster)).filter(|h| !is_stale(h))
 }
 
 impl ClusterLock {
     /// Takes the lock of `cluster`, or fails naming its holder.
-    pub fn acquire(state_dir: &Path, cluster: &str, now: &str) -> Result<ClusterLock> {
-        let path = path(state_dir, cluster);
+    pub fn acquire(state: &StateDir, cluster: &str, now: &str) -> Result<ClusterLock> {
+        let path = state.lock_path(cluster);
         let holder = Holder {
             pid: std::process::id(),
             host: host_name(),
@@ -133,11 +136,15 @@ fn pid_alive(pid: u32) -> bool {
 mod tests {
     use super::*;
 
+    fn path(dir: &Path, cluster: &str) -> PathBuf {
+        StateDir::at(dir).lock_path(cluster)
+    }
+
     #[test]
     fn a_second_holder_is_refused_by_name_and_a_dead_one_is_taken_over() {
         let dir = tempfile::tempdir().unwrap();
-        let first = ClusterLock::acquire(dir.path(), "a", "t0").unwrap();
-        let e = ClusterLock::acquire(dir.path(), "a", "t1").unwrap_err();
+        let first = ClusterLock::acquire(&StateDir::at(dir.path()), "a", "t0").unwrap();
+        let e = ClusterLock::acquire(&StateDir::at(dir.path()), "a", "t1").unwrap_err();
         let text = e.to_string();
         assert!(
             text.contains(&format!("pid {}", std::process::id())),
@@ -145,10 +152,10 @@ mod tests {
         );
         assert!(text.contains("cluster `a`"), "{text}");
         // Another cluster is independent.
-        let other = ClusterLock::acquire(dir.path(), "b", "t1").unwrap();
+        let other = ClusterLock::acquire(&StateDir::at(dir.path()), "b", "t1").unwrap();
         drop(first);
         assert!(!path(dir.path(), "a").exists());
-        let again = ClusterLock::acquire(dir.path(), "a", "t2").unwrap();
+        let again = ClusterLock::acquire(&StateDir::at(dir.path()), "a", "t2").unwrap();
         drop(again);
         drop(other);
         // A holder on this host whose pid is gone: stale.
@@ -158,7 +165,7 @@ mod tests {
             since: "t".into(),
         };
         std::fs::write(path(dir.path(), "a"), serde_json::to_string(&dead).unwrap()).unwrap();
-        let taken = ClusterLock::acquire(dir.path(), "a", "t3").unwrap();
+        let taken = ClusterLock::acquire(&StateDir::at(dir.path()), "a", "t3").unwrap();
         assert_eq!(taken.holder().since, "t3");
         // A holder on another host is never assumed dead.
         drop(taken);
@@ -172,7 +179,7 @@ mod tests {
             serde_json::to_string(&remote).unwrap(),
         )
         .unwrap();
-        let e = ClusterLock::acquire(dir.path(), "a", "t4").unwrap_err();
+        let e = ClusterLock::acquire(&StateDir::at(dir.path()), "a", "t4").unwrap_err();
         assert!(e.to_string().contains("on elsewhere"), "{e}");
     }
 }

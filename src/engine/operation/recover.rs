@@ -1,19 +1,21 @@
-//! Finishing an interrupted apply: put back the state that the journal (or a backup) records
-//! for each connector, and wait until it is reached. Offsets are left as they are: the
-//! interrupted transaction may or may not have changed them (the backup has the old ones;
-//! applying again finishes the change).
+//! Finishing an interrupted operation: put back the state that the journal (or a backup)
+//! records for each connector, and wait until it is reached. Recovery reads before it writes:
+//! a connector already in its recorded state is left alone (and looked at again once states
+//! have had time to settle). Offsets are left as they are: the interrupted transaction may or
+//! may not have changed them (the backup has the old ones; applying again finishes the
+//! change).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::apply::journal::JournalEntry;
-use super::apply::state::{describe, poll_target};
-use super::load_files;
+use super::journal::JournalEntry;
 use crate::client::Connect;
+use crate::engine::apply::state::{describe, poll_target};
+use crate::engine::load_files;
 use crate::error::{Error, Result};
-use crate::model::{ConnectorState, TargetState};
+use crate::model::TargetState;
 use crate::wait::{until, Clock, Poll, WaitPolicy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -21,7 +23,7 @@ use crate::wait::{until, Clock, Poll, WaitPolicy};
 pub enum RecoverOutcome {
     /// It was in another state; the recorded one was put back and reached.
     Restored,
-    /// Status already showed the recorded state (it was asked for again all the same).
+    /// Status already showed the recorded state: nothing was sent.
     AlreadyThere,
     /// Created by the interrupted apply: left as it is (STOPPED), as a failed create is.
     LeftCreated,
@@ -47,8 +49,32 @@ pub struct RecoverReport {
     pub cluster: String,
     /// Where the states came from: a journal or backup path.
     pub source: String,
+    /// The interrupted operation, when the states came from its journal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<Interrupted>,
     pub ok: bool,
     pub connectors: Vec<RecoveredConnector>,
+}
+
+/// Who wrote a journal.
+#[derive(Debug, Clone, Serialize)]
+pub struct Interrupted {
+    pub pid: u32,
+    pub host: String,
+    pub started_at: String,
+}
+
+impl RecoverReport {
+    /// Nothing to recover: no journal at `source`.
+    pub fn nothing(cluster: &str, source: &str) -> RecoverReport {
+        RecoverReport {
+            cluster: cluster.to_string(),
+            source: source.to_string(),
+            interrupted: None,
+            ok: true,
+            connectors: Vec::new(),
+        }
+    }
 }
 
 /// Puts each connector back in its recorded state.
@@ -88,6 +114,7 @@ pub fn recover(
     RecoverReport {
         cluster: cluster.to_string(),
         source: source.to_string(),
+        interrupted: None,
         ok: connectors
             .iter()
             .all(|c| c.outcome != RecoverOutcome::Failed),
@@ -133,14 +160,13 @@ fn one(
         );
         return r;
     }
-    // The state is asked for even when status already shows it: status lags the target
-    // state, and a stop the dead process sent may not show yet (resume and pause are
-    // idempotent).
-    let already = match e.prior_state {
-        TargetState::Running => status.state == Some(ConnectorState::Running),
-        TargetState::Paused => status.settled_in(ConnectorState::Paused),
-        TargetState::Stopped => true,
-    };
+    // Read before writing: a connector already in its state needs nothing (a stop that the
+    // dead process sent and that lands later is caught by the second look in `recover`).
+    if let Poll::Ready(s) = poll_target(Ok(status), e.prior_state) {
+        r.outcome = RecoverOutcome::AlreadyThere;
+        r.detail = format!("{}: nothing sent", describe(&s));
+        return r;
+    }
     let sent = match e.prior_state {
         TargetState::Stopped => Ok(()),
         TargetState::Running => client.resume(name),
@@ -154,11 +180,7 @@ fn one(
         poll_target(client.status(name), e.prior_state)
     }) {
         Ok(s) => {
-            r.outcome = if already {
-                RecoverOutcome::AlreadyThere
-            } else {
-                RecoverOutcome::Restored
-            };
+            r.outcome = RecoverOutcome::Restored;
             r.detail = describe(&s);
         }
         Err(err) => r.detail = format!("waiting for {}: {err}", e.prior_state),

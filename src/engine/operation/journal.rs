@@ -1,6 +1,6 @@
-//! The apply journal: before the first connector is stopped, `apply` (and `reset`) writes the
-//! prior state of every connector it is about to change to `<state dir>/journal/<cluster>.json`
-//! (atomically). Each connector's entry is removed when its transaction ends, and the file is
+//! The journal of an operation: before the first connector is stopped, the operation writes
+//! the prior state of every connector it is about to change to
+//! `<state dir>/journal/<cluster>.json` (atomically). Each connector's entry is removed when its transaction ends, and the file is
 //! deleted when the last one is. A journal that outlives its process (kill -9, a lost runner)
 //! tells the next kco command on that cluster which connectors may be left stopped, and in
 //! which state to put them back (`recover`).
@@ -11,8 +11,8 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::{Action, ApplyPlan};
-use super::report::{ConnectorApply, Progress, StepRecord};
+use super::state_dir::StateDir;
+use crate::engine::apply::{Action, ApplyPlan, ConnectorApply, Progress, StepRecord};
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
 use crate::model::TargetState;
@@ -44,14 +44,9 @@ pub struct Journal {
     pub connectors: BTreeMap<String, JournalEntry>,
 }
 
-/// `<state dir>/journal/<cluster>.json`.
-pub fn path(state_dir: &Path, cluster: &str) -> PathBuf {
-    state_dir.join("journal").join(format!("{cluster}.json"))
-}
-
 /// The journal left for `cluster`, if any.
-pub fn load(state_dir: &Path, cluster: &str) -> Result<Option<Journal>> {
-    let p = path(state_dir, cluster);
+pub fn load(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
+    let p = state.journal_path(cluster);
     let text = match std::fs::read_to_string(&p) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -77,7 +72,7 @@ impl JournalFile {
     /// Records every connector that `plan` changes, before anything is sent. Returns `None`
     /// when nothing changes.
     pub fn begin(
-        state_dir: &Path,
+        state: &StateDir,
         plan: &ApplyPlan,
         backup: Option<&Path>,
         started_at: &str,
@@ -113,7 +108,7 @@ impl JournalFile {
             connectors,
         };
         let file = JournalFile {
-            path: path(state_dir, &plan.cluster),
+            path: state.journal_path(&plan.cluster),
             journal: Mutex::new(journal),
         };
         file.write(&file.lock())?;
@@ -223,5 +218,9 @@ impl Progress for Journaled<'_> {
 
     fn fleet(&self) -> &dyn crate::engine::progress::Fleet {
         self.inner.fleet()
+    }
+
+    fn backed_up(&self, backup: &crate::engine::apply::BackupReport) {
+        self.inner.backed_up(backup);
     }
 }

@@ -1,0 +1,292 @@
+//! The CLI side of the guarded operation (`engine::operation`) that apply, reset and undo go
+//! through: their shared flags, declared once; the confirmation on the terminal; and the
+//! rendering of each step's outcome. The engine does the locking, recovery, refusals,
+//! backup, journal and execution; nothing here touches them.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::apply_render;
+use super::output::{Printer, Style};
+use super::progress::ApplyProgress;
+use super::recover::render_recovery;
+use super::report_error;
+use super::Context;
+use crate::config::ClusterTarget;
+use crate::engine::apply::{
+    ApplyDocument, BackupReport, Checked, ExecOptions, PlanOptions, Progress, StepRecord,
+    SystemClock, TargetCluster,
+};
+use crate::engine::guard::{FailOn, Refusal};
+use crate::engine::history::at::FilesSource;
+use crate::engine::operation::{Operation, Ran, Settings};
+use crate::engine::progress::Fleet;
+use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
+use crate::wait::WaitPolicy;
+
+/// Flags of every command that changes a cluster.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChangeArgs {
+    /// Show the plan and stop before any change
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Go ahead without asking
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Where to write the backup of what changes [default: <state dir>/backups/<UTC time>/<cluster>/]
+    #[arg(long)]
+    pub backup_dir: Option<PathBuf>,
+    /// Seconds to wait for a connector to reach a state
+    #[arg(long, default_value_t = 120)]
+    pub wait_timeout: u64,
+    /// Seconds a resumed connector's tasks may take to run (a task that fails, or none
+    /// starting, is a failure)
+    #[arg(long, default_value_t = 60)]
+    pub task_timeout: u64,
+}
+
+/// How many connectors change at once, unless `--parallel` says.
+pub const DEFAULT_PARALLEL: u16 = 16;
+
+/// What one command asks of the operation, beyond its flags.
+pub struct Request<'a> {
+    /// The confirmation question, before "on cluster X?".
+    pub question: &'static str,
+    pub plan: PlanOptions,
+    pub fail_on: Vec<FailOn>,
+    /// `--at` / `--changed-since`: where the files came from.
+    pub source: Option<&'a FilesSource>,
+}
+
+impl ChangeArgs {
+    fn wait(&self) -> WaitPolicy {
+        WaitPolicy::with_timeout(Duration::from_secs(self.wait_timeout))
+    }
+}
+
+/// The cluster the global flags name, and whether they named it.
+pub fn target_cluster(ctx: &Context, target: &ClusterTarget) -> TargetCluster {
+    TargetCluster {
+        name: target.name.clone(),
+        named: ctx.global.cluster.is_some(),
+    }
+}
+
+/// Opens the operation, plans, prints the plan, runs it, prints what happened.
+pub fn drive(
+    ctx: &Context,
+    target: &ClusterTarget,
+    wants: &Checked,
+    args: &ChangeArgs,
+    req: &Request,
+) -> Result<u8> {
+    let p = &ctx.printer;
+    let state = ctx.state_dir();
+    let connect = || ctx.connect(target);
+    let op = if args.dry_run {
+        Operation::dry_run(&state, &target.name, &connect)?
+    } else {
+        Operation::open(&state, &target.name, &connect, &args.wait(), &SystemClock)?
+    };
+    if let Some(r) = op.recovered() {
+        p.status(render_recovery(ctx, r).trim_end());
+    }
+    let plan = op.plan(wants, &req.plan)?;
+    if !p.is_structured() {
+        if let Some(source) = req.source {
+            super::apply_git::print_source(p, source);
+        }
+        p.out(&apply_render::plan(p, &plan));
+    }
+    let document = |backup, result| ApplyDocument {
+        plan: &plan,
+        dry_run: args.dry_run,
+        source: req.source,
+        backup,
+        result,
+    };
+    let mut exec = ExecOptions::new(
+        req.plan.prune,
+        req.plan.parallel,
+        Duration::from_secs(args.wait_timeout),
+    );
+    exec.tx.task_timeout = Duration::from_secs(args.task_timeout);
+    exec.interrupted = Some(&INTERRUPTED);
+    let settings = Settings {
+        dry_run: args.dry_run,
+        fail_on: req.fail_on.clone(),
+        exec,
+        backup_dir: args.backup_dir.as_ref().map(|d| ctx.cwd.join(d)),
+    };
+    let mut confirm = |_: &_| {
+        let yes = args.yes
+            || ask(
+                ctx,
+                &format!("{} on cluster {}?", req.question, target.name),
+            )?;
+        if yes {
+            on_interrupt_finish_in_flight();
+        }
+        Ok(yes)
+    };
+    let progress = Reporting {
+        inner: ApplyProgress::new(p),
+        ctx,
+    };
+    match op.run(&plan, &settings, &mut confirm, &progress, &SystemClock)? {
+        Ran::PlanErrors(n) => {
+            if p.is_structured() {
+                p.structured(&document(None, None));
+            }
+            report_error::failure(
+                p,
+                &format!("{n} connector(s) cannot be changed (see the plan); nothing was changed"),
+            );
+            Ok(EXIT_ERROR)
+        }
+        Ran::Refused(found) => Err(refused(&found)),
+        Ran::NoChanges(report) => {
+            if p.is_structured() {
+                p.structured(&document(None, Some(&report)));
+            } else {
+                p.line("No changes.");
+            }
+            Ok(EXIT_OK)
+        }
+        Ran::DryRun => {
+            if p.is_structured() {
+                p.structured(&document(None, None));
+            } else {
+                p.status("Dry run: nothing was changed.");
+            }
+            Ok(EXIT_OK)
+        }
+        Ran::Declined => {
+            p.status("Nothing was changed.");
+            Ok(EXIT_ERROR)
+        }
+        Ran::Done(done) => {
+            if let Some(e) = &done.journal_error {
+                p.warn(&format!("the journal could not be updated: {e}"));
+            }
+            if !done.left.is_empty() {
+                p.warn(&format!(
+                    "{} connector(s) may be left out of their prior state ({}); they are recorded in {}: `kco recover {}` puts them back",
+                    done.left.len(),
+                    done.left.keys().cloned().collect::<Vec<_>>().join(", "),
+                    ctx.display_path(&done.journal),
+                    ctx.target_flags(&target.name)
+                ));
+            }
+            if p.is_structured() {
+                p.structured(&document(Some(&done.backup), Some(&done.report)));
+            } else {
+                p.out(&apply_render::summary(p, &done.report));
+            }
+            if done.report.converged {
+                Ok(EXIT_OK)
+            } else {
+                report_error::failure(p, "not every connector converged (see above)");
+                Ok(EXIT_ERROR)
+            }
+        }
+    }
+}
+
+/// The CLI's progress, which also says where the backup went before the first change.
+struct Reporting<'a> {
+    inner: ApplyProgress<'a>,
+    ctx: &'a Context,
+}
+
+impl Progress for Reporting<'_> {
+    fn step(&self, connector: &str, record: &StepRecord) {
+        self.inner.step(connector, record);
+    }
+
+    fn fleet(&self) -> &dyn Fleet {
+        self.inner.fleet()
+    }
+
+    fn backed_up(&self, backup: &BackupReport) {
+        if backup.is_empty() {
+            return;
+        }
+        let dir = self.ctx.display_path(&backup.dir);
+        let url = match &self.ctx.global.url {
+            Some(url) => format!(" --url {}", crate::client::redact_url(url)),
+            None => String::new(),
+        };
+        self.ctx.printer.status(&format!(
+            "Backup of the live offsets: {dir} (undo: kco undo {dir}{url})"
+        ));
+    }
+}
+
+/// The refusal that names every partition a `--fail-on` forbids.
+fn refused(found: &[Refusal]) -> Error {
+    let lines: Vec<String> = found
+        .iter()
+        .map(|r| {
+            format!(
+                "  {} {}: {} [{}]",
+                r.connector,
+                super::diff_render::partition_name(&r.partition),
+                r.risk.message,
+                r.risk.code.label()
+            )
+        })
+        .collect();
+    Error::Usage(format!(
+        "refused by --fail-on: {} partition(s) at risk; nothing was changed:\n{}",
+        found.len(),
+        lines.join("\n")
+    ))
+}
+
+/// Set by the first Ctrl-C (or SIGTERM) during the transactions.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// From here on, a first interrupt lets the transactions under way finish (each puts its
+/// connector's state back) and starts no new one; a second exits at once.
+fn on_interrupt_finish_in_flight() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            eprintln!(
+                "kco: interrupted again: exiting now; connectors under way may be left stopped"
+            );
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+        eprintln!(
+            "kco: interrupted: connectors under way finish and get their state back; no other starts (interrupt again to exit at once)"
+        );
+    });
+}
+
+/// Asks on the terminal; refuses when stdin is not one.
+fn ask(ctx: &Context, question: &str) -> Result<bool> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(Error::Usage(
+            "stdin is not a terminal, so kco cannot ask for confirmation; nothing was changed. Pass --yes to go ahead without asking".into(),
+        ));
+    }
+    let mut err = std::io::stderr();
+    let _ = write!(err, "{} [y/N] ", paint(&ctx.printer, question));
+    let _ = err.flush();
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Error::Other(format!("cannot read the answer: {e}")))?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+fn paint(p: &Printer, question: &str) -> String {
+    p.paint_err(Style::Bold, question)
+}

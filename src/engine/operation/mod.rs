@@ -1,0 +1,329 @@
+//! The one guarded operation that every command changing a cluster goes through (apply in all
+//! its forms, reset, undo, recover). Its steps, in order:
+//!
+//! 1. **open**: take the cluster's lock in the project's state directory and finish an
+//!    interrupted operation that the journal records (a dry run takes no lock and refuses
+//!    while one is left or another operation runs);
+//! 2. **plan**: from [`Checked`] wants (files checked, and belonging to this cluster) and
+//!    live state, reads only;
+//! 3. **run**: refuse a plan with errors or with a `--fail-on` risk, stop for a dry run, ask
+//!    the caller's confirmation, then back up the live offsets, write the journal and execute
+//!    the transactions, keeping the journal as each ends.
+//!
+//! Backup and journal happen inside [`Operation::run`], whatever the caller: no command can
+//! change a cluster without them. Nothing here prints; the CLI renders what each step returns.
+
+pub mod journal;
+pub mod lock;
+pub mod recover;
+pub mod state_dir;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+pub use journal::{Journal, JournalEntry};
+pub use recover::{RecoverOutcome, RecoverReport, RecoveredConnector};
+pub use state_dir::StateDir;
+
+use crate::client::Connect;
+use crate::engine::apply::{
+    self, backup, plan, ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, PlanOptions,
+    Progress,
+};
+use crate::engine::guard::{refusals, FailOn, Refusal};
+use crate::error::{Error, Result};
+use crate::wait::{Clock, WaitPolicy};
+use journal::{JournalFile, Journaled};
+use lock::ClusterLock;
+
+/// How an operation runs, once planned.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Stop after the plan: nothing is sent, nothing written.
+    pub dry_run: bool,
+    /// Risks that refuse the whole plan before any change.
+    pub fail_on: Vec<FailOn>,
+    pub exec: ExecOptions,
+    /// Where the backup goes; `None`: a new directory under the state directory's `backups/`.
+    pub backup_dir: Option<PathBuf>,
+}
+
+/// What [`Operation::run`] did.
+#[derive(Debug)]
+pub enum Ran {
+    /// Connectors that cannot be changed are in the plan: nothing was done.
+    PlanErrors(usize),
+    /// `--fail-on` refused these partitions: nothing was done.
+    Refused(Vec<Refusal>),
+    /// Nothing to change. The report of the (empty) transactions shows no mutating call.
+    NoChanges(ApplyReport),
+    /// A dry run: the plan only.
+    DryRun,
+    /// The confirmation said no: nothing was done.
+    Declined,
+    /// Backed up, journaled and executed.
+    Done(Box<Done>),
+}
+
+/// An executed operation.
+#[derive(Debug)]
+pub struct Done {
+    pub backup: BackupReport,
+    pub report: ApplyReport,
+    /// The journal, while it still records connectors (their state could not be put back).
+    pub journal: PathBuf,
+    /// Connectors the journal still records.
+    pub left: BTreeMap<String, JournalEntry>,
+    /// The journal could not be rewritten as a transaction ended (its entry stayed: safe).
+    pub journal_error: Option<Error>,
+}
+
+/// An operation on one cluster, holding its lock (but for a dry run) until dropped.
+pub struct Operation {
+    client: Connect,
+    state: StateDir,
+    cluster: String,
+    _lock: Option<ClusterLock>,
+    dry_run: bool,
+    recovered: Option<RecoverReport>,
+}
+
+impl Operation {
+    /// Opens an operation that changes `cluster`: takes the lock before anything is sent (an
+    /// error naming its holder when another process has it), then `connect`s and finishes an
+    /// interrupted operation its journal records ([`Operation::recovered`]). A journal that
+    /// could not be finished stays, and [`Operation::plan`] refuses.
+    pub fn open(
+        state: &StateDir,
+        cluster: &str,
+        connect: &dyn Fn() -> Result<Connect>,
+        wait: &WaitPolicy,
+        clock: &dyn Clock,
+    ) -> Result<Self> {
+        let lock = ClusterLock::acquire(state, cluster, &now())?;
+        let client = connect()?;
+        let recovered = finish_journal(&client, state, cluster, wait, clock)?;
+        Ok(Operation {
+            client,
+            state: state.clone(),
+            cluster: cluster.to_string(),
+            _lock: Some(lock),
+            dry_run: false,
+            recovered,
+        })
+    }
+
+    /// Opens a dry run: no lock, nothing sent but reads; refused while another operation runs
+    /// on the cluster or an interrupted one is left (its plan would be built on connectors
+    /// stopped half-way).
+    pub fn dry_run(
+        state: &StateDir,
+        cluster: &str,
+        connect: &dyn Fn() -> Result<Connect>,
+    ) -> Result<Self> {
+        ensure_settled(state, cluster)?;
+        let client = connect()?;
+        Ok(Operation {
+            client,
+            state: state.clone(),
+            cluster: cluster.to_string(),
+            _lock: None,
+            dry_run: true,
+            recovered: None,
+        })
+    }
+
+    /// What opening finished of an interrupted operation (`None`: there was none).
+    pub fn recovered(&self) -> Option<&RecoverReport> {
+        self.recovered.as_ref()
+    }
+
+    pub fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    /// The client the operation talks to the cluster with.
+    pub fn client(&self) -> &Connect {
+        &self.client
+    }
+
+    /// Puts back the states a backup records (when the journal is lost).
+    pub fn recover_from_backup(
+        &self,
+        dir: &Path,
+        source: &str,
+        wait: &WaitPolicy,
+        clock: &dyn Clock,
+    ) -> Result<RecoverReport> {
+        self.refuse_unfinished()?;
+        let entries = recover::entries_from_backup(dir)?;
+        Ok(recover::recover(
+            &self.client,
+            &self.cluster,
+            source,
+            &entries,
+            wait,
+            clock,
+        ))
+    }
+
+    /// The plan, from live state (reads only).
+    pub fn plan(&self, wants: &Checked, opts: &PlanOptions) -> Result<ApplyPlan> {
+        if wants.cluster() != self.cluster {
+            return Err(Error::Other(format!(
+                "the wants were checked for cluster `{}`, not `{}`",
+                wants.cluster(),
+                self.cluster
+            )));
+        }
+        self.refuse_unfinished()?;
+        plan::build(&self.client, &self.cluster, wants.wants(), opts)
+    }
+
+    /// Refuses, confirms, backs up, journals and executes `plan`. `confirm` is asked once,
+    /// just before the first change (not for a dry run or an empty plan).
+    pub fn run(
+        &self,
+        plan: &ApplyPlan,
+        settings: &Settings,
+        confirm: &mut dyn FnMut(&ApplyPlan) -> Result<bool>,
+        progress: &dyn Progress,
+        clock: &dyn Clock,
+    ) -> Result<Ran> {
+        if plan.cluster != self.cluster {
+            return Err(Error::Other(format!(
+                "a plan for cluster `{}` cannot run on `{}`",
+                plan.cluster, self.cluster
+            )));
+        }
+        if plan.errors() > 0 {
+            return Ok(Ran::PlanErrors(plan.errors()));
+        }
+        let refused = refusals(plan, &settings.fail_on);
+        if !refused.is_empty() {
+            return Ok(Ran::Refused(refused));
+        }
+        if plan.changes() == 0 {
+            // The (empty) transactions run, so that the report shows zero mutating calls.
+            let report = apply::execute(&self.client, plan, &settings.exec, clock, progress)?;
+            return Ok(Ran::NoChanges(report));
+        }
+        if self.dry_run || settings.dry_run {
+            return Ok(Ran::DryRun);
+        }
+        if !confirm(plan)? {
+            return Ok(Ran::Declined);
+        }
+        let stamp = now();
+        let dir = match &settings.backup_dir {
+            Some(d) => d.clone(),
+            None => self.state.new_backup_dir(&self.cluster, SystemTime::now()),
+        };
+        let backup = backup::write(plan, &dir, &stamp)?;
+        progress.backed_up(&backup);
+        let journal = JournalFile::begin(&self.state, plan, Some(&backup.dir), &stamp)?;
+        let Some(journal) = journal else {
+            let report = apply::execute(&self.client, plan, &settings.exec, clock, progress)?;
+            return Ok(Ran::Done(Box::new(Done {
+                backup,
+                report,
+                journal: self.state.journal_path(&self.cluster),
+                left: BTreeMap::new(),
+                journal_error: None,
+            })));
+        };
+        let journaled = Journaled::new(&journal, progress);
+        let report = apply::execute(&self.client, plan, &settings.exec, clock, &journaled)?;
+        Ok(Ran::Done(Box::new(Done {
+            backup,
+            report,
+            journal: journal.path().to_path_buf(),
+            left: journal.remaining(),
+            journal_error: journaled.take_write_error(),
+        })))
+    }
+
+    fn refuse_unfinished(&self) -> Result<()> {
+        match &self.recovered {
+            Some(r) if !r.ok => Err(Error::Unfinished {
+                cluster: self.cluster.clone(),
+                journal: self.state.journal_path(&self.cluster),
+                connectors: r
+                    .connectors
+                    .iter()
+                    .filter(|c| c.outcome == RecoverOutcome::Failed)
+                    .count(),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// For commands that only read a cluster (`snapshot`, `diff`): an error while another kco
+/// changes it (its connectors may be stopped half-way) or while an interrupted operation's
+/// journal says connectors may be left out of their state (a snapshot would record them so).
+pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<()> {
+    if let Some(holder) = lock::live_holder(state, cluster) {
+        if holder.pid != std::process::id() {
+            return Err(Error::InProgress {
+                cluster: cluster.to_string(),
+                lock: state.lock_path(cluster),
+                holder: holder.to_string(),
+            });
+        }
+    }
+    match journal::load(state, cluster)? {
+        Some(j) => Err(Error::Unfinished {
+            cluster: cluster.to_string(),
+            journal: state.journal_path(cluster),
+            connectors: j.connectors.len(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Forgets the journal of `cluster` without putting anything back (for connectors that
+/// cannot be recovered: no rights, or deleted since). Holds the lock while it does; returns
+/// what was forgotten (`None`: there was no journal).
+pub fn discard_journal(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
+    let _lock = ClusterLock::acquire(state, cluster, &now())?;
+    let Some(j) = journal::load(state, cluster)? else {
+        return Ok(None);
+    };
+    journal::clear(&state.journal_path(cluster))?;
+    Ok(Some(j))
+}
+
+/// Recovers what the journal of `cluster` records, if there is one; clears it when every
+/// state is back. The caller holds the cluster's lock.
+fn finish_journal(
+    client: &Connect,
+    state: &StateDir,
+    cluster: &str,
+    wait: &WaitPolicy,
+    clock: &dyn Clock,
+) -> Result<Option<RecoverReport>> {
+    let Some(j) = journal::load(state, cluster)? else {
+        return Ok(None);
+    };
+    let path = state.journal_path(cluster);
+    let source = path.display().to_string();
+    let mut report = recover::recover(client, cluster, &source, &j.connectors, wait, clock);
+    report.interrupted = Some(recover::Interrupted {
+        pid: j.pid,
+        host: j.host,
+        started_at: j.started_at,
+    });
+    if report.ok {
+        journal::clear(&path)?;
+    }
+    Ok(Some(report))
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}

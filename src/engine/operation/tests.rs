@@ -1,0 +1,509 @@
+//! The guarded operation: the journal written before the first stop, emptied as transactions
+//! end, kept for a connector whose state could not be put back; recovery from a journal left
+//! behind by a run that died mid-way, reading before it writes; the lock, the backup and the
+//! refusals that no caller can skip.
+
+use std::time::Duration;
+
+use super::journal::{self, JournalFile, Journaled};
+use super::recover::{entries_from_backup, recover, RecoverOutcome};
+use super::*;
+use crate::engine::apply::tests::{cluster, exec, fake_with, mutating, plan, src, state, want};
+use crate::engine::apply::{backup, execute, Checked, Silent, Want};
+use crate::fake::{FakeConnect, Fault, State};
+use crate::model::{ConnectorState, TargetState};
+use crate::wait::ManualClock;
+
+fn journal_path(dir: &tempfile::TempDir) -> PathBuf {
+    StateDir::at(dir.path()).journal_path("a")
+}
+
+fn load(dir: &tempfile::TempDir) -> Option<Journal> {
+    journal::load(&StateDir::at(dir.path()), "a").unwrap()
+}
+
+fn twelve() -> FakeConnect {
+    let names: Vec<String> = (0..12).map(|i| format!("c{i:02}")).collect();
+    let specs: Vec<(&str, State, Vec<_>)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let st = if i == 11 {
+                State::Paused
+            } else {
+                State::Running
+            };
+            (n.as_str(), st, vec![src("f", 10)])
+        })
+        .collect();
+    fake_with("4.1.0", &specs)
+}
+
+fn wants_all(fake: &FakeConnect) -> Vec<Want> {
+    fake.connector_names()
+        .iter()
+        .map(|n| want(n, vec![src("f", 99)]))
+        .collect()
+}
+
+#[test]
+fn the_journal_records_prior_states_before_any_change_and_is_cleared_at_the_end() {
+    let fake = twelve();
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(&fake, &wants_all(&fake), false, false);
+    let j = JournalFile::begin(&StateDir::at(dir.path()), &p, Some(dir.path()), "t0")
+        .unwrap()
+        .unwrap();
+    let on_disk = load(&dir).unwrap();
+    assert_eq!(on_disk.connectors.len(), 12);
+    assert_eq!(on_disk.connectors["c00"].prior_state, TargetState::Running);
+    assert_eq!(on_disk.connectors["c11"].prior_state, TargetState::Paused);
+    assert_eq!(on_disk.pid, std::process::id());
+    // Nothing was sent to write it.
+    fake.assert_no_mutations();
+    let progress = Journaled::new(&j, &Silent);
+    let opts = ExecOptions::new(false, 3, Duration::from_secs(30));
+    let r = execute(
+        &fake.client(),
+        &p,
+        &opts,
+        &ManualClock::default(),
+        &progress,
+    )
+    .unwrap();
+    assert!(r.converged);
+    assert!(j.remaining().is_empty());
+    assert!(!journal_path(&dir).exists(), "cleared");
+}
+
+#[test]
+fn a_connector_whose_state_was_not_put_back_stays_in_the_journal() {
+    let fake = cluster(State::Running);
+    fake.set_resume_ignored(true);
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(&fake, &[want("c", vec![src("f", 5)])], false, false);
+    let j = JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0")
+        .unwrap()
+        .unwrap();
+    let progress = Journaled::new(&j, &Silent);
+    let opts = ExecOptions::new(false, 1, Duration::from_secs(5));
+    let r = execute(
+        &fake.client(),
+        &p,
+        &opts,
+        &ManualClock::default(),
+        &progress,
+    )
+    .unwrap();
+    assert!(!r.converged);
+    let left = load(&dir).unwrap();
+    assert_eq!(left.connectors["c"].prior_state, TargetState::Running);
+    // The worker behaves again: recovery puts it back and says so.
+    fake.set_resume_ignored(false);
+    let rep = recover(
+        &fake.client(),
+        "a",
+        "j",
+        &left.connectors,
+        &WaitPolicy::with_timeout(Duration::from_secs(5)),
+        &ManualClock::default(),
+    );
+    assert!(rep.ok, "{rep:?}");
+    assert_eq!(rep.connectors[0].outcome, RecoverOutcome::Restored);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+}
+
+/// A run killed mid-way: the journal was written, four connectors were stopped (and one
+/// patched), then nothing. Recovery puts back exactly the recorded states.
+#[test]
+fn recovery_after_a_run_that_died_mid_way_puts_every_state_back() {
+    let fake = twelve();
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(&fake, &wants_all(&fake), false, false);
+    let j = JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0")
+        .unwrap()
+        .unwrap();
+    // What the dead process did before dying.
+    for n in ["c00", "c01", "c02", "c11"] {
+        fake.set_state(n, State::Stopped);
+    }
+    fake.set_offsets("c00", serde_json::to_value(vec![src("f", 99)]).unwrap());
+    std::mem::forget(j);
+    let left = load(&dir).unwrap();
+    assert_eq!(left.connectors.len(), 12);
+    fake.clear_requests();
+    let rep = recover(
+        &fake.client(),
+        "a",
+        "j",
+        &left.connectors,
+        &WaitPolicy::with_timeout(Duration::from_secs(5)),
+        &ManualClock::default(),
+    );
+    assert!(rep.ok, "{rep:?}");
+    for n in fake.connector_names() {
+        let want = if n == "c11" {
+            ConnectorState::Paused
+        } else {
+            ConnectorState::Running
+        };
+        assert_eq!(state(&fake, &n), want, "{n}");
+    }
+    let restored: Vec<&str> = rep
+        .connectors
+        .iter()
+        .filter(|c| c.outcome == RecoverOutcome::Restored)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(restored, ["c00", "c01", "c02", "c11"]);
+    // Recovery reads before it writes: only the four out of their state are sent anything,
+    // once each; offsets are not touched.
+    let sent: Vec<String> = fake
+        .mutating_requests()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    assert_eq!(sent.len(), 4, "{sent:?}");
+    assert!(
+        sent.iter()
+            .all(|s| s.contains("/resume") || s.contains("/c11/pause")),
+        "{sent:?}"
+    );
+    assert_eq!(
+        fake.offset("c00", &serde_json::json!({"filename": "f"})),
+        Some(serde_json::json!({"position": 99}))
+    );
+}
+
+#[test]
+fn a_created_connector_is_left_stopped_and_the_backup_gives_the_states_when_the_journal_is_lost() {
+    let fake = cluster(State::Running);
+    fake.set_state("c", State::Stopped);
+    let created = journal::JournalEntry {
+        prior_state: TargetState::Running,
+        created: true,
+    };
+    let entries = [("c".to_string(), created)].into_iter().collect();
+    let rep = recover(
+        &fake.client(),
+        "a",
+        "j",
+        &entries,
+        &WaitPolicy::with_timeout(Duration::from_secs(5)),
+        &ManualClock::default(),
+    );
+    assert_eq!(rep.connectors[0].outcome, RecoverOutcome::LeftCreated);
+    assert_eq!(state(&fake, "c"), ConnectorState::Stopped);
+    // A backup of a RUNNING connector says RUNNING.
+    fake.set_state("c", State::Running);
+    let p = plan(&fake, &[want("c", vec![src("f", 5)])], false, false);
+    let dir = tempfile::tempdir().unwrap();
+    backup::write(&p, dir.path(), "t").unwrap();
+    let from_backup = entries_from_backup(dir.path()).unwrap();
+    assert_eq!(from_backup["c"].prior_state, TargetState::Running);
+    assert!(!from_backup["c"].created);
+    let _ = exec(&fake, &p, false);
+}
+
+/// A clock whose first settle pause is when the stop a dead process sent lands.
+struct LateStop<'a> {
+    clock: ManualClock,
+    fake: &'a FakeConnect,
+    name: &'a str,
+    landed: std::sync::atomic::AtomicBool,
+}
+
+impl crate::wait::Clock for LateStop<'_> {
+    fn now(&self) -> std::time::Instant {
+        self.clock.now()
+    }
+    fn sleep(&self, d: Duration) {
+        use std::sync::atomic::Ordering;
+        if d == super::recover::SETTLE && !self.landed.swap(true, Ordering::SeqCst) {
+            self.fake.set_state(self.name, State::Stopped);
+        }
+        self.clock.sleep(d);
+    }
+}
+
+/// Status showed RUNNING (it lags), so nothing was sent; then the dead process's stop
+/// landed: recovery looks again once the states had time to settle, and resumes it.
+#[test]
+fn a_stop_that_lands_after_recovery_is_undone() {
+    let fake = cluster(State::Running);
+    let entries = [(
+        "c".to_string(),
+        journal::JournalEntry {
+            prior_state: TargetState::Running,
+            created: false,
+        },
+    )]
+    .into_iter()
+    .collect();
+    let clock = LateStop {
+        clock: ManualClock::default(),
+        fake: &fake,
+        name: "c",
+        landed: false.into(),
+    };
+    let rep = recover(
+        &fake.client(),
+        "a",
+        "j",
+        &entries,
+        &WaitPolicy::with_timeout(Duration::from_secs(5)),
+        &clock,
+    );
+    assert!(rep.ok, "{rep:?}");
+    assert_eq!(rep.connectors[0].outcome, RecoverOutcome::Restored);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+    assert_eq!(fake.count("PUT", "/connectors/c/resume"), 1);
+}
+
+fn open(fake: &FakeConnect, dir: &tempfile::TempDir) -> Operation {
+    Operation::open(
+        &StateDir::at(dir.path()),
+        "a",
+        &|| Ok(fake.client()),
+        &WaitPolicy::with_timeout(Duration::from_secs(5)),
+        &ManualClock::default(),
+    )
+    .unwrap()
+}
+
+fn settings(dry_run: bool, fail_on: Vec<FailOn>) -> Settings {
+    Settings {
+        dry_run,
+        fail_on,
+        exec: ExecOptions::new(false, 2, Duration::from_secs(5)),
+        backup_dir: None,
+    }
+}
+
+fn checked(fake: &FakeConnect, pos: i64) -> Checked {
+    let wants: Vec<Want> = fake
+        .connector_names()
+        .iter()
+        .map(|n| want(n, vec![src("f", pos)]))
+        .collect();
+    crate::engine::apply::tests::checked("a", wants)
+}
+
+fn yes(_: &ApplyPlan) -> Result<bool> {
+    Ok(true)
+}
+
+/// Whatever the caller passes as progress, the run writes the backup (with its marker) and
+/// the journal before the first change, and clears the journal at the end.
+#[test]
+fn every_run_backs_up_and_journals_before_the_first_change() {
+    let fake = cluster(State::Running);
+    let dir = tempfile::tempdir().unwrap();
+    let op = open(&fake, &dir);
+    let plan = op
+        .plan(&checked(&fake, 42), &PlanOptions::default())
+        .unwrap();
+    struct SeesJournal<'a>(&'a tempfile::TempDir, std::sync::Mutex<Vec<bool>>);
+    impl Progress for SeesJournal<'_> {
+        fn step(&self, _: &str, _: &crate::engine::apply::StepRecord) {
+            self.1.lock().unwrap().push(journal_path(self.0).exists());
+        }
+    }
+    let seen = SeesJournal(&dir, Default::default());
+    let ran = op
+        .run(
+            &plan,
+            &settings(false, vec![]),
+            &mut yes,
+            &seen,
+            &ManualClock::default(),
+        )
+        .unwrap();
+    let Ran::Done(done) = ran else {
+        panic!("{ran:?}")
+    };
+    assert!(done.report.converged);
+    assert!(
+        seen.1.lock().unwrap().iter().all(|&j| j),
+        "journal during every step"
+    );
+    assert!(!journal_path(&dir).exists(), "cleared at the end");
+    let marker = backup::read_marker(&done.backup.dir).unwrap();
+    assert_eq!(marker.cluster, "a");
+    assert!(done.backup.dir.starts_with(dir.path().join("backups")));
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+}
+
+/// A refusal, a dry run and a declined confirmation send nothing and write nothing.
+#[test]
+fn refusals_dry_runs_and_a_no_change_nothing() {
+    let fake = cluster(State::Running);
+    let dir = tempfile::tempdir().unwrap();
+    let op = open(&fake, &dir);
+    let plan = op
+        .plan(&checked(&fake, 1), &PlanOptions::default())
+        .unwrap();
+    let mut asked = 0;
+    let mut no = |_: &ApplyPlan| {
+        asked += 1;
+        Ok(false)
+    };
+    let clock = ManualClock::default();
+    let refused = op
+        .run(
+            &plan,
+            &settings(false, vec![FailOn::Reprocessing]),
+            &mut no,
+            &Silent,
+            &clock,
+        )
+        .unwrap();
+    assert!(
+        matches!(&refused, Ran::Refused(r) if r.len() == 1),
+        "{refused:?}"
+    );
+    let dry = op
+        .run(&plan, &settings(true, vec![]), &mut no, &Silent, &clock)
+        .unwrap();
+    assert!(matches!(dry, Ran::DryRun));
+    let declined = op
+        .run(&plan, &settings(false, vec![]), &mut no, &Silent, &clock)
+        .unwrap();
+    assert!(matches!(declined, Ran::Declined));
+    assert_eq!(asked, 1, "asked only before a change");
+    fake.assert_no_mutations();
+    assert!(!dir.path().join("backups").exists());
+    assert!(!journal_path(&dir).exists());
+}
+
+/// The worker refuses the stop (403, or a 500 that is not a timeout): the connector never
+/// left RUNNING, so the transaction fails without a resume and leaves no journal behind.
+#[test]
+fn a_refused_stop_leaves_nothing_behind() {
+    for (status, message) in [(403, "forbidden"), (500, "the herder failed")] {
+        let fake = cluster(State::Running);
+        fake.fault(
+            Fault::on("PUT", "/connectors/c/stop")
+                .always()
+                .respond(status, message),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let op = open(&fake, &dir);
+        let plan = op
+            .plan(&checked(&fake, 42), &PlanOptions::default())
+            .unwrap();
+        let ran = op
+            .run(
+                &plan,
+                &settings(false, vec![]),
+                &mut yes,
+                &Silent,
+                &ManualClock::default(),
+            )
+            .unwrap();
+        let Ran::Done(done) = ran else {
+            panic!("{ran:?}")
+        };
+        assert!(!done.report.converged, "{status}");
+        assert!(done.left.is_empty(), "{status}: {:?}", done.left);
+        assert!(!journal_path(&dir).exists(), "{status}");
+        assert_eq!(fake.count("PUT", "/connectors/c/resume"), 0, "{status}");
+        assert_eq!(state(&fake, "c"), ConnectorState::Running);
+        drop(op);
+        // A later reader is not blocked.
+        ensure_settled(&StateDir::at(dir.path()), "a").unwrap();
+    }
+}
+
+/// Opening finishes an interrupted operation by reading first: a connector already back in
+/// its state gets nothing; the journal goes once every state is back.
+#[test]
+fn opening_finishes_an_interrupted_operation_reading_before_writing() {
+    let fake = fake_with(
+        "4.1.0",
+        &[
+            ("c", State::Running, vec![src("f", 10)]),
+            ("d", State::Stopped, vec![src("f", 10)]),
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let all = checked(&fake, 99);
+    let mut p = plan(&fake, all.wants(), false, false);
+    // Both were RUNNING when the dead run recorded them.
+    for c in &mut p.connectors {
+        c.live_state = Some(ConnectorState::Running);
+    }
+    std::mem::forget(JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0").unwrap());
+    let e = ensure_settled(&StateDir::at(dir.path()), "a").unwrap_err();
+    assert!(matches!(e, Error::Unfinished { connectors: 2, .. }), "{e}");
+    fake.clear_requests();
+    let op = open(&fake, &dir);
+    let r = op.recovered().expect("a recovery");
+    assert!(r.ok);
+    assert_eq!(
+        r.interrupted.as_ref().map(|i| i.pid),
+        Some(std::process::id())
+    );
+    let outcomes: Vec<_> = r.connectors.iter().map(|c| c.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [RecoverOutcome::AlreadyThere, RecoverOutcome::Restored]
+    );
+    assert_eq!(mutating(&fake), ["PUT /connectors/d/resume"]);
+    assert!(!journal_path(&dir).exists());
+}
+
+/// A journal whose connector cannot be put back (the worker refuses the resume) stays; the
+/// plan is refused until it is finished, and `discard_journal` forgets it, naming it.
+#[test]
+fn an_unrecoverable_journal_refuses_plans_until_discarded() {
+    let fake = cluster(State::Stopped);
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(&fake, checked(&fake, 99).wants(), false, false);
+    let mut p = p;
+    p.connectors[0].live_state = Some(ConnectorState::Running);
+    std::mem::forget(JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0").unwrap());
+    fake.fault(
+        Fault::on("PUT", "/connectors/c/resume")
+            .always()
+            .respond(403, "forbidden"),
+    );
+    let op = open(&fake, &dir);
+    assert!(!op.recovered().unwrap().ok);
+    let e = op
+        .plan(&checked(&fake, 5), &PlanOptions::default())
+        .unwrap_err();
+    assert!(matches!(e, Error::Unfinished { connectors: 1, .. }), "{e}");
+    drop(op);
+    let forgotten = discard_journal(&StateDir::at(dir.path()), "a")
+        .unwrap()
+        .unwrap();
+    assert_eq!(forgotten.connectors["c"].prior_state, TargetState::Running);
+    assert!(!journal_path(&dir).exists());
+    assert!(discard_journal(&StateDir::at(dir.path()), "a")
+        .unwrap()
+        .is_none());
+    fake.clear_faults();
+}
+
+/// While another process holds the lock, readers hear "in progress", not "interrupted".
+#[test]
+fn a_live_lock_is_an_operation_in_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = StateDir::at(dir.path());
+    let other = lock::Holder {
+        pid: 1,
+        host: "elsewhere".into(),
+        since: "2026-12-01T00:00:00Z".into(),
+    };
+    std::fs::create_dir_all(state.lock_path("a").parent().unwrap()).unwrap();
+    std::fs::write(state.lock_path("a"), serde_json::to_string(&other).unwrap()).unwrap();
+    let e = ensure_settled(&state, "a").unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, Error::InProgress { .. }), "{text}");
+    assert!(
+        text.contains("in progress") && text.contains("pid 1 on elsewhere"),
+        "{text}"
+    );
+    assert!(ensure_settled(&state, "b").is_ok());
+}

@@ -1,0 +1,251 @@
+//! Safe by construction, through the binary: a file belongs to its cluster; undo takes only a
+//! kco backup and puts it back on its own cluster; the state directory is the project's,
+//! wherever kco runs in it; a refused stop leaves nothing behind; a running operation is "in
+//! progress", not "interrupted"; a journal that cannot be finished can be discarded.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::fake_connect::{FakeConnect, Fault, State};
+use crate::sink_files::{sink_offsets as offsets, write_sink_file, SINK};
+
+/// A project: kco.yaml with clusters `a` and `b` (the default), each a fake with sink `s`
+/// at 100, and `snapshots/a/s.yaml` at 5, captured on `a`.
+struct Project {
+    dir: tempfile::TempDir,
+    a: FakeConnect,
+    b: FakeConnect,
+}
+
+fn project() -> Project {
+    let dir = tempfile::tempdir().unwrap();
+    let a = FakeConnect::builder()
+        .sink("s", SINK, State::Running, offsets(100))
+        .start();
+    let b = FakeConnect::builder()
+        .sink("s", SINK, State::Running, offsets(100))
+        .start();
+    std::fs::write(
+        dir.path().join("kco.yaml"),
+        format!(
+            "defaultCluster: b\nclusters:\n  a:\n    url: {}\n  b:\n    url: {}\n",
+            a.url(),
+            b.url()
+        ),
+    )
+    .unwrap();
+    write_sink_file(&dir.path().join("snapshots/a"), "s", 5, None);
+    Project { dir, a, b }
+}
+
+fn command(cwd: &Path, home: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("kco"));
+    c.current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Runs kco in `cwd` (a directory of the project); exit code and stdout + stderr.
+fn kco_in(p: &Project, cwd: &Path, args: &[&str]) -> (i32, String) {
+    let out = command(cwd, p.dir.path(), args).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+fn kco(p: &Project, args: &[&str]) -> (i32, String) {
+    kco_in(p, p.dir.path(), args)
+}
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_file_of_another_cluster_is_refused_unless_that_cluster_is_named() {
+    let p = project();
+    let file = "snapshots/a/s.yaml";
+    let (code, out) = kco(&p, &["apply", file, "--create", "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("snapshots/a/s.yaml was captured on cluster `a`, not on `b`"),
+        "{out}"
+    );
+    assert!(out.contains("--cluster b"), "{out}");
+    let (code, out) = kco(&p, &["apply", file, "--as", "s2", "--dry-run"]);
+    assert_eq!(code, 1, "--as without --cluster: {out}");
+    let (code, out) = kco(&p, &["diff", "snapshots/a"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("captured on cluster `a`, not on `b`"), "{out}");
+    assert!(p.b.requests().is_empty(), "{:?}", p.b.requests());
+    assert!(p.a.requests().is_empty(), "{:?}", p.a.requests());
+    // Named, it goes where it is told.
+    let (code, out) = kco(&p, &["--cluster", "b", "apply", file, "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(p.b.offsets("s"), offsets(5));
+    // On its own cluster nothing needs naming.
+    let (code, out) = kco(&p, &["--cluster", "a", "diff", "snapshots/a"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 advanced"), "{out}");
+}
+
+#[test]
+fn undo_takes_only_a_kco_backup_and_puts_it_back_on_its_own_cluster() {
+    let p = project();
+    // Not a backup: refused, nothing read.
+    let (code, out) = kco(&p, &["undo", "snapshots/a", "--dry-run"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("snapshots/a is not a kco backup"), "{out}");
+    assert!(out.contains("kco-backup.json"), "{out}");
+    // A backup of cluster a (written by an apply there).
+    let (code, out) = kco(
+        &p,
+        &[
+            "--cluster",
+            "a",
+            "apply",
+            "snapshots/a",
+            "--yes",
+            "--backup-dir",
+            "bk",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("(undo: kco undo bk)"), "{out}");
+    assert_eq!(p.a.offsets("s"), offsets(5));
+    p.b.clear_requests();
+    let (code, out) = kco(&p, &["--cluster", "b", "undo", "bk", "--dry-run"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("the backup bk was taken on cluster `a`, not on `b`"),
+        "{out}"
+    );
+    // No --cluster: the backup's own cluster, not the default b.
+    let (code, out) = kco(&p, &["undo", "bk", "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Plan for cluster a"), "{out}");
+    assert_eq!(p.a.offsets("s"), offsets(100));
+    assert!(p.b.requests().is_empty(), "{:?}", p.b.requests());
+}
+
+#[test]
+fn the_state_directory_is_next_to_kco_yaml_wherever_kco_runs() {
+    let p = project();
+    let deep = p.dir.path().join("snapshots/a");
+    p.a.fault(
+        Fault::on("PATCH", "/connectors/s/offsets")
+            .nth(1)
+            .delay_ms(3_000),
+    );
+    let first = command(
+        &deep,
+        p.dir.path(),
+        &["--cluster", "a", "apply", "s.yaml", "--yes"],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("the first apply to patch", || {
+        p.a.count("PATCH", "/connectors/s/offsets") > 0
+    });
+    assert!(p.dir.path().join(".kco/locks/a.lock").exists());
+    assert!(
+        !deep.join(".kco").exists(),
+        "nothing in the working directory"
+    );
+    // From the project's root, the second apply sees the first one's lock.
+    let (code, out) = kco(&p, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!("is locked by another kco: pid {}", first.id())),
+        "{out}"
+    );
+    // A reader hears that an operation is in progress, not that one was interrupted.
+    let (code, out) = kco(&p, &["--cluster", "a", "diff"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("an operation on cluster `a` is in progress"),
+        "{out}"
+    );
+    assert!(!out.contains("interrupted"), "{out}");
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let backups: Vec<_> = std::fs::read_dir(p.dir.path().join(".kco/backups"))
+        .unwrap()
+        .collect();
+    assert_eq!(backups.len(), 1, "the backup is in the project's state dir");
+    assert!(!deep.join(".kco").exists());
+}
+
+#[test]
+fn a_refused_stop_leaves_no_journal_and_later_commands_run() {
+    let p = project();
+    p.a.fault(
+        Fault::on("PUT", "/connectors/s/stop")
+            .always()
+            .respond(403, "User kco may not stop connectors"),
+    );
+    let (code, out) = kco(&p, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("may not stop connectors"), "{out}");
+    assert!(!out.contains("kco recover"), "{out}");
+    assert!(!p.dir.path().join(".kco/journal/a.json").exists());
+    assert_eq!(p.a.count("PUT", "/connectors/s/resume"), 0);
+    assert_eq!(p.a.state("s"), Some(State::Running));
+    // The nightly snapshot and diff are not blocked.
+    let (code, out) = kco(&p, &["--cluster", "a", "diff"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 advanced"), "{out}");
+    let (code, out) = kco(&p, &["--cluster", "a", "snapshot", "--dir", "snaps"]);
+    assert_eq!(code, 0, "{out}");
+    p.a.clear_faults();
+}
+
+#[test]
+fn a_journal_that_cannot_be_finished_is_discarded_by_a_documented_command() {
+    let p = project();
+    // The resume after the patch is refused: the connector is left STOPPED, journaled.
+    p.a.fault(
+        Fault::on("PUT", "/connectors/s/resume")
+            .always()
+            .respond(403, "User kco may not resume connectors"),
+    );
+    let (code, out) = kco(&p, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(p.dir.path().join(".kco/journal/a.json").exists());
+    let (code, out) = kco(&p, &["--cluster", "a", "snapshot", "--dir", "snaps"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("kco recover --discard --cluster a"),
+        "the refusal says how to get out: {out}"
+    );
+    let (code, out) = kco(&p, &["--cluster", "a", "recover"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("RUNNING NOT put back"), "{out}");
+    assert!(p.dir.path().join(".kco/journal/a.json").exists());
+    let (code, out) = kco(&p, &["--cluster", "a", "recover", "--discard"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Discarded the journal of cluster a") && out.contains("s: was RUNNING"),
+        "{out}"
+    );
+    assert!(out.contains("Nothing was put back"), "{out}");
+    assert!(!p.dir.path().join(".kco/journal/a.json").exists());
+    let (code, out) = kco(&p, &["--cluster", "a", "snapshot", "--dir", "snaps"]);
+    assert_eq!(code, 0, "{out}");
+    p.a.clear_faults();
+}
