@@ -70,6 +70,18 @@ pub enum Error {
         connectors: usize,
     },
 
+    /// Connector names or globs that match no connector (`place`: "on cluster `a`"). The
+    /// names that do exist, the closest to what was typed first, make the hint.
+    #[error("{} did not match any connector {place}", quoted(patterns))]
+    NoMatch {
+        patterns: Vec<String>,
+        place: String,
+        /// A few of the names that exist, the closest first.
+        closest: Vec<String>,
+        /// How many more exist than `closest` names.
+        more: usize,
+    },
+
     /// Arguments that do not fit together.
     #[error("{0}")]
     Usage(String),
@@ -91,6 +103,7 @@ pub enum ErrorKind {
     Read,
     Locked,
     Unfinished,
+    NoMatch,
     Usage,
     Other,
 }
@@ -113,6 +126,7 @@ impl Error {
             Error::Read { .. } => ErrorKind::Read,
             Error::Locked { .. } => ErrorKind::Locked,
             Error::Unfinished { .. } => ErrorKind::Unfinished,
+            Error::NoMatch { .. } => ErrorKind::NoMatch,
             Error::Usage(_) => ErrorKind::Usage,
             Error::Other(_) => ErrorKind::Other,
         }
@@ -131,6 +145,7 @@ impl Error {
             | ErrorKind::Read
             | ErrorKind::Locked
             | ErrorKind::Unfinished
+            | ErrorKind::NoMatch
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -153,8 +168,27 @@ impl Error {
             Error::Unfinished { cluster, .. } => Some(format!(
                 "`kco recover --cluster {cluster}` puts their states back (or any `kco apply` to it does first)"
             )),
+            Error::Config(e) => e.hint.clone(),
+            Error::NoMatch { closest, more, .. } => Some(no_match_hint(closest, *more)),
             _ => None,
         }
+    }
+}
+
+/// `` `a`, `b` `` for a message.
+fn quoted(names: &[String]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    q.join(", ")
+}
+
+fn no_match_hint(closest: &[String], more: usize) -> String {
+    match (closest.is_empty(), more) {
+        (true, _) => "there is no connector there".into(),
+        (false, 0) => format!("the connectors there: {}", quoted(closest)),
+        (false, n) => format!(
+            "the connectors there include {} (closest first), and {n} more",
+            quoted(closest)
+        ),
     }
 }
 
@@ -257,6 +291,12 @@ mod tests {
             Error::Files(vec![problem(ProblemKind::Syntax, "x")]),
             not_found(Request::new(Method::Get, "/")),
             Error::Usage("u".into()),
+            Error::NoMatch {
+                patterns: vec!["zzz*".into()],
+                place: "on cluster `a`".into(),
+                closest: vec![],
+                more: 0,
+            },
             Error::Other("o".into()),
             Error::Read {
                 path: "p".into(),

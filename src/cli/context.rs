@@ -29,6 +29,7 @@ impl Context {
                         path: p.clone(),
                         line: None,
                         message: "config file not found".into(),
+                        hint: None,
                     }
                     .into());
                 }
