@@ -99,6 +99,18 @@ pub enum Error {
         asked: String,
     },
 
+    /// Connector names or globs that match no connector (`place`: "on cluster `a`"). The
+    /// names that do exist, the closest to what was typed first, make the hint.
+    #[error("{} did not match any connector {place}", quoted(patterns))]
+    NoMatch {
+        patterns: Vec<String>,
+        place: String,
+        /// A few of the names that exist, the closest first.
+        closest: Vec<String>,
+        /// How many more exist than `closest` names.
+        more: usize,
+    },
+
     /// Arguments that do not fit together.
     #[error("{0}")]
     Usage(String),
@@ -123,6 +135,7 @@ pub enum ErrorKind {
     InProgress,
     OtherCluster,
     NotABackup,
+    NoMatch,
     Usage,
     Other,
 }
@@ -148,6 +161,7 @@ impl Error {
             Error::InProgress { .. } => ErrorKind::InProgress,
             Error::OtherCluster { .. } => ErrorKind::OtherCluster,
             Error::NotABackup { .. } | Error::BackupOfOtherCluster { .. } => ErrorKind::NotABackup,
+            Error::NoMatch { .. } => ErrorKind::NoMatch,
             Error::Usage(_) => ErrorKind::Usage,
             Error::Other(_) => ErrorKind::Other,
         }
@@ -169,6 +183,7 @@ impl Error {
             | ErrorKind::InProgress
             | ErrorKind::OtherCluster
             | ErrorKind::NotABackup
+            | ErrorKind::NoMatch
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -203,8 +218,27 @@ impl Error {
             Error::BackupOfOtherCluster { backup_cluster, .. } => Some(format!(
                 "undo puts a backup back on its own cluster: drop --cluster (or pass --cluster {backup_cluster})"
             )),
+            Error::Config(e) => e.hint.clone(),
+            Error::NoMatch { closest, more, .. } => Some(no_match_hint(closest, *more)),
             _ => None,
         }
+    }
+}
+
+/// `` `a`, `b` `` for a message.
+fn quoted(names: &[String]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    q.join(", ")
+}
+
+fn no_match_hint(closest: &[String], more: usize) -> String {
+    match (closest.is_empty(), more) {
+        (true, _) => "there is no connector there".into(),
+        (false, 0) => format!("the connectors there: {}", quoted(closest)),
+        (false, n) => format!(
+            "the connectors there include {} (closest first), and {n} more",
+            quoted(closest)
+        ),
     }
 }
 
@@ -307,6 +341,12 @@ mod tests {
             Error::Files(vec![problem(ProblemKind::Syntax, "x")]),
             not_found(Request::new(Method::Get, "/")),
             Error::Usage("u".into()),
+            Error::NoMatch {
+                patterns: vec!["zzz*".into()],
+                place: "on cluster `a`".into(),
+                closest: vec![],
+                more: 0,
+            },
             Error::Other("o".into()),
             Error::Read {
                 path: "p".into(),

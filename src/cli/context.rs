@@ -30,6 +30,7 @@ impl Context {
                         path: p.clone(),
                         line: None,
                         message: "config file not found".into(),
+                        hint: None,
                     }
                     .into());
                 }

@@ -23,8 +23,10 @@ class_changed, with a risk per partition (REPROCESSING, DATA LOSS, OFFSET RESET,
 
 Exit codes:
   0  no differences (with --fail-on drift, the default, `advanced` is not a difference)
-  1  error: invalid files (nothing was requested), unreachable cluster, unknown revision
-  2  differences found
+  1  error: invalid files (nothing was requested), unreachable cluster, unknown revision;
+     with --all-clusters, any cluster that failed (named, and in -o json as
+     {\"cluster\", \"error\"})
+  2  differences found (with --all-clusters: only when every cluster answered)
 
 Examples:
   kco diff

@@ -23,8 +23,8 @@ zone is given (`2026-11-29 02:00`, `2026-11-29T02:00:00+01:00`).
 snapshot files moved forward: the connectors that are stuck. Then the exit code is 2 when any
 connector is stalled, so that a nightly job can alert on it.
 
-Exit codes: 0 success (--stalled: none stalled); 1 error; 2 --stalled only: a connector is
-stalled.
+Exit codes: 0 success (--stalled: none stalled); 1 error (also a name or glob that matches no
+connector with a commit); 2 --stalled only: a connector is stalled.
 
 Examples:
   kco log orders-sink

@@ -164,11 +164,11 @@ mod tests {
         let pages = pages();
         let page = |n: &str| &pages.iter().find(|(name, _)| name == n).unwrap().1;
         assert!(page("kco.1").contains(".SH \"EXIT STATUS\"\n.nf\nExit codes (the same whether"));
-        assert!(page("kco.1").contains("  2  diff only: differences found\n"));
+        assert!(page("kco.1").contains("  2  diff only: differences found (with"));
         assert!(page("kco-diff.1").contains("Exit codes:\n  0  no differences"));
         assert!(page("kco-diff.1").contains(".SH \"EXAMPLES\"\n.nf\n  kco diff\n"));
         // Without exit codes of its own, a page has those of `kco`.
-        assert!(page("kco-schema.1").contains("  2  diff only: differences found\n"));
+        assert!(page("kco-schema.1").contains("  2  diff only: differences found (with"));
         for (name, text) in &pages {
             assert!(text.contains(".SH \"EXIT STATUS\""), "{name}");
             assert!(

@@ -44,9 +44,11 @@ use crate::error::EXIT_ERROR;
 const EXIT_CODES: &str = "\
 Exit codes (the same whether or not anyone reads the output: a closed pipe only stops it):
   0  success (diff: no differences)
-  1  error: bad input, unreachable cluster, unsupported version, a connector that could not be
-     read (snapshot) or did not converge (apply)
-  2  diff only: differences found
+  1  error: bad input (also a name or glob that matches no connector, or several clusters in
+     kco.yaml and none chosen), unreachable cluster, unsupported version, a connector that
+     could not be read (snapshot) or did not converge (apply); with --all-clusters, any
+     cluster that failed
+  2  diff only: differences found (with --all-clusters: only when every cluster answered)
   130  apply only: interrupted a second time, so it exited at once
 
 Errors: `error:`, the causes and a `hint:` on stderr. With --output json (or yaml) the error is

@@ -83,6 +83,16 @@ pub fn report(p: &Printer, e: &Error) {
     eprint!("{}", error_text(&|s, t| p.paint_err(s, t), &body));
 }
 
+/// The error that stopped one cluster of an `--all-clusters` run, on stderr, its message led
+/// by the cluster's name; the others go on (their structured output holds it as data).
+pub fn cluster_error(p: &Printer, cluster: &str, body: &ErrorBody) {
+    let body = ErrorBody {
+        message: format!("cluster `{cluster}`: {}", body.message),
+        ..body.clone()
+    };
+    eprint!("{}", error_text(&|s, t| p.paint_err(s, t), &body));
+}
+
 /// A command's closing failure line on stderr, when its report (already printed) holds the
 /// details: connectors that failed are data in the report, not errors of the run.
 pub fn failure(p: &Printer, message: &str) {

@@ -3,18 +3,20 @@
 use super::operate::{drive, ChangeArgs, Request, DEFAULT_PARALLEL};
 use super::Context;
 use crate::engine::apply::{Checked, PlanOptions};
-use crate::error::Result;
+use crate::engine::select;
+use crate::error::{Error, Result};
 
 /// Delete all offsets of connectors (backed up first), restoring their state afterwards
 #[derive(Debug, clap::Args)]
 #[command(
     after_long_help = "Each connector is stopped, its offsets deleted (DELETE .../offsets) and read back \
 as empty, and its prior state put back. The live offsets are backed up first; `kco undo <backup dir>` \
-restores them.\n\nExit codes: 0 every connector reset (or had no offsets); 1 otherwise.\n\n\
-Examples:\n  kco reset orders-sink --dry-run\n  kco reset orders-sink --yes"
+restores them.\n\nExit codes: 0 every connector reset (or had no offsets); 1 otherwise (also when a \
+name or glob matches no connector).\n\n\
+Examples:\n  kco reset orders-sink --dry-run\n  kco reset 'orders-*' --yes"
 )]
 pub struct Args {
-    /// Connector names
+    /// Connector names or globs (globs are resolved against the cluster's connectors)
     #[arg(required = true)]
     pub names: Vec<String>,
     #[command(flatten)]
@@ -34,6 +36,16 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         fail_on: Vec::new(),
         source: None,
     };
-    let wants = Checked::reset(&args.names, &target.name);
+    let names = if args.names.iter().any(|n| select::is_glob(n)) {
+        let live = ctx
+            .connect(&target)?
+            .list_connectors()
+            .map_err(|e| Error::client("cannot list connectors", e))?;
+        let live: Vec<&str> = live.keys().map(String::as_str).collect();
+        select::resolve(&live, &args.names, &format!("on cluster `{}`", target.name))?
+    } else {
+        args.names.clone()
+    };
+    let wants = Checked::reset(&names, &target.name);
     drive(ctx, &target, &wants, &args.change, &request)
 }

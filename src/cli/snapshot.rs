@@ -18,8 +18,9 @@ use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 #[command(
     after_long_help = "Files: <dir>/<cluster>/<connector>.yaml. A file whose offsets did not change is not \
 rewritten (byte-identical). If some connectors cannot be read, the others are still written and \
-kco exits 1 naming them.\n\nExit codes: 0 success, 1 error (unreachable cluster, unknown name, \
-unsupported version, or any connector that could not be read).\n\nExamples:\n  kco snapshot\n  \
+kco exits 1 naming them.\n\nExit codes: 0 success, 1 error (unreachable cluster, a name or glob \
+that matches no connector, unsupported version, or any connector that could not be read; with \
+--all-clusters, any cluster that failed).\n\nExamples:\n  kco snapshot\n  \
 kco snapshot 'orders-*' --type sink\n  kco --cluster prod snapshot --with-config --prune\n  \
 kco --url http://localhost:8083 --cluster dev snapshot -o json"
 )]

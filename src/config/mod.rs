@@ -30,6 +30,8 @@ pub struct ConfigError {
     pub path: PathBuf,
     pub line: Option<usize>,
     pub message: String,
+    /// A next step, when there is one.
+    pub hint: Option<String>,
 }
 
 /// A loaded `kco.yaml`.
@@ -62,6 +64,7 @@ impl Config {
             path: path.to_path_buf(),
             line: None,
             message: format!("cannot read: {e}"),
+            hint: None,
         })?;
         Self::parse(path, &text)
     }
@@ -79,6 +82,7 @@ impl Config {
                     .next()
                     .unwrap_or_default()
                     .to_string(),
+                hint: None,
             })?
         };
         Ok(Config {
@@ -101,6 +105,7 @@ impl Config {
             path,
             line,
             message,
+            hint: None,
         }
     }
 
@@ -125,7 +130,8 @@ impl Config {
     }
 
     /// The cluster to use: `--url` wins (named by `--cluster` or `default`); else `--cluster`,
-    /// else `defaultCluster`, else the only configured cluster, else `KCO_URL`/the default URL.
+    /// else `defaultCluster`, else the only configured cluster, else (no cluster configured)
+    /// the default URL. Several clusters and none chosen is an error: kco does not guess.
     pub fn resolve(
         &self,
         cluster: Option<&str>,
@@ -143,6 +149,7 @@ impl Config {
                     .unwrap_or_else(|| PathBuf::from(FILE_NAME)),
                 line: None,
                 message: format!("cluster `{}`: {e}", target.name),
+                hint: None,
             })?;
         Ok(target)
     }
@@ -184,6 +191,22 @@ impl Config {
                     ),
                 )),
             },
+            None if self.raw.clusters.len() > 1 => {
+                let names = self.cluster_names();
+                let mut e = self.err(
+                    "clusters",
+                    format!(
+                        "{} clusters are configured ({}) and none is chosen",
+                        names.len(),
+                        names.join(", ")
+                    ),
+                );
+                e.hint = Some(format!(
+                    "pass `--cluster NAME` (or set KCO_CLUSTER), or set `defaultCluster: {}` in {}",
+                    names[0], FILE_NAME
+                ));
+                Err(e)
+            }
             None => Ok(ClusterTarget {
                 name: "default".into(),
                 http: plain_options(DEFAULT_URL),

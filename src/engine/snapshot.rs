@@ -144,23 +144,11 @@ pub fn snapshot_reporting(
     let listing = client
         .list_connectors()
         .map_err(|e| Error::client("cannot list connectors", e))?;
-    let missing: Vec<&str> = opts
-        .selector
-        .exact_names()
-        .into_iter()
-        .filter(|n| !listing.contains_key(*n))
-        .collect();
-    if !missing.is_empty() {
-        return Err(Error::Other(format!(
-            "no connector named {} on cluster `{cluster_name}` ({})",
-            missing
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            cluster.url
-        )));
-    }
+    let live: Vec<&str> = listing.keys().map(String::as_str).collect();
+    opts.selector.check_matched(
+        &live,
+        &format!("on cluster `{cluster_name}` ({})", cluster.url),
+    )?;
     let selected: Vec<&ConnectorListing> = listing
         .values()
         .filter(|l| opts.selector.matches(&l.name, l.connector_type))

@@ -249,7 +249,8 @@ fn log_pairs_moved_files_and_shows_connectors_that_came_and_went() {
     let (code, _, err) = kco(r.path(), &["log", "nosuch"]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("no commit changed a file of connector `nosuch` under snapshots/a"),
+        err.contains("`nosuch` did not match any connector changed by a commit under snapshots/a")
+            && err.contains("hint: the connectors there: `billing`, `newbie`, `orders`"),
         "{err}"
     );
 }

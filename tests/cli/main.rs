@@ -7,6 +7,7 @@ mod crash_snapshot;
 mod diff;
 mod diff_base;
 mod errors;
+mod exit_codes;
 /// The one fake of Connect, from the library (the `fake` feature).
 use kco::fake as fake_connect;
 mod fake_selftest;

@@ -15,7 +15,8 @@ use super::when::{rfc3339, short_id};
 use crate::compare::Direction;
 use crate::engine::diff::{classify, PartitionKind, PartitionReport, Sides, Status};
 use crate::engine::revision::Repo;
-use crate::engine::Selector;
+use crate::engine::select::{self, Selector};
+use crate::engine::store;
 use crate::error::{Error, Result};
 use crate::model::file::OffsetsFile;
 use crate::model::ConnectorType;
@@ -251,17 +252,25 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
             window >= n,
         )?;
     }
-    for name in selector.exact_names() {
-        if !logs.keys().any(|k| k.1 == name) {
-            return Err(Error::Usage(format!(
-                "no commit changed a file of connector `{name}` under {}",
-                if scope.is_empty() {
-                    "the repository"
-                } else {
-                    &scope
-                }
-            )));
-        }
+    let unmatched = selector.unmatched(logs.keys().map(|k| k.1.as_str()));
+    if !unmatched.is_empty() {
+        // The names that exist: those of the files there now, and those of the history.
+        let files = store::find_files(&[input.scope.to_path_buf()]).unwrap_or_default();
+        let mut existing: Vec<String> = files
+            .iter()
+            .map(|f| name_of_path(&f.to_string_lossy()))
+            .collect();
+        existing.extend(logs.keys().map(|k| k.1.clone()));
+        let existing: Vec<&str> = existing.iter().map(String::as_str).collect();
+        let place = format!(
+            "changed by a commit under {}",
+            if scope.is_empty() {
+                "the repository"
+            } else {
+                &scope
+            }
+        );
+        return Err(select::no_match(unmatched, &existing, &place));
     }
     Ok(LogReport {
         scope,

@@ -1,0 +1,217 @@
+//! Exit codes never lie: an error is never reported as drift, a selection that matches
+//! nothing is an error, and kco never guesses which of several clusters was meant.
+
+use std::path::Path;
+
+use kco::model::ConnectorType::Sink;
+use serde_json::Value;
+
+use crate::fake_connect::{FakeConnect, State};
+use crate::history::{orders, Repo};
+use crate::snapshot::{kco, run, sink_offsets, two_connectors};
+
+/// A port nothing listens on.
+const NOWHERE: &str = "http://127.0.0.1:9";
+
+fn config(dir: &Path, clusters: &[(&str, &str)]) {
+    let mut text = String::from("clusters:\n");
+    for (name, url) in clusters {
+        text.push_str(&format!("  {name}:\n    urls: [{url}]\n"));
+    }
+    std::fs::write(dir.join("kco.yaml"), text).unwrap();
+}
+
+fn json(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// The item of an `--all-clusters` document for cluster `name`.
+fn item<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc.as_array()
+        .unwrap_or_else(|| panic!("an array: {doc}"))
+        .iter()
+        .find(|i| i["cluster"] == name)
+        .unwrap_or_else(|| panic!("no item for {name}: {doc}"))
+}
+
+#[test]
+fn all_clusters_an_unreachable_cluster_is_an_error_not_drift() {
+    let east = two_connectors();
+    let dir = tempfile::tempdir().unwrap();
+    config(dir.path(), &[("east", &east.url()), ("west", NOWHERE)]);
+    let r = run(kco(dir.path()).args(["--cluster", "east", "snapshot"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    std::fs::create_dir_all(dir.path().join("snapshots/west")).unwrap();
+    // East drifts, west cannot be reached: that is an error (1), not drift (2).
+    east.set_offsets("orders-sink", sink_offsets(1));
+    let r = run(kco(dir.path()).args(["diff", "--all-clusters"]));
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("orders-sink"),
+        "east's report: {}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("1 of 2 clusters failed: `west`"),
+        "{}",
+        r.stderr
+    );
+    for cmd in ["diff", "snapshot", "ls"] {
+        let r = run(kco(dir.path()).args([cmd, "--all-clusters", "-o", "json"]));
+        assert_eq!(r.code, 1, "{cmd}: {}\n{}", r.stdout, r.stderr);
+        let doc = json(&r.stdout);
+        assert!(item(&doc, "east").get("error").is_none(), "{cmd}: {doc}");
+        let west = &item(&doc, "west")["error"];
+        assert_eq!(west["kind"], "client", "{cmd}: {doc}");
+        assert_eq!(west["exit_code"], 1, "{cmd}: {doc}");
+        assert!(
+            west["message"].as_str().unwrap().contains("127.0.0.1:9"),
+            "{cmd}: {doc}"
+        );
+    }
+    let r = run(kco(dir.path()).args(["diff", "--all-clusters", "-o", "yaml"]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.contains("cluster: west\n  error:"), "{}", r.stdout);
+}
+
+#[test]
+fn a_glob_that_matches_nothing_is_an_error_naming_what_exists() {
+    let fake = two_connectors();
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(kco(dir.path()).args(["--url", &fake.url(), "--cluster", "a", "snapshot", "zzz*"]));
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("error: `zzz*` did not match any connector on cluster `a`"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("hint:") && r.stderr.contains("`file-src`, `orders-sink`"),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.path().join("snapshots").exists(), "nothing written");
+    // One pattern that matches and one that does not: still an error, nothing written.
+    let r = run(kco(dir.path()).args([
+        "--url",
+        &fake.url(),
+        "--cluster",
+        "a",
+        "-o",
+        "json",
+        "snapshot",
+        "orders-*",
+        "nope",
+    ]));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let doc = json(&r.stdout);
+    assert_eq!(doc["error"]["kind"], "no_match", "{doc}");
+    assert!(!dir.path().join("snapshots").exists(), "nothing written");
+}
+
+#[test]
+fn log_of_a_glob_that_matches_nothing_is_an_error() {
+    let r = Repo::new();
+    r.write("snapshots/a/orders.yaml", "orders", Sink, orders(&[(0, 1)]));
+    r.commit("2026-11-27T02:00:00Z", "nightly");
+    let (code, _, err) = crate::history::kco(r.path(), &["log", "zzz*"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("`zzz*` did not match any connector"), "{err}");
+    assert!(err.contains("`orders`"), "the names that exist: {err}");
+    let (code, out, err) = crate::history::kco(r.path(), &["log", "ord*"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("orders"), "{out}");
+}
+
+#[test]
+fn reset_takes_globs_resolved_against_the_cluster() {
+    let fake = FakeConnect::builder()
+        .sink(
+            "orders-a",
+            "FileStreamSink",
+            State::Stopped,
+            sink_offsets(2),
+        )
+        .sink(
+            "orders-b",
+            "FileStreamSink",
+            State::Stopped,
+            sink_offsets(3),
+        )
+        .sink("billing", "FileStreamSink", State::Stopped, sink_offsets(4))
+        .start();
+    let dir = tempfile::tempdir().unwrap();
+    let url = fake.url();
+    let base = ["--url", url.as_str(), "--cluster", "a", "reset"];
+    let r = run(kco(dir.path()).args(base).args(["orders-*", "--dry-run"]));
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("- orders-a (") && r.stdout.contains("- orders-b ("),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("billing"), "{}", r.stdout);
+    let r = run(kco(dir.path()).args(base).args(["zzz*", "--dry-run"]));
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("`zzz*` did not match any connector on cluster `a`"),
+        "{}",
+        r.stderr
+    );
+    fake.assert_no_mutations();
+}
+
+#[test]
+fn several_clusters_and_none_chosen_is_an_error_not_localhost() {
+    let (east, west) = (two_connectors(), two_connectors());
+    let dir = tempfile::tempdir().unwrap();
+    config(dir.path(), &[("east", &east.url()), ("west", &west.url())]);
+    let r = run(kco(dir.path()).args(["ls"]));
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("2 clusters are configured (east, west) and none is chosen"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("hint: pass `--cluster NAME`") && r.stderr.contains("defaultCluster:"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("8083"), "{}", r.stderr);
+    // Chosen, it works; `defaultCluster:` chooses too.
+    let r = run(kco(dir.path()).args(["--cluster", "west", "ls"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
+    std::fs::write(
+        dir.path().join("kco.yaml"),
+        format!("defaultCluster: east\n{text}"),
+    )
+    .unwrap();
+    let r = run(kco(dir.path()).args(["ls", "-o", "json"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(json(&r.stdout)["cluster"], "east");
+}
+
+#[test]
+fn commands_that_read_only_files_need_no_cluster_chosen() {
+    let r = Repo::new();
+    r.write(
+        "snapshots/east/orders.yaml",
+        "orders",
+        Sink,
+        orders(&[(0, 1)]),
+    );
+    r.commit("2026-11-27T02:00:00Z", "nightly");
+    config(r.path(), &[("east", NOWHERE), ("west", NOWHERE)]);
+    for args in [&["log"][..], &["validate"], &["diff", "--base", "HEAD"]] {
+        let out = run(kco(r.path()).args(args));
+        assert_eq!(out.code, 0, "{args:?}: {}\n{}", out.stdout, out.stderr);
+    }
+    // The whole snapshots directory, not that of a guessed cluster `default`.
+    let out = run(kco(r.path()).args(["log"]));
+    assert!(out.stdout.contains("orders"), "{}", out.stdout);
+}
