@@ -2,8 +2,9 @@
 # Bearer-token gateway "g" for kco's tests: nginx (Debian's package) terminating TLS at
 # https://127.0.0.1:8444 and passing to cluster b's worker (http://127.0.0.1:8085) only the
 # requests that carry `Authorization: Bearer <token>`; any other gets 401, as an API gateway in
-# front of Kafka Connect answers. Connect itself has no bearer-token extension: this is how
-# bearer tokens meet a real worker.
+# front of Kafka Connect answers. A second, read-only token passes GET requests only: any
+# other method gets 403, as for a user without write rights. Connect itself has no
+# bearer-token extension: this is how bearer tokens meet a real worker.
 #
 # Usage: scripts/bearer-gateway.sh <command>
 #   up       install nginx if missing (as root, with apt-get; its service is not started),
@@ -14,7 +15,8 @@
 #
 # Needs `scripts/local-connect.sh up` first (cluster b's worker).
 #
-# Writes <state>/gateway/: ca.pem (trust it), token, kco.yaml (a snippet for cluster g), and
+# Writes <state>/gateway/: ca.pem (trust it), token, token-ro (read-only), kco.yaml (a snippet
+# for cluster g), and
 # nginx's config, certificates and logs.
 #
 # Environment:
@@ -76,9 +78,19 @@ live_pid() {
   echo "$pid"
 }
 
-# A CA and a server certificate for 127.0.0.1/localhost signed by it; a random token.
+# A random token in $1 (mode 600).
+new_token() {
+  head -c 24 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' >"$1"
+  chmod 600 "$1"
+}
+
+# A CA and a server certificate for 127.0.0.1/localhost signed by it; a random token and a
+# read-only one.
 make_files() {
-  [[ -s $GW/token ]] && return 0
+  if [[ -s $GW/token ]]; then
+    [[ -s $GW/token-ro ]] || new_token "$GW/token-ro"
+    return 0
+  fi
   command -v openssl >/dev/null || die "openssl not found (Debian: apt-get install openssl)"
   mkdir -p "$GW/logs" "$GW/tmp"
   chmod 700 "$GW"
@@ -94,13 +106,15 @@ make_files() {
       -out server.pem -days 30 -extfile server.ext 2>/dev/null
     rm -f server.csr server.ext ca.srl
   )
-  head -c 24 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' >"$GW/token"
-  chmod 600 "$GW/token" "$GW/ca-key.pem" "$GW/server-key.pem"
+  new_token "$GW/token"
+  new_token "$GW/token-ro"
+  chmod 600 "$GW/ca-key.pem" "$GW/server-key.pem"
 }
 
 write_config() {
-  local token
+  local token ro
   token=$(<"$GW/token")
+  ro=$(<"$GW/token-ro")
   cat >"$GW/nginx.conf" <<EOF
 # The bearer-token gateway of kco's test bed (scripts/bearer-gateway.sh).
 worker_processes 1;
@@ -121,6 +135,13 @@ http {
   proxy_buffering off;
   map \$http_authorization \$bearer_ok {
     "Bearer $token" 1;
+    "Bearer $ro" 2;
+    default 0;
+  }
+  # The read-only token may only read.
+  map "\$bearer_ok:\$request_method" \$write_refused {
+    "2:GET" 0;
+    "~^2:" 1;
     default 0;
   }
   server {
@@ -132,6 +153,9 @@ http {
       if (\$bearer_ok = 0) {
         add_header WWW-Authenticate 'Bearer realm="kco-testbed"' always;
         return 401 '{"error_code":401,"message":"a valid bearer token is required"}';
+      }
+      if (\$write_refused) {
+        return 403 '{"error_code":403,"message":"this token may only read (GET)"}';
       }
       proxy_set_header Authorization "";
       proxy_http_version 1.1;

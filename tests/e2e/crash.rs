@@ -17,6 +17,8 @@ use crate::harness::{
 };
 use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
 
+// Every test here runs `kco --cluster a ...`: the files are cluster a's.
+
 fn position(file: &str, pos: u64) -> Value {
     json!({"partition": {"filename": file}, "offset": {"position": pos}})
 }
@@ -62,9 +64,19 @@ fn snapshot_with_extra(a: &Connect, name: &str, dir: &Path, pos: u64) {
 /// Runs `kco --cluster a apply snaps/a --yes -v` and SIGKILLs it as soon as its stderr shows
 /// a step `marker` (e.g. ": patch ok"). Returns whether the marker was seen.
 fn apply_killed_at(dir: &Path, marker: &str, parallel: &str) -> bool {
+    killed_at(
+        dir,
+        &["apply", "snaps/a", "--yes", "--parallel", parallel],
+        marker,
+    )
+}
+
+/// Runs `kco --cluster a -v ARGS` and SIGKILLs it as soon as its stderr shows a step
+/// `marker`. Returns whether the marker was seen.
+fn killed_at(dir: &Path, args: &[&str], marker: &str) -> bool {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kco"))
-        .args(["--cluster", "a", "-v", "apply", "snaps/a", "--yes"])
-        .args(["--parallel", parallel])
+        .args(["--cluster", "a", "-v"])
+        .args(args)
         .current_dir(dir)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -155,6 +167,142 @@ fn kill_9_at_each_point_of_the_transaction_then_recovery_puts_every_state_back()
     let out = kco(&["--cluster", "a", "diff", "snaps/a"], dir.path());
     assert_success(&out, "diff after recovery");
     assert!(states(&a, &guards).iter().all(|s| s == "RUNNING"));
+}
+
+/// Every connector of `guards` RUNNING again (after a kill at `marker`).
+fn all_running(a: &Connect, guards: &[ConnectorGuard], marker: &str) {
+    for g in guards {
+        wait_for(
+            &format!("{} RUNNING after a kill at {marker}", g.name()),
+            Duration::from_secs(60),
+            || match a.state(g.name()).as_str() {
+                "RUNNING" => Ok(()),
+                s => Err(s.to_string()),
+            },
+        );
+    }
+}
+
+/// `kco reset` killed at each step: the next kco command that changes the cluster (here the
+/// same reset again, or `kco recover`) puts every state back first, and reading commands
+/// refuse until then.
+#[test]
+fn kill_9_at_each_point_of_a_reset_then_the_next_command_puts_every_state_back() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = kco_dir(&tb);
+    let guards = sources(&a, dir.path(), "kco-e2e-rkill", 3);
+    let names: Vec<&str> = guards.iter().map(|g| g.name()).collect();
+    let journal = dir.path().join(".kco/journal/a.json");
+    for (marker, finish_with_reset) in [
+        (": wait_stopped ok", true),
+        (": reset ok", false),
+        (": restore ok", true),
+    ] {
+        let mut args = vec!["reset", "--yes"];
+        args.extend(&names);
+        assert!(killed_at(dir.path(), &args, marker), "{marker} never seen");
+        assert!(journal.exists(), "reset killed at {marker}: the journal is left");
+        let out = kco(&["--cluster", "a", "diff", "snaps/a"], dir.path());
+        assert_eq!(out.status.code(), Some(1), "diff after a kill at {marker}");
+        if finish_with_reset {
+            let mut again = vec!["--cluster", "a", "reset", "--yes"];
+            again.extend(&names);
+            let out = kco(&again, dir.path());
+            let text = assert_success(&out, "the next reset");
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("did not finish"),
+                "{text}"
+            );
+        } else {
+            assert_success(&kco(&["--cluster", "a", "recover"], dir.path()), "recover");
+        }
+        assert!(!journal.exists(), "reset killed at {marker}: journal cleared");
+        all_running(&a, &guards, marker);
+    }
+}
+
+/// `kco undo` killed at each step, of two backups: one of an apply that moved a connector
+/// (undo: stop, patch, restore) and one of an apply that created a connector (undo: stop,
+/// delete its offsets, delete it). The next command (the same undo again) puts every state
+/// back first, then finishes: the created connector gone, the moved one's offsets back.
+#[test]
+fn kill_9_at_each_point_of_an_undo_then_the_next_command_puts_every_state_back() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = kco_dir(&tb);
+    let guards = sources(&a, dir.path(), "kco-e2e-ukill", 1);
+    let kept = guards[0].name().to_string();
+    let kept_file = format!("snaps/a/{kept}.yaml");
+    // (marker, kill the undo of the move, kill the undo of the create)
+    for (round, (marker, moved, created)) in [
+        (": wait_stopped ok", true, true),
+        (": patch ok", true, false),
+        (": reset ok", false, true),
+        (": restore ok", true, false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let new = unique_name("kco-e2e-ukill-new");
+        snapshot_with_extra(&a, &kept, dir.path(), 200 + round as u64);
+        let copy = write_snapshot(&a, &kept, "a", &dir.path().join("copy"), true);
+        let bk_move = format!("bk{round}-move");
+        let bk_create = format!("bk{round}-create");
+        let out = kco(
+            &["--cluster", "a", "apply", &kept_file, "--yes", "--backup-dir", &bk_move],
+            dir.path(),
+        );
+        assert_success(&out, "the apply that moves");
+        let out = kco(
+            &[
+                "--cluster",
+                "a",
+                "apply",
+                copy.to_str().unwrap(),
+                "--as",
+                &new,
+                "--create",
+                "--yes",
+                "--backup-dir",
+                &bk_create,
+            ],
+            dir.path(),
+        );
+        assert_success(&out, "the apply that creates");
+        let guard = a.adopt(&new);
+        a.wait_running(&new);
+        for (backup, kill) in [(&bk_create, created), (&bk_move, moved)] {
+            if kill {
+                assert!(
+                    killed_at(dir.path(), &["undo", backup, "--yes"], marker),
+                    "{marker} never seen undoing {backup}"
+                );
+                let out = kco(&["--cluster", "a", "snapshot", "--dir", "x"], dir.path());
+                assert_eq!(
+                    out.status.code(),
+                    Some(1),
+                    "snapshot after a kill at {marker}"
+                );
+            }
+            // The next command puts the states back first, then undoes to the end.
+            let out = kco(&["undo", backup, "--yes"], dir.path());
+            let text = assert_success(&out, "the undo");
+            let said = String::from_utf8_lossy(&out.stderr).contains("did not finish");
+            assert_eq!(said, kill, "{text}{}", String::from_utf8_lossy(&out.stderr));
+            assert!(!dir.path().join(".kco/journal/a.json").exists());
+        }
+        assert!(!a.has_connector(&new), "undo deleted the created connector");
+        drop(guard);
+        all_running(&a, &guards, marker);
+        let out = kco(&["--cluster", "a", "diff", &kept_file], dir.path());
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "the undo put the old offsets back: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
 }
 
 #[test]

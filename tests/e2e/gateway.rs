@@ -23,6 +23,8 @@ struct Gateway {
     url: String,
     dir: PathBuf,
     token: String,
+    /// A token that may only read (GET): anything else gets 403 from the gateway.
+    read_only: String,
 }
 
 fn gateway() -> Option<Gateway> {
@@ -39,6 +41,9 @@ fn gateway() -> Option<Gateway> {
     match std::fs::read_to_string(dir.join("token")) {
         Ok(t) => Some(Gateway {
             url: url.trim_end_matches('/').to_string(),
+            read_only: std::fs::read_to_string(dir.join("token-ro"))
+                .map(|t| t.trim().to_string())
+                .expect("the gateway's token-ro (scripts/bearer-gateway.sh down, then up)"),
             dir,
             token: t.trim().to_string(),
         }),
@@ -161,6 +166,53 @@ fn a_wrong_token_and_no_token_fail_at_the_first_request() {
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("KCO_G_TOKEN"), "{t}");
     assert!(!t.lines().any(|l| l.starts_with("GET ")), "{t}");
+}
+
+/// A user without write rights: the worker's answer to the stop is 403. The connector never
+/// left RUNNING, so nothing is put back, no journal is left, and the nightly snapshot and
+/// diff of that user still run.
+#[test]
+fn a_refused_stop_on_the_real_worker_leaves_nothing_behind() {
+    let Some(tb) = testbed() else { return };
+    let Some(g) = gateway() else { return };
+    let b = tb.b();
+    let dir = temp_dir();
+    g.config(dir.path());
+    let input = dir.path().join("in.txt");
+    append_lines(&input, &numbered("line", 1..=10));
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let name = unique_name("kco-e2e-ro");
+    let _c = b.create(
+        &name,
+        file_source_config(&input, &unique_name("kco-e2e-ro-topic")),
+    );
+    b.wait_offsets(&name, "the whole file read", |o| {
+        source_position(o, &input) == Some(len)
+    });
+    let out = g.kco(dir.path(), &["snapshot", &name], Some(&g.read_only));
+    assert!(out.status.success(), "{}", text(&out));
+    let file = dir.path().join(format!("snapshots/g/{name}.yaml"));
+    let mut offsets: Vec<serde_json::Value> = b.offsets(&name);
+    offsets.push(json!({"partition": {"filename": "/kco/ro/extra"}, "offset": {"position": 5}}));
+    set_offsets(&file, offsets);
+
+    let out = g.kco(
+        dir.path(),
+        &["-v", "apply", file.to_str().unwrap(), "--yes"],
+        Some(&g.read_only),
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("403"), "{t}");
+    assert!(t.contains("PUT /connectors"), "the stop was tried: {t}");
+    assert!(!t.contains("/resume"), "nothing to put back: {t}");
+    assert!(!t.contains("kco recover"), "{t}");
+    assert!(!dir.path().join(".kco/journal/g.json").exists());
+    assert_eq!(b.state(&name), "RUNNING");
+    let out = g.kco(dir.path(), &["diff", &name], Some(&g.read_only));
+    assert_eq!(out.status.code(), Some(2), "drift, not an error: {}", text(&out));
+    let out = g.kco(dir.path(), &["snapshot", &name], Some(&g.read_only));
+    assert!(out.status.success(), "{}", text(&out));
 }
 
 /// Every file under `dir`.
