@@ -54,14 +54,14 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
     let state = ctx.state_dir();
     if args.discard {
-        let forgotten = operation::discard_journal(&state, &target.name)?;
+        let forgotten = operation::discard(&state, &target.name)?;
         return Ok(discarded(ctx, &target.name, forgotten.as_ref()));
     }
     let wait = WaitPolicy::with_timeout(Duration::from_secs(args.wait_timeout));
     let connect = || ctx.connect(&target);
     let op = Operation::open(&state, &target.name, &connect, &wait, &SystemClock)?;
-    let report = match (&args.from_backup, op.recovered()) {
-        (Some(dir), _) => {
+    let report = match &args.from_backup {
+        Some(dir) => {
             if let Some(r) = op.recovered() {
                 ctx.printer.status(render_recovery(ctx, r).trim_end());
             }
@@ -69,18 +69,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             let source = ctx.display_path(&dir).to_string();
             op.recover_from_backup(&dir, &source, &wait, &SystemClock)?
         }
-        (None, Some(r)) => r.clone(),
-        (None, None) => RecoverReport::nothing(
-            &target.name,
-            &ctx.display_path(&state.journal_path(&target.name)),
-        ),
+        None => op.recovery(),
     };
     if ctx.printer.is_structured() {
         ctx.printer.structured(&report);
     } else if report.connectors.is_empty() {
         ctx.printer.status(&format!(
             "Nothing to recover: no journal for cluster {} ({}).",
-            target.name, report.source
+            target.name,
+            ctx.display_path(std::path::Path::new(&report.source))
         ));
     } else {
         ctx.printer.out(&render_recovery(ctx, &report));

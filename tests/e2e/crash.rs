@@ -202,7 +202,10 @@ fn kill_9_at_each_point_of_a_reset_then_the_next_command_puts_every_state_back()
         let mut args = vec!["reset", "--yes"];
         args.extend(&names);
         assert!(killed_at(dir.path(), &args, marker), "{marker} never seen");
-        assert!(journal.exists(), "reset killed at {marker}: the journal is left");
+        assert!(
+            journal.exists(),
+            "reset killed at {marker}: the journal is left"
+        );
         let out = kco(&["--cluster", "a", "diff", "snaps/a"], dir.path());
         assert_eq!(out.status.code(), Some(1), "diff after a kill at {marker}");
         if finish_with_reset {
@@ -217,7 +220,10 @@ fn kill_9_at_each_point_of_a_reset_then_the_next_command_puts_every_state_back()
         } else {
             assert_success(&kco(&["--cluster", "a", "recover"], dir.path()), "recover");
         }
-        assert!(!journal.exists(), "reset killed at {marker}: journal cleared");
+        assert!(
+            !journal.exists(),
+            "reset killed at {marker}: journal cleared"
+        );
         all_running(&a, &guards, marker);
     }
 }
@@ -250,7 +256,15 @@ fn kill_9_at_each_point_of_an_undo_then_the_next_command_puts_every_state_back()
         let bk_move = format!("bk{round}-move");
         let bk_create = format!("bk{round}-create");
         let out = kco(
-            &["--cluster", "a", "apply", &kept_file, "--yes", "--backup-dir", &bk_move],
+            &[
+                "--cluster",
+                "a",
+                "apply",
+                &kept_file,
+                "--yes",
+                "--backup-dir",
+                &bk_move,
+            ],
             dir.path(),
         );
         assert_success(&out, "the apply that moves");

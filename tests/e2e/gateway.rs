@@ -210,7 +210,12 @@ fn a_refused_stop_on_the_real_worker_leaves_nothing_behind() {
     assert!(!dir.path().join(".kco/journal/g.json").exists());
     assert_eq!(b.state(&name), "RUNNING");
     let out = g.kco(dir.path(), &["diff", &name], Some(&g.read_only));
-    assert_eq!(out.status.code(), Some(2), "drift, not an error: {}", text(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "drift, not an error: {}",
+        text(&out)
+    );
     let out = g.kco(dir.path(), &["snapshot", &name], Some(&g.read_only));
     assert!(out.status.success(), "{}", text(&out));
 }

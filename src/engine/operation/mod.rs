@@ -142,6 +142,17 @@ impl Operation {
         self.recovered.as_ref()
     }
 
+    /// What `kco recover` reports: what opening finished, or that there was nothing to do
+    /// (no journal at its path).
+    pub fn recovery(&self) -> RecoverReport {
+        self.recovered.clone().unwrap_or_else(|| {
+            RecoverReport::nothing(
+                &self.cluster,
+                &self.state.journal_path(&self.cluster).display().to_string(),
+            )
+        })
+    }
+
     pub fn cluster(&self) -> &str {
         &self.cluster
     }
@@ -289,7 +300,7 @@ pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<()> {
 /// Forgets the journal of `cluster` without putting anything back (for connectors that
 /// cannot be recovered: no rights, or deleted since). Holds the lock while it does; returns
 /// what was forgotten (`None`: there was no journal).
-pub fn discard_journal(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
+pub fn discard(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
     let _lock = ClusterLock::acquire(state, cluster, &now())?;
     let Some(j) = journal::load(state, cluster)? else {
         return Ok(None);

@@ -475,14 +475,10 @@ fn an_unrecoverable_journal_refuses_plans_until_discarded() {
         .unwrap_err();
     assert!(matches!(e, Error::Unfinished { connectors: 1, .. }), "{e}");
     drop(op);
-    let forgotten = discard_journal(&StateDir::at(dir.path()), "a")
-        .unwrap()
-        .unwrap();
+    let forgotten = discard(&StateDir::at(dir.path()), "a").unwrap().unwrap();
     assert_eq!(forgotten.connectors["c"].prior_state, TargetState::Running);
     assert!(!journal_path(&dir).exists());
-    assert!(discard_journal(&StateDir::at(dir.path()), "a")
-        .unwrap()
-        .is_none());
+    assert!(discard(&StateDir::at(dir.path()), "a").unwrap().is_none());
     fake.clear_faults();
 }
 
