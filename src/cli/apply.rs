@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::apply_render::Verb;
 use super::operate::{drive, target_cluster, ChangeArgs, Request, DEFAULT_PARALLEL};
 use super::Context;
 use crate::engine::apply::{self, CheckOptions, PlanOptions};
@@ -84,7 +85,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         (None, None) => (apply::check(&args.paths, &check, &env)?, None),
     };
     let request = Request {
-        question: "Apply these changes",
+        verb: Verb::Apply,
         plan: PlanOptions {
             prune: args.prune,
             create: args.create,
@@ -104,7 +105,7 @@ pub enum FailOnArg {
     Reprocessing,
     /// An offset would move forwards: records skipped (DATA LOSS)
     DataLoss,
-    /// A partition's offset would be removed (--prune: OFFSET RESET, RESTART FROM DEFAULT)
+    /// A partition's offset would be removed (--prune: OFFSET RESET)
     Reset,
 }
 

@@ -1,14 +1,45 @@
-//! Text for `apply` and `reset`: the plan before anything changes, each step with `-v`, and a
-//! summary per connector afterwards.
+//! Text for `apply`, `reset` and `undo`: the plan before anything changes, each step with
+//! `-v`, and a summary per connector afterwards, each in the command's own verb
+//! (docs/output.md).
 
 use super::output::{Printer, Style};
 use super::report_error::error_line;
-use crate::compare::{Direction, PartitionDiff, PartitionKind};
+use super::words;
+use crate::compare::{PartitionDiff, PartitionKind};
 use crate::engine::apply::{
     Action, ActionKind, ApplyOutcome, ApplyPlan, ApplyReport, ConnectorApply, ConnectorPlan,
     Progress, StepRecord,
 };
-use crate::model::{canonical_fields, canonical_json, sink_partition, Fields, TargetState};
+use crate::engine::risk::{assess, RiskCode};
+use crate::model::{ConnectorType, TargetState};
+
+/// The command an operation runs for: its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Apply,
+    Reset,
+    Undo,
+}
+
+impl Verb {
+    /// The confirmation question, before "on cluster X?".
+    pub fn question(self) -> &'static str {
+        match self {
+            Verb::Apply => "Apply these changes",
+            Verb::Reset => "Delete the offsets of these connectors",
+            Verb::Undo => "Undo the operation",
+        }
+    }
+
+    /// What a connector that went through is called in the summary.
+    fn done(self) -> &'static str {
+        match self {
+            Verb::Apply => "applied",
+            Verb::Reset => "reset",
+            Verb::Undo => "undone",
+        }
+    }
+}
 
 /// The plan, one block per connector, then a count.
 pub fn plan(p: &Printer, plan: &ApplyPlan) -> String {
@@ -22,10 +53,10 @@ pub fn plan(p: &Printer, plan: &ApplyPlan) -> String {
     }
     let unchanged = plan.connectors.len() - plan.changes() - plan.errors();
     out.push_str(&format!(
-        "\nPlan: {} to change, {} unchanged, {} error(s).\n",
+        "\nPlan: {} to change, {} unchanged, {}.\n",
         plan.changes(),
         unchanged,
-        plan.errors()
+        words::count(plan.errors(), "error")
     ));
     out
 }
@@ -52,7 +83,11 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             "=",
             Style::Dim,
             if *kept > 0 {
-                format!("no changes ({kept} live-only partition(s) kept; --prune removes them)")
+                format!(
+                    "no changes ({} only live, kept; --prune removes {})",
+                    words::count(*kept, "partition"),
+                    if *kept == 1 { "it" } else { "them" }
+                )
             } else {
                 "no changes".into()
             },
@@ -65,8 +100,8 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             "~",
             Style::Warn,
             format!(
-                "stop, patch {} partition(s){}, {}",
-                entries.len(),
+                "stop, patch {}{}, {}",
+                words::count(entries.len(), "partition"),
                 if *prune_nulls > 0 {
                     format!(" ({prune_nulls} removed)")
                 } else {
@@ -84,24 +119,31 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             "+",
             Style::Good,
             format!(
-                "create STOPPED from the file's config ({config_keys} keys{}), patch {} partition(s), start {start_state}",
+                "create STOPPED from the file's config ({config_keys} keys{}), patch {}, start {start_state}",
                 if secrets_from_env.is_empty() {
                     String::new()
                 } else {
                     format!("; secrets from {}", secrets_from_env.join(", "))
                 },
-                entries.len()
+                words::count(entries.len(), "partition")
             ),
         ),
         Action::Reset { partitions } => (
             "-",
             Style::Bad,
-            format!("stop, delete all {partitions} partition offset(s), {}", then(back)),
+            format!(
+                "stop, delete the offsets of all {}, {}",
+                words::count(*partitions, "partition"),
+                then(back)
+            ),
         ),
         Action::Delete { partitions } => (
             "-",
             Style::Bad,
-            format!("created by the apply being undone: stop, delete its {partitions} partition offset(s), then delete the connector"),
+            format!(
+                "created by the operation being undone: stop, delete the offsets of its {}, then delete the connector",
+                words::count(*partitions, "partition")
+            ),
         ),
         Action::Error { message } => ("!", Style::Bad, error_line(&|s, t| p.paint(s, t), message)),
     };
@@ -113,15 +155,19 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
         what
     );
     if c.action.changes() {
+        let kind = c.connector_type.unwrap_or(ConnectorType::Source);
         for d in &c.partitions {
-            out.push_str(&format!("    {}\n", partition_line(p, d, prune, &c.action)));
+            out.push_str(&format!(
+                "    {}\n",
+                partition_line(p, d, prune, &c.action, kind)
+            ));
         }
         if c.unchanged > 0 {
             out.push_str(&format!(
                 "    {}\n",
                 p.paint(
                     Style::Dim,
-                    &format!("{} partition(s) unchanged", c.unchanged)
+                    &format!("{} unchanged", words::count(c.unchanged, "partition"))
                 )
             ));
         }
@@ -140,76 +186,51 @@ fn then(back: Option<TargetState>) -> String {
     }
 }
 
-fn partition_line(p: &Printer, d: &PartitionDiff, prune: bool, action: &Action) -> String {
-    let label = partition_label(&d.partition);
-    match d.kind {
-        PartitionKind::OnlyActual
-            if matches!(action, Action::Reset { .. } | Action::Delete { .. }) =>
-        {
-            format!("{label}: {} -> (deleted)", show(d.actual.as_ref()))
-        }
-        PartitionKind::OnlyActual if prune => format!(
-            "{label}: {} -> {}",
-            show(d.actual.as_ref()),
-            p.paint(Style::Bad, "(removed: --prune)")
-        ),
-        PartitionKind::OnlyActual => p.paint(
-            Style::Dim,
-            &format!(
-                "{label}: {} kept (live only; --prune removes it)",
-                show(d.actual.as_ref())
-            ),
-        ),
-        PartitionKind::OnlyWanted => format!("{label}: (none) -> {}", show(d.wanted.as_ref())),
-        _ => {
-            let risk = match &d.movement {
-                Some(m) => {
-                    let dist = m
-                        .distance
-                        .map(|n| format!(" {n} {}", m.unit))
-                        .unwrap_or_default();
-                    match m.direction {
-                        Direction::Backward => p.paint(
-                            Style::Warn,
-                            &format!("  (backward{dist}: re-processed, duplicates possible)"),
-                        ),
-                        Direction::Forward => p.paint(
-                            Style::Bad,
-                            &format!("  (forward{dist}: skipped, data not processed)"),
-                        ),
-                    }
-                }
-                None => String::new(),
-            };
-            format!(
-                "{label}: {} -> {}{risk}",
-                show(d.actual.as_ref()),
-                show(d.wanted.as_ref())
+/// One partition's change: `orders/0: {"kafka_offset":1600} -> {"kafka_offset":1500}`, and
+/// the risk label of what applying it does, as `diff --base` and `--fail-on` say it.
+fn partition_line(
+    p: &Printer,
+    d: &PartitionDiff,
+    prune: bool,
+    action: &Action,
+    kind: ConnectorType,
+) -> String {
+    let name = words::partition(&d.partition);
+    let (old, new) = (d.actual.as_ref(), d.wanted.as_ref());
+    let removing = matches!(action, Action::Reset { .. } | Action::Delete { .. });
+    let (after, new) = match d.kind {
+        PartitionKind::OnlyActual if removing => ("(deleted)".to_string(), None),
+        PartitionKind::OnlyActual if prune => ("(removed: --prune)".to_string(), None),
+        PartitionKind::OnlyActual => {
+            return p.paint(
+                Style::Dim,
+                &format!(
+                    "{name}: {} kept (only live; --prune removes it)",
+                    words::offset(old)
+                ),
             )
         }
-    }
-}
-
-fn partition_label(partition: &Fields) -> String {
-    match sink_partition(partition) {
-        Some((topic, n)) => format!("{topic}[{n}]"),
-        None => canonical_fields(partition),
-    }
-}
-
-fn show(offset: Option<&Fields>) -> String {
-    match offset {
-        None => "(none)".into(),
-        Some(f) if f.len() == 1 => {
-            let (k, v) = f.iter().next().expect("one field");
-            format!("{k}={}", canonical_json(v))
-        }
-        Some(f) => canonical_fields(f),
-    }
+        _ => (words::offset(new), new),
+    };
+    let risk = assess(kind, old, new, d.movement.as_ref())
+        .filter(|r| !matches!(r.code, RiskCode::NewPartition))
+        .map(|r| {
+            let style = match r.code {
+                RiskCode::Reprocessing | RiskCode::Changed => Style::Warn,
+                _ => Style::Bad,
+            };
+            format!(
+                "  {} {}",
+                p.paint(style, &format!("[{}]", r.code.label())),
+                r.message
+            )
+        })
+        .unwrap_or_default();
+    format!("{name}: {} -> {after}{risk}", words::offset(old))
 }
 
 /// One line per connector, then the count.
-pub fn summary(p: &Printer, report: &ApplyReport) -> String {
+pub fn summary(p: &Printer, report: &ApplyReport, verb: Verb) -> String {
     let mut out = String::from("\n");
     for c in &report.connectors {
         out.push_str(&connector_result(p, c));
@@ -221,17 +242,19 @@ pub fn summary(p: &Printer, report: &ApplyReport) -> String {
         .count();
     let count = |o: ApplyOutcome| report.connectors.iter().filter(|c| c.outcome == o).count();
     let (failed, skipped) = (count(ApplyOutcome::Failed), count(ApplyOutcome::Skipped));
+    let unchanged = report.connectors.len() - applied - failed - skipped;
+    let mut counts = vec![format!("{applied} {}", verb.done())];
+    if unchanged > 0 {
+        counts.push(format!("{unchanged} unchanged"));
+    }
+    counts.push(format!("{failed} failed"));
+    if skipped > 0 {
+        counts.push(format!("{skipped} skipped (interrupted)"));
+    }
     out.push_str(&format!(
-        "\n{} applied, {} unchanged, {} failed{} ({} mutating request(s)).\n",
-        applied,
-        report.connectors.len() - applied - failed - skipped,
-        failed,
-        if skipped > 0 {
-            format!(", {skipped} skipped (interrupted)")
-        } else {
-            String::new()
-        },
-        report.mutating_calls
+        "\n{} ({}).\n",
+        counts.join(", "),
+        words::count(report.mutating_calls as usize, "mutating request")
     ));
     out
 }
@@ -240,9 +263,14 @@ fn connector_result(p: &Printer, c: &ConnectorApply) -> String {
     let mut out = match c.outcome {
         ApplyOutcome::NoChange => format!("{} {}: no changes\n", p.paint(Style::Dim, "="), c.name),
         ApplyOutcome::Skipped => format!(
-            "{} {}: skipped: interrupted before it started; nothing was sent\n",
-            p.paint(Style::Warn, "--"),
+            "{} {}: interrupted before it started; nothing was sent\n",
+            p.paint(Style::Warn, "skipped"),
             c.name
+        ),
+        ApplyOutcome::Applied if c.action == ActionKind::Delete => format!(
+            "{} {}: offsets deleted and verified, connector deleted\n",
+            p.paint(Style::Good, "ok"),
+            c.name,
         ),
         ApplyOutcome::Applied => format!(
             "{} {}: {}; {}\n",
@@ -251,10 +279,10 @@ fn connector_result(p: &Printer, c: &ConnectorApply) -> String {
             match c.action {
                 ActionKind::Reset => "offsets deleted and verified",
                 ActionKind::Create => "created, offsets applied and verified",
-                ActionKind::Delete => "offsets deleted and verified, connector deleted",
-                ActionKind::Patch | ActionKind::NoChange | ActionKind::Error => {
-                    "offsets applied and verified"
-                }
+                ActionKind::Patch
+                | ActionKind::NoChange
+                | ActionKind::Error
+                | ActionKind::Delete => "offsets applied and verified",
             },
             c.final_state.as_deref().unwrap_or("state unknown")
         ),

@@ -11,15 +11,9 @@ use crate::engine::diff::{
     Class, ConnectorDiff, DiffReport, Mode, PartitionKind, PartitionReport, Sides, Status,
 };
 use crate::engine::risk::{show, RiskCode};
-use crate::model::{sink_partition, Fields};
+use crate::model::Fields;
 
-/// A partition as a reviewer names it: `topic/partition` for sinks, JSON otherwise.
-pub fn partition_name(p: &Fields) -> String {
-    match sink_partition(p) {
-        Some((t, n)) => format!("{t}/{n}"),
-        None => show(p),
-    }
-}
+use super::words::partition as partition_name;
 
 fn opt(f: &Option<Fields>) -> String {
     f.as_ref().map(show).unwrap_or_else(|| "(none)".into())

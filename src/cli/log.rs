@@ -16,7 +16,8 @@ const AFTER_HELP: &str = "\
 Follows the first-parent history of the current branch (a merge is one commit with everything
 it brought in). Each commit that changed a connector's file is compared with the commit before
 it, as `kco diff --base` compares: per partition the direction and distance (records, bytes,
-LSN). REWIND: a position moved backwards; SKIP: a partition disappeared. Times are UTC unless a
+LSN), labelled as applying the commit would be: REPROCESSING when an offset moved backwards,
+OFFSET RESET when a partition was removed (a move forwards is normal progress: no label). Times are UTC unless a
 zone is given (`2026-11-29 02:00`, `2026-11-29T02:00:00+01:00`).
 
 --stalled N lists the connectors (present at HEAD) that no commit among the last N that changed
@@ -147,7 +148,7 @@ fn entry(e: &LogEntry, p: &Printer) -> String {
         match part.label {
             Some(l) => out.push_str(&format!(
                 "    {line}  [{}]\n",
-                p.paint(Style::Error, l.word())
+                p.paint(Style::Error, l.label())
             )),
             None => out.push_str(&format!("    {line}\n")),
         }

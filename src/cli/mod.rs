@@ -31,6 +31,7 @@ mod show;
 mod snapshot;
 mod undo;
 mod validate;
+mod words;
 
 use std::process::ExitCode;
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::apply_render;
+use super::apply_render::{self, Verb};
 use super::output::{Printer, Style};
 use super::progress::ApplyProgress;
 use super::recover::render_recovery;
@@ -52,8 +52,8 @@ pub const DEFAULT_PARALLEL: u16 = 16;
 
 /// What one command asks of the operation, beyond its flags.
 pub struct Request<'a> {
-    /// The confirmation question, before "on cluster X?".
-    pub question: &'static str,
+    /// The command: its question and its words.
+    pub verb: Verb,
     pub plan: PlanOptions,
     pub fail_on: Vec<FailOn>,
     /// `--at` / `--changed-since`: where the files came from.
@@ -124,7 +124,7 @@ pub fn drive(
         let yes = args.yes
             || ask(
                 ctx,
-                &format!("{} on cluster {}?", req.question, target.name),
+                &format!("{} on cluster {}?", req.verb.question(), target.name),
             )?;
         if yes {
             on_interrupt_finish_in_flight();
@@ -183,7 +183,7 @@ pub fn drive(
             if p.is_structured() {
                 p.structured(&document(Some(&done.backup), Some(&done.report)));
             } else {
-                p.out(&apply_render::summary(p, &done.report));
+                p.out(&apply_render::summary(p, &done.report, req.verb));
             }
             if done.report.converged {
                 Ok(EXIT_OK)
@@ -225,23 +225,23 @@ impl Progress for Reporting<'_> {
     }
 }
 
-/// The refusal that names every partition a `--fail-on` forbids.
+/// The refusal that names every partition a `--fail-on` forbids, with its risk label.
 fn refused(found: &[Refusal]) -> Error {
     let lines: Vec<String> = found
         .iter()
         .map(|r| {
             format!(
-                "  {} {}: {} [{}]",
+                "  {} {}: [{}] {}",
                 r.connector,
-                super::diff_render::partition_name(&r.partition),
-                r.risk.message,
-                r.risk.code.label()
+                super::words::partition(&r.partition),
+                r.risk.code.label(),
+                r.risk.message
             )
         })
         .collect();
     Error::Usage(format!(
-        "refused by --fail-on: {} partition(s) at risk; nothing was changed:\n{}",
-        found.len(),
+        "refused by --fail-on: {} at risk; nothing was changed:\n{}",
+        super::words::count(found.len(), "partition"),
         lines.join("\n")
     ))
 }

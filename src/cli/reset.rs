@@ -1,5 +1,6 @@
 //! `kco reset`: delete connectors' offsets, inside the same guarded operation as apply.
 
+use super::apply_render::Verb;
 use super::operate::{drive, ChangeArgs, Request, DEFAULT_PARALLEL};
 use super::Context;
 use crate::engine::apply::{Checked, PlanOptions};
@@ -26,7 +27,7 @@ pub struct Args {
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
     let request = Request {
-        question: "Delete the offsets of these connectors",
+        verb: Verb::Reset,
         plan: PlanOptions {
             prune: true,
             create: false,

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::apply_git::commit_words;
-use super::diff_render::partition_name;
 use super::log::scope_dir;
 use super::output::Style;
+use super::words::partition as partition_name;
 use super::{Context, OutputFormat};
 use crate::engine::history::at::{show, CommitRef};
 use crate::engine::risk::show as compact;

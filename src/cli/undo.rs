@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::apply_render::Verb;
 use super::operate::{drive, ChangeArgs, Request, DEFAULT_PARALLEL};
 use super::Context;
 use crate::engine::apply::{self, backup, CheckOptions, PlanOptions, TargetCluster};
@@ -70,7 +71,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     };
     let wants = apply::check(std::slice::from_ref(&dir), &check, &env)?;
     let request = Request {
-        question: "Undo the operation",
+        verb: Verb::Undo,
         plan: PlanOptions {
             prune: true,
             create: false,

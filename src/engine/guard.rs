@@ -17,7 +17,7 @@ pub enum FailOn {
     Reprocessing,
     /// An offset moves forwards (DATA LOSS).
     DataLoss,
-    /// A partition's offset is removed (`--prune`: OFFSET RESET, RESTART FROM DEFAULT).
+    /// A partition's offset is removed (`--prune`: OFFSET RESET).
     Reset,
 }
 

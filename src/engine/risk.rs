@@ -31,7 +31,7 @@ impl RiskCode {
             RiskCode::Reprocessing => "REPROCESSING",
             RiskCode::DataLoss => "DATA LOSS",
             RiskCode::OffsetReset => "OFFSET RESET",
-            RiskCode::SourceRestart => "RESTART FROM DEFAULT",
+            RiskCode::SourceRestart => "OFFSET RESET",
             RiskCode::NewPartition => "NEW PARTITION",
             RiskCode::Changed => "CHANGED",
         }

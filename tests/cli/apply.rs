@@ -111,16 +111,18 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--dry-run"]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
-        out.contains("~ s (sink, RUNNING): stop, patch 2 partition(s), then RUNNING again"),
+        out.contains("~ s (sink, RUNNING): stop, patch 2 partitions, then RUNNING again"),
         "{out}"
     );
     assert!(
-        out.contains("t[0]: kafka_offset=100 -> kafka_offset=10  (backward 90 records"),
+        out.contains(
+            "t/0: {\"kafka_offset\":100} -> {\"kafka_offset\":10}  [REPROCESSING] 90 records will be reprocessed"
+        ),
         "{out}"
     );
-    assert!(out.contains("t[1]: (none) -> kafka_offset=5"), "{out}");
+    assert!(out.contains("t/1: (none) -> {\"kafka_offset\":5}"), "{out}");
     assert!(
-        out.contains("t[2]: kafka_offset=7 kept (live only; --prune removes it)"),
+        out.contains("t/2: {\"kafka_offset\":7} kept (only live; --prune removes it)"),
         "{out}"
     );
     assert!(err.contains("Dry run: nothing was changed."), "{err}");
@@ -135,7 +137,7 @@ fn refuses_without_yes_when_stdin_is_not_a_terminal() {
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let (code, out, err) = kco(dir.path(), &fake, &["apply", &f]);
     assert_eq!(code, Some(1));
-    assert!(out.contains("t[0]"), "the plan is shown first: {out}");
+    assert!(out.contains("t/0"), "the plan is shown first: {out}");
     assert!(err.contains("--yes"), "{err}");
     fake.assert_no_mutations();
 }
@@ -415,7 +417,9 @@ fn reset_deletes_offsets_and_keeps_a_stopped_connector_stopped() {
     let (code, out, _) = kco(dir.path(), &fake, &["reset", "s", "--dry-run"]);
     assert_eq!(code, Some(0));
     assert!(
-        out.contains("- s (sink, STOPPED): stop, delete all 2 partition offset(s), left STOPPED"),
+        out.contains(
+            "- s (sink, STOPPED): stop, delete the offsets of all 2 partitions, left STOPPED"
+        ),
         "{out}"
     );
     fake.assert_no_mutations();

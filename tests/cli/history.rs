@@ -79,7 +79,7 @@ impl Repo {
 /// Five nightly-like commits on `main`, then a merge:
 /// 1 (11-27): orders {0:100, 1:50}, billing 10, legacy;
 /// 2 (11-28): orders {0:200, 1:80}; billing untouched;
-/// 3 (11-29): orders rewound {0:120} (REWIND 80, partition 1 gone: SKIP), newbie added;
+/// 3 (11-29): orders rewound {0:120} (REPROCESSING 80, partition 1 gone: OFFSET RESET), newbie added;
 /// 4 (11-30): billing moved to `snapshots/a/old/billing.yaml` at 30, legacy removed;
 /// merge of branch `fix` (12-01): orders {0:300}.
 pub fn history() -> (Repo, Vec<String>) {
@@ -175,9 +175,9 @@ fn log_follows_a_connector_through_rewinds_skips_and_merges() {
     assert_eq!(rewind["partitions"][0]["direction"], "backward");
     assert_eq!(rewind["partitions"][0]["distance"], 80);
     assert_eq!(rewind["partitions"][0]["unit"], "records");
-    assert_eq!(rewind["partitions"][0]["label"], "rewind");
+    assert_eq!(rewind["partitions"][0]["label"], "reprocessing");
     assert_eq!(rewind["partitions"][1]["kind"], "removed");
-    assert_eq!(rewind["partitions"][1]["label"], "skip");
+    assert_eq!(rewind["partitions"][1]["label"], "offset_reset");
     assert_eq!(o["commits"][3]["status"], "added");
 
     let (code, text, _) = kco(
@@ -200,9 +200,9 @@ fn log_follows_a_connector_through_rewinds_skips_and_merges() {
         !text.contains("nightly 1") && !text.contains("merge fix"),
         "{text}"
     );
-    assert!(text.contains("orders/0: moved backward by 80 records: {\"kafka_offset\":200} -> {\"kafka_offset\":120}  [REWIND]"), "{text}");
+    assert!(text.contains("orders/0: moved backward by 80 records: {\"kafka_offset\":200} -> {\"kafka_offset\":120}  [REPROCESSING]"), "{text}");
     assert!(
-        text.contains("orders/1: removed (was {\"kafka_offset\":80})  [SKIP]"),
+        text.contains("orders/1: removed (was {\"kafka_offset\":80})  [OFFSET RESET]"),
         "{text}"
     );
 

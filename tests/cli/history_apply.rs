@@ -139,7 +139,7 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
         ],
     );
     assert_eq!(code, 1, "{out}");
-    assert!(err.contains("refused by --fail-on: 1 partition(s) at risk; nothing was changed:\n  orders orders/0: 600 records will be reprocessed (duplicates downstream) [REPROCESSING]"), "{err}");
+    assert!(err.contains("refused by --fail-on: 1 partition at risk; nothing was changed:\n  orders orders/0: [REPROCESSING] 600 records will be reprocessed (duplicates downstream)"), "{err}");
     fake.assert_no_mutations();
     let (code, _, err) = on(
         r.path(),
@@ -178,7 +178,7 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
         "{out}"
     );
     assert!(
-        err.contains("newbie orders/2: 4 records will be skipped (data loss) [DATA LOSS]"),
+        err.contains("newbie orders/2: [DATA LOSS] 4 records will be skipped (data loss)"),
         "{err}"
     );
     // Since HEAD with nothing changed: nothing to do, no cluster needed.

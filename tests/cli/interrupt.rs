@@ -80,5 +80,8 @@ fn ctrl_c_finishes_the_connector_under_way_and_skips_the_rest() {
     assert!(touched.is_empty(), "{touched:?}");
     assert_eq!(fake.offsets("s2"), sink_offsets(100));
     assert_eq!(fake.state("s2"), Some(State::Running));
-    assert!(stdout.contains("s2: skipped"), "{stdout}");
+    assert!(
+        stdout.contains("skipped s2: interrupted before it started"),
+        "{stdout}"
+    );
 }

@@ -74,11 +74,11 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
     let (code, out) = kco(t.path(), &fake, &["undo", "bk", "--dry-run"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("new (sink, RUNNING): created by the apply being undone: stop, delete its 1 partition offset(s), then delete the connector"),
+        out.contains("new (sink, RUNNING): created by the operation being undone: stop, delete the offsets of its 1 partition, then delete the connector"),
         "{out}"
     );
     assert!(
-        out.contains("old (sink, RUNNING): stop, patch 1 partition(s)"),
+        out.contains("old (sink, RUNNING): stop, patch 1 partition,"),
         "{out}"
     );
     let (code, _) = kco(t.path(), &fake, &["undo", "bk"]);
@@ -88,7 +88,7 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
     let (code, out) = kco(t.path(), &fake, &["undo", "bk", "--yes"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("ok new: offsets deleted and verified, connector deleted; deleted"),
+        out.contains("ok new: offsets deleted and verified, connector deleted\n"),
         "{out}"
     );
     assert_eq!(fake.state("new"), None, "the created connector is gone");

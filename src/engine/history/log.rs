@@ -1,6 +1,6 @@
 //! `kco log` as data: for each connector, the commits of the current branch that changed its
 //! file (newest first), each compared with the commit before by the diff engine (direction and
-//! distance per partition), labelled REWIND or SKIP; and with `stalled`, which connectors did
+//! distance per partition), labelled as applying it would be (REPROCESSING for a move backwards, OFFSET RESET for a removed partition); and with `stalled`, which connectors did
 //! not move forward over the last N commits that changed snapshot files.
 
 use std::collections::{BTreeMap, HashMap};
@@ -9,6 +9,8 @@ use std::rc::Rc;
 
 use git2::{Commit, Oid};
 use serde::Serialize;
+
+use crate::engine::risk::RiskCode;
 
 use super::walk::{walk, Change, Files, Next};
 use super::when::{rfc3339, short_id};
@@ -87,27 +89,10 @@ pub struct LogEntry {
 pub struct LogPartition {
     #[serde(flatten)]
     pub change: PartitionReport,
-    /// `rewind` (moved backwards), `skip` (removed), or `null`.
-    pub label: Option<LogLabel>,
-}
-
-/// What a reader of the history looks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LogLabel {
-    /// The position moved backwards: applying this commit re-processes records.
-    Rewind,
-    /// The partition disappeared: the connector skips to (or restarts from) its default.
-    Skip,
-}
-
-impl LogLabel {
-    pub fn word(self) -> &'static str {
-        match self {
-            LogLabel::Rewind => "REWIND",
-            LogLabel::Skip => "SKIP",
-        }
-    }
+    /// What applying this commit does to the partition, in the risk labels every command
+    /// uses: `reprocessing` (moved backwards), `offset_reset` (removed), or `null` (a move
+    /// forwards is normal progress).
+    pub label: Option<RiskCode>,
 }
 
 impl LogEntry {
@@ -306,8 +291,8 @@ fn entry(
                 Sides::Base {
                     kind: PartitionKind::OnlyActual,
                     ..
-                } => Some(LogLabel::Skip),
-                _ if p.direction == Some(Direction::Backward) => Some(LogLabel::Rewind),
+                } => Some(RiskCode::OffsetReset),
+                _ if p.direction == Some(Direction::Backward) => Some(RiskCode::Reprocessing),
                 _ => None,
             };
             LogPartition { change: p, label }
