@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::progress::{self, Fleet, Unheard};
+use super::snapshot_stale::stale_files;
+pub use super::snapshot_stale::StaleFile;
 use super::{parallel, probe, store, Selector};
 use crate::client::{Connect, ConnectorListing};
 use crate::error::{Error, Result};
@@ -79,15 +81,6 @@ pub struct ConnectorSnapshot {
     pub redacted: Vec<String>,
     /// Why it was skipped or failed, or a note on the rewrite.
     pub message: Option<String>,
-}
-
-/// A file whose connector no longer exists on the cluster.
-#[derive(Debug, Clone, Serialize)]
-pub struct StaleFile {
-    pub name: String,
-    pub path: PathBuf,
-    /// Whether `--prune` removed it.
-    pub pruned: bool,
 }
 
 /// The result of a snapshot run.
@@ -393,8 +386,6 @@ fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorSnap
         message: Some(message),
     }
 }
-
-use super::snapshot_stale::stale_files;
 
 #[cfg(test)]
 #[path = "snapshot_tests.rs"]

@@ -3,11 +3,21 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::snapshot::StaleFile;
+use serde::Serialize;
+
 use super::{store, Selector};
 use crate::client::ConnectorListing;
 use crate::error::{Error, Result};
 use crate::model::file::OffsetsFile;
+
+/// A file whose connector no longer exists on the cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct StaleFile {
+    pub name: String,
+    pub path: PathBuf,
+    /// Whether `--prune` removed it.
+    pub pruned: bool,
+}
 
 /// Files in the cluster's directory whose connector is gone (among the selected names);
 /// removed when `prune`. Files that do not parse are left alone; files in `current` (known to

@@ -7,8 +7,7 @@ use serde_json::Value;
 
 use super::faults::{Fault, Faults};
 use super::http::HttpServer;
-use super::plugins::PluginSpec;
-use super::state::{Cluster, ConnectorSpec, State};
+use super::state::{Cluster, ConnectorSpec, PluginSpec, State};
 use super::{lock, serve, FakeConnect, Inner};
 
 /// Configures a fake cluster before it starts. Get one from [`FakeConnect::builder`].

@@ -46,7 +46,6 @@ mod faults;
 mod http;
 mod in_process;
 mod offsets;
-mod plugins;
 mod record;
 mod routes;
 mod state;
@@ -63,8 +62,8 @@ pub use faults::{
     error_body, Fault, FaultAction, Occurrence, Route, REQUEST_TIMED_OUT, SAFELY_RETRIED,
     STALE_CONFIG,
 };
-pub use plugins::PluginSpec;
 pub use record::RecordedRequest;
+pub use state::PluginSpec;
 pub use state::{ConnectorSpec, Kind, OffsetEntry, State};
 
 use faults::Faults;

@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value};
 
 use super::faults::error_body;
 use super::offsets;
-use super::plugins::{plugin, plugin_list};
 use super::state::{offsets_text, Cluster, ConnectorSpec, Kind, State};
+use super::state::{plugin, plugin_list};
 
 /// A response: status and optional JSON body.
 pub(crate) type Response = (u16, Option<Body>);

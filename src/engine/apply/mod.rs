@@ -8,7 +8,7 @@
 //! client passed in.
 
 pub mod backup;
-mod listing;
+
 pub mod plan;
 mod report;
 pub(crate) mod state;
