@@ -6,7 +6,7 @@ use super::apply_render::Verb;
 use super::operate::{drive, target_cluster, ChangeArgs, Request, DEFAULT_PARALLEL};
 use super::Context;
 use crate::engine::apply::{self, CheckOptions, PlanOptions};
-use crate::engine::guard::FailOn;
+use crate::engine::guard::Refuse;
 use crate::engine::history;
 use crate::error::{Result, EXIT_OK};
 
@@ -53,7 +53,7 @@ pub struct Args {
     pub changed_since: Option<String>,
     /// Refuse the whole apply, before any change, if the plan has these risks (comma-separated)
     #[arg(long, value_enum, value_delimiter = ',')]
-    pub fail_on: Vec<FailOnArg>,
+    pub fail_on: Vec<RefuseArg>,
     #[command(flatten)]
     pub change: ChangeArgs,
 }
@@ -92,7 +92,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             parallel: usize::from(args.parallel),
             create_state: args.create_state.map(Into::into),
         },
-        fail_on: args.fail_on.into_iter().map(Into::into).collect(),
+        refuse: args.fail_on.into_iter().map(Into::into).collect(),
         source: source.as_ref(),
     };
     drive(ctx, &target, &wants, &args.change, &request)
@@ -100,7 +100,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
 
 /// A risk that refuses an apply, as a flag value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FailOnArg {
+pub enum RefuseArg {
     /// An offset would move backwards: records processed again (REPROCESSING)
     Reprocessing,
     /// An offset would move forwards: records skipped (DATA LOSS)
@@ -109,12 +109,12 @@ pub enum FailOnArg {
     Reset,
 }
 
-impl From<FailOnArg> for FailOn {
-    fn from(f: FailOnArg) -> Self {
+impl From<RefuseArg> for Refuse {
+    fn from(f: RefuseArg) -> Self {
         match f {
-            FailOnArg::Reprocessing => FailOn::Reprocessing,
-            FailOnArg::DataLoss => FailOn::DataLoss,
-            FailOnArg::Reset => FailOn::Reset,
+            RefuseArg::Reprocessing => Refuse::Reprocessing,
+            RefuseArg::DataLoss => Refuse::DataLoss,
+            RefuseArg::Reset => Refuse::Reset,
         }
     }
 }

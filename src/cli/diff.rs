@@ -35,7 +35,7 @@ Examples:
 
 /// When `diff` exits 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FailOn {
+pub enum ExitOnArg {
     /// Any difference except a running connector's normal progress (advanced)
     Drift,
     /// Any difference at all
@@ -52,8 +52,8 @@ pub struct Args {
     #[arg(long)]
     pub base: Option<String>,
     /// Which differences make the exit code 2
-    #[arg(long, value_enum, default_value_t = FailOn::Drift)]
-    pub fail_on: FailOn,
+    #[arg(long, value_enum, default_value_t = ExitOnArg::Drift)]
+    pub fail_on: ExitOnArg,
     /// Snapshots directory [default: from kco.yaml, else snapshots/]
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -66,16 +66,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
-    let fail_on = match args.fail_on {
-        FailOn::Drift => engine::FailOn::Drift,
-        FailOn::Any => engine::FailOn::Any,
+    let exit_on = match args.fail_on {
+        ExitOnArg::Drift => engine::ExitOn::Drift,
+        ExitOnArg::Any => engine::ExitOn::Any,
     };
     let dir = match &args.dir {
         Some(d) => ctx.cwd.join(d),
         None => ctx.snapshots_dir(),
     };
     if args.all_clusters {
-        let work = |name: &str| live(&args, ctx, &dir, fail_on, Some(name));
+        let work = |name: &str| live(&args, ctx, &dir, exit_on, Some(name));
         return super::all_clusters::run(ctx, work, |r, s| {
             render(r, s, ctx);
             r.exit_code
@@ -91,7 +91,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 cluster: paths.whole_dir.then_some(cluster).flatten(),
             })?
         }
-        None => live(&args, ctx, &dir, fail_on, None)?,
+        None => live(&args, ctx, &dir, exit_on, None)?,
     };
     render(&report, Structured::Alone, ctx);
     let code = report.exit_code;
@@ -106,7 +106,7 @@ fn live(
     args: &Args,
     ctx: &Context,
     dir: &Path,
-    fail_on: engine::FailOn,
+    exit_on: engine::ExitOn,
     cluster: Option<&str>,
 ) -> Result<DiffReport> {
     let target = match cluster {
@@ -139,7 +139,7 @@ fn live(
         files: &files,
         cluster: target.name.clone(),
         whole_dir: paths.whole_dir,
-        fail_on,
+        exit_on,
         parallel: args.parallel,
         cwd: &ctx.cwd,
     };

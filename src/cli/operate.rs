@@ -19,7 +19,7 @@ use crate::engine::apply::{
     ApplyDocument, BackupReport, Checked, ExecOptions, PlanOptions, Progress, StepRecord,
     SystemClock, TargetCluster,
 };
-use crate::engine::guard::{FailOn, Refusal};
+use crate::engine::guard::{Refusal, Refuse};
 use crate::engine::history::at::FilesSource;
 use crate::engine::operation::{Operation, Ran, Settings};
 use crate::engine::progress::Fleet;
@@ -55,7 +55,7 @@ pub struct Request<'a> {
     /// The command: its question and its words.
     pub verb: Verb,
     pub plan: PlanOptions,
-    pub fail_on: Vec<FailOn>,
+    pub refuse: Vec<Refuse>,
     /// `--at` / `--changed-since`: where the files came from.
     pub source: Option<&'a FilesSource>,
 }
@@ -116,7 +116,7 @@ pub fn drive(
     exec.interrupted = Some(&INTERRUPTED);
     let settings = Settings {
         dry_run: args.dry_run,
-        fail_on: req.fail_on.clone(),
+        refuse: req.refuse.clone(),
         exec,
         backup_dir: args.backup_dir.as_ref().map(|d| ctx.cwd.join(d)),
     };

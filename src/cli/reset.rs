@@ -34,7 +34,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             parallel: usize::from(DEFAULT_PARALLEL),
             create_state: None,
         },
-        fail_on: Vec::new(),
+        refuse: Vec::new(),
         source: None,
     };
     let names = if args.names.iter().any(|n| select::is_glob(n)) {

@@ -78,7 +78,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             parallel: usize::from(DEFAULT_PARALLEL),
             create_state: None,
         },
-        fail_on: Vec::new(),
+        refuse: Vec::new(),
         source: None,
     };
     drive(ctx, &target, &wants, &args.change, &request)

@@ -12,7 +12,7 @@ use crate::model::Fields;
 /// A risk that refuses the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum FailOn {
+pub enum Refuse {
     /// An offset moves backwards (REPROCESSING).
     Reprocessing,
     /// An offset moves forwards (DATA LOSS).
@@ -21,14 +21,14 @@ pub enum FailOn {
     Reset,
 }
 
-impl FailOn {
+impl Refuse {
     fn covers(self, code: RiskCode) -> bool {
         matches!(
             (self, code),
-            (FailOn::Reprocessing, RiskCode::Reprocessing)
-                | (FailOn::DataLoss, RiskCode::DataLoss)
+            (Refuse::Reprocessing, RiskCode::Reprocessing)
+                | (Refuse::DataLoss, RiskCode::DataLoss)
                 | (
-                    FailOn::Reset,
+                    Refuse::Reset,
                     RiskCode::OffsetReset | RiskCode::SourceRestart
                 )
         )
@@ -43,9 +43,9 @@ pub struct Refusal {
     pub risk: Risk,
 }
 
-/// Every partition of the plan whose change one of `fail_on` forbids: live offset (before)
+/// Every partition of the plan whose change one of `refuse` forbids: live offset (before)
 /// against the file's (after), as `diff --base` assesses a revision against the working tree.
-pub fn refusals(plan: &ApplyPlan, fail_on: &[FailOn]) -> Vec<Refusal> {
+pub fn refusals(plan: &ApplyPlan, refuse: &[Refuse]) -> Vec<Refusal> {
     let mut out = Vec::new();
     for c in &plan.connectors {
         let (Action::Patch { .. }, Some(kind)) = (&c.action, c.connector_type) else {
@@ -57,7 +57,7 @@ pub fn refusals(plan: &ApplyPlan, fail_on: &[FailOn]) -> Vec<Refusal> {
                 _ => d.wanted.as_ref(),
             };
             let risk = assess(kind, d.actual.as_ref(), wanted, d.movement.as_ref());
-            if let Some(risk) = risk.filter(|r| fail_on.iter().any(|f| f.covers(r.code))) {
+            if let Some(risk) = risk.filter(|r| refuse.iter().any(|f| f.covers(r.code))) {
                 out.push(Refusal {
                     connector: c.name.clone(),
                     partition: d.partition.clone(),

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::diff::{diff_live, FailOn, LiveInput, Status};
+use super::diff::{diff_live, ExitOn, LiveInput, Status};
 use super::LoadedFile;
 use crate::client::Connect;
 use crate::error::{Error, Result};
@@ -53,7 +53,7 @@ pub fn ls(
             files,
             cluster: cluster.to_string(),
             whole_dir: true,
-            fail_on: FailOn::Drift,
+            exit_on: ExitOn::Drift,
             parallel,
             cwd,
         },

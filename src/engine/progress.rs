@@ -76,7 +76,7 @@ pub(crate) mod tests {
 
     #[test]
     fn snapshot_and_diff_report_each_connector_they_read() {
-        use crate::engine::diff::{diff_live_reporting, FailOn, LiveInput};
+        use crate::engine::diff::{diff_live_reporting, ExitOn, LiveInput};
         use crate::engine::snapshot::{snapshot_reporting, SnapshotOptions};
         use crate::fake::{FakeConnect, State};
         let offsets =
@@ -111,7 +111,7 @@ pub(crate) mod tests {
             files: &files,
             cluster: "c".into(),
             whole_dir: true,
-            fail_on: FailOn::Drift,
+            exit_on: ExitOn::Drift,
             parallel: 1,
             cwd: dir.path(),
         };

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{
-    identity_change, ConnectorDiff, DiffReport, FailOn, Mode, PartitionCounts, PartitionReport,
+    identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, PartitionCounts, PartitionReport,
     Side, Sides, Status, YamlSides,
 };
 use crate::compare::compare_each;
@@ -64,7 +64,7 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
         .collect();
     Ok(DiffReport::new(
         Mode::Base,
-        FailOn::Any,
+        ExitOn::Any,
         input.cluster,
         Some((revision.rev.clone(), revision.commit.clone())),
         connectors,

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::Class;
 use super::{
-    identity_change, ConnectorDiff, DiffReport, FailOn, Mode, PartitionCounts, PartitionReport,
+    identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, PartitionCounts, PartitionReport,
     Side, Sides, Status, YamlSides,
 };
 use crate::client::{Connect, ConnectorListing};
@@ -27,7 +27,7 @@ pub struct LiveInput<'a> {
     /// Whether the files are a whole cluster directory: connectors without a file are then
     /// reported as `untracked`.
     pub whole_dir: bool,
-    pub fail_on: FailOn,
+    pub exit_on: ExitOn,
     pub parallel: usize,
     /// File paths are shown relative to this directory.
     pub cwd: &'a Path,
@@ -130,7 +130,7 @@ pub fn diff_live_reporting(
         .collect();
     Ok(DiffReport::new(
         Mode::Live,
-        input.fail_on,
+        input.exit_on,
         Some(input.cluster),
         None,
         connectors,

@@ -91,8 +91,8 @@ fn running_sink_ahead_and_new_partitions_are_advanced() {
     assert_eq!(d.partitions[1].kind(), PartitionKind::OnlyWanted);
     assert_eq!(d.partitions[1].class, Some(Class::Advanced));
     assert_eq!(d.counts.unchanged, 1);
-    assert!(!d.status.counts(FailOn::Drift));
-    assert!(d.status.counts(FailOn::Any));
+    assert!(!d.status.counts(ExitOn::Drift));
+    assert!(d.status.counts(ExitOn::Any));
 }
 
 #[test]
@@ -200,7 +200,7 @@ fn a_connector_left_stopped_or_paused_is_state_drift_and_fails_the_nightly_diff(
             "{:?}",
             d.notes
         );
-        assert!(d.status.counts(FailOn::Drift));
+        assert!(d.status.counts(ExitOn::Drift));
     }
     // Offsets that also drifted stay `drifted`, with the state noted.
     let d = run(
@@ -269,7 +269,7 @@ fn whole_dir_reports_untracked_and_reads_each_connector_once() {
         files: &files,
         cluster: "a".into(),
         whole_dir,
-        fail_on: FailOn::Drift,
+        exit_on: ExitOn::Drift,
         parallel: 4,
         cwd: std::path::Path::new("/w"),
     };
@@ -318,7 +318,7 @@ fn two_files_for_one_connector_fail_before_any_request() {
             files: &files,
             cluster: "a".into(),
             whole_dir: false,
-            fail_on: FailOn::Drift,
+            exit_on: ExitOn::Drift,
             parallel: 1,
             cwd: std::path::Path::new("/w"),
         },

@@ -35,7 +35,7 @@ pub enum Mode {
 /// Which differences make the exit code 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FailOn {
+pub enum ExitOn {
     /// Everything except a running connector's normal progress (`advanced`).
     Drift,
     /// Any difference.
@@ -102,11 +102,11 @@ impl Status {
         }
     }
 
-    /// Whether this status makes `diff` exit 2 under `fail_on`.
-    pub fn counts(self, fail_on: FailOn) -> bool {
+    /// Whether this status makes `diff` exit 2 under `exit_on`.
+    pub fn counts(self, exit_on: ExitOn) -> bool {
         match self {
             Status::InSync | Status::Unchanged => false,
-            Status::Advanced => fail_on == FailOn::Any,
+            Status::Advanced => exit_on == ExitOn::Any,
             _ => true,
         }
     }
@@ -296,10 +296,12 @@ pub struct DiffReport {
     pub base: Option<String>,
     /// base: the commit it resolved to.
     pub base_commit: Option<String>,
-    pub fail_on: FailOn,
+    /// Named after the flag, `--fail-on` (JSON: `fail_on`).
+    #[serde(rename = "fail_on")]
+    pub exit_on: ExitOn,
     pub summary: Summary,
     pub connectors: Vec<ConnectorDiff>,
-    /// 0: no differences; 2: differences (per `fail_on`).
+    /// 0: no differences; 2: differences (per `exit_on`).
     pub exit_code: u8,
 }
 
@@ -307,7 +309,7 @@ impl DiffReport {
     /// Assembles a report: connectors sorted by name, summary and exit code computed.
     pub fn new(
         mode: Mode,
-        fail_on: FailOn,
+        exit_on: ExitOn,
         cluster: Option<String>,
         base: Option<(String, String)>,
         mut connectors: Vec<ConnectorDiff>,
@@ -320,7 +322,7 @@ impl DiffReport {
         }
         let differences = connectors
             .iter()
-            .filter(|c| c.status.counts(fail_on))
+            .filter(|c| c.status.counts(exit_on))
             .count();
         let summary = Summary {
             connectors: connectors.len(),
@@ -337,7 +339,7 @@ impl DiffReport {
             cluster,
             base,
             base_commit,
-            fail_on,
+            exit_on,
             summary,
             exit_code: if differences > 0 {
                 EXIT_DIFFERENCES

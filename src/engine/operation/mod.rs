@@ -34,7 +34,7 @@ use crate::engine::apply::{
     self, backup, plan, ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, PlanOptions,
     Progress,
 };
-use crate::engine::guard::{refusals, FailOn, Refusal};
+use crate::engine::guard::{refusals, Refusal, Refuse};
 use crate::error::{Error, Result};
 use crate::wait::{Clock, WaitPolicy};
 use journal::{JournalFile, Journaled};
@@ -46,7 +46,7 @@ pub struct Settings {
     /// Stop after the plan: nothing is sent, nothing written.
     pub dry_run: bool,
     /// Risks that refuse the whole plan before any change.
-    pub fail_on: Vec<FailOn>,
+    pub refuse: Vec<Refuse>,
     pub exec: ExecOptions,
     /// Where the backup goes; `None`: a new directory under the state directory's `backups/`.
     pub backup_dir: Option<PathBuf>,
@@ -214,7 +214,7 @@ impl Operation {
         if plan.errors() > 0 {
             return Ok(Ran::PlanErrors(plan.errors()));
         }
-        let refused = refusals(plan, &settings.fail_on);
+        let refused = refusals(plan, &settings.refuse);
         if !refused.is_empty() {
             return Ok(Ran::Refused(refused));
         }

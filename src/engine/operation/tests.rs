@@ -271,10 +271,10 @@ fn open(fake: &FakeConnect, dir: &tempfile::TempDir) -> Operation {
     .unwrap()
 }
 
-fn settings(dry_run: bool, fail_on: Vec<FailOn>) -> Settings {
+fn settings(dry_run: bool, refuse: Vec<Refuse>) -> Settings {
     Settings {
         dry_run,
-        fail_on,
+        refuse,
         exec: ExecOptions::new(false, 2, Duration::from_secs(5)),
         backup_dir: None,
     }
@@ -352,7 +352,7 @@ fn refusals_dry_runs_and_a_no_change_nothing() {
     let refused = op
         .run(
             &plan,
-            &settings(false, vec![FailOn::Reprocessing]),
+            &settings(false, vec![Refuse::Reprocessing]),
             &mut no,
             &Silent,
             &clock,
