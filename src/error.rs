@@ -22,7 +22,7 @@ pub enum Error {
     Config(#[from] ConfigError),
 
     /// One or more invalid snapshot files; nothing was sent.
-    #[error("{} invalid file(s):\n{}", .0.len(), .0.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
+    #[error("{}:\n{}", crate::text::count(.0.len(), "invalid file"), .0.iter().map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n"))]
     Files(Vec<FileProblem>),
 
     /// A REST call failed; `context` says what kco was doing.
@@ -63,7 +63,7 @@ pub enum Error {
     },
 
     /// An operation was interrupted and its journal says which connectors may be left stopped.
-    #[error("an interrupted operation on cluster `{cluster}` left {connectors} connector(s) possibly out of their prior state ({})", journal.display())]
+    #[error("an interrupted operation on cluster `{cluster}` left {} possibly out of their prior state ({})", crate::text::count(*connectors, "connector"), journal.display())]
     Unfinished {
         cluster: String,
         journal: PathBuf,

@@ -13,4 +13,5 @@ pub mod error;
 pub mod fake;
 pub mod fsutil;
 pub mod model;
+pub mod text;
 pub mod wait;

@@ -31,11 +31,14 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
             commit_words(&s.revision)
         ),
         _ => format!(
-            "Files changed since `{}` (commit {}): {} of {} connector(s); the others are left alone\n",
+            "Files changed since `{}` (commit {}): {} of {}; the others are left alone\n",
             s.rev,
             commit_words(&s.revision),
             s.files.len(),
-            s.files.len() + s.unchanged.len() + s.removed.len()
+            super::words::count(
+                s.files.len() + s.unchanged.len() + s.removed.len(),
+                "connector"
+            )
         ),
     };
     let width = s.files.iter().map(|f| f.file.len()).max().unwrap_or(0);

@@ -73,8 +73,9 @@ impl Context {
             .resolve(cluster, self.global.url.as_deref(), &env)?)
     }
 
-    /// A retrying client for a cluster. A cluster whose workers cannot be reached at all
-    /// fails at once (a wrong URL should not wait out the retry deadline); once one has
+    /// A retrying client for a cluster. A cluster whose workers cannot be reached at all, or
+    /// whose URL answers as something else than Kafka Connect, fails at once (a wrong URL
+    /// should not wait out the retry deadline); once one has
     /// answered, transient failures are retried as usual.
     pub fn connect(&self, target: &ClusterTarget) -> Result<Connect> {
         if target.http.tls.insecure {
@@ -88,7 +89,7 @@ impl Context {
                 .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?,
         );
         match self.stack(http.clone(), RetryPolicy::none()).server_info() {
-            Err(e) if e.is_unreachable() || e.is_auth_refused() => {
+            Err(e) if e.is_unreachable() || e.is_auth_refused() || e.is_not_connect() => {
                 Err(Error::client(e.first_contact(), e))
             }
             Ok(info) => Ok(self

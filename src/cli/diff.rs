@@ -130,8 +130,8 @@ fn live(
     files.iter_mut().for_each(store::LoadedFile::forget_text);
     let client = ctx.connect(&target)?;
     ctx.printer.status(&format!(
-        "Comparing {} file(s) with cluster `{}` at {}",
-        files.len(),
+        "Comparing {} with cluster `{}` at {}",
+        super::words::count(files.len(), "file"),
         target.name,
         client.endpoint()
     ));

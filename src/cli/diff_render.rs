@@ -144,8 +144,8 @@ fn headline(r: &DiffReport) -> String {
         .map(|(s, n)| format!("{n} {}", s.replace('_', " ")))
         .collect();
     format!(
-        "{what}: {} connector(s){}{}",
-        r.summary.connectors,
+        "{what}: {}{}{}",
+        super::words::count(r.summary.connectors, "connector"),
         if parts.is_empty() { "" } else { ": " },
         parts.join(", ")
     )
@@ -302,8 +302,10 @@ pub fn markdown(r: &DiffReport) -> String {
         "No differences.".to_string()
     } else {
         format!(
-            "**{} of {} connector(s) differ**, {} partition(s) changed.",
-            r.summary.differences, r.summary.connectors, r.summary.partitions_changed
+            "**{} of {} differ**, {} changed.",
+            r.summary.differences,
+            super::words::count(r.summary.connectors, "connector"),
+            super::words::count(r.summary.partitions_changed, "partition")
         )
     };
     let _ = writeln!(out, "{verdict}\n");

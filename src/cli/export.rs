@@ -92,8 +92,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             crate::fsutil::write_atomic(&path, text.as_bytes())
                 .map_err(|source| Error::Write { path, source })?;
             ctx.printer.status(&format!(
-                "{} connector(s) exported to {}",
-                files.len(),
+                "{} exported to {}",
+                super::words::count(files.len(), "connector"),
                 o.display()
             ));
         }

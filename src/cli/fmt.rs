@@ -81,9 +81,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let invalid = report.count(FmtOutcome::Invalid);
     let unchanged = report.count(FmtOutcome::Unchanged);
     p.status(&if args.check {
-        format!("{formatted} file(s) to format, {unchanged} canonical, {invalid} invalid")
+        format!(
+            "{} to format, {unchanged} canonical, {invalid} invalid",
+            super::words::count(formatted, "file")
+        )
     } else {
-        format!("{formatted} file(s) formatted, {unchanged} unchanged, {invalid} invalid")
+        format!(
+            "{} formatted, {unchanged} unchanged, {invalid} invalid",
+            super::words::count(formatted, "file")
+        )
     });
     let failed = invalid > 0 || (args.check && formatted > 0);
     Ok(if failed { EXIT_ERROR } else { EXIT_OK })

@@ -146,11 +146,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 .map(|x| ctx.display_path(x))
                 .unwrap_or_default();
             p.line(&format!(
-                "{} {path} ({} {}, {} partition(s))",
+                "{} {path} ({} {}, {})",
                 p.paint(style, word),
                 f.connector_type,
                 f.name,
-                f.partitions
+                super::words::count(f.partitions, "partition")
             ));
         }
     }

@@ -164,8 +164,10 @@ fn stalled(r: &LogReport, n: usize, p: &Printer) -> String {
         .collect();
     let total = r.connectors.iter().filter(|c| c.stalled.is_some()).count();
     let mut out = format!(
-        "{} of {total} connector(s) did not move forward over the last {n} commit(s):\n",
-        stuck.len()
+        "{} of {} did not move forward over the last {}:\n",
+        stuck.len(),
+        super::words::count(total, "connector"),
+        super::words::count(n, "commit")
     );
     for c in stuck {
         let last = c
@@ -178,7 +180,12 @@ fn stalled(r: &LogReport, n: usize, p: &Printer) -> String {
                     short_date(&e.date)
                 )
             })
-            .unwrap_or_else(|| format!("file unchanged in the last {n} commit(s)"));
+            .unwrap_or_else(|| {
+                format!(
+                    "file unchanged in the last {}",
+                    super::words::count(n, "commit")
+                )
+            });
         out.push_str(&format!(
             "  {}  {}  {}  [{}]\n",
             c.name,

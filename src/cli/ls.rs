@@ -81,8 +81,8 @@ fn finish(report: &LsReport, structured: Structured, ctx: &Context) -> u8 {
     } else {
         p.out(&table(ctx, report));
         p.status(&format!(
-            "{} connector(s) on cluster `{}`",
-            report.connectors.len(),
+            "{} on cluster `{}`",
+            super::words::count(report.connectors.len(), "connector"),
             report.cluster
         ));
     }

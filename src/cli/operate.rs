@@ -13,6 +13,7 @@ use super::output::{Printer, Style};
 use super::progress::ApplyProgress;
 use super::recover::render_recovery;
 use super::report_error;
+use super::words;
 use super::Context;
 use crate::config::ClusterTarget;
 use crate::engine::apply::{
@@ -142,7 +143,10 @@ pub fn drive(
             }
             report_error::failure(
                 p,
-                &format!("{n} connector(s) cannot be changed (see the plan); nothing was changed"),
+                &format!(
+                    "{} cannot be changed (see the plan); nothing was changed",
+                    words::count(n, "connector")
+                ),
             );
             Ok(EXIT_ERROR)
         }
@@ -173,8 +177,8 @@ pub fn drive(
             }
             if !done.left.is_empty() {
                 p.warn(&format!(
-                    "{} connector(s) may be left out of their prior state ({}); they are recorded in {}: `kco recover {}` puts them back",
-                    done.left.len(),
+                    "{} may be left out of their prior state ({}); they are recorded in {}: `kco recover {}` puts them back",
+                    words::count(done.left.len(), "connector"),
                     done.left.keys().cloned().collect::<Vec<_>>().join(", "),
                     ctx.display_path(&done.journal),
                     ctx.target_flags(&target.name)

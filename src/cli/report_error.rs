@@ -124,7 +124,7 @@ mod tests {
             v,
             serde_json::json!({"error": {
                 "kind": "files",
-                "message": "1 invalid file(s):\n  s/a.yaml:9: checksum mismatch",
+                "message": "1 invalid file:\n  s/a.yaml:9: checksum mismatch",
                 "causes": [],
                 "hint": "if the edit is intended, `kco fmt FILE` re-seals it",
                 "exit_code": 1
@@ -164,7 +164,7 @@ mod tests {
             "edited",
         )]));
         let text = error_text(&plain, &body);
-        assert!(text.starts_with("error: 1 invalid file(s):\n  a.yaml: edited\n"));
+        assert!(text.starts_with("error: 1 invalid file:\n  a.yaml: edited\n"));
         assert!(text.ends_with("hint: if the edit is intended, `kco fmt FILE` re-seals it\n"));
     }
 }

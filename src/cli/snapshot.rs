@@ -117,8 +117,8 @@ fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context) -> u8 
     report_error::failure(
         &ctx.printer,
         &format!(
-            "could not snapshot {} connector(s): {} (their files were left as they were)",
-            failed.len(),
+            "could not snapshot {}: {} (their files were left as they were)",
+            super::words::count(failed.len(), "connector"),
             names.join(", ")
         ),
     );
@@ -185,8 +185,8 @@ fn render(r: &SnapshotReport, ctx: &Context) {
     }
     let n = |o| r.count(o);
     p.status(&format!(
-        "{} connector(s): {} created, {} updated, {} unchanged, {} skipped, {} failed{}",
-        r.connectors.len(),
+        "{}: {} created, {} updated, {} unchanged, {} skipped, {} failed{}",
+        super::words::count(r.connectors.len(), "connector"),
         n(SnapshotOutcome::Created),
         n(SnapshotOutcome::Updated),
         n(SnapshotOutcome::Unchanged),
@@ -194,8 +194,8 @@ fn render(r: &SnapshotReport, ctx: &Context) {
         n(SnapshotOutcome::Failed),
         match (r.stale.len(), r.stale.iter().any(|s| s.pruned)) {
             (0, _) => String::new(),
-            (k, true) => format!("; {k} stale file(s) pruned"),
-            (k, false) => format!("; {k} stale file(s)"),
+            (k, true) => format!("; {} pruned", super::words::count(k, "stale file")),
+            (k, false) => format!("; {}", super::words::count(k, "stale file")),
         }
     ));
 }

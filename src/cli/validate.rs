@@ -46,10 +46,10 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         Ok(EXIT_OK)
     } else {
         p.status(&format!(
-            "{} problem(s) in {} of {} file(s)",
-            report.problems.len(),
+            "{} in {} of {}",
+            super::words::count(report.problems.len(), "problem"),
             report.files - report.valid,
-            report.files
+            super::words::count(report.files, "file")
         ));
         if let Some(hint) = files_hint(&report.problems) {
             p.status(&hint_line(&|s, t| p.paint_err(s, t), hint));

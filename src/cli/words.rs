@@ -17,15 +17,7 @@ pub fn offset(o: Option<&Fields>) -> String {
     o.map(canonical_fields).unwrap_or_else(|| "(none)".into())
 }
 
-/// `1 partition`, `3 partitions`: a count and a noun that agrees with it (nouns whose plural
-/// takes an `s`).
-pub fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
+pub use crate::text::count;
 
 #[cfg(test)]
 mod tests {
@@ -45,8 +37,5 @@ mod tests {
         let o = f(json!({"kafka_offset": 1000}));
         assert_eq!(offset(Some(&o)), r#"{"kafka_offset":1000}"#);
         assert_eq!(offset(None), "(none)");
-        assert_eq!(count(1, "partition"), "1 partition");
-        assert_eq!(count(0, "partition"), "0 partitions");
-        assert_eq!(count(3, "connector"), "3 connectors");
     }
 }

@@ -263,11 +263,19 @@ impl ClientError {
     }
 
     /// What the first call to a cluster failing this way means, for an error's context.
+    /// The answer was not Kafka Connect's: not JSON, or no such path (a web server, a
+    /// gateway's own page). Asking again will not change it.
+    pub fn is_not_connect(&self) -> bool {
+        matches!(self.kind, ErrorKind::Decode { .. }) || self.is_not_found()
+    }
+
     pub fn first_contact(&self) -> &'static str {
         if self.tls_problem().is_some() {
             "TLS handshake with Kafka Connect failed"
         } else if self.is_auth_refused() {
             "Kafka Connect refused the credentials"
+        } else if self.is_not_connect() {
+            "no Kafka Connect answers there"
         } else {
             "cannot reach Kafka Connect"
         }

@@ -188,11 +188,38 @@ fn headers(opts: &HttpOptions) -> std::result::Result<HeaderMap, BuildError> {
     Ok(headers)
 }
 
+/// Whether `raw` is a worker URL kco can talk to (see [`worker_url`]).
+pub fn check_worker_url(raw: &str) -> std::result::Result<(), BuildError> {
+    worker_url(raw).map(|_| ())
+}
+
+/// A worker URL: `http://` or `https://`. Without a scheme (`127.0.0.1:8083`,
+/// `connect:8083`), the error suggests the URL with `http://`.
+fn worker_url(raw: &str) -> std::result::Result<url::Url, BuildError> {
+    let shown = redact_url(raw);
+    let guess = || format!("; did you mean `http://{shown}`?");
+    match url::Url::parse(raw) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(u),
+        Ok(_) if !raw.contains("://") => Err(BuildError(format!(
+            "invalid worker URL `{shown}`: no http:// or https://{}",
+            guess()
+        ))),
+        Ok(u) => Err(BuildError(format!(
+            "invalid worker URL `{shown}`: the scheme is `{}`; kco talks http:// or https://",
+            u.scheme()
+        ))),
+        Err(url::ParseError::RelativeUrlWithoutBase) => Err(BuildError(format!(
+            "invalid worker URL `{shown}`: no http:// or https://{}",
+            guess()
+        ))),
+        Err(e) => Err(BuildError(format!("invalid worker URL `{shown}`: {e}"))),
+    }
+}
+
 /// Splits `user:password@` off a URL: the URL without it, and the credentials as basic auth.
 /// Both are percent-decoded (RFC 3986), so `%40` is `@` and `+` stays `+`.
 fn split_userinfo(raw: &str) -> std::result::Result<(String, Option<Auth>), BuildError> {
-    let mut url = url::Url::parse(raw)
-        .map_err(|e| BuildError(format!("invalid worker URL `{}`: {e}", redact_url(raw))))?;
+    let mut url = worker_url(raw)?;
     if url.username().is_empty() && url.password().is_none() {
         return Ok((raw.to_string(), None));
     }

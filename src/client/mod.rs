@@ -17,7 +17,7 @@ mod version;
 pub use api::{connector_path, Connect};
 pub use auth::{Auth, Secret};
 pub use error::{ClientError, ErrorKind, Problem, TlsProblem};
-pub use http::{redact_url, BuildError, HttpOptions, HttpTransport, TlsOptions};
+pub use http::{check_worker_url, redact_url, BuildError, HttpOptions, HttpTransport, TlsOptions};
 pub use transport::{Method, Request, Transport};
 pub use types::{AlterAck, ConfigDef, ConnectorListing, ConnectorStatus, ServerInfo, TaskStatus};
 pub use version::ConnectVersion;

@@ -142,7 +142,10 @@ pub fn decode_response(req: &Request, url: &str, status: u16, text: String) -> R
             Err(_) => Err(ClientError::decode(
                 req,
                 url,
-                format!("body is not JSON: {}", truncate(&text)),
+                format!(
+                    "the answer is not JSON but {}: is this a Kafka Connect worker's REST URL?",
+                    not_json(&text)
+                ),
             )),
         };
     }
@@ -158,6 +161,9 @@ pub fn decode_response(req: &Request, url: &str, status: u16, text: String) -> R
         .map(str::to_string)
         .unwrap_or_else(|| match truncate(&text) {
             t if t.is_empty() => reason(status).to_string(),
+            _ if body.is_none() && looks_like_html(&text) => {
+                format!("{} ({})", reason(status), not_json(&text))
+            }
             t => t,
         });
     Err(ClientError::http(req, url, status, message))
@@ -178,6 +184,44 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// At most 300 bytes of a body, for a message.
+fn looks_like_html(text: &str) -> bool {
+    let head = text.trim_start().get(..text.len().min(512)).unwrap_or(text);
+    let head = head.to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html") || head.contains("<body")
+}
+
+/// What a body that is not JSON is, in a few words: an HTML page and its title, or its first
+/// line (never the whole page).
+fn not_json(text: &str) -> String {
+    let bytes = text.len();
+    if looks_like_html(text) {
+        let lower = text.to_ascii_lowercase();
+        let title = lower
+            .find("<title>")
+            .and_then(|i| {
+                let start = i + "<title>".len();
+                lower[start..]
+                    .find("</title>")
+                    .map(|j| text[start..start + j].trim())
+            })
+            .filter(|t| !t.is_empty());
+        return match title {
+            Some(t) => format!("an HTML page (\"{}\", {bytes} bytes)", first_line(t, 80)),
+            None => format!("an HTML page ({bytes} bytes)"),
+        };
+    }
+    format!("\"{}\" ({bytes} bytes)", first_line(text.trim(), 80))
+}
+
+/// The first line of `s`, at most `max` characters.
+fn first_line(s: &str, max: usize) -> String {
+    let line = s.lines().next().unwrap_or("");
+    match line.char_indices().nth(max) {
+        Some((i, _)) => format!("{}...", &line[..i]),
+        None => line.to_string(),
+    }
+}
+
 pub fn truncate(s: &str) -> String {
     let s = s.trim();
     if s.len() <= 300 {

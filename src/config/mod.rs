@@ -73,16 +73,23 @@ impl Config {
         let raw: RawConfig = if text.trim().is_empty() {
             RawConfig::default()
         } else {
-            serde_yaml::from_str(text).map_err(|e| ConfigError {
-                path: path.to_path_buf(),
-                line: e.location().map(|l| l.line()),
-                message: e
+            serde_yaml::from_str(text).map_err(|e| {
+                let at = crate::model::syntax_position(text, &e);
+                let message = e
                     .to_string()
                     .split(" at line ")
                     .next()
                     .unwrap_or_default()
-                    .to_string(),
-                hint: None,
+                    .to_string();
+                ConfigError {
+                    path: path.to_path_buf(),
+                    line: at.map(|a| a.0),
+                    message: match at {
+                        Some((_, column)) => format!("column {column}: {message}"),
+                        None => message,
+                    },
+                    hint: None,
+                }
             })?
         };
         Ok(Config {
@@ -139,18 +146,22 @@ impl Config {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<ClusterTarget, ConfigError> {
         let mut target = self.resolve_raw(cluster, url, env)?;
-        target
-            .http
-            .move_url_credentials()
-            .map_err(|e| ConfigError {
-                path: self
-                    .path
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from(FILE_NAME)),
+        target.http.move_url_credentials().map_err(|e| match url {
+            // The URL came from the command line: the flag is to blame, not kco.yaml.
+            Some(_) => ConfigError {
+                path: PathBuf::from("--url"),
                 line: None,
-                message: format!("cluster `{}`: {e}", target.name),
+                message: e.to_string(),
                 hint: None,
-            })?;
+            },
+            None => {
+                let mut c = self.err("url", format!("cluster `{}`: {e}", target.name));
+                if self.path.is_none() {
+                    c.path = PathBuf::from("KCO_URL or the default URL");
+                }
+                c
+            }
+        })?;
         Ok(target)
     }
 
@@ -179,17 +190,7 @@ impl Config {
                     http: self.cluster_options(&name, raw, env)?,
                     name,
                 }),
-                None => Err(self.err(
-                    "clusters",
-                    format!(
-                        "no cluster `{name}` in the config (known: {})",
-                        if self.raw.clusters.is_empty() {
-                            "none".to_string()
-                        } else {
-                            self.cluster_names().join(", ")
-                        }
-                    ),
-                )),
+                None => Err(self.unknown_cluster(&name, cluster.is_some())),
             },
             None if self.raw.clusters.len() > 1 => {
                 let names = self.cluster_names();
@@ -212,6 +213,38 @@ impl Config {
                 http: plain_options(DEFAULT_URL),
             }),
         }
+    }
+
+    /// The line of kco.yaml where `value` first appears.
+    fn line_of(&self, value: &str) -> Option<usize> {
+        let text = std::fs::read_to_string(self.path.as_ref()?).ok()?;
+        text.lines().position(|l| l.contains(value)).map(|i| i + 1)
+    }
+
+    /// A cluster name kco.yaml does not configure: blamed on `--cluster` when it came from
+    /// there, else on the `defaultCluster:` line; the closest configured name as a hint.
+    fn unknown_cluster(&self, name: &str, from_flag: bool) -> ConfigError {
+        let known = self.cluster_names();
+        let listed = if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        };
+        let mut e = if from_flag {
+            let mut e = self.err(
+                "clusters",
+                format!("no cluster `{name}` (--cluster) in the config (known: {listed})"),
+            );
+            e.line = None;
+            e
+        } else {
+            self.err(
+                "defaultCluster",
+                format!("defaultCluster `{name}` is not a configured cluster (known: {listed})"),
+            )
+        };
+        e.hint = crate::text::closest(&known, name).map(|c| format!("did you mean `{c}`?"));
+        e
     }
 
     fn cluster_options(
@@ -238,14 +271,10 @@ impl Config {
             .collect();
         for u in urls.iter_mut() {
             *u = interp("urls", u)?;
-            if url::Url::parse(u).is_err() {
-                return Err(self.err(
-                    "urls",
-                    format!(
-                        "cluster `{name}`: invalid URL `{}`",
-                        crate::client::redact_url(u)
-                    ),
-                ));
+            if let Err(e) = crate::client::check_worker_url(u) {
+                let mut err = self.err("urls", format!("cluster `{name}`: {e}"));
+                err.line = self.line_of(u).or(err.line);
+                return Err(err);
             }
         }
         if urls.is_empty() {

@@ -4,6 +4,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
 use crate::model::ConnectorType;
+use crate::text::edit_distance;
 
 /// Connector names or globs (`orders-*`), and an optional type. No patterns: everything.
 #[derive(Debug, Clone)]
@@ -151,24 +152,6 @@ pub fn no_match(patterns: Vec<String>, existing: &[&str], place: &str) -> Error 
     }
 }
 
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +213,5 @@ mod tests {
             "{hint}"
         );
         assert!(hint.ends_with("(closest first), and 36 more"), "{hint}");
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

@@ -89,10 +89,10 @@ pub fn export(file: &OffsetsFile, opts: &ExportOptions) -> String {
         .unwrap_or_default();
     let mirror = m.name.contains("->");
     let mut out = format!(
-        "# Offsets of connector `{}` (cluster `{}`), {} partition(s), {}\n",
+        "# Offsets of connector `{}` (cluster `{}`), {}, {}\n",
         m.name,
         m.cluster,
-        file.offsets.len(),
+        crate::text::count(file.offsets.len(), "partition"),
         file.checksum
     );
     if mirror {

@@ -195,10 +195,11 @@ impl OffsetsFile {
             kind: Option<Value>,
         }
         let header: Header = serde_yaml::from_str(text).map_err(|e| {
-            problem(
-                ProblemKind::Syntax,
-                e.location().map(|l| l.line()),
-                format!("not a YAML mapping: {}", strip_location(&e)),
+            FileProblem::syntax(
+                path,
+                text,
+                &e,
+                format!("not valid YAML: {}", strip_location(&e)),
             )
         })?;
         let api_version = header.api_version.as_ref().and_then(Value::as_str);
@@ -249,7 +250,7 @@ impl OffsetsFile {
                     path,
                     find_key_line(text, "checksum"),
                     format!(
-                        "checksum mismatch: the offsets were edited (expected {}); run `kco fmt` to accept the edit",
+                        "checksum mismatch: the offsets were edited (expected {})",
                         checksum(&self.offsets)
                     ),
                 ));

@@ -157,3 +157,16 @@ fn syntax_error_names_line() {
     let e = OffsetsFile::parse(Path::new("f.yaml"), "apiVersion: kco/v1\nkind: [\n").unwrap_err();
     assert!(e.line.is_some(), "{e:?}");
 }
+
+/// An unclosed bracket is pointed at where it opens, not lines later where the parser gave
+/// up; with the column.
+#[test]
+fn an_unclosed_bracket_is_pointed_at_on_its_own_line_with_a_column() {
+    let text = "apiVersion: kco/v1\nkind: ConnectorOffsets\nmetadata:\n  name: x\n  bad: [unclosed\n\nspec: {}\n";
+    let e = OffsetsFile::parse(Path::new("f.yaml"), text).unwrap_err();
+    assert_eq!((e.line, e.column), (Some(5), Some(8)), "{e:?}");
+    assert_eq!(e.to_string().split(": ").next(), Some("f.yaml:5:8"));
+    // An error that is where the parser saw it stays there.
+    let e = OffsetsFile::parse(Path::new("f.yaml"), "a: 1\n@b: 2\n").unwrap_err();
+    assert_eq!(e.line, Some(2), "{e:?}");
+}

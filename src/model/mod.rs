@@ -7,6 +7,7 @@ mod fields;
 pub mod file;
 mod file_lines;
 mod problem;
+pub use problem::syntax_position;
 pub mod secrets;
 pub mod strict;
 pub mod yaml;

@@ -100,7 +100,7 @@ fn sigkill_mid_apply_then_the_next_apply_puts_every_state_back_first() {
     let (code, out) = run(dir.path(), &fake, &["snapshot"]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("an interrupted operation on cluster `a` left 12 connector(s)"),
+        out.contains("an interrupted operation on cluster `a` left 12 connectors"),
         "{out}"
     );
     assert!(out.contains("kco recover --cluster a"), "{out}");

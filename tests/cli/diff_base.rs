@@ -233,7 +233,7 @@ fn rewind_and_removal_as_markdown() {
         out.starts_with("## kco diff: offsets changed since `HEAD~1`\n"),
         "{out}"
     );
-    assert!(out.contains("**1 of 2 connector(s) differ**, 2 partition(s) changed."));
+    assert!(out.contains("**1 of 2 connectors differ**, 2 partitions changed."));
     assert!(out.contains(
         "| `orders-sink` | changed | sink | 1 | 1 | 1 | 0 | **REPROCESSING**, **OFFSET RESET** |"
     ), "{out}");

@@ -275,7 +275,7 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
         vec![("billing", false), ("newbie", true), ("orders", false)]
     );
     let (_, text, _) = kco(r.path(), &["log", "--stalled", "2"]);
-    assert!(text.starts_with("1 of 3 connector(s) did not move forward over the last 2 commit(s):\n  newbie  snapshots/a/newbie.yaml  file unchanged in the last 2 commit(s)  [STALLED]"), "{text}");
+    assert!(text.starts_with("1 of 3 connectors did not move forward over the last 2 commits:\n  newbie  snapshots/a/newbie.yaml  file unchanged in the last 2 commits  [STALLED]"), "{text}");
     // Over 3 commits orders rewound in one and moved forward in another: not stalled.
     let (code, out, _) = kco(r.path(), &["log", "orders", "--stalled", "3", "-o", "json"]);
     assert_eq!(json_of(&out)["connectors"][0]["stalled"], false);

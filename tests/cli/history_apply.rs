@@ -122,7 +122,7 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
         ],
     );
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with(&format!("Files changed since `HEAD~1` (commit {} 2026-11-30 02:00 \"move billing\"): 1 of 3 connector(s); the others are left alone\n  snapshots/a/orders.yaml  changed by {} 2026-12-01 02:00 \"merge fix\"\n  left alone (unchanged): billing, newbie\n", &c[3][..12], &c[4][..12])), "{out}");
+    assert!(out.starts_with(&format!("Files changed since `HEAD~1` (commit {} 2026-11-30 02:00 \"move billing\"): 1 of 3 connectors; the others are left alone\n  snapshots/a/orders.yaml  changed by {} 2026-12-01 02:00 \"merge fix\"\n  left alone (unchanged): billing, newbie\n", &c[3][..12], &c[4][..12])), "{out}");
     fake.clear_requests();
     // orders' live 900 > file 300: applying rewinds it.
     let (code, out, err) = on(

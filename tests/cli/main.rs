@@ -27,3 +27,4 @@ mod sink_files;
 mod snapshot;
 mod undo;
 mod validate;
+mod voice;

@@ -268,8 +268,8 @@ pub fn execute(
 ) -> Result<ApplyReport> {
     if plan.errors() > 0 {
         return Err(Error::Other(format!(
-            "{} connector(s) cannot be applied; nothing was changed",
-            plan.errors()
+            "{} cannot be changed; nothing was changed",
+            crate::text::count(plan.errors(), "connector")
         )));
     }
     let is_interrupted = || opts.interrupted.is_some_and(|f| f.load(Ordering::SeqCst));

@@ -334,8 +334,8 @@ impl Tx<'_> {
                     } else {
                         let nulls = entries.iter().filter(|e| e.offset.is_none()).count();
                         format!(
-                            "PATCH of {} partition(s) ({nulls} null) accepted",
-                            entries.len()
+                            "PATCH of {} ({nulls} null) accepted",
+                            crate::text::count(entries.len(), "partition")
                         )
                     };
                     notes.push(what);
@@ -389,7 +389,10 @@ impl Tx<'_> {
                 Err(e) => Poll::Pending(format!("reading offsets: {e}")),
             }
         })
-        .map(|n| ((), format!("read back: {n} partition(s), as wanted")))
+        .map(|n| {
+            let read = crate::text::count(n, "partition");
+            ((), format!("read back: {read}, as wanted"))
+        })
         .map_err(TxError::NotVerified)
     }
 

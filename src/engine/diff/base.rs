@@ -120,8 +120,8 @@ pub(crate) fn classify(
     let status = match (old, new) {
         (None, Some(_)) => {
             notes.push(format!(
-                "connector file added: applying it sets {} partition(s) of `{name}`",
-                new_offsets.len()
+                "connector file added: applying it sets {} of `{name}`",
+                crate::text::count(new_offsets.len(), "partition")
             ));
             Status::Added
         }

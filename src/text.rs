@@ -1,0 +1,63 @@
+//! Words shared by every layer: a count with its noun (docs/output.md: never `partition(s)`),
+//! and, for typos, how far apart two names are and the name someone most likely meant.
+
+/// `1 partition`, `3 partitions`: a count and a noun that agrees with it. Nouns whose plural
+/// takes an `s`; `noun/plural` for the others is not needed yet.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// Levenshtein distance, by characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The name among `names` that `typed` most likely meant: the nearest, when it is at most a
+/// third of its length (and at least 1) edits away.
+pub fn closest<'a>(names: &'a [String], typed: &str) -> Option<&'a str> {
+    let limit = (typed.chars().count() / 3).max(1);
+    names
+        .iter()
+        .map(|n| (edit_distance(typed, n), n.as_str()))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, n)| n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(count(1, "partition"), "1 partition");
+        assert_eq!(count(0, "partition"), "0 partitions");
+        assert_eq!(count(3, "connector"), "3 connectors");
+    }
+
+    #[test]
+    fn the_nearest_name_within_reach() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        let names = vec!["prod".to_string(), "staging".to_string()];
+        assert_eq!(closest(&names, "prood"), Some("prod"));
+        assert_eq!(closest(&names, "stagin"), Some("staging"));
+        assert_eq!(closest(&names, "dev"), None);
+    }
+}

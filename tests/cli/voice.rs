@@ -1,0 +1,176 @@
+//! One voice (docs/output.md): errors that blame the right input and say the next step once,
+//! and no retired spelling left in anything a pinned output shows.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("kco"))
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn a_url_without_a_scheme_is_blamed_on_the_flag_with_the_url_to_use() {
+    let t = tempfile::tempdir().unwrap();
+    let (code, out) = kco(t.path(), &["--url", "127.0.0.1:8083", "snapshot"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("--url: invalid worker URL `127.0.0.1:8083`")
+            && out.contains("did you mean `http://127.0.0.1:8083`?"),
+        "{out}"
+    );
+    assert!(!out.contains("kco.yaml"), "not blamed on kco.yaml: {out}");
+    let (code, out) = kco(t.path(), &["--url", "ftp://x", "snapshot"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("kco talks http:// or https://"), "{out}");
+    // In kco.yaml, the line of that URL.
+    std::fs::write(
+        t.path().join("kco.yaml"),
+        "defaultCluster: b\nclusters:\n  a:\n    url: http://127.0.0.1:1\n  b:\n    url: connect:8085\n",
+    )
+    .unwrap();
+    let (code, out) = kco(t.path(), &["snapshot"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("kco.yaml:6: cluster `b`"), "{out}");
+    assert!(out.contains("did you mean `http://connect:8085`?"), "{out}");
+}
+
+#[test]
+fn an_unknown_default_cluster_is_reported_on_its_own_line_with_the_likely_one() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(
+        t.path().join("kco.yaml"),
+        "clusters:\n  prod:\n    url: http://127.0.0.1:1\n  staging:\n    url: http://127.0.0.1:2\ndefaultCluster: prood\n",
+    )
+    .unwrap();
+    let (code, out) = kco(t.path(), &["snapshot"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("kco.yaml:6: defaultCluster `prood` is not a configured cluster"),
+        "{out}"
+    );
+    assert!(out.contains("hint: did you mean `prod`?"), "{out}");
+}
+
+/// A page that is not Kafka Connect (a web server's HTML) is named for what it is, not dumped.
+#[test]
+fn an_endpoint_that_is_not_connect_is_named_without_dumping_its_page() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let page = format!(
+        "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head><body>{}</body></html>\n",
+        "<p>filler</p>\n".repeat(100)
+    );
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = s.read(&mut buf);
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            page.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(page.as_bytes()).unwrap();
+    });
+    let t = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}");
+    let (code, out) = kco(t.path(), &["--url", &url, "snapshot"]);
+    server.join().unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("no Kafka Connect answers there")
+            && out.contains("an HTML page (\"Welcome to nginx!\"")
+            && out.contains("is this a Kafka Connect worker's REST URL?"),
+        "{out}"
+    );
+    assert!(!out.contains("filler") && !out.contains("<html"), "{out}");
+}
+
+#[test]
+fn a_yaml_syntax_error_is_pointed_at_with_line_and_column() {
+    let t = tempfile::tempdir().unwrap();
+    let text = "apiVersion: kco/v1\nkind: ConnectorOffsets\nmetadata:\n  name: x\n  cluster: a\n  type: [sink\n\noffsets: []\n";
+    std::fs::write(t.path().join("x.yaml"), text).unwrap();
+    let (code, out) = kco(t.path(), &["validate", "x.yaml"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("x.yaml:6:9: not valid YAML"), "{out}");
+}
+
+/// The checksum advice is the hint, once.
+#[test]
+fn the_checksum_advice_is_given_once() {
+    let t = tempfile::tempdir().unwrap();
+    crate::sink_files::write_sink_file(t.path(), "s", 5, None);
+    let path = t.path().join("s.yaml");
+    let edited = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("kafka_offset: 5", "kafka_offset: 6");
+    std::fs::write(&path, edited).unwrap();
+    let (code, out) = kco(t.path(), &["validate", "s.yaml"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.matches("kco fmt").count(), 1, "{out}");
+}
+
+/// What the pinned outputs show speaks kco's voice: none of the spellings docs/output.md
+/// retired is left in any of them.
+#[test]
+fn no_pinned_output_uses_a_retired_spelling() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/snapshots");
+    let retired = [
+        "partition(s)",
+        "connector(s)",
+        "file(s)",
+        "problem(s)",
+        "error(s)",
+        "request(s)",
+        "kco apply .kco/backups",
+        "[SKIP]",
+        "[REWIND]",
+        "re-processed",
+        "RESTART FROM DEFAULT",
+        "cannot be applied",
+        "Pass --yes to apply",
+        "connector deleted; deleted",
+        "run `kco fmt` to accept the edit",
+    ];
+    let mut found = Vec::new();
+    let mut read = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "snap") {
+            continue;
+        }
+        read += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        for word in retired {
+            if text.contains(word) {
+                found.push(format!(
+                    "{}: {word}",
+                    path.file_name().unwrap().to_string_lossy()
+                ));
+            }
+        }
+    }
+    assert!(
+        read > 40,
+        "only {read} snapshots read from {}",
+        dir.display()
+    );
+    assert!(found.is_empty(), "retired spellings:\n{}", found.join("\n"));
+}
