@@ -63,6 +63,10 @@ pub struct Args {
     /// Compare every cluster of kco.yaml with its directory, at once
     #[arg(long, conflicts_with_all = ["base", "paths"])]
     pub all_clusters: bool,
+    /// List every connector in text and markdown, unchanged ones too [default: those that
+    /// differ, and a count of the others]
+    #[arg(long)]
+    pub all: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -76,8 +80,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     };
     if args.all_clusters {
         let work = |name: &str| live(&args, ctx, &dir, exit_on, Some(name));
+        let shown = diff_render::Shown {
+            all: args.all,
+            cluster_column: true,
+        };
         return super::all_clusters::run(ctx, work, |r, s| {
-            render(r, s, ctx);
+            render(r, s, ctx, shown);
             r.exit_code
         });
     }
@@ -93,7 +101,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         }
         None => live(&args, ctx, &dir, exit_on, None)?,
     };
-    render(&report, Structured::Alone, ctx);
+    let shown = diff_render::Shown {
+        all: args.all,
+        cluster_column: false,
+    };
+    render(&report, Structured::Alone, ctx, shown);
     let code = report.exit_code;
     // The process ends here. A wide connector's report is a million small allocations;
     // freeing them one by one would take longer than everything after the output.
@@ -150,13 +162,13 @@ fn live(
     engine::diff_live_reporting(&client, input, &Bar::new(&ctx.printer, "diff"))
 }
 
-fn render(report: &DiffReport, structured: Structured, ctx: &Context) {
+fn render(report: &DiffReport, structured: Structured, ctx: &Context, shown: diff_render::Shown) {
     let p = &ctx.printer;
     match p.format {
         OutputFormat::Json | OutputFormat::Yaml if structured == Structured::Together => {}
         OutputFormat::Json | OutputFormat::Yaml => p.structured(report),
-        OutputFormat::Markdown => p.out(&diff_render::markdown(report)),
-        OutputFormat::Text => diff_render::text_chunks(report, p, &mut |chunk| p.out(chunk)),
+        OutputFormat::Markdown => p.out(&diff_render::markdown(report, shown)),
+        OutputFormat::Text => diff_render::text_chunks(report, p, shown, &mut |chunk| p.out(chunk)),
     }
 }
 

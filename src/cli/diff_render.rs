@@ -154,9 +154,42 @@ fn headline(r: &DiffReport) -> String {
 /// Above this many bytes, text output is handed on rather than held.
 const CHUNK: usize = 1 << 16;
 
+/// What a rendering shows of a report.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shown {
+    /// `--all`: every connector, the unchanged ones too (else they are one count).
+    pub all: bool,
+    /// `--all-clusters`: each row names its cluster.
+    pub cluster_column: bool,
+}
+
+/// Connectors a reader needs a line for: those that differ, then (with `--all`) the others.
+fn listed<'a>(r: &'a DiffReport, shown: Shown) -> Vec<&'a ConnectorDiff> {
+    let differ = r.connectors.iter().filter(|c| !unchanged(c));
+    let same = r.connectors.iter().filter(|c| shown.all && unchanged(c));
+    differ.chain(same).collect()
+}
+
+fn unchanged(c: &ConnectorDiff) -> bool {
+    matches!(c.status, Status::InSync | Status::Unchanged)
+}
+
+/// `298 in sync (--all lists them)`, for the connectors the table left out.
+fn left_out(r: &DiffReport, shown: Shown) -> Option<String> {
+    let n = r.connectors.iter().filter(|c| unchanged(c)).count();
+    if shown.all || n == 0 {
+        return None;
+    }
+    let word = match r.mode {
+        Mode::Live => "in sync",
+        Mode::Base => "unchanged",
+    };
+    Some(format!("{n} {word} (--all lists them)"))
+}
+
 /// Human text, handed to `emit` a chunk at a time: the unified diff of a connector with
 /// 100,000 moved partitions is tens of megabytes, never held whole.
-pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
+pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnMut(&str)) {
     let mut out = String::new();
     let _ = writeln!(out, "{}", p.paint(Style::Bold, &headline(r)));
     if r.connectors.is_empty() {
@@ -165,18 +198,18 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
         return;
     }
     let h = counts_header(r.mode);
-    let mut rows: Vec<[String; 7]> = vec![[
-        "CONNECTOR".into(),
-        "STATUS".into(),
-        "TYPE".into(),
-        h[0].into(),
-        h[1].into(),
-        h[2].into(),
-        h[3].into(),
-    ]];
-    for c in &r.connectors {
+    let listed = listed(r, shown);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let cluster = r.cluster.clone().unwrap_or_default();
+    let head = ["CONNECTOR", "STATUS", "TYPE", h[0], h[1], h[2], h[3]].map(String::from);
+    rows.push(if shown.cluster_column {
+        std::iter::once("CLUSTER".to_string()).chain(head).collect()
+    } else {
+        head.to_vec()
+    });
+    for c in &listed {
         let [a, b, x, y] = counts(c);
-        rows.push([
+        let row = [
             c.name.clone(),
             c.status.as_str().to_string(),
             c.connector_type
@@ -186,24 +219,38 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, emit: &mut dyn FnMut(&str)) {
             b,
             x,
             y,
-        ]);
+        ];
+        rows.push(if shown.cluster_column {
+            std::iter::once(cluster.clone()).chain(row).collect()
+        } else {
+            row.to_vec()
+        });
     }
-    let widths: Vec<usize> = (0..7)
+    let status_at = usize::from(shown.cluster_column) + 1;
+    let columns = rows[0].len();
+    let widths: Vec<usize> = (0..columns)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
-    for (n, row) in rows.iter().enumerate() {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            let padded = format!("{cell:<w$}", w = widths[i]);
-            let padded = match (n, i) {
-                (0, _) => p.paint(Style::Dim, &padded),
-                (_, 1) => p.paint(status_style(r.connectors[n - 1].status), &padded),
-                _ => padded,
-            };
-            line.push_str(&padded);
-            line.push_str("  ");
+    if rows.len() > 1 {
+        for (n, row) in rows.iter().enumerate() {
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                let padded = format!("{cell:<w$}", w = widths[i]);
+                let padded = match (n, i) {
+                    (0, _) => p.paint(Style::Dim, &padded),
+                    (_, i) if i == status_at => {
+                        p.paint(status_style(listed[n - 1].status), &padded)
+                    }
+                    _ => padded,
+                };
+                line.push_str(&padded);
+                line.push_str("  ");
+            }
+            let _ = writeln!(out, "{}", line.trim_end());
         }
-        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    if let Some(line) = left_out(r, shown) {
+        let _ = writeln!(out, "{}", p.paint(Style::Dim, &line));
     }
     for (c, y) in r
         .connectors
@@ -284,8 +331,13 @@ fn md_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Markdown for a pull-request comment.
-pub fn markdown(r: &DiffReport) -> String {
+/// Past this many characters a pull-request comment is cut short (GitHub refuses comments
+/// over 65,536): details stop there, with a count of what was left out.
+pub const MARKDOWN_BUDGET: usize = 60_000;
+
+/// Markdown for a pull-request comment: the verdict and the table of what differs first, then
+/// the details of each connector while they fit in [`MARKDOWN_BUDGET`].
+pub fn markdown(r: &DiffReport, shown: Shown) -> String {
     let mut out = String::new();
     let title = match r.mode {
         Mode::Live => format!(
@@ -312,6 +364,7 @@ pub fn markdown(r: &DiffReport) -> String {
     if r.connectors.is_empty() {
         return out;
     }
+    let listed = listed(r, shown);
     let h = counts_header(r.mode);
     let cap = |s: &str| {
         let lower = s.to_lowercase();
@@ -320,16 +373,21 @@ pub fn markdown(r: &DiffReport) -> String {
             .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
             .unwrap_or_default()
     };
-    let _ = writeln!(
-        out,
-        "| Connector | Status | Type | {} | {} | {} | {} | Labels |",
-        cap(h[0]),
-        cap(h[1]),
-        cap(h[2]),
-        cap(h[3])
-    );
-    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---|");
-    for c in &r.connectors {
+    // The table may take half the budget; the details the rest.
+    let table_budget = MARKDOWN_BUDGET / 2;
+    let mut rows_left_out = 0;
+    if !listed.is_empty() {
+        let _ = writeln!(
+            out,
+            "| Connector | Status | Type | {} | {} | {} | {} | Labels |",
+            cap(h[0]),
+            cap(h[1]),
+            cap(h[2]),
+            cap(h[3])
+        );
+        let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---|");
+    }
+    for c in &listed {
         let mut labels: Vec<String> = Vec::new();
         for part in &c.partitions {
             if let Some((l, _, _)) = label(part) {
@@ -340,9 +398,8 @@ pub fn markdown(r: &DiffReport) -> String {
             }
         }
         let [a, b, x, y] = counts(c);
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} | {a} | {b} | {x} | {y} | {} |",
+        let row = format!(
+            "| `{}` | {} | {} | {a} | {b} | {x} | {y} | {} |\n",
             md_escape(&c.name),
             c.status.as_str(),
             c.connector_type
@@ -350,34 +407,73 @@ pub fn markdown(r: &DiffReport) -> String {
                 .unwrap_or("?".into()),
             labels.join(", ")
         );
+        if out.len() + row.len() > table_budget {
+            rows_left_out += 1;
+            continue;
+        }
+        out.push_str(&row);
     }
-    for c in r.connectors.iter().filter(|c| c.yaml.is_some()) {
+    if rows_left_out > 0 {
         let _ = writeln!(
             out,
-            "\n<details><summary><code>{}</code>: {}</summary>\n",
-            md_escape(&c.name),
-            c.status.as_str()
+            "\n_{} more left out of this table (the comment's size limit); `kco diff` lists them all._",
+            super::words::count(rows_left_out, "connector")
         );
-        if let Some(f) = &c.file {
-            let _ = writeln!(out, "File: `{}`\n", md_escape(f));
-        }
-        for n in &c.notes {
-            let _ = writeln!(out, "- {}", md_escape(n));
-        }
-        for part in &c.partitions {
-            let mut line = format!("- `{}`", partition_text(part).replace('`', "'"));
-            if let Some((l, msg, _)) = label(part) {
-                let _ = write!(line, " **{l}**");
-                if let Some(m) = msg {
-                    let _ = write!(line, ": {}", md_escape(&m));
-                }
-            }
-            let _ = writeln!(out, "{line}");
-        }
-        if let Some(y) = &c.yaml {
-            let _ = writeln!(out, "\n```diff\n{}```", diff_unified::unified(y));
-        }
-        let _ = writeln!(out, "\n</details>");
     }
+    if let Some(line) = left_out(r, shown) {
+        let _ = writeln!(out, "\n{line}");
+    }
+    let mut details_left_out = 0;
+    for c in r.connectors.iter().filter(|c| c.yaml.is_some()) {
+        if details_left_out > 0 {
+            details_left_out += 1;
+            continue;
+        }
+        let block = details(c);
+        if out.len() + block.len() > MARKDOWN_BUDGET {
+            details_left_out += 1;
+            continue;
+        }
+        out.push_str(&block);
+    }
+    if details_left_out > 0 {
+        let _ = writeln!(
+            out,
+            "\n_The details of {} are left out (the comment's size limit); `kco diff` shows them._",
+            super::words::count(details_left_out, "more connector")
+        );
+    }
+    out
+}
+
+/// One connector's `<details>` block.
+fn details(c: &ConnectorDiff) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n<details><summary><code>{}</code>: {}</summary>\n",
+        md_escape(&c.name),
+        c.status.as_str()
+    );
+    if let Some(f) = &c.file {
+        let _ = writeln!(out, "File: `{}`\n", md_escape(f));
+    }
+    for n in &c.notes {
+        let _ = writeln!(out, "- {}", md_escape(n));
+    }
+    for part in &c.partitions {
+        let mut line = format!("- `{}`", partition_text(part).replace('`', "'"));
+        if let Some((l, msg, _)) = label(part) {
+            let _ = write!(line, " **{l}**");
+            if let Some(m) = msg {
+                let _ = write!(line, ": {}", md_escape(&m));
+            }
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(y) = &c.yaml {
+        let _ = writeln!(out, "\n```diff\n{}```", diff_unified::unified(y));
+    }
+    let _ = writeln!(out, "\n</details>");
     out
 }

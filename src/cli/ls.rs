@@ -79,7 +79,7 @@ fn finish(report: &LsReport, structured: Structured, ctx: &Context) -> u8 {
             p.structured(report);
         }
     } else {
-        p.out(&table(ctx, report));
+        p.out(&table(ctx, report, structured == Structured::Together));
         p.status(&format!(
             "{} on cluster `{}`",
             super::words::count(report.connectors.len(), "connector"),
@@ -89,10 +89,12 @@ fn finish(report: &LsReport, structured: Structured, ctx: &Context) -> u8 {
     EXIT_OK
 }
 
-fn table(ctx: &Context, report: &LsReport) -> String {
+/// The table; with `cluster_column` (`--all-clusters`) each row names its cluster first.
+fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
     let p = &ctx.printer;
     let mut rows = vec![[
-        "NAME".to_string(),
+        "CLUSTER".to_string(),
+        "CONNECTOR".into(),
         "TYPE".into(),
         "STATE".into(),
         "TASKS".into(),
@@ -101,6 +103,7 @@ fn table(ctx: &Context, report: &LsReport) -> String {
     ]];
     for c in &report.connectors {
         rows.push([
+            report.cluster.clone(),
             c.name.clone(),
             c.connector_type
                 .map(|t| t.to_string())
@@ -111,14 +114,17 @@ fn table(ctx: &Context, report: &LsReport) -> String {
             c.status.as_str().to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..6)
+    let widths: Vec<usize> = (0..7)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
     for (n, row) in rows.iter().enumerate() {
         let mut line = String::new();
         for (i, cell) in row.iter().enumerate() {
-            if i == 5 {
+            if i == 0 && !cluster_column {
+                continue;
+            }
+            if i == 6 {
                 let style = match report.connectors.get(n.wrapping_sub(1)).map(|c| c.status) {
                     _ if n == 0 => None,
                     Some(Status::InSync) => Some(Style::Good),

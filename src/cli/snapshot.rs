@@ -45,15 +45,19 @@ pub struct Args {
     /// Snapshot every cluster of kco.yaml at once
     #[arg(long)]
     pub all_clusters: bool,
+    /// List every connector, unchanged ones too [default: those whose file was written, and a
+    /// count of the others]
+    #[arg(long)]
+    pub all: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     if args.all_clusters {
         let work = |name: &str| capture(&args, ctx, Some(name));
-        return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx));
+        return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx, args.all));
     }
     let report = capture(&args, ctx, None)?;
-    Ok(finish(&report, Structured::Alone, ctx))
+    Ok(finish(&report, Structured::Alone, ctx, args.all))
 }
 
 /// Snapshots one cluster (`None`: the one the global flags name).
@@ -91,7 +95,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
 }
 
 /// Prints a cluster's report; its exit code.
-fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context) -> u8 {
+fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context, all: bool) -> u8 {
     for c in &report.connectors {
         if c.outcome == SnapshotOutcome::Skipped {
             ctx.printer.warn(&format!(
@@ -106,7 +110,7 @@ fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context) -> u8 
             ctx.printer.structured(report);
         }
     } else {
-        render(report, ctx);
+        render(report, ctx, all);
     }
     let failed = report.failed();
     if failed.is_empty() {
@@ -125,10 +129,13 @@ fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context) -> u8 
     EXIT_ERROR
 }
 
-fn render(r: &SnapshotReport, ctx: &Context) {
+fn render(r: &SnapshotReport, ctx: &Context, all: bool) {
     let p = &ctx.printer;
     let width = r.connectors.iter().map(|c| c.name.len()).max().unwrap_or(0);
-    for c in &r.connectors {
+    let shown = |c: &&crate::engine::snapshot::ConnectorSnapshot| {
+        all || c.outcome != SnapshotOutcome::Unchanged
+    };
+    for c in r.connectors.iter().filter(shown) {
         let (word, style) = match c.outcome {
             SnapshotOutcome::Created => ("created", Style::Good),
             SnapshotOutcome::Updated => ("updated", Style::Good),
@@ -183,15 +190,26 @@ fn render(r: &SnapshotReport, ctx: &Context) {
             ctx.display_path(&s.path)
         ));
     }
-    let n = |o| r.count(o);
+    let counts: Vec<String> = [
+        (SnapshotOutcome::Created, "created"),
+        (SnapshotOutcome::Updated, "updated"),
+        (SnapshotOutcome::Unchanged, "unchanged"),
+        (SnapshotOutcome::Skipped, "skipped"),
+        (SnapshotOutcome::Failed, "failed"),
+    ]
+    .into_iter()
+    .map(|(o, word)| (r.count(o), word))
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, word)| format!("{n} {word}"))
+    .collect();
     p.status(&format!(
-        "{}: {} created, {} updated, {} unchanged, {} skipped, {} failed{}",
+        "{}{}{}",
         super::words::count(r.connectors.len(), "connector"),
-        n(SnapshotOutcome::Created),
-        n(SnapshotOutcome::Updated),
-        n(SnapshotOutcome::Unchanged),
-        n(SnapshotOutcome::Skipped),
-        n(SnapshotOutcome::Failed),
+        if counts.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", counts.join(", "))
+        },
         match (r.stale.len(), r.stale.iter().any(|s| s.pruned)) {
             (0, _) => String::new(),
             (k, true) => format!("; {} pruned", super::words::count(k, "stale file")),

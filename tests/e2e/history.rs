@@ -110,7 +110,7 @@ fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
         dir.path(),
     );
     assert_eq!(done.0, Some(0), "{done:?}");
-    assert!(done.1.contains("1 of 2 connector(s)"), "{}", done.1);
+    assert!(done.1.contains("1 of 2 connectors"), "{}", done.1);
     let got = r2.wait_lines_settled(25);
     assert_eq!(got[20..], numbered("two", 16..=20)[..]);
     assert_eq!(a.offsets(&k1), vec![sink_entry(&t1, 25)]);
