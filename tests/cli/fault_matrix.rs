@@ -10,7 +10,8 @@ use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
 use kco::model::{ConnectorState, ConnectorType};
 
 use crate::fake_connect::{FakeConnect, Fault, State};
-use crate::snapshot::{kco, run, SINK};
+use crate::support::data::SINK;
+use crate::support::run::Kco;
 
 fn offsets(o: i64) -> Value {
     json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": o}}])
@@ -47,18 +48,20 @@ fn case(prior: State, fault: Fault, want: Expect) {
         .sink("s", SINK, prior, offsets(100))
         .fault(fault)
         .start();
-    let r = run(kco(dir.path()).args([
-        "--url",
-        &fake.url(),
-        "--cluster",
-        "a",
-        "apply",
-        &file,
-        "--yes",
-        "--wait-timeout",
-        "3",
-        "-v",
-    ]));
+    let r = Kco::new(dir.path())
+        .args([
+            "--url",
+            &fake.url(),
+            "--cluster",
+            "a",
+            "apply",
+            &file,
+            "--yes",
+            "--wait-timeout",
+            "3",
+            "-v",
+        ])
+        .run();
     let all = format!("{}{}", r.stdout, r.stderr);
     let Expect(exit, state, offset, says) = want;
     assert_eq!(r.code, exit, "{all}");

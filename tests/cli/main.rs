@@ -23,8 +23,9 @@ mod interrupt;
 mod output_snapshots;
 mod recipes;
 mod secrets;
-mod sink_files;
 mod snapshot;
+#[path = "../support/mod.rs"]
+mod support;
 mod undo;
 mod validate;
 mod voice;

@@ -231,7 +231,9 @@ impl Operation {
         let stamp = crate::clock::now_rfc3339();
         let dir = match &settings.backup_dir {
             Some(d) => d.clone(),
-            None => self.state.new_backup_dir(&self.cluster, crate::clock::now()),
+            None => self
+                .state
+                .new_backup_dir(&self.cluster, crate::clock::now()),
         };
         let backup = backup::write(plan, &dir, &stamp)?;
         progress.backed_up(&backup);
