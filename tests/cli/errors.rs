@@ -5,23 +5,18 @@
 use std::path::Path;
 
 use kco::model::ConnectorType;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::diff_base::snapshot_text;
 use crate::fake_connect::{FakeConnect, State};
+use crate::support::data::{sink_offset, SnapshotFile};
 use crate::support::run::Kco;
 
 /// A running sink whose live offsets moved ahead of its file: `--fail-on any` makes that exit 2.
 fn advanced_sink() -> (tempfile::TempDir, FakeConnect) {
     let t = tempfile::tempdir().unwrap();
-    let offsets = |o: i64| json!([{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":o}}]);
-    let d = t.path().join("snapshots/a");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join("orders.yaml"),
-        snapshot_text("orders", ConnectorType::Sink, offsets(100)),
-    )
-    .unwrap();
+    let offsets = sink_offset;
+    SnapshotFile::captured("orders", ConnectorType::Sink, offsets(100))
+        .write_in(&t.path().join("snapshots/a"));
     let fake = FakeConnect::builder()
         .version("4.1.0")
         .sink("orders", "FileStreamSink", State::Running, offsets(130))

@@ -3,8 +3,6 @@
 //! wherever kco runs in it; a refused stop leaves nothing behind; a running operation is "in
 //! progress", not "interrupted"; a journal that cannot be finished can be discarded.
 
-use std::path::Path;
-
 use crate::fake_connect::{FakeConnect, Fault, State};
 use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
 use crate::support::fakes::sink_s;

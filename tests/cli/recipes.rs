@@ -8,9 +8,9 @@ use std::process::{Command, Stdio};
 
 use serde_yaml::Value;
 
-use crate::diff_base::git;
 use crate::fake_connect::{ConnectorSpec, FakeConnect};
 use crate::output_snapshots::{sink_offsets, two_connectors, SINK};
+use crate::support::git::git;
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")

@@ -62,6 +62,19 @@ impl SnapshotFile {
         }
     }
 
+    /// As `kco snapshot` records a connector of a Connect 4.1.0 worker that names its class
+    /// `FileStreamSink` or `FileStreamSource`, captured at 2026-01-01T00:00:00Z.
+    pub fn captured(name: &str, kind: ConnectorType, offsets: Value) -> SnapshotFile {
+        let class = match kind {
+            ConnectorType::Sink => "FileStreamSink",
+            ConnectorType::Source => "FileStreamSource",
+        };
+        SnapshotFile::new(name, kind, offsets)
+            .version("4.1.0")
+            .class(class)
+            .captured_at("2026-01-01T00:00:00Z")
+    }
+
     pub fn sink(name: &str, offsets: Value) -> SnapshotFile {
         SnapshotFile::new(name, ConnectorType::Sink, offsets)
     }

@@ -23,7 +23,12 @@ fn run(dir: &Path, date: Option<&str>, args: &[&str]) -> String {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args([
+            "-c",
+            "user.name=Night Job",
+            "-c",
+            "user.email=n@example.com",
+        ])
         .args(["-c", "commit.gpgsign=false"])
         .args(args);
     if let Some(date) = date {
