@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault, PluginSpec, State};
 use crate::support::data::{SINK, SOURCE as SRC};
 use crate::support::fakes::{orders_sink_offsets as sink_offsets, two_connectors};
-use crate::support::run::{Kco, Run};
+use crate::support::run::{Kco, Run, FIXED_NOW};
 
 /// `kco --url <fake> --cluster a snapshot <args>` in `cwd`.
 pub(crate) fn snapshot(fake: &FakeConnect, cwd: &Path, args: &[&str]) -> Run {
@@ -345,4 +345,51 @@ fn all_clusters_snapshots_and_diffs_every_configured_cluster_with_one_exit_code(
         .run();
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("drop --cluster"), "{}", r.stderr);
+}
+
+/// kco reads the time from one clock: `KCO_NOW` fixes it for tests (a snapshot's `capturedAt`,
+/// the backup directory of an apply); without it the time is the real one.
+#[test]
+fn captured_at_and_backup_names_come_from_the_clock() {
+    let fake = two_connectors();
+    let fixed = tempfile::tempdir().unwrap();
+    assert_eq!(snapshot(&fake, fixed.path(), &[]).code, 0);
+    let text = std::fs::read_to_string(file(fixed.path(), "orders-sink")).unwrap();
+    assert!(
+        text.contains(&format!("capturedAt: \"{FIXED_NOW}\"")),
+        "{text}"
+    );
+    fake.set_offsets("orders-sink", sink_offsets(9));
+    let r = Kco::new(fixed.path())
+        .on(&fake)
+        .args(["apply", "snapshots/a/orders-sink.yaml", "--yes"])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(
+        fixed
+            .path()
+            .join(".kco/backups/20261201T020000Z/a")
+            .is_dir(),
+        "{}",
+        r.all()
+    );
+
+    let real = tempfile::tempdir().unwrap();
+    let secs =
+        |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let before = secs(std::time::SystemTime::now());
+    let r = Kco::new(real.path())
+        .on(&fake)
+        .arg("snapshot")
+        .real_clock()
+        .run();
+    let after = secs(std::time::SystemTime::now());
+    assert_eq!(r.code, 0, "{}", r.all());
+    let (f, _) = kco::model::file::OffsetsFile::load(&file(real.path(), "orders-sink")).unwrap();
+    let at = f.metadata.captured_at.expect("capturedAt");
+    let at = secs(humantime::parse_rfc3339(&at).unwrap());
+    assert!(
+        (before..=after).contains(&at),
+        "{at} not in {before}..={after}"
+    );
 }

@@ -19,6 +19,18 @@ use kco::fake::FakeConnect;
 /// journal and lock times).
 pub const FIXED_NOW: &str = "2026-12-01T02:00:00Z";
 
+/// The environment of every run: cleared, then `PATH`, `HOME` = `home`, `NO_COLOR=1`,
+/// `TERM=dumb` and the clock fixed at [`FIXED_NOW`]. For [`Kco`], and for the tests that run
+/// a script calling kco (the recipes, the getting-started page).
+pub fn hermetic<'a>(cmd: &'a mut Command, home: &Path) -> &'a mut Command {
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("NO_COLOR", "1")
+        .env("TERM", "dumb")
+        .env("KCO_NOW", FIXED_NOW)
+}
+
 /// One run of kco being set up: arguments, extra environment, stdin.
 pub struct Kco {
     cmd: Command,
@@ -62,13 +74,8 @@ impl Kco {
             .tempdir()
             .unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kco"));
-        cmd.current_dir(dir.as_ref())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("NO_COLOR", "1")
-            .env("TERM", "dumb")
-            .env("KCO_NOW", FIXED_NOW)
+        hermetic(&mut cmd, home.path())
+            .current_dir(dir.as_ref())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -189,7 +196,8 @@ impl Running {
 
     /// SIGKILL, then waits for the end.
     pub fn kill9(mut self) {
-        self.child.kill().unwrap();
+        // It may have ended already: then there is nothing to kill.
+        let _ = self.child.kill();
         self.child.wait().unwrap();
     }
 }
