@@ -25,6 +25,7 @@ mod recipes;
 mod secrets;
 mod snapshot;
 #[path = "../support/mod.rs"]
+#[allow(dead_code)] // shared with tests/e2e, which uses parts this suite does not
 mod support;
 mod undo;
 mod validate;

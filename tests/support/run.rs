@@ -140,6 +140,12 @@ impl Kco {
         self
     }
 
+    /// stdout to nowhere, for a spawned run whose stderr alone is read.
+    pub fn discard_stdout(mut self) -> Kco {
+        self.cmd.stdout(Stdio::null());
+        self
+    }
+
     /// Runs kco to its end.
     pub fn run(self) -> Run {
         Run::of(&self.output())
