@@ -24,29 +24,20 @@ fn advanced_sink() -> (tempfile::TempDir, FakeConnect) {
     (t, fake)
 }
 
-fn diff_args(fake: &FakeConnect) -> Vec<String> {
-    [
-        "--url",
-        &fake.url(),
-        "--cluster",
-        "a",
-        "diff",
-        "--fail-on",
-        "any",
-    ]
-    .map(String::from)
-    .to_vec()
+/// `kco diff --fail-on any` of the fake in `dir`, not run yet.
+fn diff(dir: &Path, fake: &FakeConnect) -> Kco {
+    Kco::new(dir).on(fake).args(["diff", "--fail-on", "any"])
 }
 
 #[test]
 fn a_closed_stdout_does_not_change_the_exit_code() {
     let (t, fake) = advanced_sink();
-    let r = Kco::new(t.path()).args(diff_args(&fake)).run();
+    let r = diff(t.path(), &fake).run();
     assert_eq!(r.code, 2, "unpiped: {}{}", r.stdout, r.stderr);
     assert!(!r.stdout.is_empty());
 
     // The reader goes away before kco writes a byte (as `kco diff | head -0` would).
-    let mut child = Kco::new(t.path()).args(diff_args(&fake)).spawn();
+    let mut child = diff(t.path(), &fake).spawn();
     drop(child.stdout.take());
     let out = child.wait();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -86,7 +86,8 @@ fn a_glob_that_matches_nothing_is_an_error_naming_what_exists() {
     let fake = two_connectors();
     let dir = tempfile::tempdir().unwrap();
     let r = Kco::new(dir.path())
-        .args(["--url", &fake.url(), "--cluster", "a", "snapshot", "zzz*"])
+        .on(&fake)
+        .args(["snapshot", "zzz*"])
         .run();
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
@@ -103,17 +104,8 @@ fn a_glob_that_matches_nothing_is_an_error_naming_what_exists() {
     assert!(!dir.path().join("snapshots").exists(), "nothing written");
     // One pattern that matches and one that does not: still an error, nothing written.
     let r = Kco::new(dir.path())
-        .args([
-            "--url",
-            &fake.url(),
-            "--cluster",
-            "a",
-            "-o",
-            "json",
-            "snapshot",
-            "orders-*",
-            "nope",
-        ])
+        .on(&fake)
+        .args(["-o", "json", "snapshot", "orders-*", "nope"])
         .run();
     assert_eq!(r.code, 1, "{}", r.stderr);
     let doc = json(&r.stdout);

@@ -253,15 +253,8 @@ fn apply_warns_about_a_strimzi_managed_connector() {
     let dir = tempfile::tempdir().unwrap();
     ok(snapshot(&fake, dir.path(), &[]));
     let r = ok(Kco::new(dir.path())
-        .args([
-            "--url",
-            &fake.url(),
-            "--cluster",
-            "a",
-            "apply",
-            "snapshots/a",
-            "--dry-run",
-        ])
+        .on(&fake)
+        .args(["apply", "snapshots/a", "--dry-run"])
         .run());
     let all = format!("{}{}", r.stdout, r.stderr);
     assert!(

@@ -286,9 +286,7 @@ fn a_partition_listed_with_a_null_offset_has_no_offset() {
         .source("c", SRC, State::Running, json!([]))
         .fault(Fault::on("GET", "/connectors/c/offsets").respond_json(200, body))
         .start();
-    let r = Kco::new(dir.path())
-        .args(["--url", &fake.url(), "--cluster", "a", "snapshot"])
-        .run();
+    let r = Kco::new(dir.path()).on(&fake).args(["snapshot"]).run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let text = std::fs::read_to_string(dir.path().join("snapshots/a/c.yaml")).unwrap();
     assert!(
