@@ -5,7 +5,8 @@
 //! so that what kco writes is the same from run to run. Unset (or not such a time) it changes
 //! nothing. Durations (waits, timeouts, progress) use `std::time::Instant` and are never
 //! fixed; the age of a file on disk is measured against the real clock too, since the file
-//! system stamps files with it.
+//! system stamps files with it. (The waits' `wait::Clock` is that monotonic clock, another
+//! thing.)
 
 use std::time::SystemTime;
 
@@ -22,5 +23,10 @@ pub fn now() -> SystemTime {
 
 /// [`now`] as RFC 3339 UTC to the second (`2026-12-01T02:00:00Z`).
 pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_seconds(now()).to_string()
+    rfc3339(now())
+}
+
+/// `t` as RFC 3339 UTC to the second.
+pub fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
 }

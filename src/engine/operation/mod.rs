@@ -228,12 +228,11 @@ impl Operation {
         if !confirm(plan)? {
             return Ok(Ran::Declined);
         }
-        let stamp = crate::clock::now_rfc3339();
+        let now = crate::clock::now();
+        let stamp = crate::clock::rfc3339(now);
         let dir = match &settings.backup_dir {
             Some(d) => d.clone(),
-            None => self
-                .state
-                .new_backup_dir(&self.cluster, crate::clock::now()),
+            None => self.state.new_backup_dir(&self.cluster, now),
         };
         let backup = backup::write(plan, &dir, &stamp)?;
         progress.backed_up(&backup);
