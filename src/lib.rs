@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod clock;
 pub mod compare;
 pub mod config;
 pub mod engine;

@@ -85,7 +85,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         target.http.urls.join(", "),
         ctx.display_path(&crate::engine::store::cluster_dir(&dir, &target.name))
     ));
-    let now = || humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let now = crate::clock::now_rfc3339;
     if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
         return snapshot(&client, &target.name, &dir, &opts, &now);

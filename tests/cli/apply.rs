@@ -1,92 +1,40 @@
 //! `kco apply` and `kco reset` against the fake Connect worker.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::{json, Value};
 
 use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault, State};
-use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
-use kco::model::{ConnectorState, ConnectorType, OffsetEntry};
+use crate::support::data::{self, SnapshotFile, SINK, SOURCE};
+use crate::support::run::Kco;
+use kco::model::ConnectorState;
 
-const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
-const SOURCE: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
-
-/// Runs kco in `dir` against `fake`, with a clean environment and stdin that is not a
-/// terminal; returns its exit code, stdout and stderr.
+/// Runs kco in `dir` against `fake` (hermetic, stdin not a terminal) with extra
+/// environment; returns its exit code, stdout and stderr.
 fn kco_env(
     dir: &Path,
     fake: &FakeConnect,
     args: &[&str],
     env: &[(&str, &str)],
-) -> (Option<i32>, String, String) {
-    let mut cmd = Command::cargo_bin("kco").unwrap();
-    cmd.env_clear()
-        .env("HOME", dir)
-        .env("NO_COLOR", "1")
-        .current_dir(dir)
-        .args(["--url", &fake.url(), "--cluster", "a"])
-        .args(args)
-        .write_stdin("");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().unwrap();
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+) -> (i32, String, String) {
+    let r = Kco::new(dir).on(fake).args(args).envs(env).run();
+    (r.code, r.stdout, r.stderr)
 }
 
 /// [`kco_env`] with no extra environment.
-fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (Option<i32>, String, String) {
+fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
     kco_env(dir, fake, args, &[])
 }
 
 fn sink_offsets(pairs: &[(i64, i64)]) -> Value {
-    Value::Array(
-        pairs
-            .iter()
-            .map(|(p, o)| json!({"partition": {"kafka_topic": "t", "kafka_partition": p}, "offset": {"kafka_offset": o}}))
-            .collect(),
-    )
+    data::sink_offsets("t", pairs)
 }
 
-/// Writes a sealed snapshot file for connector `name` and returns its path.
-fn snapshot(
-    dir: &Path,
-    name: &str,
-    kind: ConnectorType,
-    offsets: Value,
-    config: Option<BTreeMap<String, String>>,
-) -> PathBuf {
-    let entries: Vec<OffsetEntry> = serde_json::from_value(offsets).unwrap();
-    let file = OffsetsFile::new(
-        Metadata {
-            name: name.into(),
-            cluster: "a".into(),
-            kafka_cluster_id: None,
-            connect_version: None,
-            connector_class: None,
-            connector_type: kind,
-            state: Some(ConnectorState::Running),
-            captured_at: None,
-        },
-        entries,
-        config,
-    );
-    let path = dir.join("snapshots").join(format!("{name}.yaml"));
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, file.render(DEFAULT_SCHEMA_REF)).unwrap();
-    path
-}
-
-/// [`snapshot`] of sink `name` on topic `t` at `(partition, offset)` pairs, without config;
-/// returns its path as an argument.
+/// The snapshot file of sink `name` on topic `t` at `(partition, offset)` pairs, without
+/// config, in `snapshots/`; returns its path as an argument.
 fn sink_snapshot(dir: &Path, name: &str, pairs: &[(i64, i64)]) -> String {
-    let path = snapshot(dir, name, ConnectorType::Sink, sink_offsets(pairs), None);
+    let path = SnapshotFile::sink(name, sink_offsets(pairs)).write_in(&dir.join("snapshots"));
     path.to_str().unwrap().to_string()
 }
 
@@ -109,7 +57,7 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     let fake = sink_fake(State::Running);
     let f = sink_snapshot(dir.path(), "s", &[(0, 10), (1, 5)]);
     let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--dry-run"]);
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("~ s (sink, RUNNING): stop, patch 2 partitions, then RUNNING again"),
         "{out}"
@@ -136,7 +84,7 @@ fn refuses_without_yes_when_stdin_is_not_a_terminal() {
     let fake = sink_fake(State::Running);
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let (code, out, err) = kco(dir.path(), &fake, &["apply", &f]);
-    assert_eq!(code, Some(1));
+    assert_eq!(code, 1);
     assert!(out.contains("t/0"), "the plan is shown first: {out}");
     assert!(err.contains("--yes"), "{err}");
     fake.assert_no_mutations();
@@ -149,7 +97,7 @@ fn apply_backs_up_and_the_backup_undoes_it() {
     let before = fake.offsets("s");
     let f = sink_snapshot(dir.path(), "s", &[(0, 10), (1, 5)]);
     let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes", "--prune"]);
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
         methods(&fake),
         vec![
@@ -188,7 +136,7 @@ fn apply_backs_up_and_the_backup_undoes_it() {
         &fake,
         &["apply", backup_dir, "--prune", "--yes"],
     );
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     let mut got: Vec<Value> = fake.offsets("s").as_array().unwrap().clone();
     let mut want: Vec<Value> = before.as_array().unwrap().clone();
     got.sort_by_key(|v| v.to_string());
@@ -203,10 +151,10 @@ fn a_second_apply_sends_no_mutating_request() {
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let f = &f;
     let (code, out, err) = kco(dir.path(), &fake, &["apply", f, "--yes"]);
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     fake.clear_requests();
     let (code, out, _) = kco(dir.path(), &fake, &["apply", f, "--yes"]);
-    assert_eq!(code, Some(0));
+    assert_eq!(code, 0);
     assert!(out.contains("No changes."), "{out}");
     fake.assert_no_mutations();
     let (_, out, _) = kco(dir.path(), &fake, &["apply", f, "--output", "json"]);
@@ -227,7 +175,7 @@ fn a_rebalance_conflict_is_retried() {
     );
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes", "-o", "json"]);
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     assert_eq!(fake.count("PATCH", "/connectors/s/offsets"), 2);
     assert_eq!(fake.state("s"), Some(State::Paused));
     let doc: Value = serde_json::from_str(&out).unwrap();
@@ -247,7 +195,7 @@ fn a_resume_that_never_takes_effect_fails_the_apply() {
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let args = ["apply", &f, "--yes", "--wait-timeout", "1"];
     let (code, out, err) = kco(dir.path(), &fake, &args);
-    assert_eq!(code, Some(1), "{out}{err}");
+    assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("FAILED s: failed at wait_restored: waiting for RUNNING"),
         "{out}"
@@ -269,7 +217,7 @@ fn invalid_files_stop_everything_before_any_request() {
         .replace("kafka_offset: 10", "kafka_offset: 11");
     std::fs::write(&f, edited).unwrap();
     let (code, _, err) = kco(dir.path(), &fake, &["apply", &f, "--yes"]);
-    assert_eq!(code, Some(1));
+    assert_eq!(code, 1);
     assert!(
         err.contains("s.yaml:") && err.contains("checksum mismatch"),
         "{err}"
@@ -294,13 +242,9 @@ fn old_source_snapshot(dir: &Path) -> String {
             "${kco:env:KCO_TEST_PW}".to_string(),
         ),
     ]);
-    let path = snapshot(
-        dir,
-        "old",
-        ConnectorType::Source,
-        old_offsets(),
-        Some(config),
-    );
+    let path = SnapshotFile::source("old", old_offsets())
+        .config(Some(config))
+        .write_in(&dir.join("snapshots"));
     path.to_str().unwrap().to_string()
 }
 
@@ -311,7 +255,7 @@ fn create_with_a_missing_secret_fails_before_any_request() {
     let f = old_source_snapshot(dir.path());
     let args = ["apply", &f, "--as", "new", "--create", "--yes"];
     let (code, _, err) = kco(dir.path(), &fake, &args);
-    assert_eq!(code, Some(1));
+    assert_eq!(code, 1);
     assert!(
         err.contains("old.yaml:") && err.contains("KCO_TEST_PW"),
         "{err}"
@@ -327,7 +271,7 @@ fn create_moves_offsets_to_a_new_name_and_never_prints_the_secret() {
     let secret = "hunter2-very-secret";
     let args = ["apply", &f, "--as", "new", "--create", "--yes", "-v"];
     let (code, out, err) = kco_env(dir.path(), &fake, &args, &[("KCO_TEST_PW", secret)]);
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("+ new (source, from a/old): create STOPPED"),
         "{out}"
@@ -359,7 +303,7 @@ fn create_state_overrides_the_state_in_the_file() {
     let env = [("KCO_TEST_PW", "pw")];
     let args = ["apply", &f, "--create-state", "stopped"];
     let (code, ..) = kco_env(dir.path(), &fake, &args, &env);
-    assert_eq!(code, Some(1), "--create-state needs --create");
+    assert_eq!(code, 1, "--create-state needs --create");
     assert!(fake.requests().is_empty());
     let args = [
         "apply",
@@ -370,7 +314,7 @@ fn create_state_overrides_the_state_in_the_file() {
         "--yes",
     ];
     let (code, out, err) = kco_env(dir.path(), &fake, &args, &env);
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     assert_eq!(methods(&fake)[1..], ["PATCH /connectors/old/offsets"]);
     assert_eq!(fake.state("old"), Some(State::Stopped));
     assert_eq!(fake.offsets("old")[0]["offset"]["position"], 42);
@@ -382,7 +326,7 @@ fn a_missing_connector_without_create_is_a_plan_error() {
     let fake = FakeConnect::start();
     let f = sink_snapshot(dir.path(), "ghost", &[(0, 1)]);
     let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes"]);
-    assert_eq!(code, Some(1));
+    assert_eq!(code, 1);
     assert!(
         out.contains("! ghost (sink): error:") && out.contains("--create"),
         "{out}"
@@ -403,7 +347,7 @@ fn externally_managed_offsets_are_a_warning() {
         .start();
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes"]);
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("warning:") && out.contains("externally"),
         "{out}"
@@ -415,7 +359,7 @@ fn reset_deletes_offsets_and_keeps_a_stopped_connector_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let fake = sink_fake(State::Stopped);
     let (code, out, _) = kco(dir.path(), &fake, &["reset", "s", "--dry-run"]);
-    assert_eq!(code, Some(0));
+    assert_eq!(code, 0);
     assert!(
         out.contains(
             "- s (sink, STOPPED): stop, delete the offsets of all 2 partitions, left STOPPED"
@@ -428,13 +372,13 @@ fn reset_deletes_offsets_and_keeps_a_stopped_connector_stopped() {
         &fake,
         &["reset", "s", "--yes", "--backup-dir", "bk"],
     );
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     assert_eq!(methods(&fake), vec!["DELETE /connectors/s/offsets"]);
     assert_eq!(fake.offsets("s"), json!([]));
     assert_eq!(fake.state("s"), Some(State::Stopped));
     assert!(dir.path().join("bk/s.yaml").is_file());
     // The backup restores them.
     let (code, out, err) = kco(dir.path(), &fake, &["apply", "bk", "--yes"]);
-    assert_eq!(code, Some(0), "{out}{err}");
+    assert_eq!(code, 0, "{out}{err}");
     assert_eq!(fake.offsets("s").as_array().unwrap().len(), 2);
 }

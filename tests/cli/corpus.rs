@@ -4,13 +4,12 @@
 //! its line, where the file has lines), exit 1, and not one request to Connect.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::fake_connect::{FakeConnect, State};
-
-const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
+use crate::support::data::SINK;
+use crate::support::run::Kco;
 
 /// Cases whose problem has no line to point at (the error names the file).
 const NO_LINE: &[&str] = &["two-documents.yaml", "yaml-bomb-in-offset.yaml"];
@@ -40,20 +39,7 @@ fn fake() -> FakeConnect {
 }
 
 fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(assert_cmd::cargo::cargo_bin("kco"))
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    Kco::new(dir).args(args).run().code_and_text()
 }
 
 /// `apply` and `diff` of `target` (in `dir`) fail with exit 1, naming `name` (with a line

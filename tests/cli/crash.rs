@@ -4,13 +4,12 @@
 //! second one stops before sending anything, naming the first.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, Fault, State};
-use crate::sink_files::{sink_offsets as offsets, write_sink_file, SINK};
+use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
+use crate::support::run::{wait_until, Kco, Running};
 
 fn names() -> Vec<String> {
     (0..12).map(|i| format!("c{i:02}")).collect()
@@ -21,43 +20,21 @@ fn setup() -> (tempfile::TempDir, FakeConnect) {
     let dir = tempfile::tempdir().unwrap();
     let mut b = FakeConnect::builder();
     for n in names() {
-        write_sink_file(&dir.path().join("files"), &n, 5, None);
+        SnapshotFile::sink(&n, offsets(5))
+            .class(SINK)
+            .write_in(&dir.path().join("files"));
         b = b.sink(&n, SINK, State::Running, offsets(100));
     }
     (dir, b.start())
 }
 
-fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("kco"));
-    c.current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("NO_COLOR", "1")
-        .args(["--url", &fake.url(), "--cluster", "a"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
+/// kco against the fake as cluster `a`, started and left running.
+fn spawn(dir: &Path, fake: &FakeConnect, args: &[&str]) -> Running {
+    Kco::new(dir).on(fake).args(args).spawn()
 }
 
 fn run(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String) {
-    let out: Output = kco(dir, fake, args).output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
-
-fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    Kco::new(dir).on(fake).args(args).run().code_and_text()
 }
 
 fn stopped(fake: &FakeConnect) -> Vec<String> {
@@ -67,27 +44,20 @@ fn stopped(fake: &FakeConnect) -> Vec<String> {
         .collect()
 }
 
-fn kill9(child: &mut Child) {
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-}
-
 #[test]
 fn sigkill_mid_apply_then_the_next_apply_puts_every_state_back_first() {
     let (dir, fake) = setup();
     fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
-    let mut child = kco(
+    let child = spawn(
         dir.path(),
         &fake,
         &["apply", "files", "--yes", "--parallel", "4"],
-    )
-    .spawn()
-    .unwrap();
+    );
     wait_until("four connectors stopped", || stopped(&fake).len() == 4);
     wait_until("a PATCH in flight", || {
         fake.count("PATCH", "/connectors/c00/offsets") > 0
     });
-    kill9(&mut child);
+    child.kill9();
     assert_eq!(stopped(&fake).len(), 4, "the kill left four stopped");
     let journal = dir.path().join(".kco/journal/a.json");
     let j: Value = serde_json::from_str(&std::fs::read_to_string(&journal).unwrap()).unwrap();
@@ -134,15 +104,13 @@ fn sigkill_mid_apply_then_the_next_apply_puts_every_state_back_first() {
 fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost() {
     let (dir, fake) = setup();
     fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
-    let mut child = kco(
+    let child = spawn(
         dir.path(),
         &fake,
         &["apply", "files", "--yes", "--parallel", "2"],
-    )
-    .spawn()
-    .unwrap();
+    );
     wait_until("two connectors stopped", || stopped(&fake).len() == 2);
-    kill9(&mut child);
+    child.kill9();
     fake.clear_faults();
     let (code, out) = run(dir.path(), &fake, &["recover"]);
     assert_eq!(code, 0, "{out}");
@@ -154,14 +122,19 @@ fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost
 
     // Again, and this time the journal is lost with the runner: the backup has the states.
     fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
-    let mut child = kco(
+    let child = spawn(
         dir.path(),
         &fake,
-        &["apply", "files", "--yes", "--parallel", "3"],
-    )
-    .args(["--backup-dir", "bk"])
-    .spawn()
-    .unwrap();
+        &[
+            "apply",
+            "files",
+            "--yes",
+            "--parallel",
+            "3",
+            "--backup-dir",
+            "bk",
+        ],
+    );
     // Their PATCH is sent once status shows them STOPPED (status lags the stop).
     wait_until("three PATCHes in flight", || {
         fake.requests()
@@ -170,7 +143,7 @@ fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost
             .count()
             == 3
     });
-    kill9(&mut child);
+    child.kill9();
     fake.clear_faults();
     std::fs::remove_dir_all(dir.path().join(".kco")).unwrap();
     let (code, out) = run(dir.path(), &fake, &["diff", "files", "-o", "json", "-q"]);
@@ -197,13 +170,11 @@ fn a_second_apply_on_the_same_cluster_stops_before_sending_anything() {
             .nth(1)
             .delay_ms(5_000),
     );
-    let first = kco(
+    let first = spawn(
         dir.path(),
         &fake,
         &["apply", "files", "--yes", "--parallel", "1"],
-    )
-    .spawn()
-    .unwrap();
+    );
     wait_until("the first apply to patch", || {
         fake.count("PATCH", "/connectors/c00/offsets") > 0
     });
@@ -224,7 +195,7 @@ fn a_second_apply_on_the_same_cluster_stops_before_sending_anything() {
         .map(|r| r.to_string())
         .collect();
     assert!(during.is_empty(), "{during:?}");
-    let out = first.wait_with_output().unwrap();
+    let out = first.wait();
     assert_eq!(out.status.code(), Some(0));
     assert!(!dir.path().join(".kco/locks/a.lock").exists());
     for n in names() {

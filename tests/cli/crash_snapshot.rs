@@ -1,14 +1,13 @@
 //! `kill -9` of kco during a snapshot of many connectors: every file is the old one or the new
 //! one, never a partial one (writes are atomic: temp files, one flush, renames).
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::fake_connect::{FakeConnect, State};
-
-const SRC: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
+use crate::support::data::SOURCE as SRC;
+use crate::support::run::{Kco, Running};
 
 fn offsets(n: usize, pos: usize) -> Value {
     Value::Array(
@@ -18,25 +17,13 @@ fn offsets(n: usize, pos: usize) -> Value {
     )
 }
 
-fn snapshot(dir: &std::path::Path, fake: &FakeConnect) -> std::process::Child {
-    Command::new(assert_cmd::cargo::cargo_bin("kco"))
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .args([
-            "--url",
-            &fake.url(),
-            "--cluster",
-            "a",
-            "snapshot",
-            "--parallel",
-            "8",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+/// `kco snapshot --parallel 8` of the fake, started and left running.
+fn snapshot(dir: &std::path::Path, fake: &FakeConnect) -> Running {
+    Kco::new(dir)
+        .on(fake)
+        .args(["snapshot", "--parallel", "8"])
+        .discard_output()
         .spawn()
-        .unwrap()
 }
 
 #[test]
@@ -49,8 +36,8 @@ fn sigkill_during_a_snapshot_leaves_every_file_old_or_new() {
     }
     let fake = b.start();
     let started = std::time::Instant::now();
-    let mut first = snapshot(dir.path(), &fake);
-    assert!(first.wait().unwrap().success());
+    let first = snapshot(dir.path(), &fake);
+    assert!(first.wait().status.success());
     // Kills spread over the time a whole snapshot takes here (reads, then writes).
     let whole = started.elapsed().as_millis() as u64;
     let path = |n: &str| dir.path().join(format!("snapshots/a/{n}.yaml"));
@@ -84,7 +71,7 @@ fn sigkill_during_a_snapshot_leaves_every_file_old_or_new() {
                 .collect()
         };
         let placed = inodes();
-        let mut child = snapshot(dir.path(), &fake);
+        let child = snapshot(dir.path(), &fake);
         match percent {
             Some(percent) => std::thread::sleep(Duration::from_millis(whole * percent / 100)),
             None => {
@@ -92,8 +79,7 @@ fn sigkill_during_a_snapshot_leaves_every_file_old_or_new() {
                 while inodes() == placed && std::time::Instant::now() < deadline {}
             }
         }
-        let _ = child.kill();
-        child.wait().unwrap();
+        child.kill9();
         for (i, n) in names.iter().enumerate() {
             let text = std::fs::read_to_string(path(n)).unwrap();
             let file = kco::model::file::OffsetsFile::parse(&path(n), &text)
@@ -111,17 +97,8 @@ fn sigkill_during_a_snapshot_leaves_every_file_old_or_new() {
                 saw_new += 1;
             }
         }
-        let out = Command::new(assert_cmd::cargo::cargo_bin("kco"))
-            .current_dir(dir.path())
-            .env_clear()
-            .args(["validate", "snapshots/a"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "round {round}: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        let r = Kco::new(dir.path()).args(["validate", "snapshots/a"]).run();
+        assert_eq!(r.code, 0, "round {round}: {}", r.all());
     }
     assert!(
         saw_old > 0 && saw_new > 0,

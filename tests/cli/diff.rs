@@ -6,44 +6,26 @@ use std::path::Path;
 use kco::model::ConnectorType;
 use serde_json::{json, Value};
 
-use crate::diff_base::snapshot_text;
 use crate::fake_connect::{FakeConnect, State};
+use crate::support::data::{self, source_offsets, SnapshotFile};
+use crate::support::git::git;
+use crate::support::run::Kco;
 
 const SINK: &str = "FileStreamSink";
 const SOURCE: &str = "FileStreamSource";
 
 fn sink_offsets(parts: &[(i64, i64)]) -> Value {
-    Value::Array(
-        parts
-            .iter()
-            .map(|(p, o)| {
-                json!({"partition":{"kafka_topic":"t","kafka_partition":p},
-                       "offset":{"kafka_offset":o}})
-            })
-            .collect(),
-    )
-}
-
-fn source_offsets(position: i64) -> Value {
-    json!([{"partition":{"filename":"/data/in.txt"},"offset":{"position":position}}])
+    data::sink_offsets("t", parts)
 }
 
 fn write(dir: &Path, name: &str, kind: ConnectorType, offsets: Value) {
-    let d = dir.join("snapshots/a");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join(format!("{name}.yaml")),
-        snapshot_text(name, kind, offsets),
-    )
-    .unwrap();
+    SnapshotFile::captured(name, kind, offsets).write_in(&dir.join("snapshots/a"));
 }
 
 /// kco in `dir` against the fake, as cluster `a`.
 fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
-    let url = fake.url();
-    let mut all = vec!["--url", url.as_str(), "--cluster", "a"];
-    all.extend_from_slice(args);
-    crate::diff_base::kco(dir, &all)
+    let r = Kco::new(dir).on(fake).args(args).run();
+    (r.code, r.stdout, r.stderr)
 }
 
 /// A running sink that progressed (advanced), a stopped source that was rewound (drift), a
@@ -244,15 +226,15 @@ fn invalid_file_or_unknown_name_fails_before_any_request() {
 #[test]
 fn base_mode_sends_no_request() {
     let t = tempfile::tempdir().unwrap();
-    crate::diff_base::git(t.path(), &["init", "-q"]);
+    git(t.path(), &["init", "-q"]);
     write(
         t.path(),
         "orders",
         ConnectorType::Sink,
         sink_offsets(&[(0, 100)]),
     );
-    crate::diff_base::git(t.path(), &["add", "."]);
-    crate::diff_base::git(t.path(), &["commit", "-q", "-m", "one"]);
+    git(t.path(), &["add", "."]);
+    git(t.path(), &["commit", "-q", "-m", "one"]);
     write(
         t.path(),
         "orders",

@@ -2,88 +2,26 @@
 //! temporary repository built by the test. No cluster: the URL points nowhere.
 
 use std::path::Path;
-use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
-use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
-use kco::model::{ConnectorState, ConnectorType, OffsetEntry};
+use kco::model::ConnectorType;
 use serde_json::{json, Value};
 
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use crate::support::data::{self, SnapshotFile};
+use crate::support::git::git;
+use crate::support::run::Kco;
 
-/// A sealed snapshot file's text.
-pub fn snapshot_text(name: &str, kind: ConnectorType, offsets: Value) -> String {
-    let offsets: Vec<OffsetEntry> = serde_json::from_value(offsets).unwrap();
-    OffsetsFile::new(
-        Metadata {
-            name: name.into(),
-            cluster: "a".into(),
-            kafka_cluster_id: None,
-            connect_version: Some("4.1.0".into()),
-            connector_class: Some(match kind {
-                ConnectorType::Sink => "FileStreamSink".into(),
-                ConnectorType::Source => "FileStreamSource".into(),
-            }),
-            connector_type: kind,
-            state: Some(ConnectorState::Running),
-            captured_at: Some("2026-01-01T00:00:00Z".into()),
-        },
-        offsets,
-        None,
-    )
-    .render(DEFAULT_SCHEMA_REF)
+fn snapshot_text(name: &str, kind: ConnectorType, offsets: Value) -> String {
+    SnapshotFile::captured(name, kind, offsets).text()
 }
 
 fn sink_offsets(parts: &[(i64, i64)]) -> Value {
-    Value::Array(
-        parts
-            .iter()
-            .map(|(p, o)| {
-                json!({"partition":{"kafka_topic":"orders","kafka_partition":p},
-                       "offset":{"kafka_offset":o}})
-            })
-            .collect(),
-    )
+    data::sink_offsets("orders", parts)
 }
 
 /// kco in `dir`, with no config, no cluster and colors off.
-pub fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("kco")
-        .unwrap()
-        .current_dir(dir)
-        .args(args)
-        .env_remove("KCO_URL")
-        .env_remove("KCO_CLUSTER")
-        .env_remove("KCO_CONFIG")
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let r = Kco::new(dir).args(args).run();
+    (r.code, r.stdout, r.stderr)
 }
 
 /// A repository whose last commit rewinds `orders/0` by 500 and removes `orders/1` in the

@@ -3,26 +3,20 @@
 //! decided from stderr.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use kco::model::ConnectorType;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::diff_base::snapshot_text;
 use crate::fake_connect::{FakeConnect, State};
-use crate::snapshot::{kco, run};
+use crate::support::data::{sink_offset, SnapshotFile};
+use crate::support::run::Kco;
 
 /// A running sink whose live offsets moved ahead of its file: `--fail-on any` makes that exit 2.
 fn advanced_sink() -> (tempfile::TempDir, FakeConnect) {
     let t = tempfile::tempdir().unwrap();
-    let offsets = |o: i64| json!([{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":o}}]);
-    let d = t.path().join("snapshots/a");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join("orders.yaml"),
-        snapshot_text("orders", ConnectorType::Sink, offsets(100)),
-    )
-    .unwrap();
+    let offsets = sink_offset;
+    SnapshotFile::captured("orders", ConnectorType::Sink, offsets(100))
+        .write_in(&t.path().join("snapshots/a"));
     let fake = FakeConnect::builder()
         .version("4.1.0")
         .sink("orders", "FileStreamSink", State::Running, offsets(130))
@@ -30,39 +24,22 @@ fn advanced_sink() -> (tempfile::TempDir, FakeConnect) {
     (t, fake)
 }
 
-fn diff_args(fake: &FakeConnect) -> Vec<String> {
-    [
-        "--url",
-        &fake.url(),
-        "--cluster",
-        "a",
-        "diff",
-        "--fail-on",
-        "any",
-    ]
-    .map(String::from)
-    .to_vec()
+/// `kco diff --fail-on any` of the fake in `dir`, not run yet.
+fn diff(dir: &Path, fake: &FakeConnect) -> Kco {
+    Kco::new(dir).on(fake).args(["diff", "--fail-on", "any"])
 }
 
 #[test]
 fn a_closed_stdout_does_not_change_the_exit_code() {
     let (t, fake) = advanced_sink();
-    let r = run(kco(t.path()).args(diff_args(&fake)));
+    let r = diff(t.path(), &fake).run();
     assert_eq!(r.code, 2, "unpiped: {}{}", r.stdout, r.stderr);
     assert!(!r.stdout.is_empty());
 
     // The reader goes away before kco writes a byte (as `kco diff | head -0` would).
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("kco"))
-        .current_dir(t.path())
-        .env_clear()
-        .env("NO_COLOR", "1")
-        .args(diff_args(&fake))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = diff(t.path(), &fake).spawn();
     drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),
@@ -82,7 +59,9 @@ fn json_doc(stdout: &str) -> Value {
 #[test]
 fn in_json_mode_an_error_is_the_one_document_on_stdout() {
     let dir = tempfile::tempdir().unwrap();
-    let r = run(kco(dir.path()).args(["-o", "json", "--url", "http://127.0.0.1:9", "snapshot"]));
+    let r = Kco::new(dir.path())
+        .args(["-o", "json", "--url", "http://127.0.0.1:9", "snapshot"])
+        .run();
     assert_eq!(r.code, 1);
     let doc = json_doc(&r.stdout);
     let e = &doc["error"];
@@ -110,12 +89,16 @@ fn an_edited_file_is_a_files_error_with_the_fmt_hint() {
     let path = t.path().join("snapshots/a/orders.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, text.replace("kafka_offset: 100", "kafka_offset: 99")).unwrap();
-    let r = run(kco(t.path()).args(["-o", "json", "apply", "snapshots/a", "--dry-run"]));
+    let r = Kco::new(t.path())
+        .args(["-o", "json", "apply", "snapshots/a", "--dry-run"])
+        .run();
     assert_eq!(r.code, 1, "{}", r.stderr);
     let doc = json_doc(&r.stdout);
     assert_eq!(doc["error"]["kind"], "files");
     assert!(doc["error"]["hint"].as_str().unwrap().contains("kco fmt"));
-    let r = run(kco(t.path()).args(["apply", "snapshots/a", "--dry-run"]));
+    let r = Kco::new(t.path())
+        .args(["apply", "snapshots/a", "--dry-run"])
+        .run();
     assert_eq!(r.code, 1);
     assert!(
         r.stdout.is_empty(),
@@ -130,13 +113,14 @@ fn an_edited_file_is_a_files_error_with_the_fmt_hint() {
 }
 
 fn usage_error(cwd: &Path, color: &str, no_color: bool) -> String {
-    let mut cmd = kco(cwd);
+    let mut cmd = Kco::new(cwd);
     if !no_color {
-        cmd.env_remove("NO_COLOR");
+        cmd = cmd.env_remove("NO_COLOR");
     }
-    let r = run(cmd
+    let r = cmd
         .env("TERM", "xterm")
-        .args(["--color", color, "-o", "markdown", "validate"]));
+        .args(["--color", color, "-o", "markdown", "validate"])
+        .run();
     assert_eq!(r.code, 1);
     r.stderr
 }

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::history::{orders, Repo};
-use crate::snapshot::{kco, run, sink_offsets, two_connectors};
+use crate::support::fakes::{orders_sink_offsets as sink_offsets, two_connectors};
+use crate::support::run::Kco;
 
 /// A port nothing listens on.
 const NOWHERE: &str = "http://127.0.0.1:9";
@@ -39,12 +40,14 @@ fn all_clusters_an_unreachable_cluster_is_an_error_not_drift() {
     let east = two_connectors();
     let dir = tempfile::tempdir().unwrap();
     config(dir.path(), &[("east", &east.url()), ("west", NOWHERE)]);
-    let r = run(kco(dir.path()).args(["--cluster", "east", "snapshot"]));
+    let r = Kco::new(dir.path())
+        .args(["--cluster", "east", "snapshot"])
+        .run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     std::fs::create_dir_all(dir.path().join("snapshots/west")).unwrap();
     // East drifts, west cannot be reached: that is an error (1), not drift (2).
     east.set_offsets("orders-sink", sink_offsets(1));
-    let r = run(kco(dir.path()).args(["diff", "--all-clusters"]));
+    let r = Kco::new(dir.path()).args(["diff", "--all-clusters"]).run();
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stdout.contains("orders-sink"),
@@ -57,7 +60,9 @@ fn all_clusters_an_unreachable_cluster_is_an_error_not_drift() {
         r.stderr
     );
     for cmd in ["diff", "snapshot", "ls"] {
-        let r = run(kco(dir.path()).args([cmd, "--all-clusters", "-o", "json"]));
+        let r = Kco::new(dir.path())
+            .args([cmd, "--all-clusters", "-o", "json"])
+            .run();
         assert_eq!(r.code, 1, "{cmd}: {}\n{}", r.stdout, r.stderr);
         let doc = json(&r.stdout);
         assert!(item(&doc, "east").get("error").is_none(), "{cmd}: {doc}");
@@ -69,7 +74,9 @@ fn all_clusters_an_unreachable_cluster_is_an_error_not_drift() {
             "{cmd}: {doc}"
         );
     }
-    let r = run(kco(dir.path()).args(["diff", "--all-clusters", "-o", "yaml"]));
+    let r = Kco::new(dir.path())
+        .args(["diff", "--all-clusters", "-o", "yaml"])
+        .run();
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stdout.contains("cluster: west\n  error:"), "{}", r.stdout);
 }
@@ -78,7 +85,10 @@ fn all_clusters_an_unreachable_cluster_is_an_error_not_drift() {
 fn a_glob_that_matches_nothing_is_an_error_naming_what_exists() {
     let fake = two_connectors();
     let dir = tempfile::tempdir().unwrap();
-    let r = run(kco(dir.path()).args(["--url", &fake.url(), "--cluster", "a", "snapshot", "zzz*"]));
+    let r = Kco::new(dir.path())
+        .on(&fake)
+        .args(["snapshot", "zzz*"])
+        .run();
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stderr
@@ -93,17 +103,10 @@ fn a_glob_that_matches_nothing_is_an_error_naming_what_exists() {
     );
     assert!(!dir.path().join("snapshots").exists(), "nothing written");
     // One pattern that matches and one that does not: still an error, nothing written.
-    let r = run(kco(dir.path()).args([
-        "--url",
-        &fake.url(),
-        "--cluster",
-        "a",
-        "-o",
-        "json",
-        "snapshot",
-        "orders-*",
-        "nope",
-    ]));
+    let r = Kco::new(dir.path())
+        .on(&fake)
+        .args(["-o", "json", "snapshot", "orders-*", "nope"])
+        .run();
     assert_eq!(r.code, 1, "{}", r.stderr);
     let doc = json(&r.stdout);
     assert_eq!(doc["error"]["kind"], "no_match", "{doc}");
@@ -144,7 +147,10 @@ fn reset_takes_globs_resolved_against_the_cluster() {
     let dir = tempfile::tempdir().unwrap();
     let url = fake.url();
     let base = ["--url", url.as_str(), "--cluster", "a", "reset"];
-    let r = run(kco(dir.path()).args(base).args(["orders-*", "--dry-run"]));
+    let r = Kco::new(dir.path())
+        .args(base)
+        .args(["orders-*", "--dry-run"])
+        .run();
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stdout.contains("- orders-a (") && r.stdout.contains("- orders-b ("),
@@ -152,7 +158,10 @@ fn reset_takes_globs_resolved_against_the_cluster() {
         r.stdout
     );
     assert!(!r.stdout.contains("billing"), "{}", r.stdout);
-    let r = run(kco(dir.path()).args(base).args(["zzz*", "--dry-run"]));
+    let r = Kco::new(dir.path())
+        .args(base)
+        .args(["zzz*", "--dry-run"])
+        .run();
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stderr
@@ -168,7 +177,7 @@ fn several_clusters_and_none_chosen_is_an_error_not_localhost() {
     let (east, west) = (two_connectors(), two_connectors());
     let dir = tempfile::tempdir().unwrap();
     config(dir.path(), &[("east", &east.url()), ("west", &west.url())]);
-    let r = run(kco(dir.path()).args(["ls"]));
+    let r = Kco::new(dir.path()).args(["ls"]).run();
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stderr
@@ -183,7 +192,7 @@ fn several_clusters_and_none_chosen_is_an_error_not_localhost() {
     );
     assert!(!r.stderr.contains("8083"), "{}", r.stderr);
     // Chosen, it works; `defaultCluster:` chooses too.
-    let r = run(kco(dir.path()).args(["--cluster", "west", "ls"]));
+    let r = Kco::new(dir.path()).args(["--cluster", "west", "ls"]).run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let text = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
     std::fs::write(
@@ -191,7 +200,7 @@ fn several_clusters_and_none_chosen_is_an_error_not_localhost() {
         format!("defaultCluster: east\n{text}"),
     )
     .unwrap();
-    let r = run(kco(dir.path()).args(["ls", "-o", "json"]));
+    let r = Kco::new(dir.path()).args(["ls", "-o", "json"]).run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(json(&r.stdout)["cluster"], "east");
 }
@@ -208,10 +217,10 @@ fn commands_that_read_only_files_need_no_cluster_chosen() {
     r.commit("2026-11-27T02:00:00Z", "nightly");
     config(r.path(), &[("east", NOWHERE), ("west", NOWHERE)]);
     for args in [&["log"][..], &["validate"], &["diff", "--base", "HEAD"]] {
-        let out = run(kco(r.path()).args(args));
+        let out = Kco::new(r.path()).args(args).run();
         assert_eq!(out.code, 0, "{args:?}: {}\n{}", out.stdout, out.stderr);
     }
     // The whole snapshots directory, not that of a guessed cluster `default`.
-    let out = run(kco(r.path()).args(["log"]));
+    let out = Kco::new(r.path()).args(["log"]).run();
     assert!(out.stdout.contains("orders"), "{}", out.stdout);
 }

@@ -4,35 +4,15 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
-
-use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
-use kco::model::{ConnectorState, ConnectorType};
-
-use crate::fake_connect::{FakeConnect, Fault, State};
-use crate::snapshot::{kco, run, SINK};
-
-fn offsets(o: i64) -> Value {
-    json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": o}}])
-}
+use crate::fake_connect::{Fault, State};
+use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
+use crate::support::fakes::sink_s;
+use crate::support::run::Kco;
 
 fn write_file(dir: &Path) -> String {
-    let file = OffsetsFile::new(
-        Metadata {
-            name: "s".into(),
-            cluster: "a".into(),
-            kafka_cluster_id: None,
-            connect_version: None,
-            connector_class: Some(SINK.into()),
-            connector_type: ConnectorType::Sink,
-            state: Some(ConnectorState::Running),
-            captured_at: None,
-        },
-        serde_json::from_value(offsets(5)).unwrap(),
-        None,
-    );
-    let path = dir.join("s.yaml");
-    std::fs::write(&path, file.render(DEFAULT_SCHEMA_REF)).unwrap();
+    let path = SnapshotFile::sink("s", offsets(5))
+        .class(SINK)
+        .write_in(dir);
     path.to_string_lossy().into_owned()
 }
 
@@ -43,22 +23,11 @@ struct Expect(i32, State, i64, &'static str);
 fn case(prior: State, fault: Fault, want: Expect) {
     let dir = tempfile::tempdir().unwrap();
     let file = write_file(dir.path());
-    let fake = FakeConnect::builder()
-        .sink("s", SINK, prior, offsets(100))
-        .fault(fault)
-        .start();
-    let r = run(kco(dir.path()).args([
-        "--url",
-        &fake.url(),
-        "--cluster",
-        "a",
-        "apply",
-        &file,
-        "--yes",
-        "--wait-timeout",
-        "3",
-        "-v",
-    ]));
+    let fake = sink_s(prior).fault(fault).start();
+    let r = Kco::new(dir.path())
+        .on(&fake)
+        .args(["apply", &file, "--yes", "--wait-timeout", "3", "-v"])
+        .run();
     let all = format!("{}{}", r.stdout, r.stderr);
     let Expect(exit, state, offset, says) = want;
     assert_eq!(r.code, exit, "{all}");

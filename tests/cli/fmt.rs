@@ -1,13 +1,15 @@
 //! `kco fmt` and `kco fmt --check`.
 
-use crate::snapshot::{kco, run, snapshot, two_connectors};
+use crate::snapshot::snapshot;
+use crate::support::fakes::two_connectors;
+use crate::support::run::Kco;
 
 #[test]
 fn check_lists_edited_files_and_fmt_reseals_them() {
     let dir = tempfile::tempdir().unwrap();
     let fake = two_connectors();
     assert_eq!(snapshot(&fake, dir.path(), &[]).code, 0);
-    let r = run(kco(dir.path()).args(["fmt", "--check"]));
+    let r = Kco::new(dir.path()).args(["fmt", "--check"]).run();
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
 
     let sink = dir.path().join("snapshots/a/orders-sink.yaml");
@@ -15,7 +17,7 @@ fn check_lists_edited_files_and_fmt_reseals_them() {
         .unwrap()
         .replace("kafka_offset: 5", "kafka_offset: 4");
     std::fs::write(&sink, &edited).unwrap();
-    let r = run(kco(dir.path()).args(["fmt", "--check"]));
+    let r = Kco::new(dir.path()).args(["fmt", "--check"]).run();
     assert_eq!(r.code, 1);
     assert!(
         r.stdout.contains("snapshots/a/orders-sink.yaml")
@@ -29,13 +31,13 @@ fn check_lists_edited_files_and_fmt_reseals_them() {
         edited,
         "--check changes nothing"
     );
-    assert_eq!(run(kco(dir.path()).arg("validate")).code, 1);
+    assert_eq!(Kco::new(dir.path()).arg("validate").run().code, 1);
 
-    let r = run(kco(dir.path()).arg("fmt"));
+    let r = Kco::new(dir.path()).arg("fmt").run();
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("formatted"), "{}", r.stdout);
-    assert_eq!(run(kco(dir.path()).arg("validate")).code, 0);
-    assert_eq!(run(kco(dir.path()).args(["fmt", "--check"])).code, 0);
+    assert_eq!(Kco::new(dir.path()).arg("validate").run().code, 0);
+    assert_eq!(Kco::new(dir.path()).args(["fmt", "--check"]).run().code, 0);
     let text = std::fs::read_to_string(&sink).unwrap();
     assert!(text.contains("kafka_offset: 4") && text != edited);
 }
@@ -51,7 +53,7 @@ fn a_file_that_does_not_parse_is_named_with_its_line_and_left_untouched() {
         .replace("offsets:\n", "offsets: [\n");
     std::fs::write(&src, &broken).unwrap();
     for args in [&["fmt"][..], &["fmt", "--check"][..]] {
-        let r = run(kco(dir.path()).args(args));
+        let r = Kco::new(dir.path()).args(args).run();
         assert_eq!(r.code, 1, "{args:?}");
         let line = r
             .stdout

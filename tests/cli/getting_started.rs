@@ -8,7 +8,9 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::fake_connect::{FakeConnect, State};
-use crate::output_snapshots::SINK;
+use crate::support::data::SINK;
+use crate::support::git::git;
+use crate::support::run::hermetic;
 
 const PAGE_URL: &str = "http://localhost:8083";
 
@@ -52,12 +54,11 @@ fn the_getting_started_page_runs_from_an_empty_directory_to_a_nightly_commit() {
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let script = blocks.join("\n").replace(PAGE_URL, &fake.url());
     let run = |script: &str| {
-        let out = Command::new("sh")
+        let mut sh = Command::new("sh");
+        let out = hermetic(&mut sh, dir.path())
             .args(["-e", "-c", script])
             .current_dir(dir.path())
-            .env_clear()
             .env("PATH", &path)
-            .env("HOME", dir.path())
             .env("GIT_AUTHOR_NAME", "t")
             .env("GIT_AUTHOR_EMAIL", "t@example.com")
             .env("GIT_COMMITTER_NAME", "t")
@@ -73,14 +74,7 @@ fn the_getting_started_page_runs_from_an_empty_directory_to_a_nightly_commit() {
     };
     run(&script);
     let repo = dir.path().join("offsets");
-    let log = |repo: &Path| {
-        let out = Command::new("git")
-            .args(["log", "--format=%s"])
-            .current_dir(repo)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let log = |repo: &Path| git(repo, &["log", "--format=%s"]) + "\n";
     // Nothing moved between the first snapshot and the nightly step: one commit only.
     assert_eq!(log(&repo), "offsets of prod\n");
     let file = std::fs::read_to_string(repo.join("snapshots/prod/orders-sink.yaml")).unwrap();

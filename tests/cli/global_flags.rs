@@ -4,7 +4,8 @@
 use serde_json::json;
 
 use crate::fake_connect::{FakeConnect, State};
-use crate::snapshot::{kco, run, SRC};
+use crate::support::data::SOURCE as SRC;
+use crate::support::run::Kco;
 
 #[test]
 fn verbose_traces_each_call_and_quiet_runs_do_not() {
@@ -25,9 +26,10 @@ fn verbose_traces_each_call_and_quiet_runs_do_not() {
         ),
     )
     .unwrap();
-    let r = run(kco(dir.path())
+    let r = Kco::new(dir.path())
         .env("PW", "pa55word-xyz")
-        .args(["-v", "snapshot"]));
+        .args(["-v", "snapshot"])
+        .run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     for line in [
         "GET /: ok",
@@ -47,7 +49,10 @@ fn verbose_traces_each_call_and_quiet_runs_do_not() {
         &["-v", "diff"],
         &["-v", "apply", "snapshots/a", "--dry-run"],
     ] {
-        let r = run(kco(dir.path()).env("PW", "pa55word-xyz").args(args));
+        let r = Kco::new(dir.path())
+            .env("PW", "pa55word-xyz")
+            .args(args)
+            .run();
         assert_eq!(
             r.stderr.matches("GET /: ok").count(),
             1,
@@ -55,7 +60,10 @@ fn verbose_traces_each_call_and_quiet_runs_do_not() {
             r.stderr
         );
     }
-    let r = run(kco(dir.path()).env("PW", "pa55word-xyz").args(["snapshot"]));
+    let r = Kco::new(dir.path())
+        .env("PW", "pa55word-xyz")
+        .args(["snapshot"])
+        .run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         !r.stderr.contains("GET /connectors/c/offsets"),
@@ -67,19 +75,23 @@ fn verbose_traces_each_call_and_quiet_runs_do_not() {
 #[test]
 fn markdown_outside_diff_and_bad_flags_are_usage_errors_with_exit_1() {
     let dir = tempfile::tempdir().unwrap();
-    let r = run(kco(dir.path()).args(["-o", "markdown", "validate"]));
+    let r = Kco::new(dir.path())
+        .args(["-o", "markdown", "validate"])
+        .run();
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("--output markdown is for `kco diff`"),
         "{}",
         r.stderr
     );
-    let r = run(kco(dir.path()).args(["snapshot", "--no-such-flag"]));
+    let r = Kco::new(dir.path())
+        .args(["snapshot", "--no-such-flag"])
+        .run();
     assert_eq!(
         r.code, 1,
         "clap's usage errors must not exit 2 (diff's differences)"
     );
-    let r = run(kco(dir.path()).args(["--help"]));
+    let r = Kco::new(dir.path()).args(["--help"]).run();
     assert_eq!(r.code, 0);
     assert!(
         r.stdout.contains("2  diff only: differences found"),
@@ -91,7 +103,9 @@ fn markdown_outside_diff_and_bad_flags_are_usage_errors_with_exit_1() {
 #[test]
 fn an_unreachable_worker_is_named_with_a_hint() {
     let dir = tempfile::tempdir().unwrap();
-    let r = run(kco(dir.path()).args(["--url", "http://127.0.0.1:9", "snapshot"]));
+    let r = Kco::new(dir.path())
+        .args(["--url", "http://127.0.0.1:9", "snapshot"])
+        .run();
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains("GET http://127.0.0.1:9/: cannot connect"),
@@ -105,12 +119,14 @@ fn an_unreachable_worker_is_named_with_a_hint() {
 #[test]
 fn credentials_in_a_url_are_never_printed() {
     let dir = tempfile::tempdir().unwrap();
-    let r = run(kco(dir.path()).args([
-        "--url",
-        "http://kco:t0psecret@127.0.0.1:9",
-        "-v",
-        "snapshot",
-    ]));
+    let r = Kco::new(dir.path())
+        .args([
+            "--url",
+            "http://kco:t0psecret@127.0.0.1:9",
+            "-v",
+            "snapshot",
+        ])
+        .run();
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("http://127.0.0.1:9/"), "{}", r.stderr);
     assert!(
@@ -118,7 +134,9 @@ fn credentials_in_a_url_are_never_printed() {
         "{}",
         r.stderr
     );
-    let r = run(kco(dir.path()).args(["--url", "http://kco:t0psecret@[bad", "snapshot"]));
+    let r = Kco::new(dir.path())
+        .args(["--url", "http://kco:t0psecret@[bad", "snapshot"])
+        .run();
     assert_eq!(r.code, 1);
     assert!(!r.stderr.contains("t0psecret"), "{}", r.stderr);
 }
@@ -134,7 +152,7 @@ fn a_url_password_reaches_the_worker_intact() {
     let url = fake
         .url()
         .replace("http://", "http://ops%2Bteam:a+b&c%25d%40e@");
-    let r = run(kco(dir.path()).args(["--url", &url, "snapshot"]));
+    let r = Kco::new(dir.path()).args(["--url", &url, "snapshot"]).run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     use base64::Engine;
     let expected = base64::engine::general_purpose::STANDARD.encode("ops+team:a+b&c%d@e");
@@ -162,7 +180,7 @@ fn an_unreachable_worker_fails_every_command_at_once_without_retrying() {
     ] {
         let mut all = vec!["--url", "http://127.0.0.1:9", "--cluster", "a", "-v"];
         all.extend(args.iter().copied());
-        let r = run(kco(dir.path()).args(&all));
+        let r = Kco::new(dir.path()).args(&all).run();
         assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
         let attempts = r.stderr.matches("GET /: cannot connect").count();
         assert_eq!(attempts, 1, "{args:?} retried:\n{}", r.stderr);

@@ -3,12 +3,10 @@
 //! wherever kco runs in it; a refused stop leaves nothing behind; a running operation is "in
 //! progress", not "interrupted"; a journal that cannot be finished can be discarded.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
 use crate::fake_connect::{FakeConnect, Fault, State};
-use crate::sink_files::{sink_offsets as offsets, write_sink_file, SINK};
+use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
+use crate::support::fakes::sink_s;
+use crate::support::run::{wait_until, Kco};
 
 /// A project: kco.yaml with clusters `a` and `b` (the default), each a fake with sink `s`
 /// at 100, and `snapshots/a/s.yaml` at 5, captured on `a`.
@@ -20,12 +18,8 @@ struct Project {
 
 fn project() -> Project {
     let dir = tempfile::tempdir().unwrap();
-    let a = FakeConnect::builder()
-        .sink("s", SINK, State::Running, offsets(100))
-        .start();
-    let b = FakeConnect::builder()
-        .sink("s", SINK, State::Running, offsets(100))
-        .start();
+    let a = sink_s(State::Running).start();
+    let b = sink_s(State::Running).start();
     std::fs::write(
         dir.path().join("kco.yaml"),
         format!(
@@ -35,45 +29,15 @@ fn project() -> Project {
         ),
     )
     .unwrap();
-    write_sink_file(&dir.path().join("snapshots/a"), "s", 5, None);
+    SnapshotFile::sink("s", offsets(5))
+        .class(SINK)
+        .write_in(&dir.path().join("snapshots/a"));
     Project { dir, a, b }
 }
 
-fn command(cwd: &Path, home: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("kco"));
-    c.current_dir(cwd)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
-
-/// Runs kco in `cwd` (a directory of the project); exit code and stdout + stderr.
-fn kco_in(p: &Project, cwd: &Path, args: &[&str]) -> (i32, String) {
-    let out = command(cwd, p.dir.path(), args).output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
-}
-
+/// Runs kco at the project's root; exit code and stdout + stderr.
 fn kco(p: &Project, args: &[&str]) -> (i32, String) {
-    kco_in(p, p.dir.path(), args)
-}
-
-fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    Kco::new(p.dir.path()).args(args).run().code_and_text()
 }
 
 #[test]
@@ -152,13 +116,9 @@ fn the_state_directory_is_next_to_kco_yaml_wherever_kco_runs() {
             .nth(1)
             .delay_ms(3_000),
     );
-    let first = command(
-        &deep,
-        p.dir.path(),
-        &["--cluster", "a", "apply", "s.yaml", "--yes"],
-    )
-    .spawn()
-    .unwrap();
+    let first = Kco::new(&deep)
+        .args(["--cluster", "a", "apply", "s.yaml", "--yes"])
+        .spawn();
     wait_until("the first apply to patch", || {
         p.a.count("PATCH", "/connectors/s/offsets") > 0
     });
@@ -182,7 +142,7 @@ fn the_state_directory_is_next_to_kco_yaml_wherever_kco_runs() {
         "{out}"
     );
     assert!(!out.contains("interrupted"), "{out}");
-    let out = first.wait_with_output().unwrap();
+    let out = first.wait();
     assert_eq!(out.status.code(), Some(0));
     let backups: Vec<_> = std::fs::read_dir(p.dir.path().join(".kco/backups"))
         .unwrap()

@@ -2,41 +2,16 @@
 //! history generated here (fixed dates, so commit ids are stable), against the fake Connect.
 
 use std::path::Path;
-use std::process::Command;
 
 use kco::model::ConnectorType::{Sink, Source};
 use serde_json::{json, Value};
 
-use crate::diff_base::snapshot_text;
-
-pub fn git_at(dir: &Path, date: &str, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_DATE", date)
-        .env("GIT_COMMITTER_DATE", date)
-        .args([
-            "-c",
-            "user.name=Night Job",
-            "-c",
-            "user.email=n@example.com",
-        ])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use crate::support::data::{sink_offsets, SnapshotFile};
+use crate::support::git::git_at;
+use crate::support::run::Kco;
 
 pub fn orders(parts: &[(i64, i64)]) -> Value {
-    Value::Array(
-        parts
-            .iter()
-            .map(|(p, o)| json!({"partition":{"kafka_topic":"orders","kafka_partition":p},"offset":{"kafka_offset":o}}))
-            .collect(),
-    )
+    sink_offsets("orders", parts)
 }
 
 pub fn billing(pos: i64) -> Value {
@@ -62,9 +37,7 @@ impl Repo {
         self.dir.path()
     }
     pub fn write(&self, rel: &str, name: &str, kind: kco::model::ConnectorType, offsets: Value) {
-        let p = self.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, snapshot_text(name, kind, offsets)).unwrap();
+        SnapshotFile::captured(name, kind, offsets).write(&self.path().join(rel));
     }
     pub fn commit(&self, date: &str, msg: &str) -> String {
         git_at(self.path(), date, &["add", "-A"]);
@@ -137,9 +110,8 @@ pub fn history() -> (Repo, Vec<String>) {
 
 /// kco in `dir`, offline, cluster `a`.
 pub fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut all = vec!["--cluster", "a"];
-    all.extend_from_slice(args);
-    crate::diff_base::kco(dir, &all)
+    let r = Kco::new(dir).args(["--cluster", "a"]).args(args).run();
+    (r.code, r.stdout, r.stderr)
 }
 
 fn json_of(out: &str) -> Value {

@@ -7,7 +7,8 @@ use kco::model::ConnectorType::Sink;
 use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, State};
-use crate::history::{billing, git_at, history, kco, orders};
+use crate::history::{billing, history, kco, orders};
+use crate::support::git::git_at;
 
 const SINK: &str = "FileStreamSink";
 const SOURCE: &str = "FileStreamSource";

@@ -1,37 +1,17 @@
 //! `kco export` and `kco import`: Connect's REST body and Strimzi ConfigMaps, both ways, byte
 //! for byte; bad input names file and line and writes nothing.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 
 use crate::fake_connect::{FakeConnect, State};
-use crate::snapshot::{kco, run, snapshot, two_connectors, Run, SINK};
+use crate::snapshot::snapshot;
+use crate::support::data::SINK;
+use crate::support::fakes::two_connectors;
+use crate::support::run::{Kco, Run};
 
 /// Runs kco in `cwd` with `stdin` piped in.
 pub(crate) fn piped(cwd: &Path, args: &[&str], stdin: &str) -> Run {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kco"));
-    cmd.current_dir(cwd)
-        .env_clear()
-        .env("HOME", cwd)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Kco::new(cwd).args(args).stdin(stdin).run()
 }
 
 fn ok(r: Run) -> Run {
@@ -52,7 +32,7 @@ fn rest_body_round_trips_byte_for_byte() {
     for (name, kind) in [("file-src", "source"), ("orders-sink", "sink")] {
         let file = format!("snapshots/a/{name}.yaml");
         let original = std::fs::read_to_string(dir.path().join(&file)).unwrap();
-        let body = ok(run(kco(dir.path()).args(["export", &file]))).stdout;
+        let body = ok(Kco::new(dir.path()).args(["export", &file]).run()).stdout;
         // The body Connect itself served reads to the same offsets and checksum.
         let live = serde_json::json!({ "offsets": fake.offsets(name) }).to_string();
         for input in [&body, &live] {
@@ -84,9 +64,9 @@ fn rest_body_round_trips_byte_for_byte() {
             ],
             &body,
         ));
-        let again = ok(run(
-            kco(dir.path()).args(["export", &format!("snapshots/b/{name}.yaml")])
-        ));
+        let again = ok(Kco::new(dir.path())
+            .args(["export", &format!("snapshots/b/{name}.yaml")])
+            .run());
         assert_eq!(again.stdout, body, "{name}");
     }
 }
@@ -98,7 +78,7 @@ fn strimzi_round_trips_byte_for_byte() {
     ok(snapshot(&fake, dir.path(), &[]));
     for name in ["file-src", "orders-sink"] {
         let file = format!("snapshots/a/{name}.yaml");
-        let body = ok(run(kco(dir.path()).args(["export", &file]))).stdout;
+        let body = ok(Kco::new(dir.path()).args(["export", &file]).run()).stdout;
         let minimal = ok(piped(
             dir.path(),
             &[
@@ -116,14 +96,16 @@ fn strimzi_round_trips_byte_for_byte() {
             &body,
         ))
         .stdout;
-        let cm = ok(run(kco(dir.path()).args([
-            "export",
-            "--format",
-            "strimzi",
-            &file,
-            "--namespace",
-            "kafka",
-        ])))
+        let cm = ok(Kco::new(dir.path())
+            .args([
+                "export",
+                "--format",
+                "strimzi",
+                &file,
+                "--namespace",
+                "kafka",
+            ])
+            .run())
         .stdout;
         assert!(
             cm.contains("kind: KafkaConnector") && cm.contains("state: stopped"),
@@ -138,12 +120,9 @@ fn strimzi_round_trips_byte_for_byte() {
         assert_eq!(back.stdout, minimal, "{name}");
     }
     // Both files into one stream, imported into a new tree: every connector comes back.
-    let all = ok(run(kco(dir.path()).args([
-        "export",
-        "--format",
-        "strimzi",
-        "snapshots/a",
-    ])))
+    let all = ok(Kco::new(dir.path())
+        .args(["export", "--format", "strimzi", "snapshots/a"])
+        .run())
     .stdout;
     ok(piped(
         dir.path(),
@@ -166,9 +145,9 @@ fn an_existing_file_keeps_its_metadata() {
     ok(snapshot(&fake, dir.path(), &[]));
     let path = dir.path().join("snapshots/a/orders-sink.yaml");
     let before = std::fs::read_to_string(&path).unwrap();
-    let body = ok(run(
-        kco(dir.path()).args(["export", "snapshots/a/orders-sink.yaml"])
-    ))
+    let body = ok(Kco::new(dir.path())
+        .args(["export", "snapshots/a/orders-sink.yaml"])
+        .run())
     .stdout;
     let import = [
         "import",
@@ -192,7 +171,7 @@ fn an_existing_file_keeps_its_metadata() {
     );
     let after = std::fs::read_to_string(&path).unwrap();
     assert!(after.contains("kafkaClusterId: kc-test") && after.contains("kafka_offset: 6"));
-    ok(run(kco(dir.path()).arg("validate")));
+    ok(Kco::new(dir.path()).arg("validate").run());
 }
 
 #[test]
@@ -203,16 +182,18 @@ fn bad_input_names_the_line_and_writes_nothing() {
         "{\"offsets\": [\n  {\"partition\": {\"kafka_topic\": \"t\", \"kafka_partition\": 0}, \"offset\": {\"kafka_offset\": 1}},\n  {\"partition\": {\"kafka_topic\": \"t\", \"kafka_partition\": -1}, \"offset\": {\"kafka_offset\": 1}}\n]}\n",
     )
     .unwrap();
-    let r = run(kco(dir.path()).args([
-        "import",
-        "--from",
-        "json",
-        "in.json",
-        "--name",
-        "c",
-        "--cluster",
-        "a",
-    ]));
+    let r = Kco::new(dir.path())
+        .args([
+            "import",
+            "--from",
+            "json",
+            "in.json",
+            "--name",
+            "c",
+            "--cluster",
+            "a",
+        ])
+        .run();
     assert_eq!(r.code, 1);
     assert!(
         r.stderr
@@ -220,7 +201,9 @@ fn bad_input_names_the_line_and_writes_nothing() {
         "{}",
         r.stderr
     );
-    let r = run(kco(dir.path()).args(["import", "--from", "json", "in.json", "--cluster", "a"]));
+    let r = Kco::new(dir.path())
+        .args(["import", "--from", "json", "in.json", "--cluster", "a"])
+        .run();
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("needs --name"), "{}", r.stderr);
     std::fs::write(
@@ -228,22 +211,24 @@ fn bad_input_names_the_line_and_writes_nothing() {
         "kind: ConfigMap\ndata:\n  offsets.json: |\n    {\"offsets\": [}\n",
     )
     .unwrap();
-    let r = run(kco(dir.path()).args([
-        "import",
-        "--from",
-        "strimzi",
-        "cm.yaml",
-        "--name",
-        "c",
-        "--cluster",
-        "a",
-    ]));
+    let r = Kco::new(dir.path())
+        .args([
+            "import",
+            "--from",
+            "strimzi",
+            "cm.yaml",
+            "--name",
+            "c",
+            "--cluster",
+            "a",
+        ])
+        .run();
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("cm.yaml:4:"), "{}", r.stderr);
     assert!(!dir.path().join("snapshots").exists(), "nothing written");
     // An invalid snapshot is not exported.
     std::fs::write(dir.path().join("bad.yaml"), "apiVersion: kco/v1\n").unwrap();
-    let r = run(kco(dir.path()).args(["export", "bad.yaml"]));
+    let r = Kco::new(dir.path()).args(["export", "bad.yaml"]).run();
     assert_eq!((r.code, r.stdout.as_str()), (1, ""), "{}", r.stderr);
 }
 
@@ -262,20 +247,15 @@ fn apply_warns_about_a_strimzi_managed_connector() {
             "plain",
             SINK,
             State::Running,
-            crate::snapshot::sink_offsets(1),
+            crate::support::fakes::orders_sink_offsets(1),
         )
         .start();
     let dir = tempfile::tempdir().unwrap();
     ok(snapshot(&fake, dir.path(), &[]));
-    let r = ok(run(kco(dir.path()).args([
-        "--url",
-        &fake.url(),
-        "--cluster",
-        "a",
-        "apply",
-        "snapshots/a",
-        "--dry-run",
-    ])));
+    let r = ok(Kco::new(dir.path())
+        .on(&fake)
+        .args(["apply", "snapshots/a", "--dry-run"])
+        .run());
     let all = format!("{}{}", r.stdout, r.stderr);
     assert!(
         all.contains(&format!("`{name}` looks managed by the Strimzi operator")),

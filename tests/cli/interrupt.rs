@@ -2,22 +2,16 @@
 //! state back; connectors not yet started are skipped and get no request.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::fake_connect::{FakeConnect, Fault, State};
-use crate::sink_files::{sink_offsets, write_sink_file, SINK};
+use crate::support::data::{sink_offset as sink_offsets, SnapshotFile, SINK};
+use crate::support::run::{wait_until, Kco};
 
 fn write_file(dir: &Path, name: &str, offset: i64) {
-    write_sink_file(dir, name, offset, None);
-}
-
-fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    SnapshotFile::sink(name, sink_offsets(offset))
+        .class(SINK)
+        .write_in(dir);
 }
 
 #[test]
@@ -32,28 +26,15 @@ fn ctrl_c_finishes_the_connector_under_way_and_skips_the_rest() {
         .sink("s2", SINK, State::Running, sink_offsets(100))
         .fault(Fault::on("PATCH", "/connectors/s1/offsets").delay_ms(1500))
         .start();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("kco"))
-        .current_dir(dir.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .env("NO_COLOR", "1")
-        .args(["--url", &fake.url(), "--cluster", "a", "apply", "files"])
-        .args(["--yes", "--parallel", "1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Kco::new(dir.path())
+        .on(&fake)
+        .args(["apply", "files", "--yes", "--parallel", "1"])
+        .spawn();
     wait_until("s1 to be stopped", || {
         fake.count("PUT", "/connectors/s1/stop") > 0
     });
     std::thread::sleep(Duration::from_millis(200));
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
+    child.interrupt();
     let deadline = Instant::now() + Duration::from_secs(30);
     while child.try_wait().unwrap().is_none() {
         assert!(
@@ -62,10 +43,9 @@ fn ctrl_c_finishes_the_connector_under_way_and_skips_the_rest() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    let out = child.finish();
+    let (stdout, stderr) = (&out.stdout, &out.stderr);
+    assert_eq!(out.code, 1, "{stdout}{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     // The connector under way finished: patched, verified, running again.
     assert_eq!(fake.offsets("s1"), sink_offsets(5));

@@ -23,8 +23,10 @@ mod interrupt;
 mod output_snapshots;
 mod recipes;
 mod secrets;
-mod sink_files;
 mod snapshot;
+#[path = "../support/mod.rs"]
+#[allow(dead_code)] // shared with tests/e2e, which uses parts this suite does not
+mod support;
 mod undo;
 mod validate;
 mod voice;

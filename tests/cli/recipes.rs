@@ -8,9 +8,10 @@ use std::process::{Command, Stdio};
 
 use serde_yaml::Value;
 
-use crate::diff_base::git;
 use crate::fake_connect::{ConnectorSpec, FakeConnect};
-use crate::output_snapshots::{sink_offsets, two_connectors, SINK};
+use crate::output_snapshots::{billing_and_orders, sink_offsets, SINK};
+use crate::support::git::git;
+use crate::support::run::{hermetic, Kco};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
@@ -116,15 +117,12 @@ impl Repo {
     /// `sh examples/ci/<script> <args>` here, with the built kco and a cleared environment
     /// (no git identity: the scripts bring their own); exit code, stdout and stderr.
     fn run(&self, script: &str, args: &[String], vars: &[(&str, &str)]) -> (i32, String) {
-        let out = Command::new("sh")
+        let mut sh = Command::new("sh");
+        let out = hermetic(&mut sh, self.tmp.path())
             .arg(examples().join("ci").join(script))
             .args(args)
             .current_dir(self.dir())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.tmp.path())
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("NO_COLOR", "1")
             .env("KCO", env!("CARGO_BIN_EXE_kco"))
             .envs(vars.iter().copied())
             .stdin(Stdio::null())
@@ -136,24 +134,12 @@ impl Repo {
 
     /// kco in the repository (test setup: must succeed or find differences); its stdout.
     fn kco(&self, fake: &FakeConnect, args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_kco"))
-            .args([
-                "--url",
-                &fake.url(),
-                "--cluster",
-                "prod",
-                "--color",
-                "never",
-            ])
+        let out = Kco::new(self.dir())
+            .args(["--url", &fake.url(), "--cluster", "prod"])
             .args(args)
-            .current_dir(self.dir())
-            .env_remove("KCO_URL")
-            .env_remove("KCO_CLUSTER")
-            .env_remove("KCO_CONFIG")
-            .output()
-            .unwrap();
-        assert!(matches!(out.status.code(), Some(0 | 2)), "{out:?}");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+            .run();
+        assert!(matches!(out.code, 0 | 2), "{out:?}");
+        out.stdout
     }
 }
 
@@ -193,7 +179,7 @@ fn nightly_args() -> Vec<String> {
 fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     let args = nightly_args();
     assert_eq!(args, ["--push", "prod"]);
-    let fake = two_connectors();
+    let fake = billing_and_orders();
     let repo = Repo::new();
     let url = fake.url();
     let env = [("KCO_URL", url.as_str())];
@@ -319,7 +305,7 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
         .iter()
         .map(|a| a.replace("${{ github.base_ref }}", "main"))
         .collect();
-    let fake = two_connectors();
+    let fake = billing_and_orders();
     let repo = Repo::new();
     repo.kco(&fake, &["snapshot", "-q"]);
     git(&repo.dir(), &["add", "-A"]);

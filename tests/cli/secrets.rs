@@ -5,15 +5,15 @@
 //! them, raw and base64-encoded. The fake proves the secrets were used.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use serde_json::json;
 
 use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault};
+use crate::support::data::SINK;
+use crate::support::run::Kco;
 
-const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
 const URL_PW: &str = "urlpass-S3CRET1";
 const ENV_PW: &str = "envpass-S3CRET2";
 const HEADER: &str = "hdr-S3CRET3";
@@ -32,27 +32,21 @@ fn forbidden() -> Vec<String> {
     all
 }
 
-fn cmd(dir: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("kco"));
-    c.current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("NO_COLOR", "1")
-        .env("KCO_PW", ENV_PW)
-        .env("KCO_HDR", HEADER)
-        .env("KCO_TOKEN", TOKEN)
-        .env("KCO_SECRET_ORDERS_DATABASE_PASSWORD", CREATE_PW)
-        .args(args)
-        .stdin(Stdio::null());
-    c
+/// kco in `dir` with the secrets that kco.yaml and `--create` resolve in its environment.
+fn kco(dir: &Path, args: &[&str]) -> Kco {
+    Kco::new(dir).args(args).envs(&[
+        ("KCO_PW", ENV_PW),
+        ("KCO_HDR", HEADER),
+        ("KCO_TOKEN", TOKEN),
+        ("KCO_SECRET_ORDERS_DATABASE_PASSWORD", CREATE_PW),
+    ])
 }
 
 /// Runs kco, returns its exit code; stdout and stderr are appended to `seen`.
 fn run(dir: &Path, args: &[&str], seen: &mut String) -> i32 {
-    let out = cmd(dir, args).output().unwrap();
-    seen.push_str(&String::from_utf8_lossy(&out.stdout));
-    seen.push_str(&String::from_utf8_lossy(&out.stderr));
-    out.status.code().unwrap_or(-1)
+    let r = kco(dir, args).run();
+    seen.push_str(&r.all());
+    r.code
 }
 
 fn all_files(dir: &Path, out: &mut Vec<(String, String)>) {
@@ -179,21 +173,18 @@ fn no_secret_reaches_any_output_or_file() {
     )
     .unwrap();
     go(&["fmt", "snapshots/a/orders.yaml"], &mut seen);
-    let mut child = cmd(
+    let child = kco(
         d,
         &["--cluster", "a", "-v", "apply", "snapshots/a", "--yes"],
     )
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
+    .discard_output()
+    .spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
     while fake.count("PATCH", "/connectors/orders/offsets") == 0 {
         assert!(Instant::now() < deadline, "the apply never patched");
         std::thread::sleep(Duration::from_millis(20));
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.kill9();
     assert!(d.join(".kco/journal/a.json").exists());
 
     let mut files = Vec::new();

@@ -2,71 +2,16 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::{json, Value};
 
 use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault, PluginSpec, State};
-
-pub(crate) const SRC: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
-pub(crate) const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
-
-/// The binary, run in `cwd` with a clean environment (no KCO_* from the caller).
-pub(crate) fn kco(cwd: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("kco").unwrap();
-    cmd.current_dir(cwd)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", cwd)
-        .env("NO_COLOR", "1");
-    cmd
-}
-
-pub(crate) struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-pub(crate) fn run(cmd: &mut Command) -> Run {
-    let out = cmd.output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
+use crate::support::data::{SINK, SOURCE as SRC};
+use crate::support::fakes::{orders_sink_offsets as sink_offsets, two_connectors};
+use crate::support::run::{Kco, Run, FIXED_NOW};
 
 /// `kco --url <fake> --cluster a snapshot <args>` in `cwd`.
 pub(crate) fn snapshot(fake: &FakeConnect, cwd: &Path, args: &[&str]) -> Run {
-    run(kco(cwd)
-        .args(["--url", &fake.url(), "--cluster", "a", "snapshot"])
-        .args(args))
-}
-
-/// Source offsets with values a YAML writer could get wrong.
-pub(crate) fn tricky_source_offsets() -> Value {
-    json!([
-        {"partition": {"filename": "/data/in.txt"}, "offset": {"position": 9007199254740993_i64}},
-        {"partition": {"server": "db:3306", "file.name": "yes"},
-         "offset": {"file": "0123", "pos": 18446744073709551615_u64, "ts": 1.0, "gtid": null,
-                    "snapshot": true, "when": "2024-01-01", "neg": -9223372036854775808_i64,
-                    "big": 1e300, "on": "on", "empty": "", "nul": "null"}}
-    ])
-}
-
-pub(crate) fn sink_offsets(n: i64) -> Value {
-    json!([
-        {"partition": {"kafka_topic": "orders", "kafka_partition": 10}, "offset": {"kafka_offset": n}},
-        {"partition": {"kafka_topic": "orders", "kafka_partition": 2}, "offset": {"kafka_offset": 3}}
-    ])
-}
-
-pub(crate) fn two_connectors() -> FakeConnect {
-    FakeConnect::builder()
-        .kafka_cluster_id("kc-test")
-        .source("file-src", SRC, State::Running, tricky_source_offsets())
-        .sink("orders-sink", SINK, State::Stopped, sink_offsets(5))
-        .start()
+    Kco::new(cwd).on(fake).arg("snapshot").args(args).run()
 }
 
 fn file(dir: &Path, name: &str) -> PathBuf {
@@ -264,7 +209,7 @@ fn unreachable_url_is_named_exits_1_and_writes_nothing() {
     };
     let url = format!("http://127.0.0.1:{port}");
     let dir = tempfile::tempdir().unwrap();
-    let r = run(kco(dir.path()).args(["--url", &url, "snapshot"]));
+    let r = Kco::new(dir.path()).args(["--url", &url, "snapshot"]).run();
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains(&url), "{}", r.stderr);
     assert!(r.stderr.contains("hint:"), "{}", r.stderr);
@@ -341,7 +286,7 @@ fn a_partition_listed_with_a_null_offset_has_no_offset() {
         .source("c", SRC, State::Running, json!([]))
         .fault(Fault::on("GET", "/connectors/c/offsets").respond_json(200, body))
         .start();
-    let r = run(kco(dir.path()).args(["--url", &fake.url(), "--cluster", "a", "snapshot"]));
+    let r = Kco::new(dir.path()).on(&fake).args(["snapshot"]).run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let text = std::fs::read_to_string(dir.path().join("snapshots/a/c.yaml")).unwrap();
     assert!(
@@ -363,17 +308,23 @@ fn all_clusters_snapshots_and_diffs_every_configured_cluster_with_one_exit_code(
         ),
     )
     .unwrap();
-    let r = run(kco(dir.path()).args(["snapshot", "--all-clusters"]));
+    let r = Kco::new(dir.path())
+        .args(["snapshot", "--all-clusters"])
+        .run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     for c in ["east", "west"] {
         let f = dir.path().join(format!("snapshots/{c}/orders-sink.yaml"));
         assert!(f.is_file(), "{}", f.display());
     }
-    let r = run(kco(dir.path()).args(["diff", "--all-clusters", "-o", "json"]));
+    let r = Kco::new(dir.path())
+        .args(["diff", "--all-clusters", "-o", "json"])
+        .run();
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let reports: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(reports.as_array().map(Vec::len), Some(2), "{}", r.stdout);
-    let r = run(kco(dir.path()).args(["ls", "--all-clusters", "-o", "json"]));
+    let r = Kco::new(dir.path())
+        .args(["ls", "--all-clusters", "-o", "json"])
+        .run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let listed: Value = serde_json::from_str(&r.stdout).unwrap();
     let clusters: Vec<&str> = listed
@@ -385,9 +336,58 @@ fn all_clusters_snapshots_and_diffs_every_configured_cluster_with_one_exit_code(
     assert_eq!(clusters, ["east", "west"], "{}", r.stdout);
     // One cluster drifts: the exit code over all is the diff's 2.
     west.set_offsets("orders-sink", sink_offsets(1));
-    let r = run(kco(dir.path()).args(["diff", "--all-clusters"]));
+    let r = Kco::new(dir.path()).args(["diff", "--all-clusters"]).run();
     assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
-    let r = run(kco(dir.path()).args(["--cluster", "east", "snapshot", "--all-clusters"]));
+    let r = Kco::new(dir.path())
+        .args(["--cluster", "east", "snapshot", "--all-clusters"])
+        .run();
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("drop --cluster"), "{}", r.stderr);
+}
+
+/// kco reads the time from one clock: `KCO_NOW` fixes it for tests (a snapshot's `capturedAt`,
+/// the backup directory of an apply); without it the time is the real one.
+#[test]
+fn captured_at_and_backup_names_come_from_the_clock() {
+    let fake = two_connectors();
+    let fixed = tempfile::tempdir().unwrap();
+    assert_eq!(snapshot(&fake, fixed.path(), &[]).code, 0);
+    let text = std::fs::read_to_string(file(fixed.path(), "orders-sink")).unwrap();
+    assert!(
+        text.contains(&format!("capturedAt: \"{FIXED_NOW}\"")),
+        "{text}"
+    );
+    fake.set_offsets("orders-sink", sink_offsets(9));
+    let r = Kco::new(fixed.path())
+        .on(&fake)
+        .args(["apply", "snapshots/a/orders-sink.yaml", "--yes"])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(
+        fixed
+            .path()
+            .join(".kco/backups/20261201T020000Z/a")
+            .is_dir(),
+        "{}",
+        r.all()
+    );
+
+    let real = tempfile::tempdir().unwrap();
+    let secs =
+        |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let before = secs(std::time::SystemTime::now());
+    let r = Kco::new(real.path())
+        .on(&fake)
+        .arg("snapshot")
+        .real_clock()
+        .run();
+    let after = secs(std::time::SystemTime::now());
+    assert_eq!(r.code, 0, "{}", r.all());
+    let (f, _) = kco::model::file::OffsetsFile::load(&file(real.path(), "orders-sink")).unwrap();
+    let at = f.metadata.captured_at.expect("capturedAt");
+    let at = secs(humantime::parse_rfc3339(&at).unwrap());
+    assert!(
+        (before..=after).contains(&at),
+        "{at} not in {before}..={after}"
+    );
 }

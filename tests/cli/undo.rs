@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
 use crate::fake_connect::{FakeConnect, State};
-use crate::sink_files::{sink_offsets as offsets, write_sink_file, SINK};
+use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
+use crate::support::run::Kco;
 
 fn write_file(dir: &Path, name: &str, offset: i64, with_config: bool) {
     let config: Option<BTreeMap<String, String>> = with_config.then(|| {
@@ -24,25 +24,14 @@ fn write_file(dir: &Path, name: &str, offset: i64, with_config: bool) {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
     });
-    write_sink_file(dir, name, offset, config);
+    SnapshotFile::sink(name, offsets(offset))
+        .class(SINK)
+        .config(config)
+        .write_in(dir);
 }
 
 fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String) {
-    let out = Command::new(assert_cmd::cargo::cargo_bin("kco"))
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("NO_COLOR", "1")
-        .args(["--url", &fake.url(), "--cluster", "a"])
-        .args(args)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    Kco::new(dir).on(fake).args(args).run().code_and_text()
 }
 
 #[test]

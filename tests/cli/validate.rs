@@ -4,7 +4,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::snapshot::{kco, run, snapshot, two_connectors};
+use crate::snapshot::snapshot;
+use crate::support::fakes::two_connectors;
+use crate::support::run::Kco;
 
 /// Snapshot the fake into `dir`, then return the two files' texts.
 fn fresh(dir: &Path) -> (String, String) {
@@ -19,7 +21,7 @@ fn fresh(dir: &Path) -> (String, String) {
 fn valid_files_pass_with_a_count() {
     let dir = tempfile::tempdir().unwrap();
     fresh(dir.path());
-    let r = run(kco(dir.path()).arg("validate"));
+    let r = Kco::new(dir.path()).arg("validate").run();
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("2 files valid"), "{}", r.stderr);
 }
@@ -80,7 +82,7 @@ fn each_kind_of_problem_names_the_file_and_line() {
     for (name, text, _) in &cases {
         std::fs::write(bad.join(format!("{name}.yaml")), text).unwrap();
     }
-    let r = run(kco(dir.path()).args(["validate", "bad"]));
+    let r = Kco::new(dir.path()).args(["validate", "bad"]).run();
     assert_eq!(r.code, 1, "{}", r.stdout);
     for (name, _, message) in &cases {
         let line = r
@@ -101,7 +103,9 @@ fn each_kind_of_problem_names_the_file_and_line() {
     assert!(!r.stdout.contains("hunter2"), "{}", r.stdout);
     assert!(r.stderr.contains("kco fmt"), "{}", r.stderr);
 
-    let j = run(kco(dir.path()).args(["validate", "bad", "-o", "json"]));
+    let j = Kco::new(dir.path())
+        .args(["validate", "bad", "-o", "json"])
+        .run();
     assert_eq!(j.code, 1);
     let report: Value = serde_json::from_str(&j.stdout).unwrap();
     assert_eq!(report["files"], cases.len());
@@ -116,7 +120,7 @@ fn each_kind_of_problem_names_the_file_and_line() {
 #[test]
 fn a_missing_snapshots_dir_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let r = run(kco(dir.path()).arg("validate"));
+    let r = Kco::new(dir.path()).arg("validate").run();
     assert_eq!(r.code, 1);
     assert!(
         r.stdout.contains("snapshots") && r.stdout.contains("no such file"),

@@ -4,25 +4,12 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+use crate::support::data::{sink_offset, SnapshotFile, SINK};
+use crate::support::run::Kco;
 
 fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = Command::new(assert_cmd::cargo::cargo_bin("kco"))
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), text)
+    Kco::new(dir).args(args).run().code_and_text()
 }
 
 #[test]
@@ -116,7 +103,9 @@ fn a_yaml_syntax_error_is_pointed_at_with_line_and_column() {
 #[test]
 fn the_checksum_advice_is_given_once() {
     let t = tempfile::tempdir().unwrap();
-    crate::sink_files::write_sink_file(t.path(), "s", 5, None);
+    SnapshotFile::sink("s", sink_offset(5))
+        .class(SINK)
+        .write_in(t.path());
     let path = t.path().join("s.yaml");
     let edited = std::fs::read_to_string(&path)
         .unwrap()

@@ -11,6 +11,7 @@ use crate::harness::{
     testbed, testbed_alone, unique_name, wait_for, Connect, ConnectorGuard, TopicReader,
 };
 use crate::kco_steps::{kco_dir, redact_config, set_offsets, write_snapshot};
+use crate::support::data::sink_entry;
 use kco::model::secrets;
 
 /// How long a worker restart may take to show (down, then serving again).
@@ -23,10 +24,6 @@ fn position(file: &str, pos: u64) -> Value {
 /// A partition no connector reads, added to a snapshot so that applying it changes something.
 fn extra(name: &str, pos: u64) -> Value {
     position(&format!("/kco/extra/{name}"), pos)
-}
-
-fn sink_entry(topic: &str, offset: u64) -> Value {
-    json!({"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": offset}})
 }
 
 /// Runs `kco --cluster <cluster> apply <target> <flags>` in `dir`, asserts it succeeded and
@@ -169,10 +166,10 @@ fn a_sink_rewind_reprocesses_from_exactly_there() {
     let sink = reader.sink.name();
     reader.wait_lines(20);
     a.wait_offsets(sink, "the sink to commit offset 20", |o| {
-        o == [sink_entry(&topic, 20)]
+        o == [sink_entry(&topic, 0, 20)]
     });
     let snap = write_snapshot(&a, sink, "a", &dir.path().join("snapshots"), false);
-    set_offsets(&snap, vec![sink_entry(&topic, 10)]);
+    set_offsets(&snap, vec![sink_entry(&topic, 0, 10)]);
 
     let stdout = apply(dir.path(), "a", &snap, &["--yes"]);
     assert!(stdout.contains("[REPROCESSING] 10 records will be reprocessed"));

@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -16,6 +16,7 @@ use crate::harness::{
     testbed_alone, unique_name, wait_for, Connect, ConnectorGuard,
 };
 use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
+use crate::support::run::Kco;
 
 // Every test here runs `kco --cluster a ...`: the files are cluster a's.
 
@@ -74,17 +75,11 @@ fn apply_killed_at(dir: &Path, marker: &str, parallel: &str) -> bool {
 /// Runs `kco --cluster a -v ARGS` and SIGKILLs it as soon as its stderr shows a step
 /// `marker`. Returns whether the marker was seen.
 fn killed_at(dir: &Path, args: &[&str], marker: &str) -> bool {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kco"))
+    let mut child = Kco::new(dir)
         .args(["--cluster", "a", "-v"])
         .args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .discard_stdout()
+        .spawn();
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = mpsc::channel();
     let marker = marker.to_string();
@@ -97,8 +92,7 @@ fn killed_at(dir: &Path, args: &[&str], marker: &str) -> bool {
         }
     });
     let seen = rx.recv_timeout(Duration::from_secs(120)).is_ok();
-    let _ = child.kill();
-    let _ = child.wait();
+    child.kill9();
     seen
 }
 
@@ -334,7 +328,7 @@ fn kill_9_of_a_worker_during_an_apply_of_ten_then_a_second_apply_converges() {
         .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"))
         .join("run/a2.pid");
     let pid = std::fs::read_to_string(&pid_file).expect("a2's pid file");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kco"))
+    let child = Kco::new(dir.path())
         .args([
             "--cluster",
             "a",
@@ -344,20 +338,15 @@ fn kill_9_of_a_worker_during_an_apply_of_ten_then_a_second_apply_converges() {
             "--parallel",
             "2",
         ])
-        .current_dir(dir.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .discard_output()
+        .spawn();
     std::thread::sleep(Duration::from_secs(3));
     let killed = Command::new("kill")
         .args(["-9", pid.trim()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let first = child.wait().unwrap();
+    let first = child.wait().status;
     eprintln!("the apply during the worker kill exited {first}");
     local_connect(&["start-worker", "a2"]);
     // The killed member's session expires some seconds later, and the group rebalances

@@ -2,30 +2,15 @@
 //! files committed to a git repository as a nightly job would.
 
 use std::path::Path;
-use std::process::Command;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::harness::{
     append_lines, file_source_config, kco, numbered, testbed, unique_name, TopicReader,
 };
 use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
-
-fn sink_entry(topic: &str, offset: u64) -> Value {
-    json!({"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": offset}})
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(["-c", "user.name=e2e", "-c", "user.email=e2e@example.com"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
+use crate::support::data::sink_entry;
+use crate::support::git::git;
 
 /// kco in `dir`: exit code, stdout, stderr.
 fn run(args: &[&str], dir: &Path) -> (Option<i32>, String, String) {
@@ -62,18 +47,18 @@ fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
     let (k1, k2) = (r1.sink.name().to_string(), r2.sink.name().to_string());
     r1.wait_lines(20);
     r2.wait_lines(20);
-    a.wait_offsets(&k1, "offset 20", |o| o == [sink_entry(&t1, 20)]);
-    a.wait_offsets(&k2, "offset 20", |o| o == [sink_entry(&t2, 20)]);
+    a.wait_offsets(&k1, "offset 20", |o| o == [sink_entry(&t1, 0, 20)]);
+    a.wait_offsets(&k2, "offset 20", |o| o == [sink_entry(&t2, 0, 20)]);
     git(dir.path(), &["init", "-q", "-b", "main"]);
     write_snapshot(&a, &k1, "a", &snaps, false);
     let f2 = write_snapshot(&a, &k2, "a", &snaps, false);
     commit(dir.path(), "nightly");
-    set_offsets(&f2, vec![sink_entry(&t2, 15)]);
+    set_offsets(&f2, vec![sink_entry(&t2, 0, 15)]);
     commit(dir.path(), "rewind the second sink");
     // The first sink moves on after the commits: --changed-since must leave it alone.
     append_lines(&in1, &numbered("one", 21..=25));
     r1.wait_lines(25);
-    a.wait_offsets(&k1, "offset 25", |o| o == [sink_entry(&t1, 25)]);
+    a.wait_offsets(&k1, "offset 25", |o| o == [sink_entry(&t1, 0, 25)]);
 
     let refused = run(
         &[
@@ -94,7 +79,7 @@ fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
         refused.2.contains("5 records will be reprocessed"),
         "{refused:?}"
     );
-    assert_eq!(a.offsets(&k2), vec![sink_entry(&t2, 20)]);
+    assert_eq!(a.offsets(&k2), vec![sink_entry(&t2, 0, 20)]);
     assert_eq!(a.state(&k2), "RUNNING");
 
     let done = run(
@@ -113,7 +98,7 @@ fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
     assert!(done.1.contains("1 of 2 connectors"), "{}", done.1);
     let got = r2.wait_lines_settled(25);
     assert_eq!(got[20..], numbered("two", 16..=20)[..]);
-    assert_eq!(a.offsets(&k1), vec![sink_entry(&t1, 25)]);
+    assert_eq!(a.offsets(&k1), vec![sink_entry(&t1, 0, 25)]);
     assert_eq!(r1.lines().len(), 25);
 }
 
@@ -133,21 +118,21 @@ fn apply_at_the_first_nightly_commit_undoes_a_bad_manual_rewind() {
     let reader = TopicReader::start(&a, &topic, dir.path());
     let sink = reader.sink.name().to_string();
     reader.wait_lines(10);
-    a.wait_offsets(&sink, "offset 10", |o| o == [sink_entry(&topic, 10)]);
+    a.wait_offsets(&sink, "offset 10", |o| o == [sink_entry(&topic, 0, 10)]);
     git(dir.path(), &["init", "-q", "-b", "main"]);
     write_snapshot(&a, &sink, "a", &snaps, false);
     commit(dir.path(), "nightly 1");
     // Traffic, then the next nightly snapshot.
     append_lines(&input, &numbered("line", 11..=30));
     reader.wait_lines(30);
-    a.wait_offsets(&sink, "offset 30", |o| o == [sink_entry(&topic, 30)]);
+    a.wait_offsets(&sink, "offset 30", |o| o == [sink_entry(&topic, 0, 30)]);
     write_snapshot(&a, &sink, "a", &snaps, false);
     commit(dir.path(), "nightly 2");
     // A bad manual rewind to 0 on the cluster: everything is consumed again.
     a.stop(&sink);
     a.wait_stopped(&sink);
     assert_eq!(
-        a.patch_offsets(&sink, json!([sink_entry(&topic, 0)]))
+        a.patch_offsets(&sink, json!([sink_entry(&topic, 0, 0)]))
             .status,
         200
     );
@@ -172,12 +157,7 @@ fn apply_at_the_first_nightly_commit_undoes_a_bad_manual_rewind() {
     let got = reader.wait_lines_settled(80);
     assert_eq!(got.len(), 80, "{got:?}");
     assert_eq!(got[60..], numbered("line", 11..=30)[..]);
-    let status = Command::new("git")
-        .current_dir(dir.path())
-        .args(["status", "--porcelain", "--", "snapshots"])
-        .output()
-        .unwrap();
-    let changed = String::from_utf8_lossy(&status.stdout);
+    let changed = git(dir.path(), &["status", "--porcelain", "--", "snapshots"]);
     assert!(
         changed.is_empty(),
         "the snapshot files are untouched: {changed}"

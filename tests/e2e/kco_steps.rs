@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
+use kco::model::file::{OffsetsFile, DEFAULT_SCHEMA_REF};
 use kco::model::{secrets, ConnectorState, ConnectorType, OffsetEntry};
 
 use crate::harness::{kco, temp_dir, Connect, Testbed};
+use crate::support::data::SnapshotFile;
 
 /// Writes `<dir>/kco.yaml` with cluster "a" (both workers) and cluster "b".
 pub fn write_config(dir: &Path, tb: &Testbed) {
@@ -47,27 +48,14 @@ pub fn write_snapshot(
     };
     let config = with_config
         .then(|| serde_json::from_value(connect.config(name)).expect("config of strings"));
-    let offsets = serde_json::from_value(Value::Array(connect.offsets(name))).expect("offsets");
-    let file = OffsetsFile::new(
-        Metadata {
-            name: name.to_string(),
-            cluster: cluster.into(),
-            kafka_cluster_id: None,
-            connect_version: None,
-            connector_class: None,
-            connector_type: kind,
-            state: status["connector"]["state"]
-                .as_str()
-                .and_then(ConnectorState::parse),
-            captured_at: None,
-        },
-        offsets,
-        config,
-    );
-    let path = kco::engine::store::file_path(dir, cluster, name);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, file.render(DEFAULT_SCHEMA_REF)).unwrap();
-    path
+    let state = status["connector"]["state"]
+        .as_str()
+        .and_then(ConnectorState::parse);
+    SnapshotFile::new(name, kind, Value::Array(connect.offsets(name)))
+        .cluster(cluster)
+        .state(state)
+        .config(config)
+        .write(&kco::engine::store::file_path(dir, cluster, name))
 }
 
 /// Rewrites a snapshot file's offsets, given as Connect lists them (and re-seals it).

@@ -17,6 +17,9 @@ mod reset;
 mod secure;
 mod snapshot;
 mod standalone;
+#[path = "../support/mod.rs"]
+#[allow(dead_code)] // shared with tests/cli; this suite uses a part
+mod support;
 mod tasks;
 mod testbed;
 mod testbed_sink;

@@ -11,11 +11,15 @@ use crate::harness::{
     append_lines, file_source_config, numbered, source_position, testbed_alone, unique_name,
 };
 use crate::kco_steps::kco_dir;
+use crate::support::git::git;
+use crate::support::run::hermetic;
 
 /// Runs the nightly script for cluster `a` in `dir`; its exit code and what it said.
 fn nightly(dir: &Path) -> (i32, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ci/nightly-snapshot.sh");
-    let out = Command::new("sh")
+    let home = tempfile::tempdir().unwrap();
+    let mut sh = Command::new("sh");
+    let out = hermetic(&mut sh, home.path())
         .arg(script)
         .arg("a")
         .current_dir(dir)
@@ -35,15 +39,7 @@ fn nightly(dir: &Path) -> (i32, String) {
 }
 
 fn commits(dir: &Path) -> usize {
-    let out = Command::new("git")
-        .args(["rev-list", "--count", "HEAD"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .unwrap_or(0)
+    git(dir, &["rev-list", "--count", "HEAD"]).parse().unwrap()
 }
 
 #[test]
@@ -63,14 +59,7 @@ fn the_nightly_recipe_commits_progress_only_and_fails_on_a_rewind() {
     };
     let len = |p: &Path| std::fs::metadata(p).unwrap().len() as i64;
     a.wait_offsets(&name, "all 5 lines read", at(len(&input)));
-    let git = |args: &[&str]| {
-        let ok = Command::new("git")
-            .args(args)
-            .current_dir(dir.path())
-            .status();
-        assert!(ok.unwrap().success(), "git {args:?}");
-    };
-    git(&["init", "-q", "-b", "main"]);
+    git(dir.path(), &["init", "-q", "-b", "main"]);
 
     let (code, said) = nightly(dir.path());
     assert_eq!(code, 0, "{said}");

@@ -2,16 +2,11 @@
 //! the connector as failed, with the task's trace summary, and exits 1 (it was success while
 //! kco only waited for the connector's own RUNNING state).
 
-use serde_json::{json, Value};
-
 use crate::harness::{
     append_lines, file_sink_config, file_source_config, kco, numbered, testbed, unique_name,
 };
 use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
-
-fn sink_entry(topic: &str, offset: u64) -> Value {
-    json!({"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": offset}})
-}
+use crate::support::data::sink_entry;
 
 #[test]
 fn a_task_that_fails_after_the_resume_fails_the_apply_with_its_trace() {
@@ -29,9 +24,9 @@ fn a_task_that_fails_after_the_resume_fails_the_apply_with_its_trace() {
     std::fs::create_dir(&out_dir).unwrap();
     let sink = unique_name("kco-e2e-taskfail-sink");
     let _sink = a.create(&sink, file_sink_config(&out_dir.join("sink.txt"), &topic));
-    a.wait_offsets(&sink, "offset 5", |o| o == [sink_entry(&topic, 5)]);
+    a.wait_offsets(&sink, "offset 5", |o| o == [sink_entry(&topic, 0, 5)]);
     let file = write_snapshot(&a, &sink, "a", &dir.path().join("snapshots"), false);
-    set_offsets(&file, vec![sink_entry(&topic, 2)]);
+    set_offsets(&file, vec![sink_entry(&topic, 0, 2)]);
     // The running task keeps its open file; a new one cannot open it (not even as root):
     // its directory has become a plain file.
     std::fs::remove_dir_all(&out_dir).unwrap();
@@ -49,5 +44,5 @@ fn a_task_that_fails_after_the_resume_fails_the_apply_with_its_trace() {
     // FileStreamSinkTask's own words, from the task's trace.
     assert!(all.contains("Couldn't find or create file"), "{all}");
     // The offsets were applied before the resume, and the report says the task failed.
-    assert_eq!(a.offsets(&sink), vec![sink_entry(&topic, 2)]);
+    assert_eq!(a.offsets(&sink), vec![sink_entry(&topic, 0, 2)]);
 }

@@ -23,7 +23,6 @@ mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 pub use journal::{Journal, JournalEntry};
 pub use recover::{RecoverOutcome, RecoverReport, RecoveredConnector};
@@ -104,7 +103,7 @@ impl Operation {
         wait: &WaitPolicy,
         clock: &dyn Clock,
     ) -> Result<Self> {
-        let lock = ClusterLock::acquire(state, cluster, &now())?;
+        let lock = ClusterLock::acquire(state, cluster, &crate::clock::now_rfc3339())?;
         let client = connect()?;
         let recovered = finish_journal(&client, state, cluster, wait, clock)?;
         Ok(Operation {
@@ -229,10 +228,11 @@ impl Operation {
         if !confirm(plan)? {
             return Ok(Ran::Declined);
         }
-        let stamp = now();
+        let now = crate::clock::now();
+        let stamp = crate::clock::rfc3339(now);
         let dir = match &settings.backup_dir {
             Some(d) => d.clone(),
-            None => self.state.new_backup_dir(&self.cluster, SystemTime::now()),
+            None => self.state.new_backup_dir(&self.cluster, now),
         };
         let backup = backup::write(plan, &dir, &stamp)?;
         progress.backed_up(&backup);
@@ -301,7 +301,7 @@ pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<()> {
 /// cannot be recovered: no rights, or deleted since). Holds the lock while it does; returns
 /// what was forgotten (`None`: there was no journal).
 pub fn discard(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
-    let _lock = ClusterLock::acquire(state, cluster, &now())?;
+    let _lock = ClusterLock::acquire(state, cluster, &crate::clock::now_rfc3339())?;
     let Some(j) = journal::load(state, cluster)? else {
         return Ok(None);
     };
@@ -333,8 +333,4 @@ fn finish_journal(
         journal::clear(&path)?;
     }
     Ok(Some(report))
-}
-
-fn now() -> String {
-    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }

@@ -1,24 +1,9 @@
 //! `kco diff --base REV`: what a change to the files would do, in a scratch git repository,
 //! as text and markdown. The files are written by `kco snapshot` from the fake.
 
-use std::path::Path;
-use std::process::Command;
-
 use super::{sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
 use crate::fake_connect::{ConnectorSpec, FakeConnect, State};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(["-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
+use crate::support::git::git;
 
 /// A repository with two commits of snapshot files: the second rewinds `orders/0`, skips
 /// `orders/2` ahead, drops `orders/1`, rewinds the source `billing`, adds `newbie` and

@@ -1,7 +1,7 @@
 //! What a user sees when something is wrong: an unreachable cluster, an old Connect, unknown
 //! connectors and clusters, bad files, bad flags.
 
-use super::{snap, two_connectors, Env};
+use super::{billing_and_orders, snap, Env};
 use crate::fake_connect::{FakeConnect, State};
 
 /// A URL on which nothing listens.
@@ -34,7 +34,7 @@ fn connect_too_old() {
 #[test]
 fn unknown_connector() {
     let env = Env::new();
-    let fake = two_connectors();
+    let fake = billing_and_orders();
     snap!(
         "error_unknown_connector_snapshot",
         env.on(&fake, &["snapshot", "nope"])
@@ -73,7 +73,7 @@ fn unknown_cluster_and_bad_config() {
 #[test]
 fn bad_files() {
     let env = Env::new();
-    let fake = two_connectors();
+    let fake = billing_and_orders();
     env.snapshot(&fake);
     let two = ["apply", "snapshots/a", "--as", "z", "--yes"];
     snap!("error_as_with_two_files", env.on(&fake, &two));

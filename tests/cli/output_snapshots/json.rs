@@ -4,12 +4,12 @@
 
 use super::apply::moved_on;
 use super::diff_base::repo;
-use super::{snap, two_connectors, Env};
+use super::{billing_and_orders, snap, Env};
 
 #[test]
 fn snapshot_diff_and_ls() {
     let env = Env::new();
-    let fake = two_connectors();
+    let fake = billing_and_orders();
     snap!("json_snapshot", env.on(&fake, &["snapshot", "-o", "json"]));
     let (env, fake) = moved_on();
     snap!("json_diff", env.on(&fake, &["diff", "-o", "json"]));
@@ -41,7 +41,7 @@ fn apply_plan_report_and_reset() {
 #[test]
 fn offline_commands_and_an_error() {
     let env = Env::new();
-    let fake = two_connectors();
+    let fake = billing_and_orders();
     env.snapshot(&fake);
     env.edit(
         "snapshots/a/orders.yaml",

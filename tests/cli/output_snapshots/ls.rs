@@ -2,6 +2,7 @@
 
 use super::{sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
 use crate::fake_connect::{ConnectorSpec, FakeConnect, State};
+use crate::support::run::Kco;
 
 /// In sync, advanced, drifted, missing and untracked, on one cluster.
 fn cluster() -> (Env, FakeConnect) {
@@ -43,14 +44,12 @@ fn ls_table() {
 #[test]
 fn ls_json_shape() {
     let (env, fake) = cluster();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kco"))
-        .current_dir(env.path())
-        .env_clear()
-        .args(["--url", &fake.url(), "--cluster", "a", "ls", "-o", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = Kco::new(env.path())
+        .on(&fake)
+        .args(["ls", "-o", "json"])
+        .run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["cluster"], "a");
     let orders = &v["connectors"][4];
     assert_eq!(

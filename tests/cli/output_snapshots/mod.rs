@@ -2,12 +2,13 @@
 //! markdown), with stdout, stderr and the exit code in one snapshot per run. The files live in
 //! `tests/cli/snapshots/`; docs/testing.md says how to review and update them.
 //!
-//! Each test runs the binary in a temp dir with a cleared environment (no `KCO_*`, `HOME` in
-//! the temp dir, `NO_COLOR`, `--color never`, stdin not a terminal) against the in-process
-//! fake Connect, used only through its public API. Unstable parts are replaced before
-//! comparing: the temp dir by `[TMP]`, ports of 127.0.0.1 by `[PORT]`, UTC timestamps (also
-//! in backup directory names) by `[TIME]`, durations by `[DURATION]` and git commit ids by
-//! `[COMMIT]`. Trailing spaces are cut from every line.
+//! Each test runs the binary in a temp dir through the hermetic runner (`support::run`: a
+//! cleared environment, a temp `HOME`, `NO_COLOR`, stdin not a terminal, a fixed clock), with
+//! `--color never`, against the in-process fake Connect, used only through its public API.
+//! Unstable parts are replaced before comparing: the temp dir by `[TMP]`, ports of 127.0.0.1
+//! by `[PORT]`, durations by `[DURATION]` and git commit ids by `[COMMIT]`. Times need no
+//! filter: the runner fixes the clock, so backup directories read `20261201T020000Z`.
+//! Trailing spaces are cut from every line.
 
 mod apply;
 mod diff;
@@ -21,16 +22,14 @@ mod offline;
 mod snapshot;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use serde_json::{json, Value};
+use crate::fake_connect::FakeConnect;
+use crate::support::run::Kco;
 
-use crate::fake_connect::{FakeConnect, State};
+pub use crate::support::data::{sink_offsets, source_offsets, SINK, SOURCE};
+pub use crate::support::fakes::billing_and_orders;
 
-pub const SOURCE: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
-pub const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
-
-/// A temp working dir (also `HOME`) in which kco runs.
+/// A temp working dir in which kco runs.
 pub struct Env {
     dir: tempfile::TempDir,
 }
@@ -53,25 +52,16 @@ impl Env {
 
     /// [`Env::kco`] with extra environment variables.
     pub fn kco_env(&self, args: &[&str], vars: &[(&str, &str)]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_kco"))
-            .current_dir(self.path())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path())
-            .env("NO_COLOR", "1")
-            .env("TERM", "dumb")
-            .envs(vars.iter().copied())
-            .arg("--color")
-            .arg("never")
+        let r = Kco::new(self.path())
+            .envs(vars)
+            .args(["--color", "never"])
             .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let code = out.status.code().map_or("signal".into(), |c| c.to_string());
+            .run();
         let text = format!(
-            "exit: {code}\n[stdout]\n{}[stderr]\n{}",
-            section(&out.stdout),
-            section(&out.stderr),
+            "exit: {}\n[stdout]\n{}[stderr]\n{}",
+            r.code,
+            section(&r.stdout),
+            section(&r.stderr),
         );
         self.scrub(text)
     }
@@ -120,8 +110,7 @@ impl Env {
 
 /// A stream's text with trailing spaces cut (clap pads blank help lines; editors strip them),
 /// ending in a newline; one that the program did not end is marked.
-fn section(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
+fn section(text: &str) -> String {
     let mut out: String = text
         .lines()
         .map(|l| l.trim_end().to_string() + "\n")
@@ -139,11 +128,6 @@ pub fn settings() -> insta::Settings {
     s.set_prepend_module_to_snapshot(false);
     s.set_omit_expression(true);
     s.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
-    // RFC 3339 times, and the compact form of backup directories (`20260131T120000Z-2`).
-    s.add_filter(
-        r"\d{4}-?\d\d-?\d\dT\d\d:?\d\d:?\d\d(\.\d+)?Z(-\d+)?",
-        "[TIME]",
-    );
     s.add_filter(r"\(\d+(\.\d+)? ?(ns|µs|us|ms|s)\)", "([DURATION])");
     // Git commit ids, full or abbreviated in parentheses (`HEAD~1` (a8c42255a56b)).
     s.add_filter(r"\b[0-9a-f]{40}\b", "[COMMIT]");
@@ -160,33 +144,3 @@ macro_rules! snap {
     }};
 }
 pub(crate) use snap;
-
-pub fn sink_offsets(topic: &str, parts: &[(i64, i64)]) -> Value {
-    Value::Array(
-        parts
-            .iter()
-            .map(|(p, o)| {
-                json!({"partition": {"kafka_topic": topic, "kafka_partition": p},
-                       "offset": {"kafka_offset": o}})
-            })
-            .collect(),
-    )
-}
-
-pub fn source_offsets(position: i64) -> Value {
-    json!([{"partition": {"filename": "/data/in.txt"}, "offset": {"position": position}}])
-}
-
-/// A running source `billing` and a running sink `orders` (topic `orders`, two partitions).
-pub fn two_connectors() -> FakeConnect {
-    FakeConnect::builder()
-        .kafka_cluster_id("kc-test")
-        .source("billing", SOURCE, State::Running, source_offsets(9))
-        .sink(
-            "orders",
-            SINK,
-            State::Running,
-            sink_offsets("orders", &[(0, 1500), (1, 700)]),
-        )
-        .start()
-}

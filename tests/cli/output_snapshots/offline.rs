@@ -1,14 +1,14 @@
 //! The offline commands: `kco validate`, `kco fmt` and `kco schema`.
 
-use super::{snap, two_connectors, Env};
+use super::{billing_and_orders, snap, Env};
 
 const SINK: &str = "snapshots/a/orders.yaml";
 const SOURCE: &str = "snapshots/a/billing.yaml";
 
-/// Snapshot files of [`two_connectors`], written by kco.
+/// Snapshot files of [`billing_and_orders`], written by kco.
 fn files() -> Env {
     let env = Env::new();
-    env.snapshot(&two_connectors());
+    env.snapshot(&billing_and_orders());
     env
 }
 

@@ -3,23 +3,17 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Runs the `kco` binary in `cwd` with a cleared environment (only PATH and HOME kept).
+use crate::support::run::Kco;
+
+/// Runs the `kco` binary in `cwd`, hermetic: a cleared environment (only `PATH` kept), a
+/// temp `HOME`, `NO_COLOR`, no stdin and a fixed clock (`crate::support::run`).
 pub fn kco(args: &[&str], cwd: &Path) -> Output {
     kco_with_env(args, cwd, &[])
 }
 
 /// Like [`kco`], with extra environment variables.
 pub fn kco_with_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kco"));
-    cmd.args(args).current_dir(cwd).env_clear();
-    for key in ["PATH", "HOME"] {
-        if let Some(v) = std::env::var_os(key) {
-            cmd.env(key, v);
-        }
-    }
-    cmd.envs(env.iter().copied());
-    cmd.output()
-        .unwrap_or_else(|e| panic!("run kco {args:?}: {e}"))
+    Kco::new(cwd).args(args).envs(env).output()
 }
 
 /// Asserts a process succeeded, showing its stdout and stderr otherwise; returns stdout.

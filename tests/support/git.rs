@@ -1,0 +1,45 @@
+//! git for scratch repositories: a cleared environment (no `GIT_DIR` of a hook that runs the
+//! tests), the system's and the user's git config left out (no hooks, signing or default
+//! branch of the developer's), a fixed identity, and fixed dates when a
+//! test needs stable commit ids.
+
+use std::path::Path;
+use std::process::Command;
+
+/// `git <args>` in `dir`, which must succeed; its stdout, trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    run(dir, None, args)
+}
+
+/// [`git`] with author and committer date `date` (stable commit ids).
+pub fn git_at(dir: &Path, date: &str, args: &[&str]) -> String {
+    run(dir, Some(date), args)
+}
+
+fn run(dir: &Path, date: Option<&str>, args: &[&str]) -> String {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .args([
+            "-c",
+            "user.name=Night Job",
+            "-c",
+            "user.email=n@example.com",
+        ])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args);
+    if let Some(date) = date {
+        cmd.env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
