@@ -164,7 +164,7 @@ pub struct Shown {
 }
 
 /// Connectors a reader needs a line for: those that differ, then (with `--all`) the others.
-fn listed<'a>(r: &'a DiffReport, shown: Shown) -> Vec<&'a ConnectorDiff> {
+fn listed(r: &DiffReport, shown: Shown) -> Vec<&ConnectorDiff> {
     let differ = r.connectors.iter().filter(|c| !unchanged(c));
     let same = r.connectors.iter().filter(|c| shown.all && unchanged(c));
     differ.chain(same).collect()

@@ -6,6 +6,7 @@ use std::net::TcpListener;
 use std::path::Path;
 
 use crate::support::data::{sink_offset, SnapshotFile, SINK};
+use crate::support::git::git;
 use crate::support::run::Kco;
 
 fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
@@ -164,19 +165,6 @@ fn no_pinned_output_uses_a_retired_spelling() {
     assert!(found.is_empty(), "retired spellings:\n{}", found.join("\n"));
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(ok.success(), "git {args:?}");
-}
-
 /// A pull request over 5,000 connectors that rewinds one: the comment fits GitHub's 65,536
 /// characters, its verdict and table come first, and it names the rewound connector; the
 /// 4,999 unchanged are one count.
@@ -185,12 +173,16 @@ fn the_markdown_of_five_thousand_connectors_fits_a_pull_request_comment() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("snapshots/a");
     for i in 0..5000 {
-        crate::sink_files::write_sink_file(&dir, &format!("connector-{i:04}"), 1000, None);
+        SnapshotFile::sink(&format!("connector-{i:04}"), sink_offset(1000))
+            .class(SINK)
+            .write_in(&dir);
     }
     git(t.path(), &["init", "-q", "-b", "main"]);
     git(t.path(), &["add", "-A"]);
     git(t.path(), &["commit", "-qm", "nightly"]);
-    crate::sink_files::write_sink_file(&dir, "connector-2718", 400, None);
+    SnapshotFile::sink("connector-2718", sink_offset(400))
+        .class(SINK)
+        .write_in(&dir);
     let (code, out) = kco(t.path(), &["diff", "--base", "HEAD", "-o", "markdown"]);
     assert_eq!(code, 2, "{}", &out[..out.len().min(2000)]);
     assert!(out.len() < 65_536, "{} characters", out.len());
