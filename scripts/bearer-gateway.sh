@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Bearer-token gateway "g" for kco's tests: nginx (Debian's package) terminating TLS at
 # https://127.0.0.1:8444 and passing to cluster b's worker (http://127.0.0.1:8085) only the
 # requests that carry `Authorization: Bearer <token>`; any other gets 401, as an API gateway in
@@ -26,6 +27,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/daemon.sh
+source "$ROOT/scripts/lib/daemon.sh"
 STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
 GW="$STATE/gateway"
 HOST=127.0.0.1
@@ -192,7 +195,7 @@ cmd_up() {
   make_files
   write_config
   "$NGINX" -t -q -c "$GW/nginx.conf" -p "$GW/" -g "user $(id -un);" 2>&1 | grep -v "^$" >&2 || true
-  "$NGINX" -c "$GW/nginx.conf" -p "$GW/" -g "user $(id -un);" ||
+  without_lock "$NGINX" -c "$GW/nginx.conf" -p "$GW/" -g "user $(id -un);" ||
     die "nginx did not start; see $GW/logs/error.log"
   local _
   for _ in $(seq 100); do

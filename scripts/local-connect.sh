@@ -114,6 +114,8 @@ start_worker() {
 pid_file() { echo "$STATE/run/$1.pid"; }
 log_file() { echo "$STATE/logs/$1.log"; }
 
+# shellcheck source=lib/daemon.sh
+source "$ROOT/scripts/lib/daemon.sh"
 # shellcheck source=lib/testbed-procs.sh
 source "$ROOT/scripts/lib/testbed-procs.sh"
 # shellcheck source=lib/testbed-conf.sh

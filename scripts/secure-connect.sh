@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
 # Secure Connect cluster "s" for kco's tests: one distributed worker at
 # https://127.0.0.1:8443 that requires a client certificate (mutual TLS) and basic auth
 # (Kafka's connect-basic-auth-extension), on the broker of scripts/local-connect.sh.
@@ -22,6 +23,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/daemon.sh
+source "$ROOT/scripts/lib/daemon.sh"
 KAFKA_VERSION=${KAFKA_VERSION:-4.3.1}
 STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
 SEC="$STATE/secure"
@@ -191,16 +194,14 @@ up() {
   local log pidf
   log=$(log_file)
   pidf=$(pid_file)
-  rm -f "$pidf"
   printf '\n===== %s: starting %s =====\n' "$(date -u +%FT%TZ)" "$NAME" >>"$log"
-  # shellcheck disable=SC2016  # $$ and $1 expand in the child shell
-  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidf" \
+  spawn_daemon "$pidf" "$log" \
     "$JAVA" -Xms96m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
     -Djava.awt.headless=true "-Dkco.testbed.process=$NAME" "-Dkco.testbed.dir=$STATE" \
     "-Dlog4j2.configurationFile=$STATE/conf/log4j2.properties" \
     "-Djava.security.auth.login.config=$SEC/jaas.conf" \
     -cp "$(tr -d '\n' <"$cp"):$jar" org.apache.kafka.connect.cli.ConnectDistributed \
-    "$SEC/$NAME.properties" >>"$log" 2>&1 </dev/null &
+    "$SEC/$NAME.properties"
   local deadline=$((SECONDS + WAIT_SECS))
   until ready; do
     if ! live_pid >/dev/null && [[ -s $pidf ]]; then

@@ -187,8 +187,9 @@ fi
 # --- cluster s: HTTPS, client certificates, basic auth (scripts/secure-connect.sh) ---
 # --- cluster g: cluster b behind a bearer-token HTTPS gateway (scripts/bearer-gateway.sh) ---
 step "secure test bed up"
-run bash "$ROOT/scripts/secure-connect.sh" up >/dev/null
-run bash "$ROOT/scripts/bearer-gateway.sh" up >/dev/null
+# Through `up --secure`, which holds the test bed's lock while it starts them (e2e checks
+# that no service keeps it).
+run "${LC[@]}" up --secure >/dev/null
 if ((TESTBED_OURS)) && [[ ${KCO_TESTBED_KEEP:-0} != 1 ]]; then
   trap 'rc=$?; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
 fi

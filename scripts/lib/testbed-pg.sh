@@ -78,10 +78,9 @@ pg_start() {
   pg_as_owner "$bin/initdb" -D "$PG_DATA_DIR" -U kco --pwfile="$PG_SOCKET_DIR/pwfile" \
     --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --no-instructions >>"$log" 2>&1 ||
     fail_with_log pg "initdb failed"
-  # 9>&-: the server must not inherit the lock on the state directory.
-  pg_as_owner "$bin/pg_ctl" -D "$PG_DATA_DIR" -l "$log" -w -t 60 start -o \
+  without_lock pg_as_owner "$bin/pg_ctl" -D "$PG_DATA_DIR" -l "$log" -w -t 60 start -o \
     "-p $PG_PORT -k $PG_SOCKET_DIR -c listen_addresses=$HOST -c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=10 -c fsync=off -c synchronous_commit=off" \
-    >/dev/null 2>&1 9>&- || fail_with_log pg "PostgreSQL did not start"
+    >/dev/null 2>&1 || fail_with_log pg "PostgreSQL did not start"
   pg_as_owner "$bin/psql" -h "$PG_SOCKET_DIR" -p "$PG_PORT" -U kco -d postgres -q \
     -c 'CREATE DATABASE kco' >>"$log" 2>&1 || fail_with_log pg "CREATE DATABASE kco failed"
   say "PostgreSQL ready in $((SECONDS - start)) s"

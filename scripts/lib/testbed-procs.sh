@@ -114,16 +114,11 @@ start_proc() {
   local log pidf
   log=$(log_file "$name")
   pidf=$(pid_file "$name")
-  rm -f "$pidf"
   printf '\n===== %s: starting %s (Kafka %s) =====\n' "$(date -u +%FT%TZ)" "$name" "$KAFKA_VERSION" >>"$log"
-  # setsid: the test bed outlives this script and ignores the terminal's signals.
-  # 9>&-: the child must not inherit the lock on the state directory.
-  # shellcheck disable=SC2016  # $$ and $1 expand in the child shell
-  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidf" \
+  spawn_daemon "$pidf" "$log" \
     "$JAVA" "${heap[@]}" "${JVM_COMMON[@]}" \
     "-Dkco.testbed.process=$name" "-Dkco.testbed.dir=$STATE" \
-    "${LOG_OPTS[@]}" "@$STATE/conf/classpath.args" "$main" "$@" \
-    >>"$log" 2>&1 </dev/null 9>&- &
+    "${LOG_OPTS[@]}" "@$STATE/conf/classpath.args" "$main" "$@"
   local i
   for ((i = 0; i < 50; i++)); do
     [[ -s $pidf ]] && return 0

@@ -389,3 +389,34 @@ fn wait_gone(connect: &Connect, name: &str) {
         }
     });
 }
+
+/// No service of the test bed holds the lock that `local-connect.sh` takes on its state
+/// directory: one that did (cluster s's worker and the gateway once inherited it from
+/// `up --secure`) made every later `local-connect.sh up` wait 600 s and fail.
+#[test]
+fn no_service_of_the_test_bed_holds_its_lock() {
+    let Some(_tb) = testbed() else { return };
+    let state = std::env::var("KCO_TESTBED_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"));
+    let lock = state.join(".lock");
+    let mut pid_files: Vec<std::path::PathBuf> = std::fs::read_dir(state.join("run"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    pid_files.push(state.join("gateway/nginx.pid"));
+    let mut seen = 0;
+    for f in pid_files.iter().filter(|f| f.extension().is_some_and(|e| e == "pid")) {
+        let Ok(pid) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", pid.trim())) else {
+            continue;
+        };
+        seen += 1;
+        for fd in fds.flatten() {
+            let target = std::fs::read_link(fd.path()).unwrap_or_default();
+            assert_ne!(target, lock, "{} (pid {}) holds the lock", f.display(), pid.trim());
+        }
+    }
+    assert!(seen >= 3, "only {seen} live services found under {}", state.display());
+}
