@@ -55,11 +55,13 @@ impl Context {
     }
 
     /// The cluster whose snapshots directory a command that reads only files (and git) looks
-    /// at: `--cluster`, else the configured default; `None` without configured clusters (then
-    /// the whole snapshots directory).
+    /// at: `--cluster`, else the one `--url` names (`default`, as `kco snapshot --url` writes
+    /// it), else the configured default; `None` without configured clusters (then the whole
+    /// snapshots directory).
     pub fn offline_cluster(&self) -> Option<String> {
         match &self.global.cluster {
             Some(c) => Some(c.clone()),
+            None if self.global.url.is_some() => self.target().ok().map(|t| t.name),
             None if self.config.cluster_names().is_empty() => None,
             None => self.target().ok().map(|t| t.name),
         }

@@ -140,9 +140,9 @@ pub fn render_recovery(ctx: &Context, r: &RecoverReport) -> String {
         let (mark, style, what) = match c.outcome {
             RecoverOutcome::Restored => ("ok", Style::Good, format!("{} put back", c.wanted)),
             RecoverOutcome::AlreadyThere => ("ok", Style::Dim, format!("already {}", c.wanted)),
-            RecoverOutcome::LeftCreated => ("!!", Style::Warn, "left as it is".to_string()),
+            RecoverOutcome::LeftCreated => ("!", Style::Warn, "left as it is".to_string()),
             RecoverOutcome::Missing => ("ok", Style::Dim, "gone".to_string()),
-            RecoverOutcome::Failed => ("!!", Style::Bad, format!("{} NOT put back", c.wanted)),
+            RecoverOutcome::Failed => ("FAILED", Style::Bad, format!("{} NOT put back", c.wanted)),
         };
         let found = c
             .found

@@ -53,11 +53,14 @@ struct Shown {
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let (scope, cluster) = scope_dir(&args.dir, ctx);
-    let Some(cluster) = cluster else {
-        return Err(Error::Usage(format!(
-            "no cluster to find `{}`'s file in: pass --cluster (or set defaultCluster in kco.yaml)",
-            args.name
-        )));
+    let (scope, cluster) = match cluster {
+        Some(c) => (scope, c),
+        // No cluster named: the one cluster directory that holds the connector's file, as
+        // `log` finds it.
+        None => {
+            let c = only_cluster_with(&scope, &args.name)?;
+            (store::cluster_dir(&scope, &c), c)
+        }
     };
     let dir = scope.parent().map(PathBuf::from).unwrap_or_default();
     let path = store::file_path(&dir, &cluster, &args.name);
@@ -111,4 +114,29 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     }
     p.out(&out);
     Ok(EXIT_OK)
+}
+
+/// The cluster directory under `dir` that has a file for connector `name`; an error naming
+/// them when there are several, or none.
+fn only_cluster_with(dir: &std::path::Path, name: &str) -> Result<String> {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|c| store::file_path(dir, c, name).is_file())
+        .collect();
+    found.sort();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(Error::Usage(format!(
+            "no file of connector `{name}` under {}: pass --cluster, or name a snapshots directory with --dir",
+            dir.display()
+        ))),
+        _ => Err(Error::Usage(format!(
+            "connector `{name}` has a file in several clusters ({}): pass --cluster",
+            found.join(", ")
+        ))),
+    }
 }

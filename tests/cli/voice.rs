@@ -207,3 +207,42 @@ fn the_markdown_of_five_thousand_connectors_fits_a_pull_request_comment() {
         &all[all.len() - 500..]
     );
 }
+
+/// Every command that takes a connector name finds its file the same way: `show` as `log`,
+/// with `--url` alone (the `default` cluster `snapshot --url` writes), and with no cluster at
+/// all when one cluster directory holds the file.
+#[test]
+fn show_finds_a_connector_file_as_log_does() {
+    let t = tempfile::tempdir().unwrap();
+    SnapshotFile::sink("sink-1", sink_offset(7))
+        .cluster("default")
+        .class(SINK)
+        .write_in(&t.path().join("snapshots/default"));
+    git(t.path(), &["init", "-q", "-b", "main"]);
+    git(t.path(), &["add", "-A"]);
+    git(t.path(), &["commit", "-qm", "nightly"]);
+    for args in [
+        &["log", "sink-1"][..],
+        &["show", "sink-1", "--at", "HEAD"],
+        &[
+            "--url",
+            "http://127.0.0.1:9",
+            "show",
+            "sink-1",
+            "--at",
+            "HEAD",
+        ],
+    ] {
+        let (code, out) = kco(t.path(), args);
+        assert_eq!(code, 0, "{args:?}: {out}");
+        assert!(out.contains("sink-1"), "{args:?}: {out}");
+    }
+    // In two clusters' directories it is ambiguous: named, not guessed.
+    SnapshotFile::sink("sink-1", sink_offset(7))
+        .cluster("other")
+        .class(SINK)
+        .write_in(&t.path().join("snapshots/other"));
+    let (code, out) = kco(t.path(), &["show", "sink-1"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("several clusters (default, other)"), "{out}");
+}

@@ -405,7 +405,10 @@ fn no_service_of_the_test_bed_holds_its_lock() {
         .unwrap_or_default();
     pid_files.push(state.join("gateway/nginx.pid"));
     let mut seen = 0;
-    for f in pid_files.iter().filter(|f| f.extension().is_some_and(|e| e == "pid")) {
+    for f in pid_files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "pid"))
+    {
         let Ok(pid) = std::fs::read_to_string(f) else {
             continue;
         };
@@ -415,8 +418,18 @@ fn no_service_of_the_test_bed_holds_its_lock() {
         seen += 1;
         for fd in fds.flatten() {
             let target = std::fs::read_link(fd.path()).unwrap_or_default();
-            assert_ne!(target, lock, "{} (pid {}) holds the lock", f.display(), pid.trim());
+            assert_ne!(
+                target,
+                lock,
+                "{} (pid {}) holds the lock",
+                f.display(),
+                pid.trim()
+            );
         }
     }
-    assert!(seen >= 3, "only {seen} live services found under {}", state.display());
+    assert!(
+        seen >= 3,
+        "only {seen} live services found under {}",
+        state.display()
+    );
 }
