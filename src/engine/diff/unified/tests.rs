@@ -1,6 +1,9 @@
 use proptest::prelude::*;
 use serde_json::json;
+use similar::{Algorithm, DiffOp, TextDiff};
 
+use super::edit::{Edit, CONTEXT};
+use super::walk::{disjoint_middle, walked};
 use super::*;
 use crate::model::{ConnectorType, OffsetEntry};
 
@@ -206,6 +209,8 @@ proptest! {
             (absent != 2).then(|| make(&new, if class == 0 { "b.C" } else { "a.C" })).flatten(),
         );
         prop_assert_eq!(walk(&y), oracle(&y));
+        // Small sides are diffed whole, as `similar`'s unified diff of their texts.
+        prop_assert_eq!(unified(&y), plain(&y));
     }
 
     /// Where the middles have no line in common, the shortcut is what Myers gives.
@@ -254,4 +259,49 @@ proptest! {
             prop_assert_eq!(record(true), record(false));
         }
     }
+}
+
+/// The `@@` lines of a diff.
+fn heads(diff: &str) -> Vec<&str> {
+    diff.lines().filter(|l| l.starts_with("@@")).collect()
+}
+
+#[test]
+fn hunks_are_numbered_by_the_file_and_where_live_lines_would_be_in_it() {
+    use crate::engine::diff::Numbering;
+    use crate::model::{FileLines, HeaderLines};
+    let header = HeaderLines {
+        class: Some(6),
+        kind: Some(7),
+        offsets: Some(9),
+    };
+    // Entry k of a file laid out as kco writes it: lines 10 + 5k to 14 + 5k.
+    let file = |n: usize| FileLines {
+        header,
+        entries: (0..n as u32).map(|k| (10 + 5 * k, 5)).collect(),
+    };
+    for n in [10, 3_000] {
+        let moved = |at: i64| sink((0..n).map(move |p| (p, if p == 3 { at } else { 1 })));
+        let y = sides(
+            side("a.Sink", &moved(1)).map(|s| s.numbered(Numbering::File(file(n)))),
+            side("a.Sink", &moved(2)).map(|s| s.numbered(Numbering::Into(header))),
+        );
+        // Entry 3's offset is line 29; the hunk starts three lines before.
+        assert_eq!(heads(&unified(&y)), ["@@ -26,7 +26,7 @@"], "{n} partitions");
+        assert_eq!(heads(&walk(&y)), ["@@ -26,7 +26,7 @@"], "{n} partitions");
+    }
+    // A hand-written entry on one line (line 25): the lines shown of it are numbered 25.
+    let mut hand = file(10);
+    hand.entries[3] = (25, 1);
+    let y = sides(
+        side("a.Sink", &sink((0..10).map(|p| (p, 1)))).map(|s| s.numbered(Numbering::File(hand))),
+        side("a.Sink", &sink((0..10).map(|p| (p, i64::from(p == 3) + 1)))),
+    );
+    assert_eq!(heads(&unified(&y)), ["@@ -25,7 +20,7 @@"]);
+    // A class changed: the hunk starts at the class's line.
+    let y = sides(
+        side("a.Sink", &sink([(0, 1)])).map(|s| s.numbered(Numbering::File(file(1)))),
+        side("b.Sink", &sink([(0, 1)])).map(|s| s.numbered(Numbering::Into(header))),
+    );
+    assert_eq!(heads(&unified(&y)), ["@@ -6,4 +6,4 @@"]);
 }

@@ -1,0 +1,133 @@
+//! The line numbers of `kco diff`'s unified diff are those of the files: a hunk starts where
+//! `git diff` says it does for the same change, whether the sides are diffed whole (a small
+//! file) or walked item by item (a wide one), at the top, in the middle and at the end of a
+//! file's offsets.
+
+use std::path::Path;
+
+use kco::model::ConnectorType;
+use serde_json::{json, Value};
+
+use super::diff_base::{git, kco, snapshot_text};
+
+fn sink_offsets(n: i64, moved: i64) -> Value {
+    Value::Array(
+        (0..n)
+            .map(|p| {
+                let o = if p == moved { 9_999 } else { 100 + p };
+                json!({"partition":{"kafka_topic":"orders","kafka_partition":p},
+                       "offset":{"kafka_offset":o}})
+            })
+            .collect(),
+    )
+}
+
+/// The `@@ -a,b +c,d @@` lines of a unified diff, as (a, b, c, d).
+fn hunks(diff: &str) -> Vec<(u64, u64, u64, u64)> {
+    let range = |r: &str| -> (u64, u64) {
+        let r = &r[1..];
+        match r.split_once(',') {
+            Some((a, b)) => (a.parse().unwrap(), b.parse().unwrap()),
+            None => (r.parse().unwrap(), 1),
+        }
+    };
+    diff.lines()
+        .filter_map(|l| l.strip_prefix("@@ "))
+        .map(|l| {
+            let mut parts = l.split(' ');
+            let (a, b) = range(parts.next().unwrap());
+            let (c, d) = range(parts.next().unwrap());
+            (a, b, c, d)
+        })
+        .collect()
+}
+
+/// A repository whose one file of `n` partitions is committed, then changed in the working
+/// tree: partition `moved` gets another offset. Returns kco's and git's hunks.
+type Hunks = Vec<(u64, u64, u64, u64)>;
+fn both_diffs(n: i64, moved: i64) -> (Hunks, Hunks) {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(root.join("snapshots/a")).unwrap();
+    let file = root.join("snapshots/a/orders.yaml");
+    let write = |offsets: Value| {
+        let text = snapshot_text("orders", ConnectorType::Sink, offsets);
+        std::fs::write(&file, text).unwrap();
+    };
+    write(sink_offsets(n, -1));
+    git(root, &["add", "."]);
+    git(root, &["commit", "-q", "-m", "snapshot"]);
+    write(sink_offsets(n, moved));
+    let (code, out, err) = kco(root, &["diff", "--base", "HEAD", "snapshots"]);
+    assert_eq!(code, 2, "{err}");
+    let theirs = git_diff(root);
+    let ours = hunks(&out);
+    assert!(!ours.is_empty(), "{out}");
+    assert_lengths(&out);
+    (ours, hunks(&theirs))
+}
+
+/// Each hunk's lengths count the lines it shows: context and deletions on the old side,
+/// context and insertions on the new.
+fn assert_lengths(diff: &str) {
+    let body: Vec<&str> = diff
+        .lines()
+        .skip_while(|l| !l.starts_with("@@ "))
+        .take_while(|l| l.starts_with([' ', '-', '+', '@']))
+        .collect();
+    let heads = hunks(diff);
+    let mut shown = Vec::new();
+    for l in body {
+        if l.starts_with("@@ ") {
+            shown.push((0, 0));
+            continue;
+        }
+        let last = shown.last_mut().unwrap();
+        match l.as_bytes()[0] {
+            b' ' => *last = (last.0 + 1, last.1 + 1),
+            b'-' => last.0 += 1,
+            _ => last.1 += 1,
+        }
+    }
+    let counted: Vec<(u64, u64)> = heads.iter().map(|h| (h.1, h.3)).collect();
+    assert_eq!(counted, shown, "{diff}");
+}
+
+fn git_diff(root: &Path) -> String {
+    git(
+        root,
+        &["diff", "-U3", "HEAD", "--", "snapshots/a/orders.yaml"],
+    )
+}
+
+#[test]
+fn hunks_start_where_git_diff_says_for_small_and_wide_files() {
+    // 20 partitions: the plain diff of both sides; 2,100: the walk over their items.
+    for n in [20, 2_100] {
+        for (place, moved) in [("top", 0), ("middle", n / 2), ("end", n - 1)] {
+            let (ours, theirs) = both_diffs(n, moved);
+            // kco shows one change; git also the checksum line, in a hunk of its own
+            // unless the change is near it.
+            assert_eq!(ours.len(), 1, "{place} of {n}: {ours:?}");
+            let (a, b, c, d) = ours[0];
+            let first = theirs[0];
+            assert_eq!(
+                (a, c),
+                (first.0, first.2),
+                "{place} of {n}: {ours:?} vs {theirs:?}"
+            );
+            if theirs.len() == 2 {
+                // The change's own hunk: the same lines as git's.
+                assert_eq!((a, b, c, d), first, "{place} of {n}");
+            } else {
+                // git's hunk runs on to the checksum line, which kco leaves out: it is
+                // longer.
+                assert!(
+                    b < first.1 && d < first.3,
+                    "{place} of {n}: {ours:?} vs {theirs:?}"
+                );
+            }
+        }
+    }
+}
