@@ -225,10 +225,14 @@ pub(crate) fn classify(
         partitions.clear();
     }
     // Both sides, only for a connector that differs.
+    let lines = file
+        .filter(|_| status != Status::InSync)
+        .map(LoadedFile::lines);
+    let header = lines.as_ref().map(|l| l.header);
     let yaml = (status != Status::InSync).then(|| YamlSides {
         old_label: path.clone().unwrap_or_else(|| "(no file)".into()),
-        old: file.map(|f| {
-            Side::new(file_type, file_class, file_offsets).numbered(Numbering::File(f.lines()))
+        old: lines.map(|lines| {
+            Side::new(file_type, file_class, file_offsets).numbered(Numbering::File(lines))
         }),
         new_label: match live {
             Some(_) => format!("live: {cluster}/{name}"),
@@ -237,10 +241,7 @@ pub(crate) fn classify(
         // The live side has no file: its lines are numbered where they would be in the
         // file, were the live offsets written there.
         new: live.map(|_| {
-            let numbering = match file {
-                Some(f) => Numbering::Into(f.lines().header),
-                None => Numbering::Own,
-            };
+            let numbering = header.map_or(Numbering::Own, Numbering::Into);
             Side::new(live_type, live_class, live_list).numbered(numbering)
         }),
     });

@@ -21,20 +21,24 @@ pub(super) type Range = std::ops::Range<usize>;
 pub(super) type EditSink<'f> = dyn FnMut(Edit, usize, usize, &[&str]) + 'f;
 
 /// Myers's line diff of `a` and `b`, which start at lines `o` and `n`, as edits (a
-/// replacement is its deletion, then its insertion).
+/// replacement is its deletion, then its insertion). Where each edit starts is counted from
+/// the lengths of those before it: `similar` can give an insertion that follows an equal
+/// line the old index of that line.
 pub(super) fn myers(a: &[&str], b: &[&str], o: usize, n: usize, f: &mut EditSink<'_>) {
+    let (mut i, mut j) = (0, 0);
     for op in similar::capture_diff_slices(Algorithm::Myers, a, b) {
-        let (or, nr) = (op.old_range(), op.new_range());
-        match op {
-            DiffOp::Equal { .. } => f(Edit::Equal, o + or.start, n + nr.start, &a[or]),
-            _ => {
-                if !or.is_empty() {
-                    f(Edit::Delete, o + or.start, n + nr.start, &a[or.clone()]);
-                }
-                if !nr.is_empty() {
-                    f(Edit::Insert, o + or.end, n + nr.start, &b[nr]);
-                }
+        let (old_len, new_len) = (op.old_range().len(), op.new_range().len());
+        if let DiffOp::Equal { .. } = op {
+            f(Edit::Equal, o + i, n + j, &a[i..i + old_len]);
+        } else {
+            if old_len > 0 {
+                f(Edit::Delete, o + i, n + j, &a[i..i + old_len]);
+            }
+            if new_len > 0 {
+                f(Edit::Insert, o + i + old_len, n + j, &b[j..j + new_len]);
             }
         }
+        i += old_len;
+        j += new_len;
     }
 }
