@@ -1,6 +1,7 @@
 //! The snapshot files on disk: where a connector's file lives, and loading a set of files.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::Error;
 use crate::model::file::{FileProblem, OffsetsFile, ProblemKind};
@@ -40,7 +41,7 @@ pub struct LoadedFile {
     pub file: OffsetsFile,
     pub text: String,
     /// Where the lines a unified diff shows are in the text, kept when the text is let go.
-    pub lines: Option<FileLines>,
+    pub lines: Option<Arc<FileLines>>,
 }
 
 impl LoadedFile {
@@ -53,10 +54,10 @@ impl LoadedFile {
     }
 
     /// Where the lines a unified diff shows are in the file.
-    pub fn lines(&self) -> FileLines {
+    pub fn lines(&self) -> Arc<FileLines> {
         match &self.lines {
             Some(lines) => lines.clone(),
-            None => FileLines::of(&self.file.offsets, &self.text),
+            None => Arc::new(FileLines::of(&self.file.offsets, &self.text)),
         }
     }
 }

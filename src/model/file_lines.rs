@@ -105,8 +105,8 @@ impl FileLines {
             kind: top("metadata").and_then(|m| metadata_key(text, m, "type")),
             offsets: top("offsets").map(|i| i + 1),
         };
-        let mut spans = offsets_item_spans(text);
         let n = offsets.len();
+        let mut spans = offsets_item_spans(text, n);
         if spans.len() != n {
             // Not one item a line-start: every entry is placed at the `offsets:` line.
             let at = header.offsets.unwrap_or(1) as u32;
@@ -117,6 +117,7 @@ impl FileLines {
             sort_by_partition(&mut paired, |p| &p.0.partition);
             spans = paired.into_iter().map(|(_, s)| s).collect();
         }
+        spans.shrink_to_fit();
         FileLines {
             header,
             entries: spans,
@@ -148,13 +149,14 @@ fn metadata_key(text: &str, at: usize, key: &str) -> Option<usize> {
 }
 
 /// Each item of the top-level `offsets:` sequence: its first 1-based line and its line count
-/// (up to its last line that is neither blank nor a comment).
-fn offsets_item_spans(text: &str) -> Vec<(u32, u32)> {
+/// (up to its last line that is neither blank nor a comment); `expected` items are room made
+/// ahead.
+fn offsets_item_spans(text: &str, expected: usize) -> Vec<(u32, u32)> {
     let mut lines = text.lines().enumerate();
     if !lines.any(|(_, l)| l.starts_with("offsets:")) {
         return Vec::new();
     }
-    let mut out: Vec<(u32, u32)> = Vec::new();
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(expected);
     let mut indent: Option<usize> = None;
     for (i, l) in lines {
         let trimmed = l.trim_start();

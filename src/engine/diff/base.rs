@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::{
     identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, Numbering, PartitionCounts,
@@ -84,7 +85,7 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
 }
 
 /// Numbers a side's lines by the lines of its file.
-fn number(side: &mut Option<Side>, lines: Option<FileLines>) {
+fn number(side: &mut Option<Side>, lines: Option<Arc<FileLines>>) {
     if let (Some(side), Some(lines)) = (side, lines) {
         side.numbering = Numbering::File(lines);
     }

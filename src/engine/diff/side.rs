@@ -1,6 +1,8 @@
 //! One side of a diff (type, class, offsets), written as YAML only when a unified diff shows
 //! it, an item at a time.
 
+use std::sync::Arc;
+
 use crate::model::yaml::{string, write_fields};
 use crate::model::{ConnectorType, FileLines, HeaderLines, OffsetEntry};
 
@@ -25,7 +27,7 @@ pub enum Numbering {
     #[default]
     Own,
     /// The file's it was read from: each line shown has the number of its line in the file.
-    File(FileLines),
+    File(Arc<FileLines>),
     /// The lines it would have in a file laid out as the one given, were its offsets written
     /// there (as `kco snapshot` writes them): type and class at the file's lines, entries one
     /// after the other from the line after `offsets:` (the live side of a file).

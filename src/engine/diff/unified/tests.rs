@@ -286,7 +286,7 @@ fn hunks_are_numbered_by_the_file_and_where_live_lines_would_be_in_it() {
     for n in [10, 3_000] {
         let moved = |at: i64| sink((0..n).map(move |p| (p, if p == 3 { at } else { 1 })));
         let y = sides(
-            side("a.Sink", &moved(1)).map(|s| s.numbered(Numbering::File(file(n)))),
+            side("a.Sink", &moved(1)).map(|s| s.numbered(Numbering::File(file(n).into()))),
             side("a.Sink", &moved(2)).map(|s| s.numbered(Numbering::Into(header))),
         );
         // Entry 3's offset is line 29; the hunk starts three lines before.
@@ -297,13 +297,14 @@ fn hunks_are_numbered_by_the_file_and_where_live_lines_would_be_in_it() {
     let mut hand = file(10);
     hand.entries[3] = (25, 1);
     let y = sides(
-        side("a.Sink", &sink((0..10).map(|p| (p, 1)))).map(|s| s.numbered(Numbering::File(hand))),
+        side("a.Sink", &sink((0..10).map(|p| (p, 1))))
+            .map(|s| s.numbered(Numbering::File(hand.into()))),
         side("a.Sink", &sink((0..10).map(|p| (p, i64::from(p == 3) + 1)))),
     );
     assert_eq!(heads(&unified(&y)), ["@@ -25,7 +20,7 @@"]);
     // A class changed: the hunk starts at the class's line.
     let y = sides(
-        side("a.Sink", &sink([(0, 1)])).map(|s| s.numbered(Numbering::File(file(1)))),
+        side("a.Sink", &sink([(0, 1)])).map(|s| s.numbered(Numbering::File(file(1).into()))),
         side("b.Sink", &sink([(0, 1)])).map(|s| s.numbered(Numbering::Into(header))),
     );
     assert_eq!(heads(&unified(&y)), ["@@ -6,4 +6,4 @@"]);
