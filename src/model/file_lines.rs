@@ -100,9 +100,10 @@ impl FileLines {
             text.lines()
                 .position(|l| l.strip_prefix(key).is_some_and(|r| r.starts_with(':')))
         };
+        let metadata = top("metadata");
         let header = HeaderLines {
-            class: top("metadata").and_then(|m| metadata_key(text, m, "connectorClass")),
-            kind: top("metadata").and_then(|m| metadata_key(text, m, "type")),
+            class: metadata.and_then(|m| metadata_key(text, m, "connectorClass")),
+            kind: metadata.and_then(|m| metadata_key(text, m, "type")),
             offsets: top("offsets").map(|i| i + 1),
         };
         let n = offsets.len();
@@ -150,30 +151,43 @@ fn metadata_key(text: &str, at: usize, key: &str) -> Option<usize> {
 
 /// Each item of the top-level `offsets:` sequence: its first 1-based line and its line count
 /// (up to its last line that is neither blank nor a comment); `expected` items are room made
-/// ahead.
+/// ahead. A wide file is 500,000 lines: they are read as bytes, a line's first few only.
 fn offsets_item_spans(text: &str, expected: usize) -> Vec<(u32, u32)> {
-    let mut lines = text.lines().enumerate();
-    if !lines.any(|(_, l)| l.starts_with("offsets:")) {
-        return Vec::new();
-    }
+    let bytes = text.as_bytes();
     let mut out: Vec<(u32, u32)> = Vec::with_capacity(expected);
-    let mut indent: Option<usize> = None;
-    for (i, l) in lines {
-        let trimmed = l.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
+    let (mut pos, mut line) = (0, 0u32);
+    let mut in_block = false;
+    // The items' indent, and the last line of the item being read that has content.
+    let (mut indent, mut last) = (None, 0u32);
+    loop {
+        line += 1;
+        let rest = &bytes[pos..];
+        let this = rest.iter().take_while(|&&b| b == b' ').count();
+        let first = rest.get(this).copied();
+        let content = !matches!(first, None | Some(b'\n' | b'\r' | b'#'));
+        if !in_block {
+            in_block = rest.starts_with(b"offsets:");
+        } else if content {
+            if this == 0 && first != Some(b'-') {
+                break;
+            }
+            let dash = first == Some(b'-')
+                && matches!(rest.get(this + 1), None | Some(b' ' | b'\n' | b'\r'));
+            if dash && *indent.get_or_insert(this) == this {
+                if let Some(item) = out.last_mut() {
+                    item.1 = last - item.0 + 1;
+                }
+                out.push((line, 1));
+            }
+            last = line;
         }
-        let this = l.len() - trimmed.len();
-        if this == 0 && !trimmed.starts_with('-') {
-            break;
+        match text[pos..].find('\n') {
+            Some(i) => pos += i + 1,
+            None => break,
         }
-        let line = i as u32 + 1;
-        let item =
-            (trimmed.starts_with("- ") || trimmed == "-") && *indent.get_or_insert(this) == this;
-        match out.last_mut() {
-            Some(last) if !item => last.1 = line - last.0 + 1,
-            _ => out.push((line, 1)),
-        }
+    }
+    if let Some(item) = out.last_mut() {
+        item.1 = last - item.0 + 1;
     }
     out
 }
@@ -225,5 +239,19 @@ mod tests {
         assert_eq!((got.header.kind, got.header.class), (Some(6), Some(7)));
         // Partition 0 is shown first: its lines are 11 to 15; partition 1's is line 9.
         assert_eq!(got.entries, vec![(11, 5), (9, 1)]);
+    }
+
+    #[test]
+    fn an_indented_sequence_and_blank_lines_between_entries() {
+        let text = format!(
+            "{HEAD}  type: sink\noffsets:\n\
+             \x20 - partition:\n      kafka_partition: 0\n      kafka_topic: t\n    offset:\n      kafka_offset: 1\n\
+             \n\
+             \x20 - partition: {{kafka_partition: 1, kafka_topic: t}}\n    offset: {{kafka_offset: 2}}\n\
+             checksum: x\n"
+        );
+        let got = lines(&text);
+        assert_eq!(got.header.offsets, Some(7));
+        assert_eq!(got.entries, vec![(8, 5), (14, 2)]);
     }
 }
