@@ -73,7 +73,9 @@ impl Numbers {
             (Numbering::Into(h), _) => {
                 // The entries follow `offsets:`, the header's last line.
                 let offsets = h.offsets.or(h.kind).or(h.class);
-                let header_len = header(h).len();
+                let header_len = usize::from(side.class.is_some())
+                    + usize::from(side.connector_type.is_some())
+                    + 1;
                 let first = offsets.map_or(header_len + 1, |l| l + 1);
                 self.push(at, first + at - header_len, len, true)
             }
