@@ -6,18 +6,17 @@
 use std::path::Path;
 
 use kco::model::ConnectorType;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::diff_base::{git, kco, snapshot_text};
+use crate::support::data::{sink_entry, SnapshotFile};
+use crate::support::git::git;
+use crate::support::run::Kco;
 
+/// `n` partitions of `orders`; partition `moved` at another offset than the others'.
 fn sink_offsets(n: i64, moved: i64) -> Value {
     Value::Array(
         (0..n)
-            .map(|p| {
-                let o = if p == moved { 9_999 } else { 100 + p };
-                json!({"partition":{"kafka_topic":"orders","kafka_partition":p},
-                       "offset":{"kafka_offset":o}})
-            })
+            .map(|p| sink_entry("orders", p, if p == moved { 9_999 } else { 100 + p }))
             .collect(),
     )
 }
@@ -52,15 +51,18 @@ fn both_diffs(n: i64, moved: i64) -> (Hunks, Hunks) {
     std::fs::create_dir_all(root.join("snapshots/a")).unwrap();
     let file = root.join("snapshots/a/orders.yaml");
     let write = |offsets: Value| {
-        let text = snapshot_text("orders", ConnectorType::Sink, offsets);
+        let text = SnapshotFile::captured("orders", ConnectorType::Sink, offsets).text();
         std::fs::write(&file, text).unwrap();
     };
     write(sink_offsets(n, -1));
     git(root, &["add", "."]);
     git(root, &["commit", "-q", "-m", "snapshot"]);
     write(sink_offsets(n, moved));
-    let (code, out, err) = kco(root, &["diff", "--base", "HEAD", "snapshots"]);
-    assert_eq!(code, 2, "{err}");
+    let r = Kco::new(root)
+        .args(["diff", "--base", "HEAD", "snapshots"])
+        .run();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let out = r.stdout;
     let theirs = git_diff(root);
     let ours = hunks(&out);
     assert!(!ours.is_empty(), "{out}");
