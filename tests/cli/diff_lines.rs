@@ -8,6 +8,7 @@ use std::path::Path;
 use kco::model::ConnectorType;
 use serde_json::Value;
 
+use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{sink_entry, SnapshotFile};
 use crate::support::git::git;
 use crate::support::run::Kco;
@@ -67,6 +68,9 @@ fn both_diffs(n: i64, moved: i64) -> (Hunks, Hunks) {
     let ours = hunks(&out);
     assert!(!ours.is_empty(), "{out}");
     assert_lengths(&out);
+    let before = git(root, &["show", "HEAD:snapshots/a/orders.yaml"]);
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert_lines_are_the_files(&out, &before, Some(&after));
     (ours, hunks(&theirs))
 }
 
@@ -94,6 +98,51 @@ fn assert_lengths(diff: &str) {
     }
     let counted: Vec<(u64, u64)> = heads.iter().map(|h| (h.1, h.3)).collect();
     assert_eq!(counted, shown, "{diff}");
+}
+
+/// Every line a hunk shows is the line of the file its number names: context and `-` lines
+/// in `old`, context and `+` lines in `new` (when the new side is a file).
+fn assert_lines_are_the_files(diff: &str, old: &str, new: Option<&str>) {
+    let (old, new): (Vec<&str>, Option<Vec<&str>>) =
+        (old.lines().collect(), new.map(|t| t.lines().collect()));
+    let heads = hunks(diff);
+    let mut at = 0;
+    let (mut o, mut n) = (0, 0);
+    for l in diff.lines().skip_while(|l| !l.starts_with("@@ ")) {
+        if l.starts_with("@@ ") {
+            (o, n) = (heads[at].0 as usize, heads[at].2 as usize);
+            at += 1;
+            continue;
+        }
+        let Some((tag, text)) = l.split_at_checked(1) else {
+            break;
+        };
+        let in_old = tag == " " || tag == "-";
+        let in_new = tag == " " || tag == "+";
+        if !in_old && !in_new {
+            break;
+        }
+        // kco shows `metadata`'s class and type without their indent.
+        let same = |file: &str| file.trim_start() == text.trim_start();
+        if in_old {
+            assert!(
+                same(old[o - 1]),
+                "old line {o} is {:?}, shown {l:?}",
+                old[o - 1]
+            );
+            o += 1;
+        }
+        if let (true, Some(new)) = (in_new, &new) {
+            assert!(
+                same(new[n - 1]),
+                "new line {n} is {:?}, shown {l:?}",
+                new[n - 1]
+            );
+        }
+        if in_new {
+            n += 1;
+        }
+    }
 }
 
 fn git_diff(root: &Path) -> String {
@@ -130,6 +179,35 @@ fn hunks_start_where_git_diff_says_for_small_and_wide_files() {
                     "{place} of {n}: {ours:?} vs {theirs:?}"
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn against_the_cluster_the_file_side_is_numbered_by_the_file() {
+    for n in [20, 2_100] {
+        for moved in [0, n / 2, n - 1] {
+            let t = tempfile::tempdir().unwrap();
+            let file = SnapshotFile::captured("orders", ConnectorType::Sink, sink_offsets(n, -1))
+                .write_in(&t.path().join("snapshots/a"));
+            let fake = FakeConnect::builder()
+                .version("4.1.0")
+                .sink(
+                    "orders",
+                    "FileStreamSink",
+                    State::Stopped,
+                    sink_offsets(n, moved),
+                )
+                .start();
+            let r = Kco::new(t.path()).on(&fake).args(["diff"]).run();
+            assert_eq!(r.code, 2, "{}", r.stderr);
+            assert_lengths(&r.stdout);
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert_lines_are_the_files(&r.stdout, &text, None);
+            // The live side is numbered where its lines would be in the file: here, where
+            // the file has the same lines.
+            let (a, _, c, _) = hunks(&r.stdout)[0];
+            assert_eq!(a, c, "{}", r.stdout);
         }
     }
 }
