@@ -4,11 +4,10 @@
 
 use std::fmt::Write;
 
-use super::diff_unified;
 use super::output::{Printer, Style};
 use crate::compare::Direction;
 use crate::engine::diff::{
-    Class, ConnectorDiff, DiffReport, Mode, PartitionKind, PartitionReport, Sides, Status,
+    unified, Class, ConnectorDiff, DiffReport, Mode, PartitionKind, PartitionReport, Sides, Status,
 };
 use crate::engine::risk::{show, RiskCode};
 use crate::model::Fields;
@@ -271,8 +270,7 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnM
         // A wide connector's diff is worked out on another thread while its partition
         // lines are written.
         std::thread::scope(|scope| {
-            let prepared =
-                diff_unified::is_wide(y).then(|| scope.spawn(|| diff_unified::prepare(y)));
+            let prepared = unified::is_wide(y).then(|| scope.spawn(|| unified::prepare(y)));
             for part in &c.partitions {
                 let mut line = format!("  {}", partition_text(part));
                 if let Some((l, msg, bad)) = label(part) {
@@ -295,7 +293,7 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnM
             }
             let prepared = match prepared {
                 Some(thread) => thread.join().expect("a diff does not panic"),
-                None => diff_unified::prepare(y),
+                None => unified::prepare(y),
             };
             let mut line = |l: &str| {
                 let style = if l.starts_with("+++") || l.starts_with("---") {
@@ -472,7 +470,7 @@ fn details(c: &ConnectorDiff) -> String {
         let _ = writeln!(out, "{line}");
     }
     if let Some(y) = &c.yaml {
-        let _ = writeln!(out, "\n```diff\n{}```", diff_unified::unified(y));
+        let _ = writeln!(out, "\n```diff\n{}```", unified::unified(y));
     }
     let _ = writeln!(out, "\n</details>");
     out

@@ -266,6 +266,7 @@ impl Revision {
                             path: label,
                             file,
                             text,
+                            lines: None,
                         };
                         files.push((repo_path, loaded));
                     }

@@ -1,9 +1,11 @@
 //! The snapshot files on disk: where a connector's file lives, and loading a set of files.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::Error;
 use crate::model::file::{FileProblem, OffsetsFile, ProblemKind};
+use crate::model::FileLines;
 
 /// `<dir>/<cluster>/<connector>.yaml`; characters unsafe in a file name are percent-encoded
 /// (the real name is in the file's metadata).
@@ -38,13 +40,25 @@ pub struct LoadedFile {
     pub path: PathBuf,
     pub file: OffsetsFile,
     pub text: String,
+    /// Where the lines a unified diff shows are in the text, kept when the text is let go.
+    pub lines: Option<Arc<FileLines>>,
 }
 
 impl LoadedFile {
     /// Lets the text go, once no problem can point into it any more (a wide connector's
-    /// file is 10 MB).
+    /// file is 10 MB), keeping where the lines a unified diff shows are in it (8 bytes an
+    /// entry).
     pub fn forget_text(&mut self) {
+        self.lines = Some(self.lines());
         self.text = String::new();
+    }
+
+    /// Where the lines a unified diff shows are in the file.
+    pub fn lines(&self) -> Arc<FileLines> {
+        match &self.lines {
+            Some(lines) => lines.clone(),
+            None => Arc::new(FileLines::of(&self.file.offsets, &self.text)),
+        }
     }
 }
 
@@ -127,7 +141,12 @@ pub fn load_files(paths: &[PathBuf]) -> (Vec<LoadedFile>, Vec<FileProblem>) {
         match OffsetsFile::load(&path) {
             Ok((file, text)) => {
                 problems.extend(file.check(&path, &text));
-                loaded.push(LoadedFile { path, file, text });
+                loaded.push(LoadedFile {
+                    path,
+                    file,
+                    text,
+                    lines: None,
+                });
             }
             Err(p) => problems.push(p),
         }

@@ -25,6 +25,8 @@ pub use canonical::{
     sort_by_partition, sort_entries, PartitionKey,
 };
 
+pub use file_lines::{FileLines, HeaderLines};
+
 /// A source partition or offset, or a sink's: a flat map of primitive values.
 pub use fields::{Fields, Key};
 

@@ -43,6 +43,7 @@ pub(crate) fn loaded(
         path: PathBuf::from(format!("snapshots/a/{name}.yaml")),
         text: file.render(DEFAULT_SCHEMA_REF),
         file,
+        lines: None,
     }
 }
 

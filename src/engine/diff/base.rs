@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::{
-    identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, PartitionCounts, PartitionReport,
-    Side, Sides, Status, YamlSides,
+    identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, Numbering, PartitionCounts,
+    PartitionReport, Side, Sides, Status, YamlSides,
 };
 use crate::compare::compare_each;
 use crate::engine::revision::Revision;
@@ -14,6 +15,7 @@ use crate::engine::risk::assess;
 use crate::engine::store::{find_files, load_files};
 use crate::error::{Error, Result};
 use crate::model::file::OffsetsFile;
+use crate::model::FileLines;
 
 /// What to compare.
 pub struct BaseInput<'a> {
@@ -38,7 +40,10 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
 
     let (at_rev, mut problems) = revision.load(input.paths)?;
     let mut old = BaseSide::new();
+    // Where each file's lines are, for the line numbers of the unified diffs.
+    let (mut old_lines, mut new_lines) = (BTreeMap::new(), BTreeMap::new());
     for (repo_path, f) in at_rev {
+        old_lines.insert(key(&f.file), f.lines());
         old.insert(key(&f.file), (repo_path, f.file));
     }
 
@@ -50,6 +55,7 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
         problems.extend(p);
         for f in loaded {
             let rel = revision.repo_path(&f.path)?;
+            new_lines.insert(key(&f.file), f.lines());
             new.insert(key(&f.file), (rel, f.file));
         }
     }
@@ -60,7 +66,14 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
     let keys: std::collections::BTreeSet<_> = old.keys().chain(new.keys()).cloned().collect();
     let connectors = keys
         .into_iter()
-        .map(|k| classify(&k.1, old.get(&k), new.get(&k), &revision.rev))
+        .map(|k| {
+            let mut c = classify(&k.1, old.get(&k), new.get(&k), &revision.rev);
+            if let Some(y) = &mut c.yaml {
+                number(&mut y.old, old_lines.remove(&k));
+                number(&mut y.new, new_lines.remove(&k));
+            }
+            c
+        })
         .collect();
     Ok(DiffReport::new(
         Mode::Base,
@@ -69,6 +82,13 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
         Some((revision.rev.clone(), revision.commit.clone())),
         connectors,
     ))
+}
+
+/// Numbers a side's lines by the lines of its file.
+fn number(side: &mut Option<Side>, lines: Option<Arc<FileLines>>) {
+    if let (Some(side), Some(lines)) = (side, lines) {
+        side.numbering = Numbering::File(lines);
+    }
 }
 
 fn key(f: &OffsetsFile) -> (String, String) {

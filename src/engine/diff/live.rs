@@ -7,8 +7,8 @@ use std::path::Path;
 
 use super::Class;
 use super::{
-    identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, PartitionCounts, PartitionReport,
-    Side, Sides, Status, YamlSides,
+    identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, Numbering, PartitionCounts,
+    PartitionReport, Side, Sides, Status, YamlSides,
 };
 use crate::client::{Connect, ConnectorListing};
 use crate::compare::{compare_each, PartitionKind};
@@ -225,14 +225,25 @@ pub(crate) fn classify(
         partitions.clear();
     }
     // Both sides, only for a connector that differs.
+    let lines = file
+        .filter(|_| status != Status::InSync)
+        .map(LoadedFile::lines);
+    let header = lines.as_ref().map(|l| l.header);
     let yaml = (status != Status::InSync).then(|| YamlSides {
         old_label: path.clone().unwrap_or_else(|| "(no file)".into()),
-        old: file.map(|_| Side::new(file_type, file_class, file_offsets)),
+        old: lines.map(|lines| {
+            Side::new(file_type, file_class, file_offsets).numbered(Numbering::File(lines))
+        }),
         new_label: match live {
             Some(_) => format!("live: {cluster}/{name}"),
             None => format!("live: {cluster}/{name} (absent)"),
         },
-        new: live.map(|_| Side::new(live_type, live_class, live_list)),
+        // The live side has no file: its lines are numbered where they would be in the
+        // file, were the live offsets written there.
+        new: live.map(|_| {
+            let numbering = header.map_or(Numbering::Own, Numbering::Into);
+            Side::new(live_type, live_class, live_list).numbered(numbering)
+        }),
     });
     ConnectorDiff {
         name: name.to_string(),

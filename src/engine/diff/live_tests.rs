@@ -35,6 +35,7 @@ fn file(name: &str, kind: ConnectorType, class: &str, offsets: Vec<OffsetEntry>)
         path: PathBuf::from(format!("/w/snapshots/a/{name}.yaml")),
         text: f.render("x"),
         file: f,
+        lines: None,
     }
 }
 

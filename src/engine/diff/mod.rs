@@ -5,8 +5,9 @@
 mod base;
 mod live;
 mod side;
+pub mod unified;
 
-pub use side::{Side, YamlSides};
+pub use side::{Numbering, Side, YamlSides};
 
 use std::collections::BTreeMap;
 

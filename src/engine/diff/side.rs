@@ -1,8 +1,10 @@
 //! One side of a diff (type, class, offsets), written as YAML only when a unified diff shows
 //! it, an item at a time.
 
+use std::sync::Arc;
+
 use crate::model::yaml::{string, write_fields};
-use crate::model::{ConnectorType, OffsetEntry};
+use crate::model::{ConnectorType, FileLines, HeaderLines, OffsetEntry};
 
 /// One side of a connector for its unified diff: type, class and offsets in canonical order.
 /// The entries share their partitions and offsets with the comparison (nothing is copied);
@@ -14,6 +16,22 @@ pub struct Side {
     pub class: Option<String>,
     /// In canonical partition order.
     pub offsets: Vec<OffsetEntry>,
+    /// Which line numbers a unified diff gives this side's lines.
+    pub numbering: Numbering,
+}
+
+/// The line numbers of a side's lines in a unified diff.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Numbering {
+    /// Its own: the YAML shown counts from line 1 (a side that is no file).
+    #[default]
+    Own,
+    /// The file's it was read from: each line shown has the number of its line in the file.
+    File(Arc<FileLines>),
+    /// The lines it would have in a file laid out as the one given, were its offsets written
+    /// there (as `kco snapshot` writes them): type and class at the file's lines, entries one
+    /// after the other from the line after `offsets:` (the live side of a file).
+    Into(HeaderLines),
 }
 
 /// A connector's two sides, labelled; an absent side (no file, no connector) is `None` and
@@ -38,19 +56,26 @@ impl Side {
             connector_type,
             class: class.map(str::to_string),
             offsets,
+            numbering: Numbering::Own,
         }
     }
 
-    /// The lines before the first entry: type, class and `offsets:`.
+    /// The side numbered as `numbering` says.
+    pub fn numbered(self, numbering: Numbering) -> Side {
+        Side { numbering, ..self }
+    }
+
+    /// The lines before the first entry: class, type and `offsets:`, in the order of a
+    /// snapshot file's metadata.
     pub fn header(&self, out: &mut String) {
-        if let Some(t) = self.connector_type {
-            out.push_str("type: ");
-            out.push_str(&t.to_string());
-            out.push('\n');
-        }
         if let Some(class) = &self.class {
             out.push_str("connectorClass: ");
             out.push_str(&string(class));
+            out.push('\n');
+        }
+        if let Some(t) = self.connector_type {
+            out.push_str("type: ");
+            out.push_str(&t.to_string());
             out.push('\n');
         }
         out.push_str(if self.offsets.is_empty() {
@@ -65,6 +90,19 @@ impl Side {
         let e = &self.offsets[i];
         write_fields(out, 4, "- partition", &e.partition);
         write_fields(out, 4, "  offset", &e.offset);
+    }
+
+    /// How many items it has: the header, then each entry.
+    pub fn items(&self) -> usize {
+        self.offsets.len() + 1
+    }
+
+    /// Item `k`: 0 is the header, `k + 1` is entry `k`.
+    pub fn item(&self, k: usize, out: &mut String) {
+        match k {
+            0 => self.header(out),
+            k => self.entry(k - 1, out),
+        }
     }
 
     /// The whole side as YAML.

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use similar::{group_diff_ops, Algorithm, DiffOp};
 
-use super::{range, CONTEXT};
+use super::edit::CONTEXT;
+use super::numbers::Numbers;
 
 /// The unified diff of two texts, as the text-based pairing made it.
 pub(super) fn paired(old_label: &str, old: &str, new_label: &str, new: &str) -> String {
@@ -193,12 +194,13 @@ fn render_lines(
     emit(&format!("--- {old_label}"));
     emit(&format!("+++ {new_label}"));
     let mut line = String::new();
+    let own = Numbers::default();
     for group in groups.iter().filter(|g| !g.is_empty()) {
         let (first, last) = (&group[0], &group[group.len() - 1]);
         emit(&format!(
             "@@ -{} +{} @@",
-            range(first.old_range().start, last.old_range().end),
-            range(first.new_range().start, last.new_range().end)
+            own.range(first.old_range().start, last.old_range().end),
+            own.range(first.new_range().start, last.new_range().end)
         ));
         for op in group {
             let (tag, lines) = match op {

@@ -1,6 +1,9 @@
 use proptest::prelude::*;
 use serde_json::json;
+use similar::{Algorithm, DiffOp, TextDiff};
 
+use super::edit::{Edit, CONTEXT};
+use super::walk::{disjoint_middle, walked};
 use super::*;
 use crate::model::{ConnectorType, OffsetEntry};
 
@@ -206,6 +209,11 @@ proptest! {
             (absent != 2).then(|| make(&new, if class == 0 { "b.C" } else { "a.C" })).flatten(),
         );
         prop_assert_eq!(walk(&y), oracle(&y));
+        // Small sides are diffed whole: the lines of `similar`'s unified diff of their
+        // texts, each hunk counting the lines it shows (`similar`'s own count can be off).
+        let (got, theirs) = (unified(&y), plain(&y));
+        prop_assert_eq!(without_heads(&got), without_heads(&theirs));
+        assert_counts(&got);
     }
 
     /// Where the middles have no line in common, the shortcut is what Myers gives.
@@ -253,5 +261,122 @@ proptest! {
         if disjoint_middle(&la, &lb).is_some() {
             prop_assert_eq!(record(true), record(false));
         }
+    }
+}
+
+/// The `@@` lines of a diff.
+fn heads(diff: &str) -> Vec<&str> {
+    diff.lines().filter(|l| l.starts_with("@@")).collect()
+}
+
+#[test]
+fn hunks_are_numbered_by_the_file_and_where_live_lines_would_be_in_it() {
+    use crate::engine::diff::Numbering;
+    use crate::model::{FileLines, HeaderLines};
+    let header = HeaderLines {
+        class: Some(6),
+        kind: Some(7),
+        offsets: Some(9),
+    };
+    // Entry k of a file laid out as kco writes it: lines 10 + 5k to 14 + 5k.
+    let file = |n: usize| FileLines {
+        header,
+        entries: (0..n as u32).map(|k| (10 + 5 * k, 5)).collect(),
+    };
+    for n in [10, 3_000] {
+        let moved = |at: i64| sink((0..n).map(move |p| (p, if p == 3 { at } else { 1 })));
+        let y = sides(
+            side("a.Sink", &moved(1)).map(|s| s.numbered(Numbering::File(file(n).into()))),
+            side("a.Sink", &moved(2)).map(|s| s.numbered(Numbering::Into(header))),
+        );
+        // Entry 3's offset is line 29; the hunk starts three lines before.
+        assert_eq!(heads(&unified(&y)), ["@@ -26,7 +26,7 @@"], "{n} partitions");
+        assert_eq!(heads(&walk(&y)), ["@@ -26,7 +26,7 @@"], "{n} partitions");
+    }
+    // A hand-written entry on one line (line 25): the lines shown of it are numbered 25.
+    let mut hand = file(10);
+    hand.entries[3] = (25, 1);
+    let y = sides(
+        side("a.Sink", &sink((0..10).map(|p| (p, 1))))
+            .map(|s| s.numbered(Numbering::File(hand.into()))),
+        side("a.Sink", &sink((0..10).map(|p| (p, i64::from(p == 3) + 1)))),
+    );
+    assert_eq!(heads(&unified(&y)), ["@@ -25,7 +20,7 @@"]);
+    // A class changed: the hunk starts at the class's line.
+    let y = sides(
+        side("a.Sink", &sink([(0, 1)])).map(|s| s.numbered(Numbering::File(file(1).into()))),
+        side("b.Sink", &sink([(0, 1)])).map(|s| s.numbered(Numbering::Into(header))),
+    );
+    assert_eq!(heads(&unified(&y)), ["@@ -6,4 +6,4 @@"]);
+}
+
+#[test]
+fn an_insertion_after_an_equal_line_is_placed_after_it() {
+    // `similar` gives the insertion of partition p5's second item the old index of the
+    // equal line before it; counted from the lengths, it is one line further, and the six
+    // equal lines before the next change keep both changes in one hunk, as `diff -u` does.
+    let old = [
+        (11, 2, 0, 0),
+        (11, 1, 0, 0),
+        (7, 0, 0, 0),
+        (6, 2, 0, 2),
+        (7, 0, 0, 0),
+    ];
+    let new = [
+        (0, 0, 0, 2),
+        (10, 0, 0, 0),
+        (5, 2, 0, 0),
+        (7, 0, 0, 0),
+        (0, 0, 0, 1),
+        (5, 0, 0, 1),
+        (10, 0, 0, 0),
+        (7, 1, 0, 2),
+        (7, 0, 0, 1),
+        (0, 3, 0, 1),
+    ];
+    let make = |e: &[(u8, u8, u8, u8)]| {
+        Some(Side::new(
+            Some(ConnectorType::Source),
+            Some("a.C"),
+            &source(e),
+        ))
+    };
+    let y = sides(make(&old), make(&new));
+    let got = unified(&y);
+    assert_eq!(heads(&got).len(), 1, "{got}");
+    assert_eq!(without_heads(&got), without_heads(&plain(&y)));
+    assert_counts(&got);
+}
+
+/// A diff without its `@@` lines.
+fn without_heads(diff: &str) -> Vec<&str> {
+    diff.lines().filter(|l| !l.starts_with("@@")).collect()
+}
+
+/// Each hunk's `@@ -a,b +c,d @@` counts the lines it shows: `b` its context and `-` lines,
+/// `d` its context and `+` lines.
+fn assert_counts(diff: &str) {
+    let count = |r: &str| {
+        r.split_once(',')
+            .map_or(1, |(_, n)| n.parse::<usize>().unwrap())
+    };
+    let mut hunks: Vec<[usize; 4]> = Vec::new();
+    for l in diff.lines().skip(2) {
+        if let Some(head) = l.strip_prefix("@@ -") {
+            let (old, rest) = head.split_once(" +").unwrap();
+            let new = rest.strip_suffix(" @@").unwrap();
+            hunks.push([count(old), count(new), 0, 0]);
+            continue;
+        }
+        let h = hunks.last_mut().unwrap();
+        match l.as_bytes()[0] {
+            b' ' => (h[2], h[3]) = (h[2] + 1, h[3] + 1),
+            b'-' => h[2] += 1,
+            b'+' => h[3] += 1,
+            _ => {}
+        }
+    }
+    for h in hunks {
+        assert_eq!((h[0], h[1]), (h[2], h[3]), "{diff}");
     }
 }

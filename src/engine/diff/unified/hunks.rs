@@ -1,15 +1,19 @@
-//! The hunks of a unified diff: which lines of the walk over both sides are shown, with their
+//! The hunks of a unified diff: which lines of the edits of both sides are shown, with their
 //! context, and how they are written (`@@ -a,b +c,d @@`, then ` `, `-` and `+` lines).
 
-use super::diff_unified::{Edit, Range, CONTEXT};
+use super::edit::{Edit, EditSink, Range, CONTEXT};
+use super::numbers::Numbers;
+use crate::engine::diff::side::YamlSides;
 
-/// A hunk: lines `os..oe` of the old side and `ns..ne` of the new, context included.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A hunk: lines `os..oe` of the old side and `ns..ne` of the new (0-based lines of the YAML
+/// shown), context included, and its `@@` line.
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Hunk {
     os: usize,
     oe: usize,
     ns: usize,
     ne: usize,
+    head: String,
 }
 
 impl Hunk {
@@ -34,7 +38,16 @@ pub(super) struct Hunks {
 }
 
 impl Hunks {
-    pub(super) fn change(&mut self, o: usize, olen: usize, n: usize, nlen: usize) {
+    /// Notes an edit (an equal run is no change).
+    pub(super) fn edit(&mut self, edit: Edit, o: usize, n: usize, len: usize) {
+        match edit {
+            Edit::Equal => {}
+            Edit::Delete => self.change(o, len, n, 0),
+            Edit::Insert => self.change(o, 0, n, len),
+        }
+    }
+
+    fn change(&mut self, o: usize, olen: usize, n: usize, nlen: usize) {
         let gap = o - self.last;
         match &mut self.open {
             Some(h) if gap <= 2 * CONTEXT => {
@@ -49,6 +62,7 @@ impl Hunks {
                     oe: o + olen,
                     ns: n - before,
                     ne: n + nlen,
+                    head: String::new(),
                 });
             }
         }
@@ -63,26 +77,59 @@ impl Hunks {
         }
     }
 
-    /// The hunks, given the old side's line count (the last one's context ends there).
-    pub(super) fn finish(mut self, old_lines: usize) -> Vec<Hunk> {
-        let after = self.open.map_or(0, |h| (old_lines - h.oe).min(CONTEXT));
+    /// The hunks, given the old side's line count (the last one's context ends there), with
+    /// their `@@` lines numbered as each side says.
+    pub(super) fn finish(mut self, old_lines: usize, numbers: &[Numbers; 2]) -> Vec<Hunk> {
+        let after = self
+            .open
+            .as_ref()
+            .map_or(0, |h| (old_lines - h.oe).min(CONTEXT));
         self.close(after);
+        for h in &mut self.done {
+            h.head = format!(
+                "@@ -{} +{} @@",
+                numbers[0].range(h.os, h.oe),
+                numbers[1].range(h.ns, h.ne)
+            );
+        }
         self.done
     }
 }
 
+/// Writes the labels, then each hunk's `@@` line and lines: `edits` hands every edit of
+/// both sides, in order, to the sink it is given.
+pub(super) fn write(
+    hunks: &[Hunk],
+    y: &YamlSides,
+    edits: impl FnOnce(&mut EditSink<'_>),
+    emit: &mut dyn FnMut(&str),
+) {
+    if hunks.is_empty() {
+        return;
+    }
+    emit(&format!("--- {}", y.old_label));
+    emit(&format!("+++ {}", y.new_label));
+    let mut writer = HunkWriter {
+        hunks,
+        at: 0,
+        started: false,
+        line: String::new(),
+    };
+    edits(&mut |edit, o, n, lines| writer.write(edit, o, n, lines, emit));
+}
+
 /// Writes the lines of the edits that fall in a hunk, each hunk after its `@@` line.
-pub(super) struct HunkWriter<'h> {
-    pub(super) hunks: &'h [Hunk],
+struct HunkWriter<'h> {
+    hunks: &'h [Hunk],
     /// The hunk the next line belongs to, or follows.
-    pub(super) at: usize,
+    at: usize,
     /// Whether its `@@` line is written.
-    pub(super) started: bool,
-    pub(super) line: String,
+    started: bool,
+    line: String,
 }
 
 impl HunkWriter<'_> {
-    pub(super) fn write(
+    fn write(
         &mut self,
         edit: Edit,
         o: usize,
@@ -103,11 +150,7 @@ impl HunkWriter<'_> {
                 continue;
             }
             if !self.started {
-                emit(&format!(
-                    "@@ -{} +{} @@",
-                    range(h.os, h.oe),
-                    range(h.ns, h.ne)
-                ));
+                emit(&h.head);
                 self.started = true;
             }
             self.line.clear();
@@ -128,15 +171,5 @@ impl HunkWriter<'_> {
                 }
             }
         }
-    }
-}
-
-/// `start,len` (1-based), `start` alone for one line, as in `diff -u`.
-pub(super) fn range(start: usize, end: usize) -> String {
-    let len = end.saturating_sub(start);
-    match len {
-        1 => format!("{}", start + 1),
-        0 => format!("{start},0"),
-        _ => format!("{},{len}", start + 1),
     }
 }
