@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::apply_render::Verb;
-use super::operate::{drive, target_cluster, ChangeArgs, Request, DEFAULT_PARALLEL};
+use super::operate::{drive, target_cluster, ChangeArgs, Request};
 use super::Context;
 use crate::engine::apply::{self, CheckOptions, PlanOptions};
 use crate::engine::guard::Refuse;
@@ -33,9 +33,6 @@ pub struct Args {
     /// Also remove live partitions that the file lacks (exact restore)
     #[arg(long)]
     pub prune: bool,
-    /// How many connectors to apply at once
-    #[arg(long, default_value_t = DEFAULT_PARALLEL, value_parser = clap::value_parser!(u16).range(1..))]
-    pub parallel: u16,
     /// Apply the (single) file's offsets to a connector of this name
     #[arg(long = "as", value_name = "NEW_NAME")]
     pub as_name: Option<String>,
@@ -89,7 +86,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         plan: PlanOptions {
             prune: args.prune,
             create: args.create,
-            parallel: usize::from(args.parallel),
+            parallel: args.change.parallel,
             create_state: args.create_state.map(Into::into),
         },
         refuse: args.fail_on.into_iter().map(Into::into).collect(),

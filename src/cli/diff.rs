@@ -57,9 +57,8 @@ pub struct Args {
     /// Snapshots directory [default: from kco.yaml, else snapshots/]
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// How many connectors to read at once
-    #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_READS)]
-    pub parallel: usize,
+    #[command(flatten)]
+    pub read: super::ReadArgs,
     /// Compare every cluster of kco.yaml with its directory, at once
     #[arg(long, conflicts_with_all = ["base", "paths"])]
     pub all_clusters: bool,
@@ -152,7 +151,7 @@ fn live(
         cluster: target.name.clone(),
         whole_dir: paths.whole_dir,
         exit_on,
-        parallel: args.parallel,
+        parallel: args.read.parallel,
         cwd: &ctx.cwd,
     };
     if cluster.is_some() {

@@ -24,9 +24,8 @@ pub struct Args {
     /// Snapshots directory [default: from kco.yaml, else snapshots/]
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// How many connectors to read at once
-    #[arg(long, default_value_t = 8)]
-    pub parallel: usize,
+    #[command(flatten)]
+    pub read: super::ReadArgs,
     /// List every cluster of kco.yaml at once
     #[arg(long)]
     pub all_clusters: bool,
@@ -62,13 +61,7 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
     } else {
         Vec::new()
     };
-    ls(
-        &client,
-        &files,
-        &target.name,
-        args.parallel.max(1),
-        &ctx.cwd,
-    )
+    ls(&client, &files, &target.name, args.read.parallel, &ctx.cwd)
 }
 
 /// Prints one cluster's listing; its exit code.

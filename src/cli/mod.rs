@@ -106,6 +106,14 @@ pub enum ColorChoice {
     Never,
 }
 
+/// Flags of every command that reads many connectors at once (snapshot, diff, ls).
+#[derive(Debug, Clone, Args)]
+pub struct ReadArgs {
+    /// How many connectors to read at once
+    #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_READS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub parallel: usize,
+}
+
 /// A connector type, as a flag value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TypeArg {

@@ -46,10 +46,10 @@ pub struct ChangeArgs {
     /// starting, is a failure)
     #[arg(long, default_value_t = 60)]
     pub task_timeout: u64,
+    /// How many connectors change at once (each transaction mostly waits on the worker)
+    #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_CHANGES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub parallel: usize,
 }
-
-/// How many connectors change at once, unless `--parallel` says.
-pub const DEFAULT_PARALLEL: u16 = 16;
 
 /// What one command asks of the operation, beyond its flags.
 pub struct Request<'a> {

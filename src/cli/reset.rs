@@ -1,7 +1,7 @@
 //! `kco reset`: delete connectors' offsets, inside the same guarded operation as apply.
 
 use super::apply_render::Verb;
-use super::operate::{drive, ChangeArgs, Request, DEFAULT_PARALLEL};
+use super::operate::{drive, ChangeArgs, Request};
 use super::Context;
 use crate::engine::apply::{Checked, PlanOptions};
 use crate::engine::select;
@@ -31,7 +31,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         plan: PlanOptions {
             prune: true,
             create: false,
-            parallel: usize::from(DEFAULT_PARALLEL),
+            parallel: args.change.parallel,
             create_state: None,
         },
         refuse: Vec::new(),

@@ -33,9 +33,8 @@ pub struct Args {
     /// Snapshots directory [default: from kco.yaml, else snapshots/]
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// How many connectors to read at once
-    #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_READS)]
-    pub parallel: usize,
+    #[command(flatten)]
+    pub read: super::ReadArgs,
     /// Also capture each connector's config (secrets become ${kco:env:VAR} placeholders)
     #[arg(long)]
     pub with_config: bool,
@@ -74,7 +73,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
     };
     let opts = SnapshotOptions {
         selector: Selector::new(&args.names, args.kind.map(Into::into))?,
-        parallel: args.parallel.max(1),
+        parallel: args.read.parallel,
         with_config: args.with_config,
         prune: args.prune,
         ..SnapshotOptions::default()

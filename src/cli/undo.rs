@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::apply_render::Verb;
-use super::operate::{drive, ChangeArgs, Request, DEFAULT_PARALLEL};
+use super::operate::{drive, ChangeArgs, Request};
 use super::Context;
 use crate::engine::apply::{self, backup, CheckOptions, PlanOptions, TargetCluster};
 use crate::error::{Error, Result};
@@ -75,7 +75,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         plan: PlanOptions {
             prune: true,
             create: false,
-            parallel: usize::from(DEFAULT_PARALLEL),
+            parallel: args.change.parallel,
             create_state: None,
         },
         refuse: Vec::new(),

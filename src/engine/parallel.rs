@@ -15,6 +15,10 @@ use std::sync::Mutex;
 /// overrides it.
 pub const DEFAULT_READS: usize = 32;
 
+/// How many connectors an apply, reset or undo changes at once, unless `--parallel` says:
+/// fewer than reads, as each transaction stops, patches and restarts a connector.
+pub const DEFAULT_CHANGES: usize = 16;
+
 /// Applies `f` to every item with at most `parallel` threads; results keep the input order.
 pub fn map<T, R, F>(items: &[T], parallel: usize, f: F) -> Vec<R>
 where
