@@ -8,7 +8,7 @@ use super::words;
 use crate::compare::{PartitionDiff, PartitionKind};
 use crate::engine::apply::{
     Action, ActionKind, ApplyOutcome, ApplyPlan, ApplyReport, ConnectorApply, ConnectorPlan,
-    Progress, StepRecord,
+    Observer, StepRecord,
 };
 use crate::engine::risk::{assess, RiskCode};
 use crate::model::{ConnectorType, TargetState};
@@ -326,7 +326,7 @@ fn connector_result(p: &Printer, c: &ConnectorApply) -> String {
 /// Prints each step as it ends, with `-v`.
 pub struct StepPrinter<'a>(pub &'a Printer);
 
-impl Progress for StepPrinter<'_> {
+impl Observer for StepPrinter<'_> {
     fn step(&self, connector: &str, r: &StepRecord) {
         let mark = if r.ok { "ok" } else { "failed" };
         self.0

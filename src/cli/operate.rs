@@ -17,13 +17,12 @@ use super::words;
 use super::Context;
 use crate::config::ClusterTarget;
 use crate::engine::apply::{
-    ApplyDocument, BackupReport, Checked, ExecOptions, PlanOptions, Progress, StepRecord,
-    SystemClock, TargetCluster,
+    ApplyDocument, BackupReport, Checked, ConnectorApply, ExecOptions, Observer, PlanOptions,
+    StepRecord, SystemClock, TargetCluster,
 };
 use crate::engine::guard::{Refusal, Refuse};
 use crate::engine::history::at::FilesSource;
 use crate::engine::operation::{Operation, Ran, Settings};
-use crate::engine::progress::Fleet;
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use crate::wait::WaitPolicy;
 
@@ -205,13 +204,25 @@ struct Reporting<'a> {
     ctx: &'a Context,
 }
 
-impl Progress for Reporting<'_> {
+impl Observer for Reporting<'_> {
+    fn total(&self, connectors: usize) {
+        self.inner.total(connectors);
+    }
+
+    fn started(&self, connector: &str) {
+        self.inner.started(connector);
+    }
+
+    fn finished(&self, connector: &str) {
+        self.inner.finished(connector);
+    }
+
     fn step(&self, connector: &str, record: &StepRecord) {
         self.inner.step(connector, record);
     }
 
-    fn fleet(&self) -> &dyn Fleet {
-        self.inner.fleet()
+    fn transaction(&self, report: &ConnectorApply) {
+        self.inner.transaction(report);
     }
 
     fn backed_up(&self, backup: &BackupReport) {

@@ -2,7 +2,7 @@
 //! which are in flight. Drawn only where someone watches it: stderr a terminal (not
 //! `TERM=dumb`), text output (never with JSON or YAML), no `-q`, no `-v` (whose lines it would
 //! break). It appears once a run has lasted [`DELAY`], so a quick run prints nothing, and it
-//! is cleared when the run ends. The engines only call [`Fleet`]; the drawing is here.
+//! is cleared when the run ends. The engines only call an [`Observer`]; the drawing is here.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -15,8 +15,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::apply_render::StepPrinter;
 use super::{OutputFormat, Printer};
-use crate::engine::apply::{Progress, StepRecord};
-use crate::engine::progress::Fleet;
+use crate::engine::apply::StepRecord;
+use crate::engine::progress::Observer;
 
 /// How long a run goes before its bar appears.
 pub const DELAY: Duration = Duration::from_millis(300);
@@ -36,7 +36,7 @@ pub fn wanted(
         && term.is_none_or(|t| t != "dumb")
 }
 
-/// A bar for one run; a [`Fleet`] for the engines. Draws nothing unless [`wanted`].
+/// A bar for one run; an [`Observer`] for the engines. Draws nothing unless [`wanted`].
 pub struct Bar {
     bar: Option<ProgressBar>,
     since: Instant,
@@ -101,7 +101,7 @@ impl Bar {
     }
 }
 
-impl Fleet for Bar {
+impl Observer for Bar {
     fn total(&self, connectors: usize) {
         if let Some(bar) = &self.bar {
             bar.set_length(connectors as u64);
@@ -150,13 +150,21 @@ impl<'a> ApplyProgress<'a> {
     }
 }
 
-impl Progress for ApplyProgress<'_> {
-    fn step(&self, connector: &str, record: &StepRecord) {
-        self.steps.step(connector, record);
+impl Observer for ApplyProgress<'_> {
+    fn total(&self, connectors: usize) {
+        self.bar.total(connectors);
     }
 
-    fn fleet(&self) -> &dyn Fleet {
-        &self.bar
+    fn started(&self, connector: &str) {
+        self.bar.started(connector);
+    }
+
+    fn finished(&self, connector: &str) {
+        self.bar.finished(connector);
+    }
+
+    fn step(&self, connector: &str, record: &StepRecord) {
+        self.steps.step(connector, record);
     }
 }
 

@@ -1,26 +1,38 @@
-//! How a long run tells how far it is, without printing: the engines call a [`Fleet`] as
-//! connectors are read (snapshot, diff) or applied, and the CLI draws a progress bar from it.
+//! How a long run tells what it is doing, without printing: the engines tell one [`Observer`]
+//! as connectors are read (snapshot, diff) or changed (each step of an operation's
+//! transactions, its backup), and the CLI draws a progress bar and the `-v` steps from it.
 
+use super::apply::backup::BackupReport;
+use super::apply::report::{ConnectorApply, StepRecord};
 use super::parallel;
 
-/// Told how many connectors a run has, and each one as its work starts and ends (from several
-/// threads at once). Every method does nothing unless implemented.
-pub trait Fleet: Sync {
+/// Told what a run does, from several threads at once. Every method does nothing unless
+/// implemented.
+pub trait Observer: Sync {
+    /// How many connectors the run has.
     fn total(&self, _connectors: usize) {}
+    /// A connector's work starts.
     fn started(&self, _connector: &str) {}
+    /// A connector's work ends.
     fn finished(&self, _connector: &str) {}
+    /// A step of a connector's transaction ended (the CLI prints them with `-v`).
+    fn step(&self, _connector: &str, _record: &StepRecord) {}
+    /// A connector's transaction ended, whatever its outcome.
+    fn transaction(&self, _report: &ConnectorApply) {}
+    /// The operation's backup is written, before its first change.
+    fn backed_up(&self, _backup: &BackupReport) {}
 }
 
 /// Hears nothing.
 pub struct Unheard;
 
-impl Fleet for Unheard {}
+impl Observer for Unheard {}
 
 /// [`parallel::map`] over connectors, telling `fleet` the total, then each start and end.
 pub fn map<T, R, F>(
     items: &[T],
     parallel: usize,
-    fleet: &dyn Fleet,
+    fleet: &dyn Observer,
     name: impl Fn(&T) -> &str + Sync,
     f: F,
 ) -> Vec<R>
@@ -47,7 +59,7 @@ pub(crate) mod tests {
     #[derive(Default)]
     pub struct Heard(pub Mutex<Vec<String>>);
 
-    impl Fleet for Heard {
+    impl Observer for Heard {
         fn total(&self, n: usize) {
             self.0.lock().unwrap().push(format!("total {n}"));
         }

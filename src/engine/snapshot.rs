@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::progress::{self, Fleet, Unheard};
+use super::progress::{self, Observer, Unheard};
 use super::snapshot_stale::stale_files;
 pub use super::snapshot_stale::StaleFile;
 use super::{parallel, probe, store, Selector};
@@ -131,7 +131,7 @@ pub fn snapshot_reporting(
     dir: &Path,
     opts: &SnapshotOptions,
     now: &dyn Fn() -> String,
-    fleet: &dyn Fleet,
+    fleet: &dyn Observer,
 ) -> Result<SnapshotReport> {
     let cluster = probe(client)?;
     let listing = client

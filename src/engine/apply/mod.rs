@@ -10,7 +10,7 @@
 pub mod backup;
 
 pub mod plan;
-mod report;
+pub(crate) mod report;
 pub(crate) mod state;
 pub mod transaction;
 mod tx_error;
@@ -32,12 +32,11 @@ use serde::Serialize;
 pub use crate::wait::{Clock, ManualClock, SystemClock, WaitPolicy};
 pub use backup::BackupReport;
 pub use plan::{Action, ActionKind, ApplyPlan, ConnectorPlan, PlanOptions, Want};
-pub use transaction::{
-    ApplyOutcome, ConnectorApply, Progress, Silent, Step, StepRecord, TxOptions,
-};
+pub use transaction::{ApplyOutcome, ConnectorApply, Step, StepRecord, TxOptions};
 
 use crate::client::Connect;
 use crate::engine::history::at::FilesSource;
+pub use crate::engine::progress::{Observer, Unheard};
 use crate::engine::store::belongs_to;
 pub use crate::engine::store::TargetCluster;
 use crate::engine::{load_files, progress, LoadedFile};
@@ -264,7 +263,7 @@ pub fn execute(
     plan: &ApplyPlan,
     opts: &ExecOptions,
     clock: &dyn Clock,
-    progress: &dyn Progress,
+    progress: &dyn Observer,
 ) -> Result<ApplyReport> {
     if plan.errors() > 0 {
         return Err(Error::Other(format!(
@@ -273,11 +272,10 @@ pub fn execute(
         )));
     }
     let is_interrupted = || opts.interrupted.is_some_and(|f| f.load(Ordering::SeqCst));
-    let fleet = progress.fleet();
     let connectors = progress::map(
         &plan.connectors,
         opts.parallel,
-        fleet,
+        progress,
         |c| &c.name,
         |c| {
             let report = if is_interrupted() {
@@ -285,7 +283,7 @@ pub fn execute(
             } else {
                 transaction::run(client, c, &opts.tx, clock, progress)
             };
-            progress.finished(&report);
+            progress.transaction(&report);
             report
         },
     );

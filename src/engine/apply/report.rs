@@ -3,7 +3,6 @@
 use serde::Serialize;
 
 use super::plan::ActionKind;
-use crate::engine::progress::{Fleet, Unheard};
 use crate::model::TargetState;
 
 /// The steps of a transaction, in order. A report names the one that failed.
@@ -36,28 +35,6 @@ pub struct StepRecord {
     pub step: Step,
     pub ok: bool,
     pub detail: String,
-}
-
-/// Told about every step as it ends (the CLI prints them with `-v`).
-pub trait Progress: Sync {
-    fn step(&self, connector: &str, record: &StepRecord);
-    /// Told how many transactions run, and each one as it starts and ends.
-    fn fleet(&self) -> &dyn Fleet {
-        &Unheard
-    }
-
-    /// A connector's transaction ended (whatever its outcome).
-    fn finished(&self, _report: &ConnectorApply) {}
-
-    /// The backup is written, before the first change.
-    fn backed_up(&self, _backup: &super::BackupReport) {}
-}
-
-/// Hears nothing.
-pub struct Silent;
-
-impl Progress for Silent {
-    fn step(&self, _: &str, _: &StepRecord) {}
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -98,7 +98,7 @@ pub(crate) fn exec(fake: &FakeConnect, plan: &ApplyPlan, prune: bool) -> ApplyRe
         plan,
         &opts,
         &ManualClock::default(),
-        &Silent,
+        &Unheard,
     )
     .unwrap()
 }
@@ -328,7 +328,7 @@ fn missing_connectors_and_old_versions_are_errors_before_any_change() {
     }
     let opts = ExecOptions::new(false, 1, Duration::from_secs(1));
     let client = fake.client();
-    assert!(execute(&client, &p, &opts, &ManualClock::default(), &Silent).is_err());
+    assert!(execute(&client, &p, &opts, &ManualClock::default(), &Unheard).is_err());
     // --create without a config in the file names the file.
     let p = plan(&fake, &[want("ghost", vec![src("f", 1)])], false, true);
     assert!(
@@ -399,7 +399,7 @@ fn an_interrupt_skips_transactions_not_yet_started_and_sends_nothing_for_them() 
     let mut opts = ExecOptions::new(false, 1, Duration::from_secs(30));
     opts.interrupted = Some(flag);
     let client = fake.client();
-    let r = execute(&client, &p, &opts, &ManualClock::default(), &Silent).unwrap();
+    let r = execute(&client, &p, &opts, &ManualClock::default(), &Unheard).unwrap();
     assert!(r.interrupted && !r.converged);
     assert!(r.connectors.iter().all(|c| c.outcome == Outcome::Skipped));
     assert!(mutating(&fake).is_empty(), "{:?}", mutating(&fake));
@@ -408,21 +408,14 @@ fn an_interrupt_skips_transactions_not_yet_started_and_sends_nothing_for_them() 
 
 #[test]
 fn each_transaction_is_reported_to_the_progress_fleet() {
-    use crate::engine::progress::{tests::Heard, Fleet};
-    struct Bar(Heard);
-    impl Progress for Bar {
-        fn step(&self, _: &str, _: &StepRecord) {}
-        fn fleet(&self) -> &dyn Fleet {
-            &self.0
-        }
-    }
+    use crate::engine::progress::tests::Heard;
     let fake = fake_with("4.1.0", &[("c1", State::Running, vec![src("f", 10)])]);
     let p = plan(&fake, &[want("c1", vec![src("f", 3)])], false, false);
     let opts = ExecOptions::new(false, 1, Duration::from_secs(30));
-    let bar = Bar(Heard::default());
+    let bar = Heard::default();
     execute(&fake.client(), &p, &opts, &ManualClock::default(), &bar).unwrap();
     assert_eq!(
-        bar.0 .0.into_inner().unwrap(),
+        bar.0.into_inner().unwrap(),
         ["total 1", "start c1", "end c1"]
     );
 }

@@ -54,7 +54,7 @@ fn a_connector_whose_tasks_never_start_fails_after_the_task_timeout() {
     let p = plan(&fake, &[want("c", vec![src("f", 5)])], false, false);
     let mut opts = ExecOptions::new(false, 1, Duration::from_secs(30));
     opts.tx.task_timeout = Duration::from_secs(7);
-    let r = execute(&fake.client(), &p, &opts, &ManualClock::default(), &Silent).unwrap();
+    let r = execute(&fake.client(), &p, &opts, &ManualClock::default(), &Unheard).unwrap();
     let c = &r.connectors[0];
     assert_eq!(c.outcome, ApplyOutcome::Failed);
     assert_eq!(c.failed_step, Some(Step::WaitTasks));

@@ -5,12 +5,13 @@
 use std::time::Duration;
 
 use super::plan::{patch_entries, Action, ConnectorPlan};
-pub use super::report::{ApplyOutcome, ConnectorApply, Progress, Silent, Step, StepRecord};
+pub use super::report::{ApplyOutcome, ConnectorApply, Step, StepRecord};
 use super::state::{describe, poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
 
 use crate::client::Connect;
 use crate::compare::{compare, PartitionKind};
+use crate::engine::progress::Observer;
 use crate::model::{canonical_fields, OffsetEntry, TargetState};
 use crate::wait::{until, Clock, Poll, WaitPolicy};
 
@@ -39,7 +40,7 @@ struct Tx<'a> {
     plan: &'a ConnectorPlan,
     opts: &'a TxOptions,
     clock: &'a dyn Clock,
-    progress: &'a dyn Progress,
+    progress: &'a dyn Observer,
     report: ConnectorApply,
 }
 
@@ -76,7 +77,7 @@ pub fn run(
     plan: &ConnectorPlan,
     opts: &TxOptions,
     clock: &dyn Clock,
-    progress: &dyn Progress,
+    progress: &dyn Observer,
 ) -> ConnectorApply {
     let (counting, mutating) = client.counting();
     let mut tx = Tx {

@@ -12,7 +12,7 @@ use super::{
 };
 use crate::client::{Connect, ConnectorListing};
 use crate::compare::{compare_each, PartitionKind};
-use crate::engine::progress::{self, Fleet, Unheard};
+use crate::engine::progress::{self, Observer, Unheard};
 use crate::engine::{probe, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, ProblemKind};
@@ -42,7 +42,7 @@ pub fn diff_live(client: &Connect, input: LiveInput<'_>) -> Result<DiffReport> {
 pub fn diff_live_reporting(
     client: &Connect,
     input: LiveInput<'_>,
-    fleet: &dyn Fleet,
+    fleet: &dyn Observer,
 ) -> Result<DiffReport> {
     // One file per connector: two (from two clusters' directories) would be ambiguous.
     let mut first: BTreeMap<&str, &LoadedFile> = BTreeMap::new();

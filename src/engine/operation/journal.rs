@@ -12,7 +12,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::state_dir::StateDir;
-use crate::engine::apply::{Action, ApplyPlan, ConnectorApply, Progress, StepRecord};
+use crate::engine::apply::{Action, ApplyPlan, BackupReport, ConnectorApply, StepRecord};
+use crate::engine::progress::Observer;
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
 use crate::model::TargetState;
@@ -176,16 +177,16 @@ pub fn host_name() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// A [`Progress`] that also keeps the journal: each finished transaction leaves it.
+/// An [`Observer`] that also keeps the journal: each finished transaction leaves it.
 pub struct Journaled<'a> {
     pub file: &'a JournalFile,
-    pub inner: &'a dyn Progress,
+    pub inner: &'a dyn Observer,
     /// Set when the journal could not be rewritten (the entry then stays: safe side).
     pub write_error: Mutex<Option<Error>>,
 }
 
 impl<'a> Journaled<'a> {
-    pub fn new(file: &'a JournalFile, inner: &'a dyn Progress) -> Self {
+    pub fn new(file: &'a JournalFile, inner: &'a dyn Observer) -> Self {
         Journaled {
             file,
             inner,
@@ -204,23 +205,31 @@ impl Journaled<'_> {
     }
 }
 
-impl Progress for Journaled<'_> {
+impl Observer for Journaled<'_> {
+    fn total(&self, connectors: usize) {
+        self.inner.total(connectors);
+    }
+
+    fn started(&self, connector: &str) {
+        self.inner.started(connector);
+    }
+
+    fn finished(&self, connector: &str) {
+        self.inner.finished(connector);
+    }
+
     fn step(&self, connector: &str, record: &StepRecord) {
         self.inner.step(connector, record);
     }
 
-    fn finished(&self, report: &ConnectorApply) {
+    fn transaction(&self, report: &ConnectorApply) {
         if let Err(e) = self.file.done(report) {
             *self.write_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
         }
-        self.inner.finished(report);
+        self.inner.transaction(report);
     }
 
-    fn fleet(&self) -> &dyn crate::engine::progress::Fleet {
-        self.inner.fleet()
-    }
-
-    fn backed_up(&self, backup: &crate::engine::apply::BackupReport) {
+    fn backed_up(&self, backup: &BackupReport) {
         self.inner.backed_up(backup);
     }
 }

@@ -31,9 +31,9 @@ pub use state_dir::StateDir;
 use crate::client::Connect;
 use crate::engine::apply::{
     self, backup, plan, ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, PlanOptions,
-    Progress,
 };
 use crate::engine::guard::{refusals, Refusal, Refuse};
+use crate::engine::progress::Observer;
 use crate::error::{Error, Result};
 use crate::wait::{Clock, WaitPolicy};
 use journal::{JournalFile, Journaled};
@@ -201,7 +201,7 @@ impl Operation {
         plan: &ApplyPlan,
         settings: &Settings,
         confirm: &mut dyn FnMut(&ApplyPlan) -> Result<bool>,
-        progress: &dyn Progress,
+        progress: &dyn Observer,
         clock: &dyn Clock,
     ) -> Result<Ran> {
         if plan.cluster != self.cluster {

@@ -9,7 +9,7 @@ use super::journal::{self, JournalFile, Journaled};
 use super::recover::{entries_from_backup, recover, RecoverOutcome};
 use super::*;
 use crate::engine::apply::tests::{cluster, exec, fake_with, mutating, plan, src, state, want};
-use crate::engine::apply::{backup, execute, Checked, Silent, Want};
+use crate::engine::apply::{backup, execute, Checked, Unheard, Want};
 use crate::fake::{FakeConnect, Fault, State};
 use crate::model::{ConnectorState, TargetState};
 use crate::wait::ManualClock;
@@ -61,7 +61,7 @@ fn the_journal_records_prior_states_before_any_change_and_is_cleared_at_the_end(
     assert_eq!(on_disk.pid, std::process::id());
     // Nothing was sent to write it.
     fake.assert_no_mutations();
-    let progress = Journaled::new(&j, &Silent);
+    let progress = Journaled::new(&j, &Unheard);
     let opts = ExecOptions::new(false, 3, Duration::from_secs(30));
     let r = execute(
         &fake.client(),
@@ -85,7 +85,7 @@ fn a_connector_whose_state_was_not_put_back_stays_in_the_journal() {
     let j = JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0")
         .unwrap()
         .unwrap();
-    let progress = Journaled::new(&j, &Silent);
+    let progress = Journaled::new(&j, &Unheard);
     let opts = ExecOptions::new(false, 1, Duration::from_secs(5));
     let r = execute(
         &fake.client(),
@@ -304,7 +304,7 @@ fn every_run_backs_up_and_journals_before_the_first_change() {
         .plan(&checked(&fake, 42), &PlanOptions::default())
         .unwrap();
     struct SeesJournal<'a>(&'a tempfile::TempDir, std::sync::Mutex<Vec<bool>>);
-    impl Progress for SeesJournal<'_> {
+    impl Observer for SeesJournal<'_> {
         fn step(&self, _: &str, _: &crate::engine::apply::StepRecord) {
             self.1.lock().unwrap().push(journal_path(self.0).exists());
         }
@@ -354,7 +354,7 @@ fn refusals_dry_runs_and_a_no_change_nothing() {
             &plan,
             &settings(false, vec![Refuse::Reprocessing]),
             &mut no,
-            &Silent,
+            &Unheard,
             &clock,
         )
         .unwrap();
@@ -363,11 +363,11 @@ fn refusals_dry_runs_and_a_no_change_nothing() {
         "{refused:?}"
     );
     let dry = op
-        .run(&plan, &settings(true, vec![]), &mut no, &Silent, &clock)
+        .run(&plan, &settings(true, vec![]), &mut no, &Unheard, &clock)
         .unwrap();
     assert!(matches!(dry, Ran::DryRun));
     let declined = op
-        .run(&plan, &settings(false, vec![]), &mut no, &Silent, &clock)
+        .run(&plan, &settings(false, vec![]), &mut no, &Unheard, &clock)
         .unwrap();
     assert!(matches!(declined, Ran::Declined));
     assert_eq!(asked, 1, "asked only before a change");
@@ -397,7 +397,7 @@ fn a_refused_stop_leaves_nothing_behind() {
                 &plan,
                 &settings(false, vec![]),
                 &mut yes,
-                &Silent,
+                &Unheard,
                 &ManualClock::default(),
             )
             .unwrap();
