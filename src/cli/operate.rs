@@ -124,7 +124,7 @@ pub fn drive(
         let yes = args.yes
             || ask(
                 ctx,
-                &format!("{} on cluster {}?", req.verb.question(), target.name),
+                &format!("{} on cluster `{}`?", req.verb.question(), target.name),
             )?;
         if yes {
             on_interrupt_finish_in_flight();

@@ -75,7 +75,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         ctx.printer.structured(&report);
     } else if report.connectors.is_empty() {
         ctx.printer.status(&format!(
-            "Nothing to recover: no journal for cluster {} ({}).",
+            "Nothing to recover: no journal for cluster `{}` ({}).",
             target.name,
             ctx.display_path(std::path::Path::new(&report.source))
         ));
@@ -96,12 +96,12 @@ fn discarded(ctx: &Context, cluster: &str, forgotten: Option<&Journal>) -> u8 {
     }
     let Some(j) = forgotten else {
         p.status(&format!(
-            "Nothing to discard: no journal for cluster {cluster}."
+            "Nothing to discard: no journal for cluster `{cluster}`."
         ));
         return EXIT_OK;
     };
     let mut out = format!(
-        "Discarded the journal of cluster {cluster} (pid {} on {}, started {}). Nothing was put back; it forgets:\n",
+        "Discarded the journal of cluster `{cluster}` (pid {} on {}, started {}). Nothing was put back; it forgets:\n",
         j.pid, j.host, j.started_at
     );
     for (name, e) in &j.connectors {
@@ -127,14 +127,14 @@ pub fn render_recovery(ctx: &Context, r: &RecoverReport) -> String {
     let p = &ctx.printer;
     let mut out = match &r.interrupted {
         Some(i) => format!(
-            "An operation on cluster {} (pid {} on {}, started {}) did not finish: putting back the states it recorded in {}:\n",
+            "An operation on cluster `{}` (pid {} on {}, started {}) did not finish: putting back the states it recorded in {}:\n",
             r.cluster,
             i.pid,
             i.host,
             i.started_at,
             ctx.display_path(std::path::Path::new(&r.source))
         ),
-        None => format!("Recovery of cluster {} from {}:\n", r.cluster, r.source),
+        None => format!("Recovery of cluster `{}` from {}:\n", r.cluster, r.source),
     };
     for c in &r.connectors {
         let (mark, style, what) = match c.outcome {

@@ -200,7 +200,7 @@ fn a_journal_that_cannot_be_finished_is_discarded_by_a_documented_command() {
     let (code, out) = kco(&p, &["--cluster", "a", "recover", "--discard"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("Discarded the journal of cluster a") && out.contains("s: was RUNNING"),
+        out.contains("Discarded the journal of cluster `a`") && out.contains("s: was RUNNING"),
         "{out}"
     );
     assert!(out.contains("Nothing was put back"), "{out}");
