@@ -32,9 +32,11 @@ pub enum PartitionKind {
 pub struct PartitionDiff {
     pub partition: Fields,
     pub kind: PartitionKind,
-    /// The offset on the wanted side (file / newer revision).
+    /// The offset on the wanted side (file / newer revision); JSON `after` (what it will be).
+    #[serde(rename = "after")]
     pub wanted: Option<Fields>,
-    /// The offset on the actual side (live / older revision).
+    /// The offset on the actual side (live / older revision); JSON `before` (what it is).
+    #[serde(rename = "before")]
     pub actual: Option<Fields>,
     /// For `Moved`: the wanted offset relative to the actual one, where offsets are ordered.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -88,7 +88,7 @@ fn whole_directory_as_json() {
              "counts":{"unchanged":0,"moved":1,"only_old":0,"only_new":0},
              "partitions":[{
                 "partition":{"filename":"/data/in.txt"},"kind":"moved",
-                "file_offset":{"position":120},"live_offset":{"position":100},
+                "before":{"position":120},"after":{"position":100},
                 "direction":"backward","distance":20,"unit":"bytes","field":"position",
                 "class":"drift","risk":null}]},
             {"name":"gone","status":"missing","type":"sink","state":null,
@@ -99,11 +99,11 @@ fn whole_directory_as_json() {
              "counts":{"unchanged":1,"moved":1,"only_old":0,"only_new":1},
              "partitions":[
                 {"partition":{"kafka_topic":"t","kafka_partition":0},"kind":"moved",
-                 "file_offset":{"kafka_offset":100},"live_offset":{"kafka_offset":130},
+                 "before":{"kafka_offset":100},"after":{"kafka_offset":130},
                  "direction":"forward","distance":30,"unit":"records","field":"kafka_offset",
                  "class":"advanced","risk":null},
                 {"partition":{"kafka_topic":"t","kafka_partition":2},"kind":"only_live",
-                 "file_offset":null,"live_offset":{"kafka_offset":7},
+                 "before":null,"after":{"kafka_offset":7},
                  "direction":null,"distance":null,"unit":null,"field":null,
                  "class":"advanced","risk":null}]}
         ],

@@ -98,8 +98,8 @@ fn rewind_and_removal_as_json() {
                     {
                         "partition": {"kafka_topic":"orders","kafka_partition":0},
                         "kind": "moved",
-                        "base_offset": {"kafka_offset":1500},
-                        "head_offset": {"kafka_offset":1000},
+                        "before": {"kafka_offset":1500},
+                        "after": {"kafka_offset":1000},
                         "direction": "backward", "distance": 500, "unit": "records",
                         "field": "kafka_offset", "class": null,
                         "risk": {"code":"reprocessing",
@@ -108,8 +108,8 @@ fn rewind_and_removal_as_json() {
                     {
                         "partition": {"kafka_topic":"orders","kafka_partition":1},
                         "kind": "removed",
-                        "base_offset": {"kafka_offset":700},
-                        "head_offset": null,
+                        "before": {"kafka_offset":700},
+                        "after": null,
                         "direction": null, "distance": null, "unit": null, "field": null,
                         "class": null,
                         "risk": {"code":"offset_reset",

@@ -141,8 +141,8 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     assert_eq!(s["state"], "STOPPED");
     let p = &s["partitions"][0];
     assert_eq!(p["partition"], partition);
-    assert_eq!(p["file_offset"], json!({"kafka_offset": 5}));
-    assert_eq!(p["live_offset"], json!({"kafka_offset": 2}));
+    assert_eq!(p["before"], json!({"kafka_offset": 5}));
+    assert_eq!(p["after"], json!({"kafka_offset": 2}));
     assert_eq!(
         (&p["direction"], &p["distance"], &p["class"]),
         (&json!("backward"), &json!(3), &json!("drift"))

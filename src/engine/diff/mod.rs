@@ -146,16 +146,23 @@ pub enum Class {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Sides {
+    /// JSON: `before` the file's offset, `after` the live one (docs/output.md: one pair of
+    /// names for the two sides of every comparison).
     Live {
         #[serde(serialize_with = "live_kind")]
         kind: PartitionKind,
+        #[serde(rename = "before")]
         file_offset: Option<Fields>,
+        #[serde(rename = "after")]
         live_offset: Option<Fields>,
     },
+    /// JSON: `before` the offset at the base revision, `after` the one in the working tree.
     Base {
         #[serde(serialize_with = "base_kind")]
         kind: PartitionKind,
+        #[serde(rename = "before")]
         base_offset: Option<Fields>,
+        #[serde(rename = "after")]
         head_offset: Option<Fields>,
     },
 }
