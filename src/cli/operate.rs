@@ -60,6 +60,23 @@ pub struct Request<'a> {
     pub source: Option<&'a FilesSource>,
 }
 
+impl Request<'_> {
+    /// What reset and undo ask: the offsets exactly as wanted (`--prune`), nothing created.
+    pub fn exact(verb: Verb, args: &ChangeArgs) -> Request<'static> {
+        Request {
+            verb,
+            plan: PlanOptions {
+                prune: true,
+                create: false,
+                parallel: args.parallel,
+                create_state: None,
+            },
+            refuse: Vec::new(),
+            source: None,
+        }
+    }
+}
+
 impl ChangeArgs {
     fn wait(&self) -> WaitPolicy {
         WaitPolicy::with_timeout(Duration::from_secs(self.wait_timeout))

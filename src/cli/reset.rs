@@ -3,7 +3,7 @@
 use super::apply_render::Verb;
 use super::operate::{drive, ChangeArgs, Request};
 use super::Context;
-use crate::engine::apply::{Checked, PlanOptions};
+use crate::engine::apply::Checked;
 use crate::engine::select;
 use crate::error::{Error, Result};
 
@@ -26,17 +26,7 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
-    let request = Request {
-        verb: Verb::Reset,
-        plan: PlanOptions {
-            prune: true,
-            create: false,
-            parallel: args.change.parallel,
-            create_state: None,
-        },
-        refuse: Vec::new(),
-        source: None,
-    };
+    let request = Request::exact(Verb::Reset, &args.change);
     let names = if args.names.iter().any(|n| select::is_glob(n)) {
         let live = ctx
             .connect(&target)?

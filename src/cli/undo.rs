@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::apply_render::Verb;
 use super::operate::{drive, ChangeArgs, Request};
 use super::Context;
-use crate::engine::apply::{self, backup, CheckOptions, PlanOptions, TargetCluster};
+use crate::engine::apply::{self, backup, CheckOptions, TargetCluster};
 use crate::error::{Error, Result};
 
 /// Undo an apply, reset or undo from its backup: restore changed offsets exactly, delete created connectors
@@ -70,16 +70,6 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         },
     };
     let wants = apply::check(std::slice::from_ref(&dir), &check, &env)?;
-    let request = Request {
-        verb: Verb::Undo,
-        plan: PlanOptions {
-            prune: true,
-            create: false,
-            parallel: args.change.parallel,
-            create_state: None,
-        },
-        refuse: Vec::new(),
-        source: None,
-    };
+    let request = Request::exact(Verb::Undo, &args.change);
     drive(ctx, &target, &wants, &args.change, &request)
 }

@@ -142,16 +142,7 @@ fn kill_9_at_each_point_of_the_transaction_then_recovery_puts_every_state_back()
             !journal.exists(),
             "killed at {marker}: the journal is cleared"
         );
-        for g in &guards {
-            wait_for(
-                &format!("{} RUNNING after a kill at {marker}", g.name()),
-                Duration::from_secs(60),
-                || match a.state(g.name()).as_str() {
-                    "RUNNING" => Ok(()),
-                    s => Err(s.to_string()),
-                },
-            );
-        }
+        all_running(&a, &guards, marker);
     }
     // A last apply converges: every file's offsets, every connector running.
     assert_success(

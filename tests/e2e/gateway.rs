@@ -80,6 +80,37 @@ impl Gateway {
     }
 }
 
+impl Gateway {
+    /// A temp dir with the gateway's kco.yaml, and a FileStream source on `b` (cluster g's
+    /// worker) that has read its 10-line file: the dir, the source's name, the file's length
+    /// and the connector (deleted when dropped).
+    fn source_on(
+        &self,
+        b: &crate::harness::Connect,
+        prefix: &str,
+    ) -> (
+        tempfile::TempDir,
+        String,
+        i64,
+        crate::harness::ConnectorGuard,
+    ) {
+        let dir = temp_dir();
+        self.config(dir.path());
+        let input = dir.path().join("in.txt");
+        append_lines(&input, &numbered("line", 1..=10));
+        let len = std::fs::metadata(&input).unwrap().len() as i64;
+        let name = unique_name(prefix);
+        let guard = b.create(
+            &name,
+            file_source_config(&input, &unique_name(&format!("{prefix}-topic"))),
+        );
+        b.wait_offsets(&name, "the whole file read", |o| {
+            source_position(o, &input) == Some(len)
+        });
+        (dir, name, len, guard)
+    }
+}
+
 fn text(out: &Output) -> String {
     format!(
         "{}{}",
@@ -93,19 +124,7 @@ fn snapshot_diff_and_apply_through_a_bearer_token_gateway() {
     let Some(tb) = testbed() else { return };
     let Some(g) = gateway() else { return };
     let b = tb.b();
-    let dir = temp_dir();
-    g.config(dir.path());
-    let input = dir.path().join("in.txt");
-    append_lines(&input, &numbered("line", 1..=10));
-    let len = std::fs::metadata(&input).unwrap().len() as i64;
-    let name = unique_name("kco-e2e-bearer");
-    let _c = b.create(
-        &name,
-        file_source_config(&input, &unique_name("kco-e2e-bearer-topic")),
-    );
-    b.wait_offsets(&name, "the whole file read", |o| {
-        source_position(o, &input) == Some(len)
-    });
+    let (dir, name, len, _c) = g.source_on(&b, "kco-e2e-bearer");
 
     let out = g.kco(dir.path(), &["-v", "snapshot", &name], Some(&g.token));
     assert!(out.status.success(), "{}", text(&out));
@@ -176,19 +195,7 @@ fn a_refused_stop_on_the_real_worker_leaves_nothing_behind() {
     let Some(tb) = testbed() else { return };
     let Some(g) = gateway() else { return };
     let b = tb.b();
-    let dir = temp_dir();
-    g.config(dir.path());
-    let input = dir.path().join("in.txt");
-    append_lines(&input, &numbered("line", 1..=10));
-    let len = std::fs::metadata(&input).unwrap().len() as i64;
-    let name = unique_name("kco-e2e-ro");
-    let _c = b.create(
-        &name,
-        file_source_config(&input, &unique_name("kco-e2e-ro-topic")),
-    );
-    b.wait_offsets(&name, "the whole file read", |o| {
-        source_position(o, &input) == Some(len)
-    });
+    let (dir, name, _, _c) = g.source_on(&b, "kco-e2e-ro");
     let out = g.kco(dir.path(), &["snapshot", &name], Some(&g.read_only));
     assert!(out.status.success(), "{}", text(&out));
     let file = dir.path().join(format!("snapshots/g/{name}.yaml"));
