@@ -14,5 +14,6 @@ pub mod error;
 pub mod fake;
 pub mod fsutil;
 pub mod model;
+pub mod shapes;
 pub mod text;
 pub mod wait;

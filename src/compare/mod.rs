@@ -11,7 +11,9 @@ use crate::model::{
     canonical_fields, compare_partitions, sink_partition, sort_by_partition, Fields, OffsetEntry,
 };
 
-pub use order::{movement, Direction, Movement};
+pub use order::{movement, movement_in, Direction, Movement};
+
+use crate::shapes::Shape;
 
 /// How one partition compares between a wanted set of offsets (a file, or a newer revision)
 /// and an actual one (live state, or an older revision).
@@ -54,9 +56,27 @@ pub fn compare(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionD
     compare_each(wanted, actual).collect()
 }
 
+/// [`compare`] with the connector's shape known (it orders the offsets).
+pub fn compare_in(
+    shape: Option<&Shape>,
+    wanted: &[OffsetEntry],
+    actual: &[OffsetEntry],
+) -> Vec<PartitionDiff> {
+    compare_each_in(shape, wanted, actual).collect()
+}
+
 /// [`compare`] a partition at a time: a caller that keeps only the changes never holds a row
 /// for every partition.
 pub fn compare_each<'a>(
+    wanted: &'a [OffsetEntry],
+    actual: &'a [OffsetEntry],
+) -> Box<dyn Iterator<Item = PartitionDiff> + 'a> {
+    compare_each_in(None, wanted, actual)
+}
+
+/// [`compare_each`] with the connector's shape known (it orders the offsets).
+pub fn compare_each_in<'a>(
+    shape: Option<&'a Shape>,
     wanted: &'a [OffsetEntry],
     actual: &'a [OffsetEntry],
 ) -> Box<dyn Iterator<Item = PartitionDiff> + 'a> {
@@ -65,9 +85,9 @@ pub fn compare_each<'a>(
         .chain(actual)
         .all(|e| is_ordered_exactly(&e.partition))
     {
-        return Box::new(Merge::new(wanted, actual));
+        return Box::new(Merge::new(shape, wanted, actual));
     }
-    Box::new(compare_by_key(wanted, actual).into_iter())
+    Box::new(compare_by_key(shape, wanted, actual).into_iter())
 }
 
 /// Whether the canonical order ties this partition only with an equal one: a plain sink
@@ -80,6 +100,7 @@ fn is_ordered_exactly(p: &Fields) -> bool {
 /// Both sides in canonical order (a sealed file already is; only the order is checked), then
 /// walked side by side: no key is built, and a row is made when asked for.
 struct Merge<'a> {
+    shape: Option<&'a Shape>,
     w: Vec<&'a OffsetEntry>,
     a: Vec<&'a OffsetEntry>,
     i: usize,
@@ -87,7 +108,7 @@ struct Merge<'a> {
 }
 
 impl<'a> Merge<'a> {
-    fn new(wanted: &'a [OffsetEntry], actual: &'a [OffsetEntry]) -> Self {
+    fn new(shape: Option<&'a Shape>, wanted: &'a [OffsetEntry], actual: &'a [OffsetEntry]) -> Self {
         fn ordered(entries: &[OffsetEntry]) -> Vec<&OffsetEntry> {
             let mut v: Vec<&OffsetEntry> = entries.iter().collect();
             sort_by_partition(&mut v, |e| &e.partition);
@@ -102,6 +123,7 @@ impl<'a> Merge<'a> {
             out
         }
         Merge {
+            shape,
             w: ordered(wanted),
             a: ordered(actual),
             i: 0,
@@ -137,15 +159,25 @@ impl Iterator for Merge<'_> {
                 (&w[i].partition, Some(&w[i].offset), Some(&a[j].offset))
             }
         };
-        Some(row(partition.clone(), wanted.cloned(), actual.cloned()))
+        Some(row(
+            self.shape,
+            partition.clone(),
+            wanted.cloned(),
+            actual.cloned(),
+        ))
     }
 }
 
 /// One partition's row.
-fn row(partition: Fields, w: Option<Fields>, a: Option<Fields>) -> PartitionDiff {
+fn row(
+    shape: Option<&Shape>,
+    partition: Fields,
+    w: Option<Fields>,
+    a: Option<Fields>,
+) -> PartitionDiff {
     let (kind, movement) = match (&w, &a) {
         (Some(w), Some(a)) if offsets_equal(w, a) => (PartitionKind::Unchanged, None),
-        (Some(w), Some(a)) => (PartitionKind::Moved, movement(&partition, a, w)),
+        (Some(w), Some(a)) => (PartitionKind::Moved, movement_in(shape, &partition, a, w)),
         (Some(_), None) => (PartitionKind::OnlyWanted, None),
         (None, _) => (PartitionKind::OnlyActual, None),
     };
@@ -159,7 +191,11 @@ fn row(partition: Fields, w: Option<Fields>, a: Option<Fields>) -> PartitionDiff
 }
 
 /// Any partitions: paired by their canonical JSON.
-fn compare_by_key(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<PartitionDiff> {
+fn compare_by_key(
+    shape: Option<&Shape>,
+    wanted: &[OffsetEntry],
+    actual: &[OffsetEntry],
+) -> Vec<PartitionDiff> {
     use std::collections::BTreeMap;
     let key = canonical_fields;
     let mut rows: BTreeMap<String, (Fields, Option<Fields>, Option<Fields>)> = BTreeMap::new();
@@ -175,7 +211,7 @@ fn compare_by_key(wanted: &[OffsetEntry], actual: &[OffsetEntry]) -> Vec<Partiti
     }
     let mut out: Vec<PartitionDiff> = rows
         .into_values()
-        .map(|(partition, w, a)| row(partition, w, a))
+        .map(|(partition, w, a)| row(shape, partition, w, a))
         .collect();
     sort_by_partition(&mut out, |d| &d.partition);
     out
@@ -242,7 +278,7 @@ mod tests {
                 }).collect()
             };
             let (w, a) = (e(&w), e(&a));
-            proptest::prop_assert_eq!(Merge::new(&w, &a).collect::<Vec<_>>(), compare_by_key(&w, &a));
+            proptest::prop_assert_eq!(Merge::new(None, &w, &a).collect::<Vec<_>>(), compare_by_key(None, &w, &a));
         }
     }
 }

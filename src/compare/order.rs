@@ -1,13 +1,17 @@
 //! Ordered offsets: which way an offset moved, and how far.
 //!
-//! Known orders: a sink's `kafka_offset` (records); a source offset that is a single integer,
-//! such as FileStream's `position` (bytes) or MirrorMaker's `offset` (records); Debezium
-//! MySQL's binlog `file` + `pos`; Debezium Postgres's `lsn`. Anything else is unordered.
+//! The order comes from the connector's shape (`schemas/shapes.yaml`, [`crate::shapes`]): a
+//! sink's `kafka_offset` (records), FileStream's `position` (bytes), MirrorMaker's `offset`
+//! (records), Debezium MySQL's binlog `file` + `pos`, PostgreSQL's `lsn`, ... When the class is
+//! not known, the first shape of the table that both offsets fit is used, and failing that a
+//! single integer field on both sides. Anything else is unordered.
+
+use std::cmp::Ordering;
 
 use serde::Serialize;
-use serde_json::Value;
 
-use crate::model::{sink_partition, Fields, Key};
+use crate::model::{sink_partition, ConnectorType, Fields, Key};
+use crate::shapes::{self, Shape};
 
 /// Which way the offset moved, from the old/actual value to the new/wanted one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -30,87 +34,76 @@ pub struct Movement {
     pub field: Key,
 }
 
-/// How `to` lies relative to `from`, where the offset shape has an order.
+/// How `to` lies relative to `from`, where the offset shape has an order (found from the
+/// offsets themselves).
 pub fn movement(partition: &Fields, from: &Fields, to: &Fields) -> Option<Movement> {
-    if sink_partition(partition).is_some() {
-        return integer_field(from, to, "kafka_offset", "records");
-    }
-    if let (Some(a), Some(b)) = (binlog(from), binlog(to)) {
-        let direction = if b > a {
-            Direction::Forward
-        } else if b < a {
-            Direction::Backward
-        } else {
-            return None;
-        };
-        let distance = (a.0 == b.0)
-            .then(|| u64::try_from(a.1.abs_diff(b.1)).ok())
-            .flatten();
+    movement_in(None, partition, from, to)
+}
+
+/// [`movement`] under a known shape (the connector class's), else as [`movement`] finds it.
+pub fn movement_in(
+    shape: Option<&Shape>,
+    partition: &Fields,
+    from: &Fields,
+    to: &Fields,
+) -> Option<Movement> {
+    let registry = shapes::registry();
+    let shape = shape.or_else(|| {
+        if sink_partition(partition).is_some() {
+            return registry.find(ConnectorType::Sink, None);
+        }
+        registry.entries().iter().find(|s| {
+            s.connector_type == ConnectorType::Source
+                && !s.order.is_empty()
+                && shapes::check::fits(s, partition, from)
+                && shapes::check::fits(s, partition, to)
+        })
+    });
+    if let Some(shape) = shape {
+        let (ordering, distance) = shapes::order::compare(shape, from, to)?;
+        let (unit, field) = shapes::order::unit_and_field(shape);
         return Some(Movement {
-            direction,
+            direction: direction(ordering),
             distance,
-            unit: "bytes".into(),
-            field: "file+pos".into(),
+            unit: unit.into(),
+            field: field.into(),
         });
     }
-    if from.contains_key("lsn") && to.contains_key("lsn") {
-        return integer_field(from, to, "lsn", "bytes");
-    }
-    // A single integer field on both sides.
+    // No known shape: a single integer field on both sides.
     if from.len() == 1 && to.len() == 1 {
         let (k, _) = from.iter().next()?;
+        let a = shapes::check::as_i128(from.get(k)?)?;
+        let b = shapes::check::as_i128(to.get(k)?)?;
+        if a == b {
+            return None;
+        }
         let unit = match k.as_str() {
             "position" => "bytes",
             "offset" => "records",
             other => other,
         };
-        return integer_field(from, to, k, unit);
+        return Some(Movement {
+            direction: direction(b.cmp(&a)),
+            distance: u64::try_from((b - a).unsigned_abs()).ok(),
+            unit: unit.into(),
+            field: k.as_str().into(),
+        });
     }
     None
 }
 
-fn integer_field(from: &Fields, to: &Fields, field: &str, unit: &str) -> Option<Movement> {
-    let a = as_i128(from.get(field)?)?;
-    let b = as_i128(to.get(field)?)?;
-    if a == b {
-        return None;
+fn direction(o: Ordering) -> Direction {
+    if o == Ordering::Greater {
+        Direction::Forward
+    } else {
+        Direction::Backward
     }
-    Some(Movement {
-        direction: if b > a {
-            Direction::Forward
-        } else {
-            Direction::Backward
-        },
-        distance: u64::try_from((b - a).unsigned_abs()).ok(),
-        unit: unit.into(),
-        field: field.into(),
-    })
-}
-
-fn as_i128(v: &Value) -> Option<i128> {
-    match v {
-        Value::Number(n) => n
-            .as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from)),
-        Value::String(s) => s.parse().ok(),
-        _ => None,
-    }
-}
-
-/// Debezium MySQL's position: binlog file name (ordered by its numeric suffix), then `pos`.
-fn binlog(o: &Fields) -> Option<((String, u64), i128)> {
-    let file = o.get("file")?.as_str()?;
-    let pos = as_i128(o.get("pos")?)?;
-    let (stem, num) = file.rsplit_once('.')?;
-    let n: u64 = num.parse().ok()?;
-    Some(((stem.to_string(), n), pos))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn f(v: Value) -> Fields {
         v.as_object().unwrap().clone().into()

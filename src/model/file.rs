@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::file_lines::entry_line;
 pub use super::problem::{FileProblem, ProblemKind};
 
 use super::file_lines::{config_key_line, find_key_line, offsets_item_lines, strip_location};

@@ -1,0 +1,66 @@
+//! Which of two offsets of one shape is further along, and by how much: the shape's `order`
+//! fields compared in turn.
+
+use std::cmp::Ordering;
+
+use serde_json::Value;
+
+use super::check::{as_i128, binlog_file, spec_of};
+use super::{Format, Shape};
+use crate::model::Fields;
+
+/// How `to` lies relative to `from`: the ordering (never `Equal`: equal positions have no
+/// movement) and, when the first order field that differs is the distance field, how far.
+pub fn compare(shape: &Shape, from: &Fields, to: &Fields) -> Option<(Ordering, Option<u64>)> {
+    if shape.order.is_empty() {
+        return None;
+    }
+    let distance_field = shape.distance.as_ref().or(shape.order.last())?;
+    for field in &shape.order {
+        let format = spec_of(&shape.offset, field).and_then(|s| s.format);
+        let (a, b) = (key(from.get(field)?, format)?, key(to.get(field)?, format)?);
+        match b.cmp(&a) {
+            Ordering::Equal => continue,
+            o => {
+                let distance = match (field == distance_field, &a, &b) {
+                    (true, Key::Number(x), Key::Number(y)) => u64::try_from(x.abs_diff(*y)).ok(),
+                    _ => None,
+                };
+                return Some((o, distance));
+            }
+        }
+    }
+    None
+}
+
+/// What the distance counts, and the field(s) compared (`file+pos`).
+pub fn unit_and_field(shape: &Shape) -> (String, String) {
+    let field = shape.order.join("+");
+    let unit = shape
+        .unit
+        .clone()
+        .or_else(|| shape.distance.clone())
+        .or_else(|| shape.order.last().cloned())
+        .unwrap_or_default();
+    (unit, field)
+}
+
+/// A value as it orders.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Number(i128),
+    Binlog(String, u64),
+    Text(String),
+}
+
+fn key(v: &Value, format: Option<Format>) -> Option<Key> {
+    match (v, format) {
+        (Value::String(s), Some(Format::BinlogFile)) => {
+            binlog_file(s).map(|(stem, n)| Key::Binlog(stem.to_string(), n))
+        }
+        (Value::String(s), Some(Format::Decimal)) => s.parse().ok().map(Key::Number),
+        (Value::String(s), _) => Some(Key::Text(s.clone())),
+        (Value::Number(_), _) => as_i128(v).map(Key::Number),
+        _ => None,
+    }
+}
