@@ -7,6 +7,7 @@ use super::operate::{drive, target_cluster, ChangeArgs, Request};
 use super::Context;
 use crate::engine::apply::{self, CheckOptions, PlanOptions};
 use crate::engine::guard::Refuse;
+use crate::engine::shape_gate::AllowUnknownShape;
 use crate::engine::history;
 use crate::error::{Result, EXIT_OK};
 
@@ -24,6 +25,9 @@ branch) or at a time (\"2026-11-29 02:00\", UTC unless a zone is given: the last
 on the current branch), without touching the working tree. --changed-since REV applies only the \
 files whose offsets differ between REV and the working tree. --fail-on refuses, before any change, \
 a plan that would rewind (reprocessing), skip ahead (data-loss) or remove (reset) a partition's offset.\n\n\
+Offsets that do not fit their connector class's shape (`kco schema --shapes`: an unknown key, a \
+missing required one, a wrong type, a negative position) are refused before any request, with \
+file:line and the expected shape, unless --allow-unknown-shape names the connector.\n\n\
 Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --changed-since HEAD~1 --fail-on reprocessing,data-loss --yes"
 )]
 pub struct Args {
@@ -51,6 +55,10 @@ pub struct Args {
     /// Refuse the whole apply, before any change, if the plan has these risks (comma-separated)
     #[arg(long, value_enum, value_delimiter = ',')]
     pub fail_on: Vec<RefuseArg>,
+    /// Apply this connector's file even if its offsets do not fit its class's shape (a name or
+    /// glob; repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub allow_unknown_shape: Vec<String>,
     #[command(flatten)]
     pub change: ChangeArgs,
 }
@@ -62,6 +70,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         as_name: args.as_name.clone(),
         create: args.create,
         target: target_cluster(ctx, &target),
+        allow_unknown_shape: AllowUnknownShape::new(&args.allow_unknown_shape)?,
     };
     let paths = super::apply_git::absolute(&args.paths, ctx);
     let (wants, source) = match (&args.at, &args.changed_since) {

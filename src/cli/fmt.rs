@@ -11,8 +11,8 @@ use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 #[derive(Debug, clap::Args)]
 #[command(
     after_long_help = "Re-sealing the checksum is how a hand edit is accepted. A file that does not \
-parse, or has problems other than its checksum (duplicates, bad shapes), is reported with \
-file:line and left untouched. Comments other than the first-line $schema are not kept.\n\n\
+parse, or has problems other than its checksum (duplicates, bad sink shapes, offsets that do \
+not fit their connector class's shape), is reported with file:line and left untouched. Comments other than the first-line $schema are not kept.\n\n\
 Exit codes: 0 success (--check: every file canonical and sealed), 1 any invalid file \
 (--check: or any file that would change).\n\nExamples:\n  kco fmt snapshots/prod/orders.yaml\n  \
 kco fmt --check"
@@ -36,7 +36,7 @@ pub(super) fn paths_or_default(paths: &[PathBuf], ctx: &Context) -> Vec<PathBuf>
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let paths = paths_or_default(&args.paths, ctx);
-    let report = fmt(&paths, args.check)?;
+    let report = fmt(&paths, args.check, crate::shapes::registry())?;
     let p = &ctx.printer;
     if p.is_structured() {
         p.structured(&report);

@@ -160,7 +160,11 @@ pub fn run(cli: Cli) -> ExitCode {
         report_error::report(&printer, &e);
         return ExitCode::from(e.exit_code());
     }
-    let result = Context::new(&cli.global).and_then(|ctx| match cli.command {
+    let result = Context::new(&cli.global).and_then(|ctx| {
+        crate::shapes::install(ctx.config.shapes()?);
+        Ok(ctx)
+    });
+    let result = result.and_then(|ctx| match cli.command {
         Command::Snapshot(a) => snapshot::run(a, &ctx),
         Command::Diff(a) => diff::run(a, &ctx),
         Command::Apply(a) => apply::run(a, &ctx),

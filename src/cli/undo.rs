@@ -8,6 +8,7 @@ use super::apply_render::Verb;
 use super::operate::{drive, ChangeArgs, Request};
 use super::Context;
 use crate::engine::apply::{self, backup, CheckOptions, TargetCluster};
+use crate::engine::shape_gate::AllowUnknownShape;
 use crate::error::{Error, Result};
 
 /// Undo an apply, reset or undo from its backup: restore changed offsets exactly, delete created connectors
@@ -25,6 +26,10 @@ kco undo .kco/backups/20240131T120000Z/prod --yes"
 pub struct Args {
     /// The backup directory an apply, reset or undo printed
     pub backup: PathBuf,
+    /// Undo this connector even if the backed-up offsets do not fit its class's shape (a
+    /// name or glob; repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub allow_unknown_shape: Vec<String>,
     #[command(flatten)]
     pub change: ChangeArgs,
 }
@@ -68,6 +73,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             name: marker.cluster.clone(),
             named: false,
         },
+        allow_unknown_shape: AllowUnknownShape::new(&args.allow_unknown_shape)?,
     };
     let wants = apply::check(std::slice::from_ref(&dir), &check, &env)?;
     let request = Request::exact(Verb::Undo, &args.change);

@@ -116,6 +116,54 @@ impl Config {
         }
     }
 
+    /// The offset shapes in force: the built-in table with the config's `shapes:` entries and
+    /// those of the file `shapesFile:` names (relative to kco.yaml) added or replacing.
+    pub fn shapes(&self) -> Result<crate::shapes::Shapes, ConfigError> {
+        let path = self
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(FILE_NAME));
+        let mut user = self.raw.shapes.clone();
+        if !user.is_empty() {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            crate::shapes::check_entries(&user, &text).map_err(|e| ConfigError {
+                path: path.clone(),
+                line: e.line,
+                message: e.message,
+            })?;
+        }
+        if let Some(file) = &self.raw.shapes_file {
+            let file = path.parent().unwrap_or(Path::new(".")).join(file);
+            let text = std::fs::read_to_string(&file).map_err(|e| ConfigError {
+                path: path.clone(),
+                line: None,
+                message: format!("shapesFile {}: cannot read: {e}", file.display()),
+            })?;
+            let more = crate::shapes::parse_table(&text).map_err(|e| ConfigError {
+                path: file.clone(),
+                line: e.line,
+                message: e.message,
+            })?;
+            for s in more {
+                if user
+                    .iter()
+                    .any(|u| u.connector_type == s.connector_type && u.class == s.class)
+                {
+                    return Err(ConfigError {
+                        path: file,
+                        line: None,
+                        message: format!(
+                            "shape `{}` is both in `shapes:` and in this file",
+                            s.class.as_deref().unwrap_or("(every sink)")
+                        ),
+                    });
+                }
+                user.push(s);
+            }
+        }
+        Ok(crate::shapes::Shapes::with_user(user))
+    }
+
     /// The snapshots directory, relative paths taken from the config file's directory.
     pub fn snapshots_dir(&self) -> PathBuf {
         let dir = self

@@ -14,6 +14,12 @@ pub(super) struct RawConfig {
     #[serde(default)]
     #[serde(deserialize_with = "crate::model::strict::unique_map")]
     pub(super) clusters: BTreeMap<String, RawCluster>,
+    /// Offset shapes added to (or replacing) the built-in table, in its format.
+    #[serde(default)]
+    pub(super) shapes: Vec<crate::shapes::Shape>,
+    /// A shapes table file (`apiVersion: kco/v1`, `kind: OffsetShapes`), relative to kco.yaml.
+    #[serde(default)]
+    pub(super) shapes_file: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::store;
+use crate::shapes::{check::check_file, Shapes};
 use crate::error::{Error, Result};
 use crate::model::file::{
     FileProblem, OffsetsFile, ProblemKind, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT,
@@ -52,7 +53,7 @@ impl FmtReport {
 }
 
 /// Formats every `*.yaml`/`*.yml` file under `paths`; with `check`, writes nothing.
-pub fn fmt(paths: &[PathBuf], check: bool) -> Result<FmtReport> {
+pub fn fmt(paths: &[PathBuf], check: bool, shapes: &Shapes) -> Result<FmtReport> {
     let found = store::find_files(paths).map_err(|p| Error::Files(vec![p]))?;
     let mut report = FmtReport {
         check,
@@ -60,7 +61,7 @@ pub fn fmt(paths: &[PathBuf], check: bool) -> Result<FmtReport> {
         problems: Vec::new(),
     };
     for path in found {
-        let (outcome, resealed, reformatted) = match one(&path, check)? {
+        let (outcome, resealed, reformatted) = match one(&path, check, shapes)? {
             Ok(x) => x,
             Err(problems) => {
                 report.problems.extend(problems);
@@ -79,13 +80,14 @@ pub fn fmt(paths: &[PathBuf], check: bool) -> Result<FmtReport> {
 
 type OneResult = std::result::Result<(FmtOutcome, bool, bool), Vec<FileProblem>>;
 
-fn one(path: &Path, check: bool) -> Result<OneResult> {
+fn one(path: &Path, check: bool, shapes: &Shapes) -> Result<OneResult> {
     let (mut file, text) = match OffsetsFile::load(path) {
         Ok(x) => x,
         Err(p) => return Ok(Err(vec![p])),
     };
-    let (stale, blocking): (Vec<FileProblem>, Vec<FileProblem>) = file
-        .check(path, &text)
+    let mut problems = file.check(path, &text);
+    problems.extend(check_file(shapes, &file, path, &text).problems);
+    let (stale, blocking): (Vec<FileProblem>, Vec<FileProblem>) = problems
         .into_iter()
         .partition(|p| p.kind == ProblemKind::ChecksumMismatch);
     if !blocking.is_empty() {
@@ -189,7 +191,7 @@ mod tests {
         assert!(now.find("kafka_partition: 0").unwrap() < now.find("kafka_partition: 1").unwrap());
         assert!(now.contains("kafka_offset: 20"));
         assert_eq!(
-            fmt(&[p], true).unwrap().files[0].outcome,
+            fmt(&[p], true, Shapes::builtin()).unwrap().files[0].outcome,
             FmtOutcome::Unchanged
         );
     }
@@ -202,7 +204,7 @@ mod tests {
         let dup = dir.path().join("dup.yaml");
         let text = sample().replace("kafka_partition: 1", "kafka_partition: 0");
         std::fs::write(&dup, &text).unwrap();
-        let r = fmt(&[dir.path().to_path_buf()], false).unwrap();
+        let r = fmt(&[dir.path().to_path_buf()], false, Shapes::builtin()).unwrap();
         assert_eq!(r.count(FmtOutcome::Invalid), 2);
         assert!(
             r.problems.iter().all(|p| p.line.is_some()),

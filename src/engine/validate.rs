@@ -1,8 +1,11 @@
 //! `validate`: offline checks of snapshot files: YAML syntax, schema (unknown fields),
 //! apiVersion/kind, checksum, duplicate partitions, sink shapes, primitive-only source values,
-//! plain secrets in a captured config, and two files for one connector.
+//! plain secrets in a captured config, two files for one connector, and offsets that do not
+//! fit their connector class's shape (`schemas/shapes.yaml`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::shapes::{check::check_file, Shapes};
 
 use serde::Serialize;
 
@@ -19,6 +22,29 @@ pub struct ValidateReport {
     /// Every problem, in file order: `{path, line, message}` (`line` is `null` when the file
     /// could not be read at all).
     pub problems: Vec<FileProblem>,
+    /// Source connector classes whose offsets were not checked against a shape (the table
+    /// does not know them), with the files that have them.
+    pub unchecked: Vec<UncheckedClass>,
+}
+
+/// A connector class the shape table does not know.
+#[derive(Debug, Clone, Serialize)]
+pub struct UncheckedClass {
+    /// `connector.class`, or `(no connectorClass)` for files that do not record it.
+    pub class: String,
+    pub files: Vec<PathBuf>,
+}
+
+/// Adds `file`'s unknown class, if any, to `unchecked`.
+pub fn note_unchecked(unchecked: &mut Vec<UncheckedClass>, class: Option<String>, file: &Path) {
+    let Some(class) = class else { return };
+    match unchecked.iter_mut().find(|u| u.class == class) {
+        Some(u) => u.files.push(file.to_path_buf()),
+        None => unchecked.push(UncheckedClass {
+            class,
+            files: vec![file.to_path_buf()],
+        }),
+    }
 }
 
 impl ValidateReport {
@@ -28,7 +54,7 @@ impl ValidateReport {
 }
 
 /// Checks every `*.yaml`/`*.yml` file under `paths`.
-pub fn validate(paths: &[PathBuf]) -> ValidateReport {
+pub fn validate(paths: &[PathBuf], shapes: &Shapes) -> ValidateReport {
     let files = match store::find_files(paths) {
         Ok(f) => f,
         Err(p) => {
@@ -36,15 +62,23 @@ pub fn validate(paths: &[PathBuf]) -> ValidateReport {
                 files: 0,
                 valid: 0,
                 problems: vec![p],
+                unchecked: Vec::new(),
             }
         }
     };
-    let (_, problems) = store::load_files(&files);
+    let (loaded, mut problems) = store::load_files(&files);
+    let mut unchecked = Vec::new();
+    for f in &loaded {
+        let c = check_file(shapes, &f.file, &f.path, &f.text);
+        problems.extend(c.problems);
+        note_unchecked(&mut unchecked, c.unchecked, &f.path);
+    }
     let bad: std::collections::BTreeSet<&PathBuf> = problems.iter().map(|p| &p.path).collect();
     ValidateReport {
         files: files.len(),
         valid: files.iter().filter(|f| !bad.contains(f)).count(),
         problems,
+        unchecked,
     }
 }
 
@@ -84,7 +118,7 @@ mod tests {
         std::fs::write(&two, text.replace("p: 1", "p: 2")).unwrap();
         write(dir.path(), "copy.yaml", "one");
         std::fs::write(dir.path().join("notes.txt"), "not yaml, ignored").unwrap();
-        let r = validate(&[dir.path().to_path_buf()]);
+        let r = validate(&[dir.path().to_path_buf()], Shapes::builtin());
         assert_eq!((r.files, r.valid), (3, 1), "{:?}", r.problems);
         assert!(r
             .problems
@@ -95,7 +129,7 @@ mod tests {
 
     #[test]
     fn a_missing_path_is_a_problem() {
-        let r = validate(&[PathBuf::from("/nonexistent/kco")]);
+        let r = validate(&[PathBuf::from("/nonexistent/kco")], Shapes::builtin());
         assert!(!r.is_valid());
         assert!(r.problems[0].message.contains("no such file"));
     }

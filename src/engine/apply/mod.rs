@@ -54,6 +54,8 @@ pub struct CheckOptions {
     pub create: bool,
     /// The cluster the wants are for: a file captured on another cluster needs it named.
     pub target: TargetCluster,
+    /// `--allow-unknown-shape`: connectors whose offsets may miss their class's shape.
+    pub allow_unknown_shape: crate::engine::shape_gate::AllowUnknownShape,
 }
 
 /// Wants that passed the checks for one cluster: the only input an operation plans from.
@@ -143,6 +145,12 @@ pub fn check_loaded(
             .as_name
             .clone()
             .unwrap_or_else(|| f.file.metadata.name.clone());
+        problems.extend(crate::engine::shape_gate::misfits(
+            crate::shapes::registry(),
+            &f,
+            &target,
+            &opts.allow_unknown_shape,
+        ));
         if let Some(first) = targets.insert(target.clone(), f.path.clone()) {
             problems.push(FileProblem::new(
                 ProblemKind::DuplicateConnector,

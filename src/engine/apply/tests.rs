@@ -70,6 +70,7 @@ pub(crate) fn plain(name: &str) -> CheckOptions {
         as_name: None,
         create: false,
         target: on(name),
+        allow_unknown_shape: Default::default(),
     }
 }
 
@@ -284,6 +285,7 @@ fn create_makes_a_stopped_connector_patches_then_starts_it() {
         as_name: Some("new".into()),
         create: true,
         target: on("a"),
+        allow_unknown_shape: Default::default(),
     };
     // A missing variable stops everything before any request.
     let err = check(std::slice::from_ref(&path), &opts, &|_| None).unwrap_err();

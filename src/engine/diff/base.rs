@@ -54,6 +54,14 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
         let (loaded, p) = load_files(&existing);
         problems.extend(p);
         for f in loaded {
+            // The working tree's offsets must fit their connector's shape, as apply needs.
+            let c = crate::shapes::check::check_file(
+                crate::shapes::registry(),
+                &f.file,
+                &f.path,
+                &f.text,
+            );
+            problems.extend(c.problems);
             let rel = revision.repo_path(&f.path)?;
             new_lines.insert(key(&f.file), f.lines());
             new.insert(key(&f.file), (rel, f.file));
