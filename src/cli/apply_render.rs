@@ -11,7 +11,7 @@ use crate::engine::apply::{
     Observer, StepRecord,
 };
 use crate::engine::risk::{assess, RiskCode};
-use crate::model::{ConnectorType, TargetState};
+use crate::model::{ConnectorType, Fields, TargetState};
 
 /// The command an operation runs for: its words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,10 +156,11 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
     );
     if c.action.changes() {
         let kind = c.connector_type.unwrap_or(ConnectorType::Source);
+        let shape = crate::shapes::registry().find(kind, c.class.as_deref());
         for d in &c.partitions {
             out.push_str(&format!(
                 "    {}\n",
-                partition_line(p, d, prune, &c.action, kind)
+                partition_line(p, d, prune, &c.action, kind, shape)
             ));
         }
         if c.unchanged > 0 {
@@ -187,14 +188,24 @@ fn then(back: Option<TargetState>) -> String {
 }
 
 /// One partition's change: `orders/0: {"kafka_offset":1600} -> {"kafka_offset":1500}`, and
-/// the risk label of what applying it does, as `diff --base` and `--fail-on` say it.
+/// the risk label of what applying it does, as `diff --base` and `--fail-on` say it. An offset
+/// whose shape knows a readable form shows it beside the raw one: `{"lsn":23803720,...}
+/// (0/16B3748, 2026-11-29T18:21:29.123456Z)`.
 fn partition_line(
     p: &Printer,
     d: &PartitionDiff,
     prune: bool,
     action: &Action,
     kind: ConnectorType,
+    shape: Option<&crate::shapes::Shape>,
 ) -> String {
+    let offset = |o: Option<&Fields>| {
+        let raw = words::offset(o);
+        match o.and_then(|o| crate::shapes::readable::readable(shape?, o)) {
+            Some(r) => format!("{raw} ({r})"),
+            None => raw,
+        }
+    };
     let name = words::partition(&d.partition);
     let (old, new) = (d.actual.as_ref(), d.wanted.as_ref());
     let removing = matches!(action, Action::Reset { .. } | Action::Delete { .. });
@@ -206,11 +217,11 @@ fn partition_line(
                 Style::Dim,
                 &format!(
                     "{name}: {} kept (only live; --prune removes it)",
-                    words::offset(old)
+                    offset(old)
                 ),
             )
         }
-        _ => (words::offset(new), new),
+        _ => (offset(new), new),
     };
     let risk = assess(kind, old, new, d.movement.as_ref())
         .filter(|r| !matches!(r.code, RiskCode::NewPartition))
@@ -226,7 +237,7 @@ fn partition_line(
             )
         })
         .unwrap_or_default();
-    format!("{name}: {} -> {after}{risk}", words::offset(old))
+    format!("{name}: {} -> {after}{risk}", offset(old))
 }
 
 /// One line per connector, then the count.

@@ -18,6 +18,15 @@ fn opt(f: &Option<Fields>) -> String {
     f.as_ref().map(show).unwrap_or_else(|| "(none)".into())
 }
 
+/// One side's offset, with its readable form beside it where the shape gives one:
+/// `{"lsn":23803720,...} (0/16B3748, 2026-11-29T18:21:29.123456Z)`.
+fn side(p: &PartitionReport, name: &str, f: &Option<Fields>) -> String {
+    match p.readable.as_ref().and_then(|r| r.get(name)) {
+        Some(r) => format!("{} ({r})", opt(f)),
+        None => opt(f),
+    }
+}
+
 fn amount(p: &PartitionReport) -> String {
     match (p.distance, &p.unit) {
         (Some(d), Some(u)) => format!(" by {d} {u}"),
@@ -43,18 +52,24 @@ pub fn partition_text(p: &PartitionReport) -> String {
                     "behind"
                 },
                 amount(p),
-                opt(file_offset),
-                opt(live_offset)
+                side(p, "file", file_offset),
+                side(p, "live", live_offset)
             ),
             (PartitionKind::Moved, None) => format!(
                 "{name}: changed (no known order): file {} -> live {}",
-                opt(file_offset),
-                opt(live_offset)
+                side(p, "file", file_offset),
+                side(p, "live", live_offset)
             ),
             (PartitionKind::OnlyActual, _) => {
-                format!("{name}: only in the file: {} (none live)", opt(file_offset))
+                format!(
+                    "{name}: only in the file: {} (none live)",
+                    side(p, "file", file_offset)
+                )
             }
-            _ => format!("{name}: only live: {} (not in the file)", opt(live_offset)),
+            _ => format!(
+                "{name}: only live: {} (not in the file)",
+                side(p, "live", live_offset)
+            ),
         },
         Sides::Base {
             kind,
@@ -69,16 +84,18 @@ pub fn partition_text(p: &PartitionReport) -> String {
                     "backward"
                 },
                 amount(p),
-                opt(base_offset),
-                opt(head_offset)
+                side(p, "base", base_offset),
+                side(p, "head", head_offset)
             ),
             (PartitionKind::Moved, None) => format!(
                 "{name}: changed (no known order): {} -> {}",
-                opt(base_offset),
-                opt(head_offset)
+                side(p, "base", base_offset),
+                side(p, "head", head_offset)
             ),
-            (PartitionKind::OnlyWanted, _) => format!("{name}: added at {}", opt(head_offset)),
-            _ => format!("{name}: removed (was {})", opt(base_offset)),
+            (PartitionKind::OnlyWanted, _) => {
+                format!("{name}: added at {}", side(p, "head", head_offset))
+            }
+            _ => format!("{name}: removed (was {})", side(p, "base", base_offset)),
         },
     }
 }

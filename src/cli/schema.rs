@@ -6,15 +6,34 @@ use super::Context;
 use crate::error::Result;
 use crate::model::file::OffsetsFile;
 
-/// Print the JSON Schema of the snapshot file format (kco/v1)
+/// Print the JSON Schema of the snapshot file format (kco/v1), or the offset shapes table
 #[derive(Debug, clap::Args)]
 #[command(
     after_long_help = "The schema is generated from the Rust types; the copy in \
 schemas/connector-offsets-v1.json is kept current by a test. Editors with the YAML language \
-server use it through each file's first-line $schema comment.\n\nExamples:\n  \
-kco schema > connector-offsets-v1.json\n  kco schema | jq '.properties.metadata'"
+server use it through each file's first-line $schema comment.\n\n\
+--shapes prints the offset shapes in force: the built-in table (schemas/shapes.yaml) with the \
+entries of kco.yaml's `shapes:` and `shapesFile:` (docs/shapes.md); --shapes-schema prints the \
+JSON Schema of that table's format (schemas/offset-shapes-v1.json).\n\nExamples:\n  \
+kco schema > connector-offsets-v1.json\n  kco schema | jq '.properties.metadata'\n  \
+kco schema --shapes\n  kco schema --shapes -o json | jq '.shapes[].class'"
 )]
-pub struct Args {}
+pub struct Args {
+    /// Print the offset shapes table in force (YAML; JSON with -o json)
+    #[arg(long, conflicts_with = "shapes_schema")]
+    pub shapes: bool,
+    /// Print the JSON Schema of the shapes table format
+    #[arg(long)]
+    pub shapes_schema: bool,
+}
+
+/// The shapes table format's schema, as committed under `schemas/`.
+pub fn shapes_schema_json() -> String {
+    let mut s = serde_json::to_string_pretty(&schema_for!(crate::shapes::ShapeTable))
+        .expect("schema serializes");
+    s.push('\n');
+    s
+}
 
 /// The schema document, as committed under `schemas/`.
 pub fn schema_json() -> String {
@@ -23,8 +42,20 @@ pub fn schema_json() -> String {
     s
 }
 
-pub fn run(_args: Args, ctx: &Context) -> Result<u8> {
-    ctx.printer.out(&schema_json());
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let p = &ctx.printer;
+    if args.shapes {
+        let table = crate::shapes::registry().table();
+        if p.is_structured() {
+            p.structured(&table);
+        } else {
+            p.out(&serde_yaml::to_string(&table).expect("the table serializes"));
+        }
+    } else if args.shapes_schema {
+        p.out(&shapes_schema_json());
+    } else {
+        p.out(&schema_json());
+    }
     Ok(0)
 }
 
@@ -45,6 +76,25 @@ mod tests {
         assert!(
             have == want,
             "{} is not current: regenerate it with\n  cargo run -q -- schema > schemas/connector-offsets-v1.json\nor\n  KCO_UPDATE_SCHEMA=1 cargo test --lib committed_schema_is_current",
+            path.display()
+        );
+    }
+
+    /// The committed schema of the shapes table is current, and the built-in table is valid
+    /// under it. To regenerate: `cargo run -q -- schema --shapes-schema >
+    /// schemas/offset-shapes-v1.json` (or run this test with `KCO_UPDATE_SCHEMA=1`).
+    #[test]
+    fn committed_shapes_schema_is_current() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/offset-shapes-v1.json");
+        let want = super::shapes_schema_json();
+        if std::env::var_os("KCO_UPDATE_SCHEMA").is_some() {
+            crate::fsutil::write_atomic(&path, want.as_bytes()).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{} is not current: regenerate it with\n  cargo run -q -- schema --shapes-schema > schemas/offset-shapes-v1.json\nor\n  KCO_UPDATE_SCHEMA=1 cargo test --lib committed_shapes_schema_is_current",
             path.display()
         );
     }

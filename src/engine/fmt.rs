@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::store;
-use crate::shapes::{check::check_file, Shapes};
 use crate::error::{Error, Result};
 use crate::model::file::{
     FileProblem, OffsetsFile, ProblemKind, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT,
 };
+use crate::shapes::{check::check_file, Shapes};
 
 /// What happened to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -169,7 +169,7 @@ mod tests {
         let edited = format!("{head}offsets:\n{second}{first}checksum:{tail}");
         std::fs::write(&p, &edited).unwrap();
 
-        let r = fmt(std::slice::from_ref(&p), true).unwrap();
+        let r = fmt(std::slice::from_ref(&p), true, Shapes::builtin()).unwrap();
         assert_eq!(r.files[0].outcome, FmtOutcome::Formatted);
         assert!(r.files[0].resealed && r.files[0].reformatted);
         assert_eq!(std::fs::read_to_string(&p).unwrap(), edited);
@@ -182,7 +182,7 @@ mod tests {
             r.files[0]
         );
 
-        let r = fmt(std::slice::from_ref(&p), false).unwrap();
+        let r = fmt(std::slice::from_ref(&p), false, Shapes::builtin()).unwrap();
         assert_eq!(r.files[0].outcome, FmtOutcome::Formatted);
         let now = std::fs::read_to_string(&p).unwrap();
         assert!(now.starts_with("# yaml-language-server: $schema=s.json\n"));

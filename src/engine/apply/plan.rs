@@ -351,7 +351,9 @@ fn plan_one(
         Ok(o) => o,
         Err(e) => return error(plan, format!("cannot read the offsets of `{name}`: {e}")),
     };
-    let diffs = compare(&plan.wanted, &plan.live_offsets);
+    let shape = (plan.connector_type)
+        .and_then(|t| crate::shapes::registry().find(t, plan.class.as_deref()));
+    let diffs = crate::compare::compare_in(shape, &plan.wanted, &plan.live_offsets);
     plan.unchanged = diffs.iter().filter(|d| !d.is_change()).count();
     plan.partitions = diffs.into_iter().filter(|d| d.is_change()).collect();
     if let Want::Delete { .. } = want {

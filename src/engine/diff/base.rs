@@ -9,7 +9,7 @@ use super::{
     identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, Numbering, PartitionCounts,
     PartitionReport, Side, Sides, Status, YamlSides,
 };
-use crate::compare::compare_each;
+use crate::compare::compare_each_in;
 use crate::engine::revision::Revision;
 use crate::engine::risk::assess;
 use crate::engine::store::{find_files, load_files};
@@ -124,7 +124,8 @@ pub(crate) fn classify(
 
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
-    for d in compare_each(new_offsets, old_offsets) {
+    let shape = crate::shapes::registry().find(kind, new_class.as_deref().or(old_class.as_deref()));
+    for d in compare_each_in(shape, new_offsets, old_offsets) {
         if !counts.count(d.kind) {
             continue;
         }
@@ -134,6 +135,10 @@ pub(crate) fn classify(
             (Some(_), Some(_)) => assess(kind, d.actual.as_ref(), d.wanted.as_ref(), m.as_ref()),
             _ => None,
         };
+        let readable = super::readable_sides(
+            shape,
+            [("base", d.actual.as_ref()), ("head", d.wanted.as_ref())],
+        );
         let sides = Sides::Base {
             kind: d.kind,
             base_offset: d.actual,
@@ -141,6 +146,7 @@ pub(crate) fn classify(
         };
         partitions.push(PartitionReport {
             risk,
+            readable,
             ..PartitionReport::new(d.partition, sides, m)
         });
     }

@@ -11,7 +11,7 @@ use super::{
     PartitionReport, Side, Sides, Status, YamlSides,
 };
 use crate::client::{Connect, ConnectorListing};
-use crate::compare::{compare_each, PartitionKind};
+use crate::compare::{compare_each_in, PartitionKind};
 use crate::engine::progress::{self, Observer, Unheard};
 use crate::engine::{probe, LoadedFile};
 use crate::error::{Error, Result};
@@ -165,7 +165,10 @@ pub(crate) fn classify(
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
     // Live is the newer side: the movement is where live lies relative to the file.
-    for d in compare_each(live_list, file_offsets) {
+    let shape = file_type
+        .or(live_type)
+        .and_then(|t| crate::shapes::registry().find(t, file_class.or(live_class)));
+    for d in compare_each_in(shape, live_list, file_offsets) {
         if !counts.count(d.kind) {
             continue;
         }
@@ -178,6 +181,10 @@ pub(crate) fn classify(
                 PartitionKind::OnlyWanted => true,
                 _ => false,
             };
+        let readable = super::readable_sides(
+            shape,
+            [("file", d.actual.as_ref()), ("live", d.wanted.as_ref())],
+        );
         let sides = Sides::Live {
             kind: d.kind,
             file_offset: d.actual,
@@ -190,6 +197,7 @@ pub(crate) fn classify(
         };
         partitions.push(PartitionReport {
             class: Some(class),
+            readable,
             ..PartitionReport::new(d.partition, sides, m)
         });
     }

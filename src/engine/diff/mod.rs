@@ -203,6 +203,24 @@ pub struct PartitionReport {
     pub class: Option<Class>,
     /// base only: what applying the working tree's file would do to this partition.
     pub risk: Option<Risk>,
+    /// The offsets as the database's own tools show them (`0/16B3748`, `mysql-bin.000003:154`,
+    /// UTC times), keyed by side (live: `file`, `live`; base: `base`, `head`); only where the
+    /// connector's shape knows how (`schemas/shapes.yaml`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readable: Option<BTreeMap<&'static str, String>>,
+}
+
+/// The readable forms of the sides that have one, or `None`.
+pub(crate) fn readable_sides(
+    shape: Option<&crate::shapes::Shape>,
+    sides: [(&'static str, Option<&Fields>); 2],
+) -> Option<BTreeMap<&'static str, String>> {
+    let shape = shape?;
+    let map: BTreeMap<&'static str, String> = sides
+        .into_iter()
+        .filter_map(|(name, f)| Some((name, crate::shapes::readable::readable(shape, f?)?)))
+        .collect();
+    (!map.is_empty()).then_some(map)
 }
 
 impl PartitionReport {
@@ -222,6 +240,7 @@ impl PartitionReport {
             field,
             class: None,
             risk: None,
+            readable: None,
         }
     }
 }
