@@ -73,6 +73,8 @@ pub fn validate(paths: &[PathBuf], shapes: &Shapes) -> ValidateReport {
         problems.extend(c.problems);
         note_unchecked(&mut unchecked, c.unchecked, &f.path);
     }
+    // In file order (a stable sort: each file's problems keep the order they were found in).
+    problems.sort_by(|a, b| a.path.cmp(&b.path));
     let bad: std::collections::BTreeSet<&PathBuf> = problems.iter().map(|p| &p.path).collect();
     ValidateReport {
         files: files.len(),

@@ -105,6 +105,8 @@ fn check_map(
     for (k, v) in map {
         match spec_of(specs, k) {
             None => unknown.push(k.as_str()),
+            // A nested value is the file format's own error (values are primitives).
+            Some(_) if v.is_object() || v.is_array() => {}
             Some(spec) => {
                 if let Err(m) = value_fits(spec, v) {
                     out.push(Misfit {
@@ -350,10 +352,11 @@ pub fn spec_text(spec: &FieldSpec) -> String {
     s
 }
 
-/// The shape in one line: `{server: string} -> {lsn: integer >= 0; optional: lsn_proc, ...}`.
+/// The shape in one line: `{server: string} -> {lsn: integer >= 0, 15 optional keys}`; the
+/// optional keys are named when there are few (`kco schema --shapes` lists them all).
 pub fn signature(shape: &Shape) -> String {
     let side = |specs: &std::collections::BTreeMap<String, FieldSpec>| {
-        let required: Vec<String> = specs
+        let mut parts: Vec<String> = specs
             .iter()
             .filter(|(_, s)| s.required)
             .map(|(k, s)| format!("{k}: {}", spec_text(s)))
@@ -363,14 +366,12 @@ pub fn signature(shape: &Shape) -> String {
             .filter(|(_, s)| !s.required)
             .map(|(k, _)| k.as_str())
             .collect();
-        let mut out = required.join(", ");
-        if !optional.is_empty() {
-            if !out.is_empty() {
-                out.push_str("; ");
-            }
-            let _ = write!(out, "optional: {}", optional.join(", "));
+        match optional.len() {
+            0 => {}
+            1..=4 => parts.push(format!("optional: {}", optional.join(", "))),
+            n => parts.push(format!("{n} optional keys")),
         }
-        format!("{{{out}}}")
+        format!("{{{}}}", parts.join(", "))
     };
     format!("{} -> {}", side(&shape.partition), side(&shape.offset))
 }

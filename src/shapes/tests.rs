@@ -216,7 +216,7 @@ fn every_entry_names_a_wrong_type_and_a_negative_position() {
         };
         let spec = &shape.offset[&key];
         let mut offset = o.as_object().unwrap().clone();
-        // An object is no offset value in any shape.
+        // A boolean where the shape wants no boolean.
         offset.insert(key.clone(), json!(true));
         if !spec.types.list().contains(&ValueType::Boolean) {
             let misfits = check_entry(shape, &entry(p.clone(), Value::Object(offset.clone())));

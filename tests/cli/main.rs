@@ -24,6 +24,7 @@ mod interrupt;
 mod output_snapshots;
 mod recipes;
 mod secrets;
+mod shapes;
 mod snapshot;
 #[path = "../support/mod.rs"]
 #[allow(dead_code)] // shared with tests/e2e, which uses parts this suite does not

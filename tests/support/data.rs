@@ -11,6 +11,9 @@ use kco::model::{ConnectorState, ConnectorType, OffsetEntry};
 
 pub const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
 pub const SOURCE: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
+/// A source class the offset shapes table does not know: its offsets are not checked, so they
+/// can hold every kind of value ([`super::fakes::tricky_source_offsets`]).
+pub const TRICKY_SOURCE: &str = "com.example.TrickySourceConnector";
 
 /// One sink partition as Connect lists it: `partition` of `topic` at `offset`.
 pub fn sink_entry(topic: &str, partition: i64, offset: i64) -> Value {

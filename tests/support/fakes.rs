@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 pub use kco::fake::{FakeConnect, FakeConnectBuilder, State};
 
-use super::data::{sink_offset, sink_offsets, source_offsets, SINK, SOURCE};
+use super::data::{sink_offset, sink_offsets, source_offsets, SINK, SOURCE, TRICKY_SOURCE};
 
 /// Source offsets with values a YAML writer could get wrong.
 pub fn tricky_source_offsets() -> Value {
@@ -23,12 +23,12 @@ pub fn orders_sink_offsets(n: i64) -> Value {
     sink_offsets("orders", &[(10, n), (2, 3)])
 }
 
-/// A running source `file-src` ([`tricky_source_offsets`]) and a stopped sink `orders-sink`
+/// A running source `file-src` of a class kco has no shape for ([`tricky_source_offsets`]) and a stopped sink `orders-sink`
 /// ([`orders_sink_offsets`] at 5), on Kafka cluster `kc-test`.
 pub fn two_connectors() -> FakeConnect {
     FakeConnect::builder()
         .kafka_cluster_id("kc-test")
-        .source("file-src", SOURCE, State::Running, tricky_source_offsets())
+        .source("file-src", TRICKY_SOURCE, State::Running, tricky_source_offsets())
         .sink("orders-sink", SINK, State::Stopped, orders_sink_offsets(5))
         .start()
 }

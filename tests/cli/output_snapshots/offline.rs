@@ -53,6 +53,8 @@ fn validate_a_directory_of_bad_files() {
             sink.replace("kafka_offset: 700", "kafka_offset: 701"),
         ),
         ("nested", src.replace("position: 9", "position: {a: 1}")),
+        // A typo in an offset key of a class with a known shape.
+        ("shape", src.replace("position: 9", "posiiton: 9")),
     ];
     for (name, text) in &bad {
         env.write(&format!("bad/{name}.yaml"), text);

@@ -14,7 +14,7 @@ use crate::kco_steps::{kco_dir, kco_on};
 const POSTGRES: &str = "io.debezium.connector.postgresql.PostgresConnector";
 
 /// Runs SQL with psql as the test bed's `kco` user; panics with psql's output on failure.
-fn psql(port: u16, sql: &str) {
+pub(super) fn psql(port: u16, sql: &str) {
     let out = Command::new("psql")
         .args([
             "-h",
@@ -42,7 +42,7 @@ fn psql(port: u16, sql: &str) {
 
 /// `(id, op)` of each change record, as the FileStreamSink wrote the flattened values
 /// (`{id=4, name=row-4, __op=c}`, in any key order).
-fn changes(lines: &[String]) -> Vec<(i64, String)> {
+pub(super) fn changes(lines: &[String]) -> Vec<(i64, String)> {
     lines
         .iter()
         .map(|l| {
@@ -58,7 +58,7 @@ fn changes(lines: &[String]) -> Vec<(i64, String)> {
         .collect()
 }
 
-fn expected(ops: &[(i64, &str)]) -> Vec<(i64, String)> {
+pub(super) fn expected(ops: &[(i64, &str)]) -> Vec<(i64, String)> {
     ops.iter().map(|(i, o)| (*i, o.to_string())).collect()
 }
 

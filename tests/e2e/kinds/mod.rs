@@ -2,6 +2,7 @@
 //! live offsets), diff, apply, and the effect downstream (records replayed or not).
 
 mod debezium;
+mod debezium_shapes;
 mod mirror;
 mod sinks;
 
