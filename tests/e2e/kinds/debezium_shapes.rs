@@ -141,9 +141,10 @@ fn debezium_postgres_offsets_fit_their_shape_and_misfits_never_reach_the_worker(
             "{what}: the expected shape: {line}"
         );
         // The line named is the offending key's, or the offset's when the key is gone.
+        // `invalid: <file>:<line>: ...`
         let n: usize = line
             .split(':')
-            .nth(1)
+            .nth(2)
             .and_then(|n| n.trim().parse().ok())
             .unwrap_or_else(|| panic!("{what}: file:line in {line}"));
         let at = text.lines().nth(n - 1).unwrap().trim();
