@@ -90,6 +90,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         }
         (None, None) => (apply::check(&args.paths, &check, &env)?, None),
     };
+    let shapes = crate::shapes::registry();
+    let allow = &check.allow_unknown_shape;
+    for (name, n) in crate::engine::shape_gate::allowed(shapes, wants.wants(), allow) {
+        ctx.printer.warn(&format!(
+            "`{name}`: {n} offset problem(s) against its class's shape, applied anyway (--allow-unknown-shape)"
+        ));
+    }
     let request = Request {
         verb: Verb::Apply,
         plan: PlanOptions {

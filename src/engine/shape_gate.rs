@@ -50,3 +50,27 @@ pub fn misfits(
     }
     check_file(shapes, &f.file, &f.path, &f.text).problems
 }
+
+/// The connectors `allow` let through although their offsets miss their class's shape:
+/// each target with how many misfits it has (for a warning).
+pub fn allowed(
+    shapes: &Shapes,
+    wants: &[super::apply::Want],
+    allow: &AllowUnknownShape,
+) -> Vec<(String, usize)> {
+    if allow.set.is_none() {
+        return Vec::new();
+    }
+    wants
+        .iter()
+        .filter_map(|w| match w {
+            super::apply::Want::File { target, file, .. } => {
+                let n = check_file(shapes, &file.file, &file.path, &file.text)
+                    .problems
+                    .len();
+                (n > 0).then(|| (target.clone(), n))
+            }
+            _ => None,
+        })
+        .collect()
+}

@@ -165,6 +165,12 @@ fn apply_refuses_a_misfit_before_any_request_unless_allowed() {
     // A glob that names it lets it through.
     let (code, out, err) = apply(&["--allow-unknown-shape", "db*"]);
     assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains(
+            "warning: `dbz`: 2 offset problem(s) against its class's shape, applied anyway"
+        ),
+        "{err}"
+    );
     assert_eq!(fake.offsets("dbz")[0]["offset"], json!({"lns": 100}));
 }
 
