@@ -76,6 +76,10 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
 
     let (code, out, err) = kco(&a, dir, &["snapshot", &src, &snk]);
     assert_eq!(code, 0, "{out}{err}");
+    // The real FileStream connectors' offsets fit their shapes (schemas/shapes.yaml).
+    let (code, out, err) = kco(&a, dir, &["validate"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("notice"), "both classes are known: {err}");
     let names = [src.as_str(), snk.as_str()];
     let (code, r) = json_diff(&a, dir, &names);
     assert_eq!(code, 0, "{r}");

@@ -19,6 +19,10 @@ pub fn kco_snapshot(a: &Connect, dir: &Path, name: &str) -> PathBuf {
     assert_eq!(code, 0, "kco snapshot {name}: {out}{err}");
     let path = dir.join(format!("snapshots/a/{name}.yaml"));
     assert!(path.is_file(), "{} missing: {out}", path.display());
+    // What the real connector wrote fits its class's shape (schemas/shapes.yaml).
+    let (code, out, err) = kco_on(a, "a", dir, &["validate", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "kco validate {name}: {out}{err}");
+    assert!(!err.contains("notice"), "a class kco knows: {err}");
     path
 }
 
