@@ -7,8 +7,8 @@ use super::operate::{drive, target_cluster, ChangeArgs, Request};
 use super::Context;
 use crate::engine::apply::{self, CheckOptions, PlanOptions};
 use crate::engine::guard::Refuse;
-use crate::engine::shape_gate::AllowUnknownShape;
 use crate::engine::history;
+use crate::engine::shape_gate::AllowUnknownShape;
 use crate::error::{Result, EXIT_OK};
 
 /// Restore offsets from snapshot files: plan, back up, stop, patch, verify, restore state

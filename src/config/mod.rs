@@ -130,6 +130,7 @@ impl Config {
                 path: path.clone(),
                 line: e.line,
                 message: e.message,
+                hint: Some("the format of a shapes entry: docs/shapes.md; `kco schema --shapes` prints the built-in table".into()),
             })?;
         }
         if let Some(file) = &self.raw.shapes_file {
@@ -138,11 +139,13 @@ impl Config {
                 path: path.clone(),
                 line: None,
                 message: format!("shapesFile {}: cannot read: {e}", file.display()),
+                hint: None,
             })?;
             let more = crate::shapes::parse_table(&text).map_err(|e| ConfigError {
                 path: file.clone(),
                 line: e.line,
                 message: e.message,
+                hint: Some("the format of a shapes entry: docs/shapes.md; `kco schema --shapes` prints the built-in table".into()),
             })?;
             for s in more {
                 if user
@@ -156,6 +159,7 @@ impl Config {
                             "shape `{}` is both in `shapes:` and in this file",
                             s.class.as_deref().unwrap_or("(every sink)")
                         ),
+                        hint: None,
                     });
                 }
                 user.push(s);
