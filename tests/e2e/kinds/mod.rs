@@ -4,6 +4,7 @@
 mod debezium;
 mod debezium_shapes;
 mod mirror;
+mod shape_classes;
 mod sinks;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,94 @@
+//! More real connectors against the offset shapes table: MirrorMaker 2's heartbeat connector
+//! (a class in the table) fits its shape; Kafka's VerifiableSourceConnector (a class the table
+//! does not know) passes `kco validate` with one notice naming it, and applies as before.
+
+use serde_json::{json, Value};
+
+use super::{kco_apply, kco_snapshot};
+use crate::harness::{testbed, unique_name};
+use crate::kco_steps::{kco_dir, kco_on, set_offsets};
+
+const HEARTBEAT: &str = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector";
+const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
+const BYTES: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
+
+#[test]
+fn mirror_heartbeat_offsets_fit_their_shape() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = kco_dir(&tb);
+    let name = unique_name("kco-e2e-hb");
+    let kafka = tb.kafka();
+    // Unique aliases: the heartbeats topic is shared, its records are keyed by them.
+    let source = unique_name("src");
+    let _hb = a.create(
+        &name,
+        json!({
+            "connector.class": HEARTBEAT,
+            "tasks.max": "1",
+            "source.cluster.alias": source,
+            "target.cluster.alias": "tgt",
+            "source.cluster.bootstrap.servers": kafka,
+            "target.cluster.bootstrap.servers": kafka,
+            "emit.heartbeats.interval.seconds": "1",
+            "heartbeats.topic.replication.factor": "1",
+            "key.converter": BYTES,
+            "value.converter": BYTES,
+        }),
+    );
+    let offsets = a.wait_offsets(&name, "a heartbeat's offset", |o| !o.is_empty());
+    assert_eq!(
+        offsets,
+        vec![
+            json!({"partition": {"sourceClusterAlias": source, "targetClusterAlias": "tgt"},
+                     "offset": {"offset": 0}})
+        ]
+    );
+    // kco_snapshot validates the file: no problem, no unchecked class.
+    kco_snapshot(&a, dir.path(), &name);
+}
+
+#[test]
+fn an_unknown_class_passes_with_one_notice_and_applies() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let plugins: Value = reqwest::blocking::get(a.url("/connector-plugins"))
+        .and_then(|r| r.json())
+        .expect("connector plugins");
+    if !plugins
+        .as_array()
+        .is_some_and(|p| p.iter().any(|p| p["class"] == VERIFIABLE))
+    {
+        eprintln!("skipping: {VERIFIABLE} is not installed (Kafka's test connectors)");
+        return;
+    }
+    let dir = kco_dir(&tb);
+    let name = unique_name("kco-e2e-verifiable");
+    let _v = a.create(
+        &name,
+        json!({
+            "connector.class": VERIFIABLE,
+            "tasks.max": "1",
+            "topic": unique_name("kco-e2e-verifiable"),
+            "throughput": "20",
+        }),
+    );
+    let seqno = |o: &[Value]| o.first().and_then(|o| o["offset"]["seqno"].as_i64());
+    a.wait_offsets(&name, "a few records' offsets", |o| seqno(o) > Some(5));
+    a.stop(&name);
+    let live = a.offsets(&name);
+    let (code, out, err) = kco_on(&a, "a", dir.path(), &["snapshot", &name]);
+    assert_eq!(code, 0, "{out}{err}");
+    let file = dir.path().join(format!("snapshots/a/{name}.yaml"));
+    let (code, out, err) = kco_on(&a, "a", dir.path(), &["validate", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "an unknown class is not an error: {out}{err}");
+    let notices: Vec<&str> = err.lines().filter(|l| l.starts_with("notice:")).collect();
+    assert_eq!(notices.len(), 1, "{err}");
+    assert!(notices[0].contains(VERIFIABLE), "{err}");
+    // Its offsets apply as before (no shape to check them against).
+    let mut rewound = live.clone();
+    rewound[0]["offset"]["seqno"] = json!(1);
+    set_offsets(&file, rewound.clone());
+    kco_apply(&a, dir.path(), &file);
+    assert_eq!(a.offsets(&name), rewound);
+}
