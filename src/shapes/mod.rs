@@ -281,6 +281,11 @@ pub fn check_entries(shapes: &[Shape], text: &str) -> Result<(), TableError> {
         if s.connector_type == ConnectorType::Source && s.class.is_none() {
             return Err(err("a source entry needs `class`".into()));
         }
+        if s.connector_type == ConnectorType::Sink && s.class.is_some() {
+            return Err(err(
+                "a sink entry has no `class`: every sink's offsets have Connect's shape".into(),
+            ));
+        }
         if !seen.insert((s.connector_type, s.class.clone())) {
             return Err(err("listed twice".into()));
         }

@@ -133,24 +133,26 @@ fn required_key(shape: &Shape) -> Option<String> {
 
 #[test]
 fn every_entry_names_an_unknown_key_with_the_intended_one() {
+    let mut tested = 0;
     for (shape, p, o) in good() {
-        let Some(key) = o
+        let key = o
             .as_object()
             .unwrap()
             .keys()
             .find(|k| k.len() >= 3)
             .cloned()
-        else {
-            continue;
-        };
+            .unwrap_or_else(|| panic!("{}: a key to misspell", shape.title));
         // A one-letter typo: the last two letters swapped.
         let mut typo: Vec<char> = key.chars().collect();
         let n = typo.len();
         typo.swap(n - 1, n - 2);
         let typo: String = typo.into_iter().collect();
-        if typo == key || shape.offset.contains_key(&typo) {
-            continue;
-        }
+        assert!(
+            typo != key && !shape.offset.contains_key(&typo),
+            "{}: `{typo}` is no typo",
+            shape.title
+        );
+        tested += 1;
         let mut offset = o.as_object().unwrap().clone();
         let v = offset.remove(&key).unwrap();
         offset.insert(typo.clone(), v);
@@ -167,6 +169,7 @@ fn every_entry_names_an_unknown_key_with_the_intended_one() {
             unknown.message
         );
     }
+    assert_eq!(tested, Shapes::builtin().entries().len(), "every entry");
 }
 
 #[test]
