@@ -66,7 +66,7 @@ pub fn movement_in(
             direction: direction(ordering),
             distance,
             unit: unit.into(),
-            field: field.into(),
+            field: field.as_ref().into(),
         });
     }
     // No known shape: a single integer field on both sides.

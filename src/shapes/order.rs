@@ -1,6 +1,7 @@
 //! Which of two offsets of one shape is further along, and by how much: the shape's `order`
 //! fields compared in turn.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde_json::Value;
@@ -33,14 +34,18 @@ pub fn compare(shape: &Shape, from: &Fields, to: &Fields) -> Option<(Ordering, O
     None
 }
 
-/// What the distance counts, and the field(s) compared (`file+pos`).
-pub fn unit_and_field(shape: &Shape) -> (String, String) {
-    let field = shape.order.join("+");
+/// What the distance counts, and the field(s) compared (`file+pos`); borrowed where it can
+/// be (a diff asks once per moved partition).
+pub fn unit_and_field(shape: &Shape) -> (&str, Cow<'_, str>) {
+    let field = match shape.order.as_slice() {
+        [one] => Cow::Borrowed(one.as_str()),
+        many => Cow::Owned(many.join("+")),
+    };
     let unit = shape
         .unit
-        .clone()
-        .or_else(|| shape.distance.clone())
-        .or_else(|| shape.order.last().cloned())
+        .as_deref()
+        .or(shape.distance.as_deref())
+        .or(shape.order.last().map(String::as_str))
         .unwrap_or_default();
     (unit, field)
 }
