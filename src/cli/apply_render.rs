@@ -201,7 +201,7 @@ fn partition_line(
 ) -> String {
     let offset = |o: Option<&Fields>| {
         let raw = words::offset(o);
-        match o.and_then(|o| crate::shapes::readable::readable(shape?, o)) {
+        match o.and_then(|o| shape?.readable(o)) {
             Some(r) => format!("{raw} ({r})"),
             None => raw,
         }

@@ -72,8 +72,8 @@ pub fn movement_in(
     // No known shape: a single integer field on both sides.
     if from.len() == 1 && to.len() == 1 {
         let (k, _) = from.iter().next()?;
-        let a = shapes::check::as_i128(from.get(k)?)?;
-        let b = shapes::check::as_i128(to.get(k)?)?;
+        let a = shapes::value::as_i128(from.get(k)?)?;
+        let b = shapes::value::as_i128(to.get(k)?)?;
         if a == b {
             return None;
         }

@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::{FieldSpec, Format, Shape, ValueType};
+use super::table::{FieldSpec, Format, Shape, Shapes, ValueType};
+use super::value::{as_i128, binlog_file};
 use crate::model::{Fields, OffsetEntry};
 
 /// Which map of an entry a problem is in.
@@ -281,26 +282,6 @@ fn range_fits(spec: &FieldSpec, n: Option<i128>) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) fn as_i128(v: &Value) -> Option<i128> {
-    match v {
-        Value::Number(n) => n
-            .as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from)),
-        Value::String(s) => s.parse().ok(),
-        _ => None,
-    }
-}
-
-/// `<stem>.<number>`: the stem and the number.
-pub(crate) fn binlog_file(s: &str) -> Option<(&str, u64)> {
-    let (stem, num) = s.rsplit_once('.')?;
-    if stem.is_empty() || num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((stem, num.parse().ok()?))
-}
-
 fn sqlserver_lsn(s: &str) -> bool {
     let parts: Vec<&str> = s.split(':').collect();
     parts.len() == 3
@@ -389,7 +370,7 @@ pub struct FileCheck {
 /// The file's offsets against its connector's shape. At most [`MAX_PER_FILE`] problems are
 /// listed (a bad bulk edit of a wide file is one story), then one line with the count left.
 pub fn check_file(
-    shapes: &super::Shapes,
+    shapes: &Shapes,
     file: &crate::model::file::OffsetsFile,
     path: &std::path::Path,
     text: &str,

@@ -6,8 +6,9 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
-use super::check::{as_i128, binlog_file, spec_of};
-use super::{Format, Shape};
+use super::check::spec_of;
+use super::table::{Format, Shape};
+use super::value::{as_i128, binlog_file};
 use crate::model::Fields;
 
 /// How `to` lies relative to `from`: the ordering (never `Equal`: equal positions have no

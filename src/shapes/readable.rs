@@ -5,27 +5,22 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::check::as_i128;
-use super::Shape;
+use super::value::as_i128;
 use crate::model::Fields;
 
-/// The readable form of `offset` under `shape`'s templates; `None` when the shape has none or
+/// The readable form of `offset` under a shape's `templates`; `None` when there are none or
 /// none of them can be filled.
-pub fn readable(shape: &Shape, offset: &Fields) -> Option<String> {
-    let parts: Vec<String> = shape
-        .readable
-        .iter()
-        .filter_map(|t| fill(t, offset))
-        .collect();
+pub fn readable(templates: &[String], offset: &Fields) -> Option<String> {
+    let parts: Vec<String> = templates.iter().filter_map(|t| fill(t, offset)).collect();
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
-/// Whether a template is well formed for `shape`: braces closed, fields that are offset keys,
+/// Whether a template is well formed: braces closed, fields that are offset keys (`is_key`),
 /// known formats.
-pub fn check_template(template: &str, shape: &Shape) -> Result<(), String> {
+pub fn check_template(template: &str, is_key: impl Fn(&str) -> bool) -> Result<(), String> {
     for piece in pieces(template)? {
         if let Piece::Field(field, format) = piece {
-            if !shape.offset.contains_key(field) {
+            if !is_key(field) {
                 return Err(format!("`{field}` is not an offset key"));
             }
             if let Some(f) = format {

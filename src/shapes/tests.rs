@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use super::check::{check_entry, Section};
 use super::*;
+use crate::model::ConnectorType;
 use crate::model::OffsetEntry;
 
 fn entry(partition: Value, offset: Value) -> OffsetEntry {
@@ -271,28 +272,27 @@ fn readable_positions() {
     let pg = source("io.debezium.connector.postgresql.PostgresConnector");
     let o = |v: Value| -> crate::model::Fields { v.as_object().unwrap().clone().into() };
     assert_eq!(
-        readable::readable(
-            pg,
-            &o(json!({"lsn": 23803720, "ts_usec": 1764441689123456_i64}))
-        )
+        pg.readable(&o(
+            json!({"lsn": 23803720, "ts_usec": 1764441689123456_i64})
+        ))
         .unwrap(),
         "0/16B3748, 2025-11-29T18:41:29.123456Z"
     );
     assert_eq!(
-        readable::readable(pg, &o(json!({"lsn": 0x1_0000_00FF_i64}))).unwrap(),
+        pg.readable(&o(json!({"lsn": 0x1_0000_00FF_i64}))).unwrap(),
         "1/FF"
     );
     let mysql = source("io.debezium.connector.mysql.MySqlConnector");
     assert_eq!(
-        readable::readable(
-            mysql,
-            &o(json!({"file": "mysql-bin.000003", "pos": 154, "ts_sec": 1764441689}))
-        )
-        .unwrap(),
+        mysql
+            .readable(&o(
+                json!({"file": "mysql-bin.000003", "pos": 154, "ts_sec": 1764441689})
+            ))
+            .unwrap(),
         "mysql-bin.000003:154, 2025-11-29T18:41:29Z"
     );
     let file = source("org.apache.kafka.connect.file.FileStreamSourceConnector");
-    assert!(readable::readable(file, &o(json!({"position": 1}))).is_none());
+    assert!(file.readable(&o(json!({"position": 1}))).is_none());
 }
 
 #[test]

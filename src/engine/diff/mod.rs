@@ -207,20 +207,20 @@ pub struct PartitionReport {
     /// UTC times), keyed by side (live: `file`, `live`; base: `base`, `head`); only where the
     /// connector's shape knows how (`schemas/shapes.yaml`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub readable: Option<Box<BTreeMap<&'static str, String>>>,
+    pub readable: Option<BTreeMap<&'static str, String>>,
 }
 
 /// The readable forms of the sides that have one, or `None`.
 pub(crate) fn readable_sides(
     shape: Option<&crate::shapes::Shape>,
     sides: [(&'static str, Option<&Fields>); 2],
-) -> Option<Box<BTreeMap<&'static str, String>>> {
+) -> Option<BTreeMap<&'static str, String>> {
     let shape = shape?;
     let map: BTreeMap<&'static str, String> = sides
         .into_iter()
-        .filter_map(|(name, f)| Some((name, crate::shapes::readable::readable(shape, f?)?)))
+        .filter_map(|(name, f)| Some((name, shape.readable(f?)?)))
         .collect();
-    (!map.is_empty()).then(|| Box::new(map))
+    (!map.is_empty()).then_some(map)
 }
 
 impl PartitionReport {
