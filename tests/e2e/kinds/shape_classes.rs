@@ -1,52 +1,14 @@
-//! More real connectors against the offset shapes table: MirrorMaker 2's heartbeat connector
-//! (a class in the table) fits its shape; Kafka's VerifiableSourceConnector (a class the table
-//! does not know) passes `kco validate` with one notice naming it, and applies as before.
+//! A real connector of a class the offset shapes table does not know (Kafka's
+//! VerifiableSourceConnector) passes `kco validate` with one notice naming it, and applies as
+//! before.
 
 use serde_json::{json, Value};
 
-use super::{kco_apply, kco_snapshot};
+use super::kco_apply;
 use crate::harness::{testbed, unique_name};
 use crate::kco_steps::{kco_dir, kco_on, set_offsets};
 
-const HEARTBEAT: &str = "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector";
 const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
-const BYTES: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
-
-#[test]
-fn mirror_heartbeat_offsets_fit_their_shape() {
-    let Some(tb) = testbed() else { return };
-    let a = tb.a();
-    let dir = kco_dir(&tb);
-    let name = unique_name("kco-e2e-hb");
-    let kafka = tb.kafka();
-    // Unique aliases: the heartbeats topic is shared, its records are keyed by them.
-    let source = unique_name("src");
-    let _hb = a.create(
-        &name,
-        json!({
-            "connector.class": HEARTBEAT,
-            "tasks.max": "1",
-            "source.cluster.alias": source,
-            "target.cluster.alias": "tgt",
-            "source.cluster.bootstrap.servers": kafka,
-            "target.cluster.bootstrap.servers": kafka,
-            "emit.heartbeats.interval.seconds": "1",
-            "heartbeats.topic.replication.factor": "1",
-            "key.converter": BYTES,
-            "value.converter": BYTES,
-        }),
-    );
-    let offsets = a.wait_offsets(&name, "a heartbeat's offset", |o| !o.is_empty());
-    assert_eq!(
-        offsets,
-        vec![
-            json!({"partition": {"sourceClusterAlias": source, "targetClusterAlias": "tgt"},
-                     "offset": {"offset": 0}})
-        ]
-    );
-    // kco_snapshot validates the file: no problem, no unchecked class.
-    kco_snapshot(&a, dir.path(), &name);
-}
 
 #[test]
 fn an_unknown_class_passes_with_one_notice_and_applies() {
