@@ -94,7 +94,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let allow = &check.allow_unknown_shape;
     for (name, n) in crate::engine::shape_gate::allowed(shapes, wants.wants(), allow) {
         ctx.printer.warn(&format!(
-            "`{name}`: {n} offset problem(s) against its class's shape, applied anyway (--allow-unknown-shape)"
+            "`{name}`: {} against its class's shape, applied anyway (--allow-unknown-shape)",
+            crate::text::count(n, "offset problem")
         ));
     }
     let request = Request {

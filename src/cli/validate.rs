@@ -44,11 +44,16 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         let classes: Vec<String> = report
             .unchecked
             .iter()
-            .map(|u| format!("{} ({} file(s))", u.class, u.files.len()))
+            .map(|u| {
+                format!(
+                    "{} ({})",
+                    u.class,
+                    crate::text::count(u.files.len(), "file")
+                )
+            })
             .collect();
         p.status(&format!(
-            "notice: offsets of {} connector class(es) not checked, kco knows no shape for them: {} (add one under `shapes:` in kco.yaml; `kco schema --shapes` shows the format)",
-            report.unchecked.len(),
+            "notice: offsets not checked, kco knows no shape for their connector class: {} (add one under `shapes:` in kco.yaml; `kco schema --shapes` shows the format)",
             classes.join(", ")
         ));
     }

@@ -175,36 +175,10 @@ fn likely<'a>(
     specs
         .keys()
         .filter(|k| !k.ends_with('*') && !map.contains_key(k.as_str()))
-        .map(|k| (edit_distance(typo, k), k))
+        .map(|k| (crate::text::edit_distance(typo, k), k))
         .filter(|(d, k)| *d <= 2 && *d < k.len().max(typo.len()))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k.as_str())
-}
-
-/// Levenshtein distance, with a swap of two neighbours counting once (`lns` -> `lsn`: 1).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 fn describe_value(v: &Value) -> String {
@@ -418,7 +392,10 @@ pub fn check_file(
             ProblemKind::Shape,
             path,
             None,
-            format!("{more} more offset(s) that do not fit the shape"),
+            format!(
+                "{} against the shape, not listed",
+                crate::text::count(more, "more problem")
+            ),
         ));
     }
     FileCheck {
