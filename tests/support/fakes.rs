@@ -28,7 +28,12 @@ pub fn orders_sink_offsets(n: i64) -> Value {
 pub fn two_connectors() -> FakeConnect {
     FakeConnect::builder()
         .kafka_cluster_id("kc-test")
-        .source("file-src", TRICKY_SOURCE, State::Running, tricky_source_offsets())
+        .source(
+            "file-src",
+            TRICKY_SOURCE,
+            State::Running,
+            tricky_source_offsets(),
+        )
         .sink("orders-sink", SINK, State::Stopped, orders_sink_offsets(5))
         .start()
 }
