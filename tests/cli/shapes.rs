@@ -5,13 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::{json, Value};
 
-use crate::diff_base::git;
 use crate::fake_connect::{FakeConnect, State};
-use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
-use kco::model::{ConnectorState, ConnectorType, OffsetEntry};
+use crate::support::data::SnapshotFile;
+use crate::support::git::git;
+use crate::support::run::Kco;
+use kco::model::file::{OffsetsFile, DEFAULT_SCHEMA_REF};
+use kco::model::{ConnectorState, OffsetEntry};
 
 const PG: &str = "io.debezium.connector.postgresql.PostgresConnector";
 
@@ -20,45 +21,17 @@ fn pg_offsets(lsn: Value) -> Value {
             "offset": {"lsn": lsn, "lsn_proc": 23803720, "txId": 745, "ts_usec": 1764441689123456_i64}}])
 }
 
-/// A sealed file (as a kco without shapes would have sealed any edit).
+/// A sealed file of a stopped source (as a kco without shapes would have sealed any edit).
 fn write(dir: &Path, name: &str, class: &str, offsets: Value) -> PathBuf {
-    let entries: Vec<OffsetEntry> = serde_json::from_value(offsets).unwrap();
-    let file = OffsetsFile::new(
-        Metadata {
-            name: name.into(),
-            cluster: "a".into(),
-            kafka_cluster_id: None,
-            connect_version: None,
-            connector_class: Some(class.into()),
-            connector_type: ConnectorType::Source,
-            state: Some(ConnectorState::Stopped),
-            captured_at: None,
-        },
-        entries,
-        None,
-    );
-    let path = dir.join("snapshots/a").join(format!("{name}.yaml"));
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, file.render(DEFAULT_SCHEMA_REF)).unwrap();
-    path
+    SnapshotFile::source(name, offsets)
+        .class(class)
+        .state(Some(ConnectorState::Stopped))
+        .write_in(&dir.join("snapshots/a"))
 }
 
 fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::cargo_bin("kco")
-        .unwrap()
-        .env_clear()
-        .env("HOME", dir)
-        .env("NO_COLOR", "1")
-        .current_dir(dir)
-        .args(args)
-        .write_stdin("")
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let r = Kco::new(dir).args(args).run();
+    (r.code, r.stdout, r.stderr)
 }
 
 #[test]
