@@ -175,7 +175,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), edited);
         // An edit of a value only needs its checksum re-sealed: not a reformat.
         std::fs::write(&p, &text).unwrap();
-        let r = fmt(std::slice::from_ref(&p), true).unwrap();
+        let r = fmt(std::slice::from_ref(&p), true, Shapes::builtin()).unwrap();
         assert!(
             r.files[0].resealed && !r.files[0].reformatted,
             "{:?}",

@@ -192,6 +192,58 @@ fn offsets_item_spans(text: &str, expected: usize) -> Vec<(u32, u32)> {
     out
 }
 
+/// The 1-based line of `key` in the `section` map (`partition` or `offset`) of the offsets
+/// item `index`; without `key`, or when it is not found, the line of the section itself, else
+/// the item's first line.
+pub fn entry_line(text: &str, index: usize, section: &str, key: Option<&str>) -> Option<usize> {
+    let items = offsets_item_lines(text);
+    let start = *items.get(index)?;
+    let end = items.get(index + 1).copied().unwrap_or(usize::MAX);
+    let header = format!("{section}:");
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .skip(start - 1)
+        .take_while(|(n, _)| *n < end)
+        .collect();
+    let strip = |l: &str| {
+        l.trim_start()
+            .trim_start_matches("- ")
+            .trim_start()
+            .to_string()
+    };
+    let Some(pos) = lines
+        .iter()
+        .position(|(_, l)| strip(l).starts_with(&header))
+    else {
+        return Some(start);
+    };
+    let section_line = lines[pos].0;
+    let Some(key) = key else {
+        return Some(section_line);
+    };
+    let spellings = [
+        format!("{key}:"),
+        format!("{}:", super::yaml::string(key)),
+        format!("'{key}':"),
+    ];
+    let found = lines[pos + 1..]
+        .iter()
+        .take_while(|(_, l)| {
+            let s = strip(l);
+            !(s.starts_with("partition:") || s.starts_with("offset:"))
+        })
+        .find(|(_, l)| {
+            spellings
+                .iter()
+                .any(|s| l.trim_start().starts_with(s.as_str()))
+        })
+        .map(|(n, _)| *n);
+    // An inline map (`offset: {lsn: 1}`) has its keys on the section's line.
+    Some(found.unwrap_or(section_line))
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -254,55 +306,4 @@ mod tests {
         assert_eq!(got.header.offsets, Some(7));
         assert_eq!(got.entries, vec![(8, 5), (14, 2)]);
     }
-
-/// The 1-based line of `key` in the `section` map (`partition` or `offset`) of the offsets
-/// item `index`; without `key`, or when it is not found, the line of the section itself, else
-/// the item's first line.
-pub fn entry_line(text: &str, index: usize, section: &str, key: Option<&str>) -> Option<usize> {
-    let items = offsets_item_lines(text);
-    let start = *items.get(index)?;
-    let end = items.get(index + 1).copied().unwrap_or(usize::MAX);
-    let header = format!("{section}:");
-    let lines: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l))
-        .skip(start - 1)
-        .take_while(|(n, _)| *n < end)
-        .collect();
-    let strip = |l: &str| {
-        l.trim_start()
-            .trim_start_matches("- ")
-            .trim_start()
-            .to_string()
-    };
-    let Some(pos) = lines
-        .iter()
-        .position(|(_, l)| strip(l).starts_with(&header))
-    else {
-        return Some(start);
-    };
-    let section_line = lines[pos].0;
-    let Some(key) = key else {
-        return Some(section_line);
-    };
-    let spellings = [
-        format!("{key}:"),
-        format!("{}:", super::yaml::string(key)),
-        format!("'{key}':"),
-    ];
-    let found = lines[pos + 1..]
-        .iter()
-        .take_while(|(_, l)| {
-            let s = strip(l);
-            !(s.starts_with("partition:") || s.starts_with("offset:"))
-        })
-        .find(|(_, l)| {
-            spellings
-                .iter()
-                .any(|s| l.trim_start().starts_with(s.as_str()))
-        })
-        .map(|(n, _)| *n);
-    // An inline map (`offset: {lsn: 1}`) has its keys on the section's line.
-    Some(found.unwrap_or(section_line))
 }
