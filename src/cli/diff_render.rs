@@ -52,23 +52,23 @@ pub fn partition_text(p: &PartitionReport) -> String {
                     "behind"
                 },
                 amount(p),
-                side(p, "file", file_offset),
-                side(p, "live", live_offset)
+                side(p, "before", file_offset),
+                side(p, "after", live_offset)
             ),
             (PartitionKind::Moved, None) => format!(
                 "{name}: changed (no known order): file {} -> live {}",
-                side(p, "file", file_offset),
-                side(p, "live", live_offset)
+                side(p, "before", file_offset),
+                side(p, "after", live_offset)
             ),
             (PartitionKind::OnlyActual, _) => {
                 format!(
                     "{name}: only in the file: {} (none live)",
-                    side(p, "file", file_offset)
+                    side(p, "before", file_offset)
                 )
             }
             _ => format!(
                 "{name}: only live: {} (not in the file)",
-                side(p, "live", live_offset)
+                side(p, "after", live_offset)
             ),
         },
         Sides::Base {
@@ -84,18 +84,18 @@ pub fn partition_text(p: &PartitionReport) -> String {
                     "backward"
                 },
                 amount(p),
-                side(p, "base", base_offset),
-                side(p, "head", head_offset)
+                side(p, "before", base_offset),
+                side(p, "after", head_offset)
             ),
             (PartitionKind::Moved, None) => format!(
                 "{name}: changed (no known order): {} -> {}",
-                side(p, "base", base_offset),
-                side(p, "head", head_offset)
+                side(p, "before", base_offset),
+                side(p, "after", head_offset)
             ),
             (PartitionKind::OnlyWanted, _) => {
-                format!("{name}: added at {}", side(p, "head", head_offset))
+                format!("{name}: added at {}", side(p, "after", head_offset))
             }
-            _ => format!("{name}: removed (was {})", side(p, "base", base_offset)),
+            _ => format!("{name}: removed (was {})", side(p, "before", base_offset)),
         },
     }
 }

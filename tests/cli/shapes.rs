@@ -211,13 +211,13 @@ fn diff_base_refuses_a_misfit_and_shows_readable_lsns() {
     let (_, out, _) = kco(d, &["diff", "--base", "HEAD", "-o", "json"]);
     let doc: Value = serde_json::from_str(&out).unwrap();
     let p = &doc["connectors"][0]["partitions"][0];
-    assert_eq!(p["head_offset"]["lsn"], 23800000, "raw values kept");
+    assert_eq!(p["after"]["lsn"], 23800000, "raw values kept");
     assert_eq!(
-        p["readable"]["head"],
+        p["readable"]["after"],
         "0/16B28C0, 2025-11-29T18:41:29.123456Z"
     );
     assert_eq!(
-        p["readable"]["base"],
+        p["readable"]["before"],
         "0/16B3748, 2025-11-29T18:41:29.123456Z"
     );
     // A misfit in the working tree is refused with its line.

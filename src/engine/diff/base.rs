@@ -137,7 +137,7 @@ pub(crate) fn classify(
         };
         let readable = super::readable_sides(
             shape,
-            [("base", d.actual.as_ref()), ("head", d.wanted.as_ref())],
+            [("before", d.actual.as_ref()), ("after", d.wanted.as_ref())],
         );
         let sides = Sides::Base {
             kind: d.kind,

@@ -183,7 +183,7 @@ pub(crate) fn classify(
             };
         let readable = super::readable_sides(
             shape,
-            [("file", d.actual.as_ref()), ("live", d.wanted.as_ref())],
+            [("before", d.actual.as_ref()), ("after", d.wanted.as_ref())],
         );
         let sides = Sides::Live {
             kind: d.kind,

@@ -204,7 +204,7 @@ pub struct PartitionReport {
     /// base only: what applying the working tree's file would do to this partition.
     pub risk: Option<Risk>,
     /// The offsets as the database's own tools show them (`0/16B3748`, `mysql-bin.000003:154`,
-    /// UTC times), keyed by side (live: `file`, `live`; base: `base`, `head`); only where the
+    /// UTC times), keyed by side as the offsets are (`before`, `after`); only where the
     /// connector's shape knows how (`schemas/shapes.yaml`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub readable: Option<BTreeMap<&'static str, String>>,
