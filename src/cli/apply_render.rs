@@ -84,8 +84,8 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             Style::Dim,
             if *kept > 0 {
                 format!(
-                    "no changes ({} only live, kept; --prune removes {})",
-                    words::count(*kept, "partition"),
+                    "no changes ({} kept; --prune removes {})",
+                    words::count(*kept, "live-only partition"),
                     if *kept == 1 { "it" } else { "them" }
                 )
             } else {
@@ -216,7 +216,7 @@ fn partition_line(
             return p.paint(
                 Style::Dim,
                 &format!(
-                    "{name}: {} kept (only live; --prune removes it)",
+                    "{name}: {} kept (live only; --prune removes it)",
                     offset(old)
                 ),
             )

@@ -70,7 +70,7 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     );
     assert!(out.contains("t/1: (none) -> {\"kafka_offset\":5}"), "{out}");
     assert!(
-        out.contains("t/2: {\"kafka_offset\":7} kept (only live; --prune removes it)"),
+        out.contains("t/2: {\"kafka_offset\":7} kept (live only; --prune removes it)"),
         "{out}"
     );
     assert!(err.contains("Dry run: nothing was changed."), "{err}");

@@ -63,9 +63,10 @@ fn snapshot_of_real_source_and_sink_matches_get_offsets_and_is_idempotent() {
         assert!(file.metadata.kafka_cluster_id.is_some());
         before.push(std::fs::read(&path).unwrap());
     }
-    let (code, stdout, stderr) = kco_on(&a, "a", dir.path(), &["snapshot", &glob]);
+    let (code, stdout, stderr) = kco_on(&a, "a", dir.path(), &["snapshot", "--all", &glob]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_eq!(stdout.matches("unchanged").count(), 2, "{stdout}");
+    assert!(stderr.contains("2 connectors: 2 unchanged"), "{stderr}");
     for (name, b) in [&src, &sink].iter().zip(&before) {
         let path = dir.path().join(format!("snapshots/a/{name}.yaml"));
         assert_eq!(&std::fs::read(&path).unwrap(), b, "{name} changed");
