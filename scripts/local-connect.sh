@@ -14,6 +14,10 @@
 #                        basic auth (scripts/secure-connect.sh), and cluster "g", cluster b
 #                        behind a bearer-token HTTPS gateway (scripts/bearer-gateway.sh);
 #                        `down` stops both too
+#   up --dr              also the DR region "west" (scripts/dr-connect.sh): a second broker
+#                        (9192, SASL/SCRAM 9194), Connect cluster "w" (8090) running
+#                        MirrorMaker 2 from this broker; `down` stops it too
+#                        (--secure and --dr may be given together)
 #   check                check the prerequisites (Java 17+, Maven 3.6.3+, curl)
 #   down                 stop the processes started by `up` and delete their data
 #   status               show each process, its pid and URL (exit 0 only when all run)
@@ -361,14 +365,24 @@ main() {
   [[ $# -gt 0 ]] && shift
   case $cmd in
     up)
-      if [[ $# -gt 1 || ($# -eq 1 && $1 != --secure) ]]; then
-        usage >&2
-        exit 2
-      fi
+      local opt secure=0 dr=0
+      for opt in "$@"; do
+        case $opt in
+          --secure) secure=1 ;;
+          --dr) dr=1 ;;
+          *)
+            usage >&2
+            exit 2
+            ;;
+        esac
+      done
       cmd_up
-      if [[ ${1:-} == --secure ]]; then
+      if ((secure)); then
         bash "$(dirname "${BASH_SOURCE[0]}")/secure-connect.sh" up
         bash "$(dirname "${BASH_SOURCE[0]}")/bearer-gateway.sh" up
+      fi
+      if ((dr)); then
+        bash "$(dirname "${BASH_SOURCE[0]}")/dr-connect.sh" up
       fi
       ;;
     check)
@@ -381,6 +395,8 @@ main() {
       # they go first.
       bash "$(dirname "${BASH_SOURCE[0]}")/bearer-gateway.sh" down >/dev/null 2>&1 || true
       bash "$(dirname "${BASH_SOURCE[0]}")/secure-connect.sh" down >/dev/null 2>&1 || true
+      # MirrorMaker 2 in cluster w reads this broker: the DR region goes first too.
+      bash "$(dirname "${BASH_SOURCE[0]}")/dr-connect.sh" down >/dev/null 2>&1 || true
       cmd_down
       ;;
     status) cmd_status ;;

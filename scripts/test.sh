@@ -191,11 +191,17 @@ step "secure test bed up"
 # that no service keeps it).
 run "${LC[@]}" up --secure >/dev/null
 if ((TESTBED_OURS)) && [[ ${KCO_TESTBED_KEEP:-0} != 1 ]]; then
-  trap 'rc=$?; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
+  trap 'rc=$?; bash "$ROOT/scripts/dr-connect.sh" down >&2 || true; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
 fi
 export KCO_E2E_SECURE=required KCO_E2E_SECURE_URL="https://127.0.0.1:${KCO_SECURE_PORT:-8443}"
 export KCO_E2E_GATEWAY=required KCO_E2E_GATEWAY_URL="https://127.0.0.1:${KCO_GATEWAY_PORT:-8444}"
 # --- end of clusters s and g ---
+
+# --- DR region west: a second broker, cluster w, MirrorMaker 2 (scripts/dr-connect.sh) ---
+step "DR test bed up"
+run bash "$ROOT/scripts/dr-connect.sh" up >/dev/null
+export KCO_E2E_DR=required
+# --- end of the DR region ---
 
 step "e2e tests (Kafka ${KAFKA_VERSION:-default})"
 e2e_env "$ROOT"
@@ -208,7 +214,7 @@ if ((TESTBED_OURS)) && [[ ${KCO_TEST_OLDEST:-1} == 1 && ${KAFKA_VERSION:-} != "$
   run bash "$ROOT/scripts/secure-connect.sh" down >/dev/null
   unset KCO_E2E_SECURE KCO_E2E_SECURE_URL KCO_E2E_GATEWAY KCO_E2E_GATEWAY_URL
   run "${LC[@]}" down
-  run env KAFKA_VERSION="$OLDEST_KAFKA_VERSION" "${LC[@]}" up
+  run env KAFKA_VERSION="$OLDEST_KAFKA_VERSION" "${LC[@]}" up --dr
 
   step "e2e tests (Kafka $OLDEST_KAFKA_VERSION)"
   run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-4}"

@@ -13,6 +13,7 @@ pub mod error;
 #[cfg(any(test, feature = "fake"))]
 pub mod fake;
 pub mod fsutil;
+pub mod kafka;
 pub mod model;
 pub mod shapes;
 pub mod text;

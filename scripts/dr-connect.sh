@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Disaster-recovery region "west" for kco's tests, beside the test bed of
+# scripts/local-connect.sh (region "east": its broker at 127.0.0.1:9092):
+#   west   a second Kafka broker, KRaft combined mode: PLAINTEXT 127.0.0.1:9192 (for MM2
+#          and Connect), SASL_PLAINTEXT with SCRAM-SHA-512 127.0.0.1:9194 (for kco),
+#          controller 127.0.0.1:9195
+#   w1     Connect cluster "w" on west (http://127.0.0.1:8090), running MirrorMaker 2 as
+#          connectors: `mm2-east-source` (MirrorSourceConnector) and `mm2-east-checkpoint`
+#          (MirrorCheckpointConnector), source alias `east` = the test bed's broker,
+#          target alias `west`, default replication policy (`orders` -> `east.orders`),
+#          every topic and every group including `connect-.*` except the groups matching
+#          `kco-unmirrored-.*` (for tests of an excluded group); new topics and groups are
+#          picked up within seconds and checkpoints emitted every second.
+#
+# Usage: scripts/dr-connect.sh <command>
+#   up       start west, w1 and the MM2 connectors (fresh data); harmless when already up
+#   down     stop them and delete their data (logs are kept)
+#   status   show each process, its pid and address (exit 0 only when all run)
+#
+# Needs `scripts/local-connect.sh up` first (its broker, and the jars it resolved).
+# Writes <state>/dr/: scram (user, then password, one per line), kco.yaml (a snippet for
+# clusters east and w), the broker's and the worker's configs; data in <state>/dr/data.
+#
+# Environment:
+#   KCO_DR_KAFKA_PORT (9192), KCO_DR_SASL_PORT (9194), KCO_DR_CONTROLLER_PORT (9195),
+#   KCO_DR_CONNECT_PORT (8090)   ports
+#   KCO_DR_OFFSET_LAG_MAX         MM2's offset.lag.max (default 100)
+#   KCO_TESTBED_DIR, KCO_TESTBED_KAFKA_PORT, KCO_TESTBED_WAIT_SECS, JAVA_HOME:
+#                                 as for scripts/local-connect.sh (Kafka release: the one
+#                                 the test bed runs)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
+DR="$STATE/dr"
+HOST=127.0.0.1
+EAST_PORT=${KCO_TESTBED_KAFKA_PORT:-9092}
+KAFKA_PORT=${KCO_DR_KAFKA_PORT:-9192}
+SASL_PORT=${KCO_DR_SASL_PORT:-9194}
+CONTROLLER_PORT=${KCO_DR_CONTROLLER_PORT:-9195}
+CONNECT_PORT=${KCO_DR_CONNECT_PORT:-8090}
+OFFSET_LAG_MAX=${KCO_DR_OFFSET_LAG_MAX:-100}
+WAIT_SECS=${KCO_TESTBED_WAIT_SECS:-180}
+JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
+USER_NAME=kco
+PROCS=(west w1)
+
+JVM_COMMON=(-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError
+  -XX:-UsePerfData -Djava.awt.headless=true -Dfile.encoding=UTF-8)
+
+say() { printf 'dr-connect: %s\n' "$*" >&2; }
+die() {
+  printf 'dr-connect: error: %s\n' "$*" >&2
+  exit 1
+}
+
+pid_file() { echo "$STATE/run/$1.pid"; }
+log_file() { echo "$STATE/logs/$1.log"; }
+worker_url() { echo "http://$HOST:$CONNECT_PORT"; }
+
+# shellcheck source=lib/testbed-procs.sh
+source "$ROOT/scripts/lib/testbed-procs.sh"
+
+KAFKA_VERSION=$(cat "$STATE/run/version" 2>/dev/null || true)
+LOG_OPTS=()
+set_log_opts() {
+  if ((${KAFKA_VERSION%%.*} >= 4)); then
+    LOG_OPTS=("-Dlog4j2.configurationFile=$STATE/conf/log4j2.properties")
+  else
+    LOG_OPTS=("-Dlog4j.configuration=file:$STATE/conf/log4j.properties")
+  fi
+}
+
+# Ready = REST answers, and both MirrorMaker 2 connector classes are listed.
+dr_worker_ready() {
+  local url=http://$HOST:$CONNECT_PORT plugins
+  curl -fsS -m 5 -o /dev/null "$url/connectors" 2>/dev/null || return 1
+  plugins=$(curl -fsS -m 5 "$url/connector-plugins?connectorsOnly=true" 2>/dev/null) || return 1
+  [[ $plugins == *MirrorSourceConnector* && $plugins == *MirrorCheckpointConnector* ]]
+}
+
+write_configs() {
+  mkdir -p "$DR/data/kafka"
+  cat >"$DR/west.properties" <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,SASL_PLAINTEXT://$HOST:$SASL_PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT,SASL_PLAINTEXT://$HOST:$SASL_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+log.dirs=$DR/data/kafka
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=3
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=3
+auto.create.topics.enable=true
+group.initial.rebalance.delay.ms=0
+EOF
+  if ((${KAFKA_VERSION%%.*} >= 4)); then
+    cat >>"$DR/west.properties" <<EOF
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+EOF
+  fi
+  cat >"$DR/w1.properties" <<EOF
+bootstrap.servers=$HOST:$KAFKA_PORT
+group.id=kco-w
+key.converter=org.apache.kafka.connect.json.JsonConverter
+value.converter=org.apache.kafka.connect.json.JsonConverter
+key.converter.schemas.enable=false
+value.converter.schemas.enable=false
+config.storage.topic=kco-w-configs
+offset.storage.topic=kco-w-offsets
+status.storage.topic=kco-w-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+offset.storage.partitions=1
+status.storage.partitions=1
+offset.flush.interval.ms=1000
+listeners=HTTP://$HOST:$CONNECT_PORT
+rest.advertised.host.name=$HOST
+rest.advertised.port=$CONNECT_PORT
+rest.advertised.listener=http
+scheduled.rebalance.max.delay.ms=0
+connector.client.config.override.policy=All
+plugin.discovery=service_load
+EOF
+  cat >"$DR/kco.yaml" <<EOF
+# Clusters of the DR test bed; the password is the second line of $DR/scram.
+clusters:
+  a:
+    urls: [http://$HOST:8083, http://$HOST:8084]
+    kafka: {bootstrap: "$HOST:$EAST_PORT"}
+  w:
+    urls: [http://$HOST:$CONNECT_PORT]
+    kafka:
+      bootstrap: "$HOST:$SASL_PORT"
+      sasl: {mechanism: SCRAM-SHA-512, username: $USER_NAME, password: "\${env:KCO_DR_KAFKA_PASSWORD}"}
+    mirrors:
+      a: {alias: east, policy: default}
+EOF
+}
+
+# Formats west's KRaft storage with the SCRAM credential of kco's user (KIP-900: Kafka
+# 3.5 and newer take it at format time).
+format_storage() {
+  local id=- password
+  while [[ $id == -* ]]; do
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  done
+  password=$(sed -n 2p "$DR/scram")
+  printf '\n===== %s: formatting storage (cluster id %s) =====\n' "$(date -u +%FT%TZ)" "$id" >>"$(log_file west)"
+  "$JAVA" "${JVM_COMMON[@]}" "${LOG_OPTS[@]}" "@$STATE/conf/classpath.args" \
+    kafka.tools.StorageTool format -t "$id" -c "$DR/west.properties" \
+    --add-scram "SCRAM-SHA-512=[name=$USER_NAME,password=$password]" >>"$(log_file west)" 2>&1 ||
+    fail_with_log west "formatting west's KRaft storage failed"
+}
+
+# One MirrorMaker 2 connector, created or updated (PUT is idempotent).
+put_connector() {
+  local name=$1 body=$2 out
+  out=$(curl -sS -m 30 -X PUT -H 'Content-Type: application/json' --data "$body" \
+    -w '\n%{http_code}' "http://$HOST:$CONNECT_PORT/connectors/$name/config") ||
+    die "PUT /connectors/$name/config failed"
+  [[ ${out##*$'\n'} == 20[01] ]] || die "PUT /connectors/$name/config: ${out%$'\n'*}"
+}
+
+mm2_connectors() {
+  local common
+  common=$(
+    cat <<EOF
+"tasks.max": "1",
+"source.cluster.alias": "east",
+"target.cluster.alias": "west",
+"source.cluster.bootstrap.servers": "$HOST:$EAST_PORT",
+"target.cluster.bootstrap.servers": "$HOST:$KAFKA_PORT",
+"replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
+"topics": ".*",
+"groups": ".*",
+"groups.exclude": "__.*, console-consumer-.*, kco-unmirrored-.*",
+"key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+"offset-syncs.topic.replication.factor": "1",
+"offset.lag.max": "$OFFSET_LAG_MAX"
+EOF
+  )
+  put_connector mm2-east-source "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorSourceConnector\",
+    $common, \"refresh.topics.interval.seconds\": \"2\", \"replication.factor\": \"1\",
+    \"sync.topic.acls.enabled\": \"false\", \"sync.topic.configs.enabled\": \"false\"}"
+  put_connector mm2-east-checkpoint "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorCheckpointConnector\",
+    $common, \"refresh.groups.interval.seconds\": \"2\", \"emit.checkpoints.interval.seconds\": \"1\",
+    \"emit.checkpoints.enabled\": \"true\", \"checkpoints.topic.replication.factor\": \"1\",
+    \"sync.group.offsets.enabled\": \"false\"}"
+}
+
+# The source connector's task runs; the checkpoint connector runs (it has tasks only while
+# east has consumer groups to checkpoint).
+mm2_running() {
+  local status
+  status=$(curl -fsS -m 5 "http://$HOST:$CONNECT_PORT/connectors/mm2-east-source/status" 2>/dev/null) || return 1
+  [[ $status == *'"tasks":[{'*'"state":"RUNNING"'* ]] || return 1
+  status=$(curl -fsS -m 5 "http://$HOST:$CONNECT_PORT/connectors/mm2-east-checkpoint/status" 2>/dev/null) || return 1
+  [[ $status == *'"connector":{"state":"RUNNING"'* && $status != *'"state":"FAILED"'* ]]
+}
+
+all_up() {
+  live_pid west >/dev/null && live_pid w1 >/dev/null && dr_worker_ready && mm2_running
+}
+
+print_info() {
+  echo "DR region west (Kafka $KAFKA_VERSION) is up:"
+  echo "  kafka      $HOST:$KAFKA_PORT (PLAINTEXT), $HOST:$SASL_PORT (SASL_PLAINTEXT, SCRAM-SHA-512; $DR/scram)"
+  echo "  connect w1 http://$HOST:$CONNECT_PORT  (cluster w: mm2-east-source, mm2-east-checkpoint)"
+  echo "  kco.yaml   $DR/kco.yaml"
+}
+
+up() {
+  local start=$SECONDS
+  [[ -n $KAFKA_VERSION && -f $STATE/conf/classpath.args ]] ||
+    die "run scripts/local-connect.sh up first (no $STATE/conf/classpath.args)"
+  port_open "$EAST_PORT" || die "no broker at $HOST:$EAST_PORT: run scripts/local-connect.sh up first"
+  check_java
+  set_log_opts
+  mkdir -p "$STATE/run" "$STATE/logs"
+  if all_up; then
+    say "already running"
+    print_info
+    return 0
+  fi
+  stop_procs w1 west
+  local port
+  for port in "$KAFKA_PORT" "$SASL_PORT" "$CONTROLLER_PORT" "$CONNECT_PORT"; do
+    if port_open "$port"; then
+      die "port $HOST:$port is already in use by another process; stop it or set KCO_DR_*_PORT"
+    fi
+  done
+  rm -rf "$DR"
+  mkdir -p "$DR"
+  chmod 700 "$DR"
+  (
+    umask 077
+    printf '%s\n%s\n' "$USER_NAME" "$(head -c 18 /dev/urandom | base64 | tr -d '/+=')" >"$DR/scram"
+  )
+  write_configs
+  say "starting broker west (Kafka $KAFKA_VERSION) on $HOST:$KAFKA_PORT and $HOST:$SASL_PORT"
+  format_storage
+  start_proc west kafka.Kafka -Xms128m -Xmx384m -- "$DR/west.properties"
+  local deadline=$((SECONDS + WAIT_SECS))
+  until port_open "$KAFKA_PORT" && port_open "$SASL_PORT"; do
+    live_pid west >/dev/null || fail_with_log west "broker west exited during startup"
+    ((SECONDS < deadline)) || fail_with_log west "broker west did not listen within ${WAIT_SECS}s"
+    sleep 0.2
+  done
+  say "starting Connect worker w1 on http://$HOST:$CONNECT_PORT"
+  start_proc w1 org.apache.kafka.connect.cli.ConnectDistributed -Xms96m -Xmx384m -- "$DR/w1.properties"
+  until dr_worker_ready; do
+    live_pid w1 >/dev/null || fail_with_log w1 "worker w1 exited during startup"
+    ((SECONDS < deadline)) || fail_with_log w1 "worker w1 did not serve within ${WAIT_SECS}s"
+    sleep 0.5
+  done
+  say "creating the MirrorMaker 2 connectors"
+  mm2_connectors
+  until mm2_running; do
+    ((SECONDS < deadline)) || fail_with_log w1 "the MirrorMaker 2 connectors did not run within ${WAIT_SECS}s"
+    sleep 0.5
+  done
+  say "ready in $((SECONDS - start)) s"
+  print_info
+}
+
+down() {
+  stop_procs w1 west
+  rm -rf "$DR"
+}
+
+status() {
+  local name pid rc=0
+  for name in "${PROCS[@]}"; do
+    if pid=$(live_pid "$name"); then
+      printf '%-8s %-8s %-9s\n' "$name" "$pid" running
+    else
+      printf '%-8s %-8s %-9s\n' "$name" - stopped
+      rc=1
+    fi
+  done
+  return "$rc"
+}
+
+lock() {
+  mkdir -p "$STATE"
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$STATE/.dr-lock"
+    flock -w 600 9 || die "another dr-connect.sh holds $STATE/.dr-lock"
+  fi
+}
+
+case ${1:-} in
+  up)
+    lock
+    up
+    ;;
+  down)
+    [[ -d $STATE ]] || exit 0
+    lock
+    down
+    ;;
+  status) status ;;
+  *)
+    sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+    exit 1
+    ;;
+esac

@@ -1,0 +1,265 @@
+//! Reading the checkpoints topics once each, keeping for every partition asked for the
+//! checkpoint that translates it, and saying why when there is none.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::checkpoint::{decode_key, decode_value};
+use super::{
+    entry, sink_group, sink_partition, CheckpointSource, PartitionTranslation, Target,
+    TranslateMode, Translation,
+};
+use crate::kafka::policy::MirrorRelation;
+use crate::kafka::{KafkaError, RawRecord};
+use crate::model::file::OffsetsFile;
+
+/// A checkpoint kept for a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Found {
+    /// The group's offset on the source when MM2 wrote it.
+    pub upstream: i64,
+    /// The same position on the target.
+    pub downstream: i64,
+    /// Milliseconds since the Unix epoch when MM2 wrote it (the record's timestamp).
+    pub written_ms: i64,
+    /// Seconds between then and the translation.
+    pub age_seconds: i64,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    file_offset: i64,
+    at_or_below: Option<Found>,
+    latest: Option<Found>,
+    oldest_upstream: Option<i64>,
+}
+
+#[derive(Debug, Default)]
+struct GroupSlots {
+    seen: bool,
+    /// target topic -> (seen, partition -> slot)
+    topics: HashMap<String, (bool, HashMap<i64, Slot>)>,
+}
+
+/// What one checkpoints topic holds for the partitions asked for.
+#[derive(Debug, Default)]
+pub(super) struct TopicScan {
+    groups: HashMap<String, GroupSlots>,
+    pub(super) records: u64,
+    pub(super) undecodable: u64,
+}
+
+/// The partitions asked for, by checkpoints topic.
+#[derive(Debug, Default)]
+pub(super) struct Wanted {
+    topics: BTreeMap<String, TopicScan>,
+}
+
+impl Wanted {
+    pub(super) fn add(
+        &mut self,
+        checkpoints_topic: &str,
+        group: &str,
+        topic: &str,
+        partition: i64,
+        file_offset: i64,
+    ) {
+        let slots = &mut self
+            .topics
+            .entry(checkpoints_topic.to_string())
+            .or_default()
+            .groups
+            .entry(group.to_string())
+            .or_default()
+            .topics
+            .entry(topic.to_string())
+            .or_default()
+            .1;
+        // Two files of the same group holding the same partition: the lower position (never
+        // past either).
+        slots
+            .entry(partition)
+            .and_modify(|s| s.file_offset = s.file_offset.min(file_offset))
+            .or_insert(Slot {
+                file_offset,
+                ..Slot::default()
+            });
+    }
+
+    /// Reads each checkpoints topic once.
+    pub(super) fn scan_all(
+        mut self,
+        source: &dyn CheckpointSource,
+        now_ms: i64,
+    ) -> BTreeMap<String, Result<TopicScan, KafkaError>> {
+        let mut out = BTreeMap::new();
+        for (topic, mut scan) in std::mem::take(&mut self.topics) {
+            let result = source
+                .scan(&topic, &mut |r| scan.visit(r, now_ms))
+                .map(|_| scan);
+            out.insert(topic, result);
+        }
+        out
+    }
+}
+
+impl TopicScan {
+    fn visit(&mut self, r: RawRecord<'_>, now_ms: i64) {
+        self.records += 1;
+        let (Some(k), Some(v)) = (r.key, r.value) else {
+            // A tombstone, or no key: not a checkpoint.
+            return;
+        };
+        let Ok(key) = decode_key(k) else {
+            self.undecodable += 1;
+            return;
+        };
+        let Some(group) = self.groups.get_mut(key.group) else {
+            return;
+        };
+        group.seen = true;
+        let Some((topic_seen, partitions)) = group.topics.get_mut(key.topic) else {
+            return;
+        };
+        *topic_seen = true;
+        let Some(slot) = partitions.get_mut(&i64::from(key.partition)) else {
+            return;
+        };
+        let Ok(value) = decode_value(v) else {
+            self.undecodable += 1;
+            return;
+        };
+        let found = Found {
+            upstream: value.upstream,
+            downstream: value.downstream,
+            written_ms: r.timestamp_ms,
+            age_seconds: ((now_ms - r.timestamp_ms) / 1000).max(0),
+        };
+        slot.latest = Some(found);
+        slot.oldest_upstream = Some(
+            slot.oldest_upstream
+                .map_or(value.upstream, |o| o.min(value.upstream)),
+        );
+        if value.upstream <= slot.file_offset {
+            slot.at_or_below = Some(found);
+        }
+    }
+
+    fn slot(&self, group: &str, topic: &str, partition: i64) -> Lookup<'_> {
+        let Some(g) = self.groups.get(group) else {
+            return Lookup::NoGroup;
+        };
+        if !g.seen {
+            return Lookup::NoGroup;
+        }
+        match g.topics.get(topic) {
+            Some((true, parts)) => match parts.get(&partition) {
+                Some(s) if s.latest.is_some() => Lookup::Slot(s),
+                _ => Lookup::NoPartition,
+            },
+            _ => Lookup::NoPartition,
+        }
+    }
+}
+
+enum Lookup<'a> {
+    NoGroup,
+    NoPartition,
+    Slot(&'a Slot),
+}
+
+/// Why a checkpoints topic could not be read.
+pub(super) fn topic_error(e: &KafkaError, relation: &MirrorRelation, target: &Target) -> String {
+    match e {
+        KafkaError::UnknownTopic { topic, bootstrap } => format!(
+            "MirrorMaker 2's checkpoints topic `{topic}` does not exist on cluster `{}`'s Kafka ({bootstrap}): run a MirrorCheckpointConnector with `source.cluster.alias={}` and `emit.checkpoints.enabled=true` (the default) against it, or fix the alias under `mirrors` in kco.yaml",
+            target.cluster, relation.alias
+        ),
+        other => format!("cannot read MirrorMaker 2's checkpoints: {other}"),
+    }
+}
+
+/// The translation of one file from what its checkpoints topic holds.
+pub(super) fn through_checkpoints(
+    file: &OffsetsFile,
+    relation: &MirrorRelation,
+    mode: TranslateMode,
+    scan: &TopicScan,
+) -> Result<Translation, String> {
+    let group = sink_group(file);
+    let mut t = Translation {
+        mode,
+        alias: Some(relation.alias.clone()),
+        policy: relation.policy_name(),
+        checkpoints_topic: Some(relation.checkpoints_topic.clone()),
+        group: group.clone(),
+        partitions: Vec::new(),
+        renames: BTreeMap::new(),
+        offsets: Vec::new(),
+    };
+    let mut problems = Vec::new();
+    for e in &file.offsets {
+        let Some((topic, partition, offset)) = sink_partition(e) else {
+            problems.push(format!(
+                "a partition without `kafka_topic`, `kafka_partition` and `kafka_offset` cannot be translated: {}",
+                crate::model::canonical_fields(&e.partition)
+            ));
+            continue;
+        };
+        let dr_topic = relation.target_topic(topic);
+        t.renames.insert(topic.to_string(), dr_topic.clone());
+        let where_ = format!("`{dr_topic}` partition {partition}");
+        let found = match scan.slot(&group, &dr_topic, partition) {
+            Lookup::NoGroup => {
+                problems.push(format!(
+                    "consumer group `{group}` has no checkpoint at all in `{}`: MirrorMaker 2 checkpoints only the groups that match its `groups` and not its `groups.exclude` (whose default, `console-consumer-.*, connect-.*, __.*`, leaves out every sink connector's `connect-<name>` group): set `groups.exclude` on the MirrorCheckpointConnector without that group, and check `emit.checkpoints.enabled=true` and the source alias `{}`",
+                    relation.checkpoints_topic, relation.alias
+                ));
+                break;
+            }
+            Lookup::NoPartition => {
+                problems.push(format!(
+                    "group `{group}` has no checkpoint for {where_}: MirrorMaker 2 mirrors no topic `{topic}` from `{}` (`topics`, `topics.exclude` of the MirrorSourceConnector), or has no offset sync for it yet (the group must have committed an offset that MM2 has replicated)",
+                    relation.alias
+                ));
+                continue;
+            }
+            Lookup::Slot(s) => match mode {
+                TranslateMode::Latest => s.latest,
+                _ => match s.at_or_below {
+                    Some(f) => Some(f),
+                    None => {
+                        problems.push(format!(
+                            "no checkpoint of group `{group}` for {where_} at or below the file's offset {offset}: the oldest kept is at {} (compaction keeps only the latest per partition); the file is older than MirrorMaker 2's checkpoints: take a newer file, or `--translate latest` for MM2's latest position",
+                            s.oldest_upstream.unwrap_or_default()
+                        ));
+                        continue;
+                    }
+                },
+            },
+        };
+        let Some(found) = found else { continue };
+        t.offsets
+            .push(entry(&dr_topic, partition, found.downstream));
+        t.partitions.push(PartitionTranslation {
+            topic: topic.to_string(),
+            partition,
+            file_offset: offset,
+            dr_topic,
+            dr_offset: found.downstream,
+            checkpoint: Some(found),
+            redelivers: offset - found.upstream,
+        });
+    }
+    if problems.is_empty() {
+        Ok(t)
+    } else {
+        let more = problems.len().saturating_sub(3);
+        let mut m = problems.into_iter().take(3).collect::<Vec<_>>().join("; ");
+        if more > 0 {
+            m.push_str(&format!("; and {more} more partition(s)"));
+        }
+        Err(m)
+    }
+}

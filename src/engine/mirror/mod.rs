@@ -1,0 +1,344 @@
+//! Disaster recovery across Kafka clusters: a sink file captured on one Kafka cluster, applied
+//! to a Connect cluster on another that MirrorMaker 2 keeps in sync. Each partition's topic is
+//! renamed per the mirror's replication policy and its offset translated through MM2's
+//! checkpoints on the target (`<alias>.checkpoints.internal`): the downstream offset of the
+//! latest checkpoint of the connector's consumer group whose upstream offset is at most the
+//! file's (never past the captured position), or with `--translate latest` MM2's latest
+//! checkpoint, or with `--translate none` the numbers as they are.
+//!
+//! The plan (`apply::plan`) and the live diff call [`translate`]; nothing here prints.
+
+pub mod checkpoint;
+mod lookup;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::kafka::policy::MirrorRelation;
+use crate::kafka::{KafkaError, KafkaOptions, RawRecord, ScanEnd};
+use crate::model::file::OffsetsFile;
+use crate::model::{ConnectorType, Fields, OffsetEntry};
+
+pub use lookup::Found;
+
+/// `--translate`: how a sink file's offsets cross to a mirrored Kafka cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TranslateMode {
+    /// The latest checkpoint at or below the file's offset (the default with a mirror).
+    File,
+    /// MM2's latest checkpoint: the primary's last committed position (failover).
+    Latest,
+    /// Topics renamed, offsets kept (offset-preserving replication).
+    None,
+}
+
+impl TranslateMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TranslateMode::File => "file",
+            TranslateMode::Latest => "latest",
+            TranslateMode::None => "none",
+        }
+    }
+}
+
+/// The target side: which Kafka cluster its Connect cluster uses, and what it mirrors.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// The kco cluster name.
+    pub cluster: String,
+    /// `kafka_cluster_id` of its Connect cluster (`GET /`).
+    pub kafka_cluster_id: Option<String>,
+    /// `mirrors:` of the cluster, by source kco cluster name.
+    pub relations: BTreeMap<String, MirrorRelation>,
+    /// `kafka:` of the cluster: where the checkpoints are read.
+    pub kafka: Option<KafkaOptions>,
+}
+
+/// Where checkpoints are read from: Kafka, or records in memory (tests).
+pub trait CheckpointSource {
+    fn scan(
+        &self,
+        topic: &str,
+        visit: &mut dyn FnMut(RawRecord<'_>),
+    ) -> Result<ScanEnd, KafkaError>;
+}
+
+impl CheckpointSource for KafkaOptions {
+    fn scan(
+        &self,
+        topic: &str,
+        visit: &mut dyn FnMut(RawRecord<'_>),
+    ) -> Result<ScanEnd, KafkaError> {
+        crate::kafka::scan_partition(self, topic, 0, visit)
+    }
+}
+
+/// What one sink file needs to cross to the target.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Need {
+    /// Same Kafka cluster (or a source connector): the file's offsets as they are.
+    Nothing,
+    /// Refused, with the reason.
+    Refuse(String),
+    /// Rename topics, keep offsets (`--translate none`; no relation: names kept too).
+    Rename(Option<MirrorRelation>),
+    /// Through the checkpoints.
+    Checkpoints(MirrorRelation, TranslateMode),
+}
+
+/// Whether and how a file crosses to `target`.
+pub fn decide(file: &OffsetsFile, target: &Target, mode: Option<TranslateMode>) -> Need {
+    let meta = &file.metadata;
+    if meta.connector_type != ConnectorType::Sink {
+        return Need::Nothing;
+    }
+    let relation = target.relations.get(&meta.cluster).cloned();
+    let crosses = match (&meta.kafka_cluster_id, &target.kafka_cluster_id) {
+        (Some(a), Some(b)) => a != b,
+        // Without both ids, a file of a mirrored cluster is taken as captured there.
+        _ => relation.is_some() && meta.cluster != target.cluster,
+    };
+    if !crosses {
+        return Need::Nothing;
+    }
+    let ids = format!(
+        "the file was captured on Kafka cluster {} (cluster `{}`); cluster `{}` uses Kafka cluster {}",
+        meta.kafka_cluster_id.as_deref().unwrap_or("(unknown)"),
+        meta.cluster,
+        target.cluster,
+        target.kafka_cluster_id.as_deref().unwrap_or("(unknown)")
+    );
+    match (relation, mode) {
+        (relation, Some(TranslateMode::None)) => Need::Rename(relation),
+        (None, None) => Need::Refuse(format!(
+            "{ids}, where the same offsets point at other records. Configure the mirror (`mirrors: {{{}: {{alias: <MM2 source alias>}}}}` under cluster `{}` in kco.yaml) to translate them through MirrorMaker 2's checkpoints, or pass `--translate none` if the topics are replicated offset for offset",
+            meta.cluster, target.cluster
+        )),
+        (None, Some(m)) => Need::Refuse(format!(
+            "{ids}, and cluster `{}` has no mirror of `{}` to translate through (`--translate {}` needs `mirrors: {{{}: {{alias: <MM2 source alias>}}}}` under cluster `{}` in kco.yaml)",
+            target.cluster, meta.cluster, m.as_str(), meta.cluster, target.cluster
+        )),
+        (Some(r), m) => Need::Checkpoints(r, m.unwrap_or(TranslateMode::File)),
+    }
+}
+
+/// The consumer group of a sink connector: `consumer.override.group.id` in its config, else
+/// Connect's `connect-<name>`.
+pub fn sink_group(file: &OffsetsFile) -> String {
+    file.config
+        .as_ref()
+        .and_then(|c| c.get("consumer.override.group.id"))
+        .filter(|g| !g.is_empty())
+        .cloned()
+        .unwrap_or_else(|| format!("connect-{}", file.metadata.name))
+}
+
+/// One partition's crossing, as the plan and the diff show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartitionTranslation {
+    pub topic: String,
+    pub partition: i64,
+    /// The file's offset (the next record to read, upstream).
+    pub file_offset: i64,
+    /// The topic's name on the target.
+    pub dr_topic: String,
+    /// The offset to apply on the target.
+    pub dr_offset: i64,
+    /// The checkpoint used (`None` with `--translate none`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<Found>,
+    /// Records before the file's position that the target delivers again (upstream count;
+    /// negative: records after it that are skipped, as `--translate latest` does on purpose).
+    pub redelivers: i64,
+}
+
+/// A sink file's crossing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Translation {
+    pub mode: TranslateMode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
+    pub policy: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoints_topic: Option<String>,
+    pub group: String,
+    pub partitions: Vec<PartitionTranslation>,
+    /// Source topic -> target topic, for a created connector's `topics`.
+    #[serde(skip)]
+    pub renames: BTreeMap<String, String>,
+    /// The offsets to apply.
+    #[serde(skip)]
+    pub offsets: Vec<OffsetEntry>,
+}
+
+/// A sink partition as the file holds it.
+fn sink_partition(e: &OffsetEntry) -> Option<(&str, i64, i64)> {
+    let topic = e.partition.get("kafka_topic")?.as_str()?;
+    let partition = e.partition.get("kafka_partition")?.as_i64()?;
+    let offset = e.offset.get("kafka_offset")?.as_i64()?;
+    Some((topic, partition, offset))
+}
+
+fn entry(topic: &str, partition: i64, offset: i64) -> OffsetEntry {
+    let mut p = Fields::new();
+    p.insert("kafka_topic", Value::from(topic));
+    p.insert("kafka_partition", Value::from(partition));
+    let mut o = Fields::new();
+    o.insert("kafka_offset", Value::from(offset));
+    OffsetEntry {
+        partition: p,
+        offset: o,
+    }
+}
+
+/// Translates every file that needs it. The result has an entry for each key of `files` that
+/// crosses: its translation, or why it cannot be translated (a plan error). Each checkpoints
+/// topic is read once, streaming; memory grows with the partitions asked for, not the topic.
+pub fn translate(
+    files: &[(&str, &OffsetsFile)],
+    target: &Target,
+    mode: Option<TranslateMode>,
+    source: Option<&dyn CheckpointSource>,
+    now_ms: i64,
+) -> BTreeMap<String, Result<Translation, String>> {
+    let mut out = BTreeMap::new();
+    let mut wanted = lookup::Wanted::default();
+    let mut pending: Vec<(&str, &OffsetsFile, MirrorRelation, TranslateMode)> = Vec::new();
+    for (name, file) in files {
+        match decide(file, target, mode) {
+            Need::Nothing => {}
+            Need::Refuse(m) => {
+                out.insert(name.to_string(), Err(m));
+            }
+            Need::Rename(relation) => {
+                out.insert(name.to_string(), rename_only(file, relation.as_ref()));
+            }
+            Need::Checkpoints(relation, m) => {
+                let group = sink_group(file);
+                for e in &file.offsets {
+                    if let Some((topic, partition, offset)) = sink_partition(e) {
+                        wanted.add(
+                            &relation.checkpoints_topic,
+                            &group,
+                            &relation.target_topic(topic),
+                            partition,
+                            offset,
+                        );
+                    }
+                }
+                pending.push((name, file, relation, m));
+            }
+        }
+    }
+    if pending.is_empty() {
+        return out;
+    }
+    let scans = match (source, &target.kafka) {
+        (Some(s), _) => wanted.scan_all(s, now_ms),
+        (None, Some(k)) => wanted.scan_all(k, now_ms),
+        (None, None) => {
+            for (name, file, ..) in pending {
+                out.insert(
+                    name.to_string(),
+                    Err(format!(
+                        "the file was captured on cluster `{}` (another Kafka cluster); translating its offsets reads MirrorMaker 2's checkpoints on cluster `{}`'s Kafka, which has no `kafka:` settings in kco.yaml (`kafka: {{bootstrap: host:port}}`)",
+                        file.metadata.cluster, target.cluster
+                    )),
+                );
+            }
+            return out;
+        }
+    };
+    for (name, file, relation, m) in pending {
+        let result = match scans.get(&relation.checkpoints_topic) {
+            Some(Err(e)) => Err(lookup::topic_error(e, &relation, target)),
+            Some(Ok(found)) => lookup::through_checkpoints(file, &relation, m, found),
+            None => Err("internal: checkpoints topic not scanned".into()),
+        };
+        out.insert(name.to_string(), result);
+    }
+    out
+}
+
+fn rename_only(
+    file: &OffsetsFile,
+    relation: Option<&MirrorRelation>,
+) -> Result<Translation, String> {
+    let rename = |t: &str| relation.map_or_else(|| t.to_string(), |r| r.target_topic(t));
+    let mut t = Translation {
+        mode: TranslateMode::None,
+        alias: relation.map(|r| r.alias.clone()),
+        policy: relation.map_or("identity", MirrorRelation::policy_name),
+        checkpoints_topic: None,
+        group: sink_group(file),
+        partitions: Vec::new(),
+        renames: BTreeMap::new(),
+        offsets: Vec::new(),
+    };
+    for e in &file.offsets {
+        let Some((topic, partition, offset)) = sink_partition(e) else {
+            t.offsets.push(e.clone());
+            continue;
+        };
+        let dr_topic = rename(topic);
+        t.renames.insert(topic.to_string(), dr_topic.clone());
+        t.offsets.push(entry(&dr_topic, partition, offset));
+        t.partitions.push(PartitionTranslation {
+            topic: topic.to_string(),
+            partition,
+            file_offset: offset,
+            dr_topic,
+            dr_offset: offset,
+            checkpoint: None,
+            redelivers: 0,
+        });
+    }
+    Ok(t)
+}
+
+/// A created sink's config with its topics renamed: `topics` entry by entry; a
+/// `topics.regex` cannot be renamed and is an error.
+pub fn rename_config(
+    config: &mut BTreeMap<String, String>,
+    t: &Translation,
+    relation_rename: impl Fn(&str) -> String,
+) -> Result<(), String> {
+    if let Some(topics) = config.get("topics").cloned() {
+        let renamed: Vec<String> = topics
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                t.renames
+                    .get(s)
+                    .cloned()
+                    .unwrap_or_else(|| relation_rename(s))
+            })
+            .collect();
+        config.insert("topics".into(), renamed.join(","));
+    }
+    if config.contains_key("topics.regex") && t.mode != TranslateMode::None
+        || config.contains_key("topics.regex") && !t.renames.iter().all(|(a, b)| a == b)
+    {
+        return Err(
+            "the config subscribes with `topics.regex`, which kco cannot rename for the mirrored topics: set `topics` (or a regex matching the renamed topics) in the file's config".into(),
+        );
+    }
+    Ok(())
+}
+
+/// The target topic name of a source topic under a translation's relation.
+pub fn renamer(target: &Target, file: &OffsetsFile) -> impl Fn(&str) -> String {
+    let relation = target.relations.get(&file.metadata.cluster).cloned();
+    move |t: &str| {
+        relation
+            .as_ref()
+            .map_or_else(|| t.to_string(), |r| r.target_topic(t))
+    }
+}

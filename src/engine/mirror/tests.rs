@@ -1,0 +1,327 @@
+//! Translation against checkpoints held in memory, in the order MM2 would have written them.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::checkpoint::encode;
+use super::*;
+use crate::kafka::policy::ReplicationPolicy;
+use crate::model::file::{Metadata, OffsetsFile};
+
+const NOW: i64 = 1_800_000_000_000;
+
+/// A checkpoints topic in memory: (topic, [(timestamp, key, value)]).
+struct Memory {
+    topics: BTreeMap<String, Vec<(i64, Vec<u8>, Vec<u8>)>>,
+    scans: Cell<usize>,
+}
+
+impl Memory {
+    fn new(topic: &str, cps: &[(&str, &str, i32, i64, i64)]) -> Self {
+        let records = cps
+            .iter()
+            .enumerate()
+            .map(|(i, (g, t, p, up, down))| {
+                let (k, v) = encode(g, t, *p, *up, *down);
+                (NOW - 60_000 + i as i64 * 1000, k, v)
+            })
+            .collect();
+        Memory {
+            topics: BTreeMap::from([(topic.to_string(), records)]),
+            scans: Cell::new(0),
+        }
+    }
+}
+
+impl CheckpointSource for Memory {
+    fn scan(
+        &self,
+        topic: &str,
+        visit: &mut dyn FnMut(RawRecord<'_>),
+    ) -> Result<ScanEnd, KafkaError> {
+        self.scans.set(self.scans.get() + 1);
+        let Some(records) = self.topics.get(topic) else {
+            return Err(KafkaError::UnknownTopic {
+                topic: topic.into(),
+                bootstrap: "west:9092".into(),
+            });
+        };
+        for (i, (ts, k, v)) in records.iter().enumerate() {
+            visit(RawRecord {
+                offset: i as i64,
+                timestamp_ms: *ts,
+                key: Some(k),
+                value: Some(v),
+            });
+        }
+        Ok(ScanEnd {
+            start: 0,
+            end: records.len() as i64,
+            records: records.len() as u64,
+        })
+    }
+}
+
+fn sink_file(name: &str, kafka: Option<&str>, offsets: &[(&str, i64, i64)]) -> OffsetsFile {
+    let offsets = offsets
+        .iter()
+        .map(|(t, p, o)| {
+            serde_json::from_value(json!({
+                "partition": {"kafka_topic": t, "kafka_partition": p},
+                "offset": {"kafka_offset": o}
+            }))
+            .unwrap()
+        })
+        .collect();
+    OffsetsFile::new(
+        Metadata {
+            name: name.into(),
+            cluster: "east".into(),
+            kafka_cluster_id: kafka.map(str::to_string),
+            connect_version: None,
+            connector_class: None,
+            connector_type: ConnectorType::Sink,
+            state: None,
+            captured_at: None,
+        },
+        offsets,
+        None,
+    )
+}
+
+fn west(with_mirror: bool) -> Target {
+    let mut relations = BTreeMap::new();
+    if with_mirror {
+        relations.insert(
+            "east".to_string(),
+            MirrorRelation {
+                source_cluster: "east".into(),
+                alias: "east".into(),
+                target_alias: Some("west".into()),
+                policy: ReplicationPolicy::Default {
+                    separator: ".".into(),
+                },
+                checkpoints_topic: "east.checkpoints.internal".into(),
+            },
+        );
+    }
+    Target {
+        cluster: "west".into(),
+        kafka_cluster_id: Some("K-WEST".into()),
+        relations,
+        kafka: None,
+    }
+}
+
+fn run(
+    file: &OffsetsFile,
+    target: &Target,
+    mode: Option<TranslateMode>,
+    mem: &Memory,
+) -> Option<Result<Translation, String>> {
+    translate(&[("orders-sink", file)], target, mode, Some(mem), NOW).remove("orders-sink")
+}
+
+fn offsets_of(t: &Translation) -> Vec<(String, i64, i64)> {
+    t.offsets
+        .iter()
+        .map(|e| {
+            (
+                e.partition["kafka_topic"].as_str().unwrap().to_string(),
+                e.partition["kafka_partition"].as_i64().unwrap(),
+                e.offset["kafka_offset"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+const G: &str = "connect-orders-sink";
+
+#[test]
+fn takes_the_latest_checkpoint_at_or_below_the_files_offset() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[
+            (G, "east.orders", 0, 400, 399),
+            (G, "east.orders", 0, 600, 580),
+            (G, "east.orders", 0, 900, 880),
+            // Another group and another partition are not taken.
+            ("connect-other", "east.orders", 0, 650, 640),
+            (G, "east.orders", 1, 100, 90),
+        ],
+    );
+    let file = sink_file(
+        "orders-sink",
+        Some("K-EAST"),
+        &[("orders", 0, 650), ("orders", 1, 100)],
+    );
+    let t = run(&file, &west(true), None, &mem).unwrap().unwrap();
+    assert_eq!(
+        offsets_of(&t),
+        vec![
+            ("east.orders".into(), 0, 580),
+            ("east.orders".into(), 1, 90)
+        ]
+    );
+    assert_eq!(t.mode, TranslateMode::File);
+    assert_eq!(t.group, G);
+    let p = &t.partitions[0];
+    assert_eq!((p.file_offset, p.dr_offset, p.redelivers), (650, 580, 50));
+    let cp = p.checkpoint.unwrap();
+    assert_eq!(cp.upstream, 600);
+    assert_eq!(cp.age_seconds, 59);
+    assert_eq!(t.renames["orders"], "east.orders");
+    assert_eq!(mem.scans.get(), 1);
+}
+
+#[test]
+fn latest_takes_mm2s_last_checkpoint_even_past_the_file() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[
+            (G, "east.orders", 0, 600, 580),
+            (G, "east.orders", 0, 900, 880),
+        ],
+    );
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
+    let t = run(&file, &west(true), Some(TranslateMode::Latest), &mem)
+        .unwrap()
+        .unwrap();
+    assert_eq!(offsets_of(&t), vec![("east.orders".into(), 0, 880)]);
+    assert_eq!(t.partitions[0].redelivers, -250);
+}
+
+#[test]
+fn a_rewound_group_uses_the_latest_record_not_the_highest_upstream() {
+    // The group went to 900, was rewound to 100, then reached 300.
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[
+            (G, "east.orders", 0, 500, 480),
+            (G, "east.orders", 0, 100, 95),
+            (G, "east.orders", 0, 300, 290),
+        ],
+    );
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 600)]);
+    let t = run(&file, &west(true), None, &mem).unwrap().unwrap();
+    assert_eq!(offsets_of(&t), vec![("east.orders".into(), 0, 290)]);
+}
+
+#[test]
+fn none_renames_topics_and_keeps_numbers_without_reading_kafka() {
+    let mem = Memory::new("east.checkpoints.internal", &[]);
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
+    let t = run(&file, &west(true), Some(TranslateMode::None), &mem)
+        .unwrap()
+        .unwrap();
+    assert_eq!(offsets_of(&t), vec![("east.orders".into(), 0, 650)]);
+    // Without a relation, `none` keeps the names too: the old behaviour, said explicitly.
+    let t = run(&file, &west(false), Some(TranslateMode::None), &mem)
+        .unwrap()
+        .unwrap();
+    assert_eq!(offsets_of(&t), vec![("orders".into(), 0, 650)]);
+    assert_eq!(mem.scans.get(), 0);
+}
+
+#[test]
+fn another_kafka_cluster_without_a_mirror_is_refused_naming_both_ids() {
+    let mem = Memory::new("east.checkpoints.internal", &[]);
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
+    let err = run(&file, &west(false), None, &mem).unwrap().unwrap_err();
+    assert!(err.contains("K-EAST") && err.contains("K-WEST"), "{err}");
+    assert!(err.contains("--translate none"), "{err}");
+    let err = run(&file, &west(false), Some(TranslateMode::Latest), &mem)
+        .unwrap()
+        .unwrap_err();
+    assert!(err.contains("has no mirror of `east`"), "{err}");
+}
+
+#[test]
+fn the_same_kafka_cluster_and_source_connectors_need_nothing() {
+    let mem = Memory::new("east.checkpoints.internal", &[]);
+    let file = sink_file("orders-sink", Some("K-WEST"), &[("orders", 0, 650)]);
+    assert!(run(&file, &west(true), None, &mem).is_none());
+    let mut source = sink_file("orders-src", Some("K-EAST"), &[]);
+    source.metadata.connector_type = ConnectorType::Source;
+    assert_eq!(decide(&source, &west(false), None), Need::Nothing);
+    assert_eq!(mem.scans.get(), 0);
+}
+
+#[test]
+fn a_group_mm2_does_not_checkpoint_names_groups_exclude() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[("connect-other", "east.orders", 0, 600, 580)],
+    );
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
+    let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
+    assert!(err.contains("groups.exclude"), "{err}");
+    assert!(err.contains("emit.checkpoints.enabled"), "{err}");
+}
+
+#[test]
+fn a_file_older_than_every_checkpoint_is_an_error_never_a_skip() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[(G, "east.orders", 0, 900, 880)],
+    );
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
+    let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
+    assert!(err.contains("at or below the file's offset 650"), "{err}");
+    assert!(err.contains("oldest kept is at 900"), "{err}");
+}
+
+#[test]
+fn a_topic_mm2_does_not_mirror_and_a_missing_checkpoints_topic_are_named() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[(G, "east.payments", 0, 10, 10)],
+    );
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
+    let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
+    assert!(err.contains("`east.orders` partition 0"), "{err}");
+    assert!(err.contains("mirrors no topic `orders`"), "{err}");
+    let mem = Memory::new("west.checkpoints.internal", &[]);
+    let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
+    assert!(
+        err.contains("`east.checkpoints.internal` does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("source.cluster.alias=east"), "{err}");
+}
+
+#[test]
+fn consumer_override_group_id_is_the_group_checkpointed() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[("orders-group", "east.orders", 0, 600, 600)],
+    );
+    let mut file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 600)]);
+    file.config = Some(BTreeMap::from([(
+        "consumer.override.group.id".to_string(),
+        "orders-group".to_string(),
+    )]));
+    let t = run(&file, &west(true), None, &mem).unwrap().unwrap();
+    assert_eq!(offsets_of(&t), vec![("east.orders".into(), 0, 600)]);
+    assert_eq!(t.partitions[0].redelivers, 0);
+}
+
+#[test]
+fn a_created_sinks_topics_are_renamed_and_a_regex_is_refused() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[(G, "east.orders", 0, 600, 600)],
+    );
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 600)]);
+    let target = west(true);
+    let t = run(&file, &target, None, &mem).unwrap().unwrap();
+    let mut config = BTreeMap::from([("topics".to_string(), "orders, payments".to_string())]);
+    rename_config(&mut config, &t, renamer(&target, &file)).unwrap();
+    assert_eq!(config["topics"], "east.orders,east.payments");
+    let mut config = BTreeMap::from([("topics.regex".to_string(), "orders.*".to_string())]);
+    assert!(rename_config(&mut config, &t, renamer(&target, &file))
+        .unwrap_err()
+        .contains("topics.regex"));
+}

@@ -1,0 +1,246 @@
+//! Reading Kafka itself (not Connect): one partition of one topic, from its first kept record
+//! to the end it had when the read began. kco never writes to Kafka.
+//!
+//! Used for MirrorMaker 2's checkpoints topic (`engine::mirror`). The client is rskafka (pure
+//! Rust, rustls for TLS, SASL PLAIN and SCRAM); its async calls run on a current-thread Tokio
+//! runtime made for the read.
+
+mod tls;
+
+use std::time::Duration;
+
+use rskafka::client::error::{Error as RsError, ProtocolError};
+use rskafka::client::partition::{OffsetAt, UnknownTopicHandling};
+use rskafka::client::{ClientBuilder, Credentials, SaslConfig};
+use rskafka::BackoffConfig;
+
+use crate::client::Secret;
+
+/// How to reach one Kafka cluster (`kafka:` of a cluster in kco.yaml).
+#[derive(Debug, Clone)]
+pub struct KafkaOptions {
+    /// `host:port` of one or more brokers.
+    pub bootstrap: Vec<String>,
+    pub sasl: Option<Sasl>,
+    /// `Some`: TLS to every broker.
+    pub tls: Option<KafkaTls>,
+    /// How long connecting and each request may take, retries included.
+    pub timeout: Duration,
+}
+
+impl KafkaOptions {
+    /// The bootstrap addresses as the user wrote them, for messages.
+    pub fn bootstrap_display(&self) -> String {
+        self.bootstrap.join(",")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SaslMechanism {
+    Plain,
+    ScramSha256,
+    ScramSha512,
+}
+
+impl SaslMechanism {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_uppercase().as_str() {
+            "PLAIN" => Some(Self::Plain),
+            "SCRAM-SHA-256" => Some(Self::ScramSha256),
+            "SCRAM-SHA-512" => Some(Self::ScramSha512),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Sasl {
+    pub mechanism: SaslMechanism,
+    pub username: String,
+    pub password: Secret,
+}
+
+/// TLS to the brokers: extra CA certificates, a client certificate, or no checks at all.
+#[derive(Debug, Clone, Default)]
+pub struct KafkaTls {
+    pub ca_pem: Option<Vec<u8>>,
+    /// PEM certificate chain, then the PEM private key.
+    pub identity_pem: Option<(Vec<u8>, Secret)>,
+    pub insecure: bool,
+}
+
+/// A failed read, naming the bootstrap address; never a credential.
+#[derive(Debug, thiserror::Error)]
+pub enum KafkaError {
+    #[error("topic `{topic}` does not exist on the Kafka cluster at {bootstrap}")]
+    UnknownTopic { topic: String, bootstrap: String },
+    #[error("Kafka at {bootstrap}: {message}")]
+    Failed { bootstrap: String, message: String },
+}
+
+/// One record as read: borrowed for the length of the visit.
+#[derive(Debug, Clone, Copy)]
+pub struct RawRecord<'a> {
+    pub offset: i64,
+    /// Milliseconds since the Unix epoch (the record's timestamp).
+    pub timestamp_ms: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+}
+
+/// What a scan saw of the partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanEnd {
+    /// The first offset kept when the scan began.
+    pub start: i64,
+    /// The end offset (high watermark) when the scan began; records at or after it were not read.
+    pub end: i64,
+    pub records: u64,
+}
+
+/// Bytes asked for per fetch: bounds kco's memory whatever the topic's size.
+const FETCH_MAX_BYTES: i32 = 4 * 1024 * 1024;
+
+/// Reads partition `partition` of `topic` from its first kept record to the end it had when
+/// the read began, calling `visit` for each record in offset order.
+pub fn scan_partition(
+    opts: &KafkaOptions,
+    topic: &str,
+    partition: i32,
+    visit: &mut dyn FnMut(RawRecord<'_>),
+) -> Result<ScanEnd, KafkaError> {
+    let failed = |message: String| KafkaError::Failed {
+        bootstrap: opts.bootstrap_display(),
+        message: redact(&message, opts),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| failed(format!("cannot start an I/O runtime: {e}")))?;
+    let work = async {
+        let mut builder = ClientBuilder::new(opts.bootstrap.clone())
+            .client_id("kco")
+            .backoff_config(BackoffConfig {
+                init_backoff: Duration::from_millis(50),
+                max_backoff: Duration::from_millis(500),
+                base: 2.0,
+                deadline: Some(opts.timeout),
+            });
+        if let Some(t) = &opts.tls {
+            let config = tls::client_config(t).map_err(&failed)?;
+            builder = builder.tls_config(config);
+        }
+        if let Some(s) = &opts.sasl {
+            let c = Credentials::new(s.username.clone(), s.password.expose().to_string());
+            builder = builder.sasl_config(match s.mechanism {
+                SaslMechanism::Plain => SaslConfig::Plain(c),
+                SaslMechanism::ScramSha256 => SaslConfig::ScramSha256(c),
+                SaslMechanism::ScramSha512 => SaslConfig::ScramSha512(c),
+            });
+        }
+        let client = builder
+            .build()
+            .await
+            .map_err(|e| failed(connect_message(&e)))?;
+        let part = client
+            .partition_client(topic, partition, UnknownTopicHandling::Error)
+            .await
+            .map_err(|e| map_err(e, topic, opts))?;
+        let start = part
+            .get_offset(OffsetAt::Earliest)
+            .await
+            .map_err(|e| map_err(e, topic, opts))?;
+        let end = part
+            .get_offset(OffsetAt::Latest)
+            .await
+            .map_err(|e| map_err(e, topic, opts))?;
+        let mut offset = start;
+        let mut records = 0u64;
+        while offset < end {
+            let (batch, _high) = part
+                .fetch_records(offset, 1..FETCH_MAX_BYTES, 100)
+                .await
+                .map_err(|e| map_err(e, topic, opts))?;
+            if batch.is_empty() {
+                // Only a transaction marker (or an aborted or open transaction's records,
+                // which read_committed leaves out) at this offset: step over it.
+                offset += 1;
+                continue;
+            }
+            for r in &batch {
+                if r.offset >= end {
+                    break;
+                }
+                records += 1;
+                visit(RawRecord {
+                    offset: r.offset,
+                    timestamp_ms: r.record.timestamp.timestamp_millis(),
+                    key: r.record.key.as_deref(),
+                    value: r.record.value.as_deref(),
+                });
+            }
+            offset = batch.last().map_or(offset + 1, |r| r.offset + 1);
+        }
+        Ok(ScanEnd {
+            start,
+            end,
+            records,
+        })
+    };
+    // The deadline covers connecting and one stalled request; a long topic takes as long as
+    // it takes.
+    runtime.block_on(work)
+}
+
+fn map_err(e: RsError, topic: &str, opts: &KafkaOptions) -> KafkaError {
+    if let RsError::ServerError {
+        protocol_error: ProtocolError::UnknownTopicOrPartition,
+        ..
+    } = e
+    {
+        return KafkaError::UnknownTopic {
+            topic: topic.to_string(),
+            bootstrap: opts.bootstrap_display(),
+        };
+    }
+    KafkaError::Failed {
+        bootstrap: opts.bootstrap_display(),
+        message: redact(&request_message(&e), opts),
+    }
+}
+
+/// rskafka's messages without the request dumps (a SASL request holds credentials).
+fn request_message(e: &RsError) -> String {
+    match e {
+        RsError::ServerError {
+            protocol_error,
+            error_message,
+            ..
+        } => match error_message {
+            Some(m) => format!("{protocol_error}: {m}"),
+            None => protocol_error.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn connect_message(e: &RsError) -> String {
+    let text = request_message(e);
+    if text.contains("Sasl") || text.contains("SASL") || text.contains("auth") {
+        format!("authentication failed (check the `kafka.sasl` username and password): {text}")
+    } else {
+        format!("cannot connect: {text}")
+    }
+}
+
+/// Never let a password through, whatever a library puts in its message.
+fn redact(message: &str, opts: &KafkaOptions) -> String {
+    match &opts.sasl {
+        Some(s) if !s.password.expose().is_empty() => {
+            message.replace(s.password.expose(), "(redacted)")
+        }
+        _ => message.to_string(),
+    }
+}
+
+pub mod policy;
