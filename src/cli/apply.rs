@@ -59,6 +59,11 @@ pub struct Args {
     /// glob; repeatable)
     #[arg(long, value_name = "NAME")]
     pub allow_unknown_shape: Vec<String>,
+    /// How a sink file from another Kafka cluster crosses a MirrorMaker 2 mirror: `file`
+    /// (checkpoint at or below the file's offset), `latest` (MM2's latest checkpoint), `none`
+    /// (topics renamed, offsets kept) [default: file, when the mirror is configured]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub translate: Option<super::apply_mirror::TranslateArg>,
     #[command(flatten)]
     pub change: ChangeArgs,
 }
@@ -108,6 +113,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         },
         refuse: args.fail_on.into_iter().map(Into::into).collect(),
         source: source.as_ref(),
+        translate: args.translate.map(Into::into),
     };
     drive(ctx, &target, &wants, &args.change, &request)
 }

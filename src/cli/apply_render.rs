@@ -154,6 +154,9 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
         about,
         what
     );
+    if let Some(t) = &c.translation {
+        out.push_str(&super::apply_mirror_render::translation(p, t));
+    }
     if c.action.changes() {
         let kind = c.connector_type.unwrap_or(ConnectorType::Source);
         let shape = crate::shapes::registry().find(kind, c.class.as_deref());

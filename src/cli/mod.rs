@@ -4,6 +4,8 @@
 mod all_clusters;
 mod apply;
 mod apply_git;
+mod apply_mirror;
+mod apply_mirror_render;
 mod apply_render;
 mod completions;
 mod context;

@@ -58,6 +58,8 @@ pub struct Request<'a> {
     pub refuse: Vec<Refuse>,
     /// `--at` / `--changed-since`: where the files came from.
     pub source: Option<&'a FilesSource>,
+    /// `--translate`: sink files of another Kafka cluster (`engine::mirror`).
+    pub translate: Option<crate::engine::mirror::TranslateMode>,
 }
 
 impl Request<'_> {
@@ -73,6 +75,7 @@ impl Request<'_> {
             },
             refuse: Vec::new(),
             source: None,
+            translate: None,
         }
     }
 }
@@ -110,7 +113,7 @@ pub fn drive(
     if let Some(r) = op.recovered() {
         p.status(render_recovery(ctx, r).trim_end());
     }
-    let plan = op.plan(wants, &req.plan)?;
+    let plan = super::apply_mirror::plan(ctx, target, &op, wants, &req.plan, req.translate)?;
     if !p.is_structured() {
         if let Some(source) = req.source {
             super::apply_git::print_source(p, source);

@@ -11,6 +11,7 @@ use std::time::Duration;
 pub use crate::client::{Auth, Secret};
 use crate::client::{HttpOptions, TlsOptions};
 
+mod kafka;
 mod raw;
 #[cfg(test)]
 mod tests;

@@ -37,6 +37,12 @@ pub(super) struct RawCluster {
     pub(super) headers: BTreeMap<String, String>,
     #[serde(default)]
     pub(super) timeout_seconds: Option<u64>,
+    /// The cluster's Kafka, for MirrorMaker 2's checkpoints (`config/kafka.rs`).
+    #[serde(default)]
+    pub(super) kafka: Option<super::kafka::RawKafka>,
+    #[serde(default)]
+    #[serde(deserialize_with = "crate::model::strict::unique_map")]
+    pub(super) mirrors: BTreeMap<String, super::kafka::RawMirror>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -7,6 +7,7 @@ mod apply;
 mod compat_doc;
 mod crash;
 mod diff;
+mod dr;
 mod gateway;
 mod harness;
 mod history;

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::client::{Connect, ConnectVersion, ConnectorListing};
 use crate::compare::{compare, PartitionDiff, PartitionKind};
+use crate::engine::mirror::Translation;
 use crate::engine::{parallel, probe, require_version, ClusterInfo, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState};
@@ -109,6 +110,10 @@ pub struct ConnectorPlan {
     /// How many partitions already hold the wanted offset.
     pub unchanged: usize,
     pub warnings: Vec<String>,
+    /// A sink file from another Kafka cluster: its partitions renamed and translated through
+    /// MirrorMaker 2's checkpoints (`engine::mirror`); `wanted` holds the result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub translation: Option<Translation>,
     /// Live offsets, for the backup and for verification.
     #[serde(skip)]
     pub live_offsets: Vec<OffsetEntry>,
@@ -197,6 +202,21 @@ pub fn build(
     wants: &[Want],
     opts: &PlanOptions,
 ) -> Result<ApplyPlan> {
+    build_translated(client, cluster, wants, opts, &Translations::new())
+}
+
+/// What `engine::mirror::translate` made of the sink files that cross Kafka clusters, by
+/// target connector: a translation, or why there is none (a plan error).
+pub type Translations = BTreeMap<String, std::result::Result<Translation, String>>;
+
+/// [`build`], with the sink files of another Kafka cluster translated.
+pub fn build_translated(
+    client: &Connect,
+    cluster: &str,
+    wants: &[Want],
+    opts: &PlanOptions,
+    translations: &Translations,
+) -> Result<ApplyPlan> {
     let info = probe(client)?;
     let what = if wants.iter().all(|w| matches!(w, Want::Reset { .. })) {
         "resetting offsets"
@@ -206,7 +226,16 @@ pub fn build(
     require_version(&info, ConnectVersion::OFFSETS_WRITE, what)?;
     let (listing, unlisted) = list_wanted(client, cluster, wants)?;
     let connectors = parallel::map(wants, opts.parallel, |w| {
-        let mut plan = plan_one(client, &info, cluster, listing.get(w.target()), w, opts);
+        let translation = translations.get(w.target());
+        let mut plan = plan_one(
+            client,
+            &info,
+            cluster,
+            listing.get(w.target()),
+            w,
+            opts,
+            translation,
+        );
         if unlisted.contains(w.target()) {
             plan.action = Action::Error {
                 message: format!(
@@ -234,6 +263,7 @@ fn plan_one(
     live: Option<&ConnectorListing>,
     want: &Want,
     opts: &PlanOptions,
+    translation: Option<&std::result::Result<Translation, String>>,
 ) -> ConnectorPlan {
     let name = want.target().to_string();
     let mut plan = ConnectorPlan {
@@ -246,6 +276,7 @@ fn plan_one(
         partitions: Vec::new(),
         unchanged: 0,
         warnings: Vec::new(),
+        translation: None,
         live_offsets: Vec::new(),
         wanted: Vec::new(),
         class: live.and_then(|l| l.class.clone()),
@@ -277,14 +308,13 @@ fn plan_one(
             plan.from = Some(format!("{}/{}", meta.cluster, meta.name));
         }
         plan.class = plan.class.or_else(|| meta.connector_class.clone());
-        if meta.connector_type == ConnectorType::Sink {
-            if let (Some(a), Some(b)) = (&meta.kafka_cluster_id, &info.info.kafka_cluster_id) {
-                if a != b {
-                    plan.warnings.push(format!(
-                        "sink offsets were captured against Kafka cluster {a}; this Connect cluster uses {b}, where topic offsets differ"
-                    ));
-                }
+        match translation {
+            Some(Err(m)) => return error(plan, m.clone()),
+            Some(Ok(t)) => {
+                plan.wanted = t.offsets.clone();
+                plan.translation = Some(t.clone());
             }
+            None => {}
         }
     }
     let Some(live) = live else {
@@ -299,12 +329,17 @@ fn plan_one(
                 "connector `{name}` does not exist on cluster `{cluster}` (use --create to create it from the file's config)"
             ));
         }
-        let Some(config) = config.or_else(|| f.file.config.clone().map(ResolvedConfig)) else {
+        let Some(mut config) = config.or_else(|| f.file.config.clone().map(ResolvedConfig)) else {
             return error(plan, format!(
                 "{}: the file has no config to create `{name}` from (capture it with `kco snapshot --with-config`)",
                 f.path.display()
             ));
         };
+        if let Some(t) = &plan.translation {
+            if let Err(m) = crate::engine::mirror::rename_config(&mut config.0, t) {
+                return error(plan, format!("{}: {m}", f.path.display()));
+            }
+        }
         if info.version < ConnectVersion::INITIAL_STATE {
             return error(plan, format!(
                 "creating `{name}` in the STOPPED state needs Kafka Connect {} (KIP-980); {} runs {}: create it yourself and stop it at once (`PUT /connectors/{name}/stop`; it may process records until then), then apply without --create",

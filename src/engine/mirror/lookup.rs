@@ -197,6 +197,7 @@ pub(super) fn through_checkpoints(
         partitions: Vec::new(),
         renames: BTreeMap::new(),
         offsets: Vec::new(),
+        relation: Some(relation.clone()),
     };
     let mut problems = Vec::new();
     for e in &file.offsets {

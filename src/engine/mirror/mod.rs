@@ -175,6 +175,9 @@ pub struct Translation {
     /// The offsets to apply.
     #[serde(skip)]
     pub offsets: Vec<OffsetEntry>,
+    /// The relation, for topics of a created sink's config that the file has no offset for.
+    #[serde(skip)]
+    pub relation: Option<MirrorRelation>,
 }
 
 /// A sink partition as the file holds it.
@@ -280,6 +283,7 @@ fn rename_only(
         partitions: Vec::new(),
         renames: BTreeMap::new(),
         offsets: Vec::new(),
+        relation: relation.cloned(),
     };
     for e in &file.offsets {
         let Some((topic, partition, offset)) = sink_partition(e) else {
@@ -304,11 +308,12 @@ fn rename_only(
 
 /// A created sink's config with its topics renamed: `topics` entry by entry; a
 /// `topics.regex` cannot be renamed and is an error.
-pub fn rename_config(
-    config: &mut BTreeMap<String, String>,
-    t: &Translation,
-    relation_rename: impl Fn(&str) -> String,
-) -> Result<(), String> {
+pub fn rename_config(config: &mut BTreeMap<String, String>, t: &Translation) -> Result<(), String> {
+    let relation_rename = |s: &str| {
+        t.relation
+            .as_ref()
+            .map_or_else(|| s.to_string(), |r| r.target_topic(s))
+    };
     if let Some(topics) = config.get("topics").cloned() {
         let renamed: Vec<String> = topics
             .split(',')
@@ -323,22 +328,14 @@ pub fn rename_config(
             .collect();
         config.insert("topics".into(), renamed.join(","));
     }
-    if config.contains_key("topics.regex") && t.mode != TranslateMode::None
-        || config.contains_key("topics.regex") && !t.renames.iter().all(|(a, b)| a == b)
-    {
+    let renames_any = t.renames.iter().any(|(a, b)| a != b)
+        || t.relation
+            .as_ref()
+            .is_some_and(|r| r.target_topic("t") != "t");
+    if config.contains_key("topics.regex") && renames_any {
         return Err(
             "the config subscribes with `topics.regex`, which kco cannot rename for the mirrored topics: set `topics` (or a regex matching the renamed topics) in the file's config".into(),
         );
     }
     Ok(())
-}
-
-/// The target topic name of a source topic under a translation's relation.
-pub fn renamer(target: &Target, file: &OffsetsFile) -> impl Fn(&str) -> String {
-    let relation = target.relations.get(&file.metadata.cluster).cloned();
-    move |t: &str| {
-        relation
-            .as_ref()
-            .map_or_else(|| t.to_string(), |r| r.target_topic(t))
-    }
 }

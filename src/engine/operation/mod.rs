@@ -183,6 +183,17 @@ impl Operation {
 
     /// The plan, from live state (reads only).
     pub fn plan(&self, wants: &Checked, opts: &PlanOptions) -> Result<ApplyPlan> {
+        self.plan_translated(wants, opts, &plan::Translations::new())
+    }
+
+    /// [`Operation::plan`], with sink files of another Kafka cluster translated
+    /// (`engine::mirror`).
+    pub fn plan_translated(
+        &self,
+        wants: &Checked,
+        opts: &PlanOptions,
+        translations: &plan::Translations,
+    ) -> Result<ApplyPlan> {
         if wants.cluster() != self.cluster {
             return Err(Error::Other(format!(
                 "the wants were checked for cluster `{}`, not `{}`",
@@ -191,7 +202,13 @@ impl Operation {
             )));
         }
         self.refuse_unfinished()?;
-        plan::build(&self.client, &self.cluster, wants.wants(), opts)
+        plan::build_translated(
+            &self.client,
+            &self.cluster,
+            wants.wants(),
+            opts,
+            translations,
+        )
     }
 
     /// Refuses, confirms, backs up, journals and executes `plan`. `confirm` is asked once,

@@ -1,0 +1,60 @@
+//! Text for a sink file translated across Kafka clusters: per partition, the file's position,
+//! the DR position, the checkpoint's age and what is delivered again.
+
+use std::time::Duration;
+
+use super::output::{Printer, Style};
+use crate::engine::mirror::{PartitionTranslation, TranslateMode, Translation};
+
+/// The block under a connector's line in the apply plan (and the live diff).
+pub fn translation(p: &Printer, t: &Translation) -> String {
+    let how = match (t.mode, &t.alias, &t.checkpoints_topic) {
+        (TranslateMode::None, Some(alias), _) => format!(
+            "topics renamed for mirror `{alias}` ({} policy), offsets kept (--translate none)",
+            t.policy
+        ),
+        (TranslateMode::None, None, _) => {
+            "topics and offsets kept as captured (--translate none)".to_string()
+        }
+        (mode, alias, topic) => format!(
+            "translated through MirrorMaker 2 (alias `{}`, {} policy): checkpoints of group `{}` in `{}`, --translate {}",
+            alias.as_deref().unwrap_or("?"),
+            t.policy,
+            t.group,
+            topic.as_deref().unwrap_or("?"),
+            mode.as_str()
+        ),
+    };
+    let mut out = format!("    {}\n", p.paint(Style::Dim, &how));
+    for pt in &t.partitions {
+        out.push_str(&format!("    {}\n", partition(pt)));
+    }
+    out
+}
+
+/// `orders[0] 600 -> east.orders[0] 591  (checkpoint 12s old at 600; re-delivers 9 + MM2's sync gap)`
+pub fn partition(pt: &PartitionTranslation) -> String {
+    let head = format!(
+        "{}[{}] {} -> {}[{}] {}",
+        pt.topic, pt.partition, pt.file_offset, pt.dr_topic, pt.partition, pt.dr_offset
+    );
+    let Some(cp) = &pt.checkpoint else {
+        return head;
+    };
+    let age = humantime::format_duration(Duration::from_secs(cp.age_seconds.max(0) as u64));
+    let effect = if pt.redelivers >= 0 {
+        format!(
+            "re-delivers {} record(s) before the file's position, and up to MM2's `offset.lag.max` more",
+            pt.redelivers
+        )
+    } else {
+        format!(
+            "{} record(s) after the file's position are not delivered again",
+            -pt.redelivers
+        )
+    };
+    format!(
+        "{head}  (checkpoint {age} old, upstream {} -> downstream {}; {effect})",
+        cp.upstream, cp.downstream
+    )
+}

@@ -1,0 +1,288 @@
+//! A cluster's `kafka:` (how kco reads its Kafka: bootstrap, SASL, TLS) and `mirrors:` (which
+//! clusters' Kafka MirrorMaker 2 mirrors into it), for disaster recovery across Kafka clusters.
+//! Secrets follow the rest of kco.yaml: `${env:VAR}`, held in [`Secret`].
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{interpolate, Config, ConfigError, Secret};
+use crate::kafka::policy::{MirrorRelation, ReplicationPolicy};
+use crate::kafka::{KafkaOptions, KafkaTls, Sasl, SaslMechanism};
+
+/// Default for `kafka.timeoutSeconds`.
+pub const DEFAULT_KAFKA_TIMEOUT_SECS: u64 = 15;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawKafka {
+    bootstrap: String,
+    #[serde(default)]
+    sasl: Option<RawSasl>,
+    #[serde(default)]
+    tls: Option<super::raw::RawTls>,
+    #[serde(default)]
+    timeout_seconds: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSasl {
+    mechanism: String,
+    username: String,
+    password: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawMirror {
+    alias: String,
+    #[serde(default)]
+    policy: Option<String>,
+    #[serde(default)]
+    separator: Option<String>,
+    #[serde(default)]
+    target_alias: Option<String>,
+    #[serde(default)]
+    checkpoints_topic: Option<String>,
+}
+
+/// A cluster's DR settings, resolved.
+#[derive(Debug, Clone, Default)]
+pub struct DrSettings {
+    pub kafka: Option<KafkaOptions>,
+    pub mirrors: BTreeMap<String, MirrorRelation>,
+}
+
+impl Config {
+    /// `kafka:` and `mirrors:` of cluster `name` (none for an unknown cluster or `--url`
+    /// without a configured one).
+    pub fn dr_settings(
+        &self,
+        name: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<DrSettings, ConfigError> {
+        let Some(raw) = self.raw.clusters.get(name) else {
+            return Ok(DrSettings::default());
+        };
+        let interp = |key: &str, v: &str| -> Result<String, ConfigError> {
+            interpolate(v, env).map_err(|var| {
+                self.err(
+                    key,
+                    format!(
+                        "cluster `{name}`: `kafka.{key}` references ${{env:{var}}}, which is not set"
+                    ),
+                )
+            })
+        };
+        let kafka = match &raw.kafka {
+            None => None,
+            Some(k) => Some(self.kafka_options(name, k, &interp)?),
+        };
+        let mut mirrors = BTreeMap::new();
+        for (source, m) in &raw.mirrors {
+            let policy = match m.policy.as_deref().unwrap_or("default") {
+                "default" => ReplicationPolicy::Default {
+                    separator: m.separator.clone().unwrap_or_else(|| ".".into()),
+                },
+                "identity" => ReplicationPolicy::Identity,
+                other => {
+                    return Err(self.err(
+                        "policy",
+                        format!("cluster `{name}`: mirror `{source}`: unknown `policy: {other}` (default or identity)"),
+                    ))
+                }
+            };
+            if m.alias.trim().is_empty() {
+                return Err(self.err(
+                    "alias",
+                    format!("cluster `{name}`: mirror `{source}` needs `alias` (MirrorMaker 2's `source.cluster.alias`)"),
+                ));
+            }
+            mirrors.insert(
+                source.clone(),
+                MirrorRelation {
+                    source_cluster: source.clone(),
+                    alias: m.alias.clone(),
+                    target_alias: Some(m.target_alias.clone().unwrap_or_else(|| name.to_string())),
+                    policy,
+                    checkpoints_topic: m
+                        .checkpoints_topic
+                        .clone()
+                        .unwrap_or_else(|| MirrorRelation::default_checkpoints_topic(&m.alias)),
+                },
+            );
+        }
+        Ok(DrSettings { kafka, mirrors })
+    }
+
+    fn kafka_options(
+        &self,
+        name: &str,
+        k: &RawKafka,
+        interp: &dyn Fn(&str, &str) -> Result<String, ConfigError>,
+    ) -> Result<KafkaOptions, ConfigError> {
+        let bootstrap: Vec<String> = interp("bootstrap", &k.bootstrap)?
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if bootstrap.is_empty() || bootstrap.iter().any(|b| !b.contains(':')) {
+            return Err(self.err(
+                "bootstrap",
+                format!("cluster `{name}`: `kafka.bootstrap` takes host:port[,host:port...]"),
+            ));
+        }
+        let sasl = match &k.sasl {
+            None => None,
+            Some(s) => Some(Sasl {
+                mechanism: SaslMechanism::parse(&s.mechanism).ok_or_else(|| {
+                    self.err(
+                        "mechanism",
+                        format!(
+                            "cluster `{name}`: unknown `kafka.sasl.mechanism: {}` (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)",
+                            s.mechanism
+                        ),
+                    )
+                })?,
+                username: interp("username", &s.username)?,
+                password: Secret::new(interp("password", &s.password)?),
+            }),
+        };
+        let base = self
+            .path
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."));
+        let read = |key: &str, file: &Option<String>| -> Result<Option<Vec<u8>>, ConfigError> {
+            let Some(f) = file else { return Ok(None) };
+            let p = base.join(interp(key, f)?);
+            let bytes = std::fs::read(&p).map_err(|e| {
+                self.err(
+                    key,
+                    format!("cluster `{name}`: kafka: cannot read {}: {e}", p.display()),
+                )
+            })?;
+            let wanted = if key == "keyFile" {
+                "PRIVATE KEY-----"
+            } else {
+                "-----BEGIN CERTIFICATE-----"
+            };
+            if !String::from_utf8_lossy(&bytes).contains(wanted) {
+                return Err(self.err(
+                    key,
+                    format!(
+                        "cluster `{name}`: kafka: {} holds no PEM {}",
+                        p.display(),
+                        if key == "keyFile" {
+                            "private key"
+                        } else {
+                            "certificate"
+                        }
+                    ),
+                ));
+            }
+            Ok(Some(bytes))
+        };
+        let tls = match &k.tls {
+            None => None,
+            Some(t) => {
+                let identity = match (
+                    read("certFile", &t.cert_file)?,
+                    read("keyFile", &t.key_file)?,
+                ) {
+                    (Some(c), Some(key)) => {
+                        Some((c, Secret::new(String::from_utf8_lossy(&key).into_owned())))
+                    }
+                    (None, None) => None,
+                    _ => {
+                        return Err(self.err(
+                            "tls",
+                            format!(
+                            "cluster `{name}`: `kafka.tls`: `certFile` and `keyFile` go together"
+                        ),
+                        ))
+                    }
+                };
+                Some(KafkaTls {
+                    ca_pem: read("caFile", &t.ca_file)?,
+                    identity_pem: identity,
+                    insecure: t.insecure_skip_verify,
+                })
+            }
+        };
+        Ok(KafkaOptions {
+            bootstrap,
+            sasl,
+            tls,
+            timeout: Duration::from_secs(k.timeout_seconds.unwrap_or(DEFAULT_KAFKA_TIMEOUT_SECS)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Config {
+        Config::parse(Path::new("/nonexistent/kco.yaml"), text).unwrap()
+    }
+
+    #[test]
+    fn reads_kafka_and_mirrors_with_secrets_from_the_environment() {
+        let c = parse(
+            r#"
+clusters:
+  east: {url: "http://east:8083", kafka: {bootstrap: "east-kafka:9092"}}
+  west:
+    url: http://west:8083
+    kafka:
+      bootstrap: "west-1:9092, west-2:9092"
+      sasl: {mechanism: SCRAM-SHA-512, username: kco, password: "${env:WEST_PW}"}
+    mirrors: {east: {alias: east, policy: default}, south: {alias: s, policy: identity}}
+"#,
+        );
+        let env = |k: &str| (k == "WEST_PW").then(|| "s3cret".to_string());
+        let dr = c.dr_settings("west", &env).unwrap();
+        let k = dr.kafka.unwrap();
+        assert_eq!(k.bootstrap, ["west-1:9092", "west-2:9092"]);
+        let sasl = k.sasl.unwrap();
+        assert_eq!(sasl.mechanism, SaslMechanism::ScramSha512);
+        assert_eq!(sasl.password.expose(), "s3cret");
+        assert!(!format!("{sasl:?}").contains("s3cret"));
+        let east = &dr.mirrors["east"];
+        assert_eq!(east.target_topic("orders"), "east.orders");
+        assert_eq!(east.target_topic("west.orders"), "orders");
+        assert_eq!(east.checkpoints_topic, "east.checkpoints.internal");
+        assert_eq!(dr.mirrors["south"].target_topic("orders"), "orders");
+        assert!(c.dr_settings("east", &env).unwrap().mirrors.is_empty());
+    }
+
+    #[test]
+    fn bad_settings_name_the_key() {
+        let none = |_: &str| None;
+        let c = parse("clusters:\n  w:\n    url: http://w\n    kafka: {bootstrap: w, sasl: {mechanism: GSSAPI, username: a, password: b}}\n");
+        let e = c.dr_settings("w", &none).unwrap_err().to_string();
+        assert!(e.contains("kafka.bootstrap"), "{e}");
+        let c = parse("clusters:\n  w:\n    url: http://w\n    kafka: {bootstrap: 'w:1', sasl: {mechanism: GSSAPI, username: a, password: b}}\n");
+        let e = c.dr_settings("w", &none).unwrap_err().to_string();
+        assert!(e.contains("GSSAPI") && e.contains("SCRAM-SHA-512"), "{e}");
+        let c = parse("clusters:\n  w:\n    url: http://w\n    kafka: {bootstrap: 'w:1', sasl: {mechanism: PLAIN, username: a, password: '${env:NOPE}'}}\n");
+        let e = c.dr_settings("w", &none).unwrap_err().to_string();
+        assert!(e.contains("NOPE"), "{e}");
+        let c = parse(
+            "clusters:\n  w:\n    url: http://w\n    mirrors: {e: {alias: e, policy: custom}}\n",
+        );
+        let e = c.dr_settings("w", &none).unwrap_err().to_string();
+        assert!(e.contains("policy: custom"), "{e}");
+        let e = Config::parse(
+            Path::new("kco.yaml"),
+            "clusters:\n  w:\n    url: http://w\n    kafka: {bootstrap: 'w:1', sasl: {mech: PLAIN}}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("unknown field"), "{e}");
+    }
+}

@@ -1,0 +1,357 @@
+//! Disaster recovery across Kafka clusters on the real DR test bed (`scripts/dr-connect.sh`):
+//! region east is the test bed's broker with cluster a; region west is broker `west` with
+//! Connect cluster w (127.0.0.1:8090), where MirrorMaker 2 mirrors east under alias `east`.
+//! A sink on a is captured by `kco snapshot`, the region is "lost", and `kco apply` starts
+//! the sink on w from MM2's checkpoints.
+//!
+//! Skipped when the DR bed is not up, unless `KCO_E2E_DR=required`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::{
+    append_lines, file_sink_config, file_source_config, kco_with_env, numbered, sink_offset,
+    temp_dir, testbed, unique_name, wait_for, write_lines, Connect, ConnectorGuard, Testbed,
+};
+
+const W_URL: &str = "http://127.0.0.1:8090";
+const SASL: &str = "127.0.0.1:9194";
+
+struct Dr {
+    tb: Testbed,
+    w: Connect,
+    password: String,
+    /// MM2's `offset.lag.max`: how far a translated position may be behind.
+    lag_max: i64,
+}
+
+fn dr() -> Option<Dr> {
+    let tb = testbed()?;
+    let state = std::env::var("KCO_TESTBED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".testbed"));
+    let scram = std::fs::read_to_string(state.join("dr/scram"));
+    let w = Connect::new(W_URL);
+    let required = std::env::var("KCO_E2E_DR").is_ok_and(|v| v == "required");
+    let password = match scram {
+        Ok(s) if w.answers() => s.lines().nth(1).unwrap_or_default().to_string(),
+        _ if required => panic!(
+            "KCO_E2E_DR=required but the DR bed is not up ({W_URL}, {}/dr/scram): run scripts/dr-connect.sh up",
+            state.display()
+        ),
+        _ => {
+            eprintln!("skipping DR e2e: no DR bed at {W_URL}; run scripts/dr-connect.sh up");
+            return None;
+        }
+    };
+    let lag_max = w.config("mm2-east-source")["offset.lag.max"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    Some(Dr {
+        tb,
+        w,
+        password,
+        lag_max,
+    })
+}
+
+impl Dr {
+    /// A kco.yaml with cluster a (east) and cluster w (west, mirroring a when `mirror`).
+    fn dir(&self, mirror: bool) -> tempfile::TempDir {
+        let dir = temp_dir();
+        let mirrors = if mirror {
+            "    mirrors: {a: {alias: east, policy: default}}\n"
+        } else {
+            ""
+        };
+        std::fs::write(
+            dir.path().join("kco.yaml"),
+            format!(
+                "clusters:\n  a:\n    urls: [{}]\n  w:\n    urls: [{W_URL}]\n    kafka:\n      bootstrap: \"{SASL}\"\n      sasl: {{mechanism: SCRAM-SHA-512, username: kco, password: \"${{env:KCO_DR_KAFKA_PASSWORD}}\"}}\n{mirrors}",
+                self.tb.a_urls.join(", ")
+            ),
+        )
+        .unwrap();
+        dir
+    }
+
+    fn kco(&self, dir: &Path, password: &str, args: &[&str]) -> (i32, String, String) {
+        let out = kco_with_env(args, dir, &[("KCO_DR_KAFKA_PASSWORD", password)]);
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+/// A FileStream sink on cluster a that has consumed records 1..=`first` of a new topic.
+struct Primary {
+    topic: String,
+    name: String,
+    input: PathBuf,
+    sink: Option<ConnectorGuard>,
+    _source: ConnectorGuard,
+    work: tempfile::TempDir,
+}
+
+fn primary(d: &Dr, first: usize, group: Option<&str>) -> Primary {
+    let a = d.tb.a();
+    let work = temp_dir();
+    let topic = unique_name("kco-dr-orders");
+    let input = work.path().join("in.txt");
+    write_lines(&input, &numbered("r", 1..=first));
+    let source = a.create(
+        &unique_name("kco-dr-src"),
+        file_source_config(&input, &topic),
+    );
+    let name = unique_name("kco-dr-sink");
+    let mut config = file_sink_config(&work.path().join("east.out"), &topic);
+    if let Some(g) = group {
+        config["consumer.override.group.id"] = json!(g);
+    }
+    let sink = a.create(&name, config);
+    wait_sink(&a, &name, &topic, first as i64);
+    Primary {
+        topic,
+        name,
+        input,
+        sink: Some(sink),
+        _source: source,
+        work,
+    }
+}
+
+fn wait_sink(a: &Connect, name: &str, topic: &str, at: i64) {
+    a.wait_offsets(name, &format!("sink offset {at}"), |o| {
+        sink_offset(o, topic) == Some(at)
+    });
+}
+
+/// `kco snapshot NAME --with-config` on a, with the sink's output file moved to `out`.
+fn snapshot(d: &Dr, dir: &Path, p: &Primary, out: &Path) -> PathBuf {
+    let (code, o, e) = d.kco(
+        dir,
+        "",
+        &["--cluster", "a", "snapshot", &p.name, "--with-config"],
+    );
+    assert_eq!(code, 0, "snapshot: {o}{e}");
+    let path = dir.join(format!("snapshots/a/{}.yaml", p.name));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let east_out = p.work.path().join("east.out");
+    let text = text.replace(east_out.to_str().unwrap(), out.to_str().unwrap());
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Waits until the dry-run plan on w translates the file (MM2 has checkpointed the group);
+/// returns the plan's JSON.
+fn wait_translated(
+    d: &Dr,
+    dir: &Path,
+    file: &Path,
+    extra: &[&str],
+    ok: impl Fn(&Value) -> bool,
+) -> Value {
+    let mut args = vec![
+        "--cluster",
+        "w",
+        "apply",
+        file.to_str().unwrap(),
+        "--create",
+        "--dry-run",
+        "-o",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    wait_for(
+        "a translated plan on cluster w",
+        Duration::from_secs(120),
+        || {
+            let (code, out, err) = d.kco(dir, &d.password, &args);
+            let doc: Value = serde_json::from_str(&out).map_err(|e| format!("{e}: {out}{err}"))?;
+            let c = &doc["plan"]["connectors"][0];
+            if code == 0 && ok(c) {
+                Ok(c.clone())
+            } else {
+                Err(format!("exit {code}: {c}"))
+            }
+        },
+    )
+}
+
+fn dr_lines(out: &Path) -> Vec<usize> {
+    std::fs::read_to_string(out)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.trim_start_matches("r-").parse().expect("r-N"))
+        .collect()
+}
+
+fn wait_dr_output(out: &Path, last: usize) -> Vec<usize> {
+    let lines = wait_for("the DR sink's output", Duration::from_secs(90), || {
+        let l = dr_lines(out);
+        if l.last() == Some(&last) {
+            Ok(l)
+        } else {
+            Err(format!("{} lines, last {:?}", l.len(), l.last()))
+        }
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(dr_lines(out), lines, "records after the last one");
+    lines
+}
+
+/// Records 1..=1000, the sink captured at 600, moved to w through the checkpoints.
+#[test]
+fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
+    let Some(d) = dr() else { return };
+    let a = d.tb.a();
+    let mut p = primary(&d, 600, None);
+    let dir = d.dir(true);
+    let out = dir.path().join("west.out");
+    let file = snapshot(&d, dir.path(), &p, &out);
+    let plan = wait_translated(&d, dir.path(), &file, &[], |c| {
+        c["translation"]["partitions"][0]["dr_offset"].is_i64()
+    });
+    let t = &plan["translation"];
+    assert_eq!(t["mode"], "file", "{plan}");
+    assert_eq!(t["group"], format!("connect-{}", p.name));
+    let part = &t["partitions"][0];
+    assert_eq!(part["dr_topic"], format!("east.{}", p.topic));
+    assert_eq!(part["file_offset"], 600);
+    assert!(
+        part["checkpoint"]["upstream"].as_i64().unwrap() <= 600,
+        "{plan}"
+    );
+
+    append_lines(&p.input, &numbered("r", 601..=1000));
+    wait_sink(&a, &p.name, &p.topic, 1000);
+    // Region east is lost.
+    drop(p.sink.take());
+
+    let (code, o, e) = d.kco(
+        dir.path(),
+        &d.password,
+        &[
+            "--cluster",
+            "w",
+            "apply",
+            file.to_str().unwrap(),
+            "--create",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 0, "apply on w: {o}{e}");
+    assert!(
+        o.contains(&format!("{}[0] 600 -> east.{}[0]", p.topic, p.topic)),
+        "{o}"
+    );
+    let _dr_sink = d.w.adopt(&p.name);
+    assert_eq!(d.w.config(&p.name)["topics"], format!("east.{}", p.topic));
+    let lines = wait_dr_output(&out, 1000);
+    let first = lines[0];
+    assert!(
+        first <= 601,
+        "a record after 600 was skipped: starts at {first}"
+    );
+    assert!(
+        first as i64 > 600 - d.lag_max,
+        "more than offset.lag.max ({}) records re-delivered: starts at {first}",
+        d.lag_max
+    );
+    assert_eq!(lines, (first..=1000).collect::<Vec<_>>());
+}
+
+/// Failover: `--translate latest` resumes near the primary's last position, not the file's.
+#[test]
+fn translate_latest_resumes_near_the_primarys_last_position() {
+    let Some(d) = dr() else { return };
+    let a = d.tb.a();
+    let mut p = primary(&d, 300, None);
+    let dir = d.dir(true);
+    let out = dir.path().join("west.out");
+    let file = snapshot(&d, dir.path(), &p, &out);
+    append_lines(&p.input, &numbered("r", 301..=1000));
+    wait_sink(&a, &p.name, &p.topic, 1000);
+    wait_translated(&d, dir.path(), &file, &["--translate", "latest"], |c| {
+        c["translation"]["partitions"][0]["checkpoint"]["upstream"] == 1000
+    });
+    drop(p.sink.take());
+    let (code, o, e) = d.kco(
+        dir.path(),
+        &d.password,
+        &[
+            "--cluster",
+            "w",
+            "apply",
+            file.to_str().unwrap(),
+            "--create",
+            "--yes",
+            "--translate",
+            "latest",
+        ],
+    );
+    assert_eq!(code, 0, "apply --translate latest: {o}{e}");
+    let _dr_sink = d.w.adopt(&p.name);
+    // Nothing new upstream: the sink copies at most the sync gap before record 1000.
+    append_lines(&p.input, &numbered("r", 1001..=1001));
+    let lines = wait_dr_output(&out, 1001);
+    let first = lines[0];
+    assert!(
+        first > 300,
+        "--translate latest started from the file: {first}"
+    );
+    assert!(first as i64 > 1000 - d.lag_max, "starts at {first}");
+    assert_eq!(lines, (first..=1001).collect::<Vec<_>>());
+}
+
+/// Refusals: another Kafka cluster without a mirror, a group MM2 does not checkpoint, and a
+/// wrong SCRAM password (named by address, never printed).
+#[test]
+fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied() {
+    let Some(d) = dr() else { return };
+    let group = unique_name("kco-unmirrored-g");
+    let p = primary(&d, 10, Some(&group));
+    // A checkpointed group on the same topic: the checkpoints topic exists.
+    let reader = crate::harness::TopicReader::start(&d.tb.a(), &p.topic, p.work.path());
+    reader.wait_lines(10);
+    let dir = d.dir(true);
+    let out = dir.path().join("west.out");
+    let file = snapshot(&d, dir.path(), &p, &out);
+    let file_s = file.to_str().unwrap();
+    let apply = ["--cluster", "w", "apply", file_s, "--create", "--yes"];
+
+    let (code, o, e) = wait_for(
+        "a plan error naming groups.exclude",
+        Duration::from_secs(90),
+        || {
+            let r = d.kco(dir.path(), &d.password, &apply);
+            if r.1.contains("groups.exclude") {
+                Ok(r)
+            } else {
+                Err(format!("{r:?}"))
+            }
+        },
+    );
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(o.contains(&group), "{o}");
+
+    let bare = d.dir(false);
+    std::fs::create_dir_all(bare.path().join("snapshots/a")).unwrap();
+    let (code, o, e) = d.kco(bare.path(), &d.password, &apply);
+    assert_eq!(code, 1, "{o}{e}");
+    let ids = |c: &Connect| c.info()["kafka_cluster_id"].as_str().unwrap().to_string();
+    assert!(o.contains(&ids(&d.tb.a())) && o.contains(&ids(&d.w)), "{o}");
+
+    let wrong = "not-the-password-4711";
+    let (code, o, e) = d.kco(dir.path(), wrong, &apply);
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(format!("{o}{e}").contains(SASL), "{o}{e}");
+    assert!(!format!("{o}{e}").contains(wrong), "{o}{e}");
+    assert!(!format!("{o}{e}").contains(&d.password), "{o}{e}");
+    assert!(!d.w.has_connector(&p.name), "nothing may be created on w");
+}
