@@ -221,3 +221,83 @@ fn no_secret_reaches_any_output_or_file() {
         "bearer tokens reach the worker: {auths:?}"
     );
 }
+
+const KAFKA_PW: &str = "kafkapass-S3CRET7";
+
+/// The Kafka password of a mirror's checkpoints (`kafka.sasl`) appears in no output or file,
+/// also when the broker cannot be reached and the error names its address.
+#[test]
+fn the_kafka_password_reaches_no_output_or_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let offsets = json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 9}}]);
+    let east = FakeConnect::builder()
+        .version("4.1.0")
+        .kafka_cluster_id("K-EAST")
+        .connector(
+            ConnectorSpec::sink("orders", SINK)
+                .config("topics", "t")
+                .offsets(offsets),
+        )
+        .start();
+    let west = FakeConnect::builder()
+        .version("4.1.0")
+        .kafka_cluster_id("K-WEST")
+        .start();
+    // Nothing listens on port 9 of the loopback: the read fails at the first request.
+    std::fs::write(
+        d.join("kco.yaml"),
+        format!(
+            "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n    kafka:\n      bootstrap: \"127.0.0.1:9\"\n      timeoutSeconds: 2\n      sasl: {{mechanism: SCRAM-SHA-512, username: kco, password: \"${{env:KCO_KAFKA_PW}}\"}}\n    mirrors: {{east: {{alias: east}}}}\n",
+            east.url(),
+            west.url()
+        ),
+    )
+    .unwrap();
+    let mut seen = String::new();
+    let run_pw = |args: &[&str], seen: &mut String| {
+        let out = cmd(d, args).env("KCO_KAFKA_PW", KAFKA_PW).output().unwrap();
+        seen.push_str(&String::from_utf8_lossy(&out.stdout));
+        seen.push_str(&String::from_utf8_lossy(&out.stderr));
+        out.status.code().unwrap_or(-1)
+    };
+    assert_eq!(
+        run_pw(
+            &["--cluster", "east", "snapshot", "--with-config"],
+            &mut seen
+        ),
+        0,
+        "{seen}"
+    );
+    for output in ["text", "json"] {
+        let code = run_pw(
+            &[
+                "--cluster",
+                "west",
+                "-v",
+                "apply",
+                "snapshots/east/orders.yaml",
+                "--create",
+                "--yes",
+                "-o",
+                output,
+            ],
+            &mut seen,
+        );
+        assert_eq!(code, 1, "{seen}");
+    }
+    assert!(
+        seen.contains("127.0.0.1:9"),
+        "the error names the bootstrap address:\n{seen}"
+    );
+    assert!(west.config("orders").is_none(), "nothing created");
+    let mut files = Vec::new();
+    all_files(d, &mut files);
+    assert!(
+        !seen.contains(KAFKA_PW),
+        "the Kafka password in the output:\n{seen}"
+    );
+    for (path, text) in &files {
+        assert!(!text.contains(KAFKA_PW), "the Kafka password in {path}");
+    }
+}

@@ -12,9 +12,12 @@ use crate::model::file::{Metadata, OffsetsFile};
 
 const NOW: i64 = 1_800_000_000_000;
 
-/// A checkpoints topic in memory: (topic, [(timestamp, key, value)]).
+/// A record in memory: timestamp, key, value.
+type Stored = (i64, Vec<u8>, Vec<u8>);
+
+/// Checkpoints topics in memory.
 struct Memory {
-    topics: BTreeMap<String, Vec<(i64, Vec<u8>, Vec<u8>)>>,
+    topics: BTreeMap<String, Vec<Stored>>,
     scans: Cell<usize>,
 }
 
