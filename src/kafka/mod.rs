@@ -118,30 +118,50 @@ pub fn scan_partition(
         .build()
         .map_err(|e| failed(format!("cannot start an I/O runtime: {e}")))?;
     let work = async {
-        let mut builder = ClientBuilder::new(opts.bootstrap.clone())
-            .client_id("kco")
-            .backoff_config(BackoffConfig {
-                init_backoff: Duration::from_millis(50),
-                max_backoff: Duration::from_millis(500),
-                base: 2.0,
-                deadline: Some(opts.timeout),
-            });
-        if let Some(t) = &opts.tls {
-            let config = tls::client_config(t).map_err(&failed)?;
-            builder = builder.tls_config(config);
-        }
-        if let Some(s) = &opts.sasl {
-            let c = Credentials::new(s.username.clone(), s.password.expose().to_string());
-            builder = builder.sasl_config(match s.mechanism {
-                SaslMechanism::Plain => SaslConfig::Plain(c),
-                SaslMechanism::ScramSha256 => SaslConfig::ScramSha256(c),
-                SaslMechanism::ScramSha512 => SaslConfig::ScramSha512(c),
-            });
-        }
-        let client = builder
-            .build()
+        let build = |deadline: Duration| {
+            let mut builder = ClientBuilder::new(opts.bootstrap.clone())
+                .client_id("kco")
+                .backoff_config(BackoffConfig {
+                    init_backoff: Duration::from_millis(50),
+                    max_backoff: Duration::from_millis(500),
+                    base: 2.0,
+                    deadline: Some(deadline),
+                });
+            if let Some(t) = &opts.tls {
+                builder = builder.tls_config(tls::client_config(t).map_err(&failed)?);
+            }
+            if let Some(s) = &opts.sasl {
+                let c = Credentials::new(s.username.clone(), s.password.expose().to_string());
+                builder = builder.sasl_config(match s.mechanism {
+                    SaslMechanism::Plain => SaslConfig::Plain(c),
+                    SaslMechanism::ScramSha256 => SaslConfig::ScramSha256(c),
+                    SaslMechanism::ScramSha512 => SaslConfig::ScramSha512(c),
+                });
+            }
+            Ok::<_, KafkaError>(builder.build())
+        };
+        // One attempt first: refused credentials fail at once instead of being retried
+        // until the deadline; anything else is retried.
+        let client = match build(Duration::from_millis(1))?.await {
+            Ok(c) => c,
+            Err(e) if is_auth_failure(&e) => return Err(failed(connect_message(&e))),
+            Err(_) => build(opts.timeout)?
+                .await
+                .map_err(|e| failed(connect_message(&e)))?,
+        };
+        // A metadata request naming a missing topic makes a broker with
+        // `auto.create.topics.enable` create it: ask for all topics first (that creates
+        // nothing), and name this one only when it exists.
+        let topics = client
+            .list_topics()
             .await
-            .map_err(|e| failed(connect_message(&e)))?;
+            .map_err(|e| map_err(e, topic, opts))?;
+        if !topics.iter().any(|t| t.name == topic) {
+            return Err(KafkaError::UnknownTopic {
+                topic: topic.to_string(),
+                bootstrap: opts.bootstrap_display(),
+            });
+        }
         let part = client
             .partition_client(topic, partition, UnknownTopicHandling::Error)
             .await
@@ -224,9 +244,14 @@ fn request_message(e: &RsError) -> String {
     }
 }
 
+fn is_auth_failure(e: &RsError) -> bool {
+    let text = request_message(e);
+    text.contains("SaslAuthenticationFailed") || text.contains("Sasl handshake failed")
+}
+
 fn connect_message(e: &RsError) -> String {
     let text = request_message(e);
-    if text.contains("Sasl") || text.contains("SASL") || text.contains("auth") {
+    if is_auth_failure(e) || text.contains("SASL") {
         format!("authentication failed (check the `kafka.sasl` username and password): {text}")
     } else {
         format!("cannot connect: {text}")
