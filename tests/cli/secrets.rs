@@ -256,10 +256,9 @@ fn the_kafka_password_reaches_no_output_or_file() {
     .unwrap();
     let mut seen = String::new();
     let run_pw = |args: &[&str], seen: &mut String| {
-        let out = cmd(d, args).env("KCO_KAFKA_PW", KAFKA_PW).output().unwrap();
-        seen.push_str(&String::from_utf8_lossy(&out.stdout));
-        seen.push_str(&String::from_utf8_lossy(&out.stderr));
-        out.status.code().unwrap_or(-1)
+        let r = kco(d, args).envs(&[("KCO_KAFKA_PW", KAFKA_PW)]).run();
+        seen.push_str(&r.all());
+        r.code
     };
     assert_eq!(
         run_pw(
