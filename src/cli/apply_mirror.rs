@@ -4,7 +4,7 @@
 use super::Context;
 use crate::client::Connect;
 use crate::config::ClusterTarget;
-use crate::engine::apply::plan::{ApplyPlan, PlanOptions, Want};
+use crate::engine::apply::plan::{self, ApplyPlan, PlanOptions, Want};
 use crate::engine::apply::Checked;
 use crate::engine::mirror::{self, Target, TranslateMode};
 use crate::engine::operation::Operation;
@@ -87,4 +87,27 @@ pub(super) fn plan(
     let side = target_side(ctx, target, op.client())?;
     let translations = mirror::translate(&files, &side, mode, None, now_ms());
     op.plan_translated(wants, opts, &translations)
+}
+
+/// `diff`: the translations of the sink files captured on another cluster (none, and no
+/// request, when every file is of this cluster or a source).
+pub(super) fn diff_translations(
+    ctx: &Context,
+    target: &ClusterTarget,
+    client: &Connect,
+    files: &[crate::engine::LoadedFile],
+) -> Result<plan::Translations> {
+    let foreign: Vec<(&str, &OffsetsFile)> = files
+        .iter()
+        .filter(|f| {
+            f.file.metadata.connector_type == crate::model::ConnectorType::Sink
+                && f.file.metadata.cluster != target.name
+        })
+        .map(|f| (f.file.metadata.name.as_str(), &f.file))
+        .collect();
+    if foreign.is_empty() {
+        return Ok(plan::Translations::new());
+    }
+    let side = target_side(ctx, target, client)?;
+    Ok(mirror::translate(&foreign, &side, None, None, now_ms()))
 }

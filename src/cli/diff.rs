@@ -149,16 +149,22 @@ fn live(
     let input = LiveInput {
         files: &files,
         cluster: target.name.clone(),
-        whole_dir: paths.whole_dir,
+        // Another cluster's directory (a DR readiness check): this cluster's own connectors
+        // are not untracked files of it.
+        whole_dir: paths.whole_dir && !files.iter().any(|f| f.file.metadata.cluster != target.name),
         exit_on,
         parallel: args.read.parallel,
         cwd: &ctx.cwd,
     };
+    // Sink files of another Kafka cluster are compared through MM2's checkpoints.
+    let translations = super::apply_mirror::diff_translations(ctx, &target, &client, &files)?;
     if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
-        return engine::diff_live(&client, input);
+        let quiet = crate::engine::progress::Unheard;
+        return engine::diff_live_translated(&client, input, &quiet, &translations);
     }
-    engine::diff_live_reporting(&client, input, &Bar::new(&ctx.printer, "diff"))
+    let bar = Bar::new(&ctx.printer, "diff");
+    engine::diff_live_translated(&client, input, &bar, &translations)
 }
 
 fn render(report: &DiffReport, structured: Structured, ctx: &Context, shown: diff_render::Shown) {

@@ -228,6 +228,31 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
         "{plan}"
     );
 
+    // Readiness: could w take over now? Not on w is expected there.
+    let snapshots = dir.path().join("snapshots/a");
+    let (code, o, e) = d.kco(
+        dir.path(),
+        &d.password,
+        &[
+            "--cluster",
+            "w",
+            "diff",
+            snapshots.to_str().unwrap(),
+            "-o",
+            "json",
+        ],
+    );
+    let report: Value = serde_json::from_str(&o).unwrap_or_else(|err| panic!("{err}: {o}{e}"));
+    let c = &report["connectors"][0];
+    assert_eq!(c["status"], "dr_ready", "{report}");
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(
+        c["notes"]
+            .to_string()
+            .contains(&format!("-> east.{}[0]", p.topic)),
+        "{report}"
+    );
+
     append_lines(&p.input, &numbered("r", 601..=1000));
     wait_sink(&a, &p.name, &p.topic, 1000);
     // Region east is lost.
@@ -339,6 +364,16 @@ fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied()
     );
     assert_eq!(code, 1, "{o}{e}");
     assert!(o.contains(&group), "{o}");
+    let (code, o, e) = d.kco(
+        dir.path(),
+        &d.password,
+        &["--cluster", "w", "diff", file_s, "-o", "json"],
+    );
+    assert_eq!(code, 2, "no translation is a difference: {o}{e}");
+    assert!(
+        o.contains("no_translation") && o.contains("groups.exclude"),
+        "{o}"
+    );
 
     let bare = d.dir(false);
     std::fs::create_dir_all(bare.path().join("snapshots/a")).unwrap();

@@ -12,6 +12,7 @@ use super::{
 };
 use crate::client::{Connect, ConnectorListing};
 use crate::compare::{compare_each_in, PartitionKind};
+use crate::engine::apply::plan::Translations;
 use crate::engine::progress::{self, Observer, Unheard};
 use crate::engine::{probe, LoadedFile};
 use crate::error::{Error, Result};
@@ -43,6 +44,17 @@ pub fn diff_live_reporting(
     client: &Connect,
     input: LiveInput<'_>,
     fleet: &dyn Observer,
+) -> Result<DiffReport> {
+    diff_live_translated(client, input, fleet, &Translations::new())
+}
+
+/// [`diff_live_reporting`], with the sink files of another Kafka cluster compared through
+/// their translation (`engine::mirror`): "could this cluster take over now?".
+pub fn diff_live_translated(
+    client: &Connect,
+    input: LiveInput<'_>,
+    fleet: &dyn Observer,
+    translations: &Translations,
 ) -> Result<DiffReport> {
     // One file per connector: two (from two clusters' directories) would be ambiguous.
     let mut first: BTreeMap<&str, &LoadedFile> = BTreeMap::new();
@@ -119,13 +131,13 @@ pub fn diff_live_reporting(
                 .get(*name)
                 .zip(live_offsets.get(name))
                 .map(|(l, o)| (l, o.as_slice()));
-            classify(
-                name,
-                by_name.get(name).copied(),
-                live,
-                &input.cluster,
-                input.cwd,
-            )
+            let file = by_name.get(name).copied();
+            match (file, translations.get(*name)) {
+                (Some(f), Some(t)) => {
+                    super::dr::classify(name, f, live, t, &input.cluster, input.cwd)
+                }
+                _ => classify(name, file, live, &input.cluster, input.cwd),
+            }
         })
         .collect();
     Ok(DiffReport::new(

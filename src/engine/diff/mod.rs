@@ -3,6 +3,7 @@
 //! `--output json` prints; docs/diff.md documents them field by field.
 
 mod base;
+mod dr;
 mod live;
 mod side;
 pub mod unified;
@@ -21,7 +22,7 @@ use crate::model::{ConnectorType, Fields, Key};
 pub use super::risk::{Risk, RiskCode};
 pub(crate) use base::classify;
 pub use base::{diff_base, BaseInput, BaseSide};
-pub use live::{diff_live, diff_live_reporting, LiveInput};
+pub use live::{diff_live, diff_live_reporting, diff_live_translated, LiveInput};
 
 /// Which comparison a report is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -61,6 +62,11 @@ pub enum Status {
     Missing,
     /// On the cluster, but no file (whole-directory diffs only).
     Untracked,
+    /// A sink file of another Kafka cluster, not on this cluster, whose every partition MM2's
+    /// checkpoints translate: it could take over now (`engine::mirror`).
+    DrReady,
+    /// A sink file of another Kafka cluster with a partition that cannot be translated.
+    NoTranslation,
     // base
     /// Same offsets at the revision and in the working tree.
     Unchanged,
@@ -89,6 +95,8 @@ impl Status {
                 StateDrifted,
                 Missing,
                 Untracked,
+                DrReady,
+                NoTranslation,
                 TypeChanged,
                 ClassChanged,
             ],
@@ -106,7 +114,7 @@ impl Status {
     /// Whether this status makes `diff` exit 2 under `exit_on`.
     pub fn counts(self, exit_on: ExitOn) -> bool {
         match self {
-            Status::InSync | Status::Unchanged => false,
+            Status::InSync | Status::Unchanged | Status::DrReady => false,
             Status::Advanced => exit_on == ExitOn::Any,
             _ => true,
         }
@@ -120,6 +128,8 @@ impl Status {
             Status::StateDrifted => "state_drifted",
             Status::Missing => "missing",
             Status::Untracked => "untracked",
+            Status::DrReady => "dr_ready",
+            Status::NoTranslation => "no_translation",
             Status::Unchanged => "unchanged",
             Status::Changed => "changed",
             Status::Added => "added",

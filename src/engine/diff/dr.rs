@@ -1,0 +1,206 @@
+//! A sink file of another Kafka cluster against a DR cluster: compared through its
+//! translation (MM2's checkpoints, `engine::mirror`). Not on the cluster is expected there
+//! (`dr_ready` when every partition translates), and a partition without a translation is
+//! `no_translation`, a difference.
+
+use std::path::Path;
+
+use super::live::classify as classify_live;
+use super::{ConnectorDiff, Status};
+use crate::client::ConnectorListing;
+use crate::engine::mirror::Translation;
+use crate::engine::LoadedFile;
+use crate::model::OffsetEntry;
+
+pub(super) fn classify(
+    name: &str,
+    file: &LoadedFile,
+    live: Option<(&ConnectorListing, &[OffsetEntry])>,
+    translation: &Result<Translation, String>,
+    cluster: &str,
+    cwd: &Path,
+) -> ConnectorDiff {
+    let t = match translation {
+        Err(m) => {
+            let mut d = classify_live(name, Some(file), live, cluster, cwd);
+            d.status = Status::NoTranslation;
+            d.notes = vec![m.clone()];
+            d.partitions.clear();
+            return d;
+        }
+        Ok(t) => t,
+    };
+    // The file as this cluster would hold it.
+    let mut translated = file.clone();
+    translated.file.offsets = t.offsets.clone();
+    let mut d = classify_live(name, Some(&translated), live, cluster, cwd);
+    if live.is_none() {
+        d.status = Status::DrReady;
+        d.notes = vec![format!(
+            "not on cluster `{cluster}`: it could start here from MirrorMaker 2's checkpoints"
+        )];
+        d.yaml = None;
+    }
+    d.notes.extend(t.partitions.iter().map(readiness));
+    d
+}
+
+/// `orders[0] 600 -> east.orders[0] 591: checkpoint 41s old, 9 record(s) behind the file`
+pub fn readiness(p: &crate::engine::mirror::PartitionTranslation) -> String {
+    let head = format!(
+        "{}[{}] {} -> {}[{}] {}",
+        p.topic, p.partition, p.file_offset, p.dr_topic, p.partition, p.dr_offset
+    );
+    match &p.checkpoint {
+        None => format!("{head}: offsets kept"),
+        Some(cp) => format!(
+            "{head}: checkpoint {} old, {} record(s) behind the file",
+            humantime::format_duration(
+                std::time::Duration::from_secs(cp.age_seconds.max(0) as u64)
+            ),
+            p.redelivers
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::super::{diff_live_translated, ExitOn, LiveInput};
+    use super::*;
+    use crate::engine::apply::plan::Translations;
+    use crate::engine::mirror::{Found, PartitionTranslation, TranslateMode};
+    use crate::engine::progress::Unheard;
+    use crate::fake::{ConnectorSpec, FakeConnect};
+    use crate::model::file::{Metadata, OffsetsFile};
+    use crate::model::ConnectorType;
+
+    fn east_sink(name: &str) -> LoadedFile {
+        let offsets = serde_json::from_value(json!([
+            {"partition": {"kafka_topic": "orders", "kafka_partition": 0}, "offset": {"kafka_offset": 600}}
+        ]))
+        .unwrap();
+        let f = OffsetsFile::new(
+            Metadata {
+                name: name.into(),
+                cluster: "east".into(),
+                kafka_cluster_id: Some("K-EAST".into()),
+                connect_version: None,
+                connector_class: None,
+                connector_type: ConnectorType::Sink,
+                state: None,
+                captured_at: None,
+            },
+            offsets,
+            None,
+        );
+        LoadedFile {
+            path: PathBuf::from(format!("/w/snapshots/east/{name}.yaml")),
+            text: String::new(),
+            file: f,
+        }
+    }
+
+    fn translated(dr_offset: i64) -> Translation {
+        let offsets = serde_json::from_value(json!([
+            {"partition": {"kafka_topic": "east.orders", "kafka_partition": 0}, "offset": {"kafka_offset": dr_offset}}
+        ]))
+        .unwrap();
+        Translation {
+            mode: TranslateMode::File,
+            alias: Some("east".into()),
+            policy: "default",
+            checkpoints_topic: Some("east.checkpoints.internal".into()),
+            group: "connect-x".into(),
+            partitions: vec![PartitionTranslation {
+                topic: "orders".into(),
+                partition: 0,
+                file_offset: 600,
+                dr_topic: "east.orders".into(),
+                dr_offset,
+                checkpoint: Some(Found {
+                    upstream: 590,
+                    downstream: dr_offset,
+                    written_ms: 0,
+                    age_seconds: 42,
+                }),
+                redelivers: 10,
+            }],
+            renames: BTreeMap::from([("orders".into(), "east.orders".into())]),
+            offsets,
+            relation: None,
+        }
+    }
+
+    #[test]
+    fn a_dr_cluster_reports_ready_sinks_and_partitions_without_a_translation() {
+        let fake = FakeConnect::builder()
+            .connector(
+                ConnectorSpec::sink("moved", "KSink")
+                    .offsets(json!([{"partition": {"kafka_topic": "east.orders", "kafka_partition": 0}, "offset": {"kafka_offset": 580}}])),
+            )
+            .in_process();
+        let files = vec![east_sink("ready"), east_sink("moved"), east_sink("blind")];
+        let translations: Translations = BTreeMap::from([
+            ("ready".to_string(), Ok(translated(580))),
+            ("moved".to_string(), Ok(translated(580))),
+            (
+                "blind".to_string(),
+                Err(
+                    "consumer group `connect-blind` has no checkpoint at all (groups.exclude)"
+                        .into(),
+                ),
+            ),
+        ]);
+        let input = LiveInput {
+            files: &files,
+            cluster: "west".into(),
+            whole_dir: false,
+            exit_on: ExitOn::Drift,
+            parallel: 2,
+            cwd: Path::new("/w"),
+        };
+        let r = diff_live_translated(&fake.client(), input, &Unheard, &translations).unwrap();
+        let got: Vec<_> = r
+            .connectors
+            .iter()
+            .map(|c| (c.name.as_str(), c.status))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("blind", Status::NoTranslation),
+                ("moved", Status::InSync),
+                ("ready", Status::DrReady),
+            ]
+        );
+        let ready = &r.connectors[2];
+        assert!(
+            ready.notes.iter().any(|n| n
+                == "orders[0] 600 -> east.orders[0] 580: checkpoint 42s old, 10 record(s) behind the file"),
+            "{:?}",
+            ready.notes
+        );
+        assert!(r.connectors[0].notes[0].contains("groups.exclude"));
+        assert_eq!(r.exit_code, 2);
+
+        let without_blind: Translations = translations
+            .into_iter()
+            .filter(|(k, _)| k != "blind")
+            .collect();
+        let input = LiveInput {
+            files: &files[..2],
+            cluster: "west".into(),
+            whole_dir: false,
+            exit_on: ExitOn::Drift,
+            parallel: 2,
+            cwd: Path::new("/w"),
+        };
+        let r = diff_live_translated(&fake.client(), input, &Unheard, &without_blind).unwrap();
+        assert_eq!(r.exit_code, 0, "ready and in sync: west could take over");
+    }
+}
