@@ -84,7 +84,8 @@ pub enum Status {
 }
 
 impl Status {
-    /// Every status a mode can report, in summary order.
+    /// The statuses a mode always counts in its summary, in order (`dr_ready` and
+    /// `no_translation` are counted only in a diff against a DR cluster that has them).
     pub fn all(mode: Mode) -> &'static [Status] {
         use Status::*;
         match mode {
@@ -95,8 +96,6 @@ impl Status {
                 StateDrifted,
                 Missing,
                 Untracked,
-                DrReady,
-                NoTranslation,
                 TypeChanged,
                 ClassChanged,
             ],
