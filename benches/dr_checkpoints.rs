@@ -95,7 +95,11 @@ fn main() {
             .partition_client(&topic, 0, UnknownTopicHandling::Retry)
             .await
             .unwrap();
-        let now = rskafka::chrono::Utc::now();
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        let now = rskafka::chrono::DateTime::from_timestamp_millis(now_ms).unwrap();
         let dr_topic = format!("bench.{TOPIC}");
         let mut batch = Vec::with_capacity(10_000);
         // Round by round, every partition advances 100 records: MM2's order.

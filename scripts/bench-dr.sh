@@ -57,6 +57,9 @@ cd "$WORK"
 CMD="$KCO --cluster w apply $FILE --create --dry-run -o json"
 $CMD >"$WORK/plan.json"
 grep -q '"dr_offset"' "$WORK/plan.json" || { echo "bench-dr.sh: no translation in the plan" >&2; head -c 2000 "$WORK/plan.json" >&2; exit 1; }
+if command -v jq >/dev/null; then
+  echo "bench-dr.sh: partition 0: $(jq -c '.plan.connectors[0].translation.partitions[0]' "$WORK/plan.json")" >&2
+fi
 hyperfine --style basic --warmup 1 --runs 5 --export-json "$WORK/h.json" "$CMD" >&2
 median=$(sed -n 's/.*"median": *\([0-9.]*\).*/\1/p' "$WORK/h.json" | head -1)
 /usr/bin/time -v $CMD >/dev/null 2>"$WORK/time.txt"
