@@ -11,6 +11,8 @@ e2e_env() {
   export KCO_E2E_S_URL="http://127.0.0.1:${KCO_TESTBED_S_PORT:-8086}"
   export KCO_E2E_PG_PORT=${KCO_TESTBED_PG_PORT:-5433}
   export KCO_E2E_KAFKA="127.0.0.1:${KCO_TESTBED_KAFKA_PORT:-9092}"
+  export KCO_E2E_DR_URL="http://127.0.0.1:${KCO_DR_CONNECT_PORT:-8090}"
+  export KCO_E2E_DR_KAFKA="127.0.0.1:${KCO_DR_SASL_PORT:-9194}"
 }
 
 # The oldest Kafka release with the offsets API that the test bed runs (latest patch).

@@ -16,8 +16,14 @@ use crate::harness::{
     temp_dir, testbed, unique_name, wait_for, write_lines, Connect, ConnectorGuard, Testbed,
 };
 
-const W_URL: &str = "http://127.0.0.1:8090";
-const SASL: &str = "127.0.0.1:9194";
+/// Cluster w (`KCO_E2E_DR_URL`) and west's SASL listener (`KCO_E2E_DR_KAFKA`).
+fn w_url() -> String {
+    std::env::var("KCO_E2E_DR_URL").unwrap_or_else(|_| "http://127.0.0.1:8090".into())
+}
+
+fn sasl() -> String {
+    std::env::var("KCO_E2E_DR_KAFKA").unwrap_or_else(|_| "127.0.0.1:9194".into())
+}
 
 struct Dr {
     tb: Testbed,
@@ -33,16 +39,20 @@ fn dr() -> Option<Dr> {
         .map(PathBuf::from)
         .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".testbed"));
     let scram = std::fs::read_to_string(state.join("dr/scram"));
-    let w = Connect::new(W_URL);
+    let w = Connect::new(&w_url());
     let required = std::env::var("KCO_E2E_DR").is_ok_and(|v| v == "required");
     let password = match scram {
         Ok(s) if w.answers() => s.lines().nth(1).unwrap_or_default().to_string(),
         _ if required => panic!(
-            "KCO_E2E_DR=required but the DR bed is not up ({W_URL}, {}/dr/scram): run scripts/dr-connect.sh up",
+            "KCO_E2E_DR=required but the DR bed is not up ({}, {}/dr/scram): run scripts/dr-connect.sh up",
+            w_url(),
             state.display()
         ),
         _ => {
-            eprintln!("skipping DR e2e: no DR bed at {W_URL}; run scripts/dr-connect.sh up");
+            eprintln!(
+                "skipping DR e2e: no DR bed at {}; run scripts/dr-connect.sh up",
+                w_url()
+            );
             return None;
         }
     };
@@ -70,8 +80,10 @@ impl Dr {
         std::fs::write(
             dir.path().join("kco.yaml"),
             format!(
-                "clusters:\n  a:\n    urls: [{}]\n  w:\n    urls: [{W_URL}]\n    kafka:\n      bootstrap: \"{SASL}\"\n      sasl: {{mechanism: SCRAM-SHA-512, username: kco, password: \"${{env:KCO_DR_KAFKA_PASSWORD}}\"}}\n{mirrors}",
-                self.tb.a_urls.join(", ")
+                "clusters:\n  a:\n    urls: [{}]\n  w:\n    urls: [{}]\n    kafka:\n      bootstrap: \"{}\"\n      sasl: {{mechanism: SCRAM-SHA-512, username: kco, password: \"${{env:KCO_DR_KAFKA_PASSWORD}}\"}}\n{mirrors}",
+                self.tb.a_urls.join(", "),
+                w_url(),
+                sasl()
             ),
         )
         .unwrap();
@@ -174,13 +186,46 @@ fn wait_translated(
             let (code, out, err) = d.kco(dir, &d.password, &args);
             let doc: Value = serde_json::from_str(&out).map_err(|e| format!("{e}: {out}{err}"))?;
             let c = &doc["plan"]["connectors"][0];
-            if code == 0 && ok(c) {
+            // Before Connect 3.7 `--create` is a plan error (no STOPPED creation), after the
+            // translation.
+            if (code == 0 || !d.w.supports_initial_state()) && ok(c) {
                 Ok(c.clone())
             } else {
                 Err(format!("exit {code}: {c}"))
             }
         },
     )
+}
+
+/// Starts the captured sink on w from the file: `kco apply --create`; before Connect 3.7
+/// (no STOPPED creation, KIP-980) as the plan error says: created STOPPED by hand (never
+/// touching the topic), `kco apply` without `--create`, resumed.
+fn start_on_w(
+    d: &Dr,
+    dir: &Path,
+    p: &Primary,
+    file: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (String, ConnectorGuard) {
+    let f = file.to_str().unwrap();
+    let mut args = vec!["--cluster", "w", "apply", f, "--yes"];
+    args.extend_from_slice(extra);
+    if d.w.supports_initial_state() {
+        args.push("--create");
+        let (code, o, e) = d.kco(dir, &d.password, &args);
+        assert_eq!(code, 0, "apply on w: {o}{e}");
+        return (o, d.w.adopt(&p.name));
+    }
+    let guard = d.w.create_in_state(
+        &p.name,
+        file_sink_config(out, &format!("east.{}", p.topic)),
+        "STOPPED",
+    );
+    let (code, o, e) = d.kco(dir, &d.password, &args);
+    assert_eq!(code, 0, "apply on w: {o}{e}");
+    d.w.resume(&p.name);
+    (o, guard)
 }
 
 fn dr_lines(out: &Path) -> Vec<usize> {
@@ -257,25 +302,11 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
     wait_sink(&a, &p.name, &p.topic, 1000);
     // Region east is lost.
     drop(p.sink.take());
-
-    let (code, o, e) = d.kco(
-        dir.path(),
-        &d.password,
-        &[
-            "--cluster",
-            "w",
-            "apply",
-            file.to_str().unwrap(),
-            "--create",
-            "--yes",
-        ],
-    );
-    assert_eq!(code, 0, "apply on w: {o}{e}");
+    let (o, _dr_sink) = start_on_w(&d, dir.path(), &p, &file, &out, &[]);
     assert!(
         o.contains(&format!("{}[0] 600 -> east.{}[0]", p.topic, p.topic)),
         "{o}"
     );
-    let _dr_sink = d.w.adopt(&p.name);
     assert_eq!(d.w.config(&p.name)["topics"], format!("east.{}", p.topic));
     let lines = wait_dr_output(&out, 1000);
     let first = lines[0];
@@ -306,22 +337,7 @@ fn translate_latest_resumes_near_the_primarys_last_position() {
         c["translation"]["partitions"][0]["checkpoint"]["upstream"] == 1000
     });
     drop(p.sink.take());
-    let (code, o, e) = d.kco(
-        dir.path(),
-        &d.password,
-        &[
-            "--cluster",
-            "w",
-            "apply",
-            file.to_str().unwrap(),
-            "--create",
-            "--yes",
-            "--translate",
-            "latest",
-        ],
-    );
-    assert_eq!(code, 0, "apply --translate latest: {o}{e}");
-    let _dr_sink = d.w.adopt(&p.name);
+    let (_, _dr_sink) = start_on_w(&d, dir.path(), &p, &file, &out, &["--translate", "latest"]);
     // Nothing new upstream: the sink copies at most the sync gap before record 1000.
     append_lines(&p.input, &numbered("r", 1001..=1001));
     let lines = wait_dr_output(&out, 1001);
@@ -385,7 +401,7 @@ fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied()
     let wrong = "not-the-password-4711";
     let (code, o, e) = d.kco(dir.path(), wrong, &apply);
     assert_eq!(code, 1, "{o}{e}");
-    assert!(format!("{o}{e}").contains(SASL), "{o}{e}");
+    assert!(format!("{o}{e}").contains(&sasl()), "{o}{e}");
     assert!(!format!("{o}{e}").contains(wrong), "{o}{e}");
     assert!(!format!("{o}{e}").contains(&d.password), "{o}{e}");
     assert!(!d.w.has_connector(&p.name), "nothing may be created on w");
