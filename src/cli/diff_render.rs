@@ -115,7 +115,7 @@ fn label(p: &PartitionReport) -> Option<(String, Option<String>, bool)> {
 
 fn status_style(s: Status) -> Style {
     match s {
-        Status::InSync | Status::Unchanged => Style::Good,
+        Status::InSync | Status::Unchanged | Status::DrReady => Style::Good,
         Status::Advanced | Status::Added | Status::Changed => Style::Warn,
         _ => Style::Bad,
     }
@@ -267,6 +267,14 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnM
     }
     if let Some(line) = left_out(r, shown) {
         let _ = writeln!(out, "{}", p.paint(Style::Dim, &line));
+    }
+    // A sink that could start on this DR cluster: its translation, partition by partition.
+    for c in r.connectors.iter().filter(|c| c.status == Status::DrReady) {
+        let title = format!("{} ({})", c.name, c.status.as_str());
+        let _ = writeln!(out, "\n{}", p.paint(Style::Bold, &title));
+        for n in &c.notes {
+            let _ = writeln!(out, "  {n}");
+        }
     }
     for (c, y) in r
         .connectors
