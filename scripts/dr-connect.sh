@@ -59,6 +59,8 @@ pid_file() { echo "$STATE/run/$1.pid"; }
 log_file() { echo "$STATE/logs/$1.log"; }
 worker_url() { echo "http://$HOST:$CONNECT_PORT"; }
 
+# shellcheck source=lib/daemon.sh
+source "$ROOT/scripts/lib/daemon.sh"
 # shellcheck source=lib/testbed-procs.sh
 source "$ROOT/scripts/lib/testbed-procs.sh"
 
