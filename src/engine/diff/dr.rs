@@ -102,6 +102,7 @@ mod tests {
             path: PathBuf::from(format!("/w/snapshots/east/{name}.yaml")),
             text: String::new(),
             file: f,
+            lines: None,
         }
     }
 
