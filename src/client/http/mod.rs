@@ -277,5 +277,4 @@ fn transport_error(req: &Request, url: &str, e: &reqwest::Error) -> ClientError 
 }
 
 #[cfg(test)]
-#[path = "http_tests.rs"]
 mod tests;

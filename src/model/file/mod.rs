@@ -422,5 +422,4 @@ fn sink_shape_problems(e: &OffsetEntry) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "file_tests.rs"]
 mod tests;

@@ -388,5 +388,4 @@ fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorSnap
 }
 
 #[cfg(test)]
-#[path = "snapshot_tests.rs"]
 mod tests;

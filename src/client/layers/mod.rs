@@ -150,5 +150,4 @@ impl<T: Transport> Transport for Counting<T> {
 }
 
 #[cfg(test)]
-#[path = "layers_tests.rs"]
 mod tests;

@@ -171,5 +171,4 @@ struct Planned {
 }
 
 #[cfg(test)]
-#[path = "import_tests.rs"]
 mod tests;

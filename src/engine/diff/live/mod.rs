@@ -305,5 +305,4 @@ fn state_note(
 }
 
 #[cfg(test)]
-#[path = "live_tests.rs"]
 mod tests;

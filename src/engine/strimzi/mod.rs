@@ -328,5 +328,4 @@ pub fn operator_warning(name: &str, live: &ConnectorListing) -> Option<String> {
 }
 
 #[cfg(test)]
-#[path = "strimzi_tests.rs"]
 mod tests;
