@@ -27,6 +27,11 @@ pub struct JournalEntry {
     /// Created by the apply: it held nothing before, so recovery leaves it stopped.
     #[serde(default)]
     pub created: bool,
+    /// Its transaction had started (a stop may have been sent): recovery asks for its state
+    /// even when status already shows it, as status lags a stop that was accepted. Until
+    /// then nothing was sent for it, and recovery only reads it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub started: bool,
 }
 
 /// The journal file's content.
@@ -86,10 +91,12 @@ impl JournalFile {
                     (Action::Create { start_state, .. }, _) => JournalEntry {
                         prior_state: *start_state,
                         created: true,
+                        started: false,
                     },
                     (a, Some(live)) if a.changes() => JournalEntry {
                         prior_state: live.target(),
                         created: false,
+                        started: false,
                     },
                     _ => return None,
                 };
@@ -133,6 +140,16 @@ impl JournalFile {
             path: self.path.clone(),
             source,
         })
+    }
+
+    /// The transaction of `name` starts: recorded before its first request.
+    pub fn started(&self, name: &str) -> Result<()> {
+        let mut j = self.lock();
+        match j.connectors.get_mut(name) {
+            Some(e) if !e.started => e.started = true,
+            _ => return Ok(()),
+        }
+        self.write(&j)
     }
 
     /// The transaction of `name` ended (whatever its outcome, its state was dealt with):
@@ -211,6 +228,9 @@ impl Observer for Journaled<'_> {
     }
 
     fn started(&self, connector: &str) {
+        if let Err(e) = self.file.started(connector) {
+            *self.write_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        }
         self.inner.started(connector);
     }
 

@@ -23,7 +23,8 @@ use crate::wait::{until, Clock, Poll, WaitPolicy};
 pub enum RecoverOutcome {
     /// It was in another state; the recorded one was put back and reached.
     Restored,
-    /// Status already showed the recorded state: nothing was sent.
+    /// Status already showed the recorded state (nothing was sent unless its transaction had
+    /// started).
     AlreadyThere,
     /// Created by the interrupted apply: left as it is (STOPPED), as a failed create is.
     LeftCreated,
@@ -160,11 +161,17 @@ fn one(
         );
         return r;
     }
-    // Read before writing: a connector already in its state needs nothing (a stop that the
-    // dead process sent and that lands later is caught by the second look in `recover`).
-    if let Poll::Ready(s) = poll_target(Ok(status), e.prior_state) {
+    // Read before writing: a connector whose transaction never started was sent nothing, so
+    // one in its state needs nothing. One whose transaction started may have been sent a stop
+    // that status does not show yet: its state is asked for all the same (resume and pause
+    // are idempotent), and a refusal then is no failure while status shows the state.
+    let in_state = matches!(
+        poll_target(Ok(status.clone()), e.prior_state),
+        Poll::Ready(_)
+    );
+    if in_state && !e.started {
         r.outcome = RecoverOutcome::AlreadyThere;
-        r.detail = format!("{}: nothing sent", describe(&s));
+        r.detail = format!("{}: nothing sent", describe(&status));
         return r;
     }
     let sent = match e.prior_state {
@@ -173,6 +180,14 @@ fn one(
         TargetState::Paused => client.pause(name),
     };
     if let Err(err) = sent {
+        if in_state && err.status().is_some() && !err.outcome_unknown() {
+            r.outcome = RecoverOutcome::AlreadyThere;
+            r.detail = format!(
+                "{}; asking for it again was refused: {err}",
+                describe(&status)
+            );
+            return r;
+        }
         r.detail = format!("putting {} back failed: {err}", e.prior_state);
         return r;
     }
@@ -180,7 +195,11 @@ fn one(
         poll_target(client.status(name), e.prior_state)
     }) {
         Ok(s) => {
-            r.outcome = RecoverOutcome::Restored;
+            r.outcome = if in_state {
+                RecoverOutcome::AlreadyThere
+            } else {
+                RecoverOutcome::Restored
+            };
             r.detail = describe(&s);
         }
         Err(err) => r.detail = format!("waiting for {}: {err}", e.prior_state),
@@ -210,6 +229,8 @@ pub fn entries_from_backup(dir: &Path) -> Result<BTreeMap<String, JournalEntry>>
                 JournalEntry {
                     prior_state: state.target(),
                     created: false,
+                    // Whether a stop was sent is not known: the state is asked for.
+                    started: true,
                 },
             ))
         })

@@ -182,6 +182,7 @@ fn a_created_connector_is_left_stopped_and_the_backup_gives_the_states_when_the_
     let created = journal::JournalEntry {
         prior_state: TargetState::Running,
         created: true,
+        started: false,
     };
     let entries = [("c".to_string(), created)].into_iter().collect();
     let rep = recover(
@@ -236,6 +237,7 @@ fn a_stop_that_lands_after_recovery_is_undone() {
         journal::JournalEntry {
             prior_state: TargetState::Running,
             created: false,
+            started: false,
         },
     )]
     .into_iter()
@@ -502,4 +504,91 @@ fn a_live_lock_is_an_operation_in_progress() {
         "{text}"
     );
     assert!(ensure_settled(&state, "b").is_ok());
+}
+
+/// A connector whose transaction had started may have been sent a stop that status does not
+/// show yet: recovery asks for its state even though status shows it (and a refusal then is
+/// no failure); one whose transaction never started is only read.
+#[test]
+fn recovery_asks_again_for_a_started_connector_and_only_reads_the_others() {
+    let fake = fake_with(
+        "4.1.0",
+        &[
+            ("c", State::Running, vec![src("f", 10)]),
+            ("d", State::Running, vec![src("f", 10)]),
+        ],
+    );
+    let entry = |started| journal::JournalEntry {
+        prior_state: TargetState::Running,
+        created: false,
+        started,
+    };
+    let entries = [
+        ("c".to_string(), entry(true)),
+        ("d".to_string(), entry(false)),
+    ]
+    .into_iter()
+    .collect();
+    let wait = WaitPolicy::with_timeout(Duration::from_secs(5));
+    let rep = recover(
+        &fake.client(),
+        "a",
+        "j",
+        &entries,
+        &wait,
+        &ManualClock::default(),
+    );
+    assert!(rep.ok, "{rep:?}");
+    assert_eq!(mutating(&fake), ["PUT /connectors/c/resume"]);
+    // The worker refuses the resume of a connector that runs: no failure.
+    fake.clear_requests();
+    fake.fault(
+        Fault::on("PUT", "/connectors/c/resume")
+            .always()
+            .respond(403, "may not resume"),
+    );
+    let rep = recover(
+        &fake.client(),
+        "a",
+        "j",
+        &entries,
+        &wait,
+        &ManualClock::default(),
+    );
+    assert!(rep.ok, "{rep:?}");
+    assert_eq!(rep.connectors[0].outcome, RecoverOutcome::AlreadyThere);
+    assert!(rep.connectors[0].detail.contains("refused"), "{rep:?}");
+    fake.clear_faults();
+}
+
+/// The journal marks a connector started before its transaction's first request.
+#[test]
+fn the_journal_marks_each_transaction_started_before_it_sends_anything() {
+    let fake = cluster(State::Running);
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(&fake, &[want("c", vec![src("f", 5)])], false, false);
+    let j = JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0")
+        .unwrap()
+        .unwrap();
+    assert!(!load(&dir).unwrap().connectors["c"].started);
+    struct Checks<'a>(&'a tempfile::TempDir, std::sync::Mutex<Vec<bool>>);
+    impl Observer for Checks<'_> {
+        fn step(&self, _: &str, _: &crate::engine::apply::StepRecord) {
+            let started = load(self.0).is_none_or(|j| j.connectors["c"].started);
+            self.1.lock().unwrap().push(started);
+        }
+    }
+    let checks = Checks(&dir, Default::default());
+    let progress = Journaled::new(&j, &checks);
+    let opts = ExecOptions::new(false, 1, Duration::from_secs(5));
+    execute(
+        &fake.client(),
+        &p,
+        &opts,
+        &ManualClock::default(),
+        &progress,
+    )
+    .unwrap();
+    let seen = checks.1.into_inner().unwrap();
+    assert!(!seen.is_empty() && seen.iter().all(|&s| s), "{seen:?}");
 }

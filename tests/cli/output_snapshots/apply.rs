@@ -109,3 +109,42 @@ fn reset_dry_run_then_yes() {
         env.on(&fake, &["reset", "orders", "audit", "--yes"])
     );
 }
+
+/// `kco undo` of an apply's backup: the plan in undo's words, then the undo; as JSON too.
+#[test]
+fn undo_dry_run_then_yes_and_as_json() {
+    let (env, fake) = moved_on();
+    let out = env.on(
+        &fake,
+        &["apply", "snapshots/a", "--yes", "--backup-dir", "bk"],
+    );
+    assert!(out.starts_with("exit: 0\n"), "{out}");
+    snap!("undo_dry_run", env.on(&fake, &["undo", "bk", "--dry-run"]));
+    snap!(
+        "json_undo_dry_run",
+        env.on(&fake, &["-o", "json", "undo", "bk", "--dry-run"])
+    );
+    snap!("undo_yes", env.on(&fake, &["undo", "bk", "--yes"]));
+}
+
+/// `kco recover`: nothing to do (text and JSON), then a journal left by a run whose resume the
+/// worker refused, which recover cannot finish, and `--discard` forgets.
+#[test]
+fn recover_nothing_then_a_journal_then_discard() {
+    let (env, fake) = moved_on();
+    snap!("recover_nothing", env.on(&fake, &["recover"]));
+    snap!(
+        "json_recover_nothing",
+        env.on(&fake, &["-o", "json", "recover"])
+    );
+    fake.fault(
+        Fault::on("PUT", "/connectors/orders/resume")
+            .always()
+            .respond(403, "may not resume"),
+    );
+    let out = env.on(&fake, &["apply", "snapshots/a/orders.yaml", "--yes"]);
+    assert!(out.starts_with("exit: 1\n"), "{out}");
+    snap!("recover_failed", env.on(&fake, &["recover"]));
+    snap!("recover_discard", env.on(&fake, &["recover", "--discard"]));
+    fake.clear_faults();
+}

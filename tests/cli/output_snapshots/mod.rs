@@ -132,6 +132,8 @@ pub fn settings() -> insta::Settings {
     // Git commit ids, full or abbreviated in parentheses (`HEAD~1` (a8c42255a56b)).
     s.add_filter(r"\b[0-9a-f]{40}\b", "[COMMIT]");
     s.add_filter(r"\([0-9a-f]{7,39}\)", "([COMMIT])");
+    // The process and the machine that wrote a journal.
+    s.add_filter(r"pid \d+ on [^ ,)]+", "pid [PID] on [HOST]");
     s
 }
 
