@@ -191,7 +191,7 @@ step "secure test bed up"
 # that no service keeps it).
 run "${LC[@]}" up --secure >/dev/null
 if ((TESTBED_OURS)) && [[ ${KCO_TESTBED_KEEP:-0} != 1 ]]; then
-  trap 'rc=$?; bash "$ROOT/scripts/dr-connect.sh" down >&2 || true; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
+  trap 'rc=$?; set +e; bash "$ROOT/scripts/dr-connect.sh" down >&2 || true; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
 fi
 export KCO_E2E_SECURE=required KCO_E2E_SECURE_URL="https://127.0.0.1:${KCO_SECURE_PORT:-8443}"
 export KCO_E2E_GATEWAY=required KCO_E2E_GATEWAY_URL="https://127.0.0.1:${KCO_GATEWAY_PORT:-8444}"
