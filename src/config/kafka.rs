@@ -3,7 +3,6 @@
 //! Secrets follow the rest of kco.yaml: `${env:VAR}`, held in [`Secret`].
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -151,40 +150,13 @@ impl Config {
                 password: Secret::new(interp("password", &s.password)?),
             }),
         };
-        let base = self
-            .path
-            .as_deref()
-            .and_then(Path::parent)
-            .unwrap_or(Path::new("."));
         let read = |key: &str, file: &Option<String>| -> Result<Option<Vec<u8>>, ConfigError> {
-            let Some(f) = file else { return Ok(None) };
-            let p = base.join(interp(key, f)?);
-            let bytes = std::fs::read(&p).map_err(|e| {
-                self.err(
-                    key,
-                    format!("cluster `{name}`: kafka: cannot read {}: {e}", p.display()),
-                )
-            })?;
-            let wanted = if key == "keyFile" {
-                "PRIVATE KEY-----"
-            } else {
-                "-----BEGIN CERTIFICATE-----"
-            };
-            if !String::from_utf8_lossy(&bytes).contains(wanted) {
-                return Err(self.err(
-                    key,
-                    format!(
-                        "cluster `{name}`: kafka: {} holds no PEM {}",
-                        p.display(),
-                        if key == "keyFile" {
-                            "private key"
-                        } else {
-                            "certificate"
-                        }
-                    ),
-                ));
+            match file {
+                None => Ok(None),
+                Some(f) => self
+                    .read_pem(&format!("cluster `{name}`: kafka"), key, &interp(key, f)?)
+                    .map(Some),
             }
-            Ok(Some(bytes))
         };
         let tls = match &k.tls {
             None => None,
@@ -225,6 +197,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn parse(text: &str) -> Config {
         Config::parse(Path::new("/nonexistent/kco.yaml"), text).unwrap()

@@ -268,6 +268,34 @@ impl Config {
         }
     }
 
+    /// A TLS file that kco.yaml names under `key` (relative to kco.yaml's directory): its
+    /// bytes, or an error led by `what` when it cannot be read or holds no PEM block of the
+    /// kind `key` wants (a file without one would be taken as "no CA", or fail late).
+    pub(crate) fn read_pem(
+        &self,
+        what: &str,
+        key: &str,
+        file: &str,
+    ) -> Result<Vec<u8>, ConfigError> {
+        let base = self
+            .path
+            .as_deref()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("."));
+        let p = base.join(file);
+        let bytes = std::fs::read(&p)
+            .map_err(|e| self.err(key, format!("{what}: cannot read {}: {e}", p.display())))?;
+        let (wanted, kind) = if key == "keyFile" {
+            ("PRIVATE KEY-----", "private key")
+        } else {
+            ("-----BEGIN CERTIFICATE-----", "certificate")
+        };
+        if !String::from_utf8_lossy(&bytes).contains(wanted) {
+            return Err(self.err(key, format!("{what}: {} holds no PEM {kind}", p.display())));
+        }
+        Ok(bytes)
+    }
+
     /// The line of kco.yaml where `value` first appears.
     fn line_of(&self, value: &str) -> Option<usize> {
         let text = std::fs::read_to_string(self.path.as_ref()?).ok()?;
@@ -353,45 +381,12 @@ impl Config {
         for (k, v) in &raw.headers {
             headers.insert(k.clone(), Secret::new(interp(k, v)?));
         }
-        let base = self
-            .path
-            .as_deref()
-            .and_then(Path::parent)
-            .unwrap_or(Path::new("."));
         let read = |key: &str, file: &Option<String>| -> Result<Option<Vec<u8>>, ConfigError> {
             match file {
                 None => Ok(None),
-                Some(f) => {
-                    let p = base.join(interp(key, f)?);
-                    let bytes = std::fs::read(&p).map_err(|e| {
-                        self.err(
-                            key,
-                            format!("cluster `{name}`: cannot read {}: {e}", p.display()),
-                        )
-                    })?;
-                    // A file without the PEM block it should hold would be accepted as
-                    // "no CA" or fail late; say so now.
-                    let wanted = if key == "keyFile" {
-                        "PRIVATE KEY-----"
-                    } else {
-                        "-----BEGIN CERTIFICATE-----"
-                    };
-                    if !String::from_utf8_lossy(&bytes).contains(wanted) {
-                        return Err(self.err(
-                            key,
-                            format!(
-                                "cluster `{name}`: {} holds no PEM {}",
-                                p.display(),
-                                if key == "keyFile" {
-                                    "private key"
-                                } else {
-                                    "certificate"
-                                }
-                            ),
-                        ));
-                    }
-                    Ok(Some(bytes))
-                }
+                Some(f) => self
+                    .read_pem(&format!("cluster `{name}`"), key, &interp(key, f)?)
+                    .map(Some),
             }
         };
         let mut tls = TlsOptions::default();
