@@ -184,6 +184,11 @@ fn kill_9_at_each_point_of_a_reset_then_the_next_command_puts_every_state_back()
         (": reset ok", false),
         (": restore ok", true),
     ] {
+        // Each source has read its file again since the last reset (its offsets are back),
+        // so that the reset has something to delete.
+        for g in &guards {
+            a.wait_offsets(g.name(), "offsets to reset", |o| !o.is_empty());
+        }
         let mut args = vec!["reset", "--yes"];
         args.extend(&names);
         assert!(killed_at(dir.path(), &args, marker), "{marker} never seen");
