@@ -89,7 +89,23 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     // Progress: three more lines (16 bytes) flow through both connectors.
     append_lines(&input, &["six".into(), "seven".into(), "eight".into()]);
     wait_progress(&a, &src, &snk, &input, &topic, 40, 8);
-    let (code, r) = json_diff(&a, dir, &names);
+    // "Advanced" is a RUNNING connector's progress: a rebalance under way (another test
+    // restarting a worker of cluster a) shows the connectors UNASSIGNED for a moment, and
+    // their progress as drift. Read again once they run.
+    let mut attempt = 0;
+    let (code, r) = loop {
+        a.wait_running(&src);
+        a.wait_running(&snk);
+        let (code, r) = json_diff(&a, dir, &names);
+        let running = [&src, &snk]
+            .iter()
+            .all(|n| connector(&r, n)["state"] == "RUNNING");
+        attempt += 1;
+        if running || attempt == 5 {
+            break (code, r);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
+    };
     assert_eq!(code, 0, "advanced is not drift: {r}");
     let s = connector(&r, &snk);
     assert_eq!(s["status"], "advanced");
