@@ -333,8 +333,16 @@ fn translate_latest_resumes_near_the_primarys_last_position() {
     let file = snapshot(&d, dir.path(), &p, &out);
     append_lines(&p.input, &numbered("r", 301..=1000));
     wait_sink(&a, &p.name, &p.topic, 1000);
+    // MM2's latest checkpoint of the group at 1000, translated through an offset sync near
+    // the end: a checkpoint can be emitted before the last sync (seen on 3.6.2: 810), and
+    // later ones catch up.
+    let lag_max = d.lag_max;
     wait_translated(&d, dir.path(), &file, &["--translate", "latest"], |c| {
-        c["translation"]["partitions"][0]["checkpoint"]["upstream"] == 1000
+        let cp = &c["translation"]["partitions"][0]["checkpoint"];
+        cp["upstream"] == 1000
+            && cp["downstream"]
+                .as_i64()
+                .is_some_and(|o| o > 1000 - lag_max)
     });
     drop(p.sink.take());
     let (_, _dr_sink) = start_on_w(&d, dir.path(), &p, &file, &out, &["--translate", "latest"]);
