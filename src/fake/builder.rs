@@ -30,6 +30,7 @@ impl FakeConnectBuilder {
                 plugins: Vec::new(),
                 transition_reads: 1,
                 resume_ignored: false,
+                queued_stops: Vec::new(),
             },
             specs: Vec::new(),
             faults: Vec::new(),

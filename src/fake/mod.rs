@@ -284,6 +284,18 @@ impl FakeConnect {
         self.cluster().resume_ignored = ignored;
     }
 
+    /// A stop that reached the worker but waits in its herder's queue (as during a
+    /// rebalance): status does not show it, a resume does not cancel it, and it lands at
+    /// the next stop request or at [`FakeConnect::land_queued_stops`].
+    pub fn queue_stop(&self, name: &str) {
+        self.cluster().queued_stops.push(name.to_string());
+    }
+
+    /// The herder's queue drains: every queued stop lands.
+    pub fn land_queued_stops(&self) {
+        self.cluster().land_queued_stops();
+    }
+
     // ----- faults and availability -----
 
     /// Add a fault rule. Rules are tried in the order added; the first whose route matches

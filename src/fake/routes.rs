@@ -114,6 +114,9 @@ pub(crate) fn handle(
         }
         ("PUT", ["connectors", _, "stop"]) if !cluster.at_least(3, 5) => no_such_path(),
         ("PUT", ["connectors", name, verb @ ("stop" | "pause" | "resume")]) => {
+            if *verb == "stop" {
+                cluster.land_queued_stops();
+            }
             let lag = cluster.transition_reads;
             let resume_ignored = cluster.resume_ignored;
             with(cluster, name, |c, _| match *verb {

@@ -327,6 +327,11 @@ pub(crate) struct Cluster {
     pub plugins: Vec<PluginSpec>,
     pub transition_reads: u32,
     pub resume_ignored: bool,
+    /// Stops sent but still waiting in the herder's request queue (as during a rebalance),
+    /// oldest first. Connect handles a stop in that queue, but writes pause and resume
+    /// straight to the config topic: a queued stop lands after a later resume. The next
+    /// stop request is handled after them (the queue is first in, first out).
+    pub queued_stops: Vec<String>,
 }
 
 impl Cluster {
@@ -357,6 +362,16 @@ impl Cluster {
             Some(plugin) => plugin.kind,
             None if class.contains("Sink") => Kind::Sink,
             None => Kind::Source,
+        }
+    }
+
+    /// Hand every queued stop to its connector, oldest first.
+    pub fn land_queued_stops(&mut self) {
+        let lag = self.transition_reads;
+        for name in std::mem::take(&mut self.queued_stops) {
+            if let Some(c) = self.connectors.get_mut(&name) {
+                c.set_target(State::Stopped, lag);
+            }
         }
     }
 

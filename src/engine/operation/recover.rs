@@ -1,7 +1,8 @@
 //! Finishing an interrupted operation: put back the state that the journal (or a backup)
 //! records for each connector, and wait until it is reached. Recovery reads before it writes:
-//! a connector already in its recorded state is left alone (and looked at again once states
-//! have had time to settle). Offsets are left as they are: the interrupted transaction may or
+//! a connector whose transaction never started and that is in its recorded state is left
+//! alone (and looked at again once states have had time to settle); one whose transaction
+//! started is stopped first, fencing off a stop the dead process left in the worker's queue. Offsets are left as they are: the interrupted transaction may or
 //! may not have changed them (the backup has the old ones; applying again finishes the
 //! change).
 
@@ -174,13 +175,41 @@ fn one(
         r.detail = format!("{}: nothing sent", describe(&status));
         return r;
     }
+    // A stop waits in the worker's request queue (behind a rebalance, say), but a resume or
+    // pause is written at once: a stop the dead process sent could land after the state is
+    // put back. A stop of our own is answered only once the queue before it has been worked
+    // through, so it fences that stop off; then the state is asked for.
+    let mut fenced = false;
+    if e.started && e.prior_state != TargetState::Stopped {
+        match client.stop(name) {
+            Ok(()) => {
+                fenced = true;
+                // Status then moves through STOPPED, so that the wait below sees the state
+                // put back rather than the one status still showed. The stop was answered,
+                // so the state is asked for even if status is slow to show it.
+                let _ = until(clock, wait, || {
+                    poll_target(client.status(name), TargetState::Stopped)
+                });
+            }
+            // Refused outright (a token that may not stop, say): the dead process's stop
+            // was refused as well.
+            Err(err) if err.status().is_some() && !err.outcome_unknown() => {}
+            Err(err) => {
+                r.detail = format!(
+                    "stopping it first, so that a stop the interrupted run sent cannot land after {} is put back, failed: {err}",
+                    e.prior_state
+                );
+                return r;
+            }
+        }
+    }
     let sent = match e.prior_state {
         TargetState::Stopped => Ok(()),
         TargetState::Running => client.resume(name),
         TargetState::Paused => client.pause(name),
     };
     if let Err(err) = sent {
-        if in_state && err.status().is_some() && !err.outcome_unknown() {
+        if in_state && !fenced && err.status().is_some() && !err.outcome_unknown() {
             r.outcome = RecoverOutcome::AlreadyThere;
             r.detail = format!(
                 "{}; asking for it again was refused: {err}",
@@ -195,12 +224,19 @@ fn one(
         poll_target(client.status(name), e.prior_state)
     }) {
         Ok(s) => {
-            r.outcome = if in_state {
+            r.outcome = if in_state && !fenced {
                 RecoverOutcome::AlreadyThere
             } else {
                 RecoverOutcome::Restored
             };
-            r.detail = describe(&s);
+            r.detail = if fenced {
+                format!(
+                    "stopped first (its transaction had started), then {}",
+                    describe(&s)
+                )
+            } else {
+                describe(&s)
+            };
         }
         Err(err) => r.detail = format!("waiting for {}: {err}", e.prior_state),
     }

@@ -539,14 +539,22 @@ fn recovery_asks_again_for_a_started_connector_and_only_reads_the_others() {
         &ManualClock::default(),
     );
     assert!(rep.ok, "{rep:?}");
-    assert_eq!(mutating(&fake), ["PUT /connectors/c/resume"]);
-    // The worker refuses the resume of a connector that runs: no failure.
-    fake.clear_requests();
-    fake.fault(
-        Fault::on("PUT", "/connectors/c/resume")
-            .always()
-            .respond(403, "may not resume"),
+    assert_eq!(
+        mutating(&fake),
+        ["PUT /connectors/c/stop", "PUT /connectors/c/resume"]
     );
+    assert_eq!(rep.connectors[0].outcome, RecoverOutcome::Restored);
+    assert_eq!(rep.connectors[1].outcome, RecoverOutcome::AlreadyThere);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+    // The worker refuses to stop or resume a connector that runs: no failure.
+    fake.clear_requests();
+    for verb in ["stop", "resume"] {
+        fake.fault(
+            Fault::on("PUT", &format!("/connectors/c/{verb}"))
+                .always()
+                .respond(403, "may not change it"),
+        );
+    }
     let rep = recover(
         &fake.client(),
         "a",
@@ -559,6 +567,52 @@ fn recovery_asks_again_for_a_started_connector_and_only_reads_the_others() {
     assert_eq!(rep.connectors[0].outcome, RecoverOutcome::AlreadyThere);
     assert!(rep.connectors[0].detail.contains("refused"), "{rep:?}");
     fake.clear_faults();
+}
+
+/// A stop the dead process sent can wait in the worker's request queue (behind a rebalance)
+/// while status still shows RUNNING, and a resume does not cancel it: recovery's own stop,
+/// answered only once the queue before it is worked through, fences it off before the
+/// resume. Without that stop, the queued one would land after recovery and leave the
+/// connector STOPPED.
+#[test]
+fn a_stop_still_queued_in_the_worker_lands_before_the_state_is_put_back() {
+    let fake = fake_with(
+        "4.1.0",
+        &[
+            ("c", State::Running, vec![src("f", 10)]),
+            ("d", State::Paused, vec![src("f", 10)]),
+        ],
+    );
+    fake.queue_stop("c");
+    fake.queue_stop("d");
+    let entry = |prior_state| journal::JournalEntry {
+        prior_state,
+        created: false,
+        started: true,
+    };
+    let entries = [
+        ("c".to_string(), entry(TargetState::Running)),
+        ("d".to_string(), entry(TargetState::Paused)),
+    ]
+    .into_iter()
+    .collect();
+    let rep = recover(
+        &fake.client(),
+        "a",
+        "j",
+        &entries,
+        &WaitPolicy::with_timeout(Duration::from_secs(5)),
+        &ManualClock::default(),
+    );
+    assert!(rep.ok, "{rep:?}");
+    // The queue drains later (the rebalance ends): nothing is left in it to land.
+    fake.land_queued_stops();
+    assert_eq!(fake.state("c"), Some(State::Running));
+    assert_eq!(fake.state("d"), Some(State::Paused));
+    assert!(
+        rep.connectors[0].detail.contains("stopped first"),
+        "{rep:?}"
+    );
 }
 
 /// The journal marks a connector started before its transaction's first request.
