@@ -16,5 +16,6 @@ pub mod fsutil;
 pub mod kafka;
 pub mod model;
 pub mod shapes;
+pub mod shown_path;
 pub mod text;
 pub mod wait;

@@ -137,11 +137,9 @@ impl Context {
         }
     }
 
-    /// A path as the user should see it: relative to the current directory when inside it.
-    pub fn display_path<'a>(&self, p: &'a Path) -> std::borrow::Cow<'a, str> {
-        match p.strip_prefix(&self.cwd) {
-            Ok(rel) => std::borrow::Cow::Owned(rel.display().to_string()),
-            Err(_) => p.to_string_lossy(),
-        }
+    /// A path as the user should see it: relative to the current directory when inside it
+    /// (as `-o json` writes it too: `crate::shown_path`).
+    pub fn display_path(&self, p: &Path) -> String {
+        crate::shown_path::shown(p, &self.cwd)
     }
 }

@@ -258,9 +258,5 @@ fn resolve_paths(
 
 /// A path relative to the current directory when inside it, for messages.
 fn relative(p: &Path, ctx: &Context) -> PathBuf {
-    match p.strip_prefix(&ctx.cwd) {
-        Ok(r) if r.as_os_str().is_empty() => PathBuf::from("."),
-        Ok(r) => r.to_path_buf(),
-        Err(_) => p.to_path_buf(),
-    }
+    PathBuf::from(ctx.display_path(p))
 }

@@ -65,9 +65,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             if let Some(r) = op.recovered() {
                 ctx.printer.status(render_recovery(ctx, r).trim_end());
             }
-            let dir = ctx.cwd.join(dir);
-            let source = ctx.display_path(&dir).to_string();
-            op.recover_from_backup(&dir, &source, &wait, &SystemClock)?
+            op.recover_from_backup(&ctx.cwd.join(dir), &wait, &SystemClock)?
         }
         None => op.recovery(),
     };
@@ -77,7 +75,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         ctx.printer.status(&format!(
             "Nothing to recover: no journal for cluster `{}` ({}).",
             target.name,
-            ctx.display_path(std::path::Path::new(&report.source))
+            ctx.display_path(&report.source)
         ));
     } else {
         ctx.printer.out(&render_recovery(ctx, &report));
@@ -132,9 +130,13 @@ pub fn render_recovery(ctx: &Context, r: &RecoverReport) -> String {
             i.pid,
             i.host,
             i.started_at,
-            ctx.display_path(std::path::Path::new(&r.source))
+            ctx.display_path(&r.source)
         ),
-        None => format!("Recovery of cluster `{}` from {}:\n", r.cluster, r.source),
+        None => format!(
+            "Recovery of cluster `{}` from {}:\n",
+            r.cluster,
+            ctx.display_path(&r.source)
+        ),
     };
     for c in &r.connectors {
         let (mark, style, what) = match c.outcome {

@@ -74,9 +74,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         class: m.connector_class,
         state: m.state,
         captured_at: m.captured_at,
-        file: ctx
-            .display_path(std::path::Path::new(&found.path))
-            .into_owned(),
+        file: ctx.display_path(std::path::Path::new(&found.path)),
         at,
         commit,
         offsets: found.file.offsets,

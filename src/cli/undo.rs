@@ -36,7 +36,7 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let dir = ctx.cwd.join(&args.backup);
-    let shown = PathBuf::from(ctx.display_path(&dir).into_owned());
+    let shown = PathBuf::from(ctx.display_path(&dir));
     let marker = backup::read_marker(&dir).map_err(|e| match e {
         Error::NotABackup { why, .. } => Error::NotABackup {
             dir: shown.clone(),

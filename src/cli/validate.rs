@@ -34,7 +34,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     } else {
         for problem in &report.problems {
             let shown = crate::model::file::FileProblem {
-                path: PathBuf::from(ctx.display_path(&problem.path).into_owned()),
+                path: PathBuf::from(ctx.display_path(&problem.path)),
                 ..problem.clone()
             };
             p.line(&format!("{} {shown}", p.paint(Style::Bad, "invalid:")));

@@ -28,6 +28,7 @@ pub enum FmtOutcome {
 /// One file in the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct FmtFile {
+    #[serde(serialize_with = "crate::shown_path::serialize")]
     pub path: PathBuf,
     pub outcome: FmtOutcome,
     /// The checksum did not match the offsets (re-sealed, or would be).

@@ -14,6 +14,7 @@ use crate::model::file::OffsetsFile;
 #[derive(Debug, Clone, Serialize)]
 pub struct StaleFile {
     pub name: String,
+    #[serde(serialize_with = "crate::shown_path::serialize")]
     pub path: PathBuf,
     /// Whether `--prune` removed it.
     pub pruned: bool,

@@ -32,6 +32,7 @@ pub struct ValidateReport {
 pub struct UncheckedClass {
     /// `connector.class`, or `(no connectorClass)` for files that do not record it.
     pub class: String,
+    #[serde(serialize_with = "crate::shown_path::list")]
     pub files: Vec<PathBuf>,
 }
 

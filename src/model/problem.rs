@@ -10,6 +10,7 @@ use serde::Serialize;
 #[error("{}{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default(), column.map(|c| format!(":{c}")).unwrap_or_default())]
 pub struct FileProblem {
     pub kind: ProblemKind,
+    #[serde(serialize_with = "crate::shown_path::serialize")]
     pub path: PathBuf,
     pub line: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]

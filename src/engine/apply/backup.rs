@@ -25,7 +25,9 @@ const MARKER_KIND: &str = "kco/backup-v1";
 /// Where the backup went.
 #[derive(Debug, Clone, Serialize)]
 pub struct BackupReport {
+    #[serde(serialize_with = "crate::shown_path::serialize")]
     pub dir: PathBuf,
+    #[serde(serialize_with = "crate::shown_path::list")]
     pub files: Vec<PathBuf>,
     /// Connectors the operation creates (undoing deletes them).
     #[serde(skip_serializing_if = "Vec::is_empty")]

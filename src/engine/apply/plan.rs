@@ -95,7 +95,10 @@ impl ApplyPlan {
 pub struct ConnectorPlan {
     /// The connector on the target cluster.
     pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::shown_path::option"
+    )]
     pub file: Option<PathBuf>,
     /// `cluster/name` the file was captured from, when that is not this connector.
     #[serde(skip_serializing_if = "Option::is_none")]

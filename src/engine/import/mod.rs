@@ -34,6 +34,7 @@ pub struct ImportedFile {
     pub connector_type: crate::model::ConnectorType,
     pub partitions: usize,
     /// `null` with `--out -`.
+    #[serde(serialize_with = "crate::shown_path::option")]
     pub path: Option<PathBuf>,
     pub outcome: ImportOutcome,
     /// The file's text (what `--out -` prints); not serialized.

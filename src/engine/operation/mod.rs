@@ -145,10 +145,7 @@ impl Operation {
     /// (no journal at its path).
     pub fn recovery(&self) -> RecoverReport {
         self.recovered.clone().unwrap_or_else(|| {
-            RecoverReport::nothing(
-                &self.cluster,
-                &self.state.journal_path(&self.cluster).display().to_string(),
-            )
+            RecoverReport::nothing(&self.cluster, &self.state.journal_path(&self.cluster))
         })
     }
 
@@ -165,7 +162,6 @@ impl Operation {
     pub fn recover_from_backup(
         &self,
         dir: &Path,
-        source: &str,
         wait: &WaitPolicy,
         clock: &dyn Clock,
     ) -> Result<RecoverReport> {
@@ -174,7 +170,7 @@ impl Operation {
         Ok(recover::recover(
             &self.client,
             &self.cluster,
-            source,
+            dir,
             &entries,
             wait,
             clock,
@@ -339,8 +335,7 @@ fn finish_journal(
         return Ok(None);
     };
     let path = state.journal_path(cluster);
-    let source = path.display().to_string();
-    let mut report = recover::recover(client, cluster, &source, &j.connectors, wait, clock);
+    let mut report = recover::recover(client, cluster, &path, &j.connectors, wait, clock);
     report.interrupted = Some(recover::Interrupted {
         pid: j.pid,
         host: j.host,

@@ -7,7 +7,7 @@
 //! change).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -50,7 +50,8 @@ pub struct RecoveredConnector {
 pub struct RecoverReport {
     pub cluster: String,
     /// Where the states came from: a journal or backup path.
-    pub source: String,
+    #[serde(serialize_with = "crate::shown_path::serialize")]
+    pub source: PathBuf,
     /// The interrupted operation, when the states came from its journal.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<Interrupted>,
@@ -68,10 +69,10 @@ pub struct Interrupted {
 
 impl RecoverReport {
     /// Nothing to recover: no journal at `source`.
-    pub fn nothing(cluster: &str, source: &str) -> RecoverReport {
+    pub fn nothing(cluster: &str, source: &Path) -> RecoverReport {
         RecoverReport {
             cluster: cluster.to_string(),
-            source: source.to_string(),
+            source: source.to_path_buf(),
             interrupted: None,
             ok: true,
             connectors: Vec::new(),
@@ -83,7 +84,7 @@ impl RecoverReport {
 pub fn recover(
     client: &Connect,
     cluster: &str,
-    source: &str,
+    source: &Path,
     entries: &BTreeMap<String, JournalEntry>,
     wait: &WaitPolicy,
     clock: &dyn Clock,
@@ -115,7 +116,7 @@ pub fn recover(
     }
     RecoverReport {
         cluster: cluster.to_string(),
-        source: source.to_string(),
+        source: source.to_path_buf(),
         interrupted: None,
         ok: connectors
             .iter()

@@ -103,7 +103,7 @@ fn a_connector_whose_state_was_not_put_back_stays_in_the_journal() {
     let rep = recover(
         &fake.client(),
         "a",
-        "j",
+        Path::new("j"),
         &left.connectors,
         &WaitPolicy::with_timeout(Duration::from_secs(5)),
         &ManualClock::default(),
@@ -135,7 +135,7 @@ fn recovery_after_a_run_that_died_mid_way_puts_every_state_back() {
     let rep = recover(
         &fake.client(),
         "a",
-        "j",
+        Path::new("j"),
         &left.connectors,
         &WaitPolicy::with_timeout(Duration::from_secs(5)),
         &ManualClock::default(),
@@ -188,7 +188,7 @@ fn a_created_connector_is_left_stopped_and_the_backup_gives_the_states_when_the_
     let rep = recover(
         &fake.client(),
         "a",
-        "j",
+        Path::new("j"),
         &entries,
         &WaitPolicy::with_timeout(Duration::from_secs(5)),
         &ManualClock::default(),
@@ -251,7 +251,7 @@ fn a_stop_that_lands_after_recovery_is_undone() {
     let rep = recover(
         &fake.client(),
         "a",
-        "j",
+        Path::new("j"),
         &entries,
         &WaitPolicy::with_timeout(Duration::from_secs(5)),
         &clock,
@@ -533,7 +533,7 @@ fn recovery_asks_again_for_a_started_connector_and_only_reads_the_others() {
     let rep = recover(
         &fake.client(),
         "a",
-        "j",
+        Path::new("j"),
         &entries,
         &wait,
         &ManualClock::default(),
@@ -558,7 +558,7 @@ fn recovery_asks_again_for_a_started_connector_and_only_reads_the_others() {
     let rep = recover(
         &fake.client(),
         "a",
-        "j",
+        Path::new("j"),
         &entries,
         &wait,
         &ManualClock::default(),
@@ -599,7 +599,7 @@ fn a_stop_still_queued_in_the_worker_lands_before_the_state_is_put_back() {
     let rep = recover(
         &fake.client(),
         "a",
-        "j",
+        Path::new("j"),
         &entries,
         &WaitPolicy::with_timeout(Duration::from_secs(5)),
         &ManualClock::default(),

@@ -74,6 +74,7 @@ pub struct ConnectorSnapshot {
     pub connector_type: Option<ConnectorType>,
     pub outcome: SnapshotOutcome,
     /// The connector's file (written, unchanged, or left as it was).
+    #[serde(serialize_with = "crate::shown_path::serialize")]
     pub path: PathBuf,
     /// How many partitions were captured (`null` when skipped or failed).
     pub partitions: Option<usize>,
@@ -91,6 +92,7 @@ pub struct SnapshotReport {
     pub connect_version: String,
     pub kafka_cluster_id: Option<String>,
     /// The directory of this cluster's files.
+    #[serde(serialize_with = "crate::shown_path::serialize")]
     pub dir: PathBuf,
     pub connectors: Vec<ConnectorSnapshot>,
     pub stale: Vec<StaleFile>,
