@@ -109,7 +109,8 @@ fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context, all: b
             ctx.printer.structured(report);
         }
     } else {
-        render(report, ctx, all);
+        // With --all-clusters every row names its cluster.
+        render(report, ctx, all, structured == Structured::Together);
     }
     let failed = report.failed();
     if failed.is_empty() {
@@ -128,9 +129,16 @@ fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context, all: b
     EXIT_ERROR
 }
 
-fn render(r: &SnapshotReport, ctx: &Context, all: bool) {
+fn render(r: &SnapshotReport, ctx: &Context, all: bool, cluster_column: bool) {
     let p = &ctx.printer;
     let width = r.connectors.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    // `created  east  orders  ...` with --all-clusters.
+    let cluster = if cluster_column {
+        format!("{}  ", r.cluster)
+    } else {
+        String::new()
+    };
+    let blank = " ".repeat(cluster.len());
     let shown = |c: &&crate::engine::snapshot::ConnectorSnapshot| {
         all || c.outcome != SnapshotOutcome::Unchanged
     };
@@ -148,9 +156,9 @@ fn render(r: &SnapshotReport, ctx: &Context, all: bool) {
             }
             (_, Some(n)) => {
                 let mut s = format!(
-                    "{} ({n} partition{})",
+                    "{} ({})",
                     ctx.display_path(&c.path),
-                    if n == 1 { "" } else { "s" }
+                    super::words::count(n, "partition")
                 );
                 if let Some(m) = &c.message {
                     s.push_str(&format!("; {m}"));
@@ -160,13 +168,13 @@ fn render(r: &SnapshotReport, ctx: &Context, all: bool) {
             _ => String::new(),
         };
         p.line(&format!(
-            "{} {:width$}  {detail}",
+            "{} {cluster}{:width$}  {detail}",
             p.paint(style, &format!("{word:<9}")),
             c.name
         ));
         if !c.redacted.is_empty() {
             p.line(&format!(
-                "{:9} {:width$}  secrets replaced by placeholders: {}",
+                "{:9} {blank}{:width$}  secrets replaced by placeholders: {}",
                 "",
                 "",
                 c.redacted.join(", ")
@@ -183,7 +191,7 @@ fn render(r: &SnapshotReport, ctx: &Context, all: bool) {
             )
         };
         p.line(&format!(
-            "{} {:width$}  {} {note}",
+            "{} {cluster}{:width$}  {} {note}",
             p.paint(Style::Warn, &format!("{word:<9}")),
             s.name,
             ctx.display_path(&s.path)
@@ -202,7 +210,12 @@ fn render(r: &SnapshotReport, ctx: &Context, all: bool) {
     .map(|(n, word)| format!("{n} {word}"))
     .collect();
     p.status(&format!(
-        "{}{}{}",
+        "{}{}{}{}",
+        if cluster_column {
+            format!("cluster `{}`: ", r.cluster)
+        } else {
+            String::new()
+        },
         super::words::count(r.connectors.len(), "connector"),
         if counts.is_empty() {
             String::new()

@@ -315,6 +315,14 @@ fn all_clusters_snapshots_and_diffs_every_configured_cluster_with_one_exit_code(
     for c in ["east", "west"] {
         let f = dir.path().join(format!("snapshots/{c}/orders-sink.yaml"));
         assert!(f.is_file(), "{}", f.display());
+        // Every row names its cluster, and so does each cluster's count.
+        let row = format!("created   {c}  orders-sink");
+        assert!(r.stdout.contains(&row), "{row}\n{}", r.stdout);
+        assert!(
+            r.stderr.contains(&format!("cluster `{c}`: 2 connectors")),
+            "{}",
+            r.stderr
+        );
     }
     let r = Kco::new(dir.path())
         .args(["diff", "--all-clusters", "-o", "json"])
