@@ -59,9 +59,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     }
     if report.is_valid() {
         p.status(&format!(
-            "{} file{} valid",
-            report.files,
-            if report.files == 1 { "" } else { "s" }
+            "{} valid",
+            super::words::count(report.files, "file")
         ));
         Ok(EXIT_OK)
     } else {

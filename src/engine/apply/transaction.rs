@@ -168,7 +168,20 @@ impl Tx<'_> {
                 return self.fail(changed.unwrap_err());
             }
         }
+        // A stop with no answer may still wait in the worker's request queue, and Connect
+        // writes a resume or pause at once: that stop could land after the state is put
+        // back. The journal keeps the connector, and the next command's recovery stops it
+        // first, which fences the stop off, before putting its state back.
+        let stop_unanswered =
+            matches!(&changed, Err(f) if f.step == Step::Stop && f.error.outcome_unknown());
         let restored = self.restore(prior);
+        if stop_unanswered && self.report.state_restored {
+            self.report.state_restored = false;
+            self.report.warnings.push(format!(
+                "the stop of `{}` got no answer and may still land after {prior} was put back: the journal keeps it, and the next kco command on this cluster (or `kco recover`) puts its state back",
+                self.plan.name
+            ));
+        }
         match (changed, restored) {
             (Ok(()), Ok(())) => self.report.outcome = ApplyOutcome::Applied,
             (Ok(()), Err(f)) => self.fail(f),

@@ -56,6 +56,12 @@ impl TxError {
         }
     }
 
+    /// The request got no answer that says what became of it (a timeout, a lost connection):
+    /// it may still take effect.
+    pub fn outcome_unknown(&self) -> bool {
+        matches!(self, TxError::Client(e) if e.outcome_unknown())
+    }
+
     /// Connect refused the request outright (a 4xx answer): it had no effect.
     pub fn refused(&self) -> bool {
         match self {

@@ -615,6 +615,55 @@ fn a_stop_still_queued_in_the_worker_lands_before_the_state_is_put_back() {
     );
 }
 
+/// A stop that got no answer (Connect's 90 s REST timeout while a rebalance holds its
+/// queue) is still handled later, after the resume that put the state back: the run keeps
+/// the connector in its journal, and the next operation's recovery fences that stop off and
+/// puts RUNNING back.
+#[test]
+fn a_stop_without_an_answer_keeps_the_journal_until_the_next_command_puts_the_state_back() {
+    let fake = cluster(State::Running);
+    let dir = tempfile::tempdir().unwrap();
+    let op = open(&fake, &dir);
+    let plan = op
+        .plan(&checked(&fake, 42), &PlanOptions::default())
+        .unwrap();
+    fake.queue_stop("c");
+    fake.fault(Fault::on("PUT", "/connectors/c/stop").always().timeout());
+    let ran = op
+        .run(
+            &plan,
+            &settings(false, vec![]),
+            &mut yes,
+            &Unheard,
+            &ManualClock::default(),
+        )
+        .unwrap();
+    let Ran::Done(done) = ran else {
+        panic!("{ran:?}")
+    };
+    let c = &done.report.connectors[0];
+    assert!(!c.state_restored, "{c:?}");
+    assert!(
+        c.warnings.iter().any(|w| w.contains("may still land")),
+        "{c:?}"
+    );
+    assert!(journal_path(&dir).exists(), "the journal keeps `c`");
+    drop(op);
+    // The rebalance ends: the queued stop lands after the resume, and stops are answered.
+    fake.land_queued_stops();
+    fake.clear_faults();
+    assert_eq!(fake.state("c"), Some(State::Stopped));
+    fake.clear_requests();
+    let op = open(&fake, &dir);
+    assert!(op.recovered().is_some_and(|r| r.ok));
+    assert_eq!(
+        mutating(&fake),
+        ["PUT /connectors/c/stop", "PUT /connectors/c/resume"]
+    );
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+    assert!(!journal_path(&dir).exists());
+}
+
 /// The journal marks a connector started before its transaction's first request.
 #[test]
 fn the_journal_marks_each_transaction_started_before_it_sends_anything() {
