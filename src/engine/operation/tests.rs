@@ -50,13 +50,13 @@ fn execute_journaled(
     progress: &dyn Observer,
 ) -> ApplyReport {
     let opts = ExecOptions::new(false, parallel, Duration::from_secs(30));
-    let journaled = Journaled::new(j, progress);
+    let journaled = Journaled::new(j);
     execute(
         &fake.client(),
         p,
         &opts,
         &ManualClock::default(),
-        &journaled,
+        &Both(&journaled, progress),
     )
     .unwrap()
 }
