@@ -6,9 +6,14 @@ use std::path::Path;
 use kco::model::ConnectorType::{Sink, Source};
 use serde_json::{json, Value};
 
+use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{sink_offsets, SnapshotFile};
 use crate::support::git::git_at;
 use crate::support::run::Kco;
+
+/// The connector classes as the files of [`history`] name them.
+const SINK: &str = "FileStreamSink";
+const SOURCE: &str = "FileStreamSource";
 
 pub fn orders(parts: &[(i64, i64)]) -> Value {
     sink_offsets("orders", parts)
@@ -114,7 +119,26 @@ pub fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
     (r.code, r.stdout, r.stderr)
 }
 
-fn json_of(out: &str) -> Value {
+/// [`kco`] against `fake`.
+pub fn on(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
+    let url = fake.url();
+    let mut all = vec!["--url", url.as_str()];
+    all.extend_from_slice(args);
+    kco(dir, &all)
+}
+
+/// The cluster as [`history`]'s head found it before the fix: `orders` at 900, `newbie`
+/// added, `billing` at 30 and `legacy` still there (stopped).
+pub fn fake_at_head() -> FakeConnect {
+    FakeConnect::builder()
+        .sink("orders", SINK, State::Running, orders(&[(0, 900)]))
+        .sink("newbie", SINK, State::Running, orders(&[(2, 5)]))
+        .source("billing", SOURCE, State::Running, billing(30))
+        .sink("legacy", SINK, State::Stopped, orders(&[(0, 7)]))
+        .start()
+}
+
+pub fn json_of(out: &str) -> Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
