@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{sink_offsets, SnapshotFile};
 use crate::support::git::git_at;
+use crate::support::json::parse_json;
 use crate::support::run::Kco;
 
 /// The connector classes as the files of [`history`] name them.
@@ -138,16 +139,12 @@ pub fn fake_at_head() -> FakeConnect {
         .start()
 }
 
-pub fn json_of(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
 #[test]
 fn log_follows_a_connector_through_rewinds_skips_and_merges() {
     let (r, c) = history();
     let (code, out, err) = kco(r.path(), &["log", "orders", "-o", "json"]);
     assert_eq!(code, 0, "{err}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     let o = &v["connectors"][0];
     assert_eq!(v["connectors"].as_array().unwrap().len(), 1);
     assert_eq!(o["name"], "orders");
@@ -204,7 +201,7 @@ fn log_follows_a_connector_through_rewinds_skips_and_merges() {
 
     let (_, out, _) = kco(r.path(), &["log", "orders", "-n", "1", "-o", "json"]);
     assert_eq!(
-        json_of(&out)["connectors"][0]["commits"]
+        parse_json(&out)["connectors"][0]["commits"]
             .as_array()
             .unwrap()
             .len(),
@@ -217,7 +214,7 @@ fn log_pairs_moved_files_and_shows_connectors_that_came_and_went() {
     let (r, c) = history();
     let (code, out, err) = kco(r.path(), &["log", "-o", "json"]);
     assert_eq!(code, 0, "{err}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     let by = |n: &str| {
         v["connectors"]
             .as_array()
@@ -258,7 +255,7 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
     // (billing forward, legacy gone); newbie, added 3 commits back, never moved since.
     let (code, out, err) = kco(r.path(), &["log", "--stalled", "2", "-o", "json"]);
     assert_eq!(code, 2, "a stalled connector is exit 2: {err}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     let stalled: Vec<(&str, bool)> = v["connectors"]
         .as_array()
         .unwrap()
@@ -274,7 +271,7 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
     assert!(text.starts_with("1 of 3 connectors did not move forward over the last 2 commits:\n  newbie  snapshots/a/newbie.yaml  file unchanged in the last 2 commits  [STALLED]"), "{text}");
     // Over 3 commits orders rewound in one and moved forward in another: not stalled.
     let (code, out, _) = kco(r.path(), &["log", "orders", "--stalled", "3", "-o", "json"]);
-    assert_eq!(json_of(&out)["connectors"][0]["stalled"], false);
+    assert_eq!(parse_json(&out)["connectors"][0]["stalled"], false);
     assert_eq!(code, 0, "none stalled");
 }
 
@@ -286,7 +283,7 @@ fn show_at_a_revision_and_a_time() {
         &["show", "orders", "--at", "HEAD~2", "-o", "json"],
     );
     assert_eq!(code, 0, "{err}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     assert_eq!(v["commit"]["commit"], c[2].as_str());
     assert_eq!(v["offsets"], orders(&[(0, 120)]));
     assert_eq!(v["file"], "snapshots/a/orders.yaml");

@@ -6,8 +6,9 @@ use std::path::Path;
 use kco::model::ConnectorType::Sink;
 
 use crate::fake_connect::FakeConnect;
-use crate::history::{fake_at_head, history, json_of, kco, on, orders};
+use crate::history::{fake_at_head, history, kco, on, orders};
 use crate::support::git::git_at;
+use crate::support::json::parse_json;
 
 /// `kco apply snapshots/a <args>` against `fake`.
 fn apply(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
@@ -55,7 +56,7 @@ fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
         &["--at", "HEAD~3", "--dry-run", "-o", "json"],
     );
     assert_eq!(code, 1, "legacy is no longer on the cluster: {out}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     assert_eq!(v["source"]["mode"], "at");
     assert_eq!(v["source"]["revision"]["commit"], c[1].as_str());
     let files: Vec<&str> = v["source"]["files"]
