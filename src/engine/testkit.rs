@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::diff::{ExitOn, LiveInput};
+use super::diff::{DiffReport, ExitOn, LiveInput, Status};
 use super::LoadedFile;
 use crate::model::file::{OffsetsFile, DEFAULT_SCHEMA_REF};
 
@@ -15,6 +15,14 @@ pub(crate) fn loaded(path: &str, file: OffsetsFile) -> LoadedFile {
         file,
         lines: None,
     }
+}
+
+/// Each connector of a diff's report with its status, in the report's order.
+pub(crate) fn statuses(r: &DiffReport) -> Vec<(&str, Status)> {
+    r.connectors
+        .iter()
+        .map(|c| (c.name.as_str(), c.status))
+        .collect()
 }
 
 /// A live diff of exactly `files` against `cluster`, exiting on drift, two connectors at a

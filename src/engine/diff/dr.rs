@@ -139,13 +139,8 @@ mod tests {
         ]);
         let input = testkit::live_input(&files, "west");
         let r = diff_live_translated(&fake.client(), input, &Unheard, &translations).unwrap();
-        let got: Vec<_> = r
-            .connectors
-            .iter()
-            .map(|c| (c.name.as_str(), c.status))
-            .collect();
         assert_eq!(
-            got,
+            testkit::statuses(&r),
             vec![
                 ("blind", Status::NoTranslation),
                 ("moved", Status::InSync),

@@ -260,13 +260,8 @@ fn whole_dir_reports_untracked_and_reads_each_connector_once() {
         ..testkit::live_input(&files, "a")
     };
     let r = diff_live(&fake.client(), input(true)).unwrap();
-    let got: Vec<_> = r
-        .connectors
-        .iter()
-        .map(|c| (c.name.as_str(), c.status))
-        .collect();
     assert_eq!(
-        got,
+        testkit::statuses(&r),
         vec![
             ("c", Status::InSync),
             ("extra", Status::Untracked),
