@@ -18,9 +18,10 @@ mod hand;
 #[path = "fleet/workload.rs"]
 mod workload;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use fake_connect::FakeConnect;
 use workload::{kco, measure, Measure, Server, FLEET_PARTITIONS, WIDE_SINK};
 
 /// The pause between two status looks of the hand procedure: kco's first pause.
@@ -127,72 +128,131 @@ fn serve(opts: &Options) -> ! {
     }
 }
 
-fn work_dir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("kco-bench-")
-        .tempdir()
-        .expect("temp dir")
+/// One workload's bench: its fake, and a scratch directory where kco runs, with `hand/` and
+/// `best/` for the hand procedure and its best case.
+struct Bench {
+    fake: FakeConnect,
+    url: String,
+    work: tempfile::TempDir,
+    hand_dir: PathBuf,
+    best_dir: PathBuf,
+    hand: bool,
 }
 
-fn mkdir(dir: &Path) {
-    std::fs::create_dir_all(dir).expect("mkdir");
+impl Bench {
+    fn new(fake: FakeConnect, opts: &Options) -> Bench {
+        let work = tempfile::Builder::new()
+            .prefix("kco-bench-")
+            .tempdir()
+            .expect("temp dir");
+        let (hand_dir, best_dir) = (work.path().join("hand"), work.path().join("best"));
+        for dir in [&hand_dir, &best_dir] {
+            std::fs::create_dir_all(dir).expect("mkdir");
+        }
+        Bench {
+            url: fake.url(),
+            fake,
+            work,
+            hand_dir,
+            best_dir,
+            hand: opts.hand,
+        }
+    }
+
+    fn cwd(&self) -> &Path {
+        self.work.path()
+    }
+
+    /// `kco <args>` in the scratch directory, which must exit with `code`.
+    fn kco(&self, args: &[&str], code: i32) -> Measure {
+        measure(&self.fake, || kco(self.cwd(), &self.fake, args, code))
+    }
+
+    /// A row of kco alone.
+    fn kco_row(&self, workload: String, args: &[&str], code: i32) -> Row {
+        Row::kco_only(workload, self.kco(args, code))
+    }
+
+    /// `kco snapshot` against the hand procedure's and its best case's.
+    fn snapshot(&self, workload: String) -> Row {
+        let k = self.kco(&["snapshot", "--parallel", "8", "--dir", "snapshots"], 0);
+        let h = self
+            .hand
+            .then(|| measure(&self.fake, || hand::snapshot(&self.url, &self.hand_dir)));
+        let b = self.hand.then(|| {
+            measure(&self.fake, || {
+                hand::best::snapshot(&self.url, &self.best_dir)
+            })
+        });
+        Row {
+            workload,
+            kco: k,
+            hand: h,
+            best: b,
+        }
+    }
+
+    /// `kco <apply>` (every partition moved before), then the hand procedure's and its best
+    /// case's, each after `move_by` moved every partition by 2000 and 3000; `restored` checks
+    /// each put the offsets back.
+    fn apply(
+        &self,
+        workload: String,
+        apply: &[&str],
+        move_by: impl Fn(&FakeConnect, i64),
+        restored: impl Fn(&FakeConnect),
+    ) -> Row {
+        let k = self.kco(apply, 0);
+        restored(&self.fake);
+        let (mut h, mut b) = (None, None);
+        if self.hand {
+            move_by(&self.fake, 2000);
+            h = Some(measure(&self.fake, || {
+                hand::apply(&self.url, &self.hand_dir, PAUSE)
+            }));
+            restored(&self.fake);
+            move_by(&self.fake, 3000);
+            b = Some(measure(&self.fake, || {
+                hand::best::apply(&self.url, &self.best_dir, PAUSE)
+            }));
+            restored(&self.fake);
+        }
+        Row {
+            workload,
+            kco: k,
+            hand: h,
+            best: b,
+        }
+    }
 }
 
 fn fleet(opts: &Options) -> Vec<Row> {
     let n = opts.connectors;
     eprintln!("fleet: starting the fake with {n} connectors");
-    let fake = workload::fleet(opts.server, n);
-    let url = fake.url();
-    let work = work_dir();
-    let cwd = work.path();
-    let (hand_dir, best_dir) = (cwd.join("hand"), cwd.join("best"));
-    mkdir(&hand_dir);
-    mkdir(&best_dir);
-    let files = cwd.join("snapshots/bench");
+    let bench = Bench::new(workload::fleet(opts.server, n), opts);
+    let files = bench.cwd().join("snapshots/bench");
     let files_arg = files.to_string_lossy().into_owned();
     let label = |what: &str| format!("{what}, {n} connectors");
     let mut rows = Vec::new();
 
     eprintln!("fleet: snapshot");
-    let k = measure(&fake, || {
-        kco(
-            cwd,
-            &fake,
-            &["snapshot", "--parallel", "8", "--dir", "snapshots"],
-            0,
-        )
-    });
-    let h = opts
-        .hand
-        .then(|| measure(&fake, || hand::snapshot(&url, &hand_dir)));
-    let b = opts
-        .hand
-        .then(|| measure(&fake, || hand::best::snapshot(&url, &best_dir)));
-    rows.push(Row {
-        workload: label("snapshot"),
-        kco: k,
-        hand: h,
-        best: b,
-    });
+    rows.push(bench.snapshot(label("snapshot")));
 
-    workload::move_fleet(&fake, n, 1000);
+    workload::move_fleet(&bench.fake, n, 1000);
     eprintln!("fleet: diff and dry run");
-    let k = measure(&fake, || {
-        kco(
-            cwd,
-            &fake,
-            &["diff", "--dir", "snapshots", "--fail-on", "any"],
-            2,
-        )
-    });
-    rows.push(Row::kco_only(label("diff, every partition moved"), k));
-    let k = measure(&fake, || {
-        kco(cwd, &fake, &["apply", &files_arg, "--dry-run"], 0)
-    });
-    rows.push(Row::kco_only(label("apply --dry-run"), k));
+    rows.push(bench.kco_row(
+        label("diff, every partition moved"),
+        &["diff", "--dir", "snapshots", "--fail-on", "any"],
+        2,
+    ));
+    rows.push(bench.kco_row(
+        label("apply --dry-run"),
+        &["apply", &files_arg, "--dry-run"],
+        0,
+    ));
 
     eprintln!("fleet: apply");
-    let restored = |fake: &fake_connect::FakeConnect| {
+    let restored = |fake: &FakeConnect| {
         for i in 0..n {
             workload::assert_offsets(
                 fake,
@@ -210,34 +270,19 @@ fn fleet(opts: &Options) -> Vec<Row> {
         "--backup-dir",
         "backup",
     ];
-    let k = measure(&fake, || kco(cwd, &fake, &apply, 0));
-    restored(&fake);
-    let (mut h, mut b) = (None, None);
-    if opts.hand {
-        workload::move_fleet(&fake, n, 2000);
-        h = Some(measure(&fake, || hand::apply(&url, &hand_dir, PAUSE)));
-        restored(&fake);
-        workload::move_fleet(&fake, n, 3000);
-        b = Some(measure(&fake, || hand::best::apply(&url, &best_dir, PAUSE)));
-        restored(&fake);
-    }
-    rows.push(Row {
-        workload: label("apply, every partition moved"),
-        kco: k,
-        hand: h,
-        best: b,
-    });
+    rows.push(bench.apply(
+        label("apply, every partition moved"),
+        &apply,
+        |fake, shift| workload::move_fleet(fake, n, shift),
+        restored,
+    ));
 
     eprintln!("fleet: validate and fmt --check");
-    rows.push(Row::kco_only(
-        format!("validate, {n} files"),
-        measure(&fake, || kco(cwd, &fake, &["validate", &files_arg], 0)),
-    ));
-    rows.push(Row::kco_only(
+    rows.push(bench.kco_row(format!("validate, {n} files"), &["validate", &files_arg], 0));
+    rows.push(bench.kco_row(
         format!("fmt --check, {n} files"),
-        measure(&fake, || {
-            kco(cwd, &fake, &["fmt", "--check", &files_arg], 0)
-        }),
+        &["fmt", "--check", &files_arg],
+        0,
     ));
     rows
 }
@@ -245,89 +290,50 @@ fn fleet(opts: &Options) -> Vec<Row> {
 fn wide(opts: &Options) -> Vec<Row> {
     let p = opts.partitions;
     eprintln!("wide sink: starting the fake with {p} partitions");
-    let fake = workload::wide(opts.server, p);
-    let url = fake.url();
-    let work = work_dir();
-    let cwd = work.path();
-    let (hand_dir, best_dir) = (cwd.join("hand"), cwd.join("best"));
-    mkdir(&hand_dir);
-    mkdir(&best_dir);
+    let bench = Bench::new(workload::wide(opts.server, p), opts);
+    let cwd = bench.cwd();
     let file = cwd.join(format!("snapshots/bench/{WIDE_SINK}.yaml"));
     let file_arg = file.to_string_lossy().into_owned();
     let label = |what: &str| format!("{what}, 1 sink x {p} partitions");
     let mut rows = Vec::new();
 
     eprintln!("wide sink: snapshot");
-    let k = measure(&fake, || {
-        kco(
-            cwd,
-            &fake,
-            &["snapshot", "--parallel", "8", "--dir", "snapshots"],
-            0,
-        )
-    });
-    let h = opts
-        .hand
-        .then(|| measure(&fake, || hand::snapshot(&url, &hand_dir)));
-    let b = opts
-        .hand
-        .then(|| measure(&fake, || hand::best::snapshot(&url, &best_dir)));
-    rows.push(Row {
-        workload: label("snapshot"),
-        kco: k,
-        hand: h,
-        best: b,
-    });
+    rows.push(bench.snapshot(label("snapshot")));
 
-    fake.set_offsets(WIDE_SINK, workload::wide_offsets(p, 1000));
+    let move_by =
+        |fake: &FakeConnect, shift| fake.set_offsets(WIDE_SINK, workload::wide_offsets(p, shift));
+    move_by(&bench.fake, 1000);
     eprintln!("wide sink: diff and dry run");
-    let k = measure(&fake, || {
-        kco(cwd, &fake, &["diff", &file_arg, "--fail-on", "any"], 2)
+    let k = bench.kco(&["diff", &file_arg, "--fail-on", "any"], 2);
+    let hand_file = bench.hand_dir.join(format!("{WIDE_SINK}.json"));
+    let h = opts.hand.then(|| {
+        measure(&bench.fake, || {
+            hand::diff(&bench.url, WIDE_SINK, &hand_file, cwd)
+        })
     });
-    let hand_file = hand_dir.join(format!("{WIDE_SINK}.json"));
-    let h = opts
-        .hand
-        .then(|| measure(&fake, || hand::diff(&url, WIDE_SINK, &hand_file, cwd)));
     rows.push(Row {
         workload: label("diff, every partition moved"),
         kco: k,
         hand: h,
         best: None,
     });
-    let k = measure(&fake, || {
-        kco(cwd, &fake, &["apply", &file_arg, "--dry-run"], 0)
-    });
-    rows.push(Row::kco_only(label("apply --dry-run"), k));
+    rows.push(bench.kco_row(
+        label("apply --dry-run"),
+        &["apply", &file_arg, "--dry-run"],
+        0,
+    ));
 
     eprintln!("wide sink: apply");
     let want = workload::wide_offsets(p, 0);
-    let apply = ["apply", &file_arg, "--yes", "--backup-dir", "backup"];
-    let k = measure(&fake, || kco(cwd, &fake, &apply, 0));
-    workload::assert_offsets(&fake, WIDE_SINK, &want);
-    let (mut h, mut b) = (None, None);
-    if opts.hand {
-        fake.set_offsets(WIDE_SINK, workload::wide_offsets(p, 2000));
-        h = Some(measure(&fake, || hand::apply(&url, &hand_dir, PAUSE)));
-        workload::assert_offsets(&fake, WIDE_SINK, &want);
-        fake.set_offsets(WIDE_SINK, workload::wide_offsets(p, 3000));
-        b = Some(measure(&fake, || hand::best::apply(&url, &best_dir, PAUSE)));
-        workload::assert_offsets(&fake, WIDE_SINK, &want);
-    }
-    rows.push(Row {
-        workload: label("apply, every partition moved"),
-        kco: k,
-        hand: h,
-        best: b,
-    });
+    rows.push(bench.apply(
+        label("apply, every partition moved"),
+        &["apply", &file_arg, "--yes", "--backup-dir", "backup"],
+        move_by,
+        |fake| workload::assert_offsets(fake, WIDE_SINK, &want),
+    ));
 
-    rows.push(Row::kco_only(
-        label("validate"),
-        measure(&fake, || kco(cwd, &fake, &["validate", &file_arg], 0)),
-    ));
-    rows.push(Row::kco_only(
-        label("fmt --check"),
-        measure(&fake, || kco(cwd, &fake, &["fmt", "--check", &file_arg], 0)),
-    ));
+    rows.push(bench.kco_row(label("validate"), &["validate", &file_arg], 0));
+    rows.push(bench.kco_row(label("fmt --check"), &["fmt", "--check", &file_arg], 0));
     rows
 }
 

@@ -162,31 +162,11 @@ fn main() {
         ),
         (
             format!("apply --at {back} --dry-run, every connector"),
-            vec![
-                "--url",
-                &url,
-                "--cluster",
-                "prod",
-                "apply",
-                "snapshots/prod",
-                "--at",
-                &back,
-                "--dry-run",
-            ],
+            apply_dry_run(&url, &["--at", &back]),
         ),
         (
             "apply --changed-since HEAD~1 --dry-run".into(),
-            vec![
-                "--url",
-                &url,
-                "--cluster",
-                "prod",
-                "apply",
-                "snapshots/prod",
-                "--changed-since",
-                "HEAD~1",
-                "--dry-run",
-            ],
+            apply_dry_run(&url, &["--changed-since", "HEAD~1"]),
         ),
     ];
     println!("| {connectors} connectors, {commits} commits | wall time (best of 3) |\n|---|---|");
@@ -201,4 +181,10 @@ fn main() {
             best.as_secs_f64()
         );
     }
+}
+
+/// `apply snapshots/prod <revision> --dry-run` of cluster `prod` at `url`.
+fn apply_dry_run<'a>(url: &'a str, revision: &[&'a str]) -> Vec<&'a str> {
+    let head = ["--url", url, "--cluster", "prod", "apply", "snapshots/prod"];
+    [&head[..], revision, &["--dry-run"]].concat()
 }

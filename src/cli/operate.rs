@@ -10,19 +10,20 @@ use std::time::Duration;
 
 use super::apply_render::{self, Verb};
 use super::output::{Printer, Style};
-use super::progress::ApplyProgress;
+use super::progress::apply_progress;
 use super::recover::render_recovery;
 use super::report_error;
 use super::words;
 use super::Context;
 use crate::config::ClusterTarget;
 use crate::engine::apply::{
-    ApplyDocument, BackupReport, Checked, ConnectorApply, ExecOptions, Observer, PlanOptions,
-    StepRecord, SystemClock, TargetCluster,
+    ApplyDocument, BackupReport, Checked, ExecOptions, Observer, PlanOptions, SystemClock,
+    TargetCluster,
 };
 use crate::engine::guard::{Refusal, Refuse};
 use crate::engine::history::at::FilesSource;
 use crate::engine::operation::{Operation, Ran, Settings};
+use crate::engine::progress::Both;
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use crate::wait::WaitPolicy;
 
@@ -151,10 +152,7 @@ pub fn drive(
         }
         Ok(yes)
     };
-    let progress = Reporting {
-        inner: ApplyProgress::new(p),
-        ctx,
-    };
+    let progress = Both(apply_progress(p), BackupNote { ctx });
     match op.run(&plan, &settings, &mut confirm, &progress, &SystemClock)? {
         Ran::PlanErrors(n) => {
             if p.is_structured() {
@@ -218,33 +216,12 @@ pub fn drive(
     }
 }
 
-/// The CLI's progress, which also says where the backup went before the first change.
-struct Reporting<'a> {
-    inner: ApplyProgress<'a>,
+/// Says where the backup went, before the first change.
+struct BackupNote<'a> {
     ctx: &'a Context,
 }
 
-impl Observer for Reporting<'_> {
-    fn total(&self, connectors: usize) {
-        self.inner.total(connectors);
-    }
-
-    fn started(&self, connector: &str) {
-        self.inner.started(connector);
-    }
-
-    fn finished(&self, connector: &str) {
-        self.inner.finished(connector);
-    }
-
-    fn step(&self, connector: &str, record: &StepRecord) {
-        self.inner.step(connector, record);
-    }
-
-    fn transaction(&self, report: &ConnectorApply) {
-        self.inner.transaction(report);
-    }
-
+impl Observer for BackupNote<'_> {
     fn backed_up(&self, backup: &BackupReport) {
         if backup.is_empty() {
             return;

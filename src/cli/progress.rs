@@ -15,8 +15,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::apply_render::StepPrinter;
 use super::{OutputFormat, Printer};
-use crate::engine::apply::StepRecord;
-use crate::engine::progress::Observer;
+use crate::engine::progress::{Both, Observer};
 
 /// How long a run goes before its bar appears.
 pub const DELAY: Duration = Duration::from_millis(300);
@@ -136,36 +135,11 @@ impl Drop for Bar {
 }
 
 /// An apply's progress: each step for `-v`, the bar otherwise.
-pub struct ApplyProgress<'a> {
-    pub steps: StepPrinter<'a>,
-    pub bar: Bar,
-}
+pub type ApplyProgress<'a> = Both<Bar, StepPrinter<'a>>;
 
-impl<'a> ApplyProgress<'a> {
-    pub fn new(printer: &'a Printer) -> Self {
-        ApplyProgress {
-            steps: StepPrinter(printer),
-            bar: Bar::new(printer, "apply"),
-        }
-    }
-}
-
-impl Observer for ApplyProgress<'_> {
-    fn total(&self, connectors: usize) {
-        self.bar.total(connectors);
-    }
-
-    fn started(&self, connector: &str) {
-        self.bar.started(connector);
-    }
-
-    fn finished(&self, connector: &str) {
-        self.bar.finished(connector);
-    }
-
-    fn step(&self, connector: &str, record: &StepRecord) {
-        self.steps.step(connector, record);
-    }
+/// The progress of an apply printed by `printer`.
+pub fn apply_progress(printer: &Printer) -> ApplyProgress<'_> {
+    Both(Bar::new(printer, "apply"), StepPrinter(printer))
 }
 
 #[cfg(test)]

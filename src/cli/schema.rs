@@ -61,22 +61,31 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
 
 #[cfg(test)]
 mod tests {
-    /// The committed schema must be what the types say. To regenerate:
-    /// `cargo run -q -- schema > schemas/connector-offsets-v1.json` (or run this test with
-    /// `KCO_UPDATE_SCHEMA=1`).
-    #[test]
-    fn committed_schema_is_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("schemas/connector-offsets-v1.json");
-        let want = super::schema_json();
+    /// The schema committed at `file` must be `want`; `KCO_UPDATE_SCHEMA=1` rewrites it.
+    /// `command` is kco's command that prints it, `test` the test that checks it.
+    fn assert_committed(file: &str, want: &str, command: &str, test: &str) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         if std::env::var_os("KCO_UPDATE_SCHEMA").is_some() {
             crate::fsutil::write_atomic(&path, want.as_bytes()).unwrap();
         }
         let have = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(
             have == want,
-            "{} is not current: regenerate it with\n  cargo run -q -- schema > schemas/connector-offsets-v1.json\nor\n  KCO_UPDATE_SCHEMA=1 cargo test --lib committed_schema_is_current",
+            "{} is not current: regenerate it with\n  cargo run -q -- {command} > {file}\nor\n  KCO_UPDATE_SCHEMA=1 cargo test --lib {test}",
             path.display()
+        );
+    }
+
+    /// The committed schema must be what the types say. To regenerate:
+    /// `cargo run -q -- schema > schemas/connector-offsets-v1.json` (or run this test with
+    /// `KCO_UPDATE_SCHEMA=1`).
+    #[test]
+    fn committed_schema_is_current() {
+        assert_committed(
+            "schemas/connector-offsets-v1.json",
+            &super::schema_json(),
+            "schema",
+            "committed_schema_is_current",
         );
     }
 
@@ -85,17 +94,11 @@ mod tests {
     /// schemas/offset-shapes-v1.json` (or run this test with `KCO_UPDATE_SCHEMA=1`).
     #[test]
     fn committed_shapes_schema_is_current() {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/offset-shapes-v1.json");
-        let want = super::shapes_schema_json();
-        if std::env::var_os("KCO_UPDATE_SCHEMA").is_some() {
-            crate::fsutil::write_atomic(&path, want.as_bytes()).unwrap();
-        }
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            have == want,
-            "{} is not current: regenerate it with\n  cargo run -q -- schema --shapes-schema > schemas/offset-shapes-v1.json\nor\n  KCO_UPDATE_SCHEMA=1 cargo test --lib committed_shapes_schema_is_current",
-            path.display()
+        assert_committed(
+            "schemas/offset-shapes-v1.json",
+            &super::shapes_schema_json(),
+            "schema --shapes-schema",
+            "committed_shapes_schema_is_current",
         );
     }
 

@@ -132,26 +132,12 @@ fn but_checksum(text: &str) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
     use crate::model::file::Metadata;
-    use crate::model::ConnectorType;
-    use serde_json::json;
+    use crate::model::{ConnectorType, OffsetEntry};
 
     fn sample() -> String {
         OffsetsFile::new(
-            Metadata {
-                name: "c".into(),
-                cluster: "a".into(),
-                kafka_cluster_id: None,
-                connect_version: None,
-                connector_class: None,
-                connector_type: ConnectorType::Sink,
-                state: None,
-                captured_at: None,
-            },
-            serde_json::from_value(json!([
-                {"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":1}},
-                {"partition":{"kafka_topic":"t","kafka_partition":1},"offset":{"kafka_offset":2}}
-            ]))
-            .unwrap(),
+            Metadata::new("c", "a", ConnectorType::Sink),
+            vec![OffsetEntry::sink("t", 0, 1), OffsetEntry::sink("t", 1, 2)],
             None,
         )
         .render("s.json")

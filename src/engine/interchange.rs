@@ -132,16 +132,7 @@ pub fn import_body(
             )]);
         }
     };
-    let metadata = Metadata {
-        name: meta.name.clone(),
-        cluster: meta.cluster.clone(),
-        kafka_cluster_id: None,
-        connect_version: None,
-        connector_class: None,
-        connector_type,
-        state: None,
-        captured_at: None,
-    };
+    let metadata = Metadata::new(&meta.name, &meta.cluster, connector_type);
     // Checked in input order by the file format's own rules, on the file as it would be
     // rendered; each problem's line in that rendering is mapped back to the input's line.
     let mut file = OffsetsFile::new(metadata, Vec::new(), None);

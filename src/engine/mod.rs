@@ -24,6 +24,9 @@ pub mod store;
 pub mod strimzi;
 pub mod validate;
 
+#[cfg(test)]
+pub(crate) mod testkit;
+
 pub use probe::{probe, require_version, ClusterInfo};
 pub use select::Selector;
 pub use store::{load_files, LoadedFile};

@@ -28,6 +28,57 @@ pub struct Unheard;
 
 impl Observer for Unheard {}
 
+impl<T: Observer + ?Sized> Observer for &T {
+    fn total(&self, connectors: usize) {
+        (**self).total(connectors);
+    }
+    fn started(&self, connector: &str) {
+        (**self).started(connector);
+    }
+    fn finished(&self, connector: &str) {
+        (**self).finished(connector);
+    }
+    fn step(&self, connector: &str, record: &StepRecord) {
+        (**self).step(connector, record);
+    }
+    fn transaction(&self, report: &ConnectorApply) {
+        (**self).transaction(report);
+    }
+    fn backed_up(&self, backup: &BackupReport) {
+        (**self).backed_up(backup);
+    }
+}
+
+/// Tells two observers everything, the first one first.
+pub struct Both<A, B>(pub A, pub B);
+
+impl<A: Observer, B: Observer> Observer for Both<A, B> {
+    fn total(&self, connectors: usize) {
+        self.0.total(connectors);
+        self.1.total(connectors);
+    }
+    fn started(&self, connector: &str) {
+        self.0.started(connector);
+        self.1.started(connector);
+    }
+    fn finished(&self, connector: &str) {
+        self.0.finished(connector);
+        self.1.finished(connector);
+    }
+    fn step(&self, connector: &str, record: &StepRecord) {
+        self.0.step(connector, record);
+        self.1.step(connector, record);
+    }
+    fn transaction(&self, report: &ConnectorApply) {
+        self.0.transaction(report);
+        self.1.transaction(report);
+    }
+    fn backed_up(&self, backup: &BackupReport) {
+        self.0.backed_up(backup);
+        self.1.backed_up(backup);
+    }
+}
+
 /// [`parallel::map`] over connectors, telling `fleet` the total, then each start and end.
 pub fn map<T, R, F>(
     items: &[T],

@@ -94,16 +94,7 @@ mod tests {
 
     fn write(dir: &std::path::Path, name: &str, connector: &str) -> PathBuf {
         let f = OffsetsFile::new(
-            Metadata {
-                name: connector.into(),
-                cluster: "a".into(),
-                kafka_cluster_id: None,
-                connect_version: None,
-                connector_class: None,
-                connector_type: ConnectorType::Source,
-                state: None,
-                captured_at: None,
-            },
+            Metadata::new(connector, "a", ConnectorType::Source),
             serde_json::from_value(json!([{"partition":{"f":"x"},"offset":{"p":1}}])).unwrap(),
             None,
         );

@@ -45,6 +45,21 @@ pub struct OffsetEntry {
     pub offset: Fields,
 }
 
+impl OffsetEntry {
+    /// A sink's entry: `partition` of `topic` committed at `offset`.
+    pub fn sink(topic: &str, partition: i64, offset: i64) -> OffsetEntry {
+        let mut p = Fields::new();
+        p.insert("kafka_topic", serde_json::Value::from(topic));
+        p.insert("kafka_partition", serde_json::Value::from(partition));
+        let mut o = Fields::new();
+        o.insert("kafka_offset", serde_json::Value::from(offset));
+        OffsetEntry {
+            partition: p,
+            offset: o,
+        }
+    }
+}
+
 /// One partition in a `PATCH /connectors/{name}/offsets` body; `offset: None` sends `null`,
 /// which removes the partition's offset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

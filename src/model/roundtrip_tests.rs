@@ -172,16 +172,7 @@ fn offsets_doc() -> impl Strategy<Value = Value> {
 }
 
 fn metadata() -> Metadata {
-    Metadata {
-        name: "c".into(),
-        cluster: "a".into(),
-        kafka_cluster_id: None,
-        connect_version: None,
-        connector_class: None,
-        connector_type: ConnectorType::Source,
-        state: None,
-        captured_at: None,
-    }
+    Metadata::new("c", "a", ConnectorType::Source)
 }
 
 /// GET body -> file text -> parsed file -> PATCH body. Returns the PATCH body (as the client

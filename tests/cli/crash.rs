@@ -33,6 +33,30 @@ fn spawn(dir: &Path, fake: &FakeConnect, args: &[&str]) -> Running {
     Kco::new(dir).on(fake).args(args).spawn()
 }
 
+/// `kco apply files --yes --parallel <parallel> <args>` with every PATCH held 30 s, killed
+/// with SIGKILL once `parallel` PATCHes are in flight (each is sent once its connector shows
+/// STOPPED): the operation dies mid-way, leaving `parallel` connectors stopped. PATCHes go
+/// through again after.
+fn kill_mid_apply(dir: &Path, fake: &FakeConnect, parallel: usize, args: &[&str]) {
+    let patches = || {
+        fake.requests()
+            .iter()
+            .filter(|r| r.method == "PATCH")
+            .count()
+    };
+    let before = patches();
+    fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
+    let n = parallel.to_string();
+    let apply = [&["apply", "files", "--yes", "--parallel", &n][..], args].concat();
+    let child = spawn(dir, fake, &apply);
+    wait_until(&format!("{parallel} PATCHes in flight"), || {
+        patches() == before + parallel
+    });
+    child.kill9();
+    assert_eq!(stopped(fake).len(), parallel, "the kill left them stopped");
+    fake.clear_faults();
+}
+
 fn run(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String) {
     Kco::new(dir).on(fake).args(args).run().code_and_text()
 }
@@ -47,23 +71,11 @@ fn stopped(fake: &FakeConnect) -> Vec<String> {
 #[test]
 fn sigkill_mid_apply_then_the_next_apply_puts_every_state_back_first() {
     let (dir, fake) = setup();
-    fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
-    let child = spawn(
-        dir.path(),
-        &fake,
-        &["apply", "files", "--yes", "--parallel", "4"],
-    );
-    wait_until("four connectors stopped", || stopped(&fake).len() == 4);
-    wait_until("a PATCH in flight", || {
-        fake.count("PATCH", "/connectors/c00/offsets") > 0
-    });
-    child.kill9();
-    assert_eq!(stopped(&fake).len(), 4, "the kill left four stopped");
+    kill_mid_apply(dir.path(), &fake, 4, &[]);
     let journal = dir.path().join(".kco/journal/a.json");
     let j: Value = serde_json::from_str(&std::fs::read_to_string(&journal).unwrap()).unwrap();
     assert_eq!(j["connectors"].as_object().unwrap().len(), 12, "{j}");
     assert_eq!(j["connectors"]["c00"]["prior_state"], "RUNNING");
-    fake.clear_faults();
 
     // Read-only commands refuse while the journal is there (a snapshot would record STOPPED).
     fake.clear_requests();
@@ -103,15 +115,7 @@ fn sigkill_mid_apply_then_the_next_apply_puts_every_state_back_first() {
 #[test]
 fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost() {
     let (dir, fake) = setup();
-    fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
-    let child = spawn(
-        dir.path(),
-        &fake,
-        &["apply", "files", "--yes", "--parallel", "2"],
-    );
-    wait_until("two connectors stopped", || stopped(&fake).len() == 2);
-    child.kill9();
-    fake.clear_faults();
+    kill_mid_apply(dir.path(), &fake, 2, &[]);
     let (code, out) = run(dir.path(), &fake, &["recover"]);
     assert_eq!(code, 0, "{out}");
     assert!(stopped(&fake).is_empty(), "{out}");
@@ -121,30 +125,7 @@ fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost
     assert!(out.contains("Nothing to recover"), "{out}");
 
     // Again, and this time the journal is lost with the runner: the backup has the states.
-    fake.fault(Fault::on("PATCH", "/connectors/*/offsets").delay_ms(30_000));
-    let child = spawn(
-        dir.path(),
-        &fake,
-        &[
-            "apply",
-            "files",
-            "--yes",
-            "--parallel",
-            "3",
-            "--backup-dir",
-            "bk",
-        ],
-    );
-    // Their PATCH is sent once status shows them STOPPED (status lags the stop).
-    wait_until("three PATCHes in flight", || {
-        fake.requests()
-            .iter()
-            .filter(|r| r.method == "PATCH")
-            .count()
-            == 3
-    });
-    child.kill9();
-    fake.clear_faults();
+    kill_mid_apply(dir.path(), &fake, 3, &["--backup-dir", "bk"]);
     std::fs::remove_dir_all(dir.path().join(".kco")).unwrap();
     let (code, out) = run(dir.path(), &fake, &["diff", "files", "-o", "json", "-q"]);
     assert_eq!(code, 2, "the nightly diff sees them: {out}");

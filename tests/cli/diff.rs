@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{self, source_offsets, SnapshotFile};
 use crate::support::git::git;
+use crate::support::json::{assert_json_eq, parse_json};
 use crate::support::run::Kco;
 
 const SINK: &str = "FileStreamSink";
@@ -69,7 +70,7 @@ fn whole_directory_as_json() {
     let (t, fake) = scenario();
     let (code, out, err) = kco(t.path(), &fake, &["diff", "-o", "json"]);
     assert_eq!(code, 2, "{err}");
-    let got: Value = serde_json::from_str(&out).unwrap();
+    let got = parse_json(&out);
     let expected = json!({
         "mode": "live", "cluster": "a", "base": null, "base_commit": null, "fail_on": "drift",
         "summary": {
@@ -109,12 +110,7 @@ fn whole_directory_as_json() {
         ],
         "exit_code": 2
     });
-    assert_eq!(
-        got,
-        expected,
-        "{}",
-        serde_json::to_string_pretty(&got).unwrap()
-    );
+    assert_json_eq(&got, &expected);
     fake.assert_no_mutations();
     // One listing, one offsets read per connector on the cluster.
     assert_eq!(fake.count("GET", "/connectors/orders/offsets"), 1);

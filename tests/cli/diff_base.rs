@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::support::data::{self, SnapshotFile};
 use crate::support::git::git;
+use crate::support::json::{assert_json_eq, parse_json};
 use crate::support::run::Kco;
 
 fn snapshot_text(name: &str, kind: ConnectorType, offsets: Value) -> String {
@@ -70,7 +71,7 @@ fn rewind_and_removal_as_json() {
     let base = git(t.path(), &["rev-parse", "HEAD~1"]);
     let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD~1", "-o", "json"]);
     assert_eq!(code, 2, "{err}");
-    let got: Value = serde_json::from_str(&out).unwrap();
+    let got = parse_json(&out);
     let expected = json!({
         "mode": "base",
         "cluster": null,
@@ -120,12 +121,7 @@ fn rewind_and_removal_as_json() {
         ],
         "exit_code": 2
     });
-    assert_eq!(
-        got,
-        expected,
-        "{}",
-        serde_json::to_string_pretty(&got).unwrap()
-    );
+    assert_json_eq(&got, &expected);
 }
 
 #[test]

@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::fake_connect::{FakeConnect, State};
 use crate::history::{orders, Repo};
 use crate::support::fakes::{orders_sink_offsets as sink_offsets, two_connectors};
+use crate::support::json::parse_json;
 use crate::support::run::Kco;
 
 /// A port nothing listens on.
@@ -20,10 +21,6 @@ fn config(dir: &Path, clusters: &[(&str, &str)]) {
         text.push_str(&format!("  {name}:\n    urls: [{url}]\n"));
     }
     std::fs::write(dir.join("kco.yaml"), text).unwrap();
-}
-
-fn json(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
 /// The item of an `--all-clusters` document for cluster `name`.
@@ -64,7 +61,7 @@ fn all_clusters_an_unreachable_cluster_is_an_error_not_drift() {
             .args([cmd, "--all-clusters", "-o", "json"])
             .run();
         assert_eq!(r.code, 1, "{cmd}: {}\n{}", r.stdout, r.stderr);
-        let doc = json(&r.stdout);
+        let doc = parse_json(&r.stdout);
         assert!(item(&doc, "east").get("error").is_none(), "{cmd}: {doc}");
         let west = &item(&doc, "west")["error"];
         assert_eq!(west["kind"], "client", "{cmd}: {doc}");
@@ -108,7 +105,7 @@ fn a_glob_that_matches_nothing_is_an_error_naming_what_exists() {
         .args(["-o", "json", "snapshot", "orders-*", "nope"])
         .run();
     assert_eq!(r.code, 1, "{}", r.stderr);
-    let doc = json(&r.stdout);
+    let doc = parse_json(&r.stdout);
     assert_eq!(doc["error"]["kind"], "no_match", "{doc}");
     assert!(!dir.path().join("snapshots").exists(), "nothing written");
 }
@@ -202,7 +199,7 @@ fn several_clusters_and_none_chosen_is_an_error_not_localhost() {
     .unwrap();
     let r = Kco::new(dir.path()).args(["ls", "-o", "json"]).run();
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(json(&r.stdout)["cluster"], "east");
+    assert_eq!(parse_json(&r.stdout)["cluster"], "east");
 }
 
 #[test]

@@ -6,9 +6,15 @@ use std::path::Path;
 use kco::model::ConnectorType::{Sink, Source};
 use serde_json::{json, Value};
 
+use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{sink_offsets, SnapshotFile};
 use crate::support::git::git_at;
+use crate::support::json::parse_json;
 use crate::support::run::Kco;
+
+/// The connector classes as the files of [`history`] name them.
+const SINK: &str = "FileStreamSink";
+const SOURCE: &str = "FileStreamSource";
 
 pub fn orders(parts: &[(i64, i64)]) -> Value {
     sink_offsets("orders", parts)
@@ -114,8 +120,23 @@ pub fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
     (r.code, r.stdout, r.stderr)
 }
 
-fn json_of(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+/// [`kco`] against `fake`.
+pub fn on(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
+    let url = fake.url();
+    let mut all = vec!["--url", url.as_str()];
+    all.extend_from_slice(args);
+    kco(dir, &all)
+}
+
+/// The cluster as [`history`]'s head found it before the fix: `orders` at 900, `newbie`
+/// added, `billing` at 30 and `legacy` still there (stopped).
+pub fn fake_at_head() -> FakeConnect {
+    FakeConnect::builder()
+        .sink("orders", SINK, State::Running, orders(&[(0, 900)]))
+        .sink("newbie", SINK, State::Running, orders(&[(2, 5)]))
+        .source("billing", SOURCE, State::Running, billing(30))
+        .sink("legacy", SINK, State::Stopped, orders(&[(0, 7)]))
+        .start()
 }
 
 #[test]
@@ -123,7 +144,7 @@ fn log_follows_a_connector_through_rewinds_skips_and_merges() {
     let (r, c) = history();
     let (code, out, err) = kco(r.path(), &["log", "orders", "-o", "json"]);
     assert_eq!(code, 0, "{err}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     let o = &v["connectors"][0];
     assert_eq!(v["connectors"].as_array().unwrap().len(), 1);
     assert_eq!(o["name"], "orders");
@@ -180,7 +201,7 @@ fn log_follows_a_connector_through_rewinds_skips_and_merges() {
 
     let (_, out, _) = kco(r.path(), &["log", "orders", "-n", "1", "-o", "json"]);
     assert_eq!(
-        json_of(&out)["connectors"][0]["commits"]
+        parse_json(&out)["connectors"][0]["commits"]
             .as_array()
             .unwrap()
             .len(),
@@ -193,7 +214,7 @@ fn log_pairs_moved_files_and_shows_connectors_that_came_and_went() {
     let (r, c) = history();
     let (code, out, err) = kco(r.path(), &["log", "-o", "json"]);
     assert_eq!(code, 0, "{err}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     let by = |n: &str| {
         v["connectors"]
             .as_array()
@@ -234,7 +255,7 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
     // (billing forward, legacy gone); newbie, added 3 commits back, never moved since.
     let (code, out, err) = kco(r.path(), &["log", "--stalled", "2", "-o", "json"]);
     assert_eq!(code, 2, "a stalled connector is exit 2: {err}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     let stalled: Vec<(&str, bool)> = v["connectors"]
         .as_array()
         .unwrap()
@@ -250,7 +271,7 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
     assert!(text.starts_with("1 of 3 connectors did not move forward over the last 2 commits:\n  newbie  snapshots/a/newbie.yaml  file unchanged in the last 2 commits  [STALLED]"), "{text}");
     // Over 3 commits orders rewound in one and moved forward in another: not stalled.
     let (code, out, _) = kco(r.path(), &["log", "orders", "--stalled", "3", "-o", "json"]);
-    assert_eq!(json_of(&out)["connectors"][0]["stalled"], false);
+    assert_eq!(parse_json(&out)["connectors"][0]["stalled"], false);
     assert_eq!(code, 0, "none stalled");
 }
 
@@ -262,7 +283,7 @@ fn show_at_a_revision_and_a_time() {
         &["show", "orders", "--at", "HEAD~2", "-o", "json"],
     );
     assert_eq!(code, 0, "{err}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     assert_eq!(v["commit"]["commit"], c[2].as_str());
     assert_eq!(v["offsets"], orders(&[(0, 120)]));
     assert_eq!(v["file"], "snapshots/a/orders.yaml");

@@ -4,33 +4,15 @@
 use std::path::Path;
 
 use kco::model::ConnectorType::Sink;
-use serde_json::Value;
 
-use crate::fake_connect::{FakeConnect, State};
-use crate::history::{billing, history, kco, orders};
+use crate::fake_connect::FakeConnect;
+use crate::history::{fake_at_head, history, kco, on, orders};
 use crate::support::git::git_at;
+use crate::support::json::parse_json;
 
-const SINK: &str = "FileStreamSink";
-const SOURCE: &str = "FileStreamSource";
-
-fn json_of(out: &str) -> Value {
-    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
-fn fake_at_head() -> FakeConnect {
-    FakeConnect::builder()
-        .sink("orders", SINK, State::Running, orders(&[(0, 900)]))
-        .sink("newbie", SINK, State::Running, orders(&[(2, 5)]))
-        .source("billing", SOURCE, State::Running, billing(30))
-        .sink("legacy", SINK, State::Stopped, orders(&[(0, 7)]))
-        .start()
-}
-
-fn on(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
-    let url = fake.url();
-    let mut all = vec!["--url", url.as_str()];
-    all.extend_from_slice(args);
-    kco(dir, &all)
+/// `kco apply snapshots/a <args>` against `fake`.
+fn apply(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
+    on(dir, fake, &[&["apply", "snapshots/a"], args].concat())
 }
 
 #[test]
@@ -38,11 +20,7 @@ fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
     let (r, c) = history();
     let fake = fake_at_head();
     let before = std::fs::read_to_string(r.path().join("snapshots/a/orders.yaml")).unwrap();
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &["apply", "snapshots/a", "--at", "2026-11-29 12:00", "--yes"],
-    );
+    let (code, out, err) = apply(r.path(), &fake, &["--at", "2026-11-29 12:00", "--yes"]);
     assert_eq!(code, 0, "{out}{err}");
     let short = &c[2][..12];
     assert!(
@@ -72,21 +50,13 @@ fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
     );
 
     fake.remove_connector("legacy");
-    let (code, out, _) = on(
+    let (code, out, _) = apply(
         r.path(),
         &fake,
-        &[
-            "apply",
-            "snapshots/a",
-            "--at",
-            "HEAD~3",
-            "--dry-run",
-            "-o",
-            "json",
-        ],
+        &["--at", "HEAD~3", "--dry-run", "-o", "json"],
     );
     assert_eq!(code, 1, "legacy is no longer on the cluster: {out}");
-    let v = json_of(&out);
+    let v = parse_json(&out);
     assert_eq!(v["source"]["mode"], "at");
     assert_eq!(v["source"]["revision"]["commit"], c[1].as_str());
     let files: Vec<&str> = v["source"]["files"]
@@ -111,27 +81,15 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
     let fake = fake_at_head();
     // Since nightly 2: orders (rewound, then fixed), billing (moved, 30), newbie (added);
     // legacy was removed: not applied.
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &[
-            "apply",
-            "snapshots/a",
-            "--changed-since",
-            "HEAD~1",
-            "--dry-run",
-        ],
-    );
+    let (code, out, err) = apply(r.path(), &fake, &["--changed-since", "HEAD~1", "--dry-run"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with(&format!("Files changed since `HEAD~1` (commit {} 2026-11-30 02:00 \"move billing\"): 1 of 3 connectors; the others are left alone\n  snapshots/a/orders.yaml  changed by {} 2026-12-01 02:00 \"merge fix\"\n  left alone (unchanged): billing, newbie\n", &c[3][..12], &c[4][..12])), "{out}");
     fake.clear_requests();
     // orders' live 900 > file 300: applying rewinds it.
-    let (code, out, err) = on(
+    let (code, out, err) = apply(
         r.path(),
         &fake,
         &[
-            "apply",
-            "snapshots/a",
             "--changed-since",
             "HEAD~1",
             "--fail-on",
@@ -142,12 +100,10 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
     assert_eq!(code, 1, "{out}");
     assert!(err.contains("refused by --fail-on: 1 partition at risk; nothing was changed:\n  orders orders/0: [REPROCESSING] 600 records will be reprocessed (duplicates downstream)"), "{err}");
     fake.assert_no_mutations();
-    let (code, _, err) = on(
+    let (code, _, err) = apply(
         r.path(),
         &fake,
         &[
-            "apply",
-            "snapshots/a",
             "--changed-since",
             "HEAD~1",
             "--fail-on",
@@ -160,12 +116,10 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
     assert_eq!(fake.offsets("billing")[0]["offset"]["position"], 30);
     // Uncommitted edits count, and name no commit.
     r.write("snapshots/a/newbie.yaml", "newbie", Sink, orders(&[(2, 9)]));
-    let (code, out, err) = on(
+    let (code, out, err) = apply(
         r.path(),
         &fake,
         &[
-            "apply",
-            "snapshots/a",
             "--changed-since",
             "HEAD",
             "--fail-on",

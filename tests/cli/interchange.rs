@@ -19,6 +19,17 @@ fn ok(r: Run) -> Run {
     r
 }
 
+/// `kco import --from json - --name <name> <args>` with `body` on stdin, which must succeed.
+fn import_json(cwd: &Path, name: &str, args: &[&str], body: &str) -> Run {
+    let head = ["import", "--from", "json", "-", "--name", name];
+    ok(piped(cwd, &[&head[..], args].concat(), body))
+}
+
+/// `kco export <args>`, which must succeed: its stdout.
+fn export(cwd: &Path, args: &[&str]) -> String {
+    ok(Kco::new(cwd).arg("export").args(args).run()).stdout
+}
+
 /// The part of a kco file `import` reproduces: the offsets and their checksum.
 fn offsets_part(text: &str) -> &str {
     &text[text.find("offsets:").unwrap()..]
@@ -32,16 +43,11 @@ fn rest_body_round_trips_byte_for_byte() {
     for (name, kind) in [("file-src", "source"), ("orders-sink", "sink")] {
         let file = format!("snapshots/a/{name}.yaml");
         let original = std::fs::read_to_string(dir.path().join(&file)).unwrap();
-        let body = ok(Kco::new(dir.path()).args(["export", &file]).run()).stdout;
+        let body = export(dir.path(), &[&file]);
         // The body Connect itself served reads to the same offsets and checksum.
         let live = serde_json::json!({ "offsets": fake.offsets(name) }).to_string();
         for input in [&body, &live] {
-            let args = ["import", "--from", "json", "-", "--name", name];
-            let r = ok(piped(
-                dir.path(),
-                &[&args[..], &["--cluster", "a", "--out", "-"]].concat(),
-                input,
-            ));
+            let r = import_json(dir.path(), name, &["--cluster", "a", "--out", "-"], input);
             assert_eq!(offsets_part(&r.stdout), offsets_part(&original), "{name}");
             assert!(
                 r.stdout.contains(&format!("type: {kind}")),
@@ -50,24 +56,9 @@ fn rest_body_round_trips_byte_for_byte() {
             );
         }
         // import then export gives back the body exactly.
-        ok(piped(
-            dir.path(),
-            &[
-                "import",
-                "--from",
-                "json",
-                "-",
-                "--name",
-                name,
-                "--cluster",
-                "b",
-            ],
-            &body,
-        ));
-        let again = ok(Kco::new(dir.path())
-            .args(["export", &format!("snapshots/b/{name}.yaml")])
-            .run());
-        assert_eq!(again.stdout, body, "{name}");
+        import_json(dir.path(), name, &["--cluster", "b"], &body);
+        let again = export(dir.path(), &[&format!("snapshots/b/{name}.yaml")]);
+        assert_eq!(again, body, "{name}");
     }
 }
 
@@ -78,35 +69,13 @@ fn strimzi_round_trips_byte_for_byte() {
     ok(snapshot(&fake, dir.path(), &[]));
     for name in ["file-src", "orders-sink"] {
         let file = format!("snapshots/a/{name}.yaml");
-        let body = ok(Kco::new(dir.path()).args(["export", &file]).run()).stdout;
-        let minimal = ok(piped(
+        let body = export(dir.path(), &[&file]);
+        let minimal =
+            import_json(dir.path(), name, &["--cluster", "a", "--out", "-"], &body).stdout;
+        let cm = export(
             dir.path(),
-            &[
-                "import",
-                "--from",
-                "json",
-                "-",
-                "--name",
-                name,
-                "--cluster",
-                "a",
-                "--out",
-                "-",
-            ],
-            &body,
-        ))
-        .stdout;
-        let cm = ok(Kco::new(dir.path())
-            .args([
-                "export",
-                "--format",
-                "strimzi",
-                &file,
-                "--namespace",
-                "kafka",
-            ])
-            .run())
-        .stdout;
+            &["--format", "strimzi", &file, "--namespace", "kafka"],
+        );
         assert!(
             cm.contains("kind: KafkaConnector") && cm.contains("state: stopped"),
             "{cm}"
@@ -120,10 +89,7 @@ fn strimzi_round_trips_byte_for_byte() {
         assert_eq!(back.stdout, minimal, "{name}");
     }
     // Both files into one stream, imported into a new tree: every connector comes back.
-    let all = ok(Kco::new(dir.path())
-        .args(["export", "--format", "strimzi", "snapshots/a"])
-        .run())
-    .stdout;
+    let all = export(dir.path(), &["--format", "strimzi", "snapshots/a"]);
     ok(piped(
         dir.path(),
         &["import", "--from", "strimzi", "-", "--dir", "copy"],

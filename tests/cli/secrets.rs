@@ -96,36 +96,18 @@ fn no_secret_reaches_any_output_or_file() {
     go(&["--cluster", "a", "-v", "diff"], &mut seen);
     go(&["--cluster", "a", "-v", "diff", "-o", "json"], &mut seen);
     go(&["--cluster", "a", "-v", "validate"], &mut seen);
-    go(
-        &[
-            "--cluster",
-            "a",
-            "-v",
-            "apply",
-            "snapshots/a/orders.yaml",
-            "--as",
-            "new",
-            "--create",
-            "--dry-run",
-        ],
-        &mut seen,
-    );
-    go(
-        &[
-            "--cluster",
-            "a",
-            "-v",
-            "apply",
-            "snapshots/a/orders.yaml",
-            "--as",
-            "new",
-            "--create",
-            "--yes",
-            "-o",
-            "json",
-        ],
-        &mut seen,
-    );
+    let create = [
+        "--cluster",
+        "a",
+        "-v",
+        "apply",
+        "snapshots/a/orders.yaml",
+        "--as",
+        "new",
+        "--create",
+    ];
+    go(&[&create[..], &["--dry-run"]].concat(), &mut seen);
+    go(&[&create[..], &["--yes", "-o", "json"]].concat(), &mut seen);
     go(
         &[
             "--cluster",

@@ -41,16 +41,23 @@ pub fn two_connectors() -> FakeConnect {
 /// A running source `billing` (position 9) and a running sink `orders` (topic `orders`,
 /// partitions 0 and 1 at 1500 and 700), on Kafka cluster `kc-test`.
 pub fn billing_and_orders() -> FakeConnect {
-    FakeConnect::builder()
+    billing_in(State::Running)
         .kafka_cluster_id("kc-test")
-        .source("billing", SOURCE, State::Running, source_offsets(9))
+        .start()
+}
+
+/// A fake (not started) with a source `billing` in `state` (position 9) and a running sink
+/// `orders` (topic `orders`, partitions 0 and 1 at 1500 and 700): where the output tests
+/// start from.
+pub fn billing_in(state: State) -> FakeConnectBuilder {
+    FakeConnect::builder()
+        .source("billing", SOURCE, state, source_offsets(9))
         .sink(
             "orders",
             SINK,
             State::Running,
             sink_offsets("orders", &[(0, 1500), (1, 700)]),
         )
-        .start()
 }
 
 /// A fake (not started) with one sink `s` in `state`, partition 0 of topic `t` at 100.

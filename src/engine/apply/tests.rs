@@ -2,16 +2,16 @@
 //! every step of the transaction. Waits run on a [`ManualClock`], so nothing sleeps.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::json;
 
 use super::ApplyOutcome as Outcome;
 use super::*;
+use crate::engine::testkit;
 use crate::engine::LoadedFile;
 use crate::fake::{ConnectorSpec, FakeConnect, Fault, State};
-use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
+use crate::model::file::{Metadata, OffsetsFile};
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry, TargetState};
 
 pub(crate) fn src(file: &str, pos: i64) -> OffsetEntry {
@@ -25,26 +25,12 @@ pub(crate) fn loaded(
     state: Option<ConnectorState>,
     config: Option<BTreeMap<String, String>>,
 ) -> LoadedFile {
-    let file = OffsetsFile::new(
-        Metadata {
-            name: name.into(),
-            cluster: "a".into(),
-            kafka_cluster_id: None,
-            connect_version: None,
-            connector_class: None,
-            connector_type: ConnectorType::Source,
-            state,
-            captured_at: None,
-        },
-        offsets,
-        config,
-    );
-    LoadedFile {
-        path: PathBuf::from(format!("snapshots/a/{name}.yaml")),
-        text: file.render(DEFAULT_SCHEMA_REF),
-        file,
-        lines: None,
-    }
+    let metadata = Metadata {
+        state,
+        ..Metadata::new(name, "a", ConnectorType::Source)
+    };
+    let file = OffsetsFile::new(metadata, offsets, config);
+    testkit::loaded(&format!("snapshots/a/{name}.yaml"), file)
 }
 
 pub(crate) fn want(name: &str, offsets: Vec<OffsetEntry>) -> Want {

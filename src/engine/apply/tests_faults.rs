@@ -9,75 +9,52 @@ use serde_json::{json, Value};
 use super::tests::{cluster, exec, fake_with, loaded, mutating, offsets, plan, src, state, want};
 use super::ApplyOutcome as Outcome;
 use super::*;
-use crate::fake::{FakeConnect, Fault, State};
+use crate::fake::{Fault, State};
 use crate::model::ConnectorState;
 
 /// A failure injected at each step leaves the connector in its prior state, and the report
 /// names the step.
 #[test]
 fn failure_at_each_step_puts_the_prior_state_back() {
-    type Inject = fn(&FakeConnect);
-    let cases: Vec<(&str, Inject, Step)> = vec![
+    let fails = |method: &str, path: &str| Fault::on(method, path).nth(1).respond(500, "boom");
+    let patched =
+        json!({ "message": "The offsets for this connector have been altered successfully" });
+    let cases = [
         (
             "status fails",
-            |f| {
-                f.fault(
-                    Fault::on("GET", "/connectors/c/status")
-                        .nth(1)
-                        .respond(500, "boom"),
-                )
-            },
+            fails("GET", "/connectors/c/status"),
             Step::RecordState,
         ),
-        (
-            "stop fails",
-            |f| {
-                f.fault(
-                    Fault::on("PUT", "/connectors/c/stop")
-                        .nth(1)
-                        .respond(500, "boom"),
-                )
-            },
-            Step::Stop,
-        ),
+        ("stop fails", fails("PUT", "/connectors/c/stop"), Step::Stop),
         (
             "stop ignored",
-            |f| {
-                let accepted = Fault::on("PUT", "/connectors/c/stop").always();
-                f.fault(accepted.respond_json(202, Value::Null));
-            },
+            Fault::on("PUT", "/connectors/c/stop")
+                .always()
+                .respond_json(202, Value::Null),
             Step::WaitStopped,
         ),
         (
             "patch fails",
-            |f| {
-                f.fault(
-                    Fault::on("PATCH", "/connectors/c/offsets")
-                        .nth(1)
-                        .respond(500, "boom"),
-                )
-            },
+            fails("PATCH", "/connectors/c/offsets"),
             Step::Patch,
         ),
         (
             "patch ignored",
-            |f| {
-                let accepted = Fault::on("PATCH", "/connectors/c/offsets").always();
-                let message = "The offsets for this connector have been altered successfully";
-                f.fault(accepted.respond_json(200, json!({ "message": message })));
-            },
+            Fault::on("PATCH", "/connectors/c/offsets")
+                .always()
+                .respond_json(200, patched),
             Step::Verify,
         ),
     ];
     for prior in [State::Running, State::Paused, State::Stopped] {
         let shown = prior.as_str();
-        for (what, inject, step) in &cases {
+        for (what, fault, step) in &cases {
             if prior == State::Stopped && matches!(step, Step::Stop | Step::WaitStopped) {
                 continue; // a stopped connector is not stopped again
             }
             let fake = cluster(prior);
             let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
-            inject(&fake);
+            fake.fault(fault.clone());
             let r = exec(&fake, &p, false);
             let c = &r.connectors[0];
             assert!(!r.converged, "{shown} {what}");

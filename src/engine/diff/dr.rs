@@ -66,51 +66,31 @@ pub fn readiness(p: &crate::engine::mirror::PartitionTranslation) -> String {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
-    use std::path::PathBuf;
 
     use serde_json::json;
 
-    use super::super::{diff_live_translated, ExitOn, LiveInput};
+    use super::super::diff_live_translated;
     use super::*;
     use crate::engine::apply::plan::Translations;
     use crate::engine::mirror::{Found, PartitionTranslation, TranslateMode};
     use crate::engine::progress::Unheard;
+    use crate::engine::testkit;
     use crate::fake::{ConnectorSpec, FakeConnect};
     use crate::model::file::{Metadata, OffsetsFile};
     use crate::model::ConnectorType;
 
     fn east_sink(name: &str) -> LoadedFile {
-        let offsets = serde_json::from_value(json!([
-            {"partition": {"kafka_topic": "orders", "kafka_partition": 0}, "offset": {"kafka_offset": 600}}
-        ]))
-        .unwrap();
-        let f = OffsetsFile::new(
-            Metadata {
-                name: name.into(),
-                cluster: "east".into(),
-                kafka_cluster_id: Some("K-EAST".into()),
-                connect_version: None,
-                connector_class: None,
-                connector_type: ConnectorType::Sink,
-                state: None,
-                captured_at: None,
-            },
-            offsets,
-            None,
-        );
-        LoadedFile {
-            path: PathBuf::from(format!("/w/snapshots/east/{name}.yaml")),
-            text: String::new(),
-            file: f,
-            lines: None,
-        }
+        let metadata = Metadata {
+            kafka_cluster_id: Some("K-EAST".into()),
+            ..Metadata::new(name, "east", ConnectorType::Sink)
+        };
+        let offsets = vec![OffsetEntry::sink("orders", 0, 600)];
+        let f = OffsetsFile::new(metadata, offsets, None);
+        testkit::loaded(&format!("/w/snapshots/east/{name}.yaml"), f)
     }
 
     fn translated(dr_offset: i64) -> Translation {
-        let offsets = serde_json::from_value(json!([
-            {"partition": {"kafka_topic": "east.orders", "kafka_partition": 0}, "offset": {"kafka_offset": dr_offset}}
-        ]))
-        .unwrap();
+        let offsets = vec![OffsetEntry::sink("east.orders", 0, dr_offset)];
         Translation {
             mode: TranslateMode::File,
             alias: Some("east".into()),
@@ -157,22 +137,10 @@ mod tests {
                 ),
             ),
         ]);
-        let input = LiveInput {
-            files: &files,
-            cluster: "west".into(),
-            whole_dir: false,
-            exit_on: ExitOn::Drift,
-            parallel: 2,
-            cwd: Path::new("/w"),
-        };
+        let input = testkit::live_input(&files, "west");
         let r = diff_live_translated(&fake.client(), input, &Unheard, &translations).unwrap();
-        let got: Vec<_> = r
-            .connectors
-            .iter()
-            .map(|c| (c.name.as_str(), c.status))
-            .collect();
         assert_eq!(
-            got,
+            testkit::statuses(&r),
             vec![
                 ("blind", Status::NoTranslation),
                 ("moved", Status::InSync),
@@ -193,14 +161,7 @@ mod tests {
             .into_iter()
             .filter(|(k, _)| k != "blind")
             .collect();
-        let input = LiveInput {
-            files: &files[..2],
-            cluster: "west".into(),
-            whole_dir: false,
-            exit_on: ExitOn::Drift,
-            parallel: 2,
-            cwd: Path::new("/w"),
-        };
+        let input = testkit::live_input(&files[..2], "west");
         let r = diff_live_translated(&fake.client(), input, &Unheard, &without_blind).unwrap();
         assert_eq!(r.exit_code, 0, "ready and in sync: west could take over");
     }

@@ -7,12 +7,13 @@ use serde::Serialize;
 
 use super::checkpoint::{decode_key, decode_value};
 use super::{
-    entry, sink_group, sink_partition, CheckpointSource, PartitionTranslation, Target,
-    TranslateMode, Translation,
+    sink_group, sink_partition, CheckpointSource, PartitionTranslation, Target, TranslateMode,
+    Translation,
 };
 use crate::kafka::policy::MirrorRelation;
 use crate::kafka::{KafkaError, RawRecord};
 use crate::model::file::OffsetsFile;
+use crate::model::OffsetEntry;
 
 /// A checkpoint kept for a partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -242,7 +243,7 @@ pub(super) fn through_checkpoints(
         };
         let Some(found) = found else { continue };
         t.offsets
-            .push(entry(&dr_topic, partition, found.downstream));
+            .push(OffsetEntry::sink(&dr_topic, partition, found.downstream));
         t.partitions.push(PartitionTranslation {
             topic: topic.to_string(),
             partition,

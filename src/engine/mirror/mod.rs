@@ -16,12 +16,11 @@ mod tests;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::kafka::policy::MirrorRelation;
 use crate::kafka::{KafkaError, KafkaOptions, RawRecord, ScanEnd};
 use crate::model::file::OffsetsFile;
-use crate::model::{ConnectorType, Fields, OffsetEntry};
+use crate::model::{ConnectorType, OffsetEntry};
 
 pub use lookup::Found;
 
@@ -188,18 +187,6 @@ fn sink_partition(e: &OffsetEntry) -> Option<(&str, i64, i64)> {
     Some((topic, partition, offset))
 }
 
-fn entry(topic: &str, partition: i64, offset: i64) -> OffsetEntry {
-    let mut p = Fields::new();
-    p.insert("kafka_topic", Value::from(topic));
-    p.insert("kafka_partition", Value::from(partition));
-    let mut o = Fields::new();
-    o.insert("kafka_offset", Value::from(offset));
-    OffsetEntry {
-        partition: p,
-        offset: o,
-    }
-}
-
 /// Translates every file that needs it. The result has an entry for each key of `files` that
 /// crosses: its translation, or why it cannot be translated (a plan error). Each checkpoints
 /// topic is read once, streaming; memory grows with the partitions asked for, not the topic.
@@ -292,7 +279,8 @@ fn rename_only(
         };
         let dr_topic = rename(topic);
         t.renames.insert(topic.to_string(), dr_topic.clone());
-        t.offsets.push(entry(&dr_topic, partition, offset));
+        t.offsets
+            .push(OffsetEntry::sink(&dr_topic, partition, offset));
         t.partitions.push(PartitionTranslation {
             topic: topic.to_string(),
             partition,

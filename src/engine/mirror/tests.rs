@@ -3,8 +3,6 @@
 use std::cell::Cell;
 use std::collections::BTreeMap;
 
-use serde_json::json;
-
 use super::checkpoint::encode;
 use super::*;
 use crate::kafka::policy::ReplicationPolicy;
@@ -70,28 +68,13 @@ impl CheckpointSource for Memory {
 fn sink_file(name: &str, kafka: Option<&str>, offsets: &[(&str, i64, i64)]) -> OffsetsFile {
     let offsets = offsets
         .iter()
-        .map(|(t, p, o)| {
-            serde_json::from_value(json!({
-                "partition": {"kafka_topic": t, "kafka_partition": p},
-                "offset": {"kafka_offset": o}
-            }))
-            .unwrap()
-        })
+        .map(|(t, p, o)| OffsetEntry::sink(t, *p, *o))
         .collect();
-    OffsetsFile::new(
-        Metadata {
-            name: name.into(),
-            cluster: "east".into(),
-            kafka_cluster_id: kafka.map(str::to_string),
-            connect_version: None,
-            connector_class: None,
-            connector_type: ConnectorType::Sink,
-            state: None,
-            captured_at: None,
-        },
-        offsets,
-        None,
-    )
+    let metadata = Metadata {
+        kafka_cluster_id: kafka.map(str::to_string),
+        ..Metadata::new(name, "east", ConnectorType::Sink)
+    };
+    OffsetsFile::new(metadata, offsets, None)
 }
 
 fn west(with_mirror: bool) -> Target {

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::state_dir::StateDir;
-use crate::engine::apply::{Action, ApplyPlan, BackupReport, ConnectorApply, StepRecord};
+use crate::engine::apply::{Action, ApplyPlan, ConnectorApply};
 use crate::engine::progress::Observer;
 use crate::error::{Error, Result};
 use crate::fsutil::write_atomic;
@@ -194,25 +194,23 @@ pub fn host_name() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// An [`Observer`] that also keeps the journal: each finished transaction leaves it.
+/// An [`Observer`] that keeps the journal: each transaction is marked started before its
+/// first request and leaves the journal when it ends. Told first, before the run's own
+/// progress (`Both(&journaled, progress)`).
 pub struct Journaled<'a> {
     pub file: &'a JournalFile,
-    pub inner: &'a dyn Observer,
     /// Set when the journal could not be rewritten (the entry then stays: safe side).
     pub write_error: Mutex<Option<Error>>,
 }
 
 impl<'a> Journaled<'a> {
-    pub fn new(file: &'a JournalFile, inner: &'a dyn Observer) -> Self {
+    pub fn new(file: &'a JournalFile) -> Self {
         Journaled {
             file,
-            inner,
             write_error: Mutex::new(None),
         }
     }
-}
 
-impl Journaled<'_> {
     /// The last error rewriting the journal, if any.
     pub fn take_write_error(&self) -> Option<Error> {
         self.write_error
@@ -220,36 +218,20 @@ impl Journaled<'_> {
             .unwrap_or_else(|p| p.into_inner())
             .take()
     }
+
+    fn note(&self, written: Result<()>) {
+        if let Err(e) = written {
+            *self.write_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        }
+    }
 }
 
 impl Observer for Journaled<'_> {
-    fn total(&self, connectors: usize) {
-        self.inner.total(connectors);
-    }
-
     fn started(&self, connector: &str) {
-        if let Err(e) = self.file.started(connector) {
-            *self.write_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-        }
-        self.inner.started(connector);
-    }
-
-    fn finished(&self, connector: &str) {
-        self.inner.finished(connector);
-    }
-
-    fn step(&self, connector: &str, record: &StepRecord) {
-        self.inner.step(connector, record);
+        self.note(self.file.started(connector));
     }
 
     fn transaction(&self, report: &ConnectorApply) {
-        if let Err(e) = self.file.done(report) {
-            *self.write_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-        }
-        self.inner.transaction(report);
-    }
-
-    fn backed_up(&self, backup: &BackupReport) {
-        self.inner.backed_up(backup);
+        self.note(self.file.done(report));
     }
 }

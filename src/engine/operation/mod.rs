@@ -33,7 +33,7 @@ use crate::engine::apply::{
     self, backup, plan, ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, PlanOptions,
 };
 use crate::engine::guard::{refusals, Refusal, Refuse};
-use crate::engine::progress::Observer;
+use crate::engine::progress::{Both, Observer};
 use crate::error::{Error, Result};
 use crate::wait::{Clock, WaitPolicy};
 use journal::{JournalFile, Journaled};
@@ -260,8 +260,9 @@ impl Operation {
                 journal_error: None,
             })));
         };
-        let journaled = Journaled::new(&journal, progress);
-        let report = apply::execute(&self.client, plan, &settings.exec, clock, &journaled)?;
+        let journaled = Journaled::new(&journal);
+        let both = Both(&journaled, progress);
+        let report = apply::execute(&self.client, plan, &settings.exec, clock, &both)?;
         Ok(Ran::Done(Box::new(Done {
             backup,
             report,

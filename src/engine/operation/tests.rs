@@ -3,6 +3,7 @@
 //! behind by a run that died mid-way, reading before it writes; the lock, the backup and the
 //! refusals that no caller can skip.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::journal::{self, JournalFile, Journaled};
@@ -20,6 +21,83 @@ fn journal_path(dir: &tempfile::TempDir) -> PathBuf {
 
 fn load(dir: &tempfile::TempDir) -> Option<Journal> {
     journal::load(&StateDir::at(dir.path()), "a").unwrap()
+}
+
+/// Recovery of `entries` on the fake as cluster `a`, waiting up to 5 s on `clock`.
+fn recover_on(
+    fake: &FakeConnect,
+    entries: &BTreeMap<String, JournalEntry>,
+    clock: &dyn Clock,
+) -> RecoverReport {
+    let wait = WaitPolicy::with_timeout(Duration::from_secs(5));
+    recover(&fake.client(), "a", Path::new("j"), entries, &wait, clock)
+}
+
+/// The journal of `p` begun in `dir` (no backup named), as an operation writes it.
+fn begin(dir: &tempfile::TempDir, p: &ApplyPlan) -> JournalFile {
+    JournalFile::begin(&StateDir::at(dir.path()), p, None, "t0")
+        .unwrap()
+        .unwrap()
+}
+
+/// Executes `p`, `parallel` at a time, keeping journal `j` as transactions end and telling
+/// `progress`.
+fn execute_journaled(
+    fake: &FakeConnect,
+    p: &ApplyPlan,
+    j: &JournalFile,
+    parallel: usize,
+    progress: &dyn Observer,
+) -> ApplyReport {
+    let opts = ExecOptions::new(false, parallel, Duration::from_secs(30));
+    let journaled = Journaled::new(j);
+    execute(
+        &fake.client(),
+        p,
+        &opts,
+        &ManualClock::default(),
+        &Both(&journaled, progress),
+    )
+    .unwrap()
+}
+
+/// A journal entry of a connector not created by the operation.
+fn entry(prior_state: TargetState, started: bool) -> JournalEntry {
+    JournalEntry {
+        prior_state,
+        created: false,
+        started,
+    }
+}
+
+/// Journal entries by connector name.
+fn entries<const N: usize>(list: [(&str, JournalEntry); N]) -> BTreeMap<String, JournalEntry> {
+    list.into_iter().map(|(n, e)| (n.to_string(), e)).collect()
+}
+
+/// An observer that notes what `check` says at each step.
+struct AtEachStep<F> {
+    check: F,
+    seen: std::sync::Mutex<Vec<bool>>,
+}
+
+impl<F: Fn() -> bool + Sync> AtEachStep<F> {
+    fn new(check: F) -> Self {
+        AtEachStep {
+            check,
+            seen: Default::default(),
+        }
+    }
+
+    fn seen(self) -> Vec<bool> {
+        self.seen.into_inner().unwrap()
+    }
+}
+
+impl<F: Fn() -> bool + Sync> Observer for AtEachStep<F> {
+    fn step(&self, _: &str, _: &crate::engine::apply::StepRecord) {
+        self.seen.lock().unwrap().push((self.check)());
+    }
 }
 
 fn twelve() -> FakeConnect {
@@ -61,16 +139,7 @@ fn the_journal_records_prior_states_before_any_change_and_is_cleared_at_the_end(
     assert_eq!(on_disk.pid, std::process::id());
     // Nothing was sent to write it.
     fake.assert_no_mutations();
-    let progress = Journaled::new(&j, &Unheard);
-    let opts = ExecOptions::new(false, 3, Duration::from_secs(30));
-    let r = execute(
-        &fake.client(),
-        &p,
-        &opts,
-        &ManualClock::default(),
-        &progress,
-    )
-    .unwrap();
+    let r = execute_journaled(&fake, &p, &j, 3, &Unheard);
     assert!(r.converged);
     assert!(j.remaining().is_empty());
     assert!(!journal_path(&dir).exists(), "cleared");
@@ -82,32 +151,14 @@ fn a_connector_whose_state_was_not_put_back_stays_in_the_journal() {
     fake.set_resume_ignored(true);
     let dir = tempfile::tempdir().unwrap();
     let p = plan(&fake, &[want("c", vec![src("f", 5)])], false, false);
-    let j = JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0")
-        .unwrap()
-        .unwrap();
-    let progress = Journaled::new(&j, &Unheard);
-    let opts = ExecOptions::new(false, 1, Duration::from_secs(5));
-    let r = execute(
-        &fake.client(),
-        &p,
-        &opts,
-        &ManualClock::default(),
-        &progress,
-    )
-    .unwrap();
+    let j = begin(&dir, &p);
+    let r = execute_journaled(&fake, &p, &j, 1, &Unheard);
     assert!(!r.converged);
     let left = load(&dir).unwrap();
     assert_eq!(left.connectors["c"].prior_state, TargetState::Running);
     // The worker behaves again: recovery puts it back and says so.
     fake.set_resume_ignored(false);
-    let rep = recover(
-        &fake.client(),
-        "a",
-        Path::new("j"),
-        &left.connectors,
-        &WaitPolicy::with_timeout(Duration::from_secs(5)),
-        &ManualClock::default(),
-    );
+    let rep = recover_on(&fake, &left.connectors, &ManualClock::default());
     assert!(rep.ok, "{rep:?}");
     assert_eq!(rep.connectors[0].outcome, RecoverOutcome::Restored);
     assert_eq!(state(&fake, "c"), ConnectorState::Running);
@@ -120,9 +171,7 @@ fn recovery_after_a_run_that_died_mid_way_puts_every_state_back() {
     let fake = twelve();
     let dir = tempfile::tempdir().unwrap();
     let p = plan(&fake, &wants_all(&fake), false, false);
-    let j = JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0")
-        .unwrap()
-        .unwrap();
+    let j = begin(&dir, &p);
     // What the dead process did before dying.
     for n in ["c00", "c01", "c02", "c11"] {
         fake.set_state(n, State::Stopped);
@@ -132,14 +181,7 @@ fn recovery_after_a_run_that_died_mid_way_puts_every_state_back() {
     let left = load(&dir).unwrap();
     assert_eq!(left.connectors.len(), 12);
     fake.clear_requests();
-    let rep = recover(
-        &fake.client(),
-        "a",
-        Path::new("j"),
-        &left.connectors,
-        &WaitPolicy::with_timeout(Duration::from_secs(5)),
-        &ManualClock::default(),
-    );
+    let rep = recover_on(&fake, &left.connectors, &ManualClock::default());
     assert!(rep.ok, "{rep:?}");
     for n in fake.connector_names() {
         let want = if n == "c11" {
@@ -184,15 +226,8 @@ fn a_created_connector_is_left_stopped_and_the_backup_gives_the_states_when_the_
         created: true,
         started: false,
     };
-    let entries = [("c".to_string(), created)].into_iter().collect();
-    let rep = recover(
-        &fake.client(),
-        "a",
-        Path::new("j"),
-        &entries,
-        &WaitPolicy::with_timeout(Duration::from_secs(5)),
-        &ManualClock::default(),
-    );
+    let entries = entries([("c", created)]);
+    let rep = recover_on(&fake, &entries, &ManualClock::default());
     assert_eq!(rep.connectors[0].outcome, RecoverOutcome::LeftCreated);
     assert_eq!(state(&fake, "c"), ConnectorState::Stopped);
     // A backup of a RUNNING connector says RUNNING.
@@ -232,30 +267,14 @@ impl crate::wait::Clock for LateStop<'_> {
 #[test]
 fn a_stop_that_lands_after_recovery_is_undone() {
     let fake = cluster(State::Running);
-    let entries = [(
-        "c".to_string(),
-        journal::JournalEntry {
-            prior_state: TargetState::Running,
-            created: false,
-            started: false,
-        },
-    )]
-    .into_iter()
-    .collect();
+    let entries = entries([("c", entry(TargetState::Running, false))]);
     let clock = LateStop {
         clock: ManualClock::default(),
         fake: &fake,
         name: "c",
         landed: false.into(),
     };
-    let rep = recover(
-        &fake.client(),
-        "a",
-        Path::new("j"),
-        &entries,
-        &WaitPolicy::with_timeout(Duration::from_secs(5)),
-        &clock,
-    );
+    let rep = recover_on(&fake, &entries, &clock);
     assert!(rep.ok, "{rep:?}");
     assert_eq!(rep.connectors[0].outcome, RecoverOutcome::Restored);
     assert_eq!(state(&fake, "c"), ConnectorState::Running);
@@ -291,8 +310,17 @@ fn checked(fake: &FakeConnect, pos: i64) -> Checked {
     crate::engine::apply::tests::checked("a", wants)
 }
 
-fn yes(_: &ApplyPlan) -> Result<bool> {
-    Ok(true)
+/// Runs `plan` with no refusal and a yes to the confirmation, telling `progress`.
+fn run_confirmed(op: &Operation, plan: &ApplyPlan, progress: &dyn Observer) -> Ran {
+    let mut yes = |_: &ApplyPlan| Ok(true);
+    op.run(
+        plan,
+        &settings(false, vec![]),
+        &mut yes,
+        progress,
+        &ManualClock::default(),
+    )
+    .unwrap()
 }
 
 /// Whatever the caller passes as progress, the run writes the backup (with its marker) and
@@ -305,29 +333,16 @@ fn every_run_backs_up_and_journals_before_the_first_change() {
     let plan = op
         .plan(&checked(&fake, 42), &PlanOptions::default())
         .unwrap();
-    struct SeesJournal<'a>(&'a tempfile::TempDir, std::sync::Mutex<Vec<bool>>);
-    impl Observer for SeesJournal<'_> {
-        fn step(&self, _: &str, _: &crate::engine::apply::StepRecord) {
-            self.1.lock().unwrap().push(journal_path(self.0).exists());
-        }
-    }
-    let seen = SeesJournal(&dir, Default::default());
-    let ran = op
-        .run(
-            &plan,
-            &settings(false, vec![]),
-            &mut yes,
-            &seen,
-            &ManualClock::default(),
-        )
-        .unwrap();
+    let seen = AtEachStep::new(|| journal_path(&dir).exists());
+    let ran = run_confirmed(&op, &plan, &seen);
     let Ran::Done(done) = ran else {
         panic!("{ran:?}")
     };
     assert!(done.report.converged);
+    let seen = seen.seen();
     assert!(
-        seen.1.lock().unwrap().iter().all(|&j| j),
-        "journal during every step"
+        !seen.is_empty() && seen.iter().all(|&j| j),
+        "journal during every step: {seen:?}"
     );
     assert!(!journal_path(&dir).exists(), "cleared at the end");
     let marker = backup::read_marker(&done.backup.dir).unwrap();
@@ -394,15 +409,7 @@ fn a_refused_stop_leaves_nothing_behind() {
         let plan = op
             .plan(&checked(&fake, 42), &PlanOptions::default())
             .unwrap();
-        let ran = op
-            .run(
-                &plan,
-                &settings(false, vec![]),
-                &mut yes,
-                &Unheard,
-                &ManualClock::default(),
-            )
-            .unwrap();
+        let ran = run_confirmed(&op, &plan, &Unheard);
         let Ran::Done(done) = ran else {
             panic!("{ran:?}")
         };
@@ -435,7 +442,7 @@ fn opening_finishes_an_interrupted_operation_reading_before_writing() {
     for c in &mut p.connectors {
         c.live_state = Some(ConnectorState::Running);
     }
-    std::mem::forget(JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0").unwrap());
+    std::mem::forget(begin(&dir, &p));
     let e = ensure_settled(&StateDir::at(dir.path()), "a").unwrap_err();
     assert!(matches!(e, Error::Unfinished { connectors: 2, .. }), "{e}");
     fake.clear_requests();
@@ -464,7 +471,7 @@ fn an_unrecoverable_journal_refuses_plans_until_discarded() {
     let p = plan(&fake, checked(&fake, 99).wants(), false, false);
     let mut p = p;
     p.connectors[0].live_state = Some(ConnectorState::Running);
-    std::mem::forget(JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0").unwrap());
+    std::mem::forget(begin(&dir, &p));
     fake.fault(
         Fault::on("PUT", "/connectors/c/resume")
             .always()
@@ -518,26 +525,11 @@ fn recovery_asks_again_for_a_started_connector_and_only_reads_the_others() {
             ("d", State::Running, vec![src("f", 10)]),
         ],
     );
-    let entry = |started| journal::JournalEntry {
-        prior_state: TargetState::Running,
-        created: false,
-        started,
-    };
-    let entries = [
-        ("c".to_string(), entry(true)),
-        ("d".to_string(), entry(false)),
-    ]
-    .into_iter()
-    .collect();
-    let wait = WaitPolicy::with_timeout(Duration::from_secs(5));
-    let rep = recover(
-        &fake.client(),
-        "a",
-        Path::new("j"),
-        &entries,
-        &wait,
-        &ManualClock::default(),
-    );
+    let entries = entries([
+        ("c", entry(TargetState::Running, true)),
+        ("d", entry(TargetState::Running, false)),
+    ]);
+    let rep = recover_on(&fake, &entries, &ManualClock::default());
     assert!(rep.ok, "{rep:?}");
     assert_eq!(
         mutating(&fake),
@@ -555,14 +547,7 @@ fn recovery_asks_again_for_a_started_connector_and_only_reads_the_others() {
                 .respond(403, "may not change it"),
         );
     }
-    let rep = recover(
-        &fake.client(),
-        "a",
-        Path::new("j"),
-        &entries,
-        &wait,
-        &ManualClock::default(),
-    );
+    let rep = recover_on(&fake, &entries, &ManualClock::default());
     assert!(rep.ok, "{rep:?}");
     assert_eq!(rep.connectors[0].outcome, RecoverOutcome::AlreadyThere);
     assert!(rep.connectors[0].detail.contains("refused"), "{rep:?}");
@@ -585,25 +570,11 @@ fn a_stop_still_queued_in_the_worker_lands_before_the_state_is_put_back() {
     );
     fake.queue_stop("c");
     fake.queue_stop("d");
-    let entry = |prior_state| journal::JournalEntry {
-        prior_state,
-        created: false,
-        started: true,
-    };
-    let entries = [
-        ("c".to_string(), entry(TargetState::Running)),
-        ("d".to_string(), entry(TargetState::Paused)),
-    ]
-    .into_iter()
-    .collect();
-    let rep = recover(
-        &fake.client(),
-        "a",
-        Path::new("j"),
-        &entries,
-        &WaitPolicy::with_timeout(Duration::from_secs(5)),
-        &ManualClock::default(),
-    );
+    let entries = entries([
+        ("c", entry(TargetState::Running, true)),
+        ("d", entry(TargetState::Paused, true)),
+    ]);
+    let rep = recover_on(&fake, &entries, &ManualClock::default());
     assert!(rep.ok, "{rep:?}");
     // The queue drains later (the rebalance ends): nothing is left in it to land.
     fake.land_queued_stops();
@@ -629,15 +600,7 @@ fn a_stop_without_an_answer_keeps_the_journal_until_the_next_command_puts_the_st
         .unwrap();
     fake.queue_stop("c");
     fake.fault(Fault::on("PUT", "/connectors/c/stop").always().timeout());
-    let ran = op
-        .run(
-            &plan,
-            &settings(false, vec![]),
-            &mut yes,
-            &Unheard,
-            &ManualClock::default(),
-        )
-        .unwrap();
+    let ran = run_confirmed(&op, &plan, &Unheard);
     let Ran::Done(done) = ran else {
         panic!("{ran:?}")
     };
@@ -670,28 +633,10 @@ fn the_journal_marks_each_transaction_started_before_it_sends_anything() {
     let fake = cluster(State::Running);
     let dir = tempfile::tempdir().unwrap();
     let p = plan(&fake, &[want("c", vec![src("f", 5)])], false, false);
-    let j = JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0")
-        .unwrap()
-        .unwrap();
+    let j = begin(&dir, &p);
     assert!(!load(&dir).unwrap().connectors["c"].started);
-    struct Checks<'a>(&'a tempfile::TempDir, std::sync::Mutex<Vec<bool>>);
-    impl Observer for Checks<'_> {
-        fn step(&self, _: &str, _: &crate::engine::apply::StepRecord) {
-            let started = load(self.0).is_none_or(|j| j.connectors["c"].started);
-            self.1.lock().unwrap().push(started);
-        }
-    }
-    let checks = Checks(&dir, Default::default());
-    let progress = Journaled::new(&j, &checks);
-    let opts = ExecOptions::new(false, 1, Duration::from_secs(5));
-    execute(
-        &fake.client(),
-        &p,
-        &opts,
-        &ManualClock::default(),
-        &progress,
-    )
-    .unwrap();
-    let seen = checks.1.into_inner().unwrap();
+    let checks = AtEachStep::new(|| load(&dir).is_none_or(|j| j.connectors["c"].started));
+    execute_journaled(&fake, &p, &j, 1, &checks);
+    let seen = checks.seen();
     assert!(!seen.is_empty() && seen.iter().all(|&s| s), "{seen:?}");
 }

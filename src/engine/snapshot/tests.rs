@@ -51,7 +51,17 @@ fn at(t: &'static str) -> impl Fn() -> String {
 }
 
 fn run(m: &FakeConnect, dir: &Path, opts: &SnapshotOptions) -> SnapshotReport {
-    snapshot(&m.client(), "a", dir, opts, &at("2026-01-01T00:00:00Z")).unwrap()
+    run_at(m, dir, opts, "2026-01-01T00:00:00Z")
+}
+
+/// A snapshot of cluster `a` into `dir` taken at `time`.
+fn run_at(
+    m: &FakeConnect,
+    dir: &Path,
+    opts: &SnapshotOptions,
+    time: &'static str,
+) -> SnapshotReport {
+    snapshot(&m.client(), "a", dir, opts, &at(time)).unwrap()
 }
 
 fn outcomes(r: &SnapshotReport) -> Vec<(String, SnapshotOutcome)> {
@@ -110,27 +120,23 @@ fn second_run_without_progress_leaves_files_byte_identical() {
     let sink = dir.path().join("a/orders-sink.yaml");
     let src = dir.path().join("a/file-src.yaml");
     let before = (std::fs::read(&sink).unwrap(), std::fs::read(&src).unwrap());
-    let r = snapshot(
-        &m.client(),
-        "a",
+    let r = run_at(
+        &m,
         dir.path(),
         &SnapshotOptions::default(),
-        &at("2027-02-02T00:00:00Z"),
-    )
-    .unwrap();
+        "2027-02-02T00:00:00Z",
+    );
     assert_eq!(r.count(SnapshotOutcome::Unchanged), 2);
     assert_eq!(std::fs::read(&sink).unwrap(), before.0);
     assert_eq!(std::fs::read(&src).unwrap(), before.1);
 
     m.set_offsets("file-src", source_offsets(43));
-    let r = snapshot(
-        &m.client(),
-        "a",
+    let r = run_at(
+        &m,
         dir.path(),
         &SnapshotOptions::default(),
-        &at("2027-02-02T00:00:00Z"),
-    )
-    .unwrap();
+        "2027-02-02T00:00:00Z",
+    );
     assert_eq!(
         outcomes(&r),
         vec![

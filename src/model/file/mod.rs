@@ -79,6 +79,22 @@ pub struct Metadata {
     pub captured_at: Option<String>,
 }
 
+impl Metadata {
+    /// Connector `name` of `connector_type` on `cluster`, nothing else known.
+    pub fn new(name: &str, cluster: &str, connector_type: ConnectorType) -> Metadata {
+        Metadata {
+            name: name.into(),
+            cluster: cluster.into(),
+            kafka_cluster_id: None,
+            connect_version: None,
+            connector_class: None,
+            connector_type,
+            state: None,
+            captured_at: None,
+        }
+    }
+}
+
 impl OffsetsFile {
     /// A new, sealed file with offsets in canonical order.
     pub fn new(

@@ -1,20 +1,13 @@
 //! `kco apply` (plan, report, no changes, a failure, `--as NEW --create`) and `kco reset`.
 
-use super::{sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
+use super::{billing_in, sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
 use crate::fake_connect::{FakeConnect, Fault, State};
 
 /// Snapshotted connectors that then moved on: `orders` (running sink) and `billing` (paused
 /// source) progressed, `audit` (stopped sink) did not.
 pub(super) fn moved_on() -> (Env, FakeConnect) {
     let env = Env::new();
-    let fake = FakeConnect::builder()
-        .source("billing", SOURCE, State::Paused, source_offsets(9))
-        .sink(
-            "orders",
-            SINK,
-            State::Running,
-            sink_offsets("orders", &[(0, 1500), (1, 700)]),
-        )
+    let fake = billing_in(State::Paused)
         .sink(
             "audit",
             SINK,

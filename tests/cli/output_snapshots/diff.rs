@@ -1,22 +1,15 @@
 //! `kco diff` against the cluster: in sync, advanced, drifted, missing and untracked, for
 //! sources and sinks, as text and markdown.
 
-use super::{sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
+use super::{billing_in, sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
 use crate::fake_connect::{ConnectorSpec, FakeConnect, State};
 
 /// Two running connectors (a source and a sink), two stopped ones, and one that will go away;
 /// all snapshotted.
 fn snapshotted() -> (Env, FakeConnect) {
     let env = Env::new();
-    let fake = FakeConnect::builder()
-        .source("billing", SOURCE, State::Running, source_offsets(9))
+    let fake = billing_in(State::Running)
         .source("cdc", SOURCE, State::Stopped, source_offsets(50))
-        .sink(
-            "orders",
-            SINK,
-            State::Running,
-            sink_offsets("orders", &[(0, 1500), (1, 700)]),
-        )
         .sink(
             "audit",
             SINK,

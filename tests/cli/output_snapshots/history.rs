@@ -2,12 +2,15 @@
 //! the generated history of `tests/cli/history.rs` (fixed dates: stable commit ids).
 
 use super::snap;
-use crate::fake_connect::{FakeConnect, State};
-use crate::history::{billing, history, orders};
+use crate::history::{fake_at_head, history, on};
+
+/// A run's exit code, stdout and stderr as one text.
+fn text((code, out, err): (i32, String, String)) -> String {
+    format!("exit: {code}\n[stdout]\n{out}[stderr]\n{err}")
+}
 
 fn kco(dir: &std::path::Path, args: &[&str]) -> String {
-    let (code, out, err) = crate::history::kco(dir, args);
-    format!("exit: {code}\n[stdout]\n{out}[stderr]\n{err}")
+    text(crate::history::kco(dir, args))
 }
 
 #[test]
@@ -28,33 +31,8 @@ fn log_and_show_as_text() {
 #[test]
 fn apply_from_history_as_text() {
     let (r, _) = history();
-    let fake = FakeConnect::builder()
-        .sink(
-            "orders",
-            "FileStreamSink",
-            State::Running,
-            orders(&[(0, 900)]),
-        )
-        .sink(
-            "newbie",
-            "FileStreamSink",
-            State::Running,
-            orders(&[(2, 5)]),
-        )
-        .sink(
-            "legacy",
-            "FileStreamSink",
-            State::Stopped,
-            orders(&[(0, 7)]),
-        )
-        .source("billing", "FileStreamSource", State::Running, billing(30))
-        .start();
-    let url = fake.url();
-    let on = |args: &[&str]| {
-        let mut all = vec!["--url", url.as_str()];
-        all.extend_from_slice(args);
-        kco(r.path(), &all)
-    };
+    let fake = fake_at_head();
+    let on = |args: &[&str]| text(on(r.path(), &fake, args));
     snap!(
         "apply_at_dry_run",
         on(&["apply", "snapshots/a", "--at", "HEAD~2", "--dry-run"])

@@ -1,21 +1,14 @@
 //! `kco ls`: every connector with its file's status, as a table; and its JSON shape.
 
-use super::{sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
+use super::{billing_in, sink_offsets, snap, source_offsets, Env, SINK, SOURCE};
 use crate::fake_connect::{ConnectorSpec, FakeConnect, State};
 use crate::support::run::Kco;
 
 /// In sync, advanced, drifted, missing and untracked, on one cluster.
 fn cluster() -> (Env, FakeConnect) {
     let env = Env::new();
-    let fake = FakeConnect::builder()
-        .source("billing", SOURCE, State::Running, source_offsets(9))
+    let fake = billing_in(State::Running)
         .source("cdc", SOURCE, State::Stopped, source_offsets(50))
-        .sink(
-            "orders",
-            SINK,
-            State::Running,
-            sink_offsets("orders", &[(0, 1500), (1, 700)]),
-        )
         .sink(
             "legacy",
             SINK,

@@ -27,7 +27,7 @@ use crate::fake_connect::FakeConnect;
 use crate::support::run::Kco;
 
 pub use crate::support::data::{sink_offsets, source_offsets, SINK, SOURCE};
-pub use crate::support::fakes::billing_and_orders;
+pub use crate::support::fakes::{billing_and_orders, billing_in};
 
 /// A temp working dir in which kco runs.
 pub struct Env {

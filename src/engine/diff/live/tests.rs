@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::compare::Direction;
+use crate::engine::testkit;
 use crate::fake::{FakeConnect, State};
 use crate::model::file::{Metadata, OffsetsFile};
 use crate::model::ConnectorType;
@@ -17,26 +18,13 @@ fn sink(p: i64, o: i64) -> serde_json::Value {
 }
 
 fn file(name: &str, kind: ConnectorType, class: &str, offsets: Vec<OffsetEntry>) -> LoadedFile {
-    let f = OffsetsFile::new(
-        Metadata {
-            name: name.into(),
-            cluster: "a".into(),
-            kafka_cluster_id: None,
-            connect_version: None,
-            connector_class: Some(class.into()),
-            connector_type: kind,
-            state: Some(ConnectorState::Running),
-            captured_at: None,
-        },
-        offsets,
-        None,
-    );
-    LoadedFile {
-        path: PathBuf::from(format!("/w/snapshots/a/{name}.yaml")),
-        text: f.render("x"),
-        file: f,
-        lines: None,
-    }
+    let metadata = Metadata {
+        connector_class: Some(class.into()),
+        state: Some(ConnectorState::Running),
+        ..Metadata::new(name, "a", kind)
+    };
+    let f = OffsetsFile::new(metadata, offsets, None);
+    testkit::loaded(&format!("/w/snapshots/a/{name}.yaml"), f)
 }
 
 fn listing(name: &str, kind: &str, class: &str, state: &str) -> ConnectorListing {
@@ -267,21 +255,13 @@ fn whole_dir_reports_untracked_and_reads_each_connector_once() {
         ),
     ];
     let input = |whole_dir| LiveInput {
-        files: &files,
-        cluster: "a".into(),
         whole_dir,
-        exit_on: ExitOn::Drift,
         parallel: 4,
-        cwd: std::path::Path::new("/w"),
+        ..testkit::live_input(&files, "a")
     };
     let r = diff_live(&fake.client(), input(true)).unwrap();
-    let got: Vec<_> = r
-        .connectors
-        .iter()
-        .map(|c| (c.name.as_str(), c.status))
-        .collect();
     assert_eq!(
-        got,
+        testkit::statuses(&r),
         vec![
             ("c", Status::InSync),
             ("extra", Status::Untracked),
@@ -316,12 +296,8 @@ fn two_files_for_one_connector_fail_before_any_request() {
     let e = diff_live(
         &fake.client(),
         LiveInput {
-            files: &files,
-            cluster: "a".into(),
-            whole_dir: false,
-            exit_on: ExitOn::Drift,
             parallel: 1,
-            cwd: std::path::Path::new("/w"),
+            ..testkit::live_input(&files, "a")
         },
     )
     .unwrap_err();
