@@ -97,7 +97,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     };
     let shapes = crate::shapes::registry();
     let allow = &check.allow_unknown_shape;
-    for (name, n) in crate::engine::shape_gate::allowed(shapes, wants.wants(), allow) {
+    for (name, n) in crate::engine::shape_gate::allowed(
+        shapes,
+        wants.wants().iter().filter_map(|w| w.file()),
+        allow,
+    ) {
         ctx.printer.warn(&format!(
             "`{name}`: {} against its class's shape, applied anyway (--allow-unknown-shape)",
             crate::text::count(n, "offset problem")

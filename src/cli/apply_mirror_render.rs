@@ -32,25 +32,23 @@ pub fn translation(p: &Printer, t: &Translation) -> String {
     out
 }
 
-/// `orders[0] 600 -> east.orders[0] 591  (checkpoint 12s old at 600; re-delivers 9 + MM2's sync gap)`
+/// `orders/0 600 -> east.orders/0 591  (checkpoint 12s old, upstream 600 -> downstream 591; re-delivers 9 records before the file's position, and up to MM2's `offset.lag.max` more)`
 pub fn partition(pt: &PartitionTranslation) -> String {
-    let head = format!(
-        "{}[{}] {} -> {}[{}] {}",
-        pt.topic, pt.partition, pt.file_offset, pt.dr_topic, pt.partition, pt.dr_offset
-    );
+    let head = pt.crossing();
     let Some(cp) = &pt.checkpoint else {
         return head;
     };
     let age = humantime::format_duration(Duration::from_secs(cp.age_seconds.max(0) as u64));
     let effect = if pt.redelivers >= 0 {
         format!(
-            "re-delivers {} record(s) before the file's position, and up to MM2's `offset.lag.max` more",
-            pt.redelivers
+            "re-delivers {} before the file's position, and up to MM2's `offset.lag.max` more",
+            crate::text::count(pt.redelivers as usize, "record")
         )
     } else {
         format!(
-            "{} record(s) after the file's position are not delivered again",
-            -pt.redelivers
+            "{} after the file's position {} not delivered again",
+            crate::text::count((-pt.redelivers) as usize, "record"),
+            if pt.redelivers == -1 { "is" } else { "are" }
         )
     };
     format!(

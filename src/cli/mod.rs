@@ -72,7 +72,7 @@ pub struct GlobalArgs {
     /// Cluster name from the config file (also names the snapshots subdirectory)
     #[arg(long, global = true, env = "KCO_CLUSTER")]
     pub cluster: Option<String>,
-    /// Connect worker URL(s), comma-separated; overrides the config file's URLs
+    /// One or more Connect worker URLs, comma-separated; overrides the config file's URLs
     #[arg(long, global = true, env = "KCO_URL")]
     pub url: Option<String>,
     /// Config file [default: kco.yaml in the current directory or a parent]

@@ -5,48 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Deserialize;
-
+use super::raw::RawKafka;
 use super::{interpolate, Config, ConfigError, Secret};
 use crate::kafka::policy::{MirrorRelation, ReplicationPolicy};
 use crate::kafka::{KafkaOptions, KafkaTls, Sasl, SaslMechanism};
 
 /// Default for `kafka.timeoutSeconds`.
 pub const DEFAULT_KAFKA_TIMEOUT_SECS: u64 = 15;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct RawKafka {
-    bootstrap: String,
-    #[serde(default)]
-    sasl: Option<RawSasl>,
-    #[serde(default)]
-    tls: Option<super::raw::RawTls>,
-    #[serde(default)]
-    timeout_seconds: Option<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSasl {
-    mechanism: String,
-    username: String,
-    password: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(super) struct RawMirror {
-    alias: String,
-    #[serde(default)]
-    policy: Option<String>,
-    #[serde(default)]
-    separator: Option<String>,
-    #[serde(default)]
-    target_alias: Option<String>,
-    #[serde(default)]
-    checkpoints_topic: Option<String>,
-}
 
 /// A cluster's DR settings, resolved.
 #[derive(Debug, Clone, Default)]

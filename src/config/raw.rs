@@ -39,10 +39,10 @@ pub(super) struct RawCluster {
     pub(super) timeout_seconds: Option<u64>,
     /// The cluster's Kafka, for MirrorMaker 2's checkpoints (`config/kafka.rs`).
     #[serde(default)]
-    pub(super) kafka: Option<super::kafka::RawKafka>,
+    pub(super) kafka: Option<RawKafka>,
     #[serde(default)]
     #[serde(deserialize_with = "crate::model::strict::unique_map")]
-    pub(super) mirrors: BTreeMap<String, super::kafka::RawMirror>,
+    pub(super) mirrors: BTreeMap<String, RawMirror>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -78,4 +78,40 @@ pub(super) struct RawTls {
     pub(super) key_file: Option<String>,
     #[serde(default)]
     pub(super) insecure_skip_verify: bool,
+}
+
+/// A cluster's `kafka:`: how kco reads its Kafka (config/kafka.rs resolves it).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawKafka {
+    pub(super) bootstrap: String,
+    #[serde(default)]
+    pub(super) sasl: Option<RawSasl>,
+    #[serde(default)]
+    pub(super) tls: Option<RawTls>,
+    #[serde(default)]
+    pub(super) timeout_seconds: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSasl {
+    pub(super) mechanism: String,
+    pub(super) username: String,
+    pub(super) password: String,
+}
+
+/// One entry of a cluster's `mirrors:`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawMirror {
+    pub(super) alias: String,
+    #[serde(default)]
+    pub(super) policy: Option<String>,
+    #[serde(default)]
+    pub(super) separator: Option<String>,
+    #[serde(default)]
+    pub(super) target_alias: Option<String>,
+    #[serde(default)]
+    pub(super) checkpoints_topic: Option<String>,
 }

@@ -52,25 +52,23 @@ pub fn misfits(
 }
 
 /// The connectors `allow` let through although their offsets miss their class's shape:
-/// each target with how many misfits it has (for a warning).
-pub fn allowed(
+/// each target (of the `(target, file)` pairs applied) with how many misfits it has (for a
+/// warning).
+pub fn allowed<'a>(
     shapes: &Shapes,
-    wants: &[super::apply::Want],
+    files: impl IntoIterator<Item = (&'a str, &'a LoadedFile)>,
     allow: &AllowUnknownShape,
 ) -> Vec<(String, usize)> {
     if allow.set.is_none() {
         return Vec::new();
     }
-    wants
-        .iter()
-        .filter_map(|w| match w {
-            super::apply::Want::File { target, file, .. } => {
-                let n = check_file(shapes, &file.file, &file.path, &file.text)
-                    .problems
-                    .len();
-                (n > 0).then(|| (target.clone(), n))
-            }
-            _ => None,
+    files
+        .into_iter()
+        .filter_map(|(target, file)| {
+            let n = check_file(shapes, &file.file, &file.path, &file.text)
+                .problems
+                .len();
+            (n > 0).then(|| (target.to_string(), n))
         })
         .collect()
 }

@@ -304,7 +304,7 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
     drop(p.sink.take());
     let (o, _dr_sink) = start_on_w(&d, dir.path(), &p, &file, &out, &[]);
     assert!(
-        o.contains(&format!("{}[0] 600 -> east.{}[0]", p.topic, p.topic)),
+        o.contains(&format!("{}/0 600 -> east.{}/0", p.topic, p.topic)),
         "{o}"
     );
     assert_eq!(d.w.config(&p.name)["topics"], format!("east.{}", p.topic));

@@ -48,6 +48,14 @@ impl Want {
             Want::Reset { name } | Want::Delete { name } => name,
         }
     }
+
+    /// The file a `File` want applies, with its target.
+    pub fn file(&self) -> Option<(&str, &LoadedFile)> {
+        match self {
+            Want::File { target, file, .. } => Some((target, file)),
+            _ => None,
+        }
+    }
 }
 
 /// What planning may do.

@@ -45,20 +45,17 @@ pub(super) fn classify(
     d
 }
 
-/// `orders[0] 600 -> east.orders[0] 591: checkpoint 41s old, 9 record(s) behind the file`
+/// `orders/0 600 -> east.orders/0 591: checkpoint 41s old, 9 records behind the file`
 pub fn readiness(p: &crate::engine::mirror::PartitionTranslation) -> String {
-    let head = format!(
-        "{}[{}] {} -> {}[{}] {}",
-        p.topic, p.partition, p.file_offset, p.dr_topic, p.partition, p.dr_offset
-    );
+    let head = p.crossing();
     match &p.checkpoint {
         None => format!("{head}: offsets kept"),
         Some(cp) => format!(
-            "{head}: checkpoint {} old, {} record(s) behind the file",
+            "{head}: checkpoint {} old, {} behind the file",
             humantime::format_duration(
                 std::time::Duration::from_secs(cp.age_seconds.max(0) as u64)
             ),
-            p.redelivers
+            crate::text::count(p.redelivers.max(0) as usize, "record")
         ),
     }
 }
@@ -150,7 +147,7 @@ mod tests {
         let ready = &r.connectors[2];
         assert!(
             ready.notes.iter().any(|n| n
-                == "orders[0] 600 -> east.orders[0] 580: checkpoint 42s old, 10 record(s) behind the file"),
+                == "orders/0 600 -> east.orders/0 580: checkpoint 42s old, 10 records behind the file"),
             "{:?}",
             ready.notes
         );

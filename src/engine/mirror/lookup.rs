@@ -260,7 +260,10 @@ pub(super) fn through_checkpoints(
         let more = problems.len().saturating_sub(3);
         let mut m = problems.into_iter().take(3).collect::<Vec<_>>().join("; ");
         if more > 0 {
-            m.push_str(&format!("; and {more} more partition(s)"));
+            m.push_str(&format!(
+                "; and {} more",
+                crate::text::count(more, "partition")
+            ));
         }
         Err(m)
     }

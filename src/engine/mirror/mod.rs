@@ -157,6 +157,22 @@ pub struct PartitionTranslation {
     pub redelivers: i64,
 }
 
+impl PartitionTranslation {
+    /// `orders/0 600 -> east.orders/0 591`: the file's position and the one applied on the
+    /// target, in kco's partition notation (docs/output.md).
+    pub fn crossing(&self) -> String {
+        format!(
+            "{}/{} {} -> {}/{} {}",
+            self.topic,
+            self.partition,
+            self.file_offset,
+            self.dr_topic,
+            self.partition,
+            self.dr_offset
+        )
+    }
+}
+
 /// A sink file's crossing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Translation {

@@ -3,10 +3,13 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::*;
+use crate::client::ConnectorListing;
 use crate::compare::Direction;
+use crate::engine::diff::{Class, ConnectorDiff, PartitionKind, Sides, Status};
 use crate::engine::testkit;
 use crate::fake::{FakeConnect, State};
 use crate::model::file::{Metadata, OffsetsFile};
+use crate::model::ConnectorState;
 use crate::model::ConnectorType;
 
 fn entries(v: serde_json::Value) -> Vec<OffsetEntry> {
