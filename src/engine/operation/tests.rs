@@ -310,6 +310,18 @@ fn checked(fake: &FakeConnect, pos: i64) -> Checked {
     crate::engine::apply::tests::checked("a", wants)
 }
 
+/// One RUNNING connector `c`, an operation opened on it in a fresh state directory, and the
+/// plan that moves `c` to position `pos`.
+fn planned(pos: i64) -> (FakeConnect, tempfile::TempDir, Operation, ApplyPlan) {
+    let fake = cluster(State::Running);
+    let dir = tempfile::tempdir().unwrap();
+    let op = open(&fake, &dir);
+    let plan = op
+        .plan(&checked(&fake, pos), &PlanOptions::default())
+        .unwrap();
+    (fake, dir, op, plan)
+}
+
 /// Runs `plan` with no refusal and a yes to the confirmation, telling `progress`.
 fn run_confirmed(op: &Operation, plan: &ApplyPlan, progress: &dyn Observer) -> Ran {
     let mut yes = |_: &ApplyPlan| Ok(true);
@@ -327,12 +339,7 @@ fn run_confirmed(op: &Operation, plan: &ApplyPlan, progress: &dyn Observer) -> R
 /// the journal before the first change, and clears the journal at the end.
 #[test]
 fn every_run_backs_up_and_journals_before_the_first_change() {
-    let fake = cluster(State::Running);
-    let dir = tempfile::tempdir().unwrap();
-    let op = open(&fake, &dir);
-    let plan = op
-        .plan(&checked(&fake, 42), &PlanOptions::default())
-        .unwrap();
+    let (fake, dir, op, plan) = planned(42);
     let seen = AtEachStep::new(|| journal_path(&dir).exists());
     let ran = run_confirmed(&op, &plan, &seen);
     let Ran::Done(done) = ran else {
@@ -354,12 +361,7 @@ fn every_run_backs_up_and_journals_before_the_first_change() {
 /// A refusal, a dry run and a declined confirmation send nothing and write nothing.
 #[test]
 fn refusals_dry_runs_and_a_no_change_nothing() {
-    let fake = cluster(State::Running);
-    let dir = tempfile::tempdir().unwrap();
-    let op = open(&fake, &dir);
-    let plan = op
-        .plan(&checked(&fake, 1), &PlanOptions::default())
-        .unwrap();
+    let (fake, dir, op, plan) = planned(1);
     let mut asked = 0;
     let mut no = |_: &ApplyPlan| {
         asked += 1;
@@ -592,12 +594,7 @@ fn a_stop_still_queued_in_the_worker_lands_before_the_state_is_put_back() {
 /// puts RUNNING back.
 #[test]
 fn a_stop_without_an_answer_keeps_the_journal_until_the_next_command_puts_the_state_back() {
-    let fake = cluster(State::Running);
-    let dir = tempfile::tempdir().unwrap();
-    let op = open(&fake, &dir);
-    let plan = op
-        .plan(&checked(&fake, 42), &PlanOptions::default())
-        .unwrap();
+    let (fake, dir, op, plan) = planned(42);
     fake.queue_stop("c");
     fake.fault(Fault::on("PUT", "/connectors/c/stop").always().timeout());
     let ran = run_confirmed(&op, &plan, &Unheard);
