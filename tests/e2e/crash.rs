@@ -330,10 +330,7 @@ fn kill_9_of_a_worker_during_an_apply_of_ten_then_a_second_apply_converges() {
     let a = tb.a();
     let dir = kco_dir(&tb);
     let guards = sources(&a, dir.path(), "kco-e2e-wkill", 10);
-    let pid_file = std::env::var("KCO_TESTBED_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"))
-        .join("run/a2.pid");
+    let pid_file = crate::harness::testbed_dir().join("run/a2.pid");
     let pid = std::fs::read_to_string(&pid_file).expect("a2's pid file");
     let child = Kco::new(dir.path())
         .args([

@@ -14,8 +14,8 @@ use std::process::Output;
 use serde_json::json;
 
 use crate::harness::{
-    append_lines, file_source_config, kco_with_env, numbered, source_position, temp_dir, testbed,
-    unique_name,
+    append_lines, env_url, file_source_config, kco_with_env, numbered, output_text as text,
+    service_dir, service_file, source_position, temp_dir, testbed, unique_name,
 };
 use crate::kco_steps::set_offsets;
 
@@ -28,34 +28,16 @@ struct Gateway {
 }
 
 fn gateway() -> Option<Gateway> {
-    let dir = std::env::var("KCO_E2E_G_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            std::env::var("KCO_TESTBED_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"))
-                .join("gateway")
-        });
-    let url =
-        std::env::var("KCO_E2E_GATEWAY_URL").unwrap_or_else(|_| "https://127.0.0.1:8444".into());
-    match std::fs::read_to_string(dir.join("token")) {
-        Ok(t) => Some(Gateway {
-            url: url.trim_end_matches('/').to_string(),
-            read_only: std::fs::read_to_string(dir.join("token-ro"))
-                .map(|t| t.trim().to_string())
-                .expect("the gateway's token-ro (scripts/bearer-gateway.sh down, then up)"),
-            dir,
-            token: t.trim().to_string(),
-        }),
-        Err(e) if std::env::var("KCO_E2E_GATEWAY").is_ok_and(|v| v == "required") => panic!(
-            "KCO_E2E_GATEWAY=required but {} is unreadable ({e}): run scripts/bearer-gateway.sh up",
-            dir.display()
-        ),
-        Err(_) => {
-            eprintln!("skipping: no bearer gateway (scripts/bearer-gateway.sh up)");
-            None
-        }
-    }
+    let dir = service_dir("KCO_E2E_G_DIR", "gateway");
+    let token = service_file(&dir, "token", "KCO_E2E_GATEWAY", "bearer-gateway.sh")?;
+    Some(Gateway {
+        url: env_url("KCO_E2E_GATEWAY_URL", "https://127.0.0.1:8444"),
+        read_only: std::fs::read_to_string(dir.join("token-ro"))
+            .map(|t| t.trim().to_string())
+            .expect("the gateway's token-ro (scripts/bearer-gateway.sh down, then up)"),
+        dir,
+        token: token.trim().to_string(),
+    })
 }
 
 impl Gateway {
@@ -109,14 +91,6 @@ impl Gateway {
         });
         (dir, name, len, guard)
     }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 #[test]
