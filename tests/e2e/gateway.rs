@@ -91,6 +91,27 @@ impl Gateway {
         });
         (dir, name, len, guard)
     }
+
+    /// Adds a partition `extra` (at position 5) to the live offsets of `name` on `b` in
+    /// its snapshot file, and applies that file through the gateway with `token` (`-v`).
+    fn apply_with_extra(
+        &self,
+        b: &crate::harness::Connect,
+        dir: &Path,
+        name: &str,
+        extra: &str,
+        token: &str,
+    ) -> Output {
+        let file = dir.join(format!("snapshots/g/{name}.yaml"));
+        let mut offsets: Vec<serde_json::Value> = b.offsets(name);
+        offsets.push(json!({"partition": {"filename": extra}, "offset": {"position": 5}}));
+        set_offsets(&file, offsets);
+        self.kco(
+            dir,
+            &["-v", "apply", file.to_str().unwrap(), "--yes"],
+            Some(token),
+        )
+    }
 }
 
 #[test]
@@ -108,15 +129,7 @@ fn snapshot_diff_and_apply_through_a_bearer_token_gateway() {
     let out = g.kco(dir.path(), &["diff", &name], Some(&g.token));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 
-    let mut offsets: Vec<serde_json::Value> = b.offsets(&name);
-    offsets
-        .push(json!({"partition": {"filename": "/kco/bearer/extra"}, "offset": {"position": 5}}));
-    set_offsets(&file, offsets);
-    let out = g.kco(
-        dir.path(),
-        &["-v", "apply", file.to_str().unwrap(), "--yes"],
-        Some(&g.token),
-    );
+    let out = g.apply_with_extra(&b, dir.path(), &name, "/kco/bearer/extra", &g.token);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(!t.contains(&g.token), "the token is printed nowhere: {t}");
@@ -172,16 +185,7 @@ fn a_refused_stop_on_the_real_worker_leaves_nothing_behind() {
     let (dir, name, _, _c) = g.source_on(&b, "kco-e2e-ro");
     let out = g.kco(dir.path(), &["snapshot", &name], Some(&g.read_only));
     assert!(out.status.success(), "{}", text(&out));
-    let file = dir.path().join(format!("snapshots/g/{name}.yaml"));
-    let mut offsets: Vec<serde_json::Value> = b.offsets(&name);
-    offsets.push(json!({"partition": {"filename": "/kco/ro/extra"}, "offset": {"position": 5}}));
-    set_offsets(&file, offsets);
-
-    let out = g.kco(
-        dir.path(),
-        &["-v", "apply", file.to_str().unwrap(), "--yes"],
-        Some(&g.read_only),
-    );
+    let out = g.apply_with_extra(&b, dir.path(), &name, "/kco/ro/extra", &g.read_only);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("403"), "{t}");
