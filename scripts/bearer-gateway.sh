@@ -35,12 +35,6 @@ HOST=127.0.0.1
 PORT=${KCO_GATEWAY_PORT:-8444}
 UPSTREAM=${KCO_GATEWAY_UPSTREAM:-http://127.0.0.1:8085}
 
-say() { printf 'bearer-gateway: %s\n' "$*" >&2; }
-die() {
-  printf 'bearer-gateway: error: %s\n' "$*" >&2
-  exit 1
-}
-
 NGINX=
 find_nginx() {
   NGINX=$(command -v nginx || true)
@@ -232,12 +226,4 @@ cmd_status() {
   return 1
 }
 
-case ${1:-} in
-  up) cmd_up ;;
-  down) cmd_down ;;
-  status) cmd_status ;;
-  *)
-    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
-    exit 1
-    ;;
-esac
+service_main "$0" "${1:-}"

@@ -34,45 +34,25 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
 DR="$STATE/dr"
-HOST=127.0.0.1
 EAST_PORT=${KCO_TESTBED_KAFKA_PORT:-9092}
 KAFKA_PORT=${KCO_DR_KAFKA_PORT:-9192}
 SASL_PORT=${KCO_DR_SASL_PORT:-9194}
 CONTROLLER_PORT=${KCO_DR_CONTROLLER_PORT:-9195}
 CONNECT_PORT=${KCO_DR_CONNECT_PORT:-8090}
 OFFSET_LAG_MAX=${KCO_DR_OFFSET_LAG_MAX:-100}
-WAIT_SECS=${KCO_TESTBED_WAIT_SECS:-180}
-JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
 USER_NAME=kco
 PROCS=(west w1)
 
-JVM_COMMON=(-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError
-  -XX:-UsePerfData -Djava.awt.headless=true -Dfile.encoding=UTF-8)
-
-say() { printf 'dr-connect: %s\n' "$*" >&2; }
-die() {
-  printf 'dr-connect: error: %s\n' "$*" >&2
-  exit 1
-}
-
-pid_file() { echo "$STATE/run/$1.pid"; }
-log_file() { echo "$STATE/logs/$1.log"; }
 worker_url() { echo "http://$HOST:$CONNECT_PORT"; }
 
 # shellcheck source=lib/daemon.sh
 source "$ROOT/scripts/lib/daemon.sh"
 # shellcheck source=lib/testbed-procs.sh
 source "$ROOT/scripts/lib/testbed-procs.sh"
+# shellcheck source=lib/testbed-conf.sh
+source "$ROOT/scripts/lib/testbed-conf.sh"
 
 KAFKA_VERSION=$(cat "$STATE/run/version" 2>/dev/null || true)
-LOG_OPTS=()
-set_log_opts() {
-  if ((${KAFKA_VERSION%%.*} >= 4)); then
-    LOG_OPTS=("-Dlog4j2.configurationFile=$STATE/conf/log4j2.properties")
-  else
-    LOG_OPTS=("-Dlog4j.configuration=file:$STATE/conf/log4j.properties")
-  fi
-}
 
 # Ready = REST answers, and both MirrorMaker 2 connector classes are listed.
 dr_worker_ready() {
@@ -82,61 +62,12 @@ dr_worker_ready() {
   [[ $plugins == *MirrorSourceConnector* && $plugins == *MirrorCheckpointConnector* ]]
 }
 
-write_configs() {
+write_dr_configs() {
   mkdir -p "$DR/data/kafka"
-  cat >"$DR/west.properties" <<EOF
-process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@$HOST:$CONTROLLER_PORT
-listeners=PLAINTEXT://$HOST:$KAFKA_PORT,SASL_PLAINTEXT://$HOST:$SASL_PORT,CONTROLLER://$HOST:$CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT,SASL_PLAINTEXT://$HOST:$SASL_PORT
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT
-sasl.enabled.mechanisms=SCRAM-SHA-512
-listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
-log.dirs=$DR/data/kafka
-num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=3
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-transaction.state.log.num.partitions=3
-auto.create.topics.enable=true
-group.initial.rebalance.delay.ms=0
-EOF
-  if ((${KAFKA_VERSION%%.*} >= 4)); then
-    cat >>"$DR/west.properties" <<EOF
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
-EOF
-  fi
-  cat >"$DR/w1.properties" <<EOF
-bootstrap.servers=$HOST:$KAFKA_PORT
-group.id=kco-w
-key.converter=org.apache.kafka.connect.json.JsonConverter
-value.converter=org.apache.kafka.connect.json.JsonConverter
-key.converter.schemas.enable=false
-value.converter.schemas.enable=false
-config.storage.topic=kco-w-configs
-offset.storage.topic=kco-w-offsets
-status.storage.topic=kco-w-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-offset.storage.partitions=1
-status.storage.partitions=1
-offset.flush.interval.ms=1000
-listeners=HTTP://$HOST:$CONNECT_PORT
-rest.advertised.host.name=$HOST
-rest.advertised.port=$CONNECT_PORT
-rest.advertised.listener=http
-scheduled.rebalance.max.delay.ms=0
-connector.client.config.override.policy=All
-plugin.discovery=service_load
-EOF
+  write_broker_properties "$DR/west.properties" "$KAFKA_PORT" "$CONTROLLER_PORT" "$DR/data/kafka" 3 \
+    "$SASL_PORT"
+  write_distributed_worker_properties "$DR/w1.properties" "$HOST:$KAFKA_PORT" \
+    "http://$HOST:$CONNECT_PORT" w 1
   cat >"$DR/kco.yaml" <<EOF
 # Clusters of the DR test bed; the password is the second line of $DR/scram.
 clusters:
@@ -155,17 +86,11 @@ EOF
 
 # Formats west's KRaft storage with the SCRAM credential of kco's user (KIP-900: Kafka
 # 3.5 and newer take it at format time).
-format_storage() {
-  local id=- password
-  while [[ $id == -* ]]; do
-    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
-  done
+format_west_storage() {
+  local password
   password=$(sed -n 2p "$DR/scram")
-  printf '\n===== %s: formatting storage (cluster id %s) =====\n' "$(date -u +%FT%TZ)" "$id" >>"$(log_file west)"
-  "$JAVA" "${JVM_COMMON[@]}" "${LOG_OPTS[@]}" "@$STATE/conf/classpath.args" \
-    kafka.tools.StorageTool format -t "$id" -c "$DR/west.properties" \
-    --add-scram "SCRAM-SHA-512=[name=$USER_NAME,password=$password]" >>"$(log_file west)" 2>&1 ||
-    fail_with_log west "formatting west's KRaft storage failed"
+  format_storage west "$DR/west.properties" \
+    --add-scram "SCRAM-SHA-512=[name=$USER_NAME,password=$password]"
 }
 
 # One MirrorMaker 2 connector, created or updated (PUT is idempotent).
@@ -226,7 +151,8 @@ print_info() {
   echo "  kco.yaml   $DR/kco.yaml"
 }
 
-up() {
+cmd_up() {
+  lock
   local start=$SECONDS
   [[ -n $KAFKA_VERSION && -f $STATE/conf/classpath.args ]] ||
     die "run scripts/local-connect.sh up first (no $STATE/conf/classpath.args)"
@@ -253,9 +179,9 @@ up() {
     umask 077
     printf '%s\n%s\n' "$USER_NAME" "$(head -c 18 /dev/urandom | base64 | tr -d '/+=')" >"$DR/scram"
   )
-  write_configs
+  write_dr_configs
   say "starting broker west (Kafka $KAFKA_VERSION) on $HOST:$KAFKA_PORT and $HOST:$SASL_PORT"
-  format_storage
+  format_west_storage
   start_proc west kafka.Kafka -Xms128m -Xmx384m -- "$DR/west.properties"
   local deadline=$((SECONDS + WAIT_SECS))
   until port_open "$KAFKA_PORT" && port_open "$SASL_PORT"; do
@@ -280,12 +206,14 @@ up() {
   print_info
 }
 
-down() {
+cmd_down() {
+  [[ -d $STATE ]] || return 0
+  lock
   stop_procs w1 west
   rm -rf "$DR"
 }
 
-status() {
+cmd_status() {
   local name pid rc=0
   for name in "${PROCS[@]}"; do
     if pid=$(live_pid "$name"); then
@@ -298,27 +226,6 @@ status() {
   return "$rc"
 }
 
-lock() {
-  mkdir -p "$STATE"
-  if command -v flock >/dev/null 2>&1; then
-    exec 9>"$STATE/.dr-lock"
-    flock -w 600 9 || die "another dr-connect.sh holds $STATE/.dr-lock"
-  fi
-}
+lock() { take_lock "$STATE/.dr-lock"; }
 
-case ${1:-} in
-  up)
-    lock
-    up
-    ;;
-  down)
-    [[ -d $STATE ]] || exit 0
-    lock
-    down
-    ;;
-  status) status ;;
-  *)
-    sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
-    exit 1
-    ;;
-esac
+service_main "$0" "${1:-}"

@@ -49,7 +49,6 @@ POM="$ROOT/testbed/pom.xml"
 DEFAULT_KAFKA_VERSION=4.3.1
 KAFKA_VERSION=${KAFKA_VERSION:-$DEFAULT_KAFKA_VERSION}
 STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
-HOST=127.0.0.1
 KAFKA_PORT=${KCO_TESTBED_KAFKA_PORT:-9092}
 CONTROLLER_PORT=${KCO_TESTBED_CONTROLLER_PORT:-9093}
 A1_PORT=${KCO_TESTBED_A1_PORT:-8083}
@@ -59,8 +58,6 @@ S_PORT=${KCO_TESTBED_S_PORT:-8086}
 PG_PORT=${KCO_TESTBED_PG_PORT:-5433}
 WITH_PG=${KCO_TESTBED_POSTGRES:-1}
 WITH_STANDALONE=${KCO_TESTBED_STANDALONE:-1}
-WAIT_SECS=${KCO_TESTBED_WAIT_SECS:-180}
-JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
 
 # Distributed workers, then every process `up` starts (the standalone one last).
 WORKERS=(a1 a2 b1)
@@ -71,19 +68,9 @@ if [[ $WITH_STANDALONE == 1 ]]; then
   ALL_WORKERS+=(s1)
 fi
 
-# Small heaps, serial GC and C1 only: the test bed must fit on two cores.
-JVM_COMMON=(-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError
-  -XX:-UsePerfData -Djava.awt.headless=true -Dfile.encoding=UTF-8)
+# Small heaps (testbed-procs.sh has the other JVM options).
 BROKER_HEAP=(-Xms128m -Xmx512m)
 WORKER_HEAP=(-Xms96m -Xmx384m)
-
-say() { printf 'local-connect: %s\n' "$*" >&2; }
-die() {
-  printf 'local-connect: error: %s\n' "$*" >&2
-  exit 1
-}
-
-kafka_major() { echo "${KAFKA_VERSION%%.*}"; }
 
 worker_port() {
   case $1 in
@@ -115,8 +102,6 @@ worker_main() {
 start_worker() {
   start_proc "$1" "$(worker_main "$1")" "${WORKER_HEAP[@]}" -- "$STATE/conf/$1.properties"
 }
-pid_file() { echo "$STATE/run/$1.pid"; }
-log_file() { echo "$STATE/logs/$1.log"; }
 
 # shellcheck source=lib/daemon.sh
 source "$ROOT/scripts/lib/daemon.sh"
@@ -198,7 +183,7 @@ cmd_up() {
   echo "$KAFKA_VERSION" >"$STATE/run/version"
 
   say "starting Kafka $KAFKA_VERSION broker on $HOST:$KAFKA_PORT"
-  format_storage
+  format_storage broker "$STATE/conf/broker.properties"
   start_proc broker kafka.Kafka "${BROKER_HEAP[@]}" -- "$STATE/conf/broker.properties"
   wait_broker
 
@@ -298,12 +283,27 @@ require_up() {
   [[ -f $STATE/conf/classpath.args ]] || die "missing $STATE/conf; run '$0 down' and '$0 up'"
 }
 
-worker_log_opts() {
-  if (($(kafka_major) >= 4)); then
-    LOG_OPTS=("-Dlog4j2.configurationFile=$STATE/conf/log4j2.properties")
+# Before worker NAME is started on the running test bed: a known name, Java, the lock, and
+# the running Kafka release's logging options.
+prepare_worker_start() {
+  worker_port "$1" >/dev/null
+  check_java
+  lock
+  require_up
+  KAFKA_VERSION=$(running_version)
+  set_log_opts
+}
+
+# Starts worker NAME unless it runs, and waits until it serves.
+start_worker_and_wait() {
+  if live_pid "$1" >/dev/null; then
+    say "$1 is already running"
   else
-    LOG_OPTS=("-Dlog4j.configuration=file:$STATE/conf/log4j.properties")
+    say "starting $1"
+    start_worker "$1"
   fi
+  wait_workers "$1"
+  say "$1 serves $(worker_url "$1")"
 }
 
 cmd_stop_worker() {
@@ -315,51 +315,22 @@ cmd_stop_worker() {
 
 cmd_start_worker() {
   local name=${1:?usage: start-worker a1|a2|b1|s1}
-  worker_port "$name" >/dev/null
-  check_java
-  lock
-  require_up
-  KAFKA_VERSION=$(running_version)
-  worker_log_opts
-  if live_pid "$name" >/dev/null; then
-    say "$name is already running"
-  else
-    say "starting $name"
-    start_worker "$name"
-  fi
-  wait_workers "$name"
-  say "$name serves $(worker_url "$name")"
+  prepare_worker_start "$name"
+  start_worker_and_wait "$name"
 }
 
 cmd_restart_worker() {
   local name=${1:?usage: restart-worker a1|a2|b1|s1}
-  worker_port "$name" >/dev/null
-  check_java
-  lock
-  require_up
-  KAFKA_VERSION=$(running_version)
-  worker_log_opts
+  prepare_worker_start "$name"
   stop_procs "$name"
-  say "starting $name"
-  start_worker "$name"
-  wait_workers "$name"
-  say "$name serves $(worker_url "$name")"
+  start_worker_and_wait "$name"
 }
 
 # One command at a time per state directory.
-lock() {
-  mkdir -p "$STATE"
-  if command -v flock >/dev/null 2>&1; then
-    exec 9>"$STATE/.lock"
-    flock -w 600 9 || die "another local-connect.sh holds $STATE/.lock"
-  fi
-}
+lock() { take_lock "$STATE/.lock"; }
 
-usage() {
-  sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
-}
+usage() { script_usage "${BASH_SOURCE[0]}"; }
 
-LOG_OPTS=()
 main() {
   local cmd=${1:-}
   [[ $# -gt 0 ]] && shift

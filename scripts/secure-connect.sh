@@ -23,40 +23,22 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-# shellcheck source=lib/daemon.sh
-source "$ROOT/scripts/lib/daemon.sh"
 KAFKA_VERSION=${KAFKA_VERSION:-4.3.1}
 STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
 SEC="$STATE/secure"
-HOST=127.0.0.1
 PORT=${KCO_SECURE_PORT:-8443}
 KAFKA_PORT=${KCO_TESTBED_KAFKA_PORT:-9092}
-WAIT_SECS=${KCO_TESTBED_WAIT_SECS:-180}
-JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
 KEYTOOL=${JAVA_HOME:+$JAVA_HOME/bin/}keytool
 NAME=sec1
 USER_NAME=kco
 STOREPASS=kco-testbed-store
 
-say() { printf 'secure-connect: %s\n' "$*" >&2; }
-die() {
-  printf 'secure-connect: error: %s\n' "$*" >&2
-  exit 1
-}
-
-pid_file() { echo "$STATE/run/$NAME.pid"; }
-log_file() { echo "$STATE/logs/$NAME.log"; }
-
-live_pid() {
-  local f pid
-  f=$(pid_file)
-  [[ -f $f ]] || return 1
-  pid=$(<"$f")
-  [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "-Dkco.testbed.process=$NAME -Dkco.testbed.dir=$STATE " ||
-    return 1
-  echo "$pid"
-}
+# shellcheck source=lib/daemon.sh
+source "$ROOT/scripts/lib/daemon.sh"
+# shellcheck source=lib/testbed-procs.sh
+source "$ROOT/scripts/lib/testbed-procs.sh"
+# shellcheck source=lib/testbed-conf.sh
+source "$ROOT/scripts/lib/testbed-conf.sh"
 
 # The jar of Kafka's basic-auth REST extension, fetched with Maven when missing.
 extension_jar() {
@@ -123,38 +105,17 @@ KafkaConnect {
   file="$SEC/users.properties";
 };
 EOF
-  cat >"$SEC/$NAME.properties" <<EOF
-bootstrap.servers=$HOST:$KAFKA_PORT
-group.id=kco-s
-key.converter=org.apache.kafka.connect.json.JsonConverter
-value.converter=org.apache.kafka.connect.json.JsonConverter
-key.converter.schemas.enable=false
-value.converter.schemas.enable=false
-config.storage.topic=kco-s-configs
-offset.storage.topic=kco-s-offsets
-status.storage.topic=kco-s-status
-config.storage.replication.factor=1
-offset.storage.replication.factor=1
-status.storage.replication.factor=1
-offset.storage.partitions=1
-status.storage.partitions=1
-offset.flush.interval.ms=1000
-listeners=https://$HOST:$PORT
-rest.advertised.host.name=$HOST
-rest.advertised.port=$PORT
-rest.advertised.listener=https
-listeners.https.ssl.keystore.type=PKCS12
-listeners.https.ssl.keystore.location=$SEC/server.p12
-listeners.https.ssl.keystore.password=$STOREPASS
-listeners.https.ssl.key.password=$STOREPASS
-listeners.https.ssl.truststore.type=PKCS12
-listeners.https.ssl.truststore.location=$SEC/truststore.p12
-listeners.https.ssl.truststore.password=$STOREPASS
-listeners.https.ssl.client.auth=required
-rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension
-scheduled.rebalance.max.delay.ms=0
-plugin.discovery=service_load
-EOF
+  write_distributed_worker_properties "$SEC/$NAME.properties" "$HOST:$KAFKA_PORT" \
+    "https://$HOST:$PORT" s 1 \
+    listeners.https.ssl.keystore.type=PKCS12 \
+    "listeners.https.ssl.keystore.location=$SEC/server.p12" \
+    "listeners.https.ssl.keystore.password=$STOREPASS" \
+    "listeners.https.ssl.key.password=$STOREPASS" \
+    listeners.https.ssl.truststore.type=PKCS12 \
+    "listeners.https.ssl.truststore.location=$SEC/truststore.p12" \
+    "listeners.https.ssl.truststore.password=$STOREPASS" \
+    listeners.https.ssl.client.auth=required \
+    rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension
   cat >"$SEC/kco.yaml" <<EOF
 clusters:
   s:
@@ -175,8 +136,8 @@ ready() {
     --key "$SEC/client-key.pem" -u "$(<"$SEC/credentials")" "https://$HOST:$PORT/connectors" 2>/dev/null
 }
 
-up() {
-  if live_pid >/dev/null && ready; then
+cmd_up() {
+  if live_pid "$NAME" >/dev/null && ready; then
     say "cluster s already runs at https://$HOST:$PORT"
     print_snippet
     return 0
@@ -184,7 +145,7 @@ up() {
   local cp="$STATE/classpath/$KAFKA_VERSION.txt"
   [[ -s $cp && -f $STATE/conf/log4j2.properties ]] ||
     die "run scripts/local-connect.sh up first (no classpath at $cp)"
-  (exec 3<>"/dev/tcp/$HOST/$KAFKA_PORT") 2>/dev/null ||
+  port_open "$KAFKA_PORT" ||
     die "no broker at $HOST:$KAFKA_PORT: run scripts/local-connect.sh up first"
   local jar
   jar=$(extension_jar)
@@ -192,19 +153,18 @@ up() {
   write_config
   mkdir -p "$STATE/run" "$STATE/logs"
   local log pidf
-  log=$(log_file)
-  pidf=$(pid_file)
+  log=$(log_file "$NAME")
+  pidf=$(pid_file "$NAME")
+  set_log_opts
   printf '\n===== %s: starting %s =====\n' "$(date -u +%FT%TZ)" "$NAME" >>"$log"
   spawn_daemon "$pidf" "$log" \
-    "$JAVA" -Xms96m -Xmx384m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData \
-    -Djava.awt.headless=true "-Dkco.testbed.process=$NAME" "-Dkco.testbed.dir=$STATE" \
-    "-Dlog4j2.configurationFile=$STATE/conf/log4j2.properties" \
-    "-Djava.security.auth.login.config=$SEC/jaas.conf" \
+    "$JAVA" -Xms96m -Xmx384m "${JVM_COMMON[@]}" "-Dkco.testbed.process=$NAME" \
+    "-Dkco.testbed.dir=$STATE" "${LOG_OPTS[@]}" "-Djava.security.auth.login.config=$SEC/jaas.conf" \
     -cp "$(tr -d '\n' <"$cp"):$jar" org.apache.kafka.connect.cli.ConnectDistributed \
     "$SEC/$NAME.properties"
   local deadline=$((SECONDS + WAIT_SECS))
   until ready; do
-    if ! live_pid >/dev/null && [[ -s $pidf ]]; then
+    if ! live_pid "$NAME" >/dev/null && [[ -s $pidf ]]; then
       tail -n 25 "$log" >&2
       die "the secure worker exited during startup (log: $log)"
     fi
@@ -220,22 +180,14 @@ print_snippet() {
   cat "$SEC/kco.yaml"
 }
 
-down() {
-  local pid
-  if pid=$(live_pid); then
-    say "stopping $NAME (pid $pid)"
-    kill -TERM "$pid" 2>/dev/null || true
-    local deadline=$((SECONDS + 30))
-    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$(pid_file)"
+cmd_down() {
+  stop_procs "$NAME"
   rm -rf "$SEC"
 }
 
-status() {
+cmd_status() {
   local pid
-  if pid=$(live_pid); then
+  if pid=$(live_pid "$NAME"); then
     printf '  %-8s pid %-7s https://%s:%s  (cluster s)\n' "$NAME" "$pid" "$HOST" "$PORT"
     return 0
   fi
@@ -243,12 +195,4 @@ status() {
   return 1
 }
 
-case ${1:-} in
-  up) up ;;
-  down) down ;;
-  status) status ;;
-  *)
-    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
-    exit 1
-    ;;
-esac
+service_main "$0" "${1:-}"

@@ -1,6 +1,15 @@
-# Sourced by the test bed's scripts (local-connect.sh through testbed-procs.sh,
-# secure-connect.sh, bearer-gateway.sh): the one way they start a long-lived service.
+# Sourced by the test bed's scripts (local-connect.sh, dr-connect.sh, secure-connect.sh,
+# bearer-gateway.sh): their messages, the one way they start a long-lived service, their
+# lock, commands and usage.
 # shellcheck shell=bash
+
+# The script's name (without .sh) begins every line it writes to stderr.
+PROG=$(basename "$0" .sh)
+say() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() {
+  printf '%s: error: %s\n' "$PROG" "$*" >&2
+  exit 1
+}
 
 # spawn_daemon PIDFILE LOG COMMAND [ARGS...]
 # Starts COMMAND in the background, apart from this script: in a session of its own (setsid:
@@ -16,9 +25,42 @@ spawn_daemon() {
   setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidf" "$@" >>"$log" 2>&1 </dev/null 9>&- &
 }
 
+# take_lock FILE
+# Holds the lock on FILE (waiting up to 600 s for it) on descriptor 9 until the script exits:
+# one command at a time per state directory.
+take_lock() {
+  mkdir -p "$(dirname "$1")"
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$1"
+    flock -w 600 9 || die "another $(basename "$0") holds $1"
+  fi
+}
+
 # without_lock COMMAND [ARGS...]
 # Runs COMMAND without descriptor 9 (the test bed's lock), for a service that puts itself in
 # the background (nginx, pg_ctl).
 without_lock() {
   "$@" 9>&-
+}
+
+# script_usage SCRIPT
+# The usage of one of the test bed's scripts: its header comment, from line 3 (after the
+# shebang and the shellcheck directive) up to `set -euo pipefail`, without the `#`.
+script_usage() {
+  sed -n '3,/^set -euo/p' "$1" | sed '$d; s/^# \{0,1\}//'
+}
+
+# service_main SCRIPT COMMAND
+# The commands of a service script: up, down and status run cmd_up, cmd_down and cmd_status;
+# anything else prints the usage to stderr and exits 1.
+service_main() {
+  case ${2:-} in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    *)
+      script_usage "$1" >&2
+      exit 1
+      ;;
+  esac
 }

@@ -1,6 +1,21 @@
-# Sourced by scripts/local-connect.sh: prerequisites, the Maven classpath and the
-# processes of the test bed (start, stop, wait until ready).
+# Sourced by scripts/local-connect.sh, secure-connect.sh and dr-connect.sh: the settings
+# they share, prerequisites, the Maven classpath and the processes of the test bed (start,
+# stop, wait until ready). Each script sets STATE first, and sources daemon.sh.
 # shellcheck shell=bash
+
+# --- settings -----------------------------------------------------------------
+
+HOST=127.0.0.1
+JAVA=${JAVA_HOME:+$JAVA_HOME/bin/}java
+WAIT_SECS=${KCO_TESTBED_WAIT_SECS:-180}
+# Small heaps, serial GC and C1 only: the test bed must fit on two cores.
+JVM_COMMON=(-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:+ExitOnOutOfMemoryError
+  -XX:-UsePerfData -Djava.awt.headless=true -Dfile.encoding=UTF-8)
+LOG_OPTS=()
+
+kafka_major() { echo "${KAFKA_VERSION%%.*}"; }
+pid_file() { echo "$STATE/run/$1.pid"; }
+log_file() { echo "$STATE/logs/$1.log"; }
 
 # --- prerequisites ----------------------------------------------------------
 
@@ -162,10 +177,10 @@ fail_with_log() {
   local name=$1 msg=$2 log
   log=$(log_file "$name")
   {
-    printf 'local-connect: error: %s\n' "$msg"
-    printf 'local-connect: last lines of %s:\n' "$log"
+    printf '%s: error: %s\n' "$PROG" "$msg"
+    printf '%s: last lines of %s:\n' "$PROG" "$log"
     tail -n 25 "$log" | sed 's/^/    /'
-    printf 'local-connect: full log: %s\n' "$log"
+    printf '%s: full log: %s\n' "$PROG" "$log"
   } >&2
   exit 1
 }

@@ -72,11 +72,7 @@ fn source_at_end(
 /// Before Connect 3.7 (KIP-980) a connector cannot be created STOPPED: `apply --create`
 /// must refuse, say why and what to do instead, and create nothing.
 fn assert_create_refused(out: &std::process::Output, connect: &Connect, names: &[&str]) {
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = crate::harness::output_text(out);
     assert!(
         !out.status.success(),
         "apply --create must fail before 3.7: {text}"

@@ -130,19 +130,9 @@ fn kill_9_at_each_point_of_the_transaction_then_recovery_puts_every_state_back()
             Some(1),
             "snapshot after a kill at {marker}"
         );
-        if recover_with_apply {
-            let out = kco(&["--cluster", "a", "apply", "snaps/a", "--yes"], dir.path());
-            let text = assert_success(&out, "the next apply");
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(err.contains("did not finish"), "{text}{err}");
-        } else {
-            assert_success(&kco(&["--cluster", "a", "recover"], dir.path()), "recover");
-        }
-        assert!(
-            !journal.exists(),
-            "killed at {marker}: the journal is cleared"
-        );
-        all_running(&a, &guards, marker);
+        let next_apply = ["--cluster", "a", "apply", "snaps/a", "--yes"];
+        let again = recover_with_apply.then_some(&next_apply[..]);
+        recover_after_kill(&a, dir.path(), &guards, marker, again);
     }
     // A last apply converges: every file's offsets, every connector running.
     assert_success(
@@ -152,6 +142,34 @@ fn kill_9_at_each_point_of_the_transaction_then_recovery_puts_every_state_back()
     let out = kco(&["--cluster", "a", "diff", "snaps/a"], dir.path());
     assert_success(&out, "diff after recovery");
     assert!(states(&a, &guards).iter().all(|s| s == "RUNNING"));
+}
+
+/// What follows a kill at `marker`: `again` (the killed command once more) finishes and says
+/// that the last one did not, or without `again`, `kco recover` runs; either way the journal
+/// is cleared and every connector of `guards` runs again.
+fn recover_after_kill(
+    a: &Connect,
+    dir: &Path,
+    guards: &[ConnectorGuard],
+    marker: &str,
+    again: Option<&[&str]>,
+) {
+    match again {
+        Some(args) => {
+            let out = kco(args, dir);
+            let text = assert_success(&out, &format!("{args:?} after a kill at {marker}"));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("did not finish"), "{text}{err}");
+        }
+        None => {
+            assert_success(&kco(&["--cluster", "a", "recover"], dir), "recover");
+        }
+    }
+    assert!(
+        !dir.join(".kco/journal/a.json").exists(),
+        "killed at {marker}: the journal is cleared"
+    );
+    all_running(a, guards, marker);
 }
 
 /// Every connector of `guards` RUNNING again (after a kill at `marker`).
@@ -198,23 +216,10 @@ fn kill_9_at_each_point_of_a_reset_then_the_next_command_puts_every_state_back()
         );
         let out = kco(&["--cluster", "a", "diff", "snaps/a"], dir.path());
         assert_eq!(out.status.code(), Some(1), "diff after a kill at {marker}");
-        if finish_with_reset {
-            let mut again = vec!["--cluster", "a", "reset", "--yes"];
-            again.extend(&names);
-            let out = kco(&again, dir.path());
-            let text = assert_success(&out, "the next reset");
-            assert!(
-                String::from_utf8_lossy(&out.stderr).contains("did not finish"),
-                "{text}"
-            );
-        } else {
-            assert_success(&kco(&["--cluster", "a", "recover"], dir.path()), "recover");
-        }
-        assert!(
-            !journal.exists(),
-            "reset killed at {marker}: journal cleared"
-        );
-        all_running(&a, &guards, marker);
+        let mut next_reset = vec!["--cluster", "a", "reset", "--yes"];
+        next_reset.extend(&names);
+        let again = finish_with_reset.then_some(&next_reset[..]);
+        recover_after_kill(&a, dir.path(), &guards, marker, again);
     }
 }
 
@@ -330,10 +335,7 @@ fn kill_9_of_a_worker_during_an_apply_of_ten_then_a_second_apply_converges() {
     let a = tb.a();
     let dir = kco_dir(&tb);
     let guards = sources(&a, dir.path(), "kco-e2e-wkill", 10);
-    let pid_file = std::env::var("KCO_TESTBED_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"))
-        .join("run/a2.pid");
+    let pid_file = crate::harness::testbed_dir().join("run/a2.pid");
     let pid = std::fs::read_to_string(&pid_file).expect("a2's pid file");
     let child = Kco::new(dir.path())
         .args([

@@ -12,13 +12,14 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::harness::{
-    append_lines, file_sink_config, file_source_config, kco_with_env, numbered, sink_offset,
-    temp_dir, testbed, unique_name, wait_for, write_lines, Connect, ConnectorGuard, Testbed,
+    append_lines, env_url, file_sink_config, file_source_config, kco_with_env, numbered,
+    output_parts, service_file, sink_offset, skip_unless_required, temp_dir, testbed, testbed_dir,
+    unique_name, wait_for, write_lines, Connect, ConnectorGuard, Testbed,
 };
 
 /// Cluster w (`KCO_E2E_DR_URL`) and west's SASL listener (`KCO_E2E_DR_KAFKA`).
 fn w_url() -> String {
-    std::env::var("KCO_E2E_DR_URL").unwrap_or_else(|_| "http://127.0.0.1:8090".into())
+    env_url("KCO_E2E_DR_URL", "http://127.0.0.1:8090")
 }
 
 fn sasl() -> String {
@@ -35,27 +36,24 @@ struct Dr {
 
 fn dr() -> Option<Dr> {
     let tb = testbed()?;
-    let state = std::env::var("KCO_TESTBED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".testbed"));
-    let scram = std::fs::read_to_string(state.join("dr/scram"));
+    let scram = service_file(
+        &testbed_dir().join("dr"),
+        "scram",
+        "KCO_E2E_DR",
+        "dr-connect.sh",
+    )?;
     let w = Connect::new(&w_url());
-    let required = std::env::var("KCO_E2E_DR").is_ok_and(|v| v == "required");
-    let password = match scram {
-        Ok(s) if w.answers() => s.lines().nth(1).unwrap_or_default().to_string(),
-        _ if required => panic!(
-            "KCO_E2E_DR=required but the DR bed is not up ({}, {}/dr/scram): run scripts/dr-connect.sh up",
-            w_url(),
-            state.display()
-        ),
-        _ => {
-            eprintln!(
-                "skipping DR e2e: no DR bed at {}; run scripts/dr-connect.sh up",
+    if !w.answers() {
+        skip_unless_required(
+            "KCO_E2E_DR",
+            &format!(
+                "cluster w does not answer at {}; run scripts/dr-connect.sh up",
                 w_url()
-            );
-            return None;
-        }
-    };
+            ),
+        );
+        return None;
+    }
+    let password = scram.lines().nth(1).unwrap_or_default().to_string();
     let lag_max = w.config("mm2-east-source")["offset.lag.max"]
         .as_str()
         .and_then(|s| s.parse().ok())
@@ -91,12 +89,11 @@ impl Dr {
     }
 
     fn kco(&self, dir: &Path, password: &str, args: &[&str]) -> (i32, String, String) {
-        let out = kco_with_env(args, dir, &[("KCO_DR_KAFKA_PASSWORD", password)]);
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        output_parts(&kco_with_env(
+            args,
+            dir,
+            &[("KCO_DR_KAFKA_PASSWORD", password)],
+        ))
     }
 }
 

@@ -14,8 +14,8 @@ use std::process::Output;
 use serde_json::json;
 
 use crate::harness::{
-    append_lines, file_source_config, kco_with_env, numbered, source_position, temp_dir, testbed,
-    unique_name,
+    append_lines, env_url, file_source_config, kco_with_env, numbered, output_text as text,
+    service_dir, service_file, source_position, temp_dir, testbed, unique_name,
 };
 use crate::kco_steps::set_offsets;
 
@@ -28,34 +28,16 @@ struct Gateway {
 }
 
 fn gateway() -> Option<Gateway> {
-    let dir = std::env::var("KCO_E2E_G_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            std::env::var("KCO_TESTBED_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"))
-                .join("gateway")
-        });
-    let url =
-        std::env::var("KCO_E2E_GATEWAY_URL").unwrap_or_else(|_| "https://127.0.0.1:8444".into());
-    match std::fs::read_to_string(dir.join("token")) {
-        Ok(t) => Some(Gateway {
-            url: url.trim_end_matches('/').to_string(),
-            read_only: std::fs::read_to_string(dir.join("token-ro"))
-                .map(|t| t.trim().to_string())
-                .expect("the gateway's token-ro (scripts/bearer-gateway.sh down, then up)"),
-            dir,
-            token: t.trim().to_string(),
-        }),
-        Err(e) if std::env::var("KCO_E2E_GATEWAY").is_ok_and(|v| v == "required") => panic!(
-            "KCO_E2E_GATEWAY=required but {} is unreadable ({e}): run scripts/bearer-gateway.sh up",
-            dir.display()
-        ),
-        Err(_) => {
-            eprintln!("skipping: no bearer gateway (scripts/bearer-gateway.sh up)");
-            None
-        }
-    }
+    let dir = service_dir("KCO_E2E_G_DIR", "gateway");
+    let token = service_file(&dir, "token", "KCO_E2E_GATEWAY", "bearer-gateway.sh")?;
+    Some(Gateway {
+        url: env_url("KCO_E2E_GATEWAY_URL", "https://127.0.0.1:8444"),
+        read_only: std::fs::read_to_string(dir.join("token-ro"))
+            .map(|t| t.trim().to_string())
+            .expect("the gateway's token-ro (scripts/bearer-gateway.sh down, then up)"),
+        dir,
+        token: token.trim().to_string(),
+    })
 }
 
 impl Gateway {
@@ -109,14 +91,27 @@ impl Gateway {
         });
         (dir, name, len, guard)
     }
-}
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    /// Adds a partition `extra` (at position 5) to the live offsets of `name` on `b` in
+    /// its snapshot file, and applies that file through the gateway with `token` (`-v`).
+    fn apply_with_extra(
+        &self,
+        b: &crate::harness::Connect,
+        dir: &Path,
+        name: &str,
+        extra: &str,
+        token: &str,
+    ) -> Output {
+        let file = dir.join(format!("snapshots/g/{name}.yaml"));
+        let mut offsets: Vec<serde_json::Value> = b.offsets(name);
+        offsets.push(json!({"partition": {"filename": extra}, "offset": {"position": 5}}));
+        set_offsets(&file, offsets);
+        self.kco(
+            dir,
+            &["-v", "apply", file.to_str().unwrap(), "--yes"],
+            Some(token),
+        )
+    }
 }
 
 #[test]
@@ -134,15 +129,7 @@ fn snapshot_diff_and_apply_through_a_bearer_token_gateway() {
     let out = g.kco(dir.path(), &["diff", &name], Some(&g.token));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 
-    let mut offsets: Vec<serde_json::Value> = b.offsets(&name);
-    offsets
-        .push(json!({"partition": {"filename": "/kco/bearer/extra"}, "offset": {"position": 5}}));
-    set_offsets(&file, offsets);
-    let out = g.kco(
-        dir.path(),
-        &["-v", "apply", file.to_str().unwrap(), "--yes"],
-        Some(&g.token),
-    );
+    let out = g.apply_with_extra(&b, dir.path(), &name, "/kco/bearer/extra", &g.token);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(!t.contains(&g.token), "the token is printed nowhere: {t}");
@@ -198,16 +185,7 @@ fn a_refused_stop_on_the_real_worker_leaves_nothing_behind() {
     let (dir, name, _, _c) = g.source_on(&b, "kco-e2e-ro");
     let out = g.kco(dir.path(), &["snapshot", &name], Some(&g.read_only));
     assert!(out.status.success(), "{}", text(&out));
-    let file = dir.path().join(format!("snapshots/g/{name}.yaml"));
-    let mut offsets: Vec<serde_json::Value> = b.offsets(&name);
-    offsets.push(json!({"partition": {"filename": "/kco/ro/extra"}, "offset": {"position": 5}}));
-    set_offsets(&file, offsets);
-
-    let out = g.kco(
-        dir.path(),
-        &["-v", "apply", file.to_str().unwrap(), "--yes"],
-        Some(&g.read_only),
-    );
+    let out = g.apply_with_extra(&b, dir.path(), &name, "/kco/ro/extra", &g.read_only);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("403"), "{t}");

@@ -6,17 +6,19 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::harness::{
-    append_lines, file_source_config, kco, numbered, testbed, unique_name, TopicReader,
+    append_lines, file_source_config, kco, numbered, output_parts, testbed, unique_name,
+    TopicReader,
 };
 use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
 use crate::support::data::sink_entry;
 use crate::support::git::git;
 
-/// kco in `dir`: exit code, stdout, stderr.
-fn run(args: &[&str], dir: &Path) -> (Option<i32>, String, String) {
-    let o = kco(args, dir);
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (o.status.code(), text(&o.stdout), text(&o.stderr))
+/// `kco --cluster a apply snapshots/a <args> --yes` in `dir`: exit code, stdout, stderr.
+fn apply_snapshots(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["--cluster", "a", "apply", "snapshots/a"];
+    all.extend_from_slice(args);
+    all.push("--yes");
+    output_parts(&kco(&all, dir))
 }
 
 fn commit(dir: &Path, msg: &str) {
@@ -60,21 +62,11 @@ fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
     r1.wait_lines(25);
     a.wait_offsets(&k1, "offset 25", |o| o == [sink_entry(&t1, 0, 25)]);
 
-    let refused = run(
-        &[
-            "--cluster",
-            "a",
-            "apply",
-            "snapshots/a",
-            "--changed-since",
-            "HEAD~1",
-            "--fail-on",
-            "reprocessing",
-            "--yes",
-        ],
+    let refused = apply_snapshots(
         dir.path(),
+        &["--changed-since", "HEAD~1", "--fail-on", "reprocessing"],
     );
-    assert_eq!(refused.0, Some(1), "{refused:?}");
+    assert_eq!(refused.0, 1, "{refused:?}");
     assert!(
         refused.2.contains("5 records will be reprocessed"),
         "{refused:?}"
@@ -82,19 +74,8 @@ fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
     assert_eq!(a.offsets(&k2), vec![sink_entry(&t2, 0, 20)]);
     assert_eq!(a.state(&k2), "RUNNING");
 
-    let done = run(
-        &[
-            "--cluster",
-            "a",
-            "apply",
-            "snapshots/a",
-            "--changed-since",
-            "HEAD~1",
-            "--yes",
-        ],
-        dir.path(),
-    );
-    assert_eq!(done.0, Some(0), "{done:?}");
+    let done = apply_snapshots(dir.path(), &["--changed-since", "HEAD~1"]);
+    assert_eq!(done.0, 0, "{done:?}");
     assert!(done.1.contains("1 of 2 connectors"), "{}", done.1);
     let got = r2.wait_lines_settled(25);
     assert_eq!(got[20..], numbered("two", 16..=20)[..]);
@@ -140,19 +121,8 @@ fn apply_at_the_first_nightly_commit_undoes_a_bad_manual_rewind() {
     reader.wait_lines_settled(60);
 
     // Back to where the first nightly commit says: offset 10, so lines 11..30 once more.
-    let out = run(
-        &[
-            "--cluster",
-            "a",
-            "apply",
-            "snapshots/a",
-            "--at",
-            "HEAD~1",
-            "--yes",
-        ],
-        dir.path(),
-    );
-    assert_eq!(out.0, Some(0), "{out:?}");
+    let out = apply_snapshots(dir.path(), &["--at", "HEAD~1"]);
+    assert_eq!(out.0, 0, "{out:?}");
     assert!(out.1.contains("Files as of `HEAD~1`"), "{}", out.1);
     let got = reader.wait_lines_settled(80);
     assert_eq!(got.len(), 80, "{got:?}");

@@ -9,7 +9,7 @@ use serde_json::Value;
 use kco::model::file::{OffsetsFile, DEFAULT_SCHEMA_REF};
 use kco::model::{secrets, ConnectorState, ConnectorType, OffsetEntry};
 
-use crate::harness::{kco, temp_dir, Connect, Testbed};
+use crate::harness::{kco, output_parts, temp_dir, Connect, Testbed};
 use crate::support::data::SnapshotFile;
 
 /// Writes `<dir>/kco.yaml` with cluster "a" (both workers) and cluster "b".
@@ -97,10 +97,5 @@ pub fn kco_on(
 ) -> (i32, String, String) {
     let mut all = vec!["--url", connect.base.as_str(), "--cluster", cluster];
     all.extend_from_slice(args);
-    let out = kco(&all, dir);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    output_parts(&kco(&all, dir))
 }

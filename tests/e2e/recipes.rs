@@ -8,7 +8,8 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::harness::{
-    append_lines, file_source_config, numbered, source_position, testbed_alone, unique_name,
+    append_lines, file_source_config, numbered, output_text, source_position, testbed_alone,
+    unique_name,
 };
 use crate::kco_steps::kco_dir;
 use crate::support::git::git;
@@ -30,12 +31,7 @@ fn nightly(dir: &Path) -> (i32, String) {
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .output()
         .expect("run nightly-snapshot.sh");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code().unwrap_or(-1), said)
+    (out.status.code().unwrap_or(-1), output_text(&out))
 }
 
 fn commits(dir: &Path) -> usize {

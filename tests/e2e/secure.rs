@@ -15,7 +15,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::harness::{
-    append_lines, file_source_config, kco_with_env, numbered, temp_dir, unique_name, wait_for,
+    append_lines, env_url, file_source_config, kco_with_env, numbered, output_text as text,
+    service_dir, service_file, skip_unless_required, temp_dir, unique_name, wait_for,
 };
 use crate::kco_steps::set_offsets;
 
@@ -26,35 +27,14 @@ struct Secure {
 }
 
 fn secure() -> Option<Secure> {
-    let dir = std::env::var("KCO_E2E_S_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            std::env::var("KCO_TESTBED_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"))
-                .join("secure")
-        });
-    let url =
-        std::env::var("KCO_E2E_SECURE_URL").unwrap_or_else(|_| "https://127.0.0.1:8443".into());
-    match std::fs::read_to_string(dir.join("credentials")) {
-        Ok(c) => Some(Secure {
-            url: url.trim_end_matches('/').to_string(),
-            dir,
-            password: c
-                .trim()
-                .split_once(':')
-                .expect("user:password")
-                .1
-                .to_string(),
-        }),
-        Err(e) if std::env::var("KCO_E2E_SECURE").is_ok_and(|v| v == "required") => {
-            panic!("KCO_E2E_SECURE=required but {} is unreadable ({e}): run scripts/secure-connect.sh up", dir.display())
-        }
-        Err(_) => {
-            eprintln!("skipping: no secure test bed (scripts/secure-connect.sh up)");
-            None
-        }
-    }
+    let dir = service_dir("KCO_E2E_S_DIR", "secure");
+    let credentials = service_file(&dir, "credentials", "KCO_E2E_SECURE", "secure-connect.sh")?;
+    let (_, password) = credentials.trim().split_once(':').expect("user:password");
+    Some(Secure {
+        url: env_url("KCO_E2E_SECURE_URL", "https://127.0.0.1:8443"),
+        password: password.to_string(),
+        dir,
+    })
 }
 
 impl Secure {
@@ -104,14 +84,6 @@ impl Secure {
             .ok()?;
         r.status().is_success().then(|| r.json().unwrap())
     }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// Asserts a failure at the first request: exit 1, `cause` and the URL named, one attempt.
@@ -272,10 +244,10 @@ fn can_change_system_trust() -> bool {
 fn a_ca_installed_system_wide_is_trusted_without_naming_it() {
     let Some(s) = secure() else { return };
     if !can_change_system_trust() {
-        if std::env::var("KCO_E2E_SECURE").is_ok_and(|v| v == "required") {
-            panic!("KCO_E2E_SECURE=required, but installing a CA system-wide needs root and update-ca-certificates");
-        }
-        eprintln!("skipping: installing a CA system-wide needs root and update-ca-certificates");
+        skip_unless_required(
+            "KCO_E2E_SECURE",
+            "installing a CA system-wide needs root and update-ca-certificates",
+        );
         return;
     }
     let _trust = SYSTEM_TRUST.lock().unwrap_or_else(|p| p.into_inner());

@@ -3,7 +3,8 @@
 //! kco only waited for the connector's own RUNNING state).
 
 use crate::harness::{
-    append_lines, file_sink_config, file_source_config, kco, numbered, testbed, unique_name,
+    append_lines, file_sink_config, file_source_config, kco, numbered, output_text, testbed,
+    unique_name,
 };
 use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
 use crate::support::data::sink_entry;
@@ -34,11 +35,7 @@ fn a_task_that_fails_after_the_resume_fails_the_apply_with_its_trace() {
 
     let args = ["--cluster", "a", "apply", file.to_str().unwrap(), "--yes"];
     let out = kco(&[&args[..], &["--task-timeout", "60"]].concat(), dir.path());
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = output_text(&out);
     assert_eq!(out.status.code(), Some(1), "{all}");
     assert!(all.contains(&format!("FAILED {sink}")), "{all}");
     // FileStreamSinkTask's own words, from the task's trace.

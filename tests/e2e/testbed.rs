@@ -10,8 +10,9 @@ use crate::harness::{
 
 const NOT_STOPPED: &str =
     "Connectors must be in the STOPPED state before their offsets can be modified";
-const ALTERED: &str = "The offsets for this connector have been altered successfully";
-const RESET: &str = "The offsets for this connector have been reset successfully";
+// Connect's answers to an alter and a reset of offsets (testbed_sink.rs checks them too).
+pub(crate) const ALTERED: &str = "The offsets for this connector have been altered successfully";
+pub(crate) const RESET: &str = "The offsets for this connector have been reset successfully";
 
 #[test]
 fn workers_report_version_and_kafka_cluster() {
@@ -363,7 +364,7 @@ fn stopped_creation_and_offsets_outliving_the_connector() {
         });
     } // deleted here
 
-    wait_gone(&a, &name);
+    a.wait_gone(&name);
     let _second = a.create_in_state(&name, file_source_config(&input, &topic), "STOPPED");
     a.wait_stopped(&name);
     let end = std::fs::metadata(&input).unwrap().len() as i64;
@@ -380,25 +381,13 @@ fn stopped_creation_and_offsets_outliving_the_connector() {
     assert_eq!(r.status, 200, "{}", r.body);
 }
 
-fn wait_gone(connect: &Connect, name: &str) {
-    crate::harness::wait_for(&format!("{name} deleted"), crate::harness::WAIT, || {
-        if connect.has_connector(name) {
-            Err("still listed".to_string())
-        } else {
-            Ok(())
-        }
-    });
-}
-
 /// No service of the test bed holds the lock that `local-connect.sh` takes on its state
 /// directory: one that did (cluster s's worker and the gateway once inherited it from
 /// `up --secure`) made every later `local-connect.sh up` wait 600 s and fail.
 #[test]
 fn no_service_of_the_test_bed_holds_its_lock() {
     let Some(_tb) = testbed() else { return };
-    let state = std::env::var("KCO_TESTBED_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| crate::harness::repo_root().join(".testbed"));
+    let state = crate::harness::testbed_dir();
     let lock = state.join(".lock");
     let mut pid_files: Vec<std::path::PathBuf> = std::fs::read_dir(state.join("run"))
         .map(|d| d.flatten().map(|e| e.path()).collect())

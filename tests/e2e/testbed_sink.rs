@@ -7,9 +7,7 @@ use crate::harness::{
     file_sink_config, file_source_config, numbered, sink_offset, temp_dir, testbed, unique_name,
     write_lines,
 };
-
-const ALTERED: &str = "The offsets for this connector have been altered successfully";
-const RESET: &str = "The offsets for this connector have been reset successfully";
+use crate::testbed::{ALTERED, RESET};
 
 /// The same sink reads its topic again from the start after a DELETE of its offsets
 /// (the consumer group is removed; Connect's consumers default to `earliest`).

@@ -274,6 +274,17 @@ impl Connect {
     pub fn has_connector(&self, name: &str) -> bool {
         get(&self.connector_url(name, "")).status == 200
     }
+
+    /// Waits until this worker no longer knows the connector (deleted).
+    pub fn wait_gone(&self, name: &str) {
+        wait_for(&format!("{name} deleted"), WAIT, || {
+            if self.has_connector(name) {
+                Err("still listed".to_string())
+            } else {
+                Ok(())
+            }
+        });
+    }
 }
 
 /// Deletes its connector when dropped, also when the test panics. Offsets survive the

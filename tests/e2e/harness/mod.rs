@@ -18,6 +18,7 @@ pub use filestream::*;
 pub use http::*;
 pub use run::*;
 
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread;
@@ -84,12 +85,14 @@ impl Testbed {
         let url = std::env::var("KCO_E2E_S_URL").unwrap_or_else(|_| DEFAULT_S_URL.into());
         match probe_root(url.trim_end_matches('/')) {
             Ok(()) => Some(Connect::new(&url)),
-            Err(why) if e2e_required() => panic!(
-                "KCO_E2E=required but the standalone worker is not reachable: {why}; \
-                 run scripts/local-connect.sh up"
-            ),
             Err(why) => {
-                eprintln!("skipping: standalone worker not reachable at {why}");
+                skip_unless_required(
+                    "KCO_E2E",
+                    &format!(
+                        "the standalone worker is not reachable at {why}; \
+                         run scripts/local-connect.sh up"
+                    ),
+                );
                 None
             }
         }
@@ -139,22 +142,31 @@ fn reachable_testbed(turn: impl FnOnce() -> Turn) -> Option<Testbed> {
             b_url: b_url.clone(),
             _turn: turn(),
         }),
-        Err(why) if e2e_required() => panic!(
-            "KCO_E2E=required but the test bed is not reachable: {why}; \
-             run scripts/local-connect.sh up"
-        ),
         Err(why) => {
-            eprintln!(
-                "skipping e2e: test bed not reachable at {why}; \
-                 run scripts/test.sh or scripts/local-connect.sh up"
+            skip_unless_required(
+                "KCO_E2E",
+                &format!(
+                    "the test bed is not reachable at {why}; \
+                     run scripts/test.sh or scripts/local-connect.sh up"
+                ),
             );
             None
         }
     }
 }
 
-fn e2e_required() -> bool {
-    std::env::var("KCO_E2E").is_ok_and(|v| v.eq_ignore_ascii_case("required"))
+/// Whether the variable `var` (`KCO_E2E`, `KCO_E2E_DR`, ...) is `required`.
+fn required(var: &str) -> bool {
+    std::env::var(var).is_ok_and(|v| v.eq_ignore_ascii_case("required"))
+}
+
+/// For a test that cannot run here (`why`): a panic when `var` is `required`, else a note on
+/// stderr that it skips. The test returns after it.
+pub fn skip_unless_required(var: &str, why: &str) {
+    if required(var) {
+        panic!("{var}=required but {why}");
+    }
+    eprintln!("skipping: {why}");
 }
 
 fn probe_testbed() -> Result<(Vec<String>, String), String> {
@@ -192,6 +204,26 @@ fn probe_root(url: &str) -> Result<(), String> {
         Ok(r) if r.status().is_success() => Ok(()),
         Ok(r) => Err(format!("{url} (GET / answered {})", r.status())),
         Err(e) => Err(format!("{url} ({e})")),
+    }
+}
+
+/// The text of `file` in `dir`, the directory of a service that `scripts/<script> up`
+/// fills (see [`service_dir`]). Unreadable: `None` (the test skips), or a panic when `var`
+/// is `required`.
+pub fn service_file(dir: &Path, file: &str, var: &str, script: &str) -> Option<String> {
+    let path = dir.join(file);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) => {
+            skip_unless_required(
+                var,
+                &format!(
+                    "{} is unreadable ({e}); run scripts/{script} up",
+                    path.display()
+                ),
+            );
+            None
+        }
     }
 }
 

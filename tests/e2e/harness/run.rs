@@ -16,6 +16,24 @@ pub fn kco_with_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     Kco::new(cwd).args(args).envs(env).output()
 }
 
+/// A process's stdout, then its stderr, as text.
+pub fn output_text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A process's exit code (-1 when killed by a signal), stdout and stderr.
+pub fn output_parts(out: &Output) -> (i32, String, String) {
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Asserts a process succeeded, showing its stdout and stderr otherwise; returns stdout.
 pub fn assert_success(out: &Output, what: &str) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -31,6 +49,30 @@ pub fn assert_success(out: &Output, what: &str) -> String {
 /// The repository root (where `scripts/` lives).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The test bed's state directory: `KCO_TESTBED_DIR`, else `<repo>/.testbed` (as for
+/// `scripts/local-connect.sh`).
+pub fn testbed_dir() -> PathBuf {
+    std::env::var("KCO_TESTBED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo_root().join(".testbed"))
+}
+
+/// The directory of a service of the test bed (`secure`, `gateway`, `dr`): `var` when set,
+/// else that directory in [`testbed_dir`].
+pub fn service_dir(var: &str, sub: &str) -> PathBuf {
+    std::env::var(var)
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| testbed_dir().join(sub))
+}
+
+/// A URL from `var`, else `default`; without a trailing `/`.
+pub fn env_url(var: &str, default: &str) -> String {
+    std::env::var(var)
+        .unwrap_or_else(|_| default.into())
+        .trim_end_matches('/')
+        .to_string()
 }
 
 /// Runs `scripts/local-connect.sh <args>` (e.g. `["restart-worker", "a2"]`), asserting

@@ -3,41 +3,127 @@
 //! restored after a reset, they make Debezium resume where it was, with no new initial
 //! snapshot.
 
-use std::process::Command;
+use std::io;
+use std::path::Path;
+use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
 use super::{kco_apply, kco_diff_differs, kco_snapshot};
-use crate::harness::{temp_dir, testbed, unique_name, wait_for, TopicReader, WAIT};
+use crate::harness::{
+    output_text, skip_unless_required, temp_dir, testbed, unique_name, wait_for, Connect,
+    ConnectorGuard, Testbed, TopicReader, WAIT,
+};
 use crate::kco_steps::{kco_dir, kco_on};
 
 const POSTGRES: &str = "io.debezium.connector.postgresql.PostgresConnector";
 
-/// Runs SQL with psql as the test bed's `kco` user; panics with psql's output on failure.
-pub(super) fn psql(port: u16, sql: &str) {
-    let out = Command::new("psql")
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-            "-U",
-            "kco",
-            "-d",
-            "kco",
-        ])
-        .args(["-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
+/// Runs SQL with psql as the test bed's `kco` user: its output.
+pub(super) fn psql_output(port: u16, sql: &str) -> io::Result<Output> {
+    Command::new("psql")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "kco"])
+        .args(["-d", "kco", "-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
         .env("PGPASSWORD", "kco")
         .output()
-        .unwrap_or_else(|e| {
-            panic!("run psql (PostgreSQL client; scripts/local-connect.sh installs it): {e}")
-        });
-    assert!(
-        out.status.success(),
-        "psql {sql}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+}
+
+/// Runs SQL with psql as the test bed's `kco` user; panics with psql's output on failure.
+pub(super) fn psql(port: u16, sql: &str) {
+    let out = psql_output(port, sql).unwrap_or_else(|e| {
+        panic!("run psql (PostgreSQL client; scripts/local-connect.sh installs it): {e}")
+    });
+    assert!(out.status.success(), "psql {sql}: {}", output_text(&out));
+}
+
+/// A Debezium PostgreSQL connector on cluster a, running, that captures a new table of its
+/// own (`id int PRIMARY KEY, name text`), and what reaches its topic: the values flattened
+/// to `{id=.., name=.., __op=..}` lines.
+pub(super) struct Capture {
+    pub pg: u16,
+    /// The connector's replication slot, and the table's name after `t_`.
+    pub slot: String,
+    pub table: String,
+    pub name: String,
+    /// Deleted when dropped, before the reader.
+    pub connector: ConnectorGuard,
+    pub reader: TopicReader,
+}
+
+/// The test bed's PostgreSQL when it answers; else the test skips (`None`), or fails under
+/// `KCO_E2E=required`.
+fn postgres(tb: &Testbed) -> Option<u16> {
+    let pg = tb.pg_port();
+    if std::net::TcpStream::connect(("127.0.0.1", pg)).is_ok() {
+        return Some(pg);
+    }
+    skip_unless_required(
+        "KCO_E2E",
+        &format!(
+            "PostgreSQL is not reachable at 127.0.0.1:{pg} (KCO_E2E_PG_PORT); \
+             scripts/local-connect.sh up starts it unless KCO_TESTBED_POSTGRES=0"
+        ),
     );
+    None
+}
+
+/// A [`Capture`] named after `stem` (`kco_e2e_dbz`: slot `kco_e2e_dbz_...`, connector
+/// `kco-e2e-dbz-...`) of a table holding rows 1..=`rows` (`row-1`, ...) before it starts,
+/// with `extra` added to the connector's config; its records read into `work`. `None` when
+/// PostgreSQL is not there (see [`postgres`]).
+pub(super) fn capture(
+    tb: &Testbed,
+    a: &Connect,
+    work: &Path,
+    stem: &str,
+    rows: i64,
+    extra: Value,
+) -> Option<Capture> {
+    let pg = postgres(tb)?;
+    let slot = unique_name(stem).replace('-', "_");
+    let table = format!("t_{slot}");
+    psql(
+        pg,
+        &format!("CREATE TABLE {table} (id int PRIMARY KEY, name text)"),
+    );
+    psql(
+        pg,
+        &format!("INSERT INTO {table} SELECT i, 'row-' || i FROM generate_series(1, {rows}) i"),
+    );
+    let prefix = slot.replace('_', "-");
+    let reader = TopicReader::start(a, &format!("{prefix}.public.{table}"), work);
+    let name = unique_name(&stem.replace('_', "-"));
+    let mut config = json!({
+        "connector.class": POSTGRES,
+        "tasks.max": "1",
+        "database.hostname": "127.0.0.1",
+        "database.port": pg.to_string(),
+        "database.user": "kco",
+        "database.password": "kco",
+        "database.dbname": "kco",
+        "topic.prefix": prefix,
+        "plugin.name": "pgoutput",
+        "slot.name": slot,
+        "publication.name": format!("pub_{slot}"),
+        "publication.autocreate.mode": "filtered",
+        "table.include.list": format!("public.{table}"),
+        "snapshot.mode": "initial",
+        "transforms": "unwrap",
+        "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+        "transforms.unwrap.add.fields": "op",
+    });
+    for (k, v) in extra.as_object().expect("extra config: an object") {
+        config[k] = v.clone();
+    }
+    let connector = a.create(&name, config);
+    a.wait_running(&name);
+    Some(Capture {
+        pg,
+        slot,
+        table,
+        name,
+        connector,
+        reader,
+    })
 }
 
 /// `(id, op)` of each change record, as the FileStreamSink wrote the flattened values
@@ -66,58 +152,19 @@ pub(super) fn expected(ops: &[(i64, &str)]) -> Vec<(i64, String)> {
 fn debezium_postgres_restore_resumes_without_a_new_snapshot() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let pg = tb.pg_port();
-    if std::net::TcpStream::connect(("127.0.0.1", pg)).is_err() {
-        let why = format!(
-            "PostgreSQL is not reachable at 127.0.0.1:{pg} (KCO_E2E_PG_PORT); \
-             scripts/local-connect.sh up starts it unless KCO_TESTBED_POSTGRES=0"
-        );
-        if std::env::var("KCO_E2E").is_ok_and(|v| v.eq_ignore_ascii_case("required")) {
-            panic!("KCO_E2E=required but {why}");
-        }
-        eprintln!("skipping: {why}");
-        return;
-    }
-    let dir = kco_dir(&tb);
     let work = temp_dir();
-    let id = unique_name("kco_e2e_dbz").replace('-', "_");
-    let table = format!("t_{id}");
-    psql(
+    let Some(Capture {
         pg,
-        &format!("CREATE TABLE {table} (id int PRIMARY KEY, name text)"),
-    );
-    psql(
-        pg,
-        &format!("INSERT INTO {table} SELECT i, 'row-' || i FROM generate_series(1, 3) i"),
-    );
-
-    let prefix = id.replace('_', "-");
-    let topic = format!("{prefix}.public.{table}");
-    let reader = TopicReader::start(&a, &topic, work.path());
-    let name = unique_name("kco-e2e-dbz");
-    let _dbz = a.create(
-        &name,
-        json!({
-            "connector.class": POSTGRES,
-            "tasks.max": "1",
-            "database.hostname": "127.0.0.1",
-            "database.port": pg.to_string(),
-            "database.user": "kco",
-            "database.password": "kco",
-            "database.dbname": "kco",
-            "topic.prefix": prefix,
-            "plugin.name": "pgoutput",
-            "slot.name": id,
-            "publication.name": format!("pub_{id}"),
-            "publication.autocreate.mode": "filtered",
-            "table.include.list": format!("public.{table}"),
-            "snapshot.mode": "initial",
-            "transforms": "unwrap",
-            "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
-            "transforms.unwrap.add.fields": "op",
-        }),
-    );
-    a.wait_running(&name);
+        table,
+        name,
+        reader,
+        connector: _dbz,
+        ..
+    }) = capture(&tb, &a, work.path(), "kco_e2e_dbz", 3, json!({}))
+    else {
+        return;
+    };
+    let dir = kco_dir(&tb);
     let snap = expected(&[(1, "r"), (2, "r"), (3, "r")]);
     assert_eq!(changes(&reader.wait_lines(3)), snap, "the initial snapshot");
     let after_snapshot = a.wait_offsets(&name, "the snapshot's offsets", |o| !o.is_empty());

@@ -6,12 +6,10 @@
 
 use serde_json::{json, Value};
 
-use super::debezium::{changes, expected, psql};
+use super::debezium::{capture, changes, expected, psql, psql_output, Capture};
 use super::kco_snapshot;
-use crate::harness::{temp_dir, testbed, unique_name, wait_for, TopicReader, WAIT};
+use crate::harness::{temp_dir, testbed, wait_for, WAIT};
 use crate::kco_steps::{kco_dir, kco_on, set_offsets};
-
-const POSTGRES: &str = "io.debezium.connector.postgresql.PostgresConnector";
 
 /// The offset keys that carry Debezium PostgreSQL's position.
 const LSN_KEYS: [&str; 3] = ["lsn", "lsn_proc", "lsn_commit"];
@@ -20,54 +18,22 @@ const LSN_KEYS: [&str; 3] = ["lsn", "lsn_proc", "lsn_commit"];
 fn debezium_postgres_offsets_fit_their_shape_and_misfits_never_reach_the_worker() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let pg = tb.pg_port();
-    if std::net::TcpStream::connect(("127.0.0.1", pg)).is_err() {
-        let why = format!("PostgreSQL is not reachable at 127.0.0.1:{pg} (KCO_E2E_PG_PORT)");
-        if std::env::var("KCO_E2E").is_ok_and(|v| v.eq_ignore_ascii_case("required")) {
-            panic!("KCO_E2E=required but {why}");
-        }
-        eprintln!("skipping: {why}");
-        return;
-    }
-    let dir = kco_dir(&tb);
     let work = temp_dir();
-    let id = unique_name("kco_e2e_shape").replace('-', "_");
-    let table = format!("t_{id}");
-    psql(
+    // The slot keeps the WAL from where the connector started, so that a rewind to an
+    // earlier LSN finds it (a connector that flushes gives the WAL up).
+    let keep_wal = json!({"flush.lsn.source": "false"});
+    let Some(Capture {
         pg,
-        &format!("CREATE TABLE {table} (id int PRIMARY KEY, name text)"),
-    );
-    psql(pg, &format!("INSERT INTO {table} VALUES (1, 'row-1')"));
-    let prefix = id.replace('_', "-");
-    let topic = format!("{prefix}.public.{table}");
-    let reader = TopicReader::start(&a, &topic, work.path());
-    let name = unique_name("kco-e2e-shape");
-    let dbz = a.create(
-        &name,
-        json!({
-            "connector.class": POSTGRES,
-            "tasks.max": "1",
-            "database.hostname": "127.0.0.1",
-            "database.port": pg.to_string(),
-            "database.user": "kco",
-            "database.password": "kco",
-            "database.dbname": "kco",
-            "topic.prefix": prefix,
-            "plugin.name": "pgoutput",
-            "slot.name": id,
-            "publication.name": format!("pub_{id}"),
-            "publication.autocreate.mode": "filtered",
-            "table.include.list": format!("public.{table}"),
-            "snapshot.mode": "initial",
-            // The slot keeps the WAL from where the connector started, so that a rewind to
-            // an earlier LSN finds it (a connector that flushes gives the WAL up).
-            "flush.lsn.source": "false",
-            "transforms": "unwrap",
-            "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
-            "transforms.unwrap.add.fields": "op",
-        }),
-    );
-    a.wait_running(&name);
+        slot,
+        table,
+        name,
+        reader,
+        connector: dbz,
+    }) = capture(&tb, &a, work.path(), "kco_e2e_shape", 1, keep_wal)
+    else {
+        return;
+    };
+    let dir = kco_dir(&tb);
     assert_eq!(changes(&reader.wait_lines(1)), expected(&[(1, "r")]));
     psql(pg, &format!("INSERT INTO {table} VALUES (2, 'row-2')"));
     assert_eq!(
@@ -198,22 +164,16 @@ fn debezium_postgres_offsets_fit_their_shape_and_misfits_never_reach_the_worker(
     });
     assert_eq!(changes(&reader.wait_lines_settled(6)), again);
     drop(dbz);
-    wait_for("the connector gone", WAIT, || {
-        (!a.has_connector(&name))
-            .then_some(())
-            .ok_or("still there".to_string())
-    });
+    a.wait_gone(&name);
     // The slot keeps WAL while it exists: give it up once the connector is gone.
     wait_for("the replication slot dropped", WAIT, || {
-        let out = std::process::Command::new("psql")
-            .args(["-h", "127.0.0.1", "-p", &pg.to_string(), "-U", "kco", "-d", "kco"])
-            .args(["-v", "ON_ERROR_STOP=1", "-q", "-c"])
-            .arg(format!(
-                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{id}'"
-            ))
-            .env("PGPASSWORD", "kco")
-            .output()
-            .map_err(|e| e.to_string())?;
+        let out = psql_output(
+            pg,
+            &format!(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{slot}'"
+            ),
+        )
+        .map_err(|e| e.to_string())?;
         out.status
             .success()
             .then_some(())
