@@ -291,7 +291,7 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
     assert!(
         c["notes"]
             .to_string()
-            .contains(&format!("-> east.{}[0]", p.topic)),
+            .contains(&format!("-> east.{}/0", p.topic)),
         "{report}"
     );
 
