@@ -209,7 +209,7 @@ fn resolve_paths(
             )));
         }
         return Ok(Paths {
-            paths: vec![relative(&d, ctx)],
+            paths: vec![PathBuf::from(ctx.display_path(&d))],
             whole_dir: true,
         });
     }
@@ -251,12 +251,7 @@ fn resolve_paths(
         if p.is_dir() && cluster_dir.as_deref().is_some_and(|d| same(d, &p)) {
             out.whole_dir = true;
         }
-        out.paths.push(relative(&p, ctx));
+        out.paths.push(PathBuf::from(ctx.display_path(&p)));
     }
     Ok(out)
-}
-
-/// A path relative to the current directory when inside it, for messages.
-fn relative(p: &Path, ctx: &Context) -> PathBuf {
-    PathBuf::from(ctx.display_path(p))
 }

@@ -225,6 +225,12 @@ impl ClientError {
         }
     }
 
+    /// Connect answered with an error that says the request was not carried out (a refusal or
+    /// a failure, not a timeout or a lost connection): it had no effect.
+    pub fn had_no_effect(&self) -> bool {
+        self.status().is_some() && !self.outcome_unknown()
+    }
+
     /// Whether the request may or may not have taken effect: it timed out, or the connection
     /// broke after it was sent. The caller must read state again before deciding to resend.
     pub fn outcome_unknown(&self) -> bool {

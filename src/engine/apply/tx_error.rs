@@ -51,7 +51,7 @@ impl TxError {
     /// a failure, not a timeout or a lost connection): it had no effect.
     pub fn had_no_effect(&self) -> bool {
         match self {
-            TxError::Client(e) => e.status().is_some() && !e.outcome_unknown(),
+            TxError::Client(e) => e.had_no_effect(),
             _ => false,
         }
     }

@@ -2,9 +2,9 @@
 //! records for each connector, and wait until it is reached. Recovery reads before it writes:
 //! a connector whose transaction never started and that is in its recorded state is left
 //! alone (and looked at again once states have had time to settle); one whose transaction
-//! started is stopped first, fencing off a stop the dead process left in the worker's queue. Offsets are left as they are: the interrupted transaction may or
-//! may not have changed them (the backup has the old ones; applying again finishes the
-//! change).
+//! started is stopped first, fencing off a stop the dead process left in the worker's
+//! queue. Offsets are left as they are: the interrupted transaction may or may not have
+//! changed them (the backup has the old ones; applying again finishes the change).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -194,7 +194,7 @@ fn one(
             }
             // Refused outright (a token that may not stop, say): the dead process's stop
             // was refused as well.
-            Err(err) if err.status().is_some() && !err.outcome_unknown() => {}
+            Err(err) if err.had_no_effect() => {}
             Err(err) => {
                 r.detail = format!(
                     "stopping it first, so that a stop the interrupted run sent cannot land after {} is put back, failed: {err}",
@@ -210,7 +210,7 @@ fn one(
         TargetState::Paused => client.pause(name),
     };
     if let Err(err) = sent {
-        if in_state && !fenced && err.status().is_some() && !err.outcome_unknown() {
+        if in_state && !fenced && err.had_no_effect() {
             r.outcome = RecoverOutcome::AlreadyThere;
             r.detail = format!(
                 "{}; asking for it again was refused: {err}",
