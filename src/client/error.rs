@@ -73,9 +73,11 @@ pub enum Problem {
     AlreadyExists,
     /// A 500 that Connect itself calls safe to retry.
     SafeToRetry,
-    /// A worker could not forward the request to a leader that refused the connection (it is
-    /// down or restarting): the request never reached it. Seen on the test bed while one of
-    /// two workers restarts.
+    /// A worker could not forward the request to its leader, and the request never reached
+    /// the leader's herder: the leader refused the connection (it is down or restarting), or
+    /// answered with an empty error before its REST resources were up (Connect starts its
+    /// HTTP server before it registers the resources, and the forwarding worker then fails to
+    /// read the empty body). Both seen on the test bed while one of two workers restarts.
     LeaderUnreachable,
     /// 500 "Request timed out": the worker gave up waiting; the request may still take effect.
     RequestTimedOut,
@@ -99,6 +101,14 @@ const PHRASES: &[(u16, &[&str], Problem)] = &[
         &[
             "IO Error trying to forward REST request",
             "Connection refused",
+        ],
+        Problem::LeaderUnreachable,
+    ),
+    (
+        500,
+        &[
+            "IO Error trying to forward REST request",
+            "No content to map due to end-of-input",
         ],
         Problem::LeaderUnreachable,
     ),
@@ -303,9 +313,13 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_forward_to_the_leader_is_retryable_but_other_forward_errors_are_not() {
+    fn a_forward_that_never_reached_the_leader_is_retryable_but_other_forward_errors_are_not() {
         let refused = "IO Error trying to forward REST request: java.net.ConnectException: Connection refused";
         assert!(http(500, refused).is_retryable());
+        let starting = "IO Error trying to forward REST request: No content to map due to \
+             end-of-input\n at [Source: (String)\"\"; line: 1, column: 0]";
+        assert!(http(500, starting).is_retryable());
+        assert!(!http(500, "No content to map due to end-of-input").is_retryable());
         let reset =
             "IO Error trying to forward REST request: java.net.SocketException: Connection reset";
         assert!(!http(500, reset).is_retryable());

@@ -12,6 +12,14 @@ pub const SAFELY_RETRIED: &str = "Failed to alter consumer group offsets for con
      because its tasks haven't stopped completely yet or the connector was resumed before the \
      request to alter its offsets could be successfully completed. If the connector is in a \
      stopped state, this operation can be safely retried";
+/// 500 a worker returns when it cannot connect to its leader to forward a request (the
+/// leader is down or restarting). Retryable: the request never reached the leader.
+pub const LEADER_REFUSED: &str =
+    "IO Error trying to forward REST request: java.net.ConnectException: Connection refused";
+/// 500 a worker returns when its leader, restarting, answers before its REST resources are
+/// up (an empty error body). Retryable: the request never reached the leader's herder.
+pub const LEADER_STARTING: &str = "IO Error trying to forward REST request: No content to map \
+     due to end-of-input\n at [Source: (String)\"\"; line: 1, column: 0]";
 /// 500 the REST layer returns after waiting 90 s; the operation may still complete.
 pub const REQUEST_TIMED_OUT: &str = "Request timed out";
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::fake_connect::{Fault, State};
+use crate::fake_connect::{Fault, State, LEADER_REFUSED, LEADER_STARTING};
 use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
 use crate::support::fakes::sink_s;
 use crate::support::run::Kco;
@@ -21,9 +21,16 @@ fn write_file(dir: &Path) -> String {
 struct Expect(i32, State, i64, &'static str);
 
 fn case(prior: State, fault: Fault, want: Expect) {
+    case_of_faults(prior, vec![fault], want)
+}
+
+fn case_of_faults(prior: State, faults: Vec<Fault>, want: Expect) {
     let dir = tempfile::tempdir().unwrap();
     let file = write_file(dir.path());
-    let fake = sink_s(prior).fault(fault).start();
+    let fake = faults
+        .into_iter()
+        .fold(sink_s(prior), |fake, fault| fake.fault(fault))
+        .start();
     let r = Kco::new(dir.path())
         .on(&fake)
         .args(["apply", &file, "--yes", "--wait-timeout", "3", "-v"])
@@ -50,6 +57,17 @@ fn stop_conflicts_during_a_rebalance_then_succeeds() {
     let fault = Fault::on("PUT", "/connectors/s/stop").first(2).conflict();
     let says = "offsets applied and verified";
     case(State::Running, fault, Expect(0, State::Running, 5, says));
+}
+
+#[test]
+fn stop_is_forwarded_to_a_leader_that_is_down_then_starting_then_succeeds() {
+    let stop = || Fault::on("PUT", "/connectors/s/stop");
+    let faults = vec![
+        stop().first(2).respond(500, LEADER_REFUSED),
+        stop().nth(3).respond(500, LEADER_STARTING),
+    ];
+    let says = "offsets applied and verified";
+    case_of_faults(State::Running, faults, Expect(0, State::Running, 5, says));
 }
 
 #[test]
