@@ -81,6 +81,10 @@ pub enum Problem {
     LeaderUnreachable,
     /// 500 "Request timed out": the worker gave up waiting; the request may still take effect.
     RequestTimedOut,
+    /// Any other failure of a worker to forward the request to its leader (a connection reset
+    /// or a timeout of the forward): the leader may have received it, so the request may
+    /// still take effect, as after "Request timed out".
+    ForwardLost,
     Other,
 }
 
@@ -113,6 +117,12 @@ const PHRASES: &[(u16, &[&str], Problem)] = &[
         Problem::LeaderUnreachable,
     ),
     (500, &["Request timed out"], Problem::RequestTimedOut),
+    // After the forward errors above that never reached the leader: the first match wins.
+    (
+        500,
+        &["IO Error trying to forward REST request"],
+        Problem::ForwardLost,
+    ),
 ];
 
 impl Problem {
@@ -242,13 +252,17 @@ impl ClientError {
     }
 
     /// Whether the request may or may not have taken effect: it timed out, or the connection
-    /// broke after it was sent. The caller must read state again before deciding to resend.
+    /// broke after it was sent (between kco and the worker, or between the worker and its
+    /// leader). The caller must read state again before deciding to resend.
     pub fn outcome_unknown(&self) -> bool {
         self.is_timeout()
             || matches!(
                 self.kind,
                 ErrorKind::Transport {
                     maybe_sent: true,
+                    ..
+                } | ErrorKind::Http {
+                    problem: Problem::ForwardLost,
                     ..
                 }
             )
@@ -323,6 +337,8 @@ mod tests {
         let reset =
             "IO Error trying to forward REST request: java.net.SocketException: Connection reset";
         assert!(!http(500, reset).is_retryable());
+        assert!(http(500, reset).outcome_unknown() && !http(500, reset).had_no_effect());
+        assert!(!http(500, refused).outcome_unknown() && http(500, refused).had_no_effect());
         assert!(!http(500, "Request timed out").is_retryable());
         assert!(http(500, "Request timed out").is_timeout());
     }

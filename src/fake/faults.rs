@@ -20,6 +20,10 @@ pub const LEADER_REFUSED: &str =
 /// up (an empty error body). Retryable: the request never reached the leader's herder.
 pub const LEADER_STARTING: &str = "IO Error trying to forward REST request: No content to map \
      due to end-of-input\n at [Source: (String)\"\"; line: 1, column: 0]";
+/// 500 a worker returns when the connection to its leader broke during a forward. Not
+/// retryable blindly: the leader may have carried the request out.
+pub const LEADER_RESET: &str =
+    "IO Error trying to forward REST request: java.net.SocketException: Connection reset";
 /// 500 the REST layer returns after waiting 90 s; the operation may still complete.
 pub const REQUEST_TIMED_OUT: &str = "Request timed out";
 

@@ -59,8 +59,8 @@ use serde_json::Value;
 
 pub use builder::FakeConnectBuilder;
 pub use faults::{
-    error_body, Fault, FaultAction, Occurrence, Route, LEADER_REFUSED, LEADER_STARTING,
-    REQUEST_TIMED_OUT, SAFELY_RETRIED, STALE_CONFIG,
+    error_body, Fault, FaultAction, Occurrence, Route, LEADER_REFUSED, LEADER_RESET,
+    LEADER_STARTING, REQUEST_TIMED_OUT, SAFELY_RETRIED, STALE_CONFIG,
 };
 pub use record::RecordedRequest;
 pub use state::PluginSpec;

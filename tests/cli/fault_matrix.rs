@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::fake_connect::{Fault, State, LEADER_REFUSED, LEADER_STARTING};
+use crate::fake_connect::{Fault, State, LEADER_REFUSED, LEADER_RESET, LEADER_STARTING};
 use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
 use crate::support::fakes::sink_s;
 use crate::support::run::Kco;
@@ -68,6 +68,15 @@ fn stop_is_forwarded_to_a_leader_that_is_down_then_starting_then_succeeds() {
     ];
     let says = "offsets applied and verified";
     case_of_faults(State::Running, faults, Expect(0, State::Running, 5, says));
+}
+
+#[test]
+fn stop_reaches_the_leader_but_the_forward_breaks_and_the_state_is_put_back() {
+    let fault = Fault::on("PUT", "/connectors/s/stop")
+        .nth(1)
+        .apply_then_respond(500, LEADER_RESET);
+    let says = "offsets applied and verified";
+    case(State::Running, fault, Expect(0, State::Running, 5, says));
 }
 
 #[test]

@@ -212,3 +212,28 @@ fn a_connector_the_listing_leaves_out_is_not_created() {
     assert_eq!(fake.count("GET", LISTING), 1);
     assert_eq!(fake.count("GET", "/connectors"), 1);
 }
+
+/// A stop that reached the leader, whose answer was lost between the worker and the leader,
+/// may have stopped the connector: the state is put back anyway, and the journal keeps the
+/// connector for the next command to check (a stop still queued could land later).
+#[test]
+fn a_stop_whose_forward_broke_after_reaching_the_leader_is_put_back() {
+    for prior in [State::Running, State::Paused] {
+        let fake = cluster(prior);
+        let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
+        fake.fault(
+            Fault::on("PUT", "/connectors/c/stop")
+                .always()
+                .apply_then_respond(500, crate::fake::LEADER_RESET),
+        );
+        let r = exec(&fake, &p, false);
+        let c = &r.connectors[0];
+        assert_eq!(c.failed_step, Some(Step::Stop), "{c:?}");
+        assert_eq!(fake.state("c"), Some(prior), "{c:?}");
+        assert!(!c.state_restored, "the journal must keep it: {c:?}");
+        assert!(
+            c.warnings.iter().any(|w| w.contains("got no answer")),
+            "{c:?}"
+        );
+    }
+}
