@@ -81,9 +81,9 @@ pub enum Problem {
     LeaderUnreachable,
     /// 500 "Request timed out": the worker gave up waiting; the request may still take effect.
     RequestTimedOut,
-    /// Any other failure of a worker to forward the request to its leader (a connection reset
-    /// or a timeout of the forward): the leader may have received it, so the request may
-    /// still take effect, as after "Request timed out".
+    /// Any other failure of a worker to forward the request to its leader (a connection reset,
+    /// a timeout of the forward, an answer it could not read): the leader may have received
+    /// it, so the request may still take effect, as after "Request timed out".
     ForwardLost,
     Other,
 }
@@ -118,9 +118,17 @@ const PHRASES: &[(u16, &[&str], Problem)] = &[
     ),
     (500, &["Request timed out"], Problem::RequestTimedOut),
     // After the forward errors above that never reached the leader: the first match wins.
+    // Connect's RestClient words a failed forward "IO Error trying to", "Error trying to" or
+    // "Thread was interrupted trying to forward REST request", or "Unexpected status code
+    // when handling forwarded request" (3.6 to 4.3).
     (
         500,
-        &["IO Error trying to forward REST request"],
+        &["trying to forward REST request"],
+        Problem::ForwardLost,
+    ),
+    (
+        500,
+        &["when handling forwarded request"],
         Problem::ForwardLost,
     ),
 ];
@@ -339,6 +347,13 @@ mod tests {
         assert!(!http(500, reset).is_retryable());
         assert!(http(500, reset).outcome_unknown() && !http(500, reset).had_no_effect());
         assert!(!http(500, refused).outcome_unknown() && http(500, refused).had_no_effect());
+        for lost in [
+            "Error trying to forward REST request: java.lang.IllegalStateException: x",
+            "Thread was interrupted trying to forward REST request: null",
+            "Unexpected status code when handling forwarded request: 302",
+        ] {
+            assert!(http(500, lost).outcome_unknown(), "{lost}");
+        }
         assert!(!http(500, "Request timed out").is_retryable());
         assert!(http(500, "Request timed out").is_timeout());
     }
