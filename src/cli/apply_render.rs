@@ -77,7 +77,12 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
     } else {
         format!(" ({})", about.join(", "))
     };
-    let back = c.live_state.map(|s| s.target());
+    // A transient state (UNASSIGNED during a rebalance) does not say what is put back: the
+    // transaction reads it again before the stop.
+    let back = c
+        .live_state
+        .filter(|s| !s.is_transient())
+        .map(|s| s.target());
     let (mark, style, what) = match &c.action {
         Action::NoChange { kept } => (
             "=",

@@ -17,6 +17,7 @@ pub mod progress;
 pub mod revision;
 pub mod risk;
 pub mod select;
+pub mod settle;
 pub mod shape_gate;
 pub mod snapshot;
 mod snapshot_stale;

@@ -5,6 +5,7 @@
 use super::apply::backup::BackupReport;
 use super::apply::report::{ConnectorApply, StepRecord};
 use super::parallel;
+use crate::model::TargetState;
 
 /// Told what a run does, from several threads at once. Every method does nothing unless
 /// implemented.
@@ -15,6 +16,8 @@ pub trait Observer: Sync {
     fn started(&self, _connector: &str) {}
     /// A connector's work ends.
     fn finished(&self, _connector: &str) {}
+    /// A connector's transaction read the state it will put back, before its first change.
+    fn recorded(&self, _connector: &str, _prior: TargetState) {}
     /// A step of a connector's transaction ended (the CLI prints them with `-v`).
     fn step(&self, _connector: &str, _record: &StepRecord) {}
     /// A connector's transaction ended, whatever its outcome.
@@ -37,6 +40,9 @@ impl<T: Observer + ?Sized> Observer for &T {
     }
     fn finished(&self, connector: &str) {
         (**self).finished(connector);
+    }
+    fn recorded(&self, connector: &str, prior: TargetState) {
+        (**self).recorded(connector, prior);
     }
     fn step(&self, connector: &str, record: &StepRecord) {
         (**self).step(connector, record);
@@ -64,6 +70,10 @@ impl<A: Observer, B: Observer> Observer for Both<A, B> {
     fn finished(&self, connector: &str) {
         self.0.finished(connector);
         self.1.finished(connector);
+    }
+    fn recorded(&self, connector: &str, prior: TargetState) {
+        self.0.recorded(connector, prior);
+        self.1.recorded(connector, prior);
     }
     fn step(&self, connector: &str, record: &StepRecord) {
         self.0.step(connector, record);

@@ -130,8 +130,17 @@ impl ConnectorState {
         })
     }
 
+    /// A state Connect shows while the connector moves between workers (UNASSIGNED, during a
+    /// rebalance) or restarts (RESTARTING). It does not say which state the connector is asked
+    /// to be in: a STOPPED connector shows UNASSIGNED during a rebalance (seen on the test
+    /// bed). What records or puts back a state reads it again first (`engine::settle`).
+    pub fn is_transient(self) -> bool {
+        matches!(self, Self::Unassigned | Self::Restarting)
+    }
+
     /// The state `apply` puts back after patching: paused and stopped stay so; everything else
     /// (running, failed, unassigned, restarting) is resumed, since its target state was running.
+    /// A transient state is read again before it is taken for RUNNING (`engine::settle`).
     pub fn target(self) -> TargetState {
         match self {
             Self::Paused => TargetState::Paused,

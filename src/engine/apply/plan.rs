@@ -1,6 +1,8 @@
 //! The apply plan, as data: for each connector, what will be sent and why. Built from the files
 //! and live state with reads only; printed (or serialized) before anything changes.
 
+use crate::engine::settle::{settle_listing, LISTING_WAIT};
+use crate::wait::{SystemClock, WaitPolicy};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -235,7 +237,14 @@ pub fn build_translated(
         "altering offsets"
     };
     require_version(&info, ConnectVersion::OFFSETS_WRITE, what)?;
-    let (listing, unlisted) = list_wanted(client, cluster, wants)?;
+    let (mut listing, unlisted) = list_wanted(client, cluster, wants)?;
+    // The state the plan shows, the journal and the backup record.
+    settle_listing(
+        client,
+        &mut listing,
+        &SystemClock,
+        &WaitPolicy::with_timeout(LISTING_WAIT),
+    );
     let connectors = parallel::map(wants, opts.parallel, |w| {
         let translation = translations.get(w.target());
         let mut plan = plan_one(

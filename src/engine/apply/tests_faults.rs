@@ -237,3 +237,76 @@ fn a_stop_whose_forward_broke_after_reaching_the_leader_is_put_back() {
         );
     }
 }
+
+/// `/status` of connector `c` as Connect shows it while `c` moves between workers.
+fn unassigned_status() -> Value {
+    json!({
+        "name": "c",
+        "connector": {"state": "UNASSIGNED", "worker_id": "127.0.0.1:8083"},
+        "tasks": [],
+        "type": "source"
+    })
+}
+
+/// A STOPPED or PAUSED connector shows UNASSIGNED during a rebalance: the state to put back is
+/// read again until it says, and the connector stays as it was (it used to be taken for
+/// RUNNING and resumed).
+#[test]
+fn an_unassigned_status_is_read_again_before_it_is_recorded() {
+    for prior in [State::Stopped, State::Paused, State::Running] {
+        let fake = cluster(prior);
+        let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
+        fake.fault(
+            Fault::on("GET", "/connectors/c/status")
+                .first(3)
+                .respond_json(200, unassigned_status()),
+        );
+        let r = exec(&fake, &p, false);
+        let c = &r.connectors[0];
+        assert!(r.converged, "{prior:?}: {c:?}");
+        assert_eq!(fake.state("c"), Some(prior), "{c:?}");
+        assert_eq!(
+            c.prior_state.map(|s| s.to_string()).as_deref(),
+            Some(prior.as_str())
+        );
+        assert_eq!(offsets(&fake, "c"), vec![src("f", 3)]);
+    }
+}
+
+/// A status that stays UNASSIGNED says nothing of what to put back: nothing is sent.
+#[test]
+fn a_status_that_stays_unassigned_leaves_the_connector_untouched() {
+    let fake = cluster(State::Stopped);
+    let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
+    fake.fault(
+        Fault::on("GET", "/connectors/c/status")
+            .always()
+            .respond_json(200, unassigned_status()),
+    );
+    let r = exec(&fake, &p, false);
+    let c = &r.connectors[0];
+    assert_eq!(c.failed_step, Some(Step::RecordState), "{c:?}");
+    let error = c.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("did not settle") && error.contains("UNASSIGNED"),
+        "{error}"
+    );
+    assert!(mutating(&fake).is_empty(), "{:?}", mutating(&fake));
+    assert_eq!(fake.state("c"), Some(State::Stopped));
+}
+
+/// The listing a plan reads may show a STOPPED connector as UNASSIGNED (a rebalance): its
+/// status is read again, so the plan, the journal and the backup record STOPPED.
+#[test]
+fn a_plan_reads_an_unassigned_connector_again() {
+    const LISTING: &str = "/connectors?expand=status&expand=info";
+    let fake = cluster(State::Stopped);
+    let listing = json!({"c": {
+        "status": unassigned_status(),
+        "info": {"name": "c", "config": {"connector.class": "K", "name": "c"}, "tasks": [], "type": "source"}
+    }});
+    fake.fault(Fault::on("GET", LISTING).nth(1).respond_json(200, listing));
+    let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
+    assert_eq!(p.connectors[0].live_state, Some(ConnectorState::Stopped));
+    assert_eq!(fake.count("GET", "/connectors/c/status"), 1);
+}

@@ -12,6 +12,7 @@ pub use super::tx_error::TxError;
 use crate::client::Connect;
 use crate::compare::{compare, PartitionKind};
 use crate::engine::progress::Observer;
+use crate::engine::settle::settled_status;
 use crate::model::{canonical_fields, OffsetEntry, TargetState};
 use crate::wait::{until, Clock, Poll, WaitPolicy};
 
@@ -136,6 +137,8 @@ impl Tx<'_> {
     fn record_state(&mut self) -> Result<(TargetState, bool), Failure> {
         let (prior, stopped) = self.step(Step::RecordState, |tx| {
             let s = tx.client.status(tx.name())?;
+            let s = settled_status(tx.client, tx.name(), s, tx.clock, &tx.opts.wait)
+                .map_err(|source| TxError::Unsettled { source })?;
             let raw = || TxError::UnknownState {
                 raw: s.raw_state.clone(),
             };
@@ -144,6 +147,7 @@ impl Tx<'_> {
             Ok(((state.target(), s.is_fully_stopped()), detail))
         })?;
         self.report.prior_state = Some(prior);
+        self.progress.recorded(&self.plan.name, prior);
         Ok((prior, stopped))
     }
 

@@ -15,6 +15,15 @@ pub enum TxError {
     /// Connect reports a state kco does not know: nothing is changed.
     #[error("unknown state `{raw}`: left untouched")]
     UnknownState { raw: String },
+    /// The status stayed UNASSIGNED or RESTARTING (a rebalance or a restart under way), which
+    /// does not say whether the connector runs, is paused or is stopped: nothing is changed.
+    #[error(
+        "its state did not settle ({source}): kco cannot tell whether to put it back RUNNING, PAUSED or STOPPED, so it left it untouched; run again once the rebalance is over"
+    )]
+    Unsettled {
+        #[source]
+        source: WaitError,
+    },
     /// The connector did not reach a state in time, or failed on the way.
     #[error("waiting for {target}: {source}")]
     Wait {

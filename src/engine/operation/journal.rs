@@ -152,6 +152,17 @@ impl JournalFile {
         self.write(&j)
     }
 
+    /// The transaction of `name` read the state it will put back: the plan's listing may have
+    /// shown a transient one (UNASSIGNED during a rebalance), so recovery takes this one.
+    pub fn recorded(&self, name: &str, prior: TargetState) -> Result<()> {
+        let mut j = self.lock();
+        match j.connectors.get_mut(name) {
+            Some(e) if !e.created && e.prior_state != prior => e.prior_state = prior,
+            _ => return Ok(()),
+        }
+        self.write(&j)
+    }
+
     /// The transaction of `name` ended (whatever its outcome, its state was dealt with):
     /// drop its entry. A connector whose state could not be put back keeps it.
     pub fn done(&self, report: &ConnectorApply) -> Result<()> {
@@ -229,6 +240,10 @@ impl<'a> Journaled<'a> {
 impl Observer for Journaled<'_> {
     fn started(&self, connector: &str) {
         self.note(self.file.started(connector));
+    }
+
+    fn recorded(&self, connector: &str, prior: TargetState) {
+        self.note(self.file.recorded(connector, prior));
     }
 
     fn transaction(&self, report: &ConnectorApply) {

@@ -637,3 +637,29 @@ fn the_journal_marks_each_transaction_started_before_it_sends_anything() {
     let seen = checks.seen();
     assert!(!seen.is_empty() && seen.iter().all(|&s| s), "{seen:?}");
 }
+
+/// The plan's listing may show a STOPPED connector as UNASSIGNED (a rebalance), which the
+/// journal would take for RUNNING: the state the transaction reads before its first change
+/// replaces it, so that recovery after a crash would not start a stopped connector.
+#[test]
+fn the_state_the_transaction_records_replaces_a_transient_one_in_the_journal() {
+    let fake = cluster(State::Stopped);
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = plan(&fake, &[want("c", vec![src("f", 5)])], false, false);
+    p.connectors[0].live_state = Some(ConnectorState::Unassigned);
+    let j = begin(&dir, &p);
+    assert_eq!(
+        load(&dir).unwrap().connectors["c"].prior_state,
+        TargetState::Running
+    );
+    let prior_in_journal = AtEachStep::new(|| {
+        load(&dir).map(|j| j.connectors["c"].prior_state) == Some(TargetState::Stopped)
+    });
+    let r = execute_journaled(&fake, &p, &j, 1, &prior_in_journal);
+    assert!(r.converged, "{r:?}");
+    let seen = prior_in_journal.seen();
+    // Told at the end of each step: the state is recorded right after the first one.
+    assert!(!seen[0], "{seen:?}");
+    assert!(seen[1..].iter().all(|&s| s), "{seen:?}");
+    assert_eq!(state(&fake, "c"), ConnectorState::Stopped);
+}

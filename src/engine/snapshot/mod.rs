@@ -9,6 +9,8 @@
 //! - A file whose offsets (and config, when captured) equal the live ones is not rewritten,
 //!   so it stays byte-identical, `capturedAt` included.
 
+use crate::engine::settle::{settle_listing, LISTING_WAIT};
+use crate::wait::{SystemClock, WaitPolicy};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -136,9 +138,15 @@ pub fn snapshot_reporting(
     fleet: &dyn Observer,
 ) -> Result<SnapshotReport> {
     let cluster = probe(client)?;
-    let listing = client
+    let mut listing = client
         .list_connectors()
         .map_err(|e| Error::client("cannot list connectors", e))?;
+    settle_listing(
+        client,
+        &mut listing,
+        &SystemClock,
+        &WaitPolicy::with_timeout(LISTING_WAIT),
+    );
     let live: Vec<&str> = listing.keys().map(String::as_str).collect();
     opts.selector.check_matched(
         &live,

@@ -2,6 +2,8 @@
 //! bounded parallel, then every connector and partition classified. Read-only: no request
 //! here changes anything on the cluster.
 
+use crate::engine::settle::{settle_listing, LISTING_WAIT};
+use crate::wait::{SystemClock, WaitPolicy};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -72,9 +74,15 @@ pub fn diff_live_translated(
         return Err(Error::Files(problems));
     }
     probe(client)?;
-    let listing = client
+    let mut listing = client
         .list_connectors()
         .map_err(|e| Error::client("listing connectors", e))?;
+    settle_listing(
+        client,
+        &mut listing,
+        &SystemClock,
+        &WaitPolicy::with_timeout(LISTING_WAIT),
+    );
     let by_name: BTreeMap<&str, &LoadedFile> = input
         .files
         .iter()

@@ -1,0 +1,150 @@
+//! Connect shows UNASSIGNED while a connector moves between workers, and RESTARTING while it
+//! restarts. Neither says which state the connector is asked to be in: a STOPPED connector
+//! shows UNASSIGNED during a rebalance (seen on the test bed, right after a stop). Whatever
+//! records a state (a snapshot, a backup, the state an apply puts back) or shows it (diff,
+//! a plan) reads such a connector's status again until it says.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::client::{ClientError, Connect, ConnectorListing, ConnectorStatus};
+use crate::wait::{until, Clock, Poll, WaitError, WaitPolicy};
+
+/// How long a read-only listing waits for transient states: a rebalance on the test bed
+/// settles within a few seconds. A connector still transient after it is shown as it is.
+pub const LISTING_WAIT: Duration = Duration::from_secs(15);
+
+/// Whether a status says nothing of the state the connector is asked to be in.
+pub fn is_transient(status: &ConnectorStatus) -> bool {
+    status.state.is_some_and(|s| s.is_transient())
+}
+
+/// `first`, or, when it is transient, the status read again until it is not. Fails with the
+/// wait's error (the last status seen) when `policy` runs out.
+pub fn settled_status(
+    client: &Connect,
+    name: &str,
+    first: ConnectorStatus,
+    clock: &dyn Clock,
+    policy: &WaitPolicy,
+) -> Result<ConnectorStatus, WaitError> {
+    if !is_transient(&first) {
+        return Ok(first);
+    }
+    until(clock, policy, || probe(client.status(name)))
+}
+
+fn probe(status: Result<ConnectorStatus, ClientError>) -> Poll<ConnectorStatus> {
+    match status {
+        Ok(s) if !is_transient(&s) => Poll::Ready(s),
+        Ok(s) => Poll::Pending(format!("{} ({})", s.raw_state, tasks_seen(&s))),
+        Err(e) => Poll::Pending(format!("status unreadable: {e}")),
+    }
+}
+
+fn tasks_seen(s: &ConnectorStatus) -> String {
+    let states: Vec<&str> = s.tasks.iter().map(|t| t.state.as_str()).collect();
+    if states.is_empty() {
+        "no tasks".into()
+    } else {
+        format!("tasks: {}", states.join(", "))
+    }
+}
+
+/// Reads the status again of every listed connector whose state is transient, until each
+/// settles or `policy` runs out, and puts what it read in the listing. A connector that stays
+/// transient (or whose status cannot be read) keeps what the listing said.
+pub fn settle_listing(
+    client: &Connect,
+    listing: &mut BTreeMap<String, ConnectorListing>,
+    clock: &dyn Clock,
+    policy: &WaitPolicy,
+) {
+    let mut pending: Vec<String> = listing
+        .values()
+        .filter(|l| l.status.as_ref().is_some_and(is_transient))
+        .map(|l| l.name.clone())
+        .collect();
+    if pending.is_empty() {
+        return;
+    }
+    let _ = until(clock, policy, || {
+        pending.retain(|name| match client.status(name) {
+            Ok(s) if !is_transient(&s) => {
+                if let Some(l) = listing.get_mut(name) {
+                    l.status = Some(s);
+                }
+                false
+            }
+            _ => true,
+        });
+        if pending.is_empty() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending(pending.join(", "))
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::apply::tests::cluster;
+    use crate::fake::{Fault, State};
+    use crate::model::ConnectorState;
+    use crate::wait::ManualClock;
+    use serde_json::json;
+
+    fn unassigned() -> serde_json::Value {
+        json!({"name": "c", "connector": {"state": "UNASSIGNED", "worker_id": "w"}, "tasks": [], "type": "source"})
+    }
+
+    fn listing_of(client: &Connect) -> BTreeMap<String, ConnectorListing> {
+        let mut listing = client.list_connectors().unwrap();
+        let status = ConnectorStatus::from_json(&unassigned()).unwrap();
+        listing.get_mut("c").unwrap().status = Some(status);
+        listing
+    }
+
+    #[test]
+    fn a_transient_state_in_a_listing_is_read_again_until_it_settles() {
+        let fake = cluster(State::Stopped);
+        let client = fake.client();
+        let mut listing = listing_of(&client);
+        fake.fault(
+            Fault::on("GET", "/connectors/c/status")
+                .first(2)
+                .respond_json(200, unassigned()),
+        );
+        let clock = ManualClock::default();
+        settle_listing(
+            &client,
+            &mut listing,
+            &clock,
+            &WaitPolicy::with_timeout(LISTING_WAIT),
+        );
+        assert_eq!(listing["c"].state(), Some(ConnectorState::Stopped));
+        assert_eq!(fake.count("GET", "/connectors/c/status"), 3);
+    }
+
+    #[test]
+    fn a_state_that_stays_transient_is_kept_after_the_wait() {
+        let fake = cluster(State::Stopped);
+        let client = fake.client();
+        let mut listing = listing_of(&client);
+        fake.fault(
+            Fault::on("GET", "/connectors/c/status")
+                .always()
+                .respond_json(200, unassigned()),
+        );
+        let clock = ManualClock::default();
+        settle_listing(
+            &client,
+            &mut listing,
+            &clock,
+            &WaitPolicy::with_timeout(LISTING_WAIT),
+        );
+        assert_eq!(listing["c"].state(), Some(ConnectorState::Unassigned));
+        assert_eq!(clock.elapsed(), LISTING_WAIT);
+    }
+}
