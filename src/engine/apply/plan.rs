@@ -367,6 +367,13 @@ fn plan_one(
             ));
         }
         plan.partitions = compare(&plan.wanted, &[]);
+        let recorded = f.file.metadata.state;
+        if let Some(s) = recorded.filter(|s| s.is_transient() && opts.create_state.is_none()) {
+            plan.warnings.push(format!(
+                "{} records the state {s} (a rebalance or restart when it was taken), which does not say whether `{name}` ran: it is started RUNNING (--create-state picks another)",
+                f.path.display()
+            ));
+        }
         plan.action = Action::Create {
             entries: patch_entries(&plan.partitions, false),
             start_state: opts.create_state.unwrap_or_else(|| {

@@ -310,3 +310,46 @@ fn a_plan_reads_an_unassigned_connector_again() {
     assert_eq!(p.connectors[0].live_state, Some(ConnectorState::Stopped));
     assert_eq!(fake.count("GET", "/connectors/c/status"), 1);
 }
+
+/// A file taken while its connector moved between workers records UNASSIGNED: created from
+/// it, the connector is started RUNNING, and the plan says why.
+#[test]
+fn a_file_that_records_a_transient_state_is_created_running_with_a_warning() {
+    let fake = fake_with("4.1.0", &[]);
+    let config = BTreeMap::from([
+        ("connector.class".to_string(), "K".to_string()),
+        ("name".to_string(), "c".to_string()),
+    ]);
+    let file = loaded(
+        "c",
+        vec![src("f", 3)],
+        Some(ConnectorState::Unassigned),
+        Some(config.clone()),
+    );
+    let want = Want::File {
+        target: "c".into(),
+        file: Box::new(file),
+        config: Some(plan::ResolvedConfig(config)),
+        secret_vars: vec![],
+    };
+    let p = plan(&fake, &[want], false, true);
+    let c = &p.connectors[0];
+    assert!(
+        matches!(
+            c.action,
+            Action::Create {
+                start_state: crate::model::TargetState::Running,
+                ..
+            }
+        ),
+        "{:?}",
+        c.action
+    );
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("UNASSIGNED") && w.contains("--create-state")),
+        "{:?}",
+        c.warnings
+    );
+}
