@@ -99,52 +99,32 @@ mod tests {
         json!({"name": "c", "connector": {"state": "UNASSIGNED", "worker_id": "w"}, "tasks": [], "type": "source"})
     }
 
-    fn listing_of(client: &Connect) -> BTreeMap<String, ConnectorListing> {
+    /// A STOPPED connector `c` listed as UNASSIGNED, settled while its status answers as
+    /// `status` says: the state the listing ends with, status reads, and the time waited.
+    fn settle_c(status: Fault) -> (Option<ConnectorState>, usize, std::time::Duration) {
+        let fake = cluster(State::Stopped);
+        let client = fake.client();
         let mut listing = client.list_connectors().unwrap();
-        let status = ConnectorStatus::from_json(&unassigned()).unwrap();
-        listing.get_mut("c").unwrap().status = Some(status);
-        listing
+        let shown = ConnectorStatus::from_json(&unassigned()).unwrap();
+        listing.get_mut("c").unwrap().status = Some(shown);
+        fake.fault(status.respond_json(200, unassigned()));
+        let clock = ManualClock::default();
+        let policy = WaitPolicy::with_timeout(LISTING_WAIT);
+        settle_listing(&client, &mut listing, &clock, &policy);
+        let reads = fake.count("GET", "/connectors/c/status");
+        (listing["c"].state(), reads, clock.elapsed())
     }
 
     #[test]
     fn a_transient_state_in_a_listing_is_read_again_until_it_settles() {
-        let fake = cluster(State::Stopped);
-        let client = fake.client();
-        let mut listing = listing_of(&client);
-        fake.fault(
-            Fault::on("GET", "/connectors/c/status")
-                .first(2)
-                .respond_json(200, unassigned()),
-        );
-        let clock = ManualClock::default();
-        settle_listing(
-            &client,
-            &mut listing,
-            &clock,
-            &WaitPolicy::with_timeout(LISTING_WAIT),
-        );
-        assert_eq!(listing["c"].state(), Some(ConnectorState::Stopped));
-        assert_eq!(fake.count("GET", "/connectors/c/status"), 3);
+        let (state, reads, _) = settle_c(Fault::on("GET", "/connectors/c/status").first(2));
+        assert_eq!((state, reads), (Some(ConnectorState::Stopped), 3));
     }
 
     #[test]
     fn a_state_that_stays_transient_is_kept_after_the_wait() {
-        let fake = cluster(State::Stopped);
-        let client = fake.client();
-        let mut listing = listing_of(&client);
-        fake.fault(
-            Fault::on("GET", "/connectors/c/status")
-                .always()
-                .respond_json(200, unassigned()),
-        );
-        let clock = ManualClock::default();
-        settle_listing(
-            &client,
-            &mut listing,
-            &clock,
-            &WaitPolicy::with_timeout(LISTING_WAIT),
-        );
-        assert_eq!(listing["c"].state(), Some(ConnectorState::Unassigned));
-        assert_eq!(clock.elapsed(), LISTING_WAIT);
+        let (state, _, waited) = settle_c(Fault::on("GET", "/connectors/c/status").always());
+        assert_eq!(state, Some(ConnectorState::Unassigned));
+        assert_eq!(waited, LISTING_WAIT);
     }
 }
