@@ -51,18 +51,20 @@ fn tasks_seen(s: &ConnectorStatus) -> String {
     }
 }
 
-/// Reads the status again of every listed connector whose state is transient, until each
-/// settles or `policy` runs out, and puts what it read in the listing. A connector that stays
-/// transient (or whose status cannot be read) keeps what the listing said.
+/// Reads the status again of every listed connector that `only` picks and whose state is
+/// transient, until each settles or `policy` runs out, and puts what it read in the listing.
+/// A connector that stays transient (or whose status cannot be read) keeps what the listing
+/// said. (Another connector's rebalance is not waited for.)
 pub fn settle_listing(
     client: &Connect,
     listing: &mut BTreeMap<String, ConnectorListing>,
+    only: impl Fn(&ConnectorListing) -> bool,
     clock: &dyn Clock,
     policy: &WaitPolicy,
 ) {
     let mut pending: Vec<String> = listing
         .values()
-        .filter(|l| l.status.as_ref().is_some_and(is_transient))
+        .filter(|l| only(l) && l.status.as_ref().is_some_and(is_transient))
         .map(|l| l.name.clone())
         .collect();
     if pending.is_empty() {
@@ -101,7 +103,10 @@ mod tests {
 
     /// A STOPPED connector `c` listed as UNASSIGNED, settled while its status answers as
     /// `status` says: the state the listing ends with, status reads, and the time waited.
-    fn settle_c(status: Fault) -> (Option<ConnectorState>, usize, std::time::Duration) {
+    fn settle_c(
+        status: Fault,
+        picked: bool,
+    ) -> (Option<ConnectorState>, usize, std::time::Duration) {
         let fake = cluster(State::Stopped);
         let client = fake.client();
         let mut listing = client.list_connectors().unwrap();
@@ -110,21 +115,30 @@ mod tests {
         fake.fault(status.respond_json(200, unassigned()));
         let clock = ManualClock::default();
         let policy = WaitPolicy::with_timeout(LISTING_WAIT);
-        settle_listing(&client, &mut listing, &clock, &policy);
+        settle_listing(&client, &mut listing, |_| picked, &clock, &policy);
         let reads = fake.count("GET", "/connectors/c/status");
+        fake.clear_faults(); // a fault that never fired is the point of one case
         (listing["c"].state(), reads, clock.elapsed())
     }
 
     #[test]
     fn a_transient_state_in_a_listing_is_read_again_until_it_settles() {
-        let (state, reads, _) = settle_c(Fault::on("GET", "/connectors/c/status").first(2));
+        let (state, reads, _) = settle_c(Fault::on("GET", "/connectors/c/status").first(2), true);
         assert_eq!((state, reads), (Some(ConnectorState::Stopped), 3));
     }
 
     #[test]
     fn a_state_that_stays_transient_is_kept_after_the_wait() {
-        let (state, _, waited) = settle_c(Fault::on("GET", "/connectors/c/status").always());
+        let (state, _, waited) = settle_c(Fault::on("GET", "/connectors/c/status").always(), true);
         assert_eq!(state, Some(ConnectorState::Unassigned));
         assert_eq!(waited, LISTING_WAIT);
+    }
+
+    #[test]
+    fn a_connector_the_command_does_not_pick_is_not_waited_for() {
+        let (state, reads, waited) =
+            settle_c(Fault::on("GET", "/connectors/c/status").always(), false);
+        assert_eq!(state, Some(ConnectorState::Unassigned));
+        assert_eq!((reads, waited), (0, std::time::Duration::ZERO));
     }
 }

@@ -1,8 +1,6 @@
 //! The apply plan, as data: for each connector, what will be sent and why. Built from the files
 //! and live state with reads only; printed (or serialized) before anything changes.
 
-use crate::engine::settle::{settle_listing, LISTING_WAIT};
-use crate::wait::{SystemClock, WaitPolicy};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -11,9 +9,11 @@ use serde::Serialize;
 use crate::client::{Connect, ConnectVersion, ConnectorListing};
 use crate::compare::{compare, PartitionDiff, PartitionKind};
 use crate::engine::mirror::Translation;
+use crate::engine::settle::{settle_listing, LISTING_WAIT};
 use crate::engine::{parallel, probe, require_version, ClusterInfo, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState};
+use crate::wait::{SystemClock, WaitPolicy};
 
 /// A connector config with its secrets resolved. Never printed: `Debug` hides the values.
 #[derive(Clone, Default)]
@@ -239,9 +239,11 @@ pub fn build_translated(
     require_version(&info, ConnectVersion::OFFSETS_WRITE, what)?;
     let (mut listing, unlisted) = list_wanted(client, cluster, wants)?;
     // The state the plan shows, the journal and the backup record.
+    let wanted: BTreeSet<&str> = wants.iter().map(Want::target).collect();
     settle_listing(
         client,
         &mut listing,
+        |l| wanted.contains(l.name.as_str()),
         &SystemClock,
         &WaitPolicy::with_timeout(LISTING_WAIT),
     );

@@ -9,14 +9,13 @@
 //! - A file whose offsets (and config, when captured) equal the live ones is not rewritten,
 //!   so it stays byte-identical, `capturedAt` included.
 
-use crate::engine::settle::{settle_listing, LISTING_WAIT};
-use crate::wait::{SystemClock, WaitPolicy};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::progress::{self, Observer, Unheard};
+use super::settle::{settle_listing, LISTING_WAIT};
 use super::snapshot_stale::stale_files;
 pub use super::snapshot_stale::StaleFile;
 use super::{parallel, probe, store, Selector};
@@ -24,6 +23,7 @@ use crate::client::{Connect, ConnectorListing};
 use crate::error::{Error, Result};
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT};
 use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorType, OffsetEntry};
+use crate::wait::{SystemClock, WaitPolicy};
 
 /// What to snapshot and how.
 #[derive(Debug, Clone)]
@@ -144,6 +144,7 @@ pub fn snapshot_reporting(
     settle_listing(
         client,
         &mut listing,
+        |l| opts.selector.matches(&l.name, l.connector_type),
         &SystemClock,
         &WaitPolicy::with_timeout(LISTING_WAIT),
     );
