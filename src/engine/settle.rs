@@ -8,11 +8,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::client::{ClientError, Connect, ConnectorListing, ConnectorStatus};
-use crate::wait::{until, Clock, Poll, WaitError, WaitPolicy};
+use crate::engine::apply::state::describe;
+use crate::wait::{until, Clock, Poll, SystemClock, WaitError, WaitPolicy};
 
-/// How long a read-only listing waits for transient states: a rebalance on the test bed
-/// settles within a few seconds. A connector still transient after it is shown as it is.
-pub const LISTING_WAIT: Duration = Duration::from_secs(15);
+/// How long a listing waits for transient states: a rebalance on the test bed settles
+/// within a few seconds. A connector still transient after it is shown as it is.
+const LISTING_WAIT: Duration = Duration::from_secs(15);
 
 /// Whether a status says nothing of the state the connector is asked to be in.
 pub fn is_transient(status: &ConnectorStatus) -> bool {
@@ -37,25 +38,25 @@ pub fn settled_status(
 fn probe(status: Result<ConnectorStatus, ClientError>) -> Poll<ConnectorStatus> {
     match status {
         Ok(s) if !is_transient(&s) => Poll::Ready(s),
-        Ok(s) => Poll::Pending(format!("{} ({})", s.raw_state, tasks_seen(&s))),
+        Ok(s) => Poll::Pending(describe(&s)),
         Err(e) => Poll::Pending(format!("status unreadable: {e}")),
     }
 }
 
-fn tasks_seen(s: &ConnectorStatus) -> String {
-    let states: Vec<&str> = s.tasks.iter().map(|t| t.state.as_str()).collect();
-    if states.is_empty() {
-        "no tasks".into()
-    } else {
-        format!("tasks: {}", states.join(", "))
-    }
-}
-
 /// Reads the status again of every listed connector that `only` picks and whose state is
-/// transient, until each settles or `policy` runs out, and puts what it read in the listing.
+/// transient, until each settles or 15 s have passed, and puts what it read in the listing.
 /// A connector that stays transient (or whose status cannot be read) keeps what the listing
 /// said. (Another connector's rebalance is not waited for.)
 pub fn settle_listing(
+    client: &Connect,
+    listing: &mut BTreeMap<String, ConnectorListing>,
+    only: impl Fn(&ConnectorListing) -> bool,
+) {
+    let policy = WaitPolicy::with_timeout(LISTING_WAIT);
+    settle_listing_with(client, listing, only, &SystemClock, &policy)
+}
+
+fn settle_listing_with(
     client: &Connect,
     listing: &mut BTreeMap<String, ConnectorListing>,
     only: impl Fn(&ConnectorListing) -> bool,
@@ -71,8 +72,8 @@ pub fn settle_listing(
         return;
     }
     let _ = until(clock, policy, || {
-        pending.retain(|name| match client.status(name) {
-            Ok(s) if !is_transient(&s) => {
+        pending.retain(|name| match probe(client.status(name)) {
+            Poll::Ready(s) => {
                 if let Some(l) = listing.get_mut(name) {
                     l.status = Some(s);
                 }
@@ -115,7 +116,7 @@ mod tests {
         fake.fault(status.respond_json(200, unassigned()));
         let clock = ManualClock::default();
         let policy = WaitPolicy::with_timeout(LISTING_WAIT);
-        settle_listing(&client, &mut listing, |_| picked, &clock, &policy);
+        settle_listing_with(&client, &mut listing, |_| picked, &clock, &policy);
         let reads = fake.count("GET", "/connectors/c/status");
         fake.clear_faults(); // a fault that never fired is the point of one case
         (listing["c"].state(), reads, clock.elapsed())

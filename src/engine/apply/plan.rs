@@ -9,11 +9,10 @@ use serde::Serialize;
 use crate::client::{Connect, ConnectVersion, ConnectorListing};
 use crate::compare::{compare, PartitionDiff, PartitionKind};
 use crate::engine::mirror::Translation;
-use crate::engine::settle::{settle_listing, LISTING_WAIT};
+use crate::engine::settle::settle_listing;
 use crate::engine::{parallel, probe, require_version, ClusterInfo, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState};
-use crate::wait::{SystemClock, WaitPolicy};
 
 /// A connector config with its secrets resolved. Never printed: `Debug` hides the values.
 #[derive(Clone, Default)]
@@ -240,13 +239,7 @@ pub fn build_translated(
     let (mut listing, unlisted) = list_wanted(client, cluster, wants)?;
     // The state the plan shows, the journal and the backup record.
     let wanted: BTreeSet<&str> = wants.iter().map(Want::target).collect();
-    settle_listing(
-        client,
-        &mut listing,
-        |l| wanted.contains(l.name.as_str()),
-        &SystemClock,
-        &WaitPolicy::with_timeout(LISTING_WAIT),
-    );
+    settle_listing(client, &mut listing, |l| wanted.contains(l.name.as_str()));
     let connectors = parallel::map(wants, opts.parallel, |w| {
         let translation = translations.get(w.target());
         let mut plan = plan_one(

@@ -151,13 +151,22 @@ fn a_failed_create_patch_leaves_the_new_connector_stopped() {
 
 /// A want with a config to create it from: created only if it really does not exist.
 fn creatable(name: &str, offsets: Vec<crate::model::OffsetEntry>) -> Want {
+    creatable_recording(name, offsets, None)
+}
+
+/// [`creatable`], from a file that records `state`.
+fn creatable_recording(
+    name: &str,
+    offsets: Vec<crate::model::OffsetEntry>,
+    state: Option<ConnectorState>,
+) -> Want {
     let config = BTreeMap::from([
         ("connector.class".to_string(), "K".to_string()),
         ("name".to_string(), name.to_string()),
     ]);
     Want::File {
         target: name.into(),
-        file: Box::new(loaded(name, offsets, None, Some(config.clone()))),
+        file: Box::new(loaded(name, offsets, state, Some(config.clone()))),
         config: Some(plan::ResolvedConfig(config)),
         secret_vars: vec![],
     }
@@ -316,22 +325,7 @@ fn a_plan_reads_an_unassigned_connector_again() {
 #[test]
 fn a_file_that_records_a_transient_state_is_created_running_with_a_warning() {
     let fake = fake_with("4.1.0", &[]);
-    let config = BTreeMap::from([
-        ("connector.class".to_string(), "K".to_string()),
-        ("name".to_string(), "c".to_string()),
-    ]);
-    let file = loaded(
-        "c",
-        vec![src("f", 3)],
-        Some(ConnectorState::Unassigned),
-        Some(config.clone()),
-    );
-    let want = Want::File {
-        target: "c".into(),
-        file: Box::new(file),
-        config: Some(plan::ResolvedConfig(config)),
-        secret_vars: vec![],
-    };
+    let want = creatable_recording("c", vec![src("f", 3)], Some(ConnectorState::Unassigned));
     let p = plan(&fake, &[want], false, true);
     let c = &p.connectors[0];
     assert!(

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::progress::{self, Observer, Unheard};
-use super::settle::{settle_listing, LISTING_WAIT};
+use super::settle::settle_listing;
 use super::snapshot_stale::stale_files;
 pub use super::snapshot_stale::StaleFile;
 use super::{parallel, probe, store, Selector};
@@ -23,7 +23,6 @@ use crate::client::{Connect, ConnectorListing};
 use crate::error::{Error, Result};
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT};
 use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorType, OffsetEntry};
-use crate::wait::{SystemClock, WaitPolicy};
 
 /// What to snapshot and how.
 #[derive(Debug, Clone)]
@@ -141,13 +140,9 @@ pub fn snapshot_reporting(
     let mut listing = client
         .list_connectors()
         .map_err(|e| Error::client("cannot list connectors", e))?;
-    settle_listing(
-        client,
-        &mut listing,
-        |l| opts.selector.matches(&l.name, l.connector_type),
-        &SystemClock,
-        &WaitPolicy::with_timeout(LISTING_WAIT),
-    );
+    settle_listing(client, &mut listing, |l| {
+        opts.selector.matches(&l.name, l.connector_type)
+    });
     let live: Vec<&str> = listing.keys().map(String::as_str).collect();
     opts.selector.check_matched(
         &live,

@@ -2,19 +2,18 @@
 //! bounded parallel, then every connector and partition classified. Read-only: no request
 //! here changes anything on the cluster.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{DiffReport, ExitOn, Mode};
 use crate::client::Connect;
 use crate::engine::apply::plan::Translations;
 use crate::engine::progress::{self, Observer, Unheard};
-use crate::engine::settle::{settle_listing, LISTING_WAIT};
+use crate::engine::settle::settle_listing;
 use crate::engine::{probe, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, ProblemKind};
 use crate::model::OffsetEntry;
-use crate::wait::{SystemClock, WaitPolicy};
 
 /// What to compare with the cluster.
 pub struct LiveInput<'a> {
@@ -77,23 +76,14 @@ pub fn diff_live_translated(
     let mut listing = client
         .list_connectors()
         .map_err(|e| Error::client("listing connectors", e))?;
-    let in_files: BTreeSet<&str> = input
-        .files
-        .iter()
-        .map(|f| f.file.metadata.name.as_str())
-        .collect();
-    settle_listing(
-        client,
-        &mut listing,
-        |l| input.whole_dir || in_files.contains(l.name.as_str()),
-        &SystemClock,
-        &WaitPolicy::with_timeout(LISTING_WAIT),
-    );
     let by_name: BTreeMap<&str, &LoadedFile> = input
         .files
         .iter()
         .map(|f| (f.file.metadata.name.as_str(), f))
         .collect();
+    settle_listing(client, &mut listing, |l| {
+        input.whole_dir || by_name.contains_key(l.name.as_str())
+    });
     let mut names: Vec<&str> = by_name.keys().copied().collect();
     if input.whole_dir {
         names.extend(
