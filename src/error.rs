@@ -274,7 +274,9 @@ fn client_hint(source: &ClientError) -> Option<String> {
 /// hint, in this order of usefulness).
 pub fn files_hint(problems: &[FileProblem]) -> Option<&'static str> {
     let has = |k: ProblemKind| problems.iter().any(|p| p.kind == k);
-    if has(ProblemKind::Shape) {
+    if has(ProblemKind::MergeConflict) {
+        Some("keep one side between the markers, then `kco fmt FILE` re-seals the file; with `kco merge-file` registered as git's merge driver, a snapshot's advance no longer conflicts with a change by hand (docs/merge.md#resolving-a-conflict)")
+    } else if has(ProblemKind::Shape) {
         Some("fix the offset to the expected shape; if the connector really writes it, describe its class under `shapes:` in kco.yaml (`kco schema --shapes` prints the table); `kco apply --allow-unknown-shape NAME` applies such a file anyway")
     } else if has(ProblemKind::ChecksumMismatch) {
         Some("if the edit is intended, `kco fmt FILE` re-seals it")

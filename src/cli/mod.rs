@@ -18,6 +18,7 @@ mod log;
 mod ls;
 #[cfg(test)]
 mod man;
+mod merge_file;
 mod operate;
 mod output;
 mod progress;
@@ -144,6 +145,7 @@ pub enum Command {
     Undo(undo::Args),
     Validate(validate::Args),
     Fmt(fmt::Args),
+    MergeFile(merge_file::Args),
     Schema(schema::Args),
     Completions(completions::Args),
     Import(import::Args),
@@ -162,11 +164,16 @@ pub fn run(cli: Cli) -> ExitCode {
         report_error::report(&printer, &e);
         return ExitCode::from(e.exit_code());
     }
+    // A merge driver reads three files only: no kco.yaml, no cluster.
+    let command = match cli.command {
+        Command::MergeFile(a) => return exit(&printer, merge_file::run(a, &printer)),
+        command => command,
+    };
     let result = Context::new(&cli.global).and_then(|ctx| {
         crate::shapes::install(ctx.config.shapes()?);
         Ok(ctx)
     });
-    let result = result.and_then(|ctx| match cli.command {
+    let result = result.and_then(|ctx| match command {
         Command::Snapshot(a) => snapshot::run(a, &ctx),
         Command::Diff(a) => diff::run(a, &ctx),
         Command::Apply(a) => apply::run(a, &ctx),
@@ -182,11 +189,17 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Import(a) => import::run(a, &ctx),
         Command::Export(a) => export::run(a, &ctx),
         Command::Ls(a) => ls::run(a, &ctx),
+        Command::MergeFile(_) => unreachable!("run above"),
     });
+    exit(&printer, result)
+}
+
+/// The exit code of a command's result, its error reported.
+fn exit(printer: &Printer, result: crate::error::Result<u8>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            report_error::report(&printer, &e);
+            report_error::report(printer, &e);
             ExitCode::from(e.exit_code())
         }
     }

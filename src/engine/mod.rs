@@ -9,6 +9,7 @@ pub mod history;
 pub mod import;
 pub mod interchange;
 pub mod ls;
+pub mod merge;
 pub mod mirror;
 pub mod operation;
 pub mod parallel;

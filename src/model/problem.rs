@@ -46,6 +46,9 @@ pub enum ProblemKind {
     MissingEnv,
     /// The offsets do not match the stored checksum: a hand edit.
     ChecksumMismatch,
+    /// Lines of git's conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`): a merge left
+    /// unresolved.
+    MergeConflict,
     /// An offset that does not fit its connector class's shape (schemas/shapes.yaml): an
     /// unknown key, a required one missing, a wrong type, a value out of range.
     Shape,

@@ -184,6 +184,9 @@ impl OffsetsFile {
         let problem = |kind, line: Option<usize>, message: String| {
             FileProblem::new(kind, path, line, message)
         };
+        if let Some(conflict) = conflict_markers(path, text) {
+            return Err(conflict);
+        }
         // A file in kco's own layout: its offsets read line by line, the rest by the YAML
         // parser. Anything else, or any problem, takes the general path below.
         if let Some((rest, entries)) = super::canonical_parse::split_offsets(text) {
@@ -379,6 +382,40 @@ const PARALLEL_CHECK: usize = 10_000;
 enum DuplicateKey<'a> {
     Sink(&'a str, i64),
     Other(String),
+}
+
+/// git's conflict markers in `text`, as a problem naming their lines: a merge left
+/// unresolved reads as such, not as a YAML error somewhere inside it.
+fn conflict_markers(path: &Path, text: &str) -> Option<FileProblem> {
+    if !(text.starts_with("<<<<<<<") || text.contains("\n<<<<<<<")) {
+        return None;
+    }
+    let is_marker = |l: &str| {
+        ["<<<<<<<", "|||||||", "=======", ">>>>>>>"]
+            .iter()
+            .any(|m| {
+                l.strip_prefix(m)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+            })
+    };
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| is_marker(l.trim_end_matches('\r')))
+        .map(|(i, _)| i + 1)
+        .collect();
+    let first = *lines.first()?;
+    let shown: Vec<String> = lines.iter().map(usize::to_string).collect();
+    Some(FileProblem::new(
+        ProblemKind::MergeConflict,
+        path,
+        Some(first),
+        format!(
+            "unresolved merge conflict: conflict markers on {} {}",
+            if lines.len() == 1 { "line" } else { "lines" },
+            shown.join(", ")
+        ),
+    ))
 }
 
 /// What is wrong with `apiVersion` and `kind`, if anything: the line to point at and the

@@ -170,3 +170,30 @@ fn an_unclosed_bracket_is_pointed_at_on_its_own_line_with_a_column() {
     let e = OffsetsFile::parse(Path::new("f.yaml"), "a: 1\n@b: 2\n").unwrap_err();
     assert_eq!(e.line, Some(2), "{e:?}");
 }
+
+#[test]
+fn conflict_markers_are_an_unresolved_merge_naming_their_lines() {
+    let f = sample(
+        ConnectorType::Sink,
+        json!([{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":5}}]),
+    );
+    let text = f.render(DEFAULT_SCHEMA_REF).replace(
+        "    kafka_offset: 5\n",
+        "<<<<<<< HEAD\n    kafka_offset: 5\n||||||| base\n    kafka_offset: 4\n=======\n    kafka_offset: 6\n>>>>>>> nightly\n",
+    );
+    let p = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap_err();
+    assert_eq!(p.kind, ProblemKind::MergeConflict);
+    assert_eq!(p.line, Some(18));
+    assert_eq!(
+        p.to_string(),
+        "x.yaml:18: unresolved merge conflict: conflict markers on lines 18, 20, 22, 24"
+    );
+    // A string that merely holds the characters is no marker.
+    let mut f = f;
+    f.metadata.name = "<<<<<<< x".into();
+    let text = f.render(DEFAULT_SCHEMA_REF);
+    assert!(
+        OffsetsFile::parse(Path::new("x.yaml"), &text).is_ok(),
+        "{text}"
+    );
+}
