@@ -16,7 +16,28 @@ pub fn git_at(dir: &Path, date: &str, args: &[&str]) -> String {
     run(dir, Some(date), args)
 }
 
+/// `git <args>` in `dir`, which may fail: whether it succeeded, and its stdout then stderr.
+pub fn git_may_fail(dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = command(dir, None, args).output().unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), all)
+}
+
 fn run(dir: &Path, date: Option<&str>, args: &[&str]) -> String {
+    let out = command(dir, date, args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn command(dir: &Path, date: Option<&str>, args: &[&str]) -> Command {
     let mut cmd = Command::new("git");
     cmd.current_dir(dir)
         .env_clear()
@@ -35,11 +56,5 @@ fn run(dir: &Path, date: Option<&str>, args: &[&str]) -> String {
         cmd.env("GIT_AUTHOR_DATE", date)
             .env("GIT_COMMITTER_DATE", date);
     }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    cmd
 }
