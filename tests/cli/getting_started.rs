@@ -75,8 +75,23 @@ fn the_getting_started_page_runs_from_an_empty_directory_to_a_nightly_commit() {
     run(&script);
     let repo = dir.path().join("offsets");
     let log = |repo: &Path| git(repo, &["log", "--format=%s"]) + "\n";
-    // Nothing moved between the first snapshot and the nightly step: one commit only.
-    assert_eq!(log(&repo), "offsets of prod\n");
+    // Nothing moved between the first snapshot and the nightly step: no nightly commit.
+    assert_eq!(
+        log(&repo),
+        "merge snapshot files with kco merge-file\noffsets of prod\n"
+    );
+    // The merge driver is registered for the snapshot files.
+    assert_eq!(
+        git(
+            &repo,
+            &["check-attr", "merge", "snapshots/prod/orders-sink.yaml"]
+        ),
+        "snapshots/prod/orders-sink.yaml: merge: kco"
+    );
+    assert_eq!(
+        git(&repo, &["config", "merge.kco.driver"]),
+        "kco merge-file %O %A %B --path %P"
+    );
     let file = std::fs::read_to_string(repo.join("snapshots/prod/orders-sink.yaml")).unwrap();
     assert!(file.contains("kafka_offset: 10"), "{file}");
     // The nightly block again, after the sink moved on: it commits the new position.
@@ -86,6 +101,9 @@ fn the_getting_started_page_runs_from_an_empty_directory_to_a_nightly_commit() {
         .find(|b| b.contains("nightly"))
         .expect("a nightly block");
     run(&format!("cd offsets\n{nightly}"));
-    assert_eq!(log(&repo), "offsets of prod, nightly\noffsets of prod\n");
+    assert_eq!(
+        log(&repo),
+        "offsets of prod, nightly\nmerge snapshot files with kco merge-file\noffsets of prod\n"
+    );
     fake.assert_no_mutations();
 }

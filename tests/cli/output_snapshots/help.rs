@@ -20,6 +20,7 @@ fn every_subcommand_help() {
     snap!("help_show", env.kco(&["show", "--help"]));
     snap!("help_validate", env.kco(&["validate", "--help"]));
     snap!("help_fmt", env.kco(&["fmt", "--help"]));
+    snap!("help_merge_file", env.kco(&["merge-file", "--help"]));
     snap!("help_schema", env.kco(&["schema", "--help"]));
     snap!("help_completions", env.kco(&["completions", "--help"]));
     snap!("help_import", env.kco(&["import", "--help"]));
@@ -40,7 +41,7 @@ fn every_subcommand_ends_with_examples() {
         // A wrapped description continues at a deeper indent.
         .filter(|l| !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| *n != "help" && n.chars().all(|c| c.is_ascii_lowercase()))
+        .filter(|n| *n != "help" && n.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
         .collect();
     assert!(names.len() >= 11, "{names:?}");
     for name in names {
