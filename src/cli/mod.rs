@@ -164,7 +164,8 @@ pub fn run(cli: Cli) -> ExitCode {
         report_error::report(&printer, &e);
         return ExitCode::from(e.exit_code());
     }
-    // A merge driver reads three files only: no kco.yaml, no cluster.
+    // A merge driver reads three files only: no cluster, and no kco.yaml (which may be in
+    // the middle of the same merge).
     let command = match cli.command {
         Command::MergeFile(a) => return exit(&printer, merge_file::run(a, &printer)),
         command => command,
@@ -189,7 +190,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Import(a) => import::run(a, &ctx),
         Command::Export(a) => export::run(a, &ctx),
         Command::Ls(a) => ls::run(a, &ctx),
-        Command::MergeFile(_) => unreachable!("run above"),
+        Command::MergeFile(a) => merge_file::run(a, &ctx.printer),
     });
     exit(&printer, result)
 }

@@ -144,6 +144,12 @@ fn two_changes_by_hand_of_one_partition_are_left_between_markers_with_exit_1() {
     std::fs::write(d.join("base.yaml"), &base).unwrap();
     edit("kafka_offset: 900", "kafka_offset: 800", "ours.yaml");
     edit("kafka_offset: 900", "kafka_offset: 700", "theirs.yaml");
+    // kco.yaml in the middle of the same merge: the driver does not read it.
+    std::fs::write(
+        d.join("kco.yaml"),
+        "<<<<<<< ours\nclusters: {}\n=======\n>>>>>>> theirs\n",
+    )
+    .unwrap();
     let r = Kco::new(d)
         .args(["merge-file", "base.yaml", "ours.yaml", "theirs.yaml"])
         .args(["--path", FILE])
@@ -163,6 +169,7 @@ fn two_changes_by_hand_of_one_partition_are_left_between_markers_with_exit_1() {
         ),
         "{text}"
     );
+    std::fs::remove_file(d.join("kco.yaml")).unwrap();
     let r = Kco::new(d).args(["validate", "ours.yaml"]).run();
     assert_eq!(r.code, 1);
     assert!(
