@@ -118,19 +118,30 @@ impl Merged {
 /// Merges the texts of the ancestor, ours and theirs. `path` names the file in problems (git's
 /// `%P` when given). Fails only when git's own line merge fails.
 pub fn merge(path: &Path, base: &str, ours: &str, theirs: &str) -> Result<Merged, git2::Error> {
-    let parsed = |text: &str| -> Result<OffsetsFile, FileProblem> {
-        let file = OffsetsFile::parse(path, text)?;
+    // A version kco cannot take as a sealed file, with which version it is.
+    let parsed = |version: &str, text: &str| -> Result<OffsetsFile, FileProblem> {
+        let with_version = |mut p: FileProblem| {
+            p.message = format!("{version}: {}", p.message);
+            p
+        };
+        let file = OffsetsFile::parse(path, text).map_err(with_version)?;
         if !file.is_sealed() {
-            return Err(FileProblem::new(
+            return Err(with_version(FileProblem::new(
                 crate::model::file::ProblemKind::ChecksumMismatch,
                 path,
                 None,
                 "checksum mismatch: the offsets were edited and not re-sealed with `kco fmt`",
-            ));
+            )));
         }
         Ok(file)
     };
-    let files = parsed(base).and_then(|b| Ok((b, parsed(ours)?, parsed(theirs)?)));
+    let files = parsed("the common ancestor", base).and_then(|b| {
+        Ok((
+            b,
+            parsed("our version", ours)?,
+            parsed("their version", theirs)?,
+        ))
+    });
     let (b, o, t) = match files {
         Ok(files) => files,
         Err(why) => {

@@ -307,6 +307,10 @@ fn a_version_kco_cannot_read_is_merged_as_text_and_said_why() {
     match &m.how {
         How::AsText { why, conflicted } => {
             assert_eq!(why.kind, crate::model::file::ProblemKind::ChecksumMismatch);
+            assert!(
+                why.message.starts_with("their version: checksum mismatch"),
+                "{why}"
+            );
             assert!(*conflicted);
         }
         other => panic!("{other:?}"),
