@@ -179,6 +179,17 @@ fn two_changes_by_hand_of_one_partition_are_left_between_markers_with_exit_1() {
         "{}",
         r.all()
     );
+    // Resolved as the hint says: one side kept, re-sealed with `kco fmt`.
+    let resolved = text.replace(
+        "<<<<<<< ours\n    kafka_offset: 800\n=======\n    kafka_offset: 700\n>>>>>>> theirs\n",
+        "    kafka_offset: 700\n",
+    );
+    std::fs::write(d.join("ours.yaml"), resolved).unwrap();
+    let r = Kco::new(d).args(["fmt", "ours.yaml"]).run();
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.stdout.contains("checksum re-sealed"), "{}", r.all());
+    let r = Kco::new(d).args(["validate", "ours.yaml"]).run();
+    assert_eq!(r.code, 0, "{}", r.all());
 }
 
 #[test]
