@@ -14,6 +14,7 @@ mod diff_render;
 mod export;
 mod fmt;
 mod import;
+mod lock;
 mod log;
 mod ls;
 #[cfg(test)]
@@ -149,6 +150,7 @@ pub enum Command {
     Import(import::Args),
     Export(export::Args),
     Ls(ls::Args),
+    Lock(lock::Args),
 }
 
 /// Runs a parsed command line and returns the process exit code. Errors are printed here and
@@ -182,6 +184,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Import(a) => import::run(a, &ctx),
         Command::Export(a) => export::run(a, &ctx),
         Command::Ls(a) => ls::run(a, &ctx),
+        Command::Lock(a) => lock::run(a, &ctx),
     });
     match result {
         Ok(code) => ExitCode::from(code),

@@ -16,6 +16,7 @@
 pub mod journal;
 pub mod lock;
 pub mod recover;
+pub mod remote_lock;
 pub mod state_dir;
 
 #[cfg(test)]
@@ -134,6 +135,13 @@ impl Operation {
             dry_run: true,
             recovered: None,
         })
+    }
+
+    /// Why the operation's lock is kept on this machine only, where the project has no git
+    /// remote to share it through (`None`: it is shared, or this is a dry run, which takes
+    /// no lock).
+    pub fn local_only(&self) -> Option<remote_lock::LocalOnly> {
+        self._lock.as_ref().and_then(ClusterLock::local_only)
     }
 
     /// What opening finished of an interrupted operation (`None`: there was none).
