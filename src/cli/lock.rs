@@ -108,7 +108,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
 
 fn render_status(ctx: &Context, s: &LockStatus) -> String {
     let mut out = match (&s.remote, s.local_only) {
-        (Some(r), _) => format!("Locks are shared through git remote `{r}` (and held here too).\n"),
+        (Some(r), _) => format!("Locks are shared through git remote `{r}`.\n"),
         (None, Some(why)) => format!("Locks are held on this machine only: {}.\n", why.why()),
         (None, None) => String::new(),
     };

@@ -21,6 +21,7 @@ mod history;
 mod history_apply;
 mod interchange;
 mod interrupt;
+mod lock;
 mod output_snapshots;
 mod recipes;
 mod secrets;
