@@ -65,7 +65,7 @@ pub enum Error {
     },
 
     /// The shared lock on the git remote could not be taken or read.
-    #[error("cannot lock cluster `{cluster}` on git remote `{remote}`: {detail}")]
+    #[error("{} on git remote `{remote}`: {detail}", if cluster == "*" { "cannot read the cluster locks".to_string() } else { format!("cannot take or read the lock of cluster `{cluster}`") })]
     LockRemote {
         cluster: String,
         remote: String,

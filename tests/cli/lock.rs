@@ -242,3 +242,39 @@ fn without_a_remote_the_lock_is_this_machines_only_and_a_change_says_so_once() {
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("this machine only"), "{out}");
 }
+
+#[test]
+fn a_remote_that_cannot_be_reached_refuses_the_change_before_any_request_and_says_which() {
+    let fake = sink_s(State::Running).start();
+    let dir = tempfile::tempdir().unwrap();
+    project_in(dir.path(), &fake);
+    git(dir.path(), &["init", "--quiet"]);
+    let gone = dir.path().join("gone.git");
+    git(
+        dir.path(),
+        &["remote", "add", "origin", &gone.to_string_lossy()],
+    );
+    let (code, out) = kco(
+        dir.path(),
+        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "error: cannot take or read the lock of cluster `a` on git remote `origin`: git push: "
+        ),
+        "{out}"
+    );
+    assert!(out.contains("`lock: local`"), "{out}");
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+    assert!(
+        !dir.path().join(".kco/locks/a.lock").exists(),
+        "the local lock is let go"
+    );
+    let (code, out) = kco(dir.path(), &["lock", "status"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("cannot read the cluster locks on git remote `origin`"),
+        "{out}"
+    );
+}

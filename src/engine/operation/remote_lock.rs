@@ -171,8 +171,11 @@ impl RemoteLock {
                 }
                 Err(why) => last = why,
             }
-            // Refused: someone holds it (or held it, and let go since).
-            match read(remote, cluster)? {
+            // Refused: someone holds it (or held it, and let go since); or the remote cannot
+            // be reached, and then git's word on the push is the one to show.
+            let seen = read(remote, cluster)
+                .map_err(|_| remote_error(cluster, &remote.name, format!("git push: {last}")))?;
+            match seen {
                 Some(h) if is_stale(&h.holder) => expect = h.oid,
                 Some(h) => return Err(locked(remote, h)),
                 None => expect.clear(),
@@ -332,7 +335,11 @@ fn push(
     if out.status.success() {
         Ok(Ok(()))
     } else {
-        let why = format!("{} {}", stdout(&out), stderr(&out));
+        let why = format!(
+            "{} {}",
+            redacted(&String::from_utf8_lossy(&out.stdout)),
+            stderr(&out)
+        );
         Ok(Err(why.trim().to_string()))
     }
 }
@@ -426,8 +433,12 @@ fn stdout(o: &Output) -> String {
 
 /// git's message, with any credentials in a URL it names left out.
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr)
-        .split_whitespace()
+    redacted(&String::from_utf8_lossy(&o.stderr))
+}
+
+/// `text` on one line, any credentials in a URL it names left out.
+fn redacted(text: &str) -> String {
+    text.split_whitespace()
         .map(|w| {
             if w.contains("://") {
                 crate::client::redact_url(w)
@@ -615,6 +626,10 @@ mod tests {
             name: "origin".into(),
         });
         assert_eq!(text, "origin (https://example.com/x.git)");
+        assert_eq!(
+            redacted("To https://x-access-token:s3cret@example.com/x.git\n! [rejected]"),
+            "To https://example.com/x.git ! [rejected]"
+        );
     }
 
     #[test]
