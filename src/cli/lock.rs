@@ -45,11 +45,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let clusters: Vec<String> = ctx.global.cluster.iter().cloned().collect();
     match args.command {
         LockCommand::Status => {
-            let status = lock::status(&state, &clusters)?;
+            let mut status = lock::status(&state, &clusters)?;
+            shown_paths(ctx, &mut status.locks);
             if ctx.printer.is_structured() {
                 ctx.printer.structured(&status);
             } else {
-                ctx.printer.out(&render_status(ctx, &status));
+                ctx.printer.out(&render_status(&status));
             }
             Ok(EXIT_OK)
         }
@@ -66,6 +67,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             }
             let p = &ctx.printer;
             if !p.is_structured() {
+                let mut shown = found.clone();
+                shown_paths(ctx, &mut shown);
                 p.status(&format!(
                     "Lock id {lock_id}: {}",
                     if found.len() == 1 {
@@ -74,8 +77,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                         "these locks"
                     }
                 ));
-                for l in &found {
-                    p.status(&format!("  {}", one_line(ctx, l)));
+                for l in &shown {
+                    p.status(&format!("  {}", one_line(l)));
                 }
             }
             let question = "Remove it? Only when its holder is gone: a kco that still runs would then share the cluster with the next one";
@@ -83,7 +86,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 p.status("Nothing was removed.");
                 return Ok(EXIT_ERROR);
             }
-            let unlocked = lock::force_unlock(&state, &lock_id, found)?;
+            let mut unlocked = lock::force_unlock(&state, &lock_id, found)?;
+            shown_paths(ctx, &mut unlocked.removed);
             if p.is_structured() {
                 p.structured(&unlocked);
             } else if unlocked.removed.is_empty() {
@@ -92,8 +96,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 for l in &unlocked.removed {
                     p.line(&format!(
                         "Removed the lock of cluster `{}` ({}).",
-                        l.cluster,
-                        where_(ctx, l)
+                        l.cluster, l.at
                     ));
                 }
             }
@@ -106,7 +109,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     }
 }
 
-fn render_status(ctx: &Context, s: &LockStatus) -> String {
+fn render_status(s: &LockStatus) -> String {
     let mut out = match (&s.remote, s.local_only) {
         (Some(r), _) => format!("Locks are shared through git remote `{r}`.\n"),
         (None, Some(why)) => format!("Locks are held on this machine only: {}.\n", why.why()),
@@ -116,14 +119,14 @@ fn render_status(ctx: &Context, s: &LockStatus) -> String {
         out.push_str("No lock is held.\n");
     }
     for l in &s.locks {
-        out.push_str(&one_line(ctx, l));
+        out.push_str(&one_line(l));
         out.push('\n');
     }
     out
 }
 
 /// `a: pid 1 on h (since T), lock id X (remote: REF on git remote `origin`)`.
-fn one_line(ctx: &Context, l: &HeldLock) -> String {
+fn one_line(l: &HeldLock) -> String {
     let id = if l.holder.id.is_empty() {
         "(none)"
     } else {
@@ -136,16 +139,13 @@ fn one_line(ctx: &Context, l: &HeldLock) -> String {
     };
     format!(
         "{}: {}, lock id {id} ({}: {}){stale}",
-        l.cluster,
-        l.holder,
-        l.kind,
-        where_(ctx, l)
+        l.cluster, l.holder, l.kind, l.at
     )
 }
 
-fn where_(ctx: &Context, l: &HeldLock) -> String {
-    match l.kind {
-        "local" => ctx.display_path(std::path::Path::new(&l.at)),
-        _ => l.at.clone(),
+/// A local lock's file as paths are shown: relative to the current directory when inside it.
+fn shown_paths(ctx: &Context, locks: &mut [HeldLock]) {
+    for l in locks.iter_mut().filter(|l| l.kind == "local") {
+        l.at = ctx.display_path(std::path::Path::new(&l.at));
     }
 }
