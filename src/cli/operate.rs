@@ -293,13 +293,8 @@ fn say_local_only(ctx: &Context, cluster: &str, why: LocalOnly) {
     }
 }
 
-/// Asks a yes/no question on the terminal; refuses when stdin is not one.
-pub fn ask_yes_no(ctx: &Context, question: &str) -> Result<bool> {
-    ask(ctx, question)
-}
-
 /// Asks on the terminal; refuses when stdin is not one.
-fn ask(ctx: &Context, question: &str) -> Result<bool> {
+pub fn ask(ctx: &Context, question: &str) -> Result<bool> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return Err(Error::Usage(

@@ -1,9 +1,10 @@
 //! The one guarded operation that every command changing a cluster goes through (apply in all
 //! its forms, reset, undo, recover). Its steps, in order:
 //!
-//! 1. **open**: take the cluster's lock in the project's state directory and finish an
-//!    interrupted operation that the journal records (a dry run takes no lock and refuses
-//!    while one is left or another operation runs);
+//! 1. **open**: take the cluster's lock (in the project's state directory, and on its git
+//!    remote when it has one: `remote_lock`) and finish an interrupted operation that the
+//!    journal records (a dry run takes no lock and refuses while one is left or another
+//!    operation runs);
 //! 2. **plan**: from [`Checked`] wants (files checked, and belonging to this cluster) and
 //!    live state, reads only;
 //! 3. **run**: refuse a plan with errors or with a `--fail-on` risk, stop for a dry run, ask
