@@ -55,11 +55,21 @@ pub enum Error {
     },
 
     /// Another kco process applies to this cluster now.
-    #[error("cluster `{cluster}` is locked by another kco: {holder} ({})", path.display())]
+    #[error("cluster `{cluster}` is locked by another kco: {holder}; lock id {}, {lock}", if id.is_empty() { "(none)" } else { id })]
     Locked {
         cluster: String,
-        path: PathBuf,
+        /// Where the lock is: the remote ref or the local file.
+        lock: String,
         holder: String,
+        id: String,
+    },
+
+    /// The shared lock on the git remote could not be taken or read.
+    #[error("{} on git remote `{remote}`: {detail}", if cluster == "*" { "cannot read the cluster locks".to_string() } else { format!("cannot take or read the lock of cluster `{cluster}`") })]
+    LockRemote {
+        cluster: String,
+        remote: String,
+        detail: String,
     },
 
     /// An operation was interrupted and its journal says which connectors may be left stopped.
@@ -156,7 +166,7 @@ impl Error {
             Error::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
             Error::Write { .. } => ErrorKind::Write,
             Error::Read { .. } => ErrorKind::Read,
-            Error::Locked { .. } => ErrorKind::Locked,
+            Error::Locked { .. } | Error::LockRemote { .. } => ErrorKind::Locked,
             Error::Unfinished { .. } => ErrorKind::Unfinished,
             Error::InProgress { .. } => ErrorKind::InProgress,
             Error::OtherCluster { .. } => ErrorKind::OtherCluster,
@@ -199,9 +209,12 @@ impl Error {
                 ConnectVersion::OFFSETS_WRITE
             )),
             Error::Files(problems) => files_hint(problems).map(str::to_string),
-            Error::Locked { path, .. } => Some(format!(
-                "wait for it to finish; if that process is gone (another machine), delete {}",
-                path.display()
+            Error::Locked { cluster, id, .. } => Some(format!(
+                "wait for it to finish (`kco lock status --cluster {cluster}` shows who holds it); if that kco is gone, `kco lock force-unlock {} --cluster {cluster}` removes its lock",
+                if id.is_empty() { "ID" } else { id }
+            )),
+            Error::LockRemote { remote, .. } => Some(format!(
+                "kco shares the lock through the git remote the runners push to: check that `git push {remote}` works here, or set `lock: local` in kco.yaml to lock this machine only (docs/apply.md#locking)"
             )),
             Error::Unfinished { cluster, .. } => Some(format!(
                 "`kco recover --cluster {cluster}` puts their states back (any `kco apply` to it does so first); if they cannot be put back (no rights, connector gone), `kco recover --discard --cluster {cluster}` forgets them"

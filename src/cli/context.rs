@@ -125,6 +125,7 @@ impl Context {
     pub fn state_dir(&self) -> StateDir {
         let env = std::env::var_os("KCO_STATE_DIR").map(PathBuf::from);
         StateDir::find(env.as_deref(), self.config.path.as_deref(), &self.cwd)
+            .with_lock_setting(self.config.lock_setting())
     }
 
     /// The snapshots directory from the config (default `snapshots/`).

@@ -14,6 +14,7 @@ mod diff_render;
 mod export;
 mod fmt;
 mod import;
+mod lock;
 mod log;
 mod ls;
 #[cfg(test)]
@@ -151,6 +152,7 @@ pub enum Command {
     Import(import::Args),
     Export(export::Args),
     Ls(ls::Args),
+    Lock(lock::Args),
 }
 
 /// Runs a parsed command line and returns the process exit code. Errors are printed here and
@@ -191,6 +193,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Export(a) => export::run(a, &ctx),
         Command::Ls(a) => ls::run(a, &ctx),
         Command::MergeFile(a) => merge_file::run(a, &ctx.printer),
+        Command::Lock(a) => lock::run(a, &ctx),
     });
     exit(&printer, result)
 }

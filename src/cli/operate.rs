@@ -22,6 +22,7 @@ use crate::engine::apply::{
 };
 use crate::engine::guard::{Refusal, Refuse};
 use crate::engine::history::at::FilesSource;
+use crate::engine::operation::remote_lock::LocalOnly;
 use crate::engine::operation::{Operation, Ran, Settings};
 use crate::engine::progress::Both;
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
@@ -142,6 +143,9 @@ pub fn drive(
         backup_dir: args.backup_dir.as_ref().map(|d| ctx.cwd.join(d)),
     };
     let mut confirm = |_: &_| {
+        if let Some(why) = op.local_only() {
+            say_local_only(ctx, &target.name, why);
+        }
         let yes = args.yes
             || ask(
                 ctx,
@@ -277,8 +281,20 @@ fn on_interrupt_finish_in_flight() {
     });
 }
 
+/// Says, once, before the first change, that the cluster's lock is this machine's only
+/// (nothing keeps out another machine or clone applying at once); not where kco.yaml says
+/// `lock: local`, which is a choice already made.
+fn say_local_only(ctx: &Context, cluster: &str, why: LocalOnly) {
+    if why != LocalOnly::Configured {
+        ctx.printer.status(&format!(
+            "Locked cluster `{cluster}` on this machine only ({}): another clone applying to it at once is not kept out (docs/apply.md#locking)",
+            why.why()
+        ));
+    }
+}
+
 /// Asks on the terminal; refuses when stdin is not one.
-fn ask(ctx: &Context, question: &str) -> Result<bool> {
+pub fn ask(ctx: &Context, question: &str) -> Result<bool> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return Err(Error::Usage(

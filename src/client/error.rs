@@ -17,8 +17,9 @@ pub struct ClientError {
 /// What went wrong with a call.
 #[derive(Debug, thiserror::Error)]
 pub enum ErrorKind {
-    /// Connect answered with an error status and its `{"error_code","message"}` body.
-    #[error("HTTP {status}: {message}")]
+    /// Connect answered with an error status and its `{"error_code","message"}` body (said in
+    /// kco's words where kco knows what it means: [`Problem::said`]).
+    #[error("HTTP {status}: {}", problem.said().unwrap_or(message))]
     Http {
         status: u16,
         message: String,
@@ -85,11 +86,16 @@ pub enum Problem {
     /// a timeout of the forward, an answer it could not read): the leader may have received
     /// it, so the request may still take effect, as after "Request timed out".
     ForwardLost,
+    /// 400 on an offsets change: the connector was not STOPPED when the change arrived.
+    /// kco stops a connector before it changes its offsets, so something started or resumed
+    /// it in between: another kco (another clone, another runner) or someone by hand.
+    NotStopped,
     Other,
 }
 
 /// Phrases of Connect's error messages, and what they mean. The only place that reads them.
 const PHRASES: &[(u16, &[&str], Problem)] = &[
+    (400, &["must be in the STOPPED state"], Problem::NotStopped),
     (409, &["already exists"], Problem::AlreadyExists),
     (500, &["can be safely retried"], Problem::SafeToRetry),
     (
@@ -134,6 +140,16 @@ const PHRASES: &[(u16, &[&str], Problem)] = &[
 ];
 
 impl Problem {
+    /// What the answer means, in kco's words, where Connect's own would mislead.
+    pub fn said(self) -> Option<&'static str> {
+        match self {
+            Problem::NotStopped => Some(
+                "the connector was no longer STOPPED when its offsets were sent, so Connect changed nothing: something started or resumed it after kco stopped it (another kco applying to this cluster at once, or someone by hand)",
+            ),
+            _ => None,
+        }
+    }
+
     pub fn classify(status: u16, message: &str) -> Problem {
         let known = PHRASES.iter().find(|(s, phrases, _)| {
             *s == status && phrases.iter().all(|phrase| message.contains(phrase))
@@ -370,6 +386,26 @@ mod tests {
             taken.to_string(),
             "PUT http://w/connectors/c/stop: HTTP 409: Connector c already exists"
         );
+    }
+
+    #[test]
+    fn an_offsets_change_on_a_connector_not_stopped_is_said_in_kcos_words() {
+        let raw = "Connectors must be in the STOPPED state before their offsets can be modified. \
+                   This can be done for the specified connector by issuing a 'PUT' request to \
+                   the '/connectors/c/stop' endpoint";
+        let e = http(400, raw);
+        assert_eq!(e.problem(), Some(Problem::NotStopped));
+        assert!(e.had_no_effect() && !e.is_retryable());
+        let text = e.to_string();
+        assert!(!text.contains("must be in the STOPPED state"), "{text}");
+        assert!(
+            text.contains(
+                "HTTP 400: the connector was no longer STOPPED when its offsets were sent"
+            ) && text.contains("another kco applying to this cluster at once"),
+            "{text}"
+        );
+        // The message stays Connect's for anyone who asks for it.
+        assert_eq!(e.message(), Some(raw));
     }
 
     #[test]

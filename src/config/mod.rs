@@ -43,6 +43,19 @@ pub struct Config {
     raw: RawConfig,
 }
 
+/// Where the cluster locks are kept (`lock:` in kco.yaml, [docs/config.md]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum LockSetting {
+    /// Not set: on the git remote every runner pushes to (the current branch's upstream
+    /// remote, else `origin`), and on this machine only when there is none.
+    #[default]
+    Auto,
+    /// `lock: local`: on this machine only.
+    Local,
+    /// `lock: {remote: NAME}`: on that git remote.
+    Remote(String),
+}
+
 /// One cluster, resolved: its name and how to reach it.
 #[derive(Debug, Clone)]
 pub struct ClusterTarget {
@@ -82,6 +95,16 @@ impl Config {
                     .next()
                     .unwrap_or_default()
                     .to_string();
+                // serde_yaml places a value's own refusal at the start of the file: `lock:`
+                // is placed on its line instead.
+                let at = match raw::RawLock::refused(&message) {
+                    true => text
+                        .lines()
+                        .position(|l| l.starts_with("lock:"))
+                        .map(|i| (i + 1, 1))
+                        .or(at),
+                    false => at,
+                };
                 ConfigError {
                     path: path.to_path_buf(),
                     line: at.map(|a| a.0),
@@ -181,6 +204,15 @@ impl Config {
                 p.parent().unwrap_or(Path::new(".")).join(dir)
             }
             _ => PathBuf::from(dir),
+        }
+    }
+
+    /// Where the cluster locks are kept (`lock:`; not set: a git remote when there is one).
+    pub fn lock_setting(&self) -> LockSetting {
+        match &self.raw.lock {
+            None => LockSetting::Auto,
+            Some(raw::RawLock::Local) => LockSetting::Local,
+            Some(raw::RawLock::Remote(name)) => LockSetting::Remote(name.clone()),
         }
     }
 

@@ -20,6 +20,46 @@ pub(super) struct RawConfig {
     /// A shapes table file (`apiVersion: kco/v1`, `kind: OffsetShapes`), relative to kco.yaml.
     #[serde(default)]
     pub(super) shapes_file: Option<String>,
+    /// Where the cluster locks are kept: `local`, or `remote: NAME` (a git remote).
+    #[serde(default)]
+    pub(super) lock: Option<RawLock>,
+}
+
+/// `lock: local` or `lock: {remote: NAME}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum RawLock {
+    Local,
+    Remote(String),
+}
+
+const EXPECTED: &str = "lock: expected `local` or `remote: NAME` (a git remote)";
+
+impl RawLock {
+    /// The message is this value's refusal.
+    pub(super) fn refused(message: &str) -> bool {
+        message.contains(EXPECTED)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawLock {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Word(String),
+            Map(RemoteOnly),
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct RemoteOnly {
+            remote: String,
+        }
+        match Either::deserialize(d).map_err(|_| serde::de::Error::custom(EXPECTED))? {
+            Either::Word(w) if w == "local" => Ok(RawLock::Local),
+            Either::Map(m) if !m.remote.trim().is_empty() => Ok(RawLock::Remote(m.remote)),
+            _ => Err(serde::de::Error::custom(EXPECTED)),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]

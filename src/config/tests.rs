@@ -50,3 +50,29 @@ fn url_flag_and_defaults() {
     let t = c.resolve(None, None, &env(&[])).unwrap();
     assert_eq!(t.http.urls[0], DEFAULT_URL);
 }
+
+#[test]
+fn lock_is_local_or_a_named_remote_and_anything_else_is_an_error_on_its_line() {
+    let parse = |t: &str| Config::parse(Path::new("kco.yaml"), t);
+    assert_eq!(parse("").unwrap().lock_setting(), LockSetting::Auto);
+    assert_eq!(
+        parse("lock: local\n").unwrap().lock_setting(),
+        LockSetting::Local
+    );
+    assert_eq!(
+        parse("lock:\n  remote: upstream\n").unwrap().lock_setting(),
+        LockSetting::Remote("upstream".into())
+    );
+    for bad in [
+        "snapshotsDir: s\nlock: remote\n",
+        "snapshotsDir: s\nlock: {remote: ''}\n",
+        "snapshotsDir: s\nlock: {remote: o, other: 1}\n",
+    ] {
+        let e = parse(bad).unwrap_err();
+        assert!(
+            e.message.contains("expected `local` or `remote: NAME`"),
+            "{bad}: {e}"
+        );
+        assert_eq!(e.line, Some(2), "{bad}: {e}");
+    }
+}

@@ -22,6 +22,7 @@ mod history_apply;
 mod interchange;
 mod interrupt;
 mod merge_file;
+mod lock;
 mod output_snapshots;
 mod recipes;
 mod secrets;

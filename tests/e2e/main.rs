@@ -13,6 +13,7 @@ mod harness;
 mod history;
 mod kco_steps;
 mod kinds;
+mod lock;
 mod queued_stop;
 mod recipes;
 mod reset;

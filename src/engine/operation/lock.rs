@@ -1,10 +1,15 @@
 //! One operation at a time per cluster: every operation that changes a cluster (apply, reset,
-//! undo, recover) holds `<state dir>/locks/<cluster>.lock` (the holder's pid, host and start
-//! time) while it runs.
-//! The file is created atomically (written aside, then hard-linked into place, which fails
-//! when it exists). A lock whose holder is a process of this host that no longer exists is
-//! stale and taken over; any other holder makes the second process stop before sending
-//! anything.
+//! undo, recover) holds its lock while it runs, in two places:
+//!
+//! - on the git remote every runner pushes to, when there is one (`remote_lock`): two
+//!   runners (two clones) applying to one cluster at once are kept apart there;
+//! - in `<state dir>/locks/<cluster>.lock` (the holder's pid, host and start time), which
+//!   also guards this checkout's journal. The file is created atomically (written aside,
+//!   then hard-linked into place, which fails when it exists).
+//!
+//! A lock whose holder is a process of this host that no longer exists is stale and taken
+//! over; any other holder makes the second process stop before sending anything. Both locks
+//! record one lock id, which `kco lock force-unlock` takes.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::journal::host_name;
+use super::remote_lock::{self, LocalOnly, RemoteLock, Store};
 use super::state_dir::StateDir;
 use crate::error::{Error, Result};
 
@@ -21,43 +27,157 @@ pub struct Holder {
     pub pid: u32,
     pub host: String,
     pub since: String,
+    /// The lock id (`kco lock force-unlock` takes it); empty in a lock of an older kco.
+    #[serde(default)]
+    pub id: String,
+    /// The user the process runs as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The CI job it runs in (`GITHUB_RUN_ID=123`), when the environment says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
+}
+
+impl Holder {
+    /// This process, from `since`, with a new lock id.
+    pub fn me(since: &str) -> Holder {
+        Holder {
+            pid: std::process::id(),
+            host: host_name(),
+            since: since.to_string(),
+            id: new_id(),
+            user: ["USER", "USERNAME", "LOGNAME"]
+                .iter()
+                .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty())),
+            job: ci_job(),
+        }
+    }
+}
+
+/// The CI job this process runs in, as its CI's variable names it.
+fn ci_job() -> Option<String> {
+    const VARS: &[&str] = &[
+        "GITHUB_RUN_ID",
+        "CI_JOB_ID",
+        "BUILDKITE_JOB_ID",
+        "CIRCLE_WORKFLOW_JOB_ID",
+        "BUILD_TAG",
+        "BUILD_ID",
+    ];
+    VARS.iter().find_map(|k| {
+        std::env::var(k)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .map(|v| format!("{k}={v}"))
+    })
+}
+
+/// A lock id: 16 hex digits, from the process, the time and the hasher's random keys.
+fn new_id() -> String {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    std::process::id().hash(&mut h);
+    std::time::SystemTime::now().hash(&mut h);
+    host_name().hash(&mut h);
+    format!("{:016x}", h.finish())
 }
 
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "pid {} on {} (since {})",
-            self.pid, self.host, self.since
-        )
+        write!(f, "pid {} on {} (", self.pid, self.host)?;
+        if let Some(u) = &self.user {
+            write!(f, "user {u}, ")?;
+        }
+        if let Some(j) = &self.job {
+            write!(f, "CI job {j}, ")?;
+        }
+        write!(f, "since {})", self.since)
     }
 }
 
-/// A held lock; dropping it releases it.
+/// The lock of a cluster while an operation holds it: the local one, and the remote one
+/// when the project has a git remote; dropping it releases both.
 #[derive(Debug)]
 pub struct ClusterLock {
+    // Held for its `Drop`, which releases it: the remote lock first, then the local one.
+    _remote: Option<RemoteLock>,
+    local: LocalLock,
+    local_only: Option<LocalOnly>,
+}
+
+impl ClusterLock {
+    /// Takes the lock of `cluster`: the local one first (another kco of this checkout fails
+    /// there without a request to the remote), then the remote one where the state directory
+    /// says there is one. Fails naming the holder.
+    pub fn acquire(state: &StateDir, cluster: &str, now: &str) -> Result<ClusterLock> {
+        let me = Holder::me(now);
+        let local = LocalLock::acquire(state, cluster, &me)?;
+        match state.lock_store(cluster)? {
+            Store::Remote(remote) => Ok(ClusterLock {
+                _remote: Some(RemoteLock::acquire(&remote, cluster, &me)?),
+                local,
+                local_only: None,
+            }),
+            Store::Local(why) => Ok(ClusterLock {
+                _remote: None,
+                local,
+                local_only: Some(why),
+            }),
+        }
+    }
+
+    pub fn holder(&self) -> &Holder {
+        &self.local.holder
+    }
+
+    /// Why the lock is kept on this machine only (`None`: it is on a git remote too).
+    pub fn local_only(&self) -> Option<LocalOnly> {
+        self.local_only
+    }
+}
+
+/// `<state dir>/locks/<cluster>.lock`, held; dropping it removes it.
+#[derive(Debug)]
+struct LocalLock {
     path: PathBuf,
     holder: Holder,
 }
 
-/// Who holds the lock of `cluster` now, if it is held by a process that is alive (or that
-/// kco cannot see: one on another host).
+/// Who holds the local lock of `cluster` now, if it is held by a process that is alive (or
+/// that kco cannot see: one on another host).
 pub fn live_holder(state: &StateDir, cluster: &str) -> Option<Holder> {
     read_holder(&state.lock_path(cluster)).filter(|h| !is_stale(h))
 }
 
-impl ClusterLock {
-    /// Takes the lock of `cluster`, or fails naming its holder.
-    pub fn acquire(state: &StateDir, cluster: &str, now: &str) -> Result<ClusterLock> {
+/// Who holds the local lock of `cluster`, stale or not.
+pub fn local_holder(state: &StateDir, cluster: &str) -> Option<Holder> {
+    read_holder(&state.lock_path(cluster))
+}
+
+/// Removes the local lock of `cluster` if it still records lock id `id`.
+pub fn remove_local(state: &StateDir, cluster: &str, id: &str) -> Result<bool> {
+    let path = state.lock_path(cluster);
+    match read_holder(&path) {
+        Some(h) if h.id == id => {
+            std::fs::remove_file(&path).map_err(|source| Error::Write { path, source })?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+impl LocalLock {
+    fn acquire(state: &StateDir, cluster: &str, holder: &Holder) -> Result<LocalLock> {
         let path = state.lock_path(cluster);
-        let holder = Holder {
-            pid: std::process::id(),
-            host: host_name(),
-            since: now.to_string(),
-        };
         let write_err = |source| Error::Write {
             path: path.clone(),
             source,
+        };
+        let locked = |h: &Holder| Error::Locked {
+            cluster: cluster.to_string(),
+            lock: path.display().to_string(),
+            holder: h.to_string(),
+            id: h.id.clone(),
         };
         let dir = path.parent().expect("a lock path has a parent");
         std::fs::create_dir_all(dir).map_err(write_err)?;
@@ -66,26 +186,19 @@ impl ClusterLock {
                 .prefix(".kco-lock-")
                 .tempfile_in(dir)
                 .map_err(write_err)?;
-            let text = serde_json::to_string(&holder).expect("a holder serializes");
+            let text = serde_json::to_string(holder).expect("a holder serializes");
             tmp.write_all(text.as_bytes()).map_err(write_err)?;
             tmp.as_file().sync_all().map_err(write_err)?;
             match tmp.persist_noclobber(&path) {
                 Ok(_) => {
-                    return Ok(ClusterLock {
+                    return Ok(LocalLock {
                         path: path.clone(),
-                        holder,
+                        holder: holder.clone(),
                     })
                 }
                 Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let other = read_holder(&path);
-                    match other {
-                        Some(h) if !is_stale(&h) => {
-                            return Err(Error::Locked {
-                                cluster: cluster.to_string(),
-                                path: path.clone(),
-                                holder: h.to_string(),
-                            })
-                        }
+                    match read_holder(&path) {
+                        Some(h) if !is_stale(&h) => return Err(locked(&h)),
                         // Stale (or unreadable, which a crash cannot leave: the file is
                         // linked complete): taken over.
                         _ => {
@@ -96,21 +209,19 @@ impl ClusterLock {
                 Err(e) => return Err(write_err(e.error)),
             }
         }
-        Err(Error::Locked {
-            cluster: cluster.to_string(),
-            path: path.clone(),
-            holder: read_holder(&path)
-                .map(|h| h.to_string())
-                .unwrap_or_else(|| "another process".into()),
+        Err(match read_holder(&path) {
+            Some(h) => locked(&h),
+            None => Error::Locked {
+                cluster: cluster.to_string(),
+                lock: path.display().to_string(),
+                holder: "another process".into(),
+                id: String::new(),
+            },
         })
-    }
-
-    pub fn holder(&self) -> &Holder {
-        &self.holder
     }
 }
 
-impl Drop for ClusterLock {
+impl Drop for LocalLock {
     fn drop(&mut self) {
         if read_holder(&self.path).as_ref() == Some(&self.holder) {
             let _ = std::fs::remove_file(&self.path);
@@ -124,12 +235,148 @@ fn read_holder(path: &Path) -> Option<Holder> {
 }
 
 /// A holder on this host whose process is gone.
-fn is_stale(h: &Holder) -> bool {
+pub(super) fn is_stale(h: &Holder) -> bool {
     h.host == host_name() && Path::new("/proc/self").exists() && !pid_alive(h.pid)
 }
 
 fn pid_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Every lock of the project, remote and local, for `kco lock status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockStatus {
+    /// Where the shared locks are kept: a git remote's name, or `None` (this machine only).
+    pub remote: Option<String>,
+    /// Why there is no shared lock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local_only: Option<LocalOnly>,
+    pub locks: Vec<HeldLock>,
+}
+
+/// One lock that is held.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeldLock {
+    pub cluster: String,
+    /// `remote` or `local`.
+    pub kind: &'static str,
+    /// The ref on the remote, or the local file.
+    #[serde(rename = "where")]
+    pub at: String,
+    /// The holder's process is gone (this host only can tell).
+    pub stale: bool,
+    #[serde(flatten)]
+    pub holder: Holder,
+    /// The remote ref's commit (remote locks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// The locks held on `cluster` (every cluster: `None`), remote and local.
+pub fn status(state: &StateDir, clusters: &[String]) -> Result<LockStatus> {
+    let probe = clusters.first().map(String::as_str).unwrap_or("*");
+    let store = state.lock_store(probe)?;
+    let mut locks = Vec::new();
+    let (remote, local_only) = match &store {
+        Store::Remote(r) => {
+            for h in remote_lock::list(r)? {
+                if clusters.is_empty() || clusters.contains(&h.cluster) {
+                    locks.push(HeldLock {
+                        kind: "remote",
+                        at: format!(
+                            "{} on git remote `{}`",
+                            remote_lock::lock_ref(&h.cluster),
+                            r.name
+                        ),
+                        stale: is_stale(&h.holder),
+                        commit: Some(h.oid.clone()),
+                        cluster: h.cluster,
+                        holder: h.holder,
+                    });
+                }
+            }
+            (Some(r.name.clone()), None)
+        }
+        Store::Local(why) => (None, Some(*why)),
+    };
+    for cluster in local_clusters(state, clusters) {
+        let path = state.lock_path(&cluster);
+        if let Some(h) = read_holder(&path) {
+            locks.push(HeldLock {
+                kind: "local",
+                at: path.display().to_string(),
+                stale: is_stale(&h),
+                commit: None,
+                cluster,
+                holder: h,
+            });
+        }
+    }
+    Ok(LockStatus {
+        remote,
+        local_only,
+        locks,
+    })
+}
+
+/// The clusters asked for, or those with a local lock file.
+fn local_clusters(state: &StateDir, clusters: &[String]) -> Vec<String> {
+    if !clusters.is_empty() {
+        return clusters.to_vec();
+    }
+    let dir = state.lock_path("x");
+    let dir = dir.parent().expect("a lock path has a parent");
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".lock")
+                .map(str::to_string)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// What `kco lock force-unlock ID` removed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unlocked {
+    pub id: String,
+    pub removed: Vec<HeldLock>,
+}
+
+/// The locks with lock id `id` (of `clusters`, or any), before they are removed: what
+/// `force-unlock` will remove.
+pub fn find_id(state: &StateDir, clusters: &[String], id: &str) -> Result<Vec<HeldLock>> {
+    let found: Vec<HeldLock> = status(state, clusters)?
+        .locks
+        .into_iter()
+        .filter(|l| !id.is_empty() && l.holder.id == id)
+        .collect();
+    Ok(found)
+}
+
+/// Removes the locks `find_id` found, each only if it still is the same lock (a lease on the
+/// remote ref's commit; the same id in the local file).
+pub fn force_unlock(state: &StateDir, id: &str, locks: Vec<HeldLock>) -> Result<Unlocked> {
+    let mut removed = Vec::new();
+    for l in locks {
+        let gone = match (&l.commit, state.lock_store(&l.cluster)?) {
+            (Some(oid), Store::Remote(r)) => remote_lock::delete(&r, &l.cluster, oid)?,
+            (Some(_), Store::Local(_)) => false,
+            (None, _) => remove_local(state, &l.cluster, id)?,
+        };
+        if gone {
+            removed.push(l);
+        }
+    }
+    Ok(Unlocked {
+        id: id.to_string(),
+        removed,
+    })
 }
 
 #[cfg(test)]
@@ -161,8 +408,7 @@ mod tests {
         // A holder on this host whose pid is gone: stale.
         let dead = Holder {
             pid: u32::MAX - 1,
-            host: host_name(),
-            since: "t".into(),
+            ..Holder::me("t")
         };
         std::fs::write(path(dir.path(), "a"), serde_json::to_string(&dead).unwrap()).unwrap();
         let taken = ClusterLock::acquire(&StateDir::at(dir.path()), "a", "t3").unwrap();
@@ -172,7 +418,7 @@ mod tests {
         let remote = Holder {
             pid: u32::MAX - 1,
             host: "elsewhere".into(),
-            since: "t".into(),
+            ..Holder::me("t")
         };
         std::fs::write(
             path(dir.path(), "a"),

@@ -1,9 +1,10 @@
 //! The one guarded operation that every command changing a cluster goes through (apply in all
 //! its forms, reset, undo, recover). Its steps, in order:
 //!
-//! 1. **open**: take the cluster's lock in the project's state directory and finish an
-//!    interrupted operation that the journal records (a dry run takes no lock and refuses
-//!    while one is left or another operation runs);
+//! 1. **open**: take the cluster's lock (in the project's state directory, and on its git
+//!    remote when it has one: `remote_lock`) and finish an interrupted operation that the
+//!    journal records (a dry run takes no lock and refuses while one is left or another
+//!    operation runs);
 //! 2. **plan**: from [`Checked`] wants (files checked, and belonging to this cluster) and
 //!    live state, reads only;
 //! 3. **run**: refuse a plan with errors or with a `--fail-on` risk, stop for a dry run, ask
@@ -16,6 +17,7 @@
 pub mod journal;
 pub mod lock;
 pub mod recover;
+pub mod remote_lock;
 pub mod state_dir;
 
 #[cfg(test)]
@@ -134,6 +136,13 @@ impl Operation {
             dry_run: true,
             recovered: None,
         })
+    }
+
+    /// Why the operation's lock is kept on this machine only, where the project has no git
+    /// remote to share it through (`None`: it is shared, or this is a dry run, which takes
+    /// no lock).
+    pub fn local_only(&self) -> Option<remote_lock::LocalOnly> {
+        self._lock.as_ref().and_then(ClusterLock::local_only)
     }
 
     /// What opening finished of an interrupted operation (`None`: there was none).

@@ -12,6 +12,10 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::remote_lock::{self, Store};
+use crate::config::LockSetting;
+use crate::error::Result;
+
 /// The directory name kco uses inside a project.
 pub const DIR_NAME: &str = ".kco";
 
@@ -28,30 +32,61 @@ pub enum Found {
     WorkingDir,
 }
 
-/// Where locks, journals and backups live.
+/// Where locks, journals and backups live, and where the shared locks are kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateDir {
     root: PathBuf,
     found: Found,
+    /// `lock:` in kco.yaml, and the directory whose git repository holds the shared locks.
+    lock: LockSetting,
+    project: PathBuf,
 }
 
 impl StateDir {
-    /// A state directory at `root` exactly (tests, `KCO_STATE_DIR`).
+    /// A state directory at `root` exactly, its locks on this machine only (tests).
     pub fn at(root: impl Into<PathBuf>) -> StateDir {
+        let root = root.into();
         StateDir {
-            root: root.into(),
+            project: root.clone(),
+            root,
             found: Found::Env,
+            lock: LockSetting::Local,
         }
+    }
+
+    /// The same directory, with the shared locks kept as `setting` says, on the git remote
+    /// of the repository `project` is in.
+    pub fn with_lock(self, setting: LockSetting, project: impl Into<PathBuf>) -> StateDir {
+        StateDir {
+            lock: setting,
+            project: project.into(),
+            ..self
+        }
+    }
+
+    /// The same directory, with the shared locks kept as `setting` (kco.yaml's `lock:`) says.
+    pub fn with_lock_setting(self, setting: LockSetting) -> StateDir {
+        StateDir {
+            lock: setting,
+            ..self
+        }
+    }
+
+    /// Where the shared lock of `cluster` is kept: on a git remote, or on this machine only
+    /// (and why). Runs git.
+    pub fn lock_store(&self, cluster: &str) -> Result<Store> {
+        remote_lock::resolve(&self.lock, &self.project, cluster)
     }
 
     /// Finds the project's state directory: `env` is `KCO_STATE_DIR`'s value (empty counts
     /// as unset), `config` the path of the config file in use.
     pub fn find(env: Option<&Path>, config: Option<&Path>, cwd: &Path) -> StateDir {
         if let Some(d) = env.filter(|d| !d.as_os_str().is_empty()) {
-            return StateDir {
-                root: cwd.join(d),
-                found: Found::Env,
-            };
+            let project = config
+                .map(|c| cwd.join(c))
+                .and_then(|c| c.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| cwd.to_path_buf());
+            return StateDir::at(cwd.join(d)).with_lock(LockSetting::Auto, project);
         }
         if let Some(parent) = config.map(|c| cwd.join(c)).and_then(|c| {
             c.parent()
@@ -59,19 +94,19 @@ impl StateDir {
                 .filter(|p| !p.as_os_str().is_empty())
         }) {
             return StateDir {
-                root: parent.join(DIR_NAME),
                 found: Found::Config,
+                ..StateDir::at(parent.join(DIR_NAME)).with_lock(LockSetting::Auto, parent)
             };
         }
         if let Some(top) = git_top(cwd) {
             return StateDir {
-                root: top.join(DIR_NAME),
                 found: Found::GitTop,
+                ..StateDir::at(top.join(DIR_NAME)).with_lock(LockSetting::Auto, top)
             };
         }
         StateDir {
-            root: cwd.join(DIR_NAME),
             found: Found::WorkingDir,
+            ..StateDir::at(cwd.join(DIR_NAME)).with_lock(LockSetting::Auto, cwd)
         }
     }
 

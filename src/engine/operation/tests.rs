@@ -502,6 +502,9 @@ fn a_live_lock_is_an_operation_in_progress() {
         pid: 1,
         host: "elsewhere".into(),
         since: "2026-12-01T00:00:00Z".into(),
+        id: "0123456789abcdef".into(),
+        user: None,
+        job: None,
     };
     std::fs::create_dir_all(state.lock_path("a").parent().unwrap()).unwrap();
     std::fs::write(state.lock_path("a"), serde_json::to_string(&other).unwrap()).unwrap();

@@ -1,0 +1,280 @@
+//! One lock every runner shares, through the binary: two clones of one git remote applying to
+//! one cluster at once (one proceeds, the other fails naming the holder and sends nothing);
+//! `recover` refusing at once while another kco holds the cluster; `kco lock status` and
+//! `force-unlock`; and the line that says a lock is this machine's only.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::fake_connect::{FakeConnect, Fault, State};
+use crate::support::data::{sink_offset, SnapshotFile, SINK};
+use crate::support::fakes::sink_s;
+use crate::support::git::git;
+use crate::support::run::{wait_until, Kco};
+
+/// A bare repository (the remote every runner pushes to) and `n` clones of it, each a kco
+/// project: kco.yaml with cluster `a` at `fake`, and `snapshots/a/s.yaml` at 5.
+struct Runners {
+    dir: tempfile::TempDir,
+    clones: Vec<PathBuf>,
+}
+
+impl Runners {
+    fn new(fake: &FakeConnect, n: usize) -> Runners {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "--quiet", "--bare", "remote.git"]);
+        let clones = (0..n)
+            .map(|i| {
+                let name = format!("runner{i}");
+                git(dir.path(), &["clone", "--quiet", "remote.git", &name]);
+                let clone = dir.path().join(name);
+                project_in(&clone, fake);
+                clone
+            })
+            .collect();
+        Runners { dir, clones }
+    }
+
+    /// The lock refs on the remote.
+    fn lock_refs(&self) -> String {
+        git(
+            &self.dir.path().join("remote.git"),
+            &["for-each-ref", "--format=%(refname)", "refs/kco/"],
+        )
+    }
+}
+
+fn project_in(dir: &Path, fake: &FakeConnect) {
+    std::fs::write(
+        dir.join("kco.yaml"),
+        format!("clusters:\n  a:\n    url: {}\n", fake.url()),
+    )
+    .unwrap();
+    SnapshotFile::sink("s", sink_offset(5))
+        .class(SINK)
+        .write_in(&dir.join("snapshots/a"));
+}
+
+fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
+    Kco::new(dir).args(args).run().code_and_text()
+}
+
+#[test]
+fn two_clones_applying_at_once_one_proceeds_and_the_other_fails_naming_it_before_any_request() {
+    let fake = sink_s(State::Running).start();
+    fake.fault(
+        Fault::on("PATCH", "/connectors/s/offsets")
+            .nth(1)
+            .delay_ms(4_000),
+    );
+    let r = Runners::new(&fake, 2);
+    let first = Kco::new(&r.clones[0])
+        .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .spawn();
+    wait_until("the first apply to patch", || {
+        fake.count("PATCH", "/connectors/s/offsets") > 0
+    });
+    assert_eq!(r.lock_refs(), "refs/kco/locks/a");
+    let sent = fake.requests().len();
+    // The second runner: refused before any request, naming the first.
+    let (code, out) = kco(
+        &r.clones[1],
+        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
+    );
+    assert_eq!(code, 1, "{out}");
+    for part in [
+        &format!(
+            "cluster `a` is locked by another kco: pid {} on ",
+            first.id()
+        ),
+        "refs/kco/locks/a on git remote `origin`",
+        "`kco lock status --cluster a`",
+        "`kco lock force-unlock ",
+    ] {
+        assert!(out.contains(part), "{part}: {out}");
+    }
+    assert!(!out.contains("Plan for cluster"), "{out}");
+    // recover refuses at once too: it never waits on a connector another kco holds.
+    let started = Instant::now();
+    let (code, out) = kco(&r.clones[1], &["--cluster", "a", "recover"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!("is locked by another kco: pid {}", first.id())),
+        "{out}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(fake.requests().len(), sent, "{:?}", fake.requests());
+    assert_eq!(fake.count("PUT", "/connectors/s/stop"), 1);
+    // The first ends as the file says; the connector runs again, as it did before.
+    let run = first.finish();
+    assert_eq!(run.code, 0, "{}", run.all());
+    assert_eq!(fake.offsets("s"), sink_offset(5));
+    assert_eq!(fake.state("s"), Some(State::Running));
+    assert_eq!(r.lock_refs(), "", "released");
+    // Now the second runner goes ahead (nothing to change).
+    let (code, out) = kco(
+        &r.clones[1],
+        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("No changes."), "{out}");
+}
+
+/// A lock a lost runner left on the remote, as its kco wrote it.
+fn lost_runner_lock(clone: &Path, id: &str) {
+    let tree = git(clone, &["mktree"]);
+    let message = format!(
+        "kco lock of cluster `a`\n\nid: {id}\ncluster: a\nrepo: origin\nhost: runner-9\npid: 4242\nuser: ci\njob: GITHUB_RUN_ID=77\nsince: 2026-11-30T23:00:00Z"
+    );
+    let commit = git(clone, &["commit-tree", &tree, "-m", &message]);
+    git(
+        clone,
+        &[
+            "push",
+            "--quiet",
+            "origin",
+            &format!("{commit}:refs/kco/locks/a"),
+        ],
+    );
+}
+
+#[test]
+fn a_lost_runners_lock_is_shown_by_status_and_removed_by_force_unlock_only_with_its_id() {
+    let fake = sink_s(State::Running).start();
+    let r = Runners::new(&fake, 1);
+    let dir = &r.clones[0];
+    let id = "0a1b2c3d4e5f6789";
+    lost_runner_lock(dir, id);
+    let (code, out) = kco(dir, &["lock", "status"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out,
+        "Locks are shared through git remote `origin`.\n\
+         a: pid 4242 on runner-9 (user ci, CI job GITHUB_RUN_ID=77, since 2026-11-30T23:00:00Z), \
+         lock id 0a1b2c3d4e5f6789 (remote: refs/kco/locks/a on git remote `origin`)\n"
+    );
+    let (code, out) = kco(dir, &["--cluster", "a", "lock", "status", "-o", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["remote"], "origin");
+    assert_eq!(v["locks"][0]["id"], id);
+    assert_eq!(v["locks"][0]["kind"], "remote");
+    // An apply is refused naming it, with the id to force-unlock.
+    let (code, out) = kco(dir, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("pid 4242 on runner-9"), "{out}");
+    assert!(
+        out.contains(&format!("`kco lock force-unlock {id} --cluster a`")),
+        "{out}"
+    );
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+    // A wrong id removes nothing; no terminal to ask on and no --yes: nothing either.
+    let (code, out) = kco(dir, &["lock", "force-unlock", "ffff", "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("no lock has id `ffff`"), "{out}");
+    let (code, out) = kco(dir, &["lock", "force-unlock", id]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Pass --yes"), "{out}");
+    assert_eq!(r.lock_refs(), "refs/kco/locks/a");
+    let (code, out) = kco(dir, &["lock", "force-unlock", id, "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Removed the lock of cluster `a` (refs/kco/locks/a on git remote `origin`)."),
+        "{out}"
+    );
+    assert_eq!(r.lock_refs(), "");
+    let (code, out) = kco(dir, &["lock", "status"]);
+    assert_eq!((code, out.contains("No lock is held.")), (0, true), "{out}");
+    let (code, out) = kco(dir, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(fake.offsets("s"), sink_offset(5));
+}
+
+#[test]
+fn without_a_remote_the_lock_is_this_machines_only_and_a_change_says_so_once() {
+    let fake = sink_s(State::Running).start();
+    let dir = tempfile::tempdir().unwrap();
+    project_in(dir.path(), &fake);
+    let say = "Locked cluster `a` on this machine only (the project is not in a git repository): \
+               another clone applying to it at once is not kept out (docs/apply.md#locking)";
+    // Reading and dry runs take no lock and say nothing of it.
+    for args in [
+        &["--cluster", "a", "diff"][..],
+        &["--cluster", "a", "apply", "snapshots/a", "--dry-run"],
+    ] {
+        let (_, out) = kco(dir.path(), args);
+        assert!(!out.contains("this machine only"), "{args:?}: {out}");
+    }
+    let (code, out) = kco(
+        dir.path(),
+        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out.matches(say).count(), 1, "{out}");
+    // A git repository with no remote.
+    git(dir.path(), &["init", "--quiet"]);
+    let (code, out) = kco(dir.path(), &["--cluster", "a", "reset", "s", "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("on this machine only (its git repository has no remote)"),
+        "{out}"
+    );
+    let (code, out) = kco(dir.path(), &["lock", "status"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out,
+        "Locks are held on this machine only: its git repository has no remote.\nNo lock is held.\n"
+    );
+    // `lock: local` is a choice: nothing to say.
+    std::fs::write(
+        dir.path().join("kco.yaml"),
+        format!("lock: local\nclusters:\n  a:\n    url: {}\n", fake.url()),
+    )
+    .unwrap();
+    let (code, out) = kco(
+        dir.path(),
+        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("this machine only"), "{out}");
+}
+
+#[test]
+fn a_remote_that_cannot_be_reached_refuses_the_change_before_any_request_and_says_which() {
+    let fake = sink_s(State::Running).start();
+    let dir = tempfile::tempdir().unwrap();
+    project_in(dir.path(), &fake);
+    git(dir.path(), &["init", "--quiet"]);
+    let gone = dir.path().join("gone.git");
+    git(
+        dir.path(),
+        &["remote", "add", "origin", &gone.to_string_lossy()],
+    );
+    let (code, out) = kco(
+        dir.path(),
+        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "error: cannot take or read the lock of cluster `a` on git remote `origin`: git push: "
+        ),
+        "{out}"
+    );
+    assert!(out.contains("`lock: local`"), "{out}");
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+    assert!(
+        !dir.path().join(".kco/locks/a.lock").exists(),
+        "the local lock is let go"
+    );
+    let (code, out) = kco(dir.path(), &["lock", "status"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("cannot read the cluster locks on git remote `origin`"),
+        "{out}"
+    );
+}
