@@ -23,6 +23,7 @@ mod interchange;
 mod interrupt;
 mod output_snapshots;
 mod recipes;
+mod records;
 mod secrets;
 mod shapes;
 mod snapshot;
