@@ -11,6 +11,7 @@ use serde_yaml::Value;
 use crate::fake_connect::{ConnectorSpec, FakeConnect};
 use crate::output_snapshots::{billing_and_orders, sink_offsets, SINK};
 use crate::support::git::git;
+use crate::support::recipes::kco_for_recipes;
 use crate::support::run::{hermetic, Kco};
 
 fn examples() -> PathBuf {
@@ -538,34 +539,6 @@ fn install_kco_checks_the_release_against_its_checksums() {
         "{err}"
     );
     assert!(!bad.join("kco").exists());
-}
-
-/// A `kco` for the recipe while `apply --commit REV` (the change one commit brought, another
-/// branch's flag) is not in this build: `apply ... --commit REV` runs as `apply ... --at REV`,
-/// which plans the same here (the live offsets equal the merged change's first parent).
-/// Once the flag exists, it passes every call through unchanged.
-fn kco_for_recipes(dir: &Path) -> PathBuf {
-    let path = dir.join("kco-for-recipes.sh");
-    std::fs::write(
-        &path,
-        format!(
-            r#"#!/bin/sh
-real='{}'
-if "$real" apply --help | grep -q -- '--commit <'; then exec "$real" "$@"; fi
-case " $* " in *" snapshot "*) exec "$real" "$@" ;; esac
-for a in "$@"; do
-  shift
-  if [ "$a" = --commit ]; then set -- "$@" --at; else set -- "$@" "$a"; fi
-done
-exec "$real" "$@"
-"#,
-            env!("CARGO_BIN_EXE_kco")
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
 }
 
 #[test]
