@@ -50,7 +50,7 @@ impl RecordMessage {
             CommitKind::Snapshot | CommitKind::Change => "",
         };
         let of = trailer_value(&self.trailers, trailer::COMMIT)
-            .map(|c| format!(" of {}", &c[..c.len().min(12)]))
+            .map(|c| format!(" of {}", c.chars().take(12).collect::<String>()))
             .unwrap_or_default();
         let key = match self.kind {
             CommitKind::Apply => trailer::APPLY,
