@@ -178,6 +178,10 @@ impl Committer {
         }
         let tree = git.find_tree(tree_id).map_err(cannot)?;
         let files = changed(git, head_tree.as_ref(), &tree)?;
+        if files.is_empty() {
+            // A repository with no commit yet and no file to commit.
+            return Ok(None);
+        }
         let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
         let id = git
             .commit(
@@ -353,6 +357,14 @@ mod tests {
             .unwrap();
         assert_eq!(done.files, ["x.yaml"]);
         assert_eq!(git(root, &["rev-list", "--count", "main"]), "1");
+
+        // No file at all (a cluster with no connector), and no commit yet: still no commit.
+        let empty = tempfile::tempdir().unwrap();
+        git(empty.path(), &["init", "-q", "-b", "main"]);
+        let none = committer(empty.path())
+            .commit(&[], "offsets of p\n\nKco-Snapshot: p\n")
+            .unwrap();
+        assert!(none.is_none());
     }
 
     #[test]
