@@ -121,6 +121,10 @@ pub enum Error {
         more: usize,
     },
 
+    /// `snapshot --commit` in a repository where git knows no identity to commit with.
+    #[error("no git identity to commit with in {}: {why}", repo.display())]
+    NoGitIdentity { repo: PathBuf, why: String },
+
     /// Arguments that do not fit together.
     #[error("{0}")]
     Usage(String),
@@ -173,7 +177,7 @@ impl Error {
             Error::NotABackup { .. } | Error::BackupOfOtherCluster { .. } => ErrorKind::NotABackup,
             Error::NoMatch { .. } => ErrorKind::NoMatch,
             Error::Usage(_) => ErrorKind::Usage,
-            Error::Other(_) => ErrorKind::Other,
+            Error::NoGitIdentity { .. } | Error::Other(_) => ErrorKind::Other,
         }
     }
 
@@ -232,6 +236,9 @@ impl Error {
                 "undo puts a backup back on its own cluster: drop --cluster (or pass --cluster {backup_cluster})"
             )),
             Error::Config(e) => e.hint.clone(),
+            Error::NoGitIdentity { .. } => Some(
+                "set it with `git config user.email you@example.com` and `git config user.name \"Your Name\"` (or GIT_AUTHOR_EMAIL and GIT_AUTHOR_NAME); nothing was written".into(),
+            ),
             Error::NoMatch { closest, more, .. } => Some(no_match_hint(closest, *more)),
             _ => None,
         }

@@ -7,14 +7,23 @@
 #    A running connector's normal progress passes; offsets behind their file, offsets changed
 #    while stopped, a connector gone from the cluster fail: exit 2, nothing is committed, so
 #    the last good offsets stay at the tip of the branch for `kco apply`.
-# 2. `kco snapshot` (unchanged offsets leave files byte-identical; new connectors get a file).
-# 3. A commit only when a file under <dir>/CLUSTER changed; with --push, `git push` after it.
+# 2. `kco snapshot --commit` (unchanged offsets leave files byte-identical; new connectors get
+#    a file): a commit of exactly the cluster's files, `offsets of CLUSTER` with the trailer
+#    `Kco-Snapshot: CLUSTER`, only when one changed; with --push, `git push` after it. The
+#    trailer marks an observation: apply-on-merge.sh, started by this push, applies nothing.
 #
 # Environment: KCO, the kco binary (default `kco` on PATH); KCO_SNAPSHOTS_DIR, the snapshots
 # directory (default `snapshots`); kco's own KCO_URL and KCO_CONFIG (else kco.yaml); git's
 # identity, else "kco nightly <kco@localhost>".
 # Exit codes: 0 committed or nothing moved, 1 error, 2 drift (nothing committed).
 set -eu
+
+# kco commits with git's identity; a scheduled runner often has none.
+GIT_AUTHOR_NAME=${GIT_AUTHOR_NAME:-$(git config user.name || echo 'kco nightly')}
+GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL:-$(git config user.email || echo 'kco@localhost')}
+GIT_COMMITTER_NAME=${GIT_COMMITTER_NAME:-$GIT_AUTHOR_NAME}
+GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL:-$GIT_AUTHOR_EMAIL}
+export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
 
 KCO=${KCO:-kco}
 DIR=${KCO_SNAPSHOTS_DIR:-snapshots}
@@ -34,23 +43,21 @@ if [ $# -gt 0 ]; then
   "$KCO" --cluster "$CLUSTER" diff --dir "$DIR" --fail-on drift "$@" || code=$?
   if [ "$code" -eq 2 ]; then
     echo "nightly-snapshot: cluster $CLUSTER drifted from the committed files: nothing committed." >&2
-    echo "  Restore them with \`kco apply $DIR/$CLUSTER --yes\`, or accept the cluster's offsets with \`kco snapshot\` and a commit." >&2
+    echo "  Restore them with \`kco apply $DIR/$CLUSTER --yes\`, or accept the cluster's offsets with \`kco --cluster $CLUSTER snapshot --commit\`." >&2
     exit 2
   fi
   [ "$code" -eq 0 ] || exit "$code"
 fi
 
-"$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR"
-
-if [ -z "$(git status --porcelain -- "$DIR/$CLUSTER")" ]; then
+# The snapshot, committed by kco: exactly the cluster's files, with the trailer
+# `Kco-Snapshot: CLUSTER` that marks an observation (the apply-on-merge recipe never applies it).
+before=$(git rev-parse -q --verify HEAD || true)
+"$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR" --commit
+if [ "$(git rev-parse -q --verify HEAD || true)" = "$before" ]; then
   echo "nightly-snapshot: nothing moved on cluster $CLUSTER: no commit." >&2
   exit 0
 fi
-git add -A -- "$DIR/$CLUSTER"
-changed=$(git diff --cached --name-only -- "$DIR/$CLUSTER" | wc -l | tr -d ' ')
-set -- -c user.name="$(git config user.name || echo 'kco nightly')" \
-       -c user.email="$(git config user.email || echo 'kco@localhost')"
-git "$@" commit -q -m "offsets of $CLUSTER: $changed file(s) changed" -- "$DIR/$CLUSTER"
+changed=$(git diff-tree --root --no-commit-id --name-only -r HEAD | wc -l | tr -d ' ')
 echo "nightly-snapshot: committed $changed file(s) of cluster $CLUSTER." >&2
 if [ "$PUSH" = yes ]; then
   git push -q origin HEAD

@@ -4,28 +4,34 @@
 #   pr-review.sh BASE BODY_FILE
 #
 # Writes `kco diff --base BASE --output markdown` and a verdict to BODY_FILE, for the CI job
-# to post as a comment (`gh pr comment --body-file`, actions/github-script, GitLab's notes
-# API). Fails when a change would reprocess records or lose data (the risk labels
-# REPROCESSING and DATA LOSS), unless the pull request carries the allowing label.
+# to post as ONE comment it updates on every run (the body's first line is the marker
+# `<!-- kco-offsets-review -->` the job finds it by). With the cluster reachable (KCO_URL or
+# kco.yaml), kco labels each changed partition by what applying the change would do to the
+# live offsets, and says so; without it, its labels compare the files only, and it says that.
+# Fails when the change would reprocess records, lose data or reset an offset (REPROCESSING,
+# DATA LOSS, OFFSET RESET: the apply's own guard refuses the last two), unless the pull request
+# carries the allowing label.
 #
 # Environment: KCO, the kco binary (default `kco` on PATH); PR_LABELS, the pull request's
 # labels, comma-separated (GitLab's CI_MERGE_REQUEST_LABELS is used when it is unset);
 # KCO_ALLOW_LABEL, the label that allows a risky change (default `offsets-risk-accepted`);
-# KCO_BLOCKING_RISKS, the risk codes that fail the review (default `reprocessing data_loss`,
-# see docs/diff.md for the others).
+# KCO_BLOCKING_RISKS, the risk codes that fail the review (default
+# `reprocessing data_loss offset_reset`, see docs/diff.md).
 # Exit codes: 0 the change may be merged, 1 it may not (or kco failed).
 set -eu
 
 KCO=${KCO:-kco}
 LABELS=${PR_LABELS-${CI_MERGE_REQUEST_LABELS-}}
 ALLOW=${KCO_ALLOW_LABEL:-offsets-risk-accepted}
-BLOCKING=${KCO_BLOCKING_RISKS:-reprocessing data_loss}
+BLOCKING=${KCO_BLOCKING_RISKS:-reprocessing data_loss offset_reset}
+MARKER='<!-- kco-offsets-review -->'
 [ $# -eq 2 ] || { echo "usage: pr-review.sh BASE BODY_FILE" >&2; exit 1; }
 BASE=$1
 BODY=$2
 
 code=0
-"$KCO" diff --base "$BASE" --output markdown >"$BODY" || code=$?
+printf '%s\n' "$MARKER" >"$BODY"
+"$KCO" diff --base "$BASE" --output markdown >>"$BODY" || code=$?
 if [ "$code" -ne 0 ] && [ "$code" -ne 2 ]; then
   printf '\n**kco diff failed** (exit %s): see the job log.\n' "$code" >>"$BODY"
   exit 1

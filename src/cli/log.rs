@@ -7,6 +7,7 @@ use super::output::{Printer, Style};
 use super::{Context, OutputFormat};
 use crate::engine::diff::Status;
 use crate::engine::history::log::{ConnectorLog, LogEntry};
+use crate::engine::history::trailer::CommitKind;
 use crate::engine::history::when::{parse_time, short_date, short_id};
 use crate::engine::history::{log, LogInput, LogReport};
 use crate::engine::store;
@@ -16,9 +17,16 @@ const AFTER_HELP: &str = "\
 Follows the first-parent history of the current branch (a merge is one commit with everything
 it brought in). Each commit that changed a connector's file is compared with the commit before
 it, as `kco diff --base` compares: per partition the direction and distance (records, bytes,
-LSN), labelled as applying the commit would be: REPROCESSING when an offset moved backwards,
-OFFSET RESET when a partition was removed (a move forwards is normal progress: no label). Times are UTC unless a
-zone is given (`2026-11-29 02:00`, `2026-11-29T02:00:00+01:00`).
+LSN), labelled with the risk labels: REPROCESSING when an offset moved backwards, OFFSET RESET
+when a partition was removed (a move forwards has no label). Times are UTC unless a zone is
+given (`2026-11-29 02:00`, `2026-11-29T02:00:00+01:00`).
+
+Each commit is named by what it is, from its trailers: `observed` (Kco-Snapshot: a snapshot of
+the cluster, `kco snapshot --commit`), `applied` and `undone` (Kco-Apply, Kco-Undo: the
+cluster's offsets after an apply or an undo, `--record`), `change` (no trailer: someone's
+change, a pull request, a merge). A record that follows an observation shows what the
+operation did to the cluster; one that follows a change compares with that change's file, and
+says so.
 
 --stalled N lists the connectors (present at HEAD) that no commit among the last N that changed
 snapshot files moved forward: the connectors that are stuck. Then the exit code is 2 when any
@@ -127,9 +135,25 @@ fn header(c: &ConnectorLog, p: &Printer) -> String {
     )
 }
 
+/// The word for what a commit is, as the text shows it.
+pub fn kind_word(kind: CommitKind) -> &'static str {
+    match kind {
+        CommitKind::Snapshot => "observed",
+        CommitKind::Apply => "applied",
+        CommitKind::Undo => "undone",
+        CommitKind::Change => "change",
+    }
+}
+
 fn entry(e: &LogEntry, p: &Printer) -> String {
+    let word = format!("{:<8}", kind_word(e.kind));
+    let word = match e.kind {
+        CommitKind::Apply | CommitKind::Undo => p.paint(Style::Bold, &word),
+        CommitKind::Snapshot => p.paint(Style::Dim, &word),
+        CommitKind::Change => word,
+    };
     let mut out = format!(
-        "  {} {}  {}\n",
+        "  {} {}  {word}  {}\n",
         p.paint(Style::Dim, short_id(&e.commit)),
         short_date(&e.date),
         e.summary

@@ -1,12 +1,16 @@
 //! `kco snapshot`: every connector's offsets to versioned YAML files.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use super::all_clusters::Structured;
 use super::output::Style;
 use super::progress::Bar;
 use super::report_error;
 use super::Context;
+use crate::engine::history::record::{parse_trailer, Committed, Committer, RecordMessage};
+use crate::engine::history::trailer::CommitKind;
+use crate::engine::history::when::short_id;
 use crate::engine::snapshot::{
     snapshot, snapshot_reporting, SnapshotOptions, SnapshotOutcome, SnapshotReport,
 };
@@ -18,11 +22,22 @@ use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 #[command(
     after_long_help = "Files: <dir>/<cluster>/<connector>.yaml. A file whose offsets did not change is not \
 rewritten (byte-identical). If some connectors cannot be read, the others are still written and \
-kco exits 1 naming them.\n\nExit codes: 0 success, 1 error (unreachable cluster, a name or glob \
+kco exits 1 naming them.\n\n\
+--commit (in a git repository): commits exactly the cluster's files this run captured or \
+pruned (never other files, never what is staged by hand), as `git commit -- FILES` would, with \
+the message `offsets of CLUSTER` and the trailer `Kco-Snapshot: CLUSTER`: an observation of the \
+cluster, which an apply from git history never applies. No commit when no file changed. \
+--record apply|undo writes `Kco-Apply: CLUSTER` or `Kco-Undo: CLUSTER` instead: the record of \
+what an apply or an undo did, which `kco log` shows as such (docs/time-travel.md: snapshot with \
+--commit before the operation and with --record after it, and the history holds the cluster's \
+real movement). The identity is git's (GIT_AUTHOR_NAME/EMAIL, GIT_COMMITTER_NAME/EMAIL, \
+`git config user.name`/`user.email`); without one kco stops before anything is written. No \
+hooks run; kco never pushes.\n\nExit codes: 0 success, 1 error (unreachable cluster, a name or glob \
 that matches no connector, unsupported version, or any connector that could not be read; with \
---all-clusters, any cluster that failed).\n\nExamples:\n  kco snapshot\n  \
-kco snapshot 'orders-*' --type sink\n  kco --cluster prod snapshot --with-config --prune\n  \
-kco --url http://localhost:8083 --cluster dev snapshot -o json"
+--all-clusters, any cluster that failed; --commit: no git repository or identity).\n\nExamples:\n  kco snapshot\n  \
+kco --cluster prod snapshot --with-config --prune\n  \
+kco --cluster prod snapshot --commit\n  \
+kco --cluster prod snapshot --commit --record apply --trailer \"Kco-Commit: $SHA\""
 )]
 pub struct Args {
     /// Connector names or globs [default: every connector]
@@ -48,15 +63,52 @@ pub struct Args {
     /// count of the others]
     #[arg(long)]
     pub all: bool,
+    /// Commit the files this run captured or pruned (and nothing else), with the trailer
+    /// `Kco-Snapshot: CLUSTER`
+    #[arg(long)]
+    pub commit: bool,
+    /// With --commit: record the cluster's offsets after an apply or an undo (trailer
+    /// `Kco-Apply` or `Kco-Undo`) instead of an observation
+    #[arg(long, value_enum, value_name = "OPERATION", requires = "commit")]
+    pub record: Option<RecordArg>,
+    /// With --commit: one more trailer for the message, `Key: value` (e.g.
+    /// `Kco-Commit: SHA`, the commit applied; `Kco-Backup: ID`); repeatable
+    #[arg(long, value_name = "TRAILER", requires = "commit", value_parser = parse_trailer)]
+    pub trailer: Vec<(String, String)>,
 }
 
+/// What a `--commit` records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RecordArg {
+    /// The cluster after an apply (`Kco-Apply`)
+    Apply,
+    /// The cluster after an undo (`Kco-Undo`)
+    Undo,
+}
+
+impl From<RecordArg> for CommitKind {
+    fn from(r: RecordArg) -> Self {
+        match r {
+            RecordArg::Apply => CommitKind::Apply,
+            RecordArg::Undo => CommitKind::Undo,
+        }
+    }
+}
+
+/// Commits run one at a time (with --all-clusters the clusters are snapshotted at once).
+static COMMITTING: Mutex<()> = Mutex::new(());
+
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    if args.commit {
+        // Before any request or write: a repository, and an identity to commit with.
+        Committer::open(&snapshots_dir(&args, ctx))?;
+    }
     if args.all_clusters {
         let work = |name: &str| capture(&args, ctx, Some(name));
-        return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx, args.all));
+        return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx, &args));
     }
     let report = capture(&args, ctx, None)?;
-    Ok(finish(&report, Structured::Alone, ctx, args.all))
+    Ok(finish(&report, Structured::Alone, ctx, &args))
 }
 
 /// Snapshots one cluster (`None`: the one the global flags name).
@@ -67,10 +119,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
     };
     crate::engine::operation::ensure_settled(&ctx.state_dir(), &target.name)?;
     let client = ctx.connect(&target)?;
-    let dir = match &args.dir {
-        Some(d) => ctx.cwd.join(d),
-        None => ctx.snapshots_dir(),
-    };
+    let dir = snapshots_dir(args, ctx);
     let opts = SnapshotOptions {
         selector: Selector::new(&args.names, args.kind.map(Into::into))?,
         parallel: args.read.parallel,
@@ -85,16 +134,39 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         ctx.display_path(&crate::engine::store::cluster_dir(&dir, &target.name))
     ));
     let now = crate::clock::now_rfc3339;
-    if cluster.is_some() {
+    let mut report = if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
-        return snapshot(&client, &target.name, &dir, &opts, &now);
+        snapshot(&client, &target.name, &dir, &opts, &now)?
+    } else {
+        let bar = Bar::new(&ctx.printer, "snapshot");
+        snapshot_reporting(&client, &target.name, &dir, &opts, &now, &bar)?
+    };
+    if args.commit {
+        report.commit = commit(args, &dir, &report)?;
     }
-    let bar = Bar::new(&ctx.printer, "snapshot");
-    snapshot_reporting(&client, &target.name, &dir, &opts, &now, &bar)
+    Ok(report)
+}
+
+fn snapshots_dir(args: &Args, ctx: &Context) -> PathBuf {
+    match &args.dir {
+        Some(d) => ctx.cwd.join(d),
+        None => ctx.snapshots_dir(),
+    }
+}
+
+/// `--commit`: the files this run owns, committed with the record's trailers.
+fn commit(args: &Args, dir: &Path, report: &SnapshotReport) -> Result<Option<Committed>> {
+    let _one_at_a_time = COMMITTING.lock().unwrap_or_else(|e| e.into_inner());
+    let message = RecordMessage {
+        kind: args.record.map_or(CommitKind::Snapshot, Into::into),
+        cluster: report.cluster.clone(),
+        trailers: args.trailer.clone(),
+    };
+    Committer::open(dir)?.commit(&report.owned_files(), &message.text())
 }
 
 /// Prints a cluster's report; its exit code.
-fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context, all: bool) -> u8 {
+fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context, args: &Args) -> u8 {
     for c in &report.connectors {
         if c.outcome == SnapshotOutcome::Skipped {
             ctx.printer.warn(&format!(
@@ -110,7 +182,21 @@ fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context, all: b
         }
     } else {
         // With --all-clusters every row names its cluster.
-        render(report, ctx, all, structured == Structured::Together);
+        render(report, ctx, args.all, structured == Structured::Together);
+    }
+    if args.commit {
+        ctx.printer.status(&match &report.commit {
+            Some(c) => format!(
+                "Committed {} as {}: {}",
+                super::words::count(c.files.len(), "file"),
+                short_id(&c.commit),
+                c.summary
+            ),
+            None => format!(
+                "No snapshot file of cluster `{}` changed: no commit",
+                report.cluster
+            ),
+        });
     }
     let failed = report.failed();
     if failed.is_empty() {

@@ -25,6 +25,7 @@ mod merge_file;
 mod lock;
 mod output_snapshots;
 mod recipes;
+mod records;
 mod secrets;
 mod shapes;
 mod snapshot;

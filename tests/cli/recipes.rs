@@ -11,6 +11,7 @@ use serde_yaml::Value;
 use crate::fake_connect::{ConnectorSpec, FakeConnect};
 use crate::output_snapshots::{billing_and_orders, sink_offsets, SINK};
 use crate::support::git::git;
+use crate::support::recipes::kco_for_recipes;
 use crate::support::run::{hermetic, Kco};
 
 fn examples() -> PathBuf {
@@ -191,8 +192,16 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     assert!(err.contains("committed 2 file(s) of cluster prod"), "{err}");
     assert_eq!(repo.commits(), 2);
     assert_eq!(pushed(&repo), git(&repo.dir(), &["rev-parse", "HEAD"]));
-    let files = git(&repo.dir(), &["show", "--name-only", "--format=%s", "HEAD"]);
-    assert_eq!(files, "offsets of prod: 2 file(s) changed\n\nsnapshots/prod/billing.yaml\nsnapshots/prod/orders.yaml");
+    // kco's commit: only the cluster's files, marked as an observation by its trailer.
+    assert_eq!(
+        git(&repo.dir(), &["log", "-1", "--format=%B"]),
+        "offsets of prod\n\nKco-Snapshot: prod"
+    );
+    let files = git(&repo.dir(), &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(
+        files,
+        "snapshots/prod/billing.yaml\nsnapshots/prod/orders.yaml"
+    );
     assert_eq!(
         git(&repo.dir(), &["log", "-1", "--format=%an"]),
         "kco nightly"
@@ -241,6 +250,9 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     assert_eq!(repo.commits(), 3);
 }
 
+/// The first line of the review's body, by which the workflow finds its comment again.
+const MARKER: &str = "<!-- kco-offsets-review -->";
+
 /// The pull-request recipes' arguments, with the allowing label the GitHub workflow sets.
 fn review_recipes() -> (Vec<String>, String) {
     let github = yaml("ci/github/offsets-review.yml");
@@ -272,12 +284,15 @@ fn review_recipes() -> (Vec<String>, String) {
         .as_str()
         .unwrap()
         .to_string();
+    // One comment, found again by the marker the script writes first, and updated.
     let post = steps.as_sequence().unwrap().last().unwrap();
     assert!(post["if"].as_str().unwrap().contains("always()"));
-    assert!(post["run"]
-        .as_str()
-        .unwrap()
-        .contains("gh pr comment \"$PR\" --body-file kco-review.md"));
+    let run = post["run"].as_str().unwrap();
+    assert!(run.contains(&format!("startswith(\"{MARKER}\")")), "{run}");
+    assert!(
+        run.contains("-X PATCH") && run.contains("body=@kco-review.md"),
+        "{run}"
+    );
 
     let gitlab = yaml("ci/gitlab-ci.yml");
     let job = &gitlab["kco-offsets-review"];
@@ -328,7 +343,14 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
         read_body()
     );
     assert!(
-        read_body().ends_with("\n**Verdict:** no blocking risk (reprocessing, data_loss).\n"),
+        read_body().starts_with(&format!("{MARKER}\n")),
+        "{}",
+        read_body()
+    );
+    assert!(
+        read_body().ends_with(
+            "\n**Verdict:** no blocking risk (reprocessing, data_loss, offset_reset).\n"
+        ),
         "{}",
         read_body()
     );
@@ -342,6 +364,7 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("blocked: REPROCESSING"), "{err}");
     let text = read_body();
+    let text = text.strip_prefix(&format!("{MARKER}\n")).unwrap();
     assert!(
         text.starts_with(&markdown),
         "the body begins with kco's markdown:\n{text}"
@@ -365,7 +388,7 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
         );
         assert_eq!(code, 0, "{var}: {err}");
         assert_eq!(
-            &read_body()[markdown.len()..],
+            &read_body()[MARKER.len() + 1 + markdown.len()..],
             format!("\n**Verdict:** REPROCESSING accepted by the label `{allow}`.\n")
         );
     }
@@ -377,6 +400,17 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
     assert_eq!(code, 1);
     assert!(
         read_body().contains("This change means DATA LOSS."),
+        "{}",
+        read_body()
+    );
+
+    // A removed partition is OFFSET RESET: blocked by default, as the apply's guard refuses it.
+    fake.set_offsets("orders", sink_offsets("orders", &[(0, 1500)]));
+    repo.kco(&fake, &["snapshot", "-q", "orders"]);
+    let (code, err) = repo.run("pr-review.sh", &args, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        read_body().contains("This change means OFFSET RESET."),
         "{}",
         read_body()
     );
@@ -393,4 +427,253 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
         "{}",
         read_body()
     );
+}
+
+/// The apply-on-merge recipes: GitHub on a push to main, one run at a time per cluster;
+/// GitLab on a push to the default branch, in one resource group; both call the script alike.
+fn apply_on_merge_args() -> Vec<String> {
+    let github = yaml("ci/github/apply-on-merge.yml");
+    assert_eq!(at(&github, &["on", "push", "branches", "0"]), "main");
+    assert_eq!(at(&github, &["concurrency", "group"]), "kco-apply-prod");
+    assert_eq!(
+        at(&github, &["concurrency", "cancel-in-progress"]).as_bool(),
+        Some(false)
+    );
+    assert_eq!(at(&github, &["permissions", "contents"]), "write");
+    let steps = at(&github, &["jobs", "apply", "steps"]);
+    assert_eq!(at(steps, &["0", "with", "fetch-depth"]), 0);
+    let args = invocation(&github, "ci/apply-on-merge.sh");
+
+    let gitlab = yaml("ci/gitlab-ci.yml");
+    let job = &gitlab["kco-apply-on-merge"];
+    let rule = at(job, &["rules", "0", "if"]).as_str().unwrap();
+    assert!(rule.contains(r#"$CI_PIPELINE_SOURCE == "push""#), "{rule}");
+    assert_eq!(job["resource_group"], "kco-prod");
+    assert_eq!(invocation(job, "ci/apply-on-merge.sh"), args);
+    args
+}
+
+/// No recipe builds kco: the GitHub workflows and the GitLab jobs install the release binary
+/// with install-kco.sh (checked against SHA256SUMS), and the CronJob does so in an init
+/// container.
+#[test]
+fn recipes_install_the_checked_release_binary() {
+    for file in [
+        "ci/github/nightly-snapshot.yml",
+        "ci/github/offsets-review.yml",
+        "ci/github/apply-on-merge.yml",
+        "ci/gitlab-ci.yml",
+        "k8s/nightly-snapshot-cronjob.yaml",
+    ] {
+        let mut all = Vec::new();
+        strings(&yaml(file), &mut all);
+        let text = all.join("\n");
+        assert!(!text.contains("cargo install"), "{file}");
+        assert!(text.contains("install-kco.sh"), "{file}");
+    }
+}
+
+/// install-kco.sh against a release laid out as GitHub serves it (`file://` here): installed
+/// when the tarball matches SHA256SUMS, refused (nothing installed) when it does not or is not
+/// listed.
+#[test]
+fn install_kco_checks_the_release_against_its_checksums() {
+    let t = tempfile::tempdir().unwrap();
+    let release = t.path().join("releases/v9.9.9");
+    let pkg = t.path().join("pkg/kco-9.9.9-x86_64-unknown-linux-gnu");
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("kco"), "#!/bin/sh\necho 'kco 9.9.9'\n").unwrap();
+    std::fs::write(pkg.join("LICENSE"), "Apache-2.0\n").unwrap();
+    let tar = "kco-9.9.9-x86_64-unknown-linux-gnu.tar.gz";
+    let ok = Command::new("tar")
+        .args(["-czf", release.join(tar).to_str().unwrap(), "-C"])
+        .arg(t.path().join("pkg"))
+        .arg("kco-9.9.9-x86_64-unknown-linux-gnu")
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let sum = Command::new("sha256sum")
+        .arg(tar)
+        .current_dir(&release)
+        .output()
+        .unwrap();
+    let sums = String::from_utf8(sum.stdout).unwrap();
+    let install = |sums: &str, dest: &Path| {
+        std::fs::write(release.join("SHA256SUMS"), sums).unwrap();
+        let mut sh = Command::new("sh");
+        let out = hermetic(&mut sh, t.path())
+            .arg(examples().join("ci/install-kco.sh"))
+            .args(["v9.9.9", dest.to_str().unwrap()])
+            .env(
+                "KCO_RELEASES",
+                format!("file://{}", t.path().join("releases").display()),
+            )
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code().unwrap_or(-1), text)
+    };
+
+    let other = "0".repeat(64) + "  kco-other.tar.gz\n";
+    let dest = t.path().join("bin");
+    let (code, err) = install(&format!("{other}{sums}"), &dest);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("kco 9.9.9"), "{err}");
+    assert!(dest.join("kco").is_file());
+
+    let bad = t.path().join("bad");
+    let tampered = format!("{}{}", "1".repeat(64), &sums[64..]);
+    let (code, err) = install(&tampered, &bad);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("does not match the release's SHA256SUMS"),
+        "{err}"
+    );
+    assert!(!bad.join("kco").exists());
+
+    let (code, err) = install(&other, &bad);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("is not listed in the release's SHA256SUMS"),
+        "{err}"
+    );
+    assert!(!bad.join("kco").exists());
+}
+
+#[test]
+fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
+    let args = apply_on_merge_args();
+    assert_eq!(args, ["--push", "prod"]);
+    let fake = crate::fake_connect::FakeConnect::builder()
+        .sink(
+            "orders",
+            SINK,
+            crate::fake_connect::State::Running,
+            sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
+        )
+        .start();
+    let repo = Repo::new();
+    let dir = repo.dir();
+    let url = fake.url();
+    let kco = kco_for_recipes(repo.tmp.path());
+    let env = [("KCO_URL", url.as_str()), ("KCO", kco.to_str().unwrap())];
+    let head = || git(&dir, &["rev-parse", "HEAD"]);
+    let pushed = || git(&dir, &["rev-parse", "origin/main"]);
+    let live = || fake.offsets("orders");
+
+    // The nightly's observation, pushed: its push finds nothing to apply.
+    let (code, err) = repo.run(
+        "nightly-snapshot.sh",
+        &["--push".into(), "prod".into()],
+        &env,
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("nothing to apply on cluster prod"), "{err}");
+    assert_eq!(repo.commits(), 2);
+    assert!(
+        fake.requests().iter().all(|r| r.method == "GET"),
+        "only reads"
+    );
+
+    // A pull request rewinds orders/0 to 800; merged while live stays at 900.
+    git(&dir, &["checkout", "-qb", "rewind"]);
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
+    );
+    repo.kco(&fake, &["snapshot", "-q", "orders"]);
+    git(&dir, &["commit", "-qam", "rewind orders/0"]);
+    git(&dir, &["checkout", "-q", "main"]);
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
+    );
+    git(
+        &dir,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge pull request #7",
+            "rewind",
+        ],
+    );
+    let merge = head();
+    git(&dir, &["push", "-q", "origin", "main"]);
+
+    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        live(),
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)])
+    );
+    // The observation before, the record after, both pushed.
+    assert_eq!(pushed(), head());
+    assert_eq!(
+        git(&dir, &["log", "-1", "--format=%B"]),
+        format!(
+            "offsets of prod after an apply of {}\n\nKco-Apply: prod\nKco-Commit: {merge}",
+            &merge[..12]
+        )
+    );
+    let out = Kco::new(&dir)
+        .args(["--cluster", "prod", "log", "orders", "-o", "json"])
+        .run();
+    let log = crate::support::json::parse_json(&out.stdout);
+    let kinds: Vec<&str> = log["connectors"][0]["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["apply", "snapshot", "change", "snapshot"]);
+    let applied = &log["connectors"][0]["commits"][0]["partitions"];
+    assert_eq!(applied.as_array().unwrap().len(), 1, "{applied}");
+    assert_eq!(applied[0]["distance"], 100);
+    assert_eq!(applied[0]["label"], "reprocessing");
+
+    // Its own push, and the next nightly's: nothing to apply again.
+    let commits = repo.commits();
+    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("nothing to apply"), "{err}");
+    let (code, err) = repo.run(
+        "nightly-snapshot.sh",
+        &["--push".into(), "prod".into()],
+        &env,
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
+    assert_eq!((code, repo.commits()), (0, commits), "{err}");
+    assert_eq!(
+        live(),
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)])
+    );
+
+    // A change that skips orders/1 ahead (DATA LOSS) is refused before any change: exit 1,
+    // the cluster as it was, nothing pushed.
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 800), (1, 5000), (2, 900)]),
+    );
+    repo.kco(&fake, &["snapshot", "-q", "orders"]);
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
+    );
+    git(&dir, &["commit", "-qam", "skip orders/1 ahead"]);
+    git(&dir, &["push", "-q", "origin", "main"]);
+    let tip = pushed();
+    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("refused by --fail-on"), "{err}");
+    assert_eq!(
+        live(),
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)])
+    );
+    assert_eq!(pushed(), tip);
 }

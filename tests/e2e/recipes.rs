@@ -1,6 +1,8 @@
-//! The nightly recipe of `examples/ci/` against the real test bed: the first night commits
-//! the offsets, a night without movement commits nothing, progress is committed, and a
-//! rewind done behind kco's back fails the run (exit 2) without a commit.
+//! The recipes of `examples/ci/` against the real test bed. The nightly: the first night
+//! commits the offsets, a night without movement commits nothing, progress is committed, and a
+//! rewind done behind kco's back fails the run (exit 2) without a commit. Apply on merge: a
+//! merged rewind is applied to the worker once, recorded (`kco log` shows the apply and what
+//! it did), and its own record is never applied.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,20 +19,31 @@ use crate::support::run::hermetic;
 
 /// Runs the nightly script for cluster `a` in `dir`; its exit code and what it said.
 fn nightly(dir: &Path) -> (i32, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ci/nightly-snapshot.sh");
+    recipe(
+        dir,
+        "nightly-snapshot.sh",
+        Path::new(env!("CARGO_BIN_EXE_kco")),
+    )
+}
+
+/// Runs `examples/ci/<script> a` in `dir` with `kco`; its exit code and what it said.
+fn recipe(dir: &Path, script: &str, kco: &Path) -> (i32, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/ci")
+        .join(script);
     let home = tempfile::tempdir().unwrap();
     let mut sh = Command::new("sh");
     let out = hermetic(&mut sh, home.path())
         .arg(script)
         .arg("a")
         .current_dir(dir)
-        .env("KCO", env!("CARGO_BIN_EXE_kco"))
+        .env("KCO", kco)
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .output()
-        .expect("run nightly-snapshot.sh");
+        .expect("run the recipe");
     (out.status.code().unwrap_or(-1), output_text(&out))
 }
 
@@ -90,4 +103,89 @@ fn the_nightly_recipe_commits_progress_only_and_fails_on_a_rewind() {
         committed.contains(&format!("position: {}", len(&input))),
         "{committed}"
     );
+}
+
+#[test]
+fn apply_on_merge_applies_a_merged_rewind_once_and_records_what_it_did() {
+    // Alone: the recipe snapshots the whole cluster, which no other test may change meanwhile.
+    let Some(tb) = testbed_alone() else { return };
+    let a = tb.a();
+    let dir = kco_dir(&tb);
+    let input = dir.path().join("in.txt");
+    append_lines(&input, &numbered("line", 1..=6));
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let name = unique_name("kco-e2e-merge");
+    let _source = a.create(
+        &name,
+        file_source_config(&input, &unique_name("kco-e2e-merge")),
+    );
+    let file = input.clone();
+    a.wait_offsets(&name, "all 6 lines read", move |o| {
+        source_position(o, &file) == Some(len)
+    });
+    // Stopped, so that nothing moves between the recipe's snapshots: the record shows
+    // exactly what the apply did (and the apply keeps it STOPPED).
+    a.stop(&name);
+    let position = |o: &[serde_json::Value]| source_position(o, &input);
+    let kco = crate::support::recipes::kco_for_recipes(dir.path());
+    let d = dir.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let (code, said) = nightly(d);
+    assert_eq!(code, 0, "{said}");
+
+    // A pull request rewinds the source to byte 7 (its file written by kco from a worker
+    // briefly set there), merged while the worker is back where the nightly saw it.
+    git(d, &["checkout", "-qb", "rewind"]);
+    let at = |pos: i64| json!([{"partition": {"filename": input.to_str().unwrap()}, "offset": {"position": pos}}]);
+    assert_eq!(a.patch_offsets(&name, at(7)).status, 200);
+    let r = crate::support::run::Kco::new(d)
+        .args(["--cluster", "a", "snapshot", "-q", &name])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.all());
+    git(d, &["commit", "-qam", "replay from line 2"]);
+    git(d, &["checkout", "-q", "main"]);
+    assert_eq!(a.patch_offsets(&name, at(len)).status, 200);
+    git(
+        d,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge pull request #9",
+            "rewind",
+        ],
+    );
+    let merge = git(d, &["rev-parse", "HEAD"]);
+
+    let (code, said) = recipe(d, "apply-on-merge.sh", &kco);
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(position(&a.offsets(&name)), Some(7), "{said}");
+    assert!(
+        git(d, &["log", "-1", "--format=%B"])
+            .ends_with(&format!("Kco-Apply: a\nKco-Commit: {merge}")),
+        "{said}"
+    );
+    let r = crate::support::run::Kco::new(d)
+        .args(["--cluster", "a", "log", &name, "-o", "json"])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.all());
+    let log: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let commits = log["connectors"][0]["commits"].as_array().unwrap();
+    let kinds: Vec<&str> = commits
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["apply", "snapshot", "change", "snapshot"]);
+    // What the apply did to the worker: back from the end of the file to byte 7.
+    let moved = &commits[0]["partitions"][0];
+    assert_eq!(moved["direction"], "backward", "{moved}");
+    assert_eq!(moved["distance"], len - 7, "{moved}");
+    assert_eq!(moved["label"], "reprocessing");
+
+    // The record's own push: nothing to apply, the worker untouched.
+    let (code, said) = recipe(d, "apply-on-merge.sh", &kco);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("nothing to apply on cluster a"), "{said}");
+    assert_eq!(position(&a.offsets(&name)), Some(7));
 }

@@ -7,4 +7,5 @@ pub mod data;
 pub mod fakes;
 pub mod git;
 pub mod json;
+pub mod recipes;
 pub mod run;

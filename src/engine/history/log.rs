@@ -12,6 +12,8 @@ use serde::Serialize;
 
 use crate::engine::risk::RiskCode;
 
+use super::trailer::{self, CommitKind};
+
 use super::walk::{walk, Change, Files, Next};
 use super::when::{rfc3339, short_id};
 use crate::compare::Direction;
@@ -71,6 +73,12 @@ pub struct ConnectorLog {
 #[derive(Debug, Clone, Serialize)]
 pub struct LogEntry {
     pub commit: String,
+    /// What the commit is, by its trailers: `snapshot` (an observation of the cluster),
+    /// `apply` or `undo` (the record of what that operation did to it), `change` (someone's
+    /// change: a pull request, a merge, a hand edit).
+    pub kind: CommitKind,
+    /// Its `Kco-*` trailers (`Kco-Apply: prod`, `Kco-Commit: SHA`, ...), in order.
+    pub trailers: Vec<Trailer>,
     /// Author date, RFC 3339 UTC.
     pub date: String,
     pub author: String,
@@ -82,6 +90,13 @@ pub struct LogEntry {
     pub file: Option<String>,
     pub notes: Vec<String>,
     pub partitions: Vec<LogPartition>,
+}
+
+/// A `Key: value` trailer of a commit message.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trailer {
+    pub key: String,
+    pub value: String,
 }
 
 /// A partition the commit changed.
@@ -237,6 +252,9 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
             window >= n,
         )?;
     }
+    for log in logs.values_mut() {
+        note_unobserved_records(&mut log.commits);
+    }
     let unmatched = selector.unmatched(logs.keys().map(|k| k.1.as_str()));
     if !unmatched.is_empty() {
         // The names that exist: those of the files there now, and those of the history.
@@ -263,6 +281,29 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
         stalled_over: input.stalled,
         connectors: logs.into_values().collect(),
     })
+}
+
+/// A record (apply, undo) shows what the operation did to the cluster only when the file
+/// before it held the cluster's offsets (an observation or another record). After someone's
+/// change it compares with that change's file: say so, and how to record the real movement.
+fn note_unobserved_records(commits: &mut [LogEntry]) {
+    for i in 0..commits.len().saturating_sub(1) {
+        let (before, prior) = (
+            commits[i + 1].kind,
+            short_id(&commits[i + 1].commit).to_string(),
+        );
+        let e = &mut commits[i];
+        if matches!(e.kind, CommitKind::Apply | CommitKind::Undo)
+            && before == CommitKind::Change
+            && e.status == Status::Changed
+        {
+            e.notes.push(format!(
+                "compared with the file of {} (a change), not with the cluster before the {}: snapshot with --commit before the operation to record its real movement",
+                prior,
+                if e.kind == CommitKind::Apply { "apply" } else { "undo" }
+            ));
+        }
+    }
 }
 
 fn key(f: &OffsetsFile) -> Key {
@@ -299,8 +340,19 @@ fn entry(
         })
         .collect();
     let author = commit.author();
+    let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+    let trailers = trailer::trailers(&message)
+        .into_iter()
+        .filter(|(k, _)| k.len() > 4 && k[..4].eq_ignore_ascii_case("kco-"))
+        .map(|(k, v)| Trailer {
+            key: k.to_string(),
+            value: v.to_string(),
+        })
+        .collect();
     LogEntry {
         commit: commit.id().to_string(),
+        kind: trailer::kind(&message),
+        trailers,
         date: rfc3339(author.when().seconds()),
         author: String::from_utf8_lossy(author.name_bytes()).into_owned(),
         summary: String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned(),

@@ -3,6 +3,7 @@
 
 pub mod at;
 pub mod log;
+pub mod record;
 pub mod trailer;
 pub mod walk;
 pub mod when;

@@ -16,6 +16,10 @@ pub const SNAPSHOT: &str = "Kco-Snapshot";
 pub const APPLY: &str = "Kco-Apply";
 /// A commit that records what an undo did to a cluster.
 pub const UNDO: &str = "Kco-Undo";
+/// With an apply record: the commit whose change was applied.
+pub const COMMIT: &str = "Kco-Commit";
+/// With an apply or undo record: the backup the operation took.
+pub const BACKUP: &str = "Kco-Backup";
 
 /// What a commit is, by its trailers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

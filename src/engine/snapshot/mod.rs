@@ -97,6 +97,9 @@ pub struct SnapshotReport {
     pub dir: PathBuf,
     pub connectors: Vec<ConnectorSnapshot>,
     pub stale: Vec<StaleFile>,
+    /// With `--commit`: the commit made (absent when nothing changed, or without `--commit`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<crate::engine::history::record::Committed>,
 }
 
 impl SnapshotReport {
@@ -105,6 +108,27 @@ impl SnapshotReport {
             .iter()
             .filter(|c| c.outcome == outcome)
             .count()
+    }
+
+    /// The files this run owns, for `--commit`: every captured connector's file (written or
+    /// already equal to the live offsets) and every file `--prune` removed. Files of
+    /// connectors that failed or were skipped, and stale files left in place, are not.
+    pub fn owned_files(&self) -> Vec<PathBuf> {
+        let captured = self.connectors.iter().filter(|c| {
+            matches!(
+                c.outcome,
+                SnapshotOutcome::Created | SnapshotOutcome::Updated | SnapshotOutcome::Unchanged
+            )
+        });
+        captured
+            .map(|c| c.path.clone())
+            .chain(
+                self.stale
+                    .iter()
+                    .filter(|s| s.pruned)
+                    .map(|s| s.path.clone()),
+            )
+            .collect()
     }
 
     pub fn failed(&self) -> Vec<&ConnectorSnapshot> {
@@ -221,6 +245,7 @@ pub fn snapshot_reporting(
         dir: store::cluster_dir(dir, cluster_name),
         connectors,
         stale,
+        commit: None,
     })
 }
 

@@ -1,0 +1,389 @@
+//! History that shows what happened: `kco snapshot --commit` (an observation, or with
+//! `--record` the record of an apply or an undo), and `kco log` telling those commits from
+//! someone's change, with the movement an apply and an undo really made on the cluster.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::fake_connect::{FakeConnect, State};
+use crate::support::data::sink_offsets;
+use crate::support::git::git;
+use crate::support::json::parse_json;
+use crate::support::run::{Kco, Run};
+
+const SINK: &str = "FileStreamSink";
+
+/// A scratch repository on `main` with one commit (a README), and a staged edit of it.
+fn repo() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    git(t.path(), &["init", "-q", "-b", "main"]);
+    std::fs::write(t.path().join("README.md"), "offsets\n").unwrap();
+    git(t.path(), &["add", "-A"]);
+    git(t.path(), &["commit", "-qm", "start"]);
+    t
+}
+
+/// kco in `dir` against `fake` as cluster `prod`, with a git identity in the environment.
+fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> Run {
+    Kco::new(dir)
+        .args(["--url", &fake.url(), "--cluster", "prod"])
+        .args(args)
+        .envs(&[
+            ("GIT_AUTHOR_NAME", "Apply Job"),
+            ("GIT_AUTHOR_EMAIL", "apply@example.com"),
+            ("GIT_COMMITTER_NAME", "Apply Job"),
+            ("GIT_COMMITTER_EMAIL", "apply@example.com"),
+        ])
+        .run()
+}
+
+fn commits(dir: &Path) -> usize {
+    git(dir, &["rev-list", "--count", "HEAD"]).parse().unwrap()
+}
+
+fn fake() -> FakeConnect {
+    FakeConnect::builder()
+        .sink(
+            "orders",
+            SINK,
+            State::Running,
+            sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
+        )
+        .sink(
+            "billing",
+            SINK,
+            State::Running,
+            sink_offsets("bills", &[(0, 5)]),
+        )
+        .start()
+}
+
+#[test]
+fn snapshot_commit_commits_its_files_alone_with_the_trailer_and_nothing_when_unchanged() {
+    let t = repo();
+    let dir = t.path();
+    let fake = fake();
+    // Someone's work in progress: an edit staged by hand, an untracked file.
+    std::fs::write(dir.join("README.md"), "offsets, edited\n").unwrap();
+    git(dir, &["add", "README.md"]);
+    std::fs::write(dir.join("notes.yaml"), "mine: 1\n").unwrap();
+
+    let r = kco(dir, &fake, &["snapshot", "--commit"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(
+        r.stderr.contains("Committed 2 files as ") && r.stderr.contains(": offsets of prod"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(commits(dir), 2);
+    assert_eq!(
+        git(dir, &["show", "--name-status", "--format=%B%an", "HEAD"]),
+        "offsets of prod\n\nKco-Snapshot: prod\nApply Job\n\nA\tsnapshots/prod/billing.yaml\nA\tsnapshots/prod/orders.yaml"
+    );
+    // What was not kco's is as it was: still staged, still untracked.
+    assert_eq!(
+        git(dir, &["status", "--porcelain"]),
+        "M  README.md\n?? notes.yaml"
+    );
+
+    // Nothing moved: no commit, and kco says so.
+    let r = kco(dir, &fake, &["snapshot", "--commit"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(
+        r.stderr
+            .contains("No snapshot file of cluster `prod` changed: no commit"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(commits(dir), 2);
+
+    // One connector moved: one file; JSON names the commit.
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 950), (1, 900), (2, 900)]),
+    );
+    let r = kco(dir, &fake, &["snapshot", "--commit", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    let v = parse_json(&r.stdout);
+    assert_eq!(
+        v["commit"]["files"],
+        serde_json::json!(["snapshots/prod/orders.yaml"])
+    );
+    assert_eq!(
+        v["commit"]["commit"].as_str().unwrap(),
+        git(dir, &["rev-parse", "HEAD"])
+    );
+
+    // A record of an apply, with the commit it applied.
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
+    );
+    let r = kco(
+        dir,
+        &fake,
+        &[
+            "snapshot",
+            "--commit",
+            "--record",
+            "apply",
+            "--trailer",
+            "Kco-Commit: 0123456789abcdef",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert_eq!(
+        git(dir, &["log", "-1", "--format=%B"]),
+        "offsets of prod after an apply of 0123456789ab\n\nKco-Apply: prod\nKco-Commit: 0123456789abcdef"
+    );
+}
+
+#[test]
+fn snapshot_commit_without_a_git_identity_stops_before_writing() {
+    let t = repo();
+    let dir = t.path();
+    let fake = fake();
+    let r = Kco::new(dir)
+        .args([
+            "--url",
+            &fake.url(),
+            "--cluster",
+            "prod",
+            "snapshot",
+            "--commit",
+        ])
+        .run();
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.stderr
+            .contains("error: no git identity to commit with in "),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("hint: set it with `git config user.email you@example.com`"),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.join("snapshots").exists(), "nothing written");
+    assert_eq!(commits(dir), 1);
+    assert!(
+        fake.requests().is_empty(),
+        "no request: {:?}",
+        fake.requests()
+    );
+
+    // Outside a git repository: said before any request.
+    let outside = tempfile::tempdir().unwrap();
+    let r = kco(outside.path(), &fake, &["snapshot", "--commit"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("not in a git repository"), "{}", r.stderr);
+    assert!(!outside.path().join("snapshots").exists());
+}
+
+/// The kinds and what `kco log -o json` says of connector `name`, newest first.
+fn log_entries(dir: &Path, fake: &FakeConnect, name: &str) -> Vec<Value> {
+    let r = kco(dir, fake, &["log", name, "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    parse_json(&r.stdout)["connectors"][0]["commits"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// `(partition, direction, distance, label)` of each partition of a log entry.
+fn moves(e: &Value) -> Vec<(String, String, i64, String)> {
+    e["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let part = &p["partition"];
+            (
+                format!(
+                    "{}/{}",
+                    part["kafka_topic"].as_str().unwrap(),
+                    part["kafka_partition"]
+                ),
+                p["direction"].as_str().unwrap_or("-").to_string(),
+                p["distance"].as_i64().unwrap_or(-1),
+                p["label"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn mv(p: &str, dir: &str, n: i64, label: &str) -> (String, String, i64, String) {
+    (p.into(), dir.into(), n, label.into())
+}
+
+/// Issue 26, finding 9: after a merge that rewinds one partition by 100 records, an apply
+/// that rewound the cluster by 200, 103 and 106 records, and an undo, `kco log` shows the
+/// merge as someone's change (file against file), and the apply and the undo as what they did
+/// to the cluster, told apart from the nightly observations.
+#[test]
+fn log_shows_what_an_apply_and_an_undo_did_to_the_cluster() {
+    let t = repo();
+    let dir = t.path();
+    let fake = fake();
+    // The nightly: the cluster at 900 on three partitions.
+    assert_eq!(kco(dir, &fake, &["snapshot", "--commit", "-q"]).code, 0);
+    // A pull request rewinds orders/0 to 800 (its file: 900 -> 800).
+    git(dir, &["checkout", "-qb", "rewind"]);
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
+    );
+    assert_eq!(kco(dir, &fake, &["snapshot", "-q", "orders"]).code, 0);
+    git(dir, &["commit", "-qam", "rewind orders/0"]);
+    git(dir, &["checkout", "-q", "main"]);
+    // Meanwhile live moved on; then the merge.
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 1000), (1, 1003), (2, 1006)]),
+    );
+    git(
+        dir,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge pull request #7",
+            "rewind",
+        ],
+    );
+    let merge = git(dir, &["rev-parse", "HEAD"]);
+
+    // The apply-on-merge recipe: observe, apply the merge's files, record.
+    assert_eq!(kco(dir, &fake, &["snapshot", "--commit", "-q"]).code, 0);
+    let r = kco(
+        dir,
+        &fake,
+        &[
+            "apply",
+            "snapshots/prod",
+            "--at",
+            &merge,
+            "--yes",
+            "--backup-dir",
+            "bk",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.all());
+    let trailer = format!("Kco-Commit: {merge}");
+    let r = kco(
+        dir,
+        &fake,
+        &[
+            "snapshot",
+            "--commit",
+            "--record",
+            "apply",
+            "--trailer",
+            &trailer,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.all());
+    // The undo, and its record.
+    assert_eq!(kco(dir, &fake, &["undo", "bk", "--yes"]).code, 0);
+    let r = kco(dir, &fake, &["snapshot", "--commit", "--record", "undo"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+
+    let log = log_entries(dir, &fake, "orders");
+    let kinds: Vec<&str> = log.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["undo", "apply", "snapshot", "change", "snapshot"]);
+    // The undo put the cluster back: forward by 200, 103 and 106 records.
+    assert_eq!(
+        moves(&log[0]),
+        [
+            mv("orders/0", "forward", 200, "-"),
+            mv("orders/1", "forward", 103, "-"),
+            mv("orders/2", "forward", 106, "-"),
+        ]
+    );
+    // The apply rewound the cluster (not the file's 100): 200, 103 and 106 records.
+    assert_eq!(
+        moves(&log[1]),
+        [
+            mv("orders/0", "backward", 200, "reprocessing"),
+            mv("orders/1", "backward", 103, "reprocessing"),
+            mv("orders/2", "backward", 106, "reprocessing"),
+        ]
+    );
+    assert_eq!(log[1]["trailers"][0]["key"], "Kco-Apply");
+    assert_eq!(log[1]["trailers"][1]["value"], merge.as_str());
+    assert_eq!(log[1]["notes"], serde_json::json!([]));
+    // The merge, someone's change: its file moved orders/0 by 100 records.
+    assert_eq!(log[3]["summary"], "Merge pull request #7");
+    assert_eq!(
+        moves(&log[3]),
+        [mv("orders/0", "backward", 100, "reprocessing")]
+    );
+
+    let r = kco(dir, &fake, &["log", "orders"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].starts_with("orders (sink, cluster prod)  snapshots/prod/orders.yaml"));
+    let kinds: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
+        .map(|l| l.split_whitespace().nth(3).unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["undone", "applied", "observed", "change", "observed"]
+    );
+    assert!(
+        r.stdout
+            .contains("  undone    offsets of prod after an undo\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("orders/0: moved backward by 200 records: {\"kafka_offset\":1000} -> {\"kafka_offset\":800}  [REPROCESSING]"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// A record made right after someone's change (no observation before the apply) compares
+/// with that change's file: the log says so rather than pass it off as the cluster's movement.
+#[test]
+fn a_record_without_an_observation_before_it_says_what_it_compares_with() {
+    let t = repo();
+    let dir = t.path();
+    let fake = fake();
+    assert_eq!(kco(dir, &fake, &["snapshot", "--commit", "-q"]).code, 0);
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 700), (1, 900), (2, 900)]),
+    );
+    assert_eq!(kco(dir, &fake, &["snapshot", "-q", "orders"]).code, 0);
+    git(dir, &["commit", "-qam", "rewind by hand"]);
+    let change = git(dir, &["rev-parse", "HEAD"])[..12].to_string();
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 650), (1, 900), (2, 900)]),
+    );
+    let r = kco(
+        dir,
+        &fake,
+        &["snapshot", "--commit", "--record", "apply", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.all());
+    let log = log_entries(dir, &fake, "orders");
+    assert_eq!(log[0]["kind"], "apply");
+    assert_eq!(log[1]["kind"], "change");
+    assert_eq!(log[2]["kind"], "snapshot");
+    let note = log[0]["notes"][0].as_str().unwrap();
+    assert!(
+        note.starts_with(&format!(
+            "compared with the file of {change} (a change), not with the cluster before the apply"
+        )),
+        "{note}"
+    );
+    assert_eq!(log[1]["notes"], serde_json::json!([]));
+}
