@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::client::{Connect, ConnectorListing};
+use crate::engine::apply::plan::{Action, ConnectorPlan};
 use crate::engine::apply::ApplyPlan;
 use crate::engine::membership::identity;
 use crate::model::ConnectorType;
@@ -49,18 +50,17 @@ pub struct SharedGroups {
     pub unchecked: Vec<(String, String)>,
 }
 
-/// The sinks `plan` changes whose consumer group a sink of one of `others` uses, when that
+/// The sinks `plan` changes (or creates) whose consumer group a sink of one of `others` uses, when that
 /// cluster is on the same Kafka cluster (`kafka_cluster_id` of `GET /`) and is not the same
 /// Connect cluster under another name (`membership::identity`: the same connectors on the
 /// same workers). Nothing is read unless
 /// the plan changes a sink: then one listing of `own`, and `GET /` and a listing of each
 /// neighbour (at once).
 pub fn find(plan: &ApplyPlan, own: &Connect, others: &[Neighbour]) -> SharedGroups {
-    let changing: Vec<&str> = plan
+    let changing: Vec<&ConnectorPlan> = plan
         .connectors
         .iter()
-        .filter(|c| c.connector_type == Some(ConnectorType::Sink) && c.action.changes())
-        .map(|c| c.name.as_str())
+        .filter(|c| c.action.changes() && is_sink(c))
         .collect();
     if changing.is_empty() || others.is_empty() {
         return SharedGroups::default();
@@ -70,9 +70,14 @@ pub fn find(plan: &ApplyPlan, own: &Connect, others: &[Neighbour]) -> SharedGrou
     let empty = BTreeMap::new();
     let groups: BTreeMap<String, &str> = changing
         .iter()
-        .map(|name| {
-            let config = own_listing.get(*name).map_or(&empty, |l| &l.config);
-            (consumer_group(name, config), *name)
+        .map(|c| {
+            // A connector about to be created has the config of its file.
+            let config = match (own_listing.get(&c.name), &c.config) {
+                (Some(l), _) => &l.config,
+                (None, Some(created)) => &created.0,
+                (None, None) => &empty,
+            };
+            (consumer_group(&c.name, config), c.name.as_str())
         })
         .collect();
     let looks = super::parallel::map(others, others.len(), |n| look(plan, n));
@@ -106,6 +111,21 @@ pub fn find(plan: &ApplyPlan, own: &Connect, others: &[Neighbour]) -> SharedGrou
         .shared
         .sort_by(|a, b| (&a.connector, &a.other_cluster).cmp(&(&b.connector, &b.other_cluster)));
     found
+}
+
+/// A sink as Connect lists it, or one about to be created whose offsets are all sink
+/// partitions (topic and partition).
+fn is_sink(c: &ConnectorPlan) -> bool {
+    match c.connector_type {
+        Some(t) => t == ConnectorType::Sink,
+        None => {
+            matches!(c.action, Action::Create { .. })
+                && !c.wanted.is_empty()
+                && c.wanted
+                    .iter()
+                    .all(|e| crate::model::sink_partition(&e.partition).is_some())
+        }
+    }
 }
 
 enum Look {

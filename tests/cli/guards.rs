@@ -326,3 +326,47 @@ fn at_lists_the_times_it_takes_and_that_a_date_alone_is_midnight_utc() {
         }
     }
 }
+
+#[test]
+fn creating_a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let a = connect("k1", &["orders"]);
+    let b = FakeConnect::builder()
+        .kafka_cluster_id("k1")
+        .version("4.1.0")
+        .start();
+    config(t.path(), &[("a", &a.url()), ("b", &b.url())]);
+    let config: std::collections::BTreeMap<String, String> = [
+        ("connector.class", SINK),
+        ("name", "orders"),
+        ("topics", "t"),
+        ("file", "/tmp/x"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    SnapshotFile::sink("orders", offsets(5))
+        .class(SINK)
+        .cluster("b")
+        .config(Some(config))
+        .write_in(&t.path().join("snapshots/b"));
+    let (code, out) = kco(
+        t.path(),
+        &[
+            "--cluster",
+            "b",
+            "apply",
+            "snapshots/b",
+            "--create",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "`orders` on cluster `b` and `orders` on cluster `a`: consumer group `connect-orders`"
+        ),
+        "{out}"
+    );
+    assert_eq!(b.state("orders"), None, "not created");
+}
