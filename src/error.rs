@@ -97,6 +97,36 @@ pub enum Error {
         target: String,
     },
 
+    /// A worker given with `--url` (or KCO_URL, `origin`) for a cluster of kco.yaml that is
+    /// not one of that cluster's workers (`engine::membership`).
+    #[error("{url} ({origin}) is not a worker of cluster `{cluster}`: {why}")]
+    WorkerOfOtherCluster {
+        url: String,
+        origin: String,
+        cluster: String,
+        why: String,
+    },
+
+    /// Sinks about to change whose consumer group a sink of another Connect cluster on the
+    /// same Kafka cluster uses (`engine::shared_group`); each line names both.
+    #[error("{} on cluster `{cluster}` {} a consumer group with a sink of another Connect cluster on the same Kafka cluster; nothing was changed:\n{}", crate::text::count(.shared.len(), "sink"), if .shared.len() == 1 { "shares" } else { "share" }, .shared.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))]
+    SharedGroup {
+        cluster: String,
+        shared: Vec<String>,
+        /// The `--allow-shared-group` flags that would let them through.
+        allow: String,
+    },
+
+    /// `kco undo` of a backup taken from another worker than the one `--url` names.
+    #[error("the backup {} was taken from {backup_url} (cluster `{cluster}`), not from {given} ({origin})", dir.display())]
+    BackupOfOtherWorker {
+        dir: PathBuf,
+        cluster: String,
+        backup_url: String,
+        given: String,
+        origin: String,
+    },
+
     /// `kco undo` was given a directory that is not a kco backup.
     #[error("{} is not a kco backup: {why}", dir.display())]
     NotABackup { dir: PathBuf, why: String },
@@ -149,6 +179,7 @@ pub enum ErrorKind {
     InProgress,
     OtherCluster,
     NotABackup,
+    SharedGroup,
     NoMatch,
     Usage,
     Other,
@@ -175,6 +206,9 @@ impl Error {
             Error::InProgress { .. } => ErrorKind::InProgress,
             Error::OtherCluster { .. } => ErrorKind::OtherCluster,
             Error::NotABackup { .. } | Error::BackupOfOtherCluster { .. } => ErrorKind::NotABackup,
+            Error::WorkerOfOtherCluster { .. } => ErrorKind::OtherCluster,
+            Error::BackupOfOtherWorker { .. } => ErrorKind::NotABackup,
+            Error::SharedGroup { .. } => ErrorKind::SharedGroup,
             Error::NoMatch { .. } => ErrorKind::NoMatch,
             Error::Usage(_) => ErrorKind::Usage,
             Error::NoGitIdentity { .. } | Error::Other(_) => ErrorKind::Other,
@@ -197,6 +231,7 @@ impl Error {
             | ErrorKind::InProgress
             | ErrorKind::OtherCluster
             | ErrorKind::NotABackup
+            | ErrorKind::SharedGroup
             | ErrorKind::NoMatch
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
@@ -234,6 +269,17 @@ impl Error {
             ),
             Error::BackupOfOtherCluster { backup_cluster, .. } => Some(format!(
                 "undo puts a backup back on its own cluster: drop --cluster (or pass --cluster {backup_cluster})"
+            )),
+            Error::SharedGroup { allow, .. } => Some(format!(
+                "changing one sink's offsets changes the other's: give one its own group (`consumer.override.group.id` in its config), or pass {allow} to change them anyway"
+            )),
+            Error::BackupOfOtherWorker { backup_url, origin, .. } => Some(format!(
+                "undo puts a backup back on the worker it was taken from: leave out {origin}, or pass --url {backup_url}"
+            )),
+            Error::WorkerOfOtherCluster {
+                origin, cluster, ..
+            } => Some(format!(
+                "leave out {origin} to use the workers kco.yaml gives cluster `{cluster}`, or name the cluster this worker belongs to"
             )),
             Error::Config(e) => e.hint.clone(),
             Error::NoGitIdentity { .. } => Some(

@@ -21,8 +21,11 @@ cluster than the one applied to needs that cluster named with --cluster.\n\n\
 Exit codes: 0 everything converged (or no changes); 1 invalid files, a plan error, refusal, or a \
 connector that did not converge.\n\n\
 Point in time: --at REV|TIME takes every file as it was at a git revision (HEAD~3, a tag, a \
-branch) or at a time (\"2026-11-29 02:00\", UTC unless a zone is given: the last commit at or before it \
-on the current branch), without touching the working tree. --changed-since REV applies only the \
+branch, a commit id) or at a time: the last commit at or before it on the current branch \
+(first-parent history, committer time). A time is YYYY-MM-DD (a date alone means 00:00 UTC), \
+YYYY-MM-DD HH:MM or YYYY-MM-DD HH:MM:SS (T in place of the space also works), in UTC unless a \
+zone follows the time: Z, UTC, +HH:MM or -HHMM (\"2026-11-29 02:00+01:00\"). Anything that \
+parses as a time is a time. The working tree is not touched. --changed-since REV applies only the \
 files whose offsets differ between REV and the working tree. --fail-on refuses, before any change, \
 a plan that would rewind (reprocessing), skip ahead (data-loss) or remove (reset) a partition's offset.\n\n\
 Offsets that do not fit their connector class's shape (`kco schema --shapes`: an unknown key, a \
@@ -46,7 +49,8 @@ pub struct Args {
     /// State for connectors made by --create [default: the state recorded in the file]
     #[arg(long, value_enum, requires = "create")]
     pub create_state: Option<StateArg>,
-    /// Take the files as they were at a git revision or time (the working tree is not touched)
+    /// Take the files as they were at a git revision or a time (YYYY-MM-DD[ HH:MM[:SS]][zone],
+    /// UTC unless a zone is given; a date alone is 00:00 UTC); the working tree is not touched
     #[arg(long, value_name = "REV|TIME", conflicts_with = "changed_since")]
     pub at: Option<String>,
     /// Apply only the files whose offsets changed between this git revision and the working tree

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
 use crate::client::layers::{RetryPolicy, Retrying, TraceSink, Traced};
-use crate::client::{Connect, HttpTransport};
-use crate::config::{ClusterTarget, Config, ConfigError};
+use crate::client::{Connect, HttpTransport, ServerInfo};
+use crate::config::{ClusterTarget, Config, ConfigError, Sources};
+use crate::engine::membership::{self, same_url, Membership};
 use crate::engine::operation::StateDir;
 use crate::error::{Error, Result};
 
@@ -72,7 +73,15 @@ impl Context {
         let env = |k: &str| std::env::var(k).ok();
         Ok(self
             .config
-            .resolve(cluster, self.global.url.as_deref(), &env)?)
+            .resolve_from(cluster, self.global.url.as_deref(), &env, self.sources())?)
+    }
+
+    /// Where `--cluster` and `--url` came from (the flags or KCO_CLUSTER and KCO_URL).
+    pub fn sources(&self) -> Sources {
+        Sources {
+            cluster: self.global.cluster_from.name("--cluster", "KCO_CLUSTER"),
+            url: self.global.url_from.name("--url", "KCO_URL"),
+        }
     }
 
     /// A retrying client for a cluster. A cluster whose workers cannot be reached at all, or
@@ -90,15 +99,83 @@ impl Context {
             HttpTransport::new(target.http.clone())
                 .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?,
         );
-        match self.stack(http.clone(), RetryPolicy::none()).server_info() {
+        let once = self.stack(http.clone(), RetryPolicy::none());
+        match once.server_info() {
             Err(e) if e.is_unreachable() || e.is_auth_refused() || e.is_not_connect() => {
-                Err(Error::client(e.first_contact(), e))
+                Err(Error::client(self.naming_kco_url(e.first_contact()), e))
             }
-            Ok(info) => Ok(self
-                .stack(http, RetryPolicy::default())
-                .with_first_info(info)),
+            Ok(info) => {
+                self.check_given_url(target, &once, &info)?;
+                Ok(self
+                    .stack(http, RetryPolicy::default())
+                    .with_first_info(info))
+            }
             Err(_) => Ok(self.stack(http, RetryPolicy::default())),
         }
+    }
+
+    /// `what` went wrong with the URL, naming KCO_URL when that is where it came from.
+    fn naming_kco_url(&self, what: &str) -> String {
+        match (&self.global.url, self.global.url_from) {
+            (Some(_), super::Origin::Env) => format!("{what} (the URL from KCO_URL)"),
+            _ => what.to_string(),
+        }
+    }
+
+    /// A worker given with `--url` (or KCO_URL) for a cluster that kco.yaml configures must
+    /// be one of that cluster's: the same Kafka cluster and the same Connect group
+    /// (`engine::membership`). A URL kco.yaml lists for the cluster passes at once; otherwise
+    /// each configured worker is asked `GET /` (at once), and one of them and the given
+    /// worker `GET /connectors`. When none answers, a warning says the check was not made.
+    fn check_given_url(
+        &self,
+        target: &ClusterTarget,
+        given: &Connect,
+        info: &ServerInfo,
+    ) -> Result<()> {
+        if self.global.url.is_none() {
+            return Ok(());
+        }
+        let env = |k: &str| std::env::var(k).ok();
+        let Ok(configured) = self.config.resolve(Some(&target.name), None, &env) else {
+            return Ok(());
+        };
+        let listed = |u: &String| configured.http.urls.iter().any(|c| same_url(c, u));
+        if target.http.urls.iter().any(listed) {
+            return Ok(());
+        }
+        let mut workers = Vec::new();
+        for u in &configured.http.urls {
+            let mut one = configured.clone();
+            one.http.urls = vec![u.clone()];
+            workers.push(self.client_once(&one)?);
+        }
+        let url = given.endpoint();
+        let origin = self.sources().url;
+        match membership::check(given, info, &target.name, &workers) {
+            Membership::Belongs => Ok(()),
+            Membership::Unchecked(why) => {
+                self.printer.warn(&format!(
+                    "cannot check that {url} ({origin}) is a worker of cluster `{}`: {why}",
+                    target.name
+                ));
+                Ok(())
+            }
+            Membership::Foreign(why) => Err(Error::WorkerOfOtherCluster {
+                url,
+                origin: origin.into(),
+                cluster: target.name.clone(),
+                why,
+            }),
+        }
+    }
+
+    /// A client for `target` that tries each request once (a look at a cluster that must not
+    /// wait out the retry deadline).
+    pub fn client_once(&self, target: &ClusterTarget) -> Result<Connect> {
+        let http = HttpTransport::new(target.http.clone())
+            .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
+        Ok(self.stack(Arc::new(http), RetryPolicy::none()))
     }
 
     /// The layers over the HTTP transport: retries, and a trace of each attempt with -v.

@@ -18,7 +18,8 @@ Exit codes: 0 success (--check: every file canonical and sealed), 1 any invalid 
 kco fmt --check"
 )]
 pub struct Args {
-    /// Files or directories [default: the snapshots directory]
+    /// Files or directories [default: every file of the snapshots directory, which kco names
+    /// before it starts]
     pub paths: Vec<PathBuf>,
     /// Change nothing; fail if any file is not canonical or not sealed
     #[arg(long)]
@@ -36,8 +37,21 @@ pub(super) fn paths_or_default(paths: &[PathBuf], ctx: &Context) -> Vec<PathBuf>
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let paths = paths_or_default(&args.paths, ctx);
-    let report = fmt(&paths, args.check, crate::shapes::registry())?;
     let p = &ctx.printer;
+    if args.paths.is_empty() && !p.is_structured() {
+        // Re-sealing accepts every hand edit: say where, when no path said it.
+        let dir = ctx.display_path(&paths[0]);
+        let (doing, verb) = if args.check {
+            ("checking", "check")
+        } else {
+            ("formatting and re-sealing", "format")
+        };
+        p.status(&format!(
+            "No path given: {doing} every file of {}/ (name files or directories to {verb} only those).",
+            dir.trim_end_matches('/')
+        ));
+    }
+    let report = fmt(&paths, args.check, crate::shapes::registry())?;
     if p.is_structured() {
         p.structured(&report);
     } else {
@@ -86,8 +100,17 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             super::words::count(formatted, "file")
         )
     } else {
+        let resealed = report
+            .files
+            .iter()
+            .filter(|f| f.outcome == FmtOutcome::Formatted && f.resealed)
+            .count();
+        let sealed = match resealed {
+            0 => String::new(),
+            n => format!(" ({} re-sealed)", super::words::count(n, "checksum")),
+        };
         format!(
-            "{} formatted, {unchanged} unchanged, {invalid} invalid",
+            "{} formatted{sealed}, {unchanged} unchanged, {invalid} invalid",
             super::words::count(formatted, "file")
         )
     });

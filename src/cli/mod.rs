@@ -29,6 +29,7 @@ mod reference;
 mod report_error;
 mod reset;
 mod schema;
+mod shared_group;
 mod show;
 mod snapshot;
 mod undo;
@@ -92,6 +93,45 @@ pub struct GlobalArgs {
     /// Print more detail (each REST call's outcome)
     #[arg(long, short = 'v', global = true)]
     pub verbose: bool,
+    /// Where `cluster` came from: the flag or KCO_CLUSTER (named in the errors it causes).
+    #[arg(skip)]
+    pub cluster_from: Origin,
+    /// Where `url` came from: the flag or KCO_URL.
+    #[arg(skip)]
+    pub url_from: Origin,
+}
+
+/// Where a global setting came from, so that an error it causes names it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Origin {
+    #[default]
+    Flag,
+    Env,
+}
+
+impl Origin {
+    /// The flag or the variable, as an error names it.
+    pub fn name(self, flag: &'static str, var: &'static str) -> &'static str {
+        match self {
+            Origin::Flag => flag,
+            Origin::Env => var,
+        }
+    }
+
+    /// Where `id` got its value in `matches` (a global argument: the deepest subcommand that
+    /// saw it).
+    fn of(matches: &clap::ArgMatches, id: &str) -> Origin {
+        let mut m = matches;
+        let mut source = m.value_source(id);
+        while let Some((_, sub)) = m.subcommand() {
+            m = sub;
+            source = m.value_source(id).or(source);
+        }
+        match source {
+            Some(clap::parser::ValueSource::EnvVariable) => Origin::Env,
+            _ => Origin::Flag,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -211,8 +251,16 @@ fn exit(printer: &Printer, result: crate::error::Result<u8>) -> ExitCode {
 
 /// Parses the process arguments; a usage error exits 1 (2 is `diff`'s "differences").
 pub fn parse() -> Cli {
-    match Cli::try_parse() {
-        Ok(cli) => cli,
+    use clap::{CommandFactory, FromArgMatches};
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    match parsed {
+        Ok((mut cli, m)) => {
+            cli.global.cluster_from = Origin::of(&m, "cluster");
+            cli.global.url_from = Origin::of(&m, "url");
+            cli
+        }
         Err(e) => {
             let _ = e.print();
             let code = if e.use_stderr() { EXIT_ERROR as i32 } else { 0 };

@@ -50,6 +50,10 @@ pub struct ChangeArgs {
     /// How many connectors change at once (each transaction mostly waits on the worker)
     #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_CHANGES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub parallel: usize,
+    /// Change this sink even though a sink of another cluster in kco.yaml, on the same Kafka
+    /// cluster, uses its consumer group (a connector name; repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub allow_shared_group: Vec<String>,
 }
 
 /// What one command asks of the operation, beyond its flags.
@@ -115,7 +119,14 @@ pub fn drive(
     if let Some(r) = op.recovered() {
         p.status(render_recovery(ctx, r).trim_end());
     }
-    let plan = super::apply_mirror::plan(ctx, target, &op, wants, &req.plan, req.translate)?;
+    let mut plan = super::apply_mirror::plan(ctx, target, &op, wants, &req.plan, req.translate)?;
+    super::shared_group::guard(
+        ctx,
+        target,
+        op.client(),
+        &mut plan,
+        &args.allow_shared_group,
+    )?;
     if !p.is_structured() {
         if let Some(source) = req.source {
             super::apply_git::print_source(p, source);

@@ -19,14 +19,18 @@ use crate::model::{ConnectorState, ConnectorType, OffsetEntry};
 #[derive(Debug, clap::Args)]
 #[command(
     after_long_help = "Reads the file only (no cluster). With --at, from git: a revision \
-(HEAD~3, a tag, a branch, a commit) or a time (\"2026-11-29 02:00\", UTC unless a zone is given: \
-the last commit at or before it on the current branch).\n\n\
+(HEAD~3, a tag, a branch, a commit id) or a time: the last commit at or before it on the current \
+branch (first-parent history, committer time). A time is YYYY-MM-DD (a date alone means 00:00 \
+UTC), YYYY-MM-DD HH:MM or YYYY-MM-DD HH:MM:SS (T in place of the space also works), in UTC \
+unless a zone follows the time: Z, UTC, +HH:MM or -HHMM (\"2026-11-29 02:00+01:00\"). Anything \
+that parses as a time is a time.\n\n\
 Examples:\n  kco show orders-sink\n  kco show orders-sink --at \"2026-11-29 02:00\"\n  kco show orders-sink --at v1.4 --output json"
 )]
 pub struct Args {
     /// The connector
     pub name: String,
-    /// A git revision or time [default: the working tree]
+    /// A git revision or a time (YYYY-MM-DD[ HH:MM[:SS]][zone], UTC unless a zone is given; a
+    /// date alone is 00:00 UTC) [default: the working tree]
     #[arg(long, value_name = "REV|TIME")]
     pub at: Option<String>,
     /// Snapshots directory [default: from kco.yaml, else snapshots/]

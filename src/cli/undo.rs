@@ -8,6 +8,7 @@ use super::apply_render::Verb;
 use super::operate::{drive, ChangeArgs, Request};
 use super::Context;
 use crate::engine::apply::{self, backup, CheckOptions, TargetCluster};
+use crate::engine::membership::same_url;
 use crate::engine::shape_gate::AllowUnknownShape;
 use crate::error::{Error, Result};
 
@@ -16,9 +17,12 @@ use crate::error::{Error, Result};
 #[command(
     after_long_help = "BACKUP is a directory that an apply, reset or undo wrote and printed (under \
 <state dir>/backups/); its kco-backup.json names the cluster it was taken from, and the undo goes \
-to that cluster (a different --cluster is refused). The offsets of the connectors the operation \
+to that cluster (a different --cluster is refused), through the worker it was taken from (a \
+--url that names another worker is refused). The offsets of the connectors the operation \
 changed are put back exactly, and the connectors it created are stopped, emptied of offsets and \
-deleted. Plan first; nothing changes without --yes (or a yes on the terminal).\n\n\
+deleted. Plan first; nothing changes without --yes (or a yes on the terminal). --fail-on refuses, \
+before any change, an undo that would rewind (reprocessing), skip ahead (data-loss) or remove \
+(reset) a partition's offset.\n\n\
 Exit codes: 0 everything undone (or nothing to undo); 1 otherwise.\n\n\
 Examples:\n  kco undo .kco/backups/20240131T120000Z/prod --dry-run\n  \
 kco undo .kco/backups/20240131T120000Z/prod --yes"
@@ -30,6 +34,9 @@ pub struct Args {
     /// name or glob; repeatable)
     #[arg(long, value_name = "NAME")]
     pub allow_unknown_shape: Vec<String>,
+    /// Refuse the whole undo, before any change, if its plan has these risks (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub fail_on: Vec<super::apply::RefuseArg>,
     #[command(flatten)]
     pub change: ChangeArgs,
 }
@@ -64,7 +71,25 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             marker.url
         )));
     }
-    let target = ctx.target_named(Some(&marker.cluster))?;
+    let mut target = ctx.target_named(Some(&marker.cluster))?;
+    if !target.http.urls.iter().any(|u| same_url(u, &marker.url)) {
+        if ctx.global.url.is_some() {
+            return Err(Error::BackupOfOtherWorker {
+                dir: shown,
+                cluster: marker.cluster,
+                backup_url: marker.url,
+                given: target.http.urls.join(","),
+                origin: ctx.sources().url.into(),
+            });
+        }
+        // Taken with --url from a worker kco.yaml does not list for the cluster: the offsets
+        // go back where they were changed.
+        ctx.printer.status(&format!(
+            "The backup was taken from {}, which kco.yaml does not list for cluster `{}`: the undo goes to that worker.",
+            marker.url, marker.cluster
+        ));
+        target.http.urls = vec![marker.url.clone()];
+    }
     let env = |k: &str| std::env::var(k).ok();
     let check = CheckOptions {
         as_name: None,
@@ -76,6 +101,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         allow_unknown_shape: AllowUnknownShape::new(&args.allow_unknown_shape)?,
     };
     let wants = apply::check(std::slice::from_ref(&dir), &check, &env)?;
-    let request = Request::exact(Verb::Undo, &args.change);
+    let mut request = Request::exact(Verb::Undo, &args.change);
+    request.refuse = args.fail_on.into_iter().map(Into::into).collect();
     drive(ctx, &target, &wants, &args.change, &request)
 }

@@ -37,6 +37,10 @@ pub struct ConnectorStatus {
     pub tasks: Vec<TaskStatus>,
     pub connector_type: Option<ConnectorType>,
     pub trace: Option<String>,
+    /// The worker that runs the connector (`host:port`), as its Connect group's status
+    /// topic says: the same from every worker of the group.
+    #[serde(skip)]
+    pub worker_id: Option<String>,
 }
 
 impl ConnectorStatus {
@@ -70,6 +74,8 @@ impl ConnectorStatus {
             state: String,
             #[serde(default)]
             trace: Option<String>,
+            #[serde(default)]
+            worker_id: Option<String>,
         }
         let raw: Raw = serde_json::from_value(v.clone()).ok()?;
         Some(ConnectorStatus {
@@ -79,6 +85,7 @@ impl ConnectorStatus {
             tasks: raw.tasks,
             connector_type: raw.kind.as_deref().and_then(parse_type),
             trace: raw.connector.trace,
+            worker_id: raw.connector.worker_id,
         })
     }
 }

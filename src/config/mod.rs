@@ -56,6 +56,24 @@ pub enum LockSetting {
     Remote(String),
 }
 
+/// Where the cluster name and the URL given to [`Config::resolve_from`] came from, as their
+/// errors name them.
+#[derive(Debug, Clone, Copy)]
+pub struct Sources {
+    /// `--cluster` or `KCO_CLUSTER`.
+    pub cluster: &'static str,
+    /// `--url` or `KCO_URL`.
+    pub url: &'static str,
+}
+
+impl Sources {
+    /// Both from their flags.
+    pub const FLAGS: Sources = Sources {
+        cluster: "--cluster",
+        url: "--url",
+    };
+}
+
 /// One cluster, resolved: its name and how to reach it.
 #[derive(Debug, Clone)]
 pub struct ClusterTarget {
@@ -230,11 +248,23 @@ impl Config {
         url: Option<&str>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<ClusterTarget, ConfigError> {
-        let mut target = self.resolve_raw(cluster, url, env)?;
+        self.resolve_from(cluster, url, env, Sources::FLAGS)
+    }
+
+    /// [`Config::resolve`], with the errors that `cluster` or `url` cause naming where they
+    /// came from (`--cluster` or KCO_CLUSTER, `--url` or KCO_URL).
+    pub fn resolve_from(
+        &self,
+        cluster: Option<&str>,
+        url: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+        from: Sources,
+    ) -> Result<ClusterTarget, ConfigError> {
+        let mut target = self.resolve_raw(cluster, url, env, from)?;
         target.http.move_url_credentials().map_err(|e| match url {
             // The URL came from the command line: the flag is to blame, not kco.yaml.
             Some(_) => ConfigError {
-                path: PathBuf::from("--url"),
+                path: PathBuf::from(from.url),
                 line: None,
                 message: e.to_string(),
                 hint: None,
@@ -255,6 +285,7 @@ impl Config {
         cluster: Option<&str>,
         url: Option<&str>,
         env: &dyn Fn(&str) -> Option<String>,
+        from: Sources,
     ) -> Result<ClusterTarget, ConfigError> {
         if let Some(url) = url {
             let name = cluster.unwrap_or("default").to_string();
@@ -275,7 +306,7 @@ impl Config {
                     http: self.cluster_options(&name, raw, env)?,
                     name,
                 }),
-                None => Err(self.unknown_cluster(&name, cluster.is_some())),
+                None => Err(self.unknown_cluster(&name, cluster.map(|_| from.cluster))),
             },
             None if self.raw.clusters.len() > 1 => {
                 let names = self.cluster_names();
@@ -334,19 +365,20 @@ impl Config {
         text.lines().position(|l| l.contains(value)).map(|i| i + 1)
     }
 
-    /// A cluster name kco.yaml does not configure: blamed on `--cluster` when it came from
-    /// there, else on the `defaultCluster:` line; the closest configured name as a hint.
-    fn unknown_cluster(&self, name: &str, from_flag: bool) -> ConfigError {
+    /// A cluster name kco.yaml does not configure: blamed on `--cluster` (or KCO_CLUSTER,
+    /// `named_by`) when it came from there, else on the `defaultCluster:` line; the closest
+    /// configured name as a hint.
+    fn unknown_cluster(&self, name: &str, named_by: Option<&str>) -> ConfigError {
         let known = self.cluster_names();
         let listed = if known.is_empty() {
             "none".to_string()
         } else {
             known.join(", ")
         };
-        let mut e = if from_flag {
+        let mut e = if let Some(by) = named_by {
             let mut e = self.err(
                 "clusters",
-                format!("no cluster `{name}` (--cluster) in the config (known: {listed})"),
+                format!("no cluster `{name}` ({by}) in the config (known: {listed})"),
             );
             e.line = None;
             e

@@ -149,7 +149,10 @@ pub fn import_body(
         .check(path, &rendered)
         .into_iter()
         .map(|p| {
-            let index = p.line.and_then(|l| item_lines.iter().position(|&i| i == l));
+            // The item holding the line (a problem may point inside it, at a value).
+            let index = p
+                .line
+                .and_then(|l| item_lines.iter().rposition(|&i| i <= l));
             let line = index.and_then(|i| lines.get(i).copied());
             problem(p.kind, line, p.message)
         })

@@ -9,7 +9,7 @@ use crate::support::fakes::sink_s;
 use crate::support::run::{wait_until, Kco};
 
 /// A project: kco.yaml with clusters `a` and `b` (the default), each a fake with sink `s`
-/// at 100, and `snapshots/a/s.yaml` at 5, captured on `a`.
+/// at 100 (on Kafka clusters of their own), and `snapshots/a/s.yaml` at 5, captured on `a`.
 struct Project {
     dir: tempfile::TempDir,
     a: FakeConnect,
@@ -18,8 +18,10 @@ struct Project {
 
 fn project() -> Project {
     let dir = tempfile::tempdir().unwrap();
-    let a = sink_s(State::Running).start();
-    let b = sink_s(State::Running).start();
+    // Two Kafka clusters: on one, sink `s` of both would share its consumer group, which
+    // every change refuses (tests/cli/guards.rs).
+    let a = sink_s(State::Running).kafka_cluster_id("kafka-a").start();
+    let b = sink_s(State::Running).kafka_cluster_id("kafka-b").start();
     std::fs::write(
         dir.path().join("kco.yaml"),
         format!(
@@ -104,7 +106,14 @@ fn undo_takes_only_a_kco_backup_and_puts_it_back_on_its_own_cluster() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Plan for cluster a"), "{out}");
     assert_eq!(p.a.offsets("s"), offsets(100));
-    assert!(p.b.requests().is_empty(), "{:?}", p.b.requests());
+    // b is only asked which Kafka cluster it is on (the look for a sink sharing the group).
+    assert!(
+        p.b.requests()
+            .iter()
+            .all(|r| r.method == "GET" && r.path == "/"),
+        "{:?}",
+        p.b.requests()
+    );
 }
 
 #[test]

@@ -17,6 +17,7 @@ mod fmt;
 mod getting_started;
 mod global_flags;
 mod guarded;
+mod guards;
 mod history;
 mod history_apply;
 mod interchange;

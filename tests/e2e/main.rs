@@ -9,6 +9,7 @@ mod crash;
 mod diff;
 mod dr;
 mod gateway;
+mod guards;
 mod harness;
 mod history;
 mod kco_steps;

@@ -319,8 +319,9 @@ impl OffsetsFile {
             }
             match self.metadata.connector_type {
                 ConnectorType::Sink => {
-                    for m in sink_shape_problems(e) {
-                        add(ProblemKind::Invalid, line_of(i), m);
+                    for (section, key, m) in sink_shape_problems(e) {
+                        let line = value_line(text, i, section, key).or_else(|| line_of(i));
+                        add(ProblemKind::Invalid, line, m);
                     }
                 }
                 ConnectorType::Source => {
@@ -329,7 +330,7 @@ impl OffsetsFile {
                             if v.is_object() || v.is_array() {
                                 add(
                                     ProblemKind::Invalid,
-                                    line_of(i),
+                                    value_line(text, i, what, k.to_string()).or_else(|| line_of(i)),
                                     format!("source {what} value `{k}` must be a string, number, boolean or null"),
                                 );
                             }
@@ -447,31 +448,72 @@ fn header_problem(
     }
 }
 
-fn sink_shape_problems(e: &OffsetEntry) -> Vec<String> {
+/// What is wrong with a sink entry's shape: the section (`partition` or `offset`), the key
+/// at fault, and the message.
+fn sink_shape_problems(e: &OffsetEntry) -> Vec<(&'static str, String, String)> {
     let mut out = Vec::new();
+    let mut add = |section, key: &str, m: String| out.push((section, key.to_string(), m));
     match e.partition.get("kafka_topic") {
         Some(Value::String(s)) if !s.is_empty() => {}
-        _ => out.push("sink partition needs `kafka_topic`, a non-empty string".into()),
+        _ => add(
+            "partition",
+            "kafka_topic",
+            "sink partition needs `kafka_topic`, a non-empty string".into(),
+        ),
     }
     match e.partition.get("kafka_partition").and_then(Value::as_i64) {
         Some(p) if p >= 0 => {}
-        _ => out.push("sink partition needs `kafka_partition`, an integer >= 0".into()),
+        _ => add(
+            "partition",
+            "kafka_partition",
+            "sink partition needs `kafka_partition`, an integer >= 0".into(),
+        ),
     }
     for k in e.partition.keys() {
         if k != "kafka_topic" && k != "kafka_partition" {
-            out.push(format!("unexpected key `{k}` in a sink partition"));
+            add(
+                "partition",
+                k,
+                format!("unexpected key `{k}` in a sink partition"),
+            );
         }
     }
     match e.offset.get("kafka_offset").and_then(Value::as_i64) {
         Some(o) if o >= 0 => {}
-        _ => out.push("sink offset needs `kafka_offset`, an integer >= 0".into()),
+        _ => add(
+            "offset",
+            "kafka_offset",
+            "sink offset needs `kafka_offset`, an integer >= 0".into(),
+        ),
     }
     for k in e.offset.keys() {
         if k != "kafka_offset" {
-            out.push(format!("unexpected key `{k}` in a sink offset"));
+            add(
+                "offset",
+                k,
+                format!("unexpected key `{k}` in a sink offset"),
+            );
         }
     }
     out
+}
+
+/// The 1-based line of the value of `key` in `section` of offsets item `index`: the key's own
+/// line when the value is on it, else the first line of the value below it (a block
+/// sequence or map); the section's line when the key is missing.
+fn value_line(text: &str, index: usize, section: &str, key: String) -> Option<usize> {
+    let line = entry_line(text, index, section, Some(&key))?;
+    let own = text.lines().nth(line - 1)?;
+    let has_value = own.contains(&format!("{key}:")) && !own.trim_end().ends_with(':');
+    if has_value || !own.contains(&format!("{key}:")) {
+        return Some(line);
+    }
+    let below = text
+        .lines()
+        .enumerate()
+        .skip(line)
+        .find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    Some(below.map_or(line, |(i, _)| i + 1))
 }
 
 #[cfg(test)]

@@ -77,13 +77,46 @@ fn duplicate_and_bad_sink_shapes_point_at_the_item() {
         .find(|p| p.message.contains("kafka_offset"))
         .unwrap();
     let line = neg.line.unwrap();
-    assert!(
-        text.lines()
-            .nth(line - 1)
-            .unwrap()
-            .trim_start()
-            .starts_with("- "),
-        "{text}\n{line}"
+    assert_eq!(
+        text.lines().nth(line - 1).unwrap().trim_start(),
+        "kafka_offset: -1",
+        "the value's line: {text}\n{line}"
+    );
+}
+
+#[test]
+fn a_wrong_typed_value_is_pointed_at_on_its_own_line() {
+    let text = "apiVersion: kco/v1\nkind: ConnectorOffsets\nmetadata:\n  name: x\n  cluster: a\n  type: sink\noffsets:\n  - partition:\n      kafka_topic: t\n      kafka_partition: 0\n    offset:\n      kafka_offset: abc\n  - partition:\n      kafka_topic: t\n      kafka_partition: 1\n    offset:\n      kafka_offset:\n        - 1\n  - partition:\n      kafka_topic: t\n      kafka_partition: \"2\"\n      extra: 1\n    offset:\n      kafka_offset: 3\nchecksum: sha256:00\n";
+    let f = OffsetsFile::parse(Path::new("x.yaml"), text).unwrap();
+    let lines: Vec<(usize, String)> = f
+        .check(Path::new("x.yaml"), text)
+        .into_iter()
+        .filter(|p| !p.message.contains("checksum"))
+        .map(|p| (p.line.unwrap(), p.message))
+        .collect();
+    let at = |n: usize| text.lines().nth(n - 1).unwrap().trim().to_string();
+    let shown: Vec<(String, &str)> = lines
+        .iter()
+        .map(|(n, m)| (at(*n), m.split(',').next().unwrap()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                "kafka_offset: abc".to_string(),
+                "sink offset needs `kafka_offset`"
+            ),
+            ("- 1".to_string(), "sink offset needs `kafka_offset`"),
+            (
+                "kafka_partition: \"2\"".to_string(),
+                "sink partition needs `kafka_partition`"
+            ),
+            (
+                "extra: 1".to_string(),
+                "unexpected key `extra` in a sink partition"
+            ),
+        ],
+        "{lines:?}"
     );
 }
 

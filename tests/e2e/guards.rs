@@ -1,0 +1,116 @@
+//! The guards on the real test bed, where clusters a and b are two Connect groups on one
+//! Kafka cluster: a `--url` of cluster b's worker given for cluster a is refused (the Kafka
+//! cluster id is the same, the Connect group is not), a worker of cluster a that kco.yaml
+//! does not list passes, and a sink with the same name on a and b (one consumer group,
+//! `connect-<name>`) is not changed without `--allow-shared-group`.
+
+use crate::harness::{
+    file_sink_config, file_source_config, kco, kco_with_env, output_parts, temp_dir, testbed,
+    unique_name, write_lines, FILE_SINK,
+};
+use crate::kco_steps::kco_dir;
+use crate::support::data::{sink_offsets, SnapshotFile};
+
+#[test]
+fn a_url_of_cluster_b_given_for_cluster_a_is_refused() {
+    let Some(tb) = testbed() else { return };
+    let dir = kco_dir(&tb);
+    // Something on b, so that its Connect group shows (two empty groups look alike).
+    let input = dir.path().join("in.txt");
+    write_lines(&input, &["x".to_string()]);
+    let name = unique_name("kco-e2e-guard-url");
+    let _on_b = tb.b().create_in_state(
+        &name,
+        file_source_config(&input, &unique_name("kco-e2e-guard-url")),
+        "STOPPED",
+    );
+    let (code, out, err) = output_parts(&kco(
+        &["--url", &tb.b_url, "--cluster", "a", "ls"],
+        dir.path(),
+    ));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "error: {} (--url) is not a worker of cluster `a`: it is on the same Kafka cluster but in another Connect group than cluster `a`",
+            tb.b_url
+        )),
+        "{err}"
+    );
+    let (code, out, err) = output_parts(&kco_with_env(
+        &["--cluster", "a", "snapshot"],
+        dir.path(),
+        &[("KCO_URL", tb.b_url.as_str())],
+    ));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains(&format!("{} (KCO_URL)", tb.b_url)), "{err}");
+    assert!(!dir.path().join("snapshots").exists(), "nothing written");
+
+    // A worker of a that kco.yaml does not list is one of a's: same connectors, same workers.
+    if tb.a_urls.len() > 1 {
+        let one = temp_dir();
+        std::fs::write(
+            one.path().join("kco.yaml"),
+            format!("clusters:\n  a:\n    urls: [{}]\n", tb.a_urls[0]),
+        )
+        .unwrap();
+        let (code, out, err) = output_parts(&kco(
+            &["--url", &tb.a_urls[1], "--cluster", "a", "ls"],
+            one.path(),
+        ));
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(!err.contains("is not a worker"), "{err}");
+    }
+}
+
+#[test]
+fn a_sink_of_the_same_name_on_a_and_b_is_not_changed_without_allow_shared_group() {
+    let Some(tb) = testbed() else { return };
+    let (a, b) = (tb.a(), tb.b());
+    let dir = kco_dir(&tb);
+    let name = unique_name("kco-e2e-guard-group");
+    let topic = unique_name("kco-e2e-guard-group");
+    let _on_a = a.create(&name, file_sink_config(&dir.path().join("a.out"), &topic));
+    let _on_b = b.create(&name, file_sink_config(&dir.path().join("b.out"), &topic));
+    a.wait_running(&name);
+    b.wait_running(&name);
+    let before = b.offsets(&name);
+    SnapshotFile::sink(&name, sink_offsets(&topic, &[(0, 0)]))
+        .class(FILE_SINK)
+        .cluster("b")
+        .write_in(&dir.path().join("snapshots/b"));
+
+    let (code, out, err) = output_parts(&kco(
+        &["--cluster", "b", "apply", "snapshots/b", "--yes"],
+        dir.path(),
+    ));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "`{name}` on cluster `b` and `{name}` on cluster `a`: consumer group `connect-{name}`"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("nothing was changed"), "{err}");
+    assert_eq!(b.state(&name), "RUNNING", "never stopped");
+    assert_eq!(b.offsets(&name), before, "offsets untouched");
+
+    let (code, out, err) = output_parts(&kco(
+        &[
+            "--cluster",
+            "b",
+            "apply",
+            "snapshots/b",
+            "--dry-run",
+            "--allow-shared-group",
+            &name,
+        ],
+        dir.path(),
+    ));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!(
+            "warning: consumer group `connect-{name}` is also the group of sink `{name}` on cluster `a`"
+        )),
+        "{out}"
+    );
+}
