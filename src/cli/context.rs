@@ -91,7 +91,8 @@ impl Context {
                 .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?,
         );
         match self.stack(http.clone(), RetryPolicy::none()).server_info() {
-            Err(e) if e.is_unreachable() || e.is_auth_refused() || e.is_not_connect() => {
+            Err(e) if e.is_unreachable() => Err(Error::client(self.unreachable(target, &e), e)),
+            Err(e) if e.is_auth_refused() || e.is_not_connect() => {
                 Err(Error::client(e.first_contact(), e))
             }
             Ok(info) => Ok(self
@@ -99,6 +100,35 @@ impl Context {
                 .with_first_info(info)),
             Err(_) => Ok(self.stack(http, RetryPolicy::default())),
         }
+    }
+
+    /// `cannot reach Kafka Connect of cluster `a` (tried URL, URL)`, and whether the cluster
+    /// was the default one (no --cluster, no --url): in a DR the default often points at the
+    /// lost region.
+    fn unreachable(&self, target: &ClusterTarget, e: &crate::client::ClientError) -> String {
+        let urls: Vec<String> = target
+            .http
+            .urls
+            .iter()
+            .map(|u| match (u.find("://"), u.find('@')) {
+                (Some(s), Some(a)) if a > s => format!("{}{}", &u[..s + 3], &u[a + 1..]),
+                _ => u.clone(),
+            })
+            .collect();
+        let default = if self.global.cluster.is_none() && self.global.url.is_none() {
+            format!(
+                "; `{}` is the default cluster (no --cluster given): name another with --cluster",
+                target.name
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{} of cluster `{}` (tried {}{default})",
+            e.first_contact(),
+            target.name,
+            urls.join(", ")
+        )
     }
 
     /// The layers over the HTTP transport: retries, and a trace of each attempt with -v.
