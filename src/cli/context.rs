@@ -115,7 +115,10 @@ impl Context {
                 _ => u.clone(),
             })
             .collect();
-        let default = if self.global.cluster.is_none() && self.global.url.is_none() {
+        let is_default = self.global.cluster.is_none()
+            && self.global.url.is_none()
+            && self.target_named(None).is_ok_and(|t| t.name == target.name);
+        let default = if is_default {
             format!(
                 "; `{}` is the default cluster (no --cluster given): name another with --cluster",
                 target.name
