@@ -106,7 +106,7 @@ pub fn heartbeat_line(h: &MirrorHeartbeat) -> String {
             }
         ),
         _ => format!(
-            "mirror `{}`: alive unknown ({})",
+            "mirror `{}`: not known to be alive ({})",
             h.alias,
             h.problem.as_deref().unwrap_or("no heartbeat")
         ),
