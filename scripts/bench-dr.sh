@@ -41,6 +41,7 @@ export KCO_DR_KAFKA_PASSWORD
 KCO_DR_KAFKA_PASSWORD=$(sed -n 2p "$STATE/dr/scram")
 cat >"$WORK/kco.yaml" <<YAML
 clusters:
+  bench-east: {url: "http://127.0.0.1:9"}   # the files' cluster (never reached)
   w:
     urls: [$W]
     kafka:

@@ -68,6 +68,10 @@ pub struct Args {
     /// (topics renamed, offsets kept) [default: file, when the mirror is configured]
     #[arg(long, value_enum, value_name = "MODE")]
     pub translate: Option<super::apply_mirror::TranslateArg>,
+    /// Also plan source connectors captured on another Kafka cluster (left out by default:
+    /// their positions belong to the primary's source systems)
+    #[arg(long)]
+    pub with_sources: bool,
     #[command(flatten)]
     pub change: ChangeArgs,
 }
@@ -122,6 +126,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         refuse: args.fail_on.into_iter().map(Into::into).collect(),
         source: source.as_ref(),
         translate: args.translate.map(Into::into),
+        with_sources: args.with_sources,
     };
     drive(ctx, &target, &wants, &args.change, &request)
 }

@@ -1,15 +1,19 @@
 //! `apply --translate`: the plan of files from another Kafka cluster, their sink offsets
 //! translated through MirrorMaker 2's checkpoints on the target's Kafka (`engine::mirror`).
 
+use std::collections::BTreeSet;
+
 use super::Context;
 use crate::client::Connect;
 use crate::config::ClusterTarget;
-use crate::engine::apply::plan::{self, ApplyPlan, PlanOptions, Want};
+use crate::engine::apply::plan::{ApplyPlan, LeftOut, PlanOptions, Want};
 use crate::engine::apply::Checked;
+use crate::engine::diff::DrInput;
 use crate::engine::mirror::{self, Target, TranslateMode};
 use crate::engine::operation::Operation;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::file::OffsetsFile;
+use crate::model::ConnectorType;
 
 /// `--translate`, as a flag value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -68,7 +72,29 @@ pub(super) fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// The plan, with every sink file of another Kafka cluster translated (or refused).
+/// A Kafka that could not be read: kco cannot tell whether anything translates (exit 1).
+fn kafka_error(target: &ClusterTarget, e: crate::kafka::KafkaError) -> Error {
+    Error::Other(format!(
+        "cannot read MirrorMaker 2's topics on cluster `{}`'s Kafka: {e}",
+        target.name
+    ))
+}
+
+/// The source files of another Kafka cluster than `side`'s, by target connector.
+fn foreign_sources(files: &[(&str, &OffsetsFile)], side: &Target) -> BTreeSet<String> {
+    files
+        .iter()
+        .filter(|(_, f)| {
+            f.metadata.connector_type == ConnectorType::Source
+                && f.metadata.cluster != side.cluster
+                && mirror::crosses(f, side)
+        })
+        .map(|(n, _)| n.to_string())
+        .collect()
+}
+
+/// The plan, with every sink file of another Kafka cluster translated (or refused), and its
+/// source files left out unless `with_sources`.
 pub(super) fn plan(
     ctx: &Context,
     target: &ClusterTarget,
@@ -76,38 +102,80 @@ pub(super) fn plan(
     wants: &Checked,
     opts: &PlanOptions,
     mode: Option<TranslateMode>,
+    with_sources: bool,
 ) -> Result<ApplyPlan> {
     let files = sink_files(wants.wants());
-    let sinks = files
-        .iter()
-        .any(|(_, f)| f.metadata.connector_type == crate::model::ConnectorType::Sink);
-    if !sinks {
+    let foreign = files.iter().any(|(_, f)| f.metadata.cluster != target.name);
+    if !foreign {
         return op.plan(wants, opts);
     }
     let side = target_side(ctx, target, op.client())?;
-    let translations = mirror::translate(&files, &side, mode, None, now_ms());
-    op.plan_translated(wants, opts, &translations)
+    let left_out = if with_sources {
+        BTreeSet::new()
+    } else {
+        foreign_sources(&files, &side)
+    };
+    let translations = mirror::translate(&files, &side, mode, None, now_ms())
+        .map_err(|e| kafka_error(target, e))?;
+    let mut plan = op.plan_translated(&wants.without(&left_out), opts, &translations)?;
+    plan.left_out = left_out
+        .into_iter()
+        .map(|name| LeftOut {
+            name,
+            why: format!(
+                "{} (captured on another Kafka cluster; --with-sources plans it)",
+                mirror::SOURCE_LEFT_OUT
+            ),
+        })
+        .collect();
+    Ok(plan)
 }
 
-/// `diff`: the translations of the sink files captured on another cluster (none, and no
-/// request, when every file is of this cluster or a source).
-pub(super) fn diff_translations(
+/// `diff` against a DR cluster: the translations of the sink files captured on another
+/// Kafka cluster, the source files left out of readiness, and the mirrors' heartbeats (none,
+/// and no request, when every file is of this cluster).
+pub(super) fn diff_dr(
     ctx: &Context,
     target: &ClusterTarget,
     client: &Connect,
     files: &[crate::engine::LoadedFile],
-) -> Result<plan::Translations> {
+    mode: Option<TranslateMode>,
+) -> Result<DrInput> {
     let foreign: Vec<(&str, &OffsetsFile)> = files
         .iter()
-        .filter(|f| {
-            f.file.metadata.connector_type == crate::model::ConnectorType::Sink
-                && f.file.metadata.cluster != target.name
-        })
+        .filter(|f| f.file.metadata.cluster != target.name)
         .map(|f| (f.file.metadata.name.as_str(), &f.file))
         .collect();
     if foreign.is_empty() {
-        return Ok(plan::Translations::new());
+        return Ok(DrInput::default());
     }
     let side = target_side(ctx, target, client)?;
-    Ok(mirror::translate(&foreign, &side, None, None, now_ms()))
+    let sources = foreign_sources(&foreign, &side);
+    let sinks: Vec<(&str, &OffsetsFile)> = foreign
+        .iter()
+        .copied()
+        .filter(|(_, f)| f.metadata.connector_type == ConnectorType::Sink)
+        .collect();
+    let now = now_ms();
+    let translations =
+        mirror::translate(&sinks, &side, mode, None, now).map_err(|e| kafka_error(target, e))?;
+    let mut mirrors = Vec::new();
+    if let Some(kafka) = &side.kafka {
+        let used: BTreeSet<&str> = sinks
+            .iter()
+            .filter(|(_, f)| mirror::crosses(f, &side))
+            .map(|(_, f)| f.metadata.cluster.as_str())
+            .collect();
+        for relation in used.iter().filter_map(|c| side.relations.get(*c)) {
+            mirrors.push(
+                mirror::heartbeat::read(relation, kafka, now)
+                    .map_err(|e| kafka_error(target, e))?,
+            );
+        }
+    }
+    Ok(DrInput {
+        translations,
+        sources,
+        mirrors,
+    })
 }

@@ -32,13 +32,14 @@ pub fn translation(p: &Printer, t: &Translation) -> String {
     out
 }
 
-/// `orders/0 600 -> east.orders/0 591  (checkpoint 12s old, upstream 600 -> downstream 591; re-delivers 9 records before the file's position, and up to MM2's `offset.lag.max` more)`
+/// `orders/0 600 -> east.orders/0 591  (checkpoint written 12s ago, upstream 600 -> downstream 591; re-delivers 9 records before the file's position, and up to MM2's `offset.lag.max` more)`
 pub fn partition(pt: &PartitionTranslation) -> String {
     let head = pt.crossing();
     let Some(cp) = &pt.checkpoint else {
         return head;
     };
-    let age = humantime::format_duration(Duration::from_secs(cp.age_seconds.max(0) as u64));
+    let age =
+        humantime::format_duration(Duration::from_secs(cp.seconds_since_written.max(0) as u64));
     let effect = if pt.redelivers >= 0 {
         format!(
             "re-delivers {} before the file's position, and up to MM2's `offset.lag.max` more",
@@ -52,7 +53,7 @@ pub fn partition(pt: &PartitionTranslation) -> String {
         )
     };
     format!(
-        "{head}  (checkpoint {age} old, upstream {} -> downstream {}; {effect})",
+        "{head}  (checkpoint written {age} ago, upstream {} -> downstream {}; {effect})",
         cp.upstream, cp.downstream
     )
 }

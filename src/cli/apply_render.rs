@@ -51,6 +51,14 @@ pub fn plan(p: &Printer, plan: &ApplyPlan) -> String {
         out.push('\n');
         out.push_str(&connector(p, c, plan.prune));
     }
+    for l in &plan.left_out {
+        out.push_str(&format!(
+            "\n{} {}: left out: {}\n",
+            p.paint(Style::Dim, "·"),
+            p.paint(Style::Bold, &l.name),
+            l.why
+        ));
+    }
     let unchanged = plan.connectors.len() - plan.changes() - plan.errors();
     out.push_str(&format!(
         "\nPlan: {} to change, {} unchanged, {}.\n",
@@ -161,6 +169,12 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
     );
     if let Some(t) = &c.translation {
         out.push_str(&super::apply_mirror_render::translation(p, t));
+    }
+    for ch in &c.config_changes {
+        out.push_str(&format!(
+            "    config {}: {} -> {}  ({})\n",
+            ch.key, ch.before, ch.after, ch.why
+        ));
     }
     if c.action.changes() {
         let kind = c.connector_type.unwrap_or(ConnectorType::Source);

@@ -101,7 +101,11 @@ impl Context {
         );
         let once = self.stack(http.clone(), RetryPolicy::none());
         match once.server_info() {
-            Err(e) if e.is_unreachable() || e.is_auth_refused() || e.is_not_connect() => {
+            Err(e) if e.is_unreachable() => {
+                let what = self.naming_kco_url(&self.unreachable(target, &e));
+                Err(Error::client(what, e))
+            }
+            Err(e) if e.is_auth_refused() || e.is_not_connect() => {
                 Err(Error::client(self.naming_kco_url(e.first_contact()), e))
             }
             Ok(info) => {
@@ -176,6 +180,38 @@ impl Context {
         let http = HttpTransport::new(target.http.clone())
             .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
         Ok(self.stack(Arc::new(http), RetryPolicy::none()))
+    }
+
+    /// `cannot reach Kafka Connect of cluster `a` (tried URL, URL)`, and whether the cluster
+    /// was the default one (no --cluster, no --url): in a DR the default often points at the
+    /// lost region.
+    fn unreachable(&self, target: &ClusterTarget, e: &crate::client::ClientError) -> String {
+        let urls: Vec<String> = target
+            .http
+            .urls
+            .iter()
+            .map(|u| match (u.find("://"), u.find('@')) {
+                (Some(s), Some(a)) if a > s => format!("{}{}", &u[..s + 3], &u[a + 1..]),
+                _ => u.clone(),
+            })
+            .collect();
+        let is_default = self.global.cluster.is_none()
+            && self.global.url.is_none()
+            && self.target_named(None).is_ok_and(|t| t.name == target.name);
+        let default = if is_default {
+            format!(
+                "; `{}` is the default cluster (no --cluster given): name another with --cluster",
+                target.name
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{} of cluster `{}` (tried {}{default})",
+            e.first_contact(),
+            target.name,
+            urls.join(", ")
+        )
     }
 
     /// The layers over the HTTP transport: retries, and a trace of each attempt with -v.

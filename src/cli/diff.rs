@@ -18,6 +18,10 @@ Statuses (files against the cluster):
   missing        a file, but no such connector on the cluster
   untracked      on the cluster, but no file (when diffing the whole cluster directory)
   type_changed / class_changed   the connector type or class differs
+Against a DR cluster (files of another Kafka cluster it mirrors; docs/disaster-recovery.md):
+  dr_ready       a sink not on this cluster whose every partition MM2's checkpoints translate
+  no_translation a sink with a partition that cannot be translated (the note says why)
+  skipped        a source connector: not part of DR readiness
 With --base REV (no cluster access): unchanged, changed, added, removed, type_changed,
 class_changed, with a risk per partition (REPROCESSING, DATA LOSS, OFFSET RESET, ...).
 
@@ -27,6 +31,9 @@ Exit codes:
      with --all-clusters, any cluster that failed (named, and in -o json as
      {\"cluster\", \"error\"})
   2  differences found (with --all-clusters: only when every cluster answered)
+Against a DR cluster, a readiness alarm: 0 every sink that would be restored translates;
+  2 one does not (no_translation); 1 kco could not tell (Connect or Kafka unreachable,
+  authentication refused). MM2's heartbeat is reported, not counted.
 
 Examples:
   kco diff
@@ -66,6 +73,10 @@ pub struct Args {
     /// differ, and a count of the others]
     #[arg(long)]
     pub all: bool,
+    /// Against a DR cluster: how sink files of another Kafka cluster are translated (as
+    /// `apply --translate`) [default: file, when the mirror is configured]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub translate: Option<super::apply_mirror::TranslateArg>,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -157,14 +168,20 @@ fn live(
         cwd: &ctx.cwd,
     };
     // Sink files of another Kafka cluster are compared through MM2's checkpoints.
-    let translations = super::apply_mirror::diff_translations(ctx, &target, &client, &files)?;
+    let dr = super::apply_mirror::diff_dr(
+        ctx,
+        &target,
+        &client,
+        &files,
+        args.translate.map(Into::into),
+    )?;
     if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
         let quiet = crate::engine::progress::Unheard;
-        return engine::diff_live_translated(&client, input, &quiet, &translations);
+        return engine::diff_live_translated(&client, input, &quiet, &dr);
     }
     let bar = Bar::new(&ctx.printer, "diff");
-    engine::diff_live_translated(&client, input, &bar, &translations)
+    engine::diff_live_translated(&client, input, &bar, &dr)
 }
 
 fn render(report: &DiffReport, structured: Structured, ctx: &Context, shown: diff_render::Shown) {

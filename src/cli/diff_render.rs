@@ -116,6 +116,7 @@ fn label(p: &PartitionReport) -> Option<(String, Option<String>, bool)> {
 fn status_style(s: Status) -> Style {
     match s {
         Status::InSync | Status::Unchanged | Status::DrReady => Style::Good,
+        Status::Skipped => Style::Dim,
         Status::Advanced | Status::Added | Status::Changed => Style::Warn,
         _ => Style::Bad,
     }
@@ -268,8 +269,22 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnM
     if let Some(line) = left_out(r, shown) {
         let _ = writeln!(out, "{}", p.paint(Style::Dim, &line));
     }
-    // A sink that could start on this DR cluster: its translation, partition by partition.
-    for c in r.connectors.iter().filter(|c| c.status == Status::DrReady) {
+    // Whether each mirror is alive, then a sink that could start on this DR cluster: its
+    // translation, partition by partition, and a source left out of readiness.
+    for h in &r.mirrors {
+        let line = crate::engine::diff::heartbeat_line(h);
+        let style = if h.topic.is_some() {
+            Style::Dim
+        } else {
+            Style::Warn
+        };
+        let _ = writeln!(out, "{}", p.paint(style, &line));
+    }
+    for c in r
+        .connectors
+        .iter()
+        .filter(|c| matches!(c.status, Status::DrReady | Status::Skipped))
+    {
         let title = format!("{} ({})", c.name, c.status.as_str());
         let _ = writeln!(out, "\n{}", p.paint(Style::Bold, &title));
         for n in &c.notes {

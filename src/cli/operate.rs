@@ -66,6 +66,8 @@ pub struct Request<'a> {
     pub source: Option<&'a FilesSource>,
     /// `--translate`: sink files of another Kafka cluster (`engine::mirror`).
     pub translate: Option<crate::engine::mirror::TranslateMode>,
+    /// `--with-sources`: plan source files of another Kafka cluster too.
+    pub with_sources: bool,
 }
 
 impl Request<'_> {
@@ -82,6 +84,7 @@ impl Request<'_> {
             refuse: Vec::new(),
             source: None,
             translate: None,
+            with_sources: false,
         }
     }
 }
@@ -119,7 +122,15 @@ pub fn drive(
     if let Some(r) = op.recovered() {
         p.status(render_recovery(ctx, r).trim_end());
     }
-    let mut plan = super::apply_mirror::plan(ctx, target, &op, wants, &req.plan, req.translate)?;
+    let mut plan = super::apply_mirror::plan(
+        ctx,
+        target,
+        &op,
+        wants,
+        &req.plan,
+        req.translate,
+        req.with_sources,
+    )?;
     super::shared_group::guard(
         ctx,
         target,

@@ -32,11 +32,17 @@ impl Config {
             return Ok(DrSettings::default());
         };
         let interp = |key: &str, v: &str| -> Result<String, ConfigError> {
+            // The key's full path under `kafka:`, as the user wrote it.
+            let path = match key {
+                "username" | "password" => format!("kafka.sasl.{key}"),
+                "caFile" | "certFile" | "keyFile" => format!("kafka.tls.{key}"),
+                _ => format!("kafka.{key}"),
+            };
             interpolate(v, env).map_err(|var| {
                 self.err(
                     key,
                     format!(
-                        "cluster `{name}`: `kafka.{key}` references ${{env:{var}}}, which is not set"
+                        "cluster `{name}`: `{path}` references ${{env:{var}}}, which is not set"
                     ),
                 )
             })
@@ -174,6 +180,7 @@ mod tests {
             r#"
 clusters:
   east: {url: "http://east:8083", kafka: {bootstrap: "east-kafka:9092"}}
+  south: {url: "http://south:8083"}
   west:
     url: http://west:8083
     kafka:
@@ -210,11 +217,27 @@ clusters:
         let c = parse("clusters:\n  w:\n    url: http://w\n    kafka: {bootstrap: 'w:1', sasl: {mechanism: PLAIN, username: a, password: '${env:NOPE}'}}\n");
         let e = c.dr_settings("w", &none).unwrap_err().to_string();
         assert!(e.contains("NOPE"), "{e}");
+        assert!(
+            e.contains("`kafka.sasl.password`"),
+            "the full key path: {e}"
+        );
         let c = parse(
-            "clusters:\n  w:\n    url: http://w\n    mirrors: {e: {alias: e, policy: custom}}\n",
+            "clusters:\n  e: {url: http://e}\n  w:\n    url: http://w\n    mirrors: {e: {alias: e, policy: custom}}\n",
         );
         let e = c.dr_settings("w", &none).unwrap_err().to_string();
         assert!(e.contains("policy: custom"), "{e}");
+        // A `mirrors:` key that is not a cluster: refused at load, the clusters named.
+        let e = Config::parse(
+            Path::new("kco.yaml"),
+            "clusters:\n  east: {url: http://e}\n  w:\n    url: http://w\n    mirrors: {a: {alias: east}}\n",
+        )
+        .unwrap_err();
+        let text = format!("{e} {}", e.hint.clone().unwrap_or_default());
+        assert!(
+            text.contains("`mirrors.a`") && text.contains("`east`, `w`"),
+            "{text}"
+        );
+        assert_eq!(e.line, Some(5), "{text}");
         let e = Config::parse(
             Path::new("kco.yaml"),
             "clusters:\n  w:\n    url: http://w\n    kafka: {bootstrap: 'w:1', sasl: {mech: PLAIN}}\n",

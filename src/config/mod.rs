@@ -81,6 +81,40 @@ pub struct ClusterTarget {
     pub http: HttpOptions,
 }
 
+/// Every key under a cluster's `mirrors:` names a cluster of the file (the one whose
+/// snapshot files are translated); anything else would load and never be used.
+fn check_mirror_keys(path: &Path, text: &str, raw: &RawConfig) -> Result<(), ConfigError> {
+    for (name, cluster) in &raw.clusters {
+        for key in cluster.mirrors.keys() {
+            if raw.clusters.contains_key(key) {
+                continue;
+            }
+            let lines: Vec<&str> = text.lines().collect();
+            let line = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.contains("mirrors"))
+                .find_map(|(i, _)| {
+                    (i..lines.len().min(i + 8)).find(|j| {
+                        lines[*j].contains(&format!("{key}:"))
+                            || lines[*j].contains(&format!("{{{key}:"))
+                    })
+                })
+                .map(|i| i + 1);
+            let names: Vec<String> = raw.clusters.keys().map(|k| format!("`{k}`")).collect();
+            return Err(ConfigError {
+                path: path.to_path_buf(),
+                line,
+                message: format!(
+                    "cluster `{name}`: `mirrors.{key}` names no cluster of this file; a key under `mirrors:` is the cluster whose snapshot files MirrorMaker 2 mirrors here (its `alias:` is MM2's source alias)"
+                ),
+                hint: Some(format!("clusters: {}", names.join(", "))),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl Config {
     /// Finds `kco.yaml` in `start` or a parent directory.
     pub fn discover(start: &Path) -> Option<PathBuf> {
@@ -134,6 +168,7 @@ impl Config {
                 }
             })?
         };
+        check_mirror_keys(path, text, &raw)?;
         Ok(Config {
             path: Some(path.to_path_buf()),
             raw,

@@ -101,12 +101,14 @@ pub struct ScanEnd {
 /// Bytes asked for per fetch: bounds kco's memory whatever the topic's size.
 const FETCH_MAX_BYTES: i32 = 4 * 1024 * 1024;
 
-/// Reads partition `partition` of `topic` from its first kept record to the end it had when
-/// the read began, calling `visit` for each record in offset order.
+/// Reads partition `partition` of `topic` from its first kept record (or, with `tail`, at
+/// most that many records before the end) to the end it had when the read began, calling
+/// `visit` for each record in offset order.
 pub fn scan_partition(
     opts: &KafkaOptions,
     topic: &str,
     partition: i32,
+    tail: Option<i64>,
     visit: &mut dyn FnMut(RawRecord<'_>),
 ) -> Result<ScanEnd, KafkaError> {
     let failed = |message: String| KafkaError::Failed {
@@ -145,6 +147,8 @@ pub fn scan_partition(
         let client = match build(Duration::from_millis(1))?.await {
             Ok(c) => c,
             Err(e) if is_auth_failure(&e) => return Err(failed(connect_message(&e))),
+            // Nothing listens there: waiting would not change that.
+            Err(e) if is_refused(&e) => return Err(failed(connect_message(&e))),
             Err(_) => build(opts.timeout)?
                 .await
                 .map_err(|e| failed(connect_message(&e)))?,
@@ -174,7 +178,10 @@ pub fn scan_partition(
             .get_offset(OffsetAt::Latest)
             .await
             .map_err(|e| map_err(e, topic, opts))?;
-        let mut offset = start;
+        let mut offset = match tail {
+            Some(n) => start.max(end - n),
+            None => start,
+        };
         let mut records = 0u64;
         while offset < end {
             let (batch, _high) = part
@@ -244,6 +251,17 @@ fn request_message(e: &RsError) -> String {
     }
 }
 
+/// Every bootstrap address refused the TCP connection.
+fn is_refused(e: &RsError) -> bool {
+    let text = format!("{e:?} {e}");
+    text.contains("ConnectionRefused") || text.contains("Connection refused")
+}
+
+/// A broker answers a SASL handshake on a listener without SASL with ILLEGAL_SASL_STATE.
+fn is_not_sasl(text: &str) -> bool {
+    text.contains("IllegalSaslState")
+}
+
 fn is_auth_failure(e: &RsError) -> bool {
     let text = request_message(e);
     text.contains("SaslAuthenticationFailed") || text.contains("Sasl handshake failed")
@@ -251,7 +269,9 @@ fn is_auth_failure(e: &RsError) -> bool {
 
 fn connect_message(e: &RsError) -> String {
     let text = request_message(e);
-    if is_auth_failure(e) || text.contains("SASL") {
+    if is_not_sasl(&text) {
+        format!("the listener does not speak SASL (its answer to the SASL handshake was IllegalSaslState: a PLAINTEXT or SSL listener): point `kafka.bootstrap` at the brokers' SASL listener, or remove `kafka.sasl` ({text})")
+    } else if is_auth_failure(e) || text.contains("SASL") {
         format!("authentication failed (check the `kafka.sasl` username and password): {text}")
     } else {
         format!("cannot connect: {text}")
@@ -269,3 +289,52 @@ fn redact(message: &str, opts: &KafkaOptions) -> String {
 }
 
 pub mod policy;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(bootstrap: String) -> KafkaOptions {
+        KafkaOptions {
+            bootstrap: vec![bootstrap],
+            sasl: None,
+            tls: None,
+            timeout: Duration::from_secs(15),
+        }
+    }
+
+    /// A refused connection fails at once, not after `timeoutSeconds` (issue 23).
+    #[test]
+    fn a_refused_connection_fails_at_once() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let started = std::time::Instant::now();
+        let e = scan_partition(
+            &opts(format!("127.0.0.1:{port}")),
+            "t",
+            0,
+            None,
+            &mut |_| {},
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "took {:?}: {e}",
+            started.elapsed()
+        );
+        assert!(
+            e.contains(&format!("127.0.0.1:{port}")) && e.contains("cannot connect"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_listener_without_sasl_is_named_as_such() {
+        let m = "Sasl handshake failed: API error: IllegalSaslState";
+        assert!(is_not_sasl(m));
+        assert!(!is_not_sasl("SaslAuthenticationFailed"));
+    }
+}

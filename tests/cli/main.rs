@@ -7,6 +7,7 @@ mod crash_snapshot;
 mod diff;
 mod diff_base;
 mod diff_lines;
+mod dr;
 mod errors;
 mod exit_codes;
 /// The one fake of Connect, from the library (the `fake` feature).

@@ -18,23 +18,23 @@ use crate::harness::{
 };
 
 /// Cluster w (`KCO_E2E_DR_URL`) and west's SASL listener (`KCO_E2E_DR_KAFKA`).
-fn w_url() -> String {
+pub(crate) fn w_url() -> String {
     env_url("KCO_E2E_DR_URL", "http://127.0.0.1:8090")
 }
 
-fn sasl() -> String {
+pub(crate) fn sasl() -> String {
     std::env::var("KCO_E2E_DR_KAFKA").unwrap_or_else(|_| "127.0.0.1:9194".into())
 }
 
-struct Dr {
-    tb: Testbed,
-    w: Connect,
-    password: String,
+pub(crate) struct Dr {
+    pub(crate) tb: Testbed,
+    pub(crate) w: Connect,
+    pub(crate) password: String,
     /// MM2's `offset.lag.max`: how far a translated position may be behind.
-    lag_max: i64,
+    pub(crate) lag_max: i64,
 }
 
-fn dr() -> Option<Dr> {
+pub(crate) fn dr() -> Option<Dr> {
     let tb = testbed()?;
     let scram = service_file(
         &testbed_dir().join("dr"),
@@ -134,7 +134,7 @@ fn primary(d: &Dr, first: usize, group: Option<&str>) -> Primary {
     }
 }
 
-fn wait_sink(a: &Connect, name: &str, topic: &str, at: i64) {
+pub(crate) fn wait_sink(a: &Connect, name: &str, topic: &str, at: i64) {
     a.wait_offsets(name, &format!("sink offset {at}"), |o| {
         sink_offset(o, topic) == Some(at)
     });
@@ -225,7 +225,7 @@ fn start_on_w(
     (o, guard)
 }
 
-fn dr_lines(out: &Path) -> Vec<usize> {
+pub(crate) fn dr_lines(out: &Path) -> Vec<usize> {
     std::fs::read_to_string(out)
         .unwrap_or_default()
         .lines()
@@ -245,6 +245,14 @@ fn wait_dr_output(out: &Path, last: usize) -> Vec<usize> {
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(dr_lines(out), lines, "records after the last one");
     lines
+}
+
+/// West's PLAINTEXT listener, as MM2 uses it.
+fn mm2_target_bootstrap(d: &Dr) -> String {
+    d.w.config("mm2-east-source")["target.cluster.bootstrap.servers"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 /// Records 1..=1000, the sink captured at 600, moved to w through the checkpoints.
@@ -304,7 +312,12 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
         o.contains(&format!("{}/0 600 -> east.{}/0", p.topic, p.topic)),
         "{o}"
     );
-    assert_eq!(d.w.config(&p.name)["topics"], format!("east.{}", p.topic));
+    // The mirrored topic, and west's own of the same name (after a failover, producers
+    // write there).
+    assert_eq!(
+        d.w.config(&p.name)["topics"],
+        format!("east.{},{}", p.topic, p.topic)
+    );
     let lines = wait_dr_output(&out, 1000);
     let first = lines[0];
     assert!(
@@ -409,5 +422,21 @@ fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied()
     assert!(format!("{o}{e}").contains(&sasl()), "{o}{e}");
     assert!(!format!("{o}{e}").contains(wrong), "{o}{e}");
     assert!(!format!("{o}{e}").contains(&d.password), "{o}{e}");
+    // The readiness check cannot tell: exit 1, never no_translation (issue 23).
+    let diff = ["--cluster", "w", "diff", file_s];
+    let (code, o, e) = d.kco(dir.path(), wrong, &diff);
+    assert_eq!(code, 1, "a refused password is not a gap: {o}{e}");
+    assert!(!o.contains("no_translation"), "{o}{e}");
+    assert!(e.contains("authentication failed"), "{e}");
+    // West's PLAINTEXT listener given as the SASL bootstrap: named as such.
+    let plain = mm2_target_bootstrap(&d);
+    let yaml = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
+    std::fs::write(dir.path().join("kco.yaml"), yaml.replace(&sasl(), &plain)).unwrap();
+    let (code, o, e) = d.kco(dir.path(), &d.password, &diff);
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(
+        e.contains("does not speak SASL") && e.contains(&plain),
+        "{e}"
+    );
     assert!(!d.w.has_connector(&p.name), "nothing may be created on w");
 }

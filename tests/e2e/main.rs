@@ -8,6 +8,7 @@ mod compat_doc;
 mod crash;
 mod diff;
 mod dr;
+mod dr_runbook;
 mod gateway;
 mod guards;
 mod harness;

@@ -87,6 +87,19 @@ impl Checked {
     pub fn wants(&self) -> &[Want] {
         &self.wants
     }
+
+    /// The same, without the wants whose target is in `names`.
+    pub fn without(&self, names: &std::collections::BTreeSet<String>) -> Checked {
+        Checked {
+            cluster: self.cluster.clone(),
+            wants: self
+                .wants
+                .iter()
+                .filter(|w| !names.contains(w.target()))
+                .cloned()
+                .collect(),
+        }
+    }
 }
 
 /// Step 1: loads and checks every file (as `validate` does), resolves the secrets of configs

@@ -79,6 +79,17 @@ pub struct ApplyPlan {
     pub kafka_cluster_id: Option<String>,
     pub prune: bool,
     pub connectors: Vec<ConnectorPlan>,
+    /// Files not planned, and why (source connectors of another Kafka cluster without
+    /// `--with-sources`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A file the plan leaves out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeftOut {
+    pub name: String,
+    pub why: String,
 }
 
 impl ApplyPlan {
@@ -126,6 +137,10 @@ pub struct ConnectorPlan {
     /// MirrorMaker 2's checkpoints (`engine::mirror`); `wanted` holds the result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub translation: Option<Translation>,
+    /// Config keys kco changes in the file's config when it creates the connector (a DR
+    /// cluster's topic names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config_changes: Vec<crate::engine::mirror::ConfigChange>,
     /// Live offsets, for the backup and for verification.
     #[serde(skip)]
     pub live_offsets: Vec<OffsetEntry>,
@@ -268,6 +283,7 @@ pub fn build_translated(
         kafka_cluster_id: info.info.kafka_cluster_id.clone(),
         prune: opts.prune,
         connectors,
+        left_out: Vec::new(),
     })
 }
 
@@ -292,6 +308,7 @@ fn plan_one(
         unchanged: 0,
         warnings: Vec::new(),
         translation: None,
+        config_changes: Vec::new(),
         live_offsets: Vec::new(),
         wanted: Vec::new(),
         class: live.and_then(|l| l.class.clone()),
@@ -351,9 +368,7 @@ fn plan_one(
             ));
         };
         if let Some(t) = &plan.translation {
-            if let Err(m) = crate::engine::mirror::rename_config(&mut config.0, t) {
-                return error(plan, format!("{}: {m}", f.path.display()));
-            }
+            plan.config_changes = crate::engine::mirror::rename_config(&mut config.0, t);
         }
         if info.version < ConnectVersion::INITIAL_STATE {
             return error(plan, format!(

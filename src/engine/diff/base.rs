@@ -196,6 +196,7 @@ pub(crate) fn classify(
         new: new.map(|_| Side::new(new_type, new_class.as_deref(), new_offsets)),
     });
     ConnectorDiff {
+        translation: None,
         name: name.to_string(),
         status,
         connector_type: Some(kind),

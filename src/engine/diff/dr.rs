@@ -3,14 +3,27 @@
 //! (`dr_ready` when every partition translates), and a partition without a translation is
 //! `no_translation`, a difference.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::live::classify as classify_live;
 use super::{ConnectorDiff, Status};
 use crate::client::ConnectorListing;
-use crate::engine::mirror::Translation;
+use crate::engine::apply::plan::Translations;
+use crate::engine::mirror::heartbeat::MirrorHeartbeat;
+use crate::engine::mirror::{PartitionTranslation, Translation};
 use crate::engine::LoadedFile;
 use crate::model::OffsetEntry;
+
+/// What a diff against a DR cluster knows beyond Connect: the sink files' translations, the
+/// source files that are not part of DR readiness, and the mirrors' heartbeats.
+#[derive(Debug, Clone, Default)]
+pub struct DrInput {
+    pub translations: Translations,
+    /// Source connectors of another Kafka cluster, by name.
+    pub sources: BTreeSet<String>,
+    pub mirrors: Vec<MirrorHeartbeat>,
+}
 
 pub(super) fn classify(
     name: &str,
@@ -42,20 +55,60 @@ pub(super) fn classify(
         d.yaml = None;
     }
     d.notes.extend(t.partitions.iter().map(readiness));
+    d.translation = Some(t.clone());
     d
 }
 
-/// `orders/0 600 -> east.orders/0 591: checkpoint 41s old, 9 records behind the file`
-pub fn readiness(p: &crate::engine::mirror::PartitionTranslation) -> String {
+/// A source file of another Kafka cluster, not on this DR cluster: not part of readiness.
+pub(super) fn skipped(name: &str, file: &LoadedFile, cluster: &str, cwd: &Path) -> ConnectorDiff {
+    let mut d = classify_live(name, Some(file), None, cluster, cwd);
+    d.status = Status::Skipped;
+    d.notes = vec![format!(
+        "not part of DR readiness: {}",
+        crate::engine::mirror::SOURCE_LEFT_OUT
+    )];
+    d.partitions.clear();
+    d.yaml = None;
+    d
+}
+
+fn ago(seconds: i64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(seconds.max(0) as u64)).to_string()
+}
+
+/// `orders/0 600 -> east.orders/0 591: 9 records behind the file; the group's last
+/// checkpoint was written 41s ago`
+pub fn readiness(p: &PartitionTranslation) -> String {
     let head = p.crossing();
     match &p.checkpoint {
         None => format!("{head}: offsets kept"),
         Some(cp) => format!(
-            "{head}: checkpoint {} old, {} behind the file",
-            humantime::format_duration(
-                std::time::Duration::from_secs(cp.age_seconds.max(0) as u64)
-            ),
-            crate::text::count(p.redelivers.max(0) as usize, "record")
+            "{head}: {} behind the file; the group's last checkpoint was written {} ago",
+            crate::text::count(p.redelivers.max(0) as usize, "record"),
+            ago(p
+                .seconds_since_last_checkpoint
+                .unwrap_or(cp.seconds_since_written))
+        ),
+    }
+}
+
+/// `mirror `east`: last heartbeat 2s ago (east.heartbeats, copied through the mirror)`
+pub fn heartbeat_line(h: &MirrorHeartbeat) -> String {
+    match (&h.topic, h.seconds_since_last_heartbeat) {
+        (Some(topic), Some(s)) => format!(
+            "mirror `{}`: last heartbeat {} ago (`{topic}`, {})",
+            h.alias,
+            ago(s),
+            if h.mirrored {
+                "copied from the source cluster: records come through"
+            } else {
+                "written by the mirror's heartbeat connector on this cluster"
+            }
+        ),
+        _ => format!(
+            "mirror `{}`: not known to be alive ({})",
+            h.alias,
+            h.problem.as_deref().unwrap_or("no heartbeat")
         ),
     }
 }
@@ -104,8 +157,9 @@ mod tests {
                     upstream: 590,
                     downstream: dr_offset,
                     written_ms: 0,
-                    age_seconds: 42,
+                    seconds_since_written: 42,
                 }),
+                seconds_since_last_checkpoint: Some(42),
                 redelivers: 10,
             }],
             renames: BTreeMap::from([("orders".into(), "east.orders".into())]),
@@ -135,7 +189,11 @@ mod tests {
             ),
         ]);
         let input = testkit::live_input(&files, "west");
-        let r = diff_live_translated(&fake.client(), input, &Unheard, &translations).unwrap();
+        let dr = DrInput {
+            translations: translations.clone(),
+            ..DrInput::default()
+        };
+        let r = diff_live_translated(&fake.client(), input, &Unheard, &dr).unwrap();
         assert_eq!(
             testkit::statuses(&r),
             vec![
@@ -147,7 +205,7 @@ mod tests {
         let ready = &r.connectors[2];
         assert!(
             ready.notes.iter().any(|n| n
-                == "orders/0 600 -> east.orders/0 580: checkpoint 42s old, 10 records behind the file"),
+                == "orders/0 600 -> east.orders/0 580: 10 records behind the file; the group's last checkpoint was written 42s ago"),
             "{:?}",
             ready.notes
         );
@@ -159,7 +217,60 @@ mod tests {
             .filter(|(k, _)| k != "blind")
             .collect();
         let input = testkit::live_input(&files[..2], "west");
-        let r = diff_live_translated(&fake.client(), input, &Unheard, &without_blind).unwrap();
+        let dr = DrInput {
+            translations: without_blind,
+            ..DrInput::default()
+        };
+        let r = diff_live_translated(&fake.client(), input, &Unheard, &dr).unwrap();
         assert_eq!(r.exit_code, 0, "ready and in sync: west could take over");
+        let json = serde_json::to_value(&r).unwrap();
+        let statuses = &json["summary"]["statuses"];
+        assert_eq!(statuses["dr_ready"], 1, "{statuses}");
+        assert_eq!(
+            statuses["no_translation"], 0,
+            "every status, zeros included: {statuses}"
+        );
+        assert_eq!(statuses["missing"], 0, "{statuses}");
+        let ready = &json["connectors"][1];
+        assert_eq!(
+            ready["translation"]["partitions"][0]["dr_offset"], 580,
+            "{ready}"
+        );
+        assert_eq!(
+            ready["translation"]["partitions"][0]["checkpoint"]["seconds_since_written"], 42,
+            "{ready}"
+        );
+        assert_eq!(
+            ready["translation"]["partitions"][0]["redelivers"], 10,
+            "{ready}"
+        );
+    }
+
+    /// A source file of the primary in the directory: not part of DR readiness (issue 23).
+    #[test]
+    fn a_source_file_of_the_primary_does_not_fail_readiness() {
+        let fake = FakeConnect::builder().in_process();
+        let metadata = Metadata {
+            kafka_cluster_id: Some("K-EAST".into()),
+            ..Metadata::new("orders-src", "east", ConnectorType::Source)
+        };
+        let src = testkit::loaded(
+            "/w/snapshots/east/orders-src.yaml",
+            OffsetsFile::new(metadata, Vec::new(), None),
+        );
+        let files = vec![east_sink("ready"), src];
+        let dr = DrInput {
+            translations: BTreeMap::from([("ready".to_string(), Ok(translated(580)))]),
+            sources: BTreeSet::from(["orders-src".to_string()]),
+            mirrors: Vec::new(),
+        };
+        let input = testkit::live_input(&files, "west");
+        let r = diff_live_translated(&fake.client(), input, &Unheard, &dr).unwrap();
+        assert_eq!(
+            testkit::statuses(&r),
+            vec![("orders-src", Status::Skipped), ("ready", Status::DrReady)]
+        );
+        assert!(r.connectors[0].notes[0].contains("not part of DR readiness"));
+        assert_eq!(r.exit_code, 0, "a source does not fail the readiness check");
     }
 }

@@ -22,6 +22,7 @@ use crate::model::{ConnectorType, Fields, Key};
 pub use super::risk::{Risk, RiskCode};
 pub(crate) use base::classify;
 pub use base::{diff_base, BaseInput, BaseSide};
+pub use dr::{heartbeat_line, DrInput};
 pub use live::{diff_live, diff_live_reporting, diff_live_translated, LiveInput};
 
 /// Which comparison a report is.
@@ -67,6 +68,9 @@ pub enum Status {
     DrReady,
     /// A sink file of another Kafka cluster with a partition that cannot be translated.
     NoTranslation,
+    /// A source file of another Kafka cluster against a DR cluster: not part of DR readiness
+    /// (its positions belong to the primary's source systems).
+    Skipped,
     // base
     /// Same offsets at the revision and in the working tree.
     Unchanged,
@@ -84,8 +88,7 @@ pub enum Status {
 }
 
 impl Status {
-    /// The statuses a mode always counts in its summary, in order (`dr_ready` and
-    /// `no_translation` are counted only in a diff against a DR cluster that has them).
+    /// The statuses a mode always counts in its summary, zeros included.
     pub fn all(mode: Mode) -> &'static [Status] {
         use Status::*;
         match mode {
@@ -96,6 +99,9 @@ impl Status {
                 StateDrifted,
                 Missing,
                 Untracked,
+                DrReady,
+                NoTranslation,
+                Skipped,
                 TypeChanged,
                 ClassChanged,
             ],
@@ -113,7 +119,7 @@ impl Status {
     /// Whether this status makes `diff` exit 2 under `exit_on`.
     pub fn counts(self, exit_on: ExitOn) -> bool {
         match self {
-            Status::InSync | Status::Unchanged | Status::DrReady => false,
+            Status::InSync | Status::Unchanged | Status::DrReady | Status::Skipped => false,
             Status::Advanced => exit_on == ExitOn::Any,
             _ => true,
         }
@@ -129,6 +135,7 @@ impl Status {
             Status::Untracked => "untracked",
             Status::DrReady => "dr_ready",
             Status::NoTranslation => "no_translation",
+            Status::Skipped => "skipped",
             Status::Unchanged => "unchanged",
             Status::Changed => "changed",
             Status::Added => "added",
@@ -304,6 +311,10 @@ pub struct ConnectorDiff {
     pub counts: PartitionCounts,
     /// The partitions that differ, in canonical order (unchanged ones are only counted).
     pub partitions: Vec<PartitionReport>,
+    /// A sink file of another Kafka cluster: each partition's translation on this DR cluster
+    /// (its checkpoint, when it was written, how far behind the file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub translation: Option<crate::engine::mirror::Translation>,
     /// The two sides (type, class, offsets), for a unified diff of their YAML; not
     /// serialized.
     #[serde(skip)]
@@ -337,6 +348,10 @@ pub struct DiffReport {
     pub exit_on: ExitOn,
     pub summary: Summary,
     pub connectors: Vec<ConnectorDiff>,
+    /// live, against a DR cluster: what MirrorMaker 2's heartbeats say of each mirror the
+    /// files cross.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mirrors: Vec<crate::engine::mirror::heartbeat::MirrorHeartbeat>,
     /// 0: no differences; 2: differences (per `exit_on`).
     pub exit_code: u8,
 }
@@ -377,6 +392,7 @@ impl DiffReport {
             base_commit,
             exit_on,
             summary,
+            mirrors: Vec::new(),
             exit_code: if differences > 0 {
                 EXIT_DIFFERENCES
             } else {

@@ -24,8 +24,9 @@ pub struct Found {
     pub downstream: i64,
     /// Milliseconds since the Unix epoch when MM2 wrote it (the record's timestamp).
     pub written_ms: i64,
-    /// Seconds between then and the translation.
-    pub age_seconds: i64,
+    /// Seconds between then and the translation (MM2 writes a checkpoint only when the
+    /// group commits a new offset: this is not how old MM2's view is).
+    pub seconds_since_written: i64,
 }
 
 #[derive(Debug, Default)]
@@ -135,7 +136,7 @@ impl TopicScan {
             upstream: value.upstream,
             downstream: value.downstream,
             written_ms: r.timestamp_ms,
-            age_seconds: ((now_ms - r.timestamp_ms) / 1000).max(0),
+            seconds_since_written: ((now_ms - r.timestamp_ms) / 1000).max(0),
         };
         slot.latest = Some(found);
         slot.oldest_upstream = Some(
@@ -241,6 +242,10 @@ pub(super) fn through_checkpoints(
                 },
             },
         };
+        let last = match scan.slot(&group, &dr_topic, partition) {
+            Lookup::Slot(s) => s.latest.map(|l| l.seconds_since_written),
+            _ => None,
+        };
         let Some(found) = found else { continue };
         t.offsets
             .push(OffsetEntry::sink(&dr_topic, partition, found.downstream));
@@ -251,6 +256,7 @@ pub(super) fn through_checkpoints(
             dr_topic,
             dr_offset: found.downstream,
             checkpoint: Some(found),
+            seconds_since_last_checkpoint: last,
             redelivers: offset - found.upstream,
         });
     }

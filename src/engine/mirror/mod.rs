@@ -9,6 +9,7 @@
 //! The plan (`apply::plan`) and the live diff call [`translate`]; nothing here prints.
 
 pub mod checkpoint;
+pub mod heartbeat;
 mod lookup;
 #[cfg(test)]
 mod tests;
@@ -17,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::kafka::policy::MirrorRelation;
+use crate::kafka::policy::{MirrorRelation, ReplicationPolicy};
 use crate::kafka::{KafkaError, KafkaOptions, RawRecord, ScanEnd};
 use crate::model::file::OffsetsFile;
 use crate::model::{ConnectorType, OffsetEntry};
@@ -66,6 +67,17 @@ pub trait CheckpointSource {
         topic: &str,
         visit: &mut dyn FnMut(RawRecord<'_>),
     ) -> Result<ScanEnd, KafkaError>;
+
+    /// At most the last `last` records of partition 0 (a heartbeats topic).
+    fn scan_tail(
+        &self,
+        topic: &str,
+        last: i64,
+        visit: &mut dyn FnMut(RawRecord<'_>),
+    ) -> Result<ScanEnd, KafkaError> {
+        let _ = last;
+        self.scan(topic, visit)
+    }
 }
 
 impl CheckpointSource for KafkaOptions {
@@ -74,7 +86,16 @@ impl CheckpointSource for KafkaOptions {
         topic: &str,
         visit: &mut dyn FnMut(RawRecord<'_>),
     ) -> Result<ScanEnd, KafkaError> {
-        crate::kafka::scan_partition(self, topic, 0, visit)
+        crate::kafka::scan_partition(self, topic, 0, None, visit)
+    }
+
+    fn scan_tail(
+        &self,
+        topic: &str,
+        last: i64,
+        visit: &mut dyn FnMut(RawRecord<'_>),
+    ) -> Result<ScanEnd, KafkaError> {
+        crate::kafka::scan_partition(self, topic, 0, Some(last), visit)
     }
 }
 
@@ -91,21 +112,27 @@ pub enum Need {
     Checkpoints(MirrorRelation, TranslateMode),
 }
 
+/// Whether a file was captured on another Kafka cluster than `target`'s: their Kafka cluster
+/// ids differ, or (without both ids) the target mirrors the file's cluster.
+pub fn crosses(file: &OffsetsFile, target: &Target) -> bool {
+    let meta = &file.metadata;
+    match (&meta.kafka_cluster_id, &target.kafka_cluster_id) {
+        (Some(a), Some(b)) => a != b,
+        _ => target.relations.contains_key(&meta.cluster) && meta.cluster != target.cluster,
+    }
+}
+
+/// Why a source connector is left out of an apply to, or the readiness of, another Kafka
+/// cluster.
+pub const SOURCE_LEFT_OUT: &str = "a source connector: its positions belong to the primary's source systems (a database, files), not to the mirrored Kafka";
+
 /// Whether and how a file crosses to `target`.
 pub fn decide(file: &OffsetsFile, target: &Target, mode: Option<TranslateMode>) -> Need {
     let meta = &file.metadata;
-    if meta.connector_type != ConnectorType::Sink {
+    if meta.connector_type != ConnectorType::Sink || !crosses(file, target) {
         return Need::Nothing;
     }
     let relation = target.relations.get(&meta.cluster).cloned();
-    let crosses = match (&meta.kafka_cluster_id, &target.kafka_cluster_id) {
-        (Some(a), Some(b)) => a != b,
-        // Without both ids, a file of a mirrored cluster is taken as captured there.
-        _ => relation.is_some() && meta.cluster != target.cluster,
-    };
-    if !crosses {
-        return Need::Nothing;
-    }
     let ids = format!(
         "the file was captured on Kafka cluster {} (cluster `{}`); cluster `{}` uses Kafka cluster {}",
         meta.kafka_cluster_id.as_deref().unwrap_or("(unknown)"),
@@ -152,6 +179,10 @@ pub struct PartitionTranslation {
     /// The checkpoint used (`None` with `--translate none`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<Found>,
+    /// Seconds since MM2 last wrote a checkpoint of the group for this partition (MM2 writes
+    /// one only when the group commits a new offset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds_since_last_checkpoint: Option<i64>,
     /// Records before the file's position that the target delivers again (upstream count;
     /// negative: records after it that are skipped, as `--translate latest` does on purpose).
     pub redelivers: i64,
@@ -206,13 +237,17 @@ fn sink_partition(e: &OffsetEntry) -> Option<(&str, i64, i64)> {
 /// Translates every file that needs it. The result has an entry for each key of `files` that
 /// crosses: its translation, or why it cannot be translated (a plan error). Each checkpoints
 /// topic is read once, streaming; memory grows with the partitions asked for, not the topic.
+///
+/// A Kafka that cannot be read (unreachable, refused credentials, a listener that does not
+/// speak SASL) is an error of the whole call: kco cannot tell whether anything translates.
+/// A checkpoints topic that does not exist is a gap of the files that need it.
 pub fn translate(
     files: &[(&str, &OffsetsFile)],
     target: &Target,
     mode: Option<TranslateMode>,
     source: Option<&dyn CheckpointSource>,
     now_ms: i64,
-) -> BTreeMap<String, Result<Translation, String>> {
+) -> Result<BTreeMap<String, Result<Translation, String>>, KafkaError> {
     let mut out = BTreeMap::new();
     let mut wanted = lookup::Wanted::default();
     let mut pending: Vec<(&str, &OffsetsFile, MirrorRelation, TranslateMode)> = Vec::new();
@@ -243,7 +278,7 @@ pub fn translate(
         }
     }
     if pending.is_empty() {
-        return out;
+        return Ok(out);
     }
     let scans = match (source, &target.kafka) {
         (Some(s), _) => wanted.scan_all(s, now_ms),
@@ -258,9 +293,17 @@ pub fn translate(
                     )),
                 );
             }
-            return out;
+            return Ok(out);
         }
     };
+    let mut scans = scans;
+    let failed = scans
+        .iter()
+        .find(|(_, r)| matches!(r, Err(KafkaError::Failed { .. })))
+        .map(|(t, _)| t.clone());
+    if let Some(Err(e)) = failed.and_then(|t| scans.remove(&t)) {
+        return Err(e);
+    }
     for (name, file, relation, m) in pending {
         let result = match scans.get(&relation.checkpoints_topic) {
             Some(Err(e)) => Err(lookup::topic_error(e, &relation, target)),
@@ -269,7 +312,7 @@ pub fn translate(
         };
         out.insert(name.to_string(), result);
     }
-    out
+    Ok(out)
 }
 
 fn rename_only(
@@ -304,42 +347,113 @@ fn rename_only(
             dr_topic,
             dr_offset: offset,
             checkpoint: None,
+            seconds_since_last_checkpoint: None,
             redelivers: 0,
         });
     }
     Ok(t)
 }
 
-/// A created sink's config with its topics renamed: `topics` entry by entry; a
-/// `topics.regex` cannot be renamed and is an error.
-pub fn rename_config(config: &mut BTreeMap<String, String>, t: &Translation) -> Result<(), String> {
-    let relation_rename = |s: &str| {
-        t.relation
-            .as_ref()
-            .map_or_else(|| s.to_string(), |r| r.target_topic(s))
+/// One config key kco changes when it creates a connector on the DR cluster (shown in the
+/// plan: nothing is changed silently).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigChange {
+    pub key: String,
+    pub before: String,
+    pub after: String,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// The topics a created sink reads on the DR cluster for one topic `t` of its file: the
+/// mirrored copy (`east.orders`) and, where that name differs, the DR cluster's own `t`,
+/// where producers write after a failover. A topic the DR cluster itself sent (failback:
+/// `west.orders` becomes `orders`) is only its original.
+pub(crate) fn dr_topics(t: &str, renamed: &str, relation: Option<&MirrorRelation>) -> Vec<String> {
+    let came_back = relation.is_some_and(|r| match (&r.policy, &r.target_alias) {
+        (ReplicationPolicy::Default { separator }, Some(target)) => {
+            t.strip_prefix(&format!("{target}{separator}")) == Some(renamed)
+        }
+        _ => false,
+    });
+    if renamed == t || came_back {
+        vec![renamed.to_string()]
+    } else {
+        vec![renamed.to_string(), t.to_string()]
+    }
+}
+
+/// A `topics.regex` for the DR cluster: under the default policy, the mirrored topics
+/// (`<alias><separator>` before a match) and the DR cluster's own that match.
+pub fn dr_regex(regex: &str, relation: &MirrorRelation) -> String {
+    match &relation.policy {
+        ReplicationPolicy::Identity => regex.to_string(),
+        ReplicationPolicy::Default { separator } => format!(
+            "(?:{}{})?(?:{regex})",
+            regex_escape(&relation.alias),
+            regex_escape(separator)
+        ),
+    }
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A created sink's config with its topics renamed for the DR cluster: `topics` entry by
+/// entry (each mirrored topic, and the DR cluster's own of the same name), `topics.regex`
+/// widened the same way. Returns every key changed.
+pub fn rename_config(config: &mut BTreeMap<String, String>, t: &Translation) -> Vec<ConfigChange> {
+    let relation = t.relation.as_ref();
+    let rename = |s: &str| {
+        t.renames
+            .get(s)
+            .cloned()
+            .unwrap_or_else(|| relation.map_or_else(|| s.to_string(), |r| r.target_topic(s)))
     };
+    let mut changes = Vec::new();
     if let Some(topics) = config.get("topics").cloned() {
-        let renamed: Vec<String> = topics
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                t.renames
-                    .get(s)
-                    .cloned()
-                    .unwrap_or_else(|| relation_rename(s))
-            })
-            .collect();
-        config.insert("topics".into(), renamed.join(","));
+        let mut renamed: Vec<String> = Vec::new();
+        for s in topics.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            for d in dr_topics(s, &rename(s), relation) {
+                if !renamed.contains(&d) {
+                    renamed.push(d);
+                }
+            }
+        }
+        let after = renamed.join(",");
+        if after != topics {
+            changes.push(ConfigChange {
+                key: "topics".into(),
+                before: topics,
+                after: after.clone(),
+                why: "the mirrored topics, and the DR cluster's own of the same name, where producers write after a failover".into(),
+            });
+            config.insert("topics".into(), after);
+        }
     }
-    let renames_any = t.renames.iter().any(|(a, b)| a != b)
-        || t.relation
-            .as_ref()
-            .is_some_and(|r| r.target_topic("t") != "t");
-    if config.contains_key("topics.regex") && renames_any {
-        return Err(
-            "the config subscribes with `topics.regex`, which kco cannot rename for the mirrored topics: set `topics` (or a regex matching the renamed topics) in the file's config".into(),
-        );
+    if let (Some(regex), Some(r)) = (config.get("topics.regex").cloned(), relation) {
+        let after = dr_regex(&regex, r);
+        if after != regex {
+            changes.push(ConfigChange {
+                key: "topics.regex".into(),
+                before: regex,
+                after: after.clone(),
+                why: format!(
+                    "also the topics mirrored from `{}` ({} policy)",
+                    r.alias,
+                    r.policy_name()
+                ),
+            });
+            config.insert("topics.regex".into(), after);
+        }
     }
-    Ok(())
+    changes
 }

@@ -107,7 +107,9 @@ fn run(
     mode: Option<TranslateMode>,
     mem: &Memory,
 ) -> Option<Result<Translation, String>> {
-    translate(&[("orders-sink", file)], target, mode, Some(mem), NOW).remove("orders-sink")
+    translate(&[("orders-sink", file)], target, mode, Some(mem), NOW)
+        .unwrap()
+        .remove("orders-sink")
 }
 
 fn offsets_of(t: &Translation) -> Vec<(String, i64, i64)> {
@@ -157,7 +159,7 @@ fn takes_the_latest_checkpoint_at_or_below_the_files_offset() {
     assert_eq!((p.file_offset, p.dr_offset, p.redelivers), (650, 580, 50));
     let cp = p.checkpoint.unwrap();
     assert_eq!(cp.upstream, 600);
-    assert_eq!(cp.age_seconds, 59);
+    assert_eq!(cp.seconds_since_written, 59);
     assert_eq!(t.renames["orders"], "east.orders");
     assert_eq!(mem.scans.get(), 1);
 }
@@ -294,8 +296,10 @@ fn consumer_override_group_id_is_the_group_checkpointed() {
     assert_eq!(t.partitions[0].redelivers, 0);
 }
 
+/// After a failover, producers write to the DR cluster's own `orders`: the restored sink
+/// reads it and the mirrored `east.orders`; a regex is widened the same way (issue 23).
 #[test]
-fn a_created_sinks_topics_are_renamed_and_a_regex_is_refused() {
+fn a_created_sink_reads_the_mirrored_topics_and_the_dr_clusters_own() {
     let mem = Memory::new(
         "east.checkpoints.internal",
         &[(G, "east.orders", 0, 600, 600)],
@@ -304,10 +308,25 @@ fn a_created_sinks_topics_are_renamed_and_a_regex_is_refused() {
     let target = west(true);
     let t = run(&file, &target, None, &mem).unwrap().unwrap();
     let mut config = BTreeMap::from([("topics".to_string(), "orders, payments".to_string())]);
-    rename_config(&mut config, &t).unwrap();
-    assert_eq!(config["topics"], "east.orders,east.payments");
-    let mut config = BTreeMap::from([("topics.regex".to_string(), "orders.*".to_string())]);
-    assert!(rename_config(&mut config, &t)
-        .unwrap_err()
-        .contains("topics.regex"));
+    let changes = rename_config(&mut config, &t);
+    assert_eq!(
+        config["topics"],
+        "east.orders,orders,east.payments,payments"
+    );
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].key, "topics");
+    assert_eq!(changes[0].before, "orders, payments");
+    assert!(changes[0].why.contains("own"), "{:?}", changes[0]);
+    // Failback: a topic west got from east (`west.orders` seen from east) is its original.
+    let relation = t.relation.clone().unwrap();
+    assert_eq!(
+        dr_topics("west.orders", "orders", Some(&relation)),
+        ["orders"]
+    );
+
+    let mut config = BTreeMap::from([("topics.regex".to_string(), "orders|pay.*".to_string())]);
+    let changes = rename_config(&mut config, &t);
+    // Java's regex: an optional `east.` (the dot escaped), then the file's regex.
+    assert_eq!(config["topics.regex"], r"(?:east\.)?(?:orders|pay.*)");
+    assert_eq!(changes[0].key, "topics.regex");
 }

@@ -131,6 +131,7 @@ pub(crate) fn classify(
         }),
     });
     ConnectorDiff {
+        translation: None,
         name: name.to_string(),
         status,
         connector_type: file_type.or(live_type),

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::dr::DrInput;
 use super::{DiffReport, ExitOn, Mode};
 use crate::client::Connect;
-use crate::engine::apply::plan::Translations;
 use crate::engine::progress::{self, Observer, Unheard};
 use crate::engine::settle::settle_listing;
 use crate::engine::{probe, LoadedFile};
@@ -41,7 +41,7 @@ pub fn diff_live_reporting(
     input: LiveInput<'_>,
     fleet: &dyn Observer,
 ) -> Result<DiffReport> {
-    diff_live_translated(client, input, fleet, &Translations::new())
+    diff_live_translated(client, input, fleet, &DrInput::default())
 }
 
 /// [`diff_live_reporting`], with the sink files of another Kafka cluster compared through
@@ -50,7 +50,7 @@ pub fn diff_live_translated(
     client: &Connect,
     input: LiveInput<'_>,
     fleet: &dyn Observer,
-    translations: &Translations,
+    dr: &DrInput,
 ) -> Result<DiffReport> {
     // One file per connector: two (from two clusters' directories) would be ambiguous.
     let mut first: BTreeMap<&str, &LoadedFile> = BTreeMap::new();
@@ -131,21 +131,26 @@ pub fn diff_live_translated(
                 .zip(live_offsets.get(name))
                 .map(|(l, o)| (l, o.as_slice()));
             let file = by_name.get(name).copied();
-            match (file, translations.get(*name)) {
+            match (file, dr.translations.get(*name)) {
                 (Some(f), Some(t)) => {
                     super::dr::classify(name, f, live, t, &input.cluster, input.cwd)
+                }
+                (Some(f), None) if live.is_none() && dr.sources.contains(*name) => {
+                    super::dr::skipped(name, f, &input.cluster, input.cwd)
                 }
                 _ => classify(name, file, live, &input.cluster, input.cwd),
             }
         })
         .collect();
-    Ok(DiffReport::new(
+    let mut report = DiffReport::new(
         Mode::Live,
         input.exit_on,
         Some(input.cluster),
         None,
         connectors,
-    ))
+    );
+    report.mirrors = dr.mirrors.clone();
+    Ok(report)
 }
 
 mod classify;

@@ -1,0 +1,185 @@
+//! Disaster recovery against two fake Connect clusters on different Kafka clusters, where no
+//! Kafka is read: `--translate none` (topics renamed, offsets kept) and source files. The
+//! translation through MM2's checkpoints is in `engine::mirror`'s tests and tests/e2e/dr.rs.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::fake_connect::{ConnectorSpec, FakeConnect};
+use crate::support::data::{SINK, SOURCE};
+use crate::support::run::{Kco, Run};
+
+/// East with a sink `orders-sink` (topic `orders`) and a source `orders-src`, west empty,
+/// on Kafka clusters K-EAST and K-WEST; the files of east snapshotted with their configs.
+fn regions(d: &Path, mirrors: &str) -> (FakeConnect, FakeConnect) {
+    let east = FakeConnect::builder()
+        .version("4.1.0")
+        .kafka_cluster_id("K-EAST")
+        .connector(
+            ConnectorSpec::sink("orders-sink", SINK)
+                .config("topics", "orders")
+                .offsets(
+                    json!([{"partition": {"kafka_topic": "orders", "kafka_partition": 0},
+                                 "offset": {"kafka_offset": 600}}]),
+                ),
+        )
+        .connector(
+            ConnectorSpec::source("orders-src", SOURCE)
+                .config("topic", "orders")
+                .offsets(
+                    json!([{"partition": {"filename": "/in.txt"}, "offset": {"position": 892}}]),
+                ),
+        )
+        .start();
+    let west = FakeConnect::builder()
+        .version("4.1.0")
+        .kafka_cluster_id("K-WEST")
+        .start();
+    std::fs::write(
+        d.join("kco.yaml"),
+        format!(
+            "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n{mirrors}",
+            east.url(),
+            west.url()
+        ),
+    )
+    .unwrap();
+    let r = kco(d, &["--cluster", "east", "snapshot", "--with-config"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    (east, west)
+}
+
+fn kco(d: &Path, args: &[&str]) -> Run {
+    Kco::new(d).args(args).run()
+}
+
+/// The readiness check: a source file does not fail it, and the flag the hint suggests,
+/// `--translate none`, is accepted (issue 23).
+#[test]
+fn readiness_skips_sources_and_accepts_the_translate_flag_it_suggests() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_east, west) = regions(d, "");
+    let r = kco(
+        d,
+        &["--cluster", "west", "diff", "snapshots/east", "-o", "json"],
+    );
+    assert_eq!(
+        r.code,
+        2,
+        "no mirror: the sink cannot be translated\n{}",
+        r.all()
+    );
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["connectors"][0]["status"], "no_translation", "{doc}");
+    assert!(
+        doc["connectors"][0]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("--translate none"),
+        "{doc}"
+    );
+    assert_eq!(doc["connectors"][1]["name"], "orders-src");
+    assert_eq!(doc["connectors"][1]["status"], "skipped", "{doc}");
+
+    let r = kco(
+        d,
+        &[
+            "--cluster",
+            "west",
+            "diff",
+            "snapshots/east",
+            "--translate",
+            "none",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.all());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let statuses = &doc["summary"]["statuses"];
+    assert_eq!(
+        (
+            statuses["dr_ready"].clone(),
+            statuses["skipped"].clone(),
+            statuses["no_translation"].clone()
+        ),
+        (json!(1), json!(1), json!(0)),
+        "{doc}"
+    );
+    let t = &doc["connectors"][0]["translation"]["partitions"][0];
+    assert_eq!(
+        (t["dr_topic"].clone(), t["dr_offset"].clone()),
+        (json!("orders"), json!(600)),
+        "{doc}"
+    );
+    west.assert_no_mutations();
+}
+
+/// A cross-Kafka apply: the source is left out (and says why) unless --with-sources; the
+/// plan shows the `topics` it sets on create (issue 23).
+#[test]
+fn a_cross_kafka_apply_leaves_sources_out_and_shows_the_config_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_east, west) = regions(d, "    mirrors: {east: {alias: east}}\n");
+    let apply = [
+        "--cluster",
+        "west",
+        "apply",
+        "snapshots/east",
+        "--create",
+        "--translate",
+        "none",
+        "--dry-run",
+    ];
+    let r = kco(d, &apply);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(
+        r.stdout.contains("orders-src: left out: a source connector: its positions belong to the primary's source systems"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("+ orders-src"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("config topics: orders -> east.orders,orders"),
+        "{}",
+        r.stdout
+    );
+    let r = kco(d, &[&apply[..], &["-o", "json"]].concat());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["plan"]["left_out"][0]["name"], "orders-src", "{doc}");
+    let change = &doc["plan"]["connectors"][0]["config_changes"][0];
+    assert_eq!(change["key"], "topics", "{doc}");
+    assert_eq!(change["after"], "east.orders,orders", "{doc}");
+
+    let r = kco(d, &[&apply[..], &["--with-sources"]].concat());
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.stdout.contains("+ orders-src"), "{}", r.stdout);
+    west.assert_no_mutations();
+}
+
+/// The default cluster, down: the error names it, the URLs tried, and that it was the
+/// default (in a DR the default often points at the lost region).
+#[test]
+fn an_unreachable_default_cluster_is_named_with_its_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("snapshots/east")).unwrap();
+    std::fs::write(
+        d.join("kco.yaml"),
+        "defaultCluster: east\nclusters:\n  east:\n    urls: [http://127.0.0.1:9, http://127.0.0.1:10]\n  west: {url: http://127.0.0.1:11}\n",
+    )
+    .unwrap();
+    let r = kco(d, &["diff"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.stderr.contains(
+            "cannot reach Kafka Connect of cluster `east` (tried http://127.0.0.1:9, http://127.0.0.1:10; `east` is the default cluster"
+        ),
+        "{}",
+        r.stderr
+    );
+}
