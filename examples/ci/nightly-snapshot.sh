@@ -8,7 +8,9 @@
 #    while stopped, a connector gone from the cluster fail: exit 2, nothing is committed, so
 #    the last good offsets stay at the tip of the branch for `kco apply`.
 # 2. `kco snapshot` (unchanged offsets leave files byte-identical; new connectors get a file).
-# 3. A commit only when a file under <dir>/CLUSTER changed; with --push, `git push` after it.
+# 3. A commit only when a file under <dir>/CLUSTER changed (with the JSON Schema kco keeps at
+#    <dir>/connector-offsets-v1.json, where the files' `$schema` line points); with --push,
+#    `git push` after it.
 #
 # Environment: KCO, the kco binary (default `kco` on PATH); KCO_SNAPSHOTS_DIR, the snapshots
 # directory (default `snapshots`); kco's own KCO_URL and KCO_CONFIG (else kco.yaml); git's
@@ -46,12 +48,16 @@ if [ -z "$(git status --porcelain -- "$DIR/$CLUSTER")" ]; then
   echo "nightly-snapshot: nothing moved on cluster $CLUSTER: no commit." >&2
   exit 0
 fi
-git add -A -- "$DIR/$CLUSTER"
-changed=$(git diff --cached --name-only -- "$DIR/$CLUSTER" | wc -l | tr -d ' ')
-set -- -c user.name="$(git config user.name || echo 'kco nightly')" \
-       -c user.email="$(git config user.email || echo 'kco@localhost')"
-git "$@" commit -q -m "offsets of $CLUSTER: $changed file(s) changed" -- "$DIR/$CLUSTER"
-echo "nightly-snapshot: committed $changed file(s) of cluster $CLUSTER." >&2
+set -- "$DIR/$CLUSTER"
+[ -e "$DIR/connector-offsets-v1.json" ] && set -- "$@" "$DIR/connector-offsets-v1.json"
+git add -A -- "$@"
+changed=$(git diff --cached --name-only -- "$@" | wc -l | tr -d ' ')
+files="$changed files"
+[ "$changed" -eq 1 ] && files="1 file"
+git -c user.name="$(git config user.name || echo 'kco nightly')" \
+    -c user.email="$(git config user.email || echo 'kco@localhost')" \
+    commit -q -m "offsets of $CLUSTER: $files changed" -- "$@"
+echo "nightly-snapshot: committed $files of cluster $CLUSTER." >&2
 if [ "$PUSH" = yes ]; then
   git push -q origin HEAD
 fi

@@ -27,7 +27,7 @@ Exit codes: 0 success, 1 an invalid file or bad arguments.\n\n\
 Examples:\n  kco export snapshots/prod/orders.yaml > orders.json  # then: curl -X PATCH -d @orders.json ...\n  \
 kco export --format strimzi snapshots/prod/orders.yaml --namespace kafka > orders-cm.yaml\n  \
 kco export --format strimzi snapshots/prod --namespace kafka --out gitops/offsets.yaml\n  \
-kco export --format strimzi --strimzi-api v1beta2 snapshots/prod/orders.yaml  # Strimzi 0.44 to 0.48")]
+kco export --format strimzi --strimzi-api v1beta2 snapshots/prod > offsets.yaml")]
 pub struct Args {
     /// Snapshot files or directories
     #[arg(required = true)]

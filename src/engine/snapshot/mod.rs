@@ -172,6 +172,8 @@ pub fn snapshot_reporting(
     // writes overlap the other connectors' round trips. Many files are made durable together
     // at the end (one flush, then the renames); a few are each synced as written.
     let files = crate::fsutil::Batch::new(selected.len());
+    // Whether a file written now points at the schema kco keeps at `<dir>/`.
+    let points_at_schema = std::sync::atomic::AtomicBool::new(false);
     // What a run killed before its renames left behind.
     crate::fsutil::remove_stale_temps(&store::cluster_dir(dir, cluster_name), STALE_TEMP);
     let one = |l: &&ConnectorListing| -> Result<(ConnectorSnapshot, bool)> {
@@ -183,7 +185,9 @@ pub fn snapshot_reporting(
             Ok(offsets) => {
                 let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
                 match capture(l, kind, offsets, secrets, opts, &base) {
-                    Ok((file, redacted)) => write(&path, file, redacted, opts, &files),
+                    Ok((file, redacted)) => {
+                        write(&path, file, redacted, opts, &files, &points_at_schema)
+                    }
                     Err(message) => Ok((failed(l, path, message), false)),
                 }
             }
@@ -198,6 +202,9 @@ pub fn snapshot_reporting(
     files
         .commit()
         .map_err(|(path, source)| Error::Write { path, source })?;
+    if points_at_schema.into_inner() {
+        store::write_schema(dir)?;
+    }
     for done in results {
         let (report, is_current) = done?;
         if is_current {
@@ -305,6 +312,7 @@ fn write(
     redacted: Vec<String>,
     opts: &SnapshotOptions,
     files: &crate::fsutil::Batch,
+    points_at_schema: &std::sync::atomic::AtomicBool,
 ) -> Result<(ConnectorSnapshot, bool)> {
     let existing = std::fs::read_to_string(path).ok();
     let previous = existing
@@ -350,6 +358,9 @@ fn write(
             .and_then(|l| l.strip_prefix(SCHEMA_COMMENT))
             .filter(|r| !r.trim().is_empty())
             .unwrap_or(&opts.schema_ref);
+        if schema_ref == DEFAULT_SCHEMA_REF {
+            points_at_schema.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         files
             .put(path, file.render(schema_ref).as_bytes())
             .map_err(|e| Error::Write {
