@@ -89,6 +89,14 @@ impl Api {
         }
     }
 
+    /// Which releases serve it, and the other choice (the export's comment).
+    fn served(self) -> &'static str {
+        match self {
+            Api::V1 => "Strimzi 0.49 or newer serves v1;\n#    for 0.44 to 0.48, export with `--strimzi-api v1beta2`",
+            Api::V1beta2 => "Strimzi 0.44 to 0.51 serve v1beta2;\n#    1.0.0 and newer serve only v1, the default",
+        }
+    }
+
     /// The `KafkaMirrorMaker2` fields that hold a mirror's connectors: `v1` has no
     /// `heartbeatConnector` (run the heartbeat connector as a `KafkaConnector`).
     fn mirror_fields(self) -> &'static str {
@@ -146,12 +154,12 @@ pub fn export(file: &OffsetsFile, opts: &ExportOptions) -> String {
         out.push_str(&format!(
             "# 1. Apply both documents (Argo CD, Flux or kubectl). The second is a patch of the\n\
              #    KafkaConnector: merge it into its manifest or list it under `patches:` of a kustomization.\n\
-             #    Its apiVersion, {}, must be your manifest's (Strimzi 0.49 or newer serves v1;\n\
-             #    for 0.44 to 0.48, export with `--strimzi-api v1beta2`).\n\
+             #    Its apiVersion, {}, must be your manifest's ({}).\n\
              # 2. When the connector reports STOPPED, trigger the alter (Strimzi 0.44 or newer):\n\
              #      kubectl annotate kafkaconnector {}{ns_flag} strimzi.io/connector-offsets=alter\n\
              # 3. Strimzi removes the annotation once done; then set `spec.state: running`.\n",
             opts.api.api_version(),
+            opts.api.served(),
             m.name
         ));
     }

@@ -338,6 +338,7 @@ fn v1beta2_is_written_when_asked_for_strimzi_before_0_49() {
     let mut refused = Vec::new();
     refusals(&crd_schema("v1beta2"), &docs[1], "", &mut refused);
     assert!(refused.is_empty(), "{refused:?}");
+    assert!(text.contains("1.0.0 and newer serve only v1"), "{text}");
     let (v1, _) = exported(Api::V1);
     assert!(
         v1.contains("--strimzi-api v1beta2"),
