@@ -15,8 +15,9 @@
 #
 # Usage: scripts/dr-connect.sh <command>
 #   up       start west, w1 and the MM2 connectors (fresh data); harmless when already up
-#   down     stop them and delete their data (logs are kept)
-#   status   show each process, its pid and address (exit 0 only when all run)
+#   down     stop them and delete their data (logs are kept), with a line saying so
+#   status   show each process, its pid, state and address (exit 0 only when all run);
+#            `scripts/local-connect.sh status` lists the same rows when the region is up
 #
 # Needs `scripts/local-connect.sh up` first (its broker, and the jars it resolved).
 # Writes <state>/dr/: scram (user, then password, one per line), kco.yaml (a snippet for
@@ -209,19 +210,36 @@ cmd_up() {
 cmd_down() {
   [[ -d $STATE ]] || return 0
   lock
+  local was_up=0
+  if [[ -d $DR ]] || live_pid west >/dev/null || live_pid w1 >/dev/null; then
+    was_up=1
+  fi
   stop_procs w1 west
   rm -rf "$DR"
+  if ((was_up)); then
+    say "DR region west stopped (broker west, worker w1); logs kept in $STATE/logs"
+  fi
 }
 
+# The columns of `scripts/local-connect.sh status`: PROCESS PID STATE ADDRESS.
 cmd_status() {
-  local name pid rc=0
+  local name pid state address rc=0
+  printf '%-8s %-8s %-9s %s\n' PROCESS PID STATE ADDRESS
   for name in "${PROCS[@]}"; do
-    if pid=$(live_pid "$name"); then
-      printf '%-8s %-8s %-9s\n' "$name" "$pid" running
+    if [[ $name == west ]]; then
+      address="$HOST:$KAFKA_PORT (SASL $HOST:$SASL_PORT)"
     else
-      printf '%-8s %-8s %-9s\n' "$name" - stopped
-      rc=1
+      address=$(worker_url)
     fi
+    if pid=$(live_pid "$name"); then
+      state=running
+      [[ $name == west ]] || dr_worker_ready || state=starting
+    else
+      pid=-
+      state=stopped
+    fi
+    [[ $state == running ]] || rc=1
+    printf '%-8s %-8s %-9s %s\n' "$name" "$pid" "$state" "$address"
   done
   return "$rc"
 }

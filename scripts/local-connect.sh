@@ -20,7 +20,8 @@
 #                        (--secure and --dr may be given together)
 #   check                check the prerequisites (Java 17+, Maven 3.6.3+, curl)
 #   down                 stop the processes started by `up` and delete their data
-#   status               show each process, its pid and URL (exit 0 only when all run)
+#   status               show each process, its pid and URL (exit 0 only when all run),
+#                        the DR region's too when it was started (`up --dr`)
 #   logs [NAME] [-f]     list the log files, or print (follow) the log of NAME
 #   restart-worker NAME  stop and start one worker (a1, a2, b1 or s1), wait until it serves
 #   stop-worker NAME     stop one worker
@@ -242,6 +243,13 @@ cmd_status() {
     [[ $state == running ]] || all_up=0
     printf '%-8s %-8s %-9s %s\n' "$name" "$pid" "$state" "$url"
   done
+  # The DR region (scripts/dr-connect.sh), when it was started: its rows, without the header.
+  if [[ -d $STATE/dr ]] || live_pid west >/dev/null || live_pid w1 >/dev/null; then
+    local dr_rows
+    dr_rows=$(bash "$(dirname "${BASH_SOURCE[0]}")/dr-connect.sh" status) || all_up=0
+    any=1
+    tail -n +2 <<<"$dr_rows"
+  fi
   if [[ $WITH_PG == 1 ]]; then
     if pid=$(pg_pid); then
       any=1
@@ -366,8 +374,8 @@ main() {
       # they go first.
       bash "$(dirname "${BASH_SOURCE[0]}")/bearer-gateway.sh" down >/dev/null 2>&1 || true
       bash "$(dirname "${BASH_SOURCE[0]}")/secure-connect.sh" down >/dev/null 2>&1 || true
-      # MirrorMaker 2 in cluster w reads this broker: the DR region goes first too.
-      bash "$(dirname "${BASH_SOURCE[0]}")/dr-connect.sh" down >/dev/null 2>&1 || true
+      # MirrorMaker 2 in cluster w reads this broker: the DR region goes first too, and says so.
+      bash "$(dirname "${BASH_SOURCE[0]}")/dr-connect.sh" down || true
       cmd_down
       ;;
     status) cmd_status ;;

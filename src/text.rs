@@ -11,6 +11,25 @@ pub fn count(n: usize, noun: &str) -> String {
     }
 }
 
+/// `1 record`, `600 records`, `1 byte of WAL`: a count and a unit that shapes name in the
+/// plural (`records`, `bytes`, `bytes of WAL`). With 1, the unit's first word drops its plural
+/// `s` when it is an English word (letters only, four or more, not ending in `ss`); a field
+/// name that stands as a unit (`pos`, `ts_ms`, `scn`) is left as it is.
+pub fn quantity(n: u64, unit: &str) -> String {
+    if n != 1 {
+        return format!("{n} {unit}");
+    }
+    let (word, rest) = unit.split_at(unit.find(' ').unwrap_or(unit.len()));
+    let plural = word.len() > 3
+        && word.bytes().all(|b| b.is_ascii_alphabetic())
+        && word.ends_with('s')
+        && !word.ends_with("ss");
+    match word.strip_suffix('s').filter(|_| plural) {
+        Some(one) => format!("1 {one}{rest}"),
+        None => format!("1 {unit}"),
+    }
+}
+
 /// Levenshtein distance, by characters.
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
@@ -50,6 +69,20 @@ mod tests {
         assert_eq!(count(1, "partition"), "1 partition");
         assert_eq!(count(0, "partition"), "0 partitions");
         assert_eq!(count(3, "connector"), "3 connectors");
+    }
+
+    #[test]
+    fn a_quantity_of_one_is_singular() {
+        assert_eq!(quantity(1, "records"), "1 record");
+        assert_eq!(quantity(2, "records"), "2 records");
+        assert_eq!(quantity(0, "bytes"), "0 bytes");
+        assert_eq!(quantity(1, "bytes of WAL"), "1 byte of WAL");
+        assert_eq!(quantity(1, "events"), "1 event");
+        // Field names standing as units are not English plurals.
+        assert_eq!(quantity(1, "pos"), "1 pos");
+        assert_eq!(quantity(1, "ts_ms"), "1 ts_ms");
+        assert_eq!(quantity(1, "scn"), "1 scn");
+        assert_eq!(quantity(1, "address"), "1 address");
     }
 
     #[test]

@@ -58,7 +58,9 @@ if [ "$(git rev-parse -q --verify HEAD || true)" = "$before" ]; then
   exit 0
 fi
 changed=$(git diff-tree --root --no-commit-id --name-only -r HEAD | wc -l | tr -d ' ')
-echo "nightly-snapshot: committed $changed file(s) of cluster $CLUSTER." >&2
+files="$changed files"
+[ "$changed" -eq 1 ] && files="1 file"
+echo "nightly-snapshot: committed $files of cluster $CLUSTER." >&2
 if [ "$PUSH" = yes ]; then
   git push -q origin HEAD
 fi

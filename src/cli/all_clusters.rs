@@ -69,9 +69,9 @@ pub fn run<R: Send + serde::Serialize>(
         report_error::failure(
             &ctx.printer,
             &format!(
-                "{} of {} clusters failed: {} (the others' reports are complete)",
+                "{} of {} failed: {} (the others' reports are complete)",
                 failed.len(),
-                names.len(),
+                crate::text::count(names.len(), "cluster"),
                 failed.join(", ")
             ),
         );

@@ -132,7 +132,8 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             "+",
             Style::Good,
             format!(
-                "create STOPPED from the file's config ({config_keys} keys{}), patch {}, start {start_state}",
+                "create STOPPED from the file's config ({}{}), patch {}, start {start_state}",
+                words::count(*config_keys, "key"),
                 if secrets_from_env.is_empty() {
                     String::new()
                 } else {

@@ -29,7 +29,7 @@ fn side(p: &PartitionReport, name: &str, f: &Option<Fields>) -> String {
 
 fn amount(p: &PartitionReport) -> String {
     match (p.distance, &p.unit) {
-        (Some(d), Some(u)) => format!(" by {d} {u}"),
+        (Some(d), Some(u)) => format!(" by {}", crate::text::quantity(d, u)),
         (None, Some(_)) => format!(" ({})", p.field.as_deref().unwrap_or("")),
         _ => String::new(),
     }

@@ -17,14 +17,17 @@ one line, in canonical order (`kco import --from json` reads it back to the same
 --format strimzi prints, per file, the ConfigMap Strimzi 0.44+ reads with \
 spec.alterOffsets.fromConfigMap (key `offsets.json`, Jackson-style JSON, canonical order) and the \
 KafkaConnector patch that stops the connector and points at it, as YAML documents for Argo CD, \
-Flux or kubectl; the annotation that triggers the alter is in a comment. A KafkaMirrorMaker2 \
+Flux or kubectl; the annotation that triggers the alter is in a comment. The patch is \
+kafka.strimzi.io/v1, which Strimzi 0.49 and newer serve (1.0.0 serves nothing else); \
+--strimzi-api v1beta2 writes the version of Strimzi 0.44 to 0.48. A KafkaMirrorMaker2 \
 connector (`a->b.MirrorSourceConnector`) gets its key `a--b.MirrorSourceConnector.json` and the \
 two annotations in comments. docs/strimzi.md is the runbook.\n\n\
 Files are checked first (as `kco validate`); an invalid one stops the export before any output.\n\n\
 Exit codes: 0 success, 1 an invalid file or bad arguments.\n\n\
 Examples:\n  kco export snapshots/prod/orders.yaml > orders.json  # then: curl -X PATCH -d @orders.json ...\n  \
 kco export --format strimzi snapshots/prod/orders.yaml --namespace kafka > orders-cm.yaml\n  \
-kco export --format strimzi snapshots/prod --namespace kafka --out gitops/offsets.yaml")]
+kco export --format strimzi snapshots/prod --namespace kafka --out gitops/offsets.yaml\n  \
+kco export --format strimzi --strimzi-api v1beta2 snapshots/prod > offsets.yaml")]
 pub struct Args {
     /// Snapshot files or directories
     #[arg(required = true)]
@@ -38,6 +41,9 @@ pub struct Args {
     /// strimzi: the ConfigMap's name (one file only) [default: <connector>-offsets]
     #[arg(long)]
     pub configmap_name: Option<String>,
+    /// strimzi: the KafkaConnector's API version (v1beta2 for Strimzi 0.44 to 0.48)
+    #[arg(long, value_enum, default_value_t = StrimziApi::V1)]
+    pub strimzi_api: StrimziApi,
     /// Write to this file (atomically) instead of standard output (`-`)
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -50,6 +56,24 @@ pub enum Format {
     Json,
     /// Strimzi ConfigMap and KafkaConnector patch
     Strimzi,
+}
+
+/// The `kafka.strimzi.io` API versions `export --format strimzi` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StrimziApi {
+    /// kafka.strimzi.io/v1: Strimzi 0.49 and newer
+    V1,
+    /// kafka.strimzi.io/v1beta2: Strimzi 0.44 to 0.48 (served up to 0.51)
+    V1beta2,
+}
+
+impl From<StrimziApi> for strimzi::Api {
+    fn from(a: StrimziApi) -> Self {
+        match a {
+            StrimziApi::V1 => strimzi::Api::V1,
+            StrimziApi::V1beta2 => strimzi::Api::V1beta2,
+        }
+    }
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -78,6 +102,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             let opts = strimzi::ExportOptions {
                 namespace: args.namespace.clone(),
                 configmap_name: args.configmap_name.clone(),
+                api: args.strimzi_api.into(),
             };
             let docs: Vec<String> = files
                 .iter()

@@ -61,12 +61,7 @@ impl Bar {
     fn drawn(verb: Option<String>) -> Bar {
         let bar = verb.map(|verb| {
             let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
-            let style = ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} connectors  {wide_msg}",
-            )
-            .expect("a valid template")
-            .progress_chars("=> ");
-            bar.set_style(style);
+            bar.set_style(style(0));
             bar.set_prefix(verb);
             bar
         });
@@ -100,10 +95,21 @@ impl Bar {
     }
 }
 
+/// The bar's look: `[=====>    ] 3/12 connectors`, the noun agreeing with the total.
+fn style(total: usize) -> ProgressStyle {
+    let of = crate::text::count(total, "connector");
+    ProgressStyle::with_template(&format!(
+        "{{prefix}} [{{bar:30}}] {{pos}}/{of}  {{wide_msg}}"
+    ))
+    .expect("a valid template")
+    .progress_chars("=> ")
+}
+
 impl Observer for Bar {
     fn total(&self, connectors: usize) {
         if let Some(bar) = &self.bar {
             bar.set_length(connectors as u64);
+            bar.set_style(style(connectors));
         }
     }
 

@@ -4,7 +4,6 @@ use schemars::schema_for;
 
 use super::Context;
 use crate::error::Result;
-use crate::model::file::OffsetsFile;
 
 /// Print the JSON Schema of the snapshot file format (kco/v1), or the offset shapes table
 #[derive(Debug, clap::Args)]
@@ -37,9 +36,7 @@ pub fn shapes_schema_json() -> String {
 
 /// The schema document, as committed under `schemas/`.
 pub fn schema_json() -> String {
-    let mut s = serde_json::to_string_pretty(&schema_for!(OffsetsFile)).expect("schema serializes");
-    s.push('\n');
-    s
+    crate::model::file::schema_json()
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {

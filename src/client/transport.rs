@@ -206,11 +206,19 @@ fn not_json(text: &str) -> String {
             })
             .filter(|t| !t.is_empty());
         return match title {
-            Some(t) => format!("an HTML page (\"{}\", {bytes} bytes)", first_line(t, 80)),
-            None => format!("an HTML page ({bytes} bytes)"),
+            Some(t) => format!(
+                "an HTML page (\"{}\", {})",
+                first_line(t, 80),
+                crate::text::count(bytes, "byte")
+            ),
+            None => format!("an HTML page ({})", crate::text::count(bytes, "byte")),
         };
     }
-    format!("\"{}\" ({bytes} bytes)", first_line(text.trim(), 80))
+    format!(
+        "\"{}\" ({})",
+        first_line(text.trim(), 80),
+        crate::text::count(bytes, "byte")
+    )
 }
 
 /// The first line of `s`, at most `max` characters.

@@ -348,8 +348,8 @@ impl Config {
                 let mut e = self.err(
                     "clusters",
                     format!(
-                        "{} clusters are configured ({}) and none is chosen",
-                        names.len(),
+                        "{} are configured ({}) and none is chosen",
+                        crate::text::count(names.len(), "cluster"),
                         names.join(", ")
                     ),
                 );

@@ -88,7 +88,7 @@ pub fn assess(
 
 fn moved(kind: ConnectorType, m: &Movement) -> (RiskCode, String) {
     let amount = match m.distance {
-        Some(d) => format!("{d} {}", m.unit),
+        Some(d) => crate::text::quantity(d, &m.unit),
         None => format!("some {}", m.unit),
     };
     match (m.direction, kind) {

@@ -13,6 +13,20 @@ pub fn file_path(dir: &Path, cluster: &str, connector: &str) -> PathBuf {
     cluster_dir(dir, cluster).join(format!("{}.yaml", safe_name(connector)))
 }
 
+/// Writes the format's JSON Schema at `<dir>/connector-offsets-v1.json`, where the `$schema`
+/// line of the files under `<dir>` points, unless it is there already as this kco writes it.
+/// Returns whether it was written.
+pub fn write_schema(dir: &Path) -> crate::error::Result<bool> {
+    let path = dir.join(crate::model::file::SCHEMA_FILE);
+    let schema = crate::model::file::schema_json();
+    if std::fs::read_to_string(&path).is_ok_and(|t| t == schema) {
+        return Ok(false);
+    }
+    crate::fsutil::write_atomic(&path, schema.as_bytes())
+        .map_err(|source| Error::Write { path, source })?;
+    Ok(true)
+}
+
 /// `<dir>/<cluster>/`, the directory of one cluster's files.
 pub fn cluster_dir(dir: &Path, cluster: &str) -> PathBuf {
     dir.join(safe_name(cluster))

@@ -274,3 +274,32 @@ fn bad_revision_bad_file_and_no_repository_are_errors() {
     assert_eq!(code, 1);
     assert!(err.contains("not in a git repository"), "{err}");
 }
+
+/// A move of one record reads in the singular, in the partition line and in its risk
+/// (docs/output.md: a count agrees with its noun).
+#[test]
+fn a_move_of_one_record_is_singular() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(root.join("snapshots/a")).unwrap();
+    let path = root.join("snapshots/a/orders-sink.yaml");
+    let at = |offset: i64| {
+        snapshot_text(
+            "orders-sink",
+            ConnectorType::Sink,
+            sink_offsets(&[(0, offset)]),
+        )
+    };
+    std::fs::write(&path, at(100)).unwrap();
+    git(root, &["add", "."]);
+    git(root, &["commit", "-q", "-m", "snapshot"]);
+    std::fs::write(&path, at(101)).unwrap();
+    let (code, out, err) = kco(root, &["diff", "--base", "HEAD"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        out.contains("orders/0: moved forward by 1 record: {\"kafka_offset\":100} -> {\"kafka_offset\":101}  [DATA LOSS] 1 record will be skipped"),
+        "{out}"
+    );
+    assert!(!out.contains("1 records"), "{out}");
+}

@@ -189,7 +189,7 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     // First night: every connector gets a file, one commit, pushed.
     let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("committed 2 file(s) of cluster prod"), "{err}");
+    assert!(err.contains("committed 3 files of cluster prod"), "{err}");
     assert_eq!(repo.commits(), 2);
     assert_eq!(pushed(&repo), git(&repo.dir(), &["rev-parse", "HEAD"]));
     // kco's commit: only the cluster's files, marked as an observation by its trailer.
@@ -200,7 +200,7 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     let files = git(&repo.dir(), &["show", "--name-only", "--format=", "HEAD"]);
     assert_eq!(
         files,
-        "snapshots/prod/billing.yaml\nsnapshots/prod/orders.yaml"
+        "snapshots/connector-offsets-v1.json\nsnapshots/prod/billing.yaml\nsnapshots/prod/orders.yaml"
     );
     assert_eq!(
         git(&repo.dir(), &["log", "-1", "--format=%an"]),

@@ -209,6 +209,72 @@ fn no_message_in_the_code_writes_an_s_in_brackets() {
     assert!(found.is_empty(), "`(s)` plurals:\n{}", found.join("\n"));
 }
 
+/// No string literal in `src/` puts a count before a plural noun itself (`{n} records`):
+/// `crate::text::count` and `crate::text::quantity` make `1 record` singular. A literal whose
+/// `{} records` is a verb says so with a `// not a count` comment on its line.
+#[test]
+fn no_message_in_the_code_writes_a_count_without_the_helper() {
+    const NOUNS: [&str; 14] = [
+        "records",
+        "partitions",
+        "connectors",
+        "files",
+        "bytes",
+        "keys",
+        "clusters",
+        "tasks",
+        "errors",
+        "problems",
+        "requests",
+        "commits",
+        "checkpoints",
+        "seconds",
+    ];
+    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() && !path.ends_with("src/fake") {
+                rust_files(&path, out);
+            } else if name.ends_with(".rs") && !name.starts_with("tests") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut found = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if line.contains("'\"'") || line.contains("// not a count") {
+                continue;
+            }
+            let counted = line.split('"').skip(1).step_by(2).any(|literal| {
+                literal.match_indices('}').any(|(at, _)| {
+                    let word: String = literal[at + 1..]
+                        .trim_start()
+                        .chars()
+                        .take_while(char::is_ascii_lowercase)
+                        .collect();
+                    literal[at + 1..].starts_with(' ') && NOUNS.contains(&word.as_str())
+                })
+            });
+            if counted {
+                found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "counts without text::count or text::quantity:\n{}",
+        found.join("\n")
+    );
+}
+
 /// A pull request over 5,000 connectors that rewinds one: the comment fits GitHub's 65,536
 /// characters, its verdict and table come first, and it names the rewound connector; the
 /// 4,999 unchanged are one count.

@@ -422,3 +422,110 @@ fn no_service_of_the_test_bed_holds_its_lock() {
         state.display()
     );
 }
+
+/// `local-connect.sh status` lists the DR region (broker west, worker w1) of the running bed
+/// beside the rest, with their addresses. Read-only: it runs `status` only.
+#[test]
+fn status_lists_the_dr_region() {
+    let Some(_tb) = testbed() else { return };
+    if !crate::harness::testbed_dir().join("dr").is_dir() {
+        crate::harness::skip_unless_required(
+            "KCO_E2E_DR",
+            "the DR region is not up; run scripts/dr-connect.sh up",
+        );
+        return;
+    }
+    let out = crate::harness::local_connect(&["status"]);
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row {name}:\n{out}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let west = row("west");
+    assert_eq!(west[2], "running", "{out}");
+    assert!(west[3].contains(':'), "{out}");
+    assert!(out.contains("(SASL "), "{out}");
+    let w1 = row("w1");
+    assert_eq!(w1[2], "running", "{out}");
+    assert!(w1[3].starts_with("http://"), "{out}");
+}
+
+/// A DR region in a state directory of its own (no real service: two stand-in processes
+/// named as the scripts name theirs): `status` lists it, `down` stops it with a line saying
+/// so, and `status` no longer lists it. The shared bed is not touched.
+#[test]
+fn down_stops_the_dr_region_with_a_line_and_status_follows() {
+    let state = temp_dir();
+    let dir = state.path();
+    std::fs::create_dir_all(dir.join("run")).unwrap();
+    std::fs::create_dir_all(dir.join("dr")).unwrap();
+    let mut procs = Vec::new();
+    for name in ["west", "w1"] {
+        // Matched by `live_pid` through `-Dkco.testbed.process=NAME -Dkco.testbed.dir=STATE`.
+        let child = std::process::Command::new("sh")
+            .args(["-c", "while :; do sleep 1; done"])
+            .arg(format!("-Dkco.testbed.process={name}"))
+            .arg(format!("-Dkco.testbed.dir={}", dir.display()))
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        std::fs::write(dir.join(format!("run/{name}.pid")), pid.to_string()).unwrap();
+        // Reaped as soon as it ends: a zombie would still answer `kill -0`, and the scripts
+        // would wait for it forever.
+        let mut child = child;
+        procs.push((pid, std::thread::spawn(move || child.wait().unwrap())));
+    }
+    let script = |args: &[&str]| {
+        let out = std::process::Command::new(
+            crate::harness::repo_root().join(format!("scripts/{}", args[0])),
+        )
+        .args(&args[1..])
+        .env("KCO_TESTBED_DIR", dir)
+        // Ports nothing listens on: the shared bed's are never asked.
+        .env("KCO_DR_CONNECT_PORT", "1")
+        .env("KCO_TESTBED_A1_PORT", "1")
+        .env("KCO_TESTBED_A2_PORT", "1")
+        .env("KCO_TESTBED_B_PORT", "1")
+        .env("KCO_TESTBED_S_PORT", "1")
+        .output()
+        .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, out, _) = script(&["local-connect.sh", "status"]);
+    assert_eq!(code, Some(1), "the rest is down: {out}");
+    let pid = |i: usize| procs[i].0.to_string();
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("west ") && l.contains(&pid(0)) && l.contains("running")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("w1 ") && l.contains(&pid(1)) && l.contains("starting")),
+        "w1 does not serve on port 1: {out}"
+    );
+    let (code, _, err) = script(&["local-connect.sh", "down"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("dr-connect: DR region west stopped (broker west, worker w1)"),
+        "{err}"
+    );
+    for (_, ended) in procs {
+        let status = ended.join().unwrap();
+        assert!(!status.success(), "stopped by a signal: {status}");
+    }
+    let (_, out, _) = script(&["local-connect.sh", "status"]);
+    assert!(!out.contains("west ") && !out.contains("w1 "), "{out}");
+    assert!(out.contains("test bed is down"), "{out}");
+    // Nothing to stop: no line.
+    let (code, _, err) = script(&["dr-connect.sh", "down"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("stopped"), "{err}");
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use kco::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
+use kco::model::file::{Metadata, OffsetsFile, REPO_SCHEMA_REF};
 use kco::model::{ConnectorState, ConnectorType, OffsetEntry};
 
 pub const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
@@ -116,10 +116,12 @@ impl SnapshotFile {
         self
     }
 
-    /// The file's text, sealed.
+    /// The file's text, sealed, with the `$schema` line kco wrote before it kept the schema
+    /// beside the files (such files load and keep their line; docs/file-format.md), so that
+    /// the commits of the history tests keep their ids.
     pub fn text(self) -> String {
         let entries: Vec<OffsetEntry> = serde_json::from_value(self.offsets).unwrap();
-        OffsetsFile::new(self.meta, entries, self.config).render(DEFAULT_SCHEMA_REF)
+        OffsetsFile::new(self.meta, entries, self.config).render(REPO_SCHEMA_REF)
     }
 
     /// Writes the file at `path` (creating its directory); returns `path`.

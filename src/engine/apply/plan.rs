@@ -20,7 +20,8 @@ pub struct ResolvedConfig(pub BTreeMap<String, String>);
 
 impl std::fmt::Debug for ResolvedConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ResolvedConfig({} keys, values redacted)", self.0.len())
+        let keys = crate::text::count(self.0.len(), "key");
+        write!(f, "ResolvedConfig({keys}, values redacted)")
     }
 }
 
@@ -380,7 +381,7 @@ fn plan_one(
         let recorded = f.file.metadata.state;
         if let Some(s) = recorded.filter(|s| s.is_transient() && opts.create_state.is_none()) {
             plan.warnings.push(format!(
-                "{} records the state {s} (a rebalance or restart when it was taken), which does not say whether `{name}` ran: it is started RUNNING (--create-state picks another)",
+                "{} records the state {s} (a rebalance or restart when it was taken), which does not say whether `{name}` ran: it is started RUNNING (--create-state picks another)", // not a count
                 f.path.display()
             ));
         }

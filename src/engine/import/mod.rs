@@ -57,8 +57,8 @@ pub enum Destination<'a> {
 pub fn write(files: Vec<OffsetsFile>, dest: Destination<'_>) -> Result<Vec<ImportedFile>> {
     if !matches!(dest, Destination::Snapshots(_)) && files.len() != 1 {
         return Err(Error::Usage(format!(
-            "the input holds {} connectors; --out takes one (pass --name, or import into the snapshots directory)",
-            files.len()
+            "the input holds {}; --out takes one (pass --name, or import into the snapshots directory)",
+            crate::text::count(files.len(), "connector")
         )));
     }
     let mut planned = Vec::new();
@@ -90,6 +90,7 @@ pub fn write(files: Vec<OffsetsFile>, dest: Destination<'_>) -> Result<Vec<Impor
         return Err(Error::Files(problems));
     }
     let mut out = Vec::new();
+    let mut points_at_schema = false;
     for Planned {
         file,
         old,
@@ -102,6 +103,7 @@ pub fn write(files: Vec<OffsetsFile>, dest: Destination<'_>) -> Result<Vec<Impor
             (None, _) => ImportOutcome::Printed,
             (Some(_), Some(o)) if *o == text => ImportOutcome::Unchanged,
             (Some(p), old) => {
+                points_at_schema |= schema == DEFAULT_SCHEMA_REF;
                 crate::fsutil::write_atomic(p, text.as_bytes()).map_err(|source| Error::Write {
                     path: p.clone(),
                     source,
@@ -122,6 +124,9 @@ pub fn write(files: Vec<OffsetsFile>, dest: Destination<'_>) -> Result<Vec<Impor
             outcome,
             text,
         });
+    }
+    if let (Destination::Snapshots(dir), true) = (dest, points_at_schema) {
+        store::write_schema(dir)?;
     }
     Ok(out)
 }

@@ -90,3 +90,27 @@ fn one_file_only_for_out() {
     );
     assert!(r[0].text.starts_with("# yaml-language-server"));
 }
+
+/// An import into the snapshots directory writes the schema its files' `$schema` line points
+/// at; one to a file of the user's choosing (`--out`) writes nothing else.
+#[test]
+fn the_schema_goes_where_the_imported_files_point() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        vec![imported(ONE, None)],
+        Destination::Snapshots(dir.path()),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(dir.path().join("a/orders.yaml")).unwrap();
+    assert!(text.starts_with("# yaml-language-server: $schema=../connector-offsets-v1.json\n"));
+    let schema = dir.path().join("connector-offsets-v1.json");
+    assert_eq!(
+        std::fs::read_to_string(schema).unwrap(),
+        crate::model::file::schema_json()
+    );
+    let other = tempfile::tempdir().unwrap();
+    let out = other.path().join("x/orders.yaml");
+    write(vec![imported(ONE, None)], Destination::File(&out)).unwrap();
+    let listed: Vec<_> = std::fs::read_dir(other.path().join("x")).unwrap().collect();
+    assert_eq!(listed.len(), 1);
+}

@@ -180,6 +180,10 @@ impl LocalLock {
             id: h.id.clone(),
         };
         let dir = path.parent().expect("a lock path has a parent");
+        state.create().map_err(|source| Error::Write {
+            path: state.root().to_path_buf(),
+            source,
+        })?;
         std::fs::create_dir_all(dir).map_err(write_err)?;
         for _ in 0..2 {
             let mut tmp = tempfile::Builder::new()

@@ -18,6 +18,10 @@ use crate::error::Result;
 
 /// The directory name kco uses inside a project.
 pub const DIR_NAME: &str = ".kco";
+/// What kco writes as `.gitignore` in a state directory it creates: everything in it stays out
+/// of git (backups, journals and locks are this machine's, not the project's).
+pub const GITIGNORE: &str =
+    "# Created by kco: its locks, journals and backups stay out of git.\n*\n";
 
 /// Why the state directory is where it is (said in `--help` and error messages).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +118,26 @@ impl StateDir {
         &self.root
     }
 
+    /// Creates the directory when it is missing, with a `.gitignore` of `*` inside (as pytest
+    /// does for its cache), so that it never shows up in `git status`. A directory that exists
+    /// is left as it is (a `.gitignore` removed on purpose stays removed).
+    pub fn create(&self) -> std::io::Result<()> {
+        if self.root.is_dir() {
+            return Ok(());
+        }
+        if let Some(parent) = self.root.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        match std::fs::create_dir(&self.root) {
+            Ok(()) => {
+                crate::fsutil::write_atomic(&self.root.join(".gitignore"), GITIGNORE.as_bytes())
+            }
+            // Another kco made it at the same moment, and writes the file.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     pub fn found(&self) -> Found {
         self.found
     }
@@ -184,6 +208,31 @@ mod tests {
             (top.root(), top.found()),
             (&*repo.join(".kco"), Found::GitTop)
         );
+    }
+
+    /// The state directory keeps itself out of git: created with a `.gitignore` of `*`, which
+    /// git then honours; one that exists is not touched.
+    #[test]
+    fn a_new_state_directory_ignores_itself() {
+        let repo = tempfile::tempdir().unwrap();
+        let state = StateDir::at(repo.path().join(".kco"));
+        state.create().unwrap();
+        let ignore = repo.path().join(".kco/.gitignore");
+        assert_eq!(std::fs::read_to_string(&ignore).unwrap(), GITIGNORE);
+        std::fs::create_dir_all(repo.path().join(".kco/backups/x")).unwrap();
+        std::fs::write(repo.path().join(".kco/backups/x/a.yaml"), "x").unwrap();
+        let git = git2::Repository::init(repo.path()).unwrap();
+        assert!(git
+            .is_path_ignored(Path::new(".kco/backups/x/a.yaml"))
+            .unwrap());
+        assert!(git.is_path_ignored(Path::new(".kco/.gitignore")).unwrap());
+        std::fs::remove_file(&ignore).unwrap();
+        state.create().unwrap();
+        assert!(!ignore.exists(), "an existing directory is left as it is");
+        // Every operation makes the directory by taking its lock first.
+        let fresh = StateDir::at(repo.path().join("sub/.kco"));
+        let _lock = super::super::lock::ClusterLock::acquire(&fresh, "a", "t0").unwrap();
+        assert!(repo.path().join("sub/.kco/.gitignore").exists());
     }
 
     #[test]

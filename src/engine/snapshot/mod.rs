@@ -21,7 +21,7 @@ pub use super::snapshot_stale::StaleFile;
 use super::{parallel, probe, store, Selector};
 use crate::client::{Connect, ConnectorListing};
 use crate::error::{Error, Result};
-use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT};
+use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT, SCHEMA_FILE};
 use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorType, OffsetEntry};
 
 /// What to snapshot and how.
@@ -97,6 +97,9 @@ pub struct SnapshotReport {
     pub dir: PathBuf,
     pub connectors: Vec<ConnectorSnapshot>,
     pub stale: Vec<StaleFile>,
+    /// The JSON Schema kco keeps beside the files, when a file written now points at it.
+    #[serde(skip)]
+    pub schema: Option<PathBuf>,
     /// With `--commit`: the commit made (absent when nothing changed, or without `--commit`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<crate::engine::history::record::Committed>,
@@ -112,7 +115,8 @@ impl SnapshotReport {
 
     /// The files this run owns, for `--commit`: every captured connector's file (written or
     /// already equal to the live offsets) and every file `--prune` removed. Files of
-    /// connectors that failed or were skipped, and stale files left in place, are not.
+    /// connectors that failed or were skipped, and stale files left in place, are not. The
+    /// schema the written files point at goes with them.
     pub fn owned_files(&self) -> Vec<PathBuf> {
         let captured = self.connectors.iter().filter(|c| {
             matches!(
@@ -128,6 +132,7 @@ impl SnapshotReport {
                     .filter(|s| s.pruned)
                     .map(|s| s.path.clone()),
             )
+            .chain(self.schema.clone())
             .collect()
     }
 
@@ -196,6 +201,8 @@ pub fn snapshot_reporting(
     // writes overlap the other connectors' round trips. Many files are made durable together
     // at the end (one flush, then the renames); a few are each synced as written.
     let files = crate::fsutil::Batch::new(selected.len());
+    // Whether a file written now points at the schema kco keeps at `<dir>/`.
+    let points_at_schema = std::sync::atomic::AtomicBool::new(false);
     // What a run killed before its renames left behind.
     crate::fsutil::remove_stale_temps(&store::cluster_dir(dir, cluster_name), STALE_TEMP);
     let one = |l: &&ConnectorListing| -> Result<(ConnectorSnapshot, bool)> {
@@ -207,7 +214,9 @@ pub fn snapshot_reporting(
             Ok(offsets) => {
                 let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
                 match capture(l, kind, offsets, secrets, opts, &base) {
-                    Ok((file, redacted)) => write(&path, file, redacted, opts, &files),
+                    Ok((file, redacted)) => {
+                        write(&path, file, redacted, opts, &files, &points_at_schema)
+                    }
                     Err(message) => Ok((failed(l, path, message), false)),
                 }
             }
@@ -222,6 +231,10 @@ pub fn snapshot_reporting(
     files
         .commit()
         .map_err(|(path, source)| Error::Write { path, source })?;
+    let schema = points_at_schema.into_inner().then(|| dir.join(SCHEMA_FILE));
+    if schema.is_some() {
+        store::write_schema(dir)?;
+    }
     for done in results {
         let (report, is_current) = done?;
         if is_current {
@@ -245,6 +258,7 @@ pub fn snapshot_reporting(
         dir: store::cluster_dir(dir, cluster_name),
         connectors,
         stale,
+        schema,
         commit: None,
     })
 }
@@ -330,6 +344,7 @@ fn write(
     redacted: Vec<String>,
     opts: &SnapshotOptions,
     files: &crate::fsutil::Batch,
+    points_at_schema: &std::sync::atomic::AtomicBool,
 ) -> Result<(ConnectorSnapshot, bool)> {
     let existing = std::fs::read_to_string(path).ok();
     let previous = existing
@@ -375,6 +390,9 @@ fn write(
             .and_then(|l| l.strip_prefix(SCHEMA_COMMENT))
             .filter(|r| !r.trim().is_empty())
             .unwrap_or(&opts.schema_ref);
+        if schema_ref == DEFAULT_SCHEMA_REF {
+            points_at_schema.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         files
             .put(path, file.render(schema_ref).as_bytes())
             .map_err(|e| Error::Write {

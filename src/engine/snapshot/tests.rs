@@ -160,11 +160,7 @@ fn hand_reordered_file_with_same_offsets_is_rewritten_canonically_keeping_schema
     let sink = dir.path().join("a/orders-sink.yaml");
     let text = std::fs::read_to_string(&sink).unwrap();
     let edited = text
-        .replacen(
-            "../../schemas/connector-offsets-v1.json",
-            "https://example.test/s.json",
-            1,
-        )
+        .replacen(DEFAULT_SCHEMA_REF, "https://example.test/s.json", 1)
         .replace("cluster: a\n", "cluster: 'a'\n");
     std::fs::write(&sink, &edited).unwrap();
     let r = run(&m, dir.path(), &SnapshotOptions::default());
@@ -177,6 +173,40 @@ fn hand_reordered_file_with_same_offsets_is_rewritten_canonically_keeping_schema
     let now = std::fs::read_to_string(&sink).unwrap();
     assert!(now.starts_with("# yaml-language-server: $schema=https://example.test/s.json\n"));
     assert!(now.contains("cluster: a\n"));
+}
+
+/// The `$schema` line of a new file resolves: the schema is written where it points, beside
+/// the cluster directories. A file written before, pointing into kco's own repository, keeps
+/// its line, loads and is left as it is.
+#[test]
+fn the_schema_reference_of_a_new_file_resolves_and_old_files_keep_theirs() {
+    let m = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    run(&m, dir.path(), &SnapshotOptions::default());
+    let sink = dir.path().join("a/orders-sink.yaml");
+    let text = std::fs::read_to_string(&sink).unwrap();
+    let first = text.lines().next().unwrap();
+    let reference = first.strip_prefix(SCHEMA_COMMENT).unwrap();
+    assert_eq!(reference, "../connector-offsets-v1.json");
+    let schema = sink.parent().unwrap().join(reference);
+    assert_eq!(
+        std::fs::read_to_string(&schema).unwrap(),
+        crate::model::file::schema_json()
+    );
+    // Older files: the reference into kco's repository, sealed as before (the checksum
+    // covers the offsets only).
+    let old = text.replacen(DEFAULT_SCHEMA_REF, crate::model::file::REPO_SCHEMA_REF, 1);
+    std::fs::write(&sink, &old).unwrap();
+    std::fs::remove_file(&schema).unwrap();
+    let (file, _) = OffsetsFile::load(&sink).unwrap();
+    assert!(file.is_sealed());
+    let r = run(&m, dir.path(), &SnapshotOptions::default());
+    assert!(r
+        .connectors
+        .iter()
+        .all(|c| c.outcome == SnapshotOutcome::Unchanged));
+    assert_eq!(std::fs::read_to_string(&sink).unwrap(), old);
+    assert!(!schema.exists(), "nothing written, no schema either");
 }
 
 #[test]

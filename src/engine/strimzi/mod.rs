@@ -1,6 +1,10 @@
 //! Strimzi (0.44 and newer) offsets ConfigMaps, both ways, and the signs that a connector is
 //! managed by the Strimzi operator.
 //!
+//! The `KafkaConnector` patch is written in the `kafka.strimzi.io` API version the operator
+//! serves: `v1` (Strimzi 0.49 and newer; the only one from 1.0.0) by default, `v1beta2` for
+//! 0.44 to 0.48 (served up to 0.51). docs/strimzi.md has the table and its sources.
+//!
 //! Strimzi's `listOffsets` writes the REST body, pretty-printed by Jackson, under the data key
 //! `offsets.json` (a `KafkaConnector`), or under `<connector>.json` with `->` written as `--`
 //! (a `KafkaMirrorMaker2`, one key per connector); the ConfigMap carries the resource's labels
@@ -66,12 +70,51 @@ pub fn configmap_name(connector: &str) -> String {
     name.trim_start_matches('-').to_string()
 }
 
+/// The `kafka.strimzi.io` API version of the resources kco writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Api {
+    /// `kafka.strimzi.io/v1`: Strimzi 0.49 and newer (1.0.0 removed every other version).
+    #[default]
+    V1,
+    /// `kafka.strimzi.io/v1beta2`: Strimzi 0.44 to 0.48 (also served, deprecated, up to 0.51).
+    V1beta2,
+}
+
+impl Api {
+    /// The `apiVersion` field's value.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Api::V1 => "kafka.strimzi.io/v1",
+            Api::V1beta2 => "kafka.strimzi.io/v1beta2",
+        }
+    }
+
+    /// Which releases serve it, and the other choice (the export's comment).
+    fn served(self) -> &'static str {
+        match self {
+            Api::V1 => "Strimzi 0.49 or newer serves v1;\n#    for 0.44 to 0.48, export with `--strimzi-api v1beta2`",
+            Api::V1beta2 => "Strimzi 0.44 to 0.51 serve v1beta2;\n#    1.0.0 and newer serve only v1, the default",
+        }
+    }
+
+    /// The `KafkaMirrorMaker2` fields that hold a mirror's connectors: `v1` has no
+    /// `heartbeatConnector` (run the heartbeat connector as a `KafkaConnector`).
+    fn mirror_fields(self) -> &'static str {
+        match self {
+            Api::V1 => "sourceConnector or checkpointConnector",
+            Api::V1beta2 => "sourceConnector, checkpointConnector or heartbeatConnector",
+        }
+    }
+}
+
 /// Options of `export --format strimzi`.
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
     pub namespace: Option<String>,
     /// The ConfigMap's name (one file only); default [`configmap_name`].
     pub configmap_name: Option<String>,
+    /// The API version of the `KafkaConnector` patch.
+    pub api: Api,
 }
 
 /// The YAML documents for one snapshot: the ConfigMap and, for a `KafkaConnector`, the patch
@@ -97,21 +140,26 @@ pub fn export(file: &OffsetsFile, opts: &ExportOptions) -> String {
     );
     if mirror {
         out.push_str(&format!(
-            "# 1. Apply the ConfigMap. In the KafkaMirrorMaker2 resource, on this mirror's connector\n\
-             #    (sourceConnector, checkpointConnector or heartbeatConnector), set `state: stopped`\n\
+            "# 1. Apply the ConfigMap. In the KafkaMirrorMaker2 resource ({}), on this mirror's connector\n\
+             #    ({}), set `state: stopped`\n\
              #    and `alterOffsets: {{fromConfigMap: {{name: {cm}}}}}`.\n\
              # 2. When the connector reports STOPPED, trigger the alter (Strimzi 0.44 or newer):\n\
              #      kubectl annotate kafkamirrormaker2 MM2_NAME{ns_flag} strimzi.io/connector-offsets=alter \"strimzi.io/mirrormaker-connector={}\"\n\
              # 3. Strimzi removes the annotations once done; then set the connector's state back to running.\n",
+            opts.api.api_version(),
+            opts.api.mirror_fields(),
             m.name
         ));
     } else {
         out.push_str(&format!(
             "# 1. Apply both documents (Argo CD, Flux or kubectl). The second is a patch of the\n\
              #    KafkaConnector: merge it into its manifest or list it under `patches:` of a kustomization.\n\
+             #    Its apiVersion, {}, must be your manifest's ({}).\n\
              # 2. When the connector reports STOPPED, trigger the alter (Strimzi 0.44 or newer):\n\
              #      kubectl annotate kafkaconnector {}{ns_flag} strimzi.io/connector-offsets=alter\n\
              # 3. Strimzi removes the annotation once done; then set `spec.state: running`.\n",
+            opts.api.api_version(),
+            opts.api.served(),
             m.name
         ));
     }
@@ -127,7 +175,8 @@ pub fn export(file: &OffsetsFile, opts: &ExportOptions) -> String {
     }
     if !mirror {
         out.push_str(&format!(
-            "---\napiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaConnector\nmetadata:\n  name: {}\n{ns_line}spec:\n  state: stopped\n  alterOffsets:\n    fromConfigMap:\n      name: {}\n",
+            "---\napiVersion: {}\nkind: KafkaConnector\nmetadata:\n  name: {}\n{ns_line}spec:\n  state: stopped\n  alterOffsets:\n    fromConfigMap:\n      name: {}\n",
+            opts.api.api_version(),
             string(&m.name),
             string(&cm)
         ));

@@ -158,6 +158,7 @@ fn export_then_import_gives_the_same_file() {
             &ExportOptions {
                 namespace: Some("kafka".into()),
                 configmap_name: None,
+                api: Api::V1,
             },
         );
         let back = import(Path::new("e.yaml"), &text, &opts(None, None)).unwrap();
@@ -219,4 +220,176 @@ fn operator_signs() {
     assert!(operator_sign("c", &listing("connect-0.connect.ns.svc:8083")).is_none());
     assert!(operator_sign("a->b.MirrorSourceConnector", &listing("127.0.0.1:8083")).is_some());
     assert!(!is_mirror_name("a->b.Other"));
+}
+
+/// The KafkaConnector's schema per API version, from Strimzi's CRD (the file names its source).
+fn crd_schema(version: &str) -> Yaml {
+    let all: Yaml = serde_yaml::from_str(include_str!("kafkaconnector_crd.yaml")).unwrap();
+    all[version].clone()
+}
+
+/// What the API server would refuse in `value` under `schema` (the structural subset Strimzi's
+/// CRD uses), with strict field validation (`kubectl apply`'s default since Kubernetes 1.27):
+/// an unknown field, a wrong type, a value outside `enum` or under `minimum`, a missing
+/// required field.
+fn refusals(schema: &Yaml, value: &Yaml, at: &str, out: &mut Vec<String>) {
+    let ty = schema["type"].as_str().unwrap_or("object");
+    let fits = match ty {
+        "object" => value.is_mapping(),
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "boolean" => value.is_bool(),
+        other => panic!("type {other} is not in the fixture"),
+    };
+    if !fits {
+        out.push(format!("{at}: not {ty}"));
+        return;
+    }
+    if let Some(allowed) = schema["enum"].as_sequence() {
+        if !allowed.contains(value) {
+            out.push(format!("{at}: {value:?} not in {allowed:?}"));
+        }
+    }
+    if let (Some(min), Some(n)) = (schema["minimum"].as_i64(), value.as_i64()) {
+        if n < min {
+            out.push(format!("{at}: {n} < {min}"));
+        }
+    }
+    let Some(map) = value.as_mapping() else {
+        return;
+    };
+    for key in schema["required"].as_sequence().into_iter().flatten() {
+        if !map.contains_key(key) {
+            out.push(format!("{at}: missing {}", key.as_str().unwrap()));
+        }
+    }
+    let Some(props) = schema["properties"].as_mapping() else {
+        // `metadata` (the API server checks it itself) or preserved unknown fields.
+        return;
+    };
+    for (k, v) in map {
+        let name = format!("{at}.{}", k.as_str().unwrap());
+        match props.get(k) {
+            Some(s) => refusals(s, v, &name, out),
+            None => out.push(format!("{name}: unknown field")),
+        }
+    }
+}
+
+/// The exported documents of a source connector's file, parsed.
+fn exported(api: Api) -> (String, Vec<Yaml>) {
+    let file = import_body(
+        Path::new("x"),
+        r#"{"offsets":[{"partition":{"filename":"f"},"offset":{"position":1}}]}"#,
+        0,
+        &ImportMeta {
+            name: "orders".into(),
+            cluster: "prod".into(),
+            connector_type: None,
+        },
+    )
+    .unwrap();
+    let text = export(
+        &file,
+        &ExportOptions {
+            namespace: Some("kafka".into()),
+            configmap_name: None,
+            api,
+        },
+    );
+    let docs = serde_yaml::Deserializer::from_str(&text)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    (text, docs)
+}
+
+#[test]
+fn the_exported_connector_is_one_strimzi_1_serves() {
+    let (text, docs) = exported(Api::default());
+    let connector = &docs[1];
+    assert_eq!(connector["apiVersion"], "kafka.strimzi.io/v1", "{text}");
+    assert_eq!(connector["kind"], "KafkaConnector");
+    let mut refused = Vec::new();
+    refusals(&crd_schema("v1"), connector, "", &mut refused);
+    assert!(refused.is_empty(), "{refused:?}\n{text}");
+    // The field paths Strimzi's operator reads (AbstractConnectOperator: alter needs
+    // `stopped`, then reads `alterOffsets.fromConfigMap.name`).
+    assert_eq!(connector["spec"]["state"], "stopped");
+    assert_eq!(
+        connector["spec"]["alterOffsets"]["fromConfigMap"]["name"],
+        docs[0]["metadata"]["name"]
+    );
+    assert!(text.contains("strimzi.io/connector-offsets=alter"));
+    // The check refuses what v1 does not define: `spec.pause` (removed in v1), a state
+    // outside its enum, an alterOffsets without its ConfigMap.
+    let mut wrong = connector.clone();
+    wrong["spec"]["pause"] = Yaml::Bool(true);
+    wrong["spec"]["state"] = "STOPPED".into();
+    wrong["spec"]["alterOffsets"] = Yaml::Mapping(Default::default());
+    let mut refused = Vec::new();
+    refusals(&crd_schema("v1"), &wrong, "", &mut refused);
+    assert_eq!(refused.len(), 3, "{refused:?}");
+}
+
+#[test]
+fn v1beta2_is_written_when_asked_for_strimzi_before_0_49() {
+    let (text, docs) = exported(Api::V1beta2);
+    assert_eq!(docs[1]["apiVersion"], "kafka.strimzi.io/v1beta2", "{text}");
+    let mut refused = Vec::new();
+    refusals(&crd_schema("v1beta2"), &docs[1], "", &mut refused);
+    assert!(refused.is_empty(), "{refused:?}");
+    assert!(text.contains("1.0.0 and newer serve only v1"), "{text}");
+    let (v1, _) = exported(Api::V1);
+    assert!(
+        v1.contains("--strimzi-api v1beta2"),
+        "the comment says how: {v1}"
+    );
+}
+
+#[test]
+fn import_reads_what_both_api_versions_list_and_export() {
+    let v1_owner = LISTED.replace(
+        "apiVersion: kafka.strimzi.io/v1beta2",
+        "apiVersion: kafka.strimzi.io/v1",
+    );
+    assert_ne!(v1_owner, LISTED);
+    for listed in [LISTED, v1_owner.as_str()] {
+        let files = import(Path::new("cm.yaml"), listed, &opts(None, None)).unwrap();
+        assert_eq!(files[0].metadata.name, "my-source-connector");
+    }
+    let (v1, _) = exported(Api::V1);
+    let (v1beta2, _) = exported(Api::V1beta2);
+    let a = import(Path::new("e.yaml"), &v1, &opts(None, None)).unwrap();
+    let b = import(Path::new("e.yaml"), &v1beta2, &opts(None, None)).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a[0].metadata.name, "orders");
+}
+
+#[test]
+fn a_mirror_maker_export_names_the_fields_of_its_api_version() {
+    let file = import_body(
+        Path::new("x"),
+        r#"{"offsets":[{"partition":{"cluster":"a","partition":0,"topic":"t"},"offset":{"offset":3}}]}"#,
+        0,
+        &ImportMeta {
+            name: "a->b.MirrorSourceConnector".into(),
+            cluster: "prod".into(),
+            connector_type: None,
+        },
+    )
+    .unwrap();
+    let v1 = export(&file, &ExportOptions::default());
+    assert!(
+        v1.contains("KafkaMirrorMaker2 resource (kafka.strimzi.io/v1)"),
+        "{v1}"
+    );
+    assert!(!v1.contains("heartbeatConnector"), "v1 has none: {v1}");
+    let old = export(
+        &file,
+        &ExportOptions {
+            api: Api::V1beta2,
+            ..Default::default()
+        },
+    );
+    assert!(old.contains("heartbeatConnector"), "{old}");
 }

@@ -24,9 +24,21 @@ pub const API_VERSION: &str = "kco/v1";
 pub const KIND: &str = "ConnectorOffsets";
 /// The first line of every file, before the schema reference.
 pub const SCHEMA_COMMENT: &str = "# yaml-language-server: $schema=";
-/// Where the first-line `$schema` comment points by default: the schema beside a
-/// `snapshots/<cluster>/` tree, as laid out in this repository.
-pub const DEFAULT_SCHEMA_REF: &str = "../../schemas/connector-offsets-v1.json";
+/// The file name of the JSON Schema that kco writes at the top of a snapshots directory.
+pub const SCHEMA_FILE: &str = "connector-offsets-v1.json";
+/// Where the first-line `$schema` comment points by default: from `<dir>/<cluster>/x.yaml`,
+/// the [`SCHEMA_FILE`] kco writes at `<dir>/` (docs/file-format.md).
+pub const DEFAULT_SCHEMA_REF: &str = "../connector-offsets-v1.json";
+/// The reference kco wrote before it wrote the schema file itself; files that hold it keep it.
+pub const REPO_SCHEMA_REF: &str = "../../schemas/connector-offsets-v1.json";
+
+/// The JSON Schema of the format, as `kco schema` prints it and [`SCHEMA_FILE`] holds it.
+pub fn schema_json() -> String {
+    let mut s = serde_json::to_string_pretty(&schemars::schema_for!(OffsetsFile))
+        .expect("schema serializes");
+    s.push('\n');
+    s
+}
 
 /// A connector's offsets file, format v1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
