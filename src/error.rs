@@ -111,6 +111,19 @@ pub enum Error {
         more: usize,
     },
 
+    /// A git repository that another user owns, which git (and so libgit2) does not trust
+    /// (`safe.directory`): a CI workspace or a checkout mounted into a container.
+    #[error(
+        "{} is in the git repository {}, which {} owns, not the user running kco{}: git does not trust it, and kco reads git as git does",
+        path.display(), repo.display(), owner_name(*owner), me.map_or_else(String::new, |u| format!(" (uid {u})"))
+    )]
+    NotTrusted {
+        path: PathBuf,
+        repo: PathBuf,
+        owner: Option<u32>,
+        me: Option<u32>,
+    },
+
     /// Arguments that do not fit together.
     #[error("{0}")]
     Usage(String),
@@ -136,6 +149,7 @@ pub enum ErrorKind {
     OtherCluster,
     NotABackup,
     NoMatch,
+    NotTrusted,
     Usage,
     Other,
 }
@@ -162,6 +176,7 @@ impl Error {
             Error::OtherCluster { .. } => ErrorKind::OtherCluster,
             Error::NotABackup { .. } | Error::BackupOfOtherCluster { .. } => ErrorKind::NotABackup,
             Error::NoMatch { .. } => ErrorKind::NoMatch,
+            Error::NotTrusted { .. } => ErrorKind::NotTrusted,
             Error::Usage(_) => ErrorKind::Usage,
             Error::Other(_) => ErrorKind::Other,
         }
@@ -184,6 +199,7 @@ impl Error {
             | ErrorKind::OtherCluster
             | ErrorKind::NotABackup
             | ErrorKind::NoMatch
+            | ErrorKind::NotTrusted
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -220,9 +236,21 @@ impl Error {
             )),
             Error::Config(e) => e.hint.clone(),
             Error::NoMatch { closest, more, .. } => Some(no_match_hint(closest, *more)),
+            Error::NotTrusted { repo, .. } => Some(format!(
+                "run kco as the owner of {repo}, or mark it safe: git config --global --add safe.directory {repo}",
+                repo = repo.display()
+            )),
             _ => None,
         }
     }
+}
+
+/// `another user (uid 1000)`, or `another user` when the owner is unknown.
+fn owner_name(owner: Option<u32>) -> String {
+    owner.map_or_else(
+        || "another user".into(),
+        |u| format!("another user (uid {u})"),
+    )
 }
 
 /// `` `a`, `b` `` for a message.

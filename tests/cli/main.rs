@@ -25,6 +25,7 @@ mod output_snapshots;
 mod recipes;
 mod secrets;
 mod shapes;
+mod ship;
 mod snapshot;
 #[path = "../support/mod.rs"]
 #[allow(dead_code)] // shared with tests/e2e, which uses parts this suite does not
