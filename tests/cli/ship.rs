@@ -75,3 +75,40 @@ fn a_repository_another_user_owns_names_the_owner_and_both_fixes() {
     assert_eq!(run.code, 0, "{}", run.all());
     assert!(run.stdout.contains("nightly 1"), "{}", run.stdout);
 }
+
+/// `--version` names the version, the commit and its date, and the target, as ripgrep and
+/// cargo do; `-V` stays the version alone (the man pages print it).
+#[test]
+fn version_names_the_commit_its_date_and_the_target() {
+    let run = Kco::new(".").arg("--version").run();
+    assert_eq!(run.code, 0, "{}", run.all());
+    let line = run.stdout.trim_end();
+    let rest = line
+        .strip_prefix(&format!("kco {} (commit ", env!("CARGO_PKG_VERSION")))
+        .unwrap_or_else(|| panic!("{line}"));
+    let (commit, rest) = rest.split_once(' ').unwrap();
+    let (date, target) = rest.split_once(", ").unwrap();
+    // Built from this checkout: its commit and the commit's date, from git.
+    if std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".git")
+        .exists()
+    {
+        assert!(
+            commit.len() == 9 && commit.chars().all(|c| c.is_ascii_hexdigit()),
+            "{line}"
+        );
+        let digits = date.replace('-', "");
+        assert!(date.len() == 10 && digits.len() == 8, "{line}");
+        assert!(digits.chars().all(|c| c.is_ascii_digit()), "{line}");
+    }
+    let target = target.strip_suffix(')').unwrap();
+    assert!(
+        target.starts_with(std::env::consts::ARCH) && target.contains(std::env::consts::OS),
+        "{line}"
+    );
+    let short = Kco::new(".").arg("-V").run();
+    assert_eq!(
+        short.stdout.trim_end(),
+        format!("kco {}", env!("CARGO_PKG_VERSION"))
+    );
+}
