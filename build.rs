@@ -14,13 +14,19 @@ fn main() {
     println!("cargo:rerun-if-env-changed=KCO_BUILD_COMMIT");
     println!("cargo:rerun-if-env-changed=KCO_BUILD_DATE");
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
-    watch_git(dir);
+    if dir.join(".git").exists() {
+        watch_git(dir);
+    }
 
+    // Only the sources' own checkout: a crate unpacked inside another repository (a home
+    // directory kept in git) must not report that repository's commit.
+    let checkout = dir.join(".git").exists();
+    let from_git = |args: &[&str]| checkout.then(|| git(dir, args)).flatten();
     let commit = env("KCO_BUILD_COMMIT")
-        .or_else(|| git(dir, &["rev-parse", "--short=9", "HEAD"]))
+        .or_else(|| from_git(&["rev-parse", "--short=9", "HEAD"]))
         .or_else(|| vcs_info_commit(dir));
     let date = env("KCO_BUILD_DATE")
-        .or_else(|| git(dir, &["log", "-1", "--format=%cs", "HEAD"]))
+        .or_else(|| from_git(&["log", "-1", "--format=%cs", "HEAD"]))
         .or_else(|| env("SOURCE_DATE_EPOCH").and_then(|s| s.parse().ok().map(date_of)));
     let info = format!(
         "{} (commit {} {}, {target})",
