@@ -26,14 +26,17 @@ W=http://$HOST:${KCO_DR_CONNECT_PORT:-8090}
 TOPIC=bench-$$.checkpoints.internal
 
 [[ -f $STATE/dr/scram ]] || { echo "bench-dr.sh: no DR bed ($STATE/dr/scram): run scripts/dr-connect.sh up" >&2; exit 1; }
-for tool in hyperfine; do
-  command -v "$tool" >/dev/null || { echo "bench-dr.sh: $tool is needed" >&2; exit 1; }
-done
+command -v hyperfine >/dev/null || { echo "bench-dr.sh: hyperfine is needed" >&2; exit 1; }
 
 cargo build --release --quiet
 cargo build --release --quiet --bench dr_checkpoints
 KCO=$ROOT/target/release/kco
-GEN=$(ls -t target/release/deps/dr_checkpoints-* | grep -v "\.d$" | head -1)
+# The newest build of the bench binary (not its .d file).
+GEN=
+for f in target/release/deps/dr_checkpoints-*; do
+  [[ $f == *.d ]] && continue
+  [[ -z $GEN || $f -nt $GEN ]] && GEN=$f
+done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kco-bench-dr.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

@@ -40,7 +40,13 @@ BUILD=(--release)
 cargo build "${BUILD[@]}" --quiet
 cargo build "${BUILD[@]}" --quiet --features fake --bench fleet
 KCO=$ROOT/target/$PROFILE/kco
-BENCH=$ROOT/$(ls -t target/"$PROFILE"/deps/fleet-* | grep -v "\.d$" | head -1)
+# The newest build of the bench binary (not its .d file).
+BENCH=
+for f in target/"$PROFILE"/deps/fleet-*; do
+  [[ $f == *.d ]] && continue
+  [[ -z $BENCH || $f -nt $BENCH ]] && BENCH=$f
+done
+BENCH=$ROOT/$BENCH
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kco-bench.XXXXXX")
 PIDS=()
@@ -196,7 +202,6 @@ done
 
 echo "== start-up" >&2
 printf 'x' >/dev/null
-SMALL=$WORK/w/w/wide-sink.yaml
 "$KCO" --url "$FLEET" --cluster s -q snapshot conn-00001 --dir "$WORK/small" >/dev/null
 V=$(median 30 -N -w 3 "$KCO --version")
 S=$(median 30 -N -w 3 "$KCO -q validate $WORK/small/s/conn-00001.yaml")

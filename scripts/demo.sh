@@ -35,7 +35,11 @@ die() {
   printf 'demo.sh: error: %s\n' "$*" >&2
   exit 1
 }
-trap 'rc=$?; ((rc == 0)) || printf "demo.sh: failed (exit %s); logs: scripts/local-connect.sh logs\n" "$rc" >&2' EXIT
+on_exit() {
+  local rc=$?
+  ((rc == 0)) || printf "demo.sh: failed (exit %s); logs: scripts/local-connect.sh logs\n" "$rc" >&2
+}
+trap on_exit EXIT
 
 lines() { [[ -f $1 ]] && wc -l <"$1" | tr -d ' ' || echo 0; }
 wait_lines() { # file count
@@ -64,7 +68,8 @@ append() { # from to
 say "building kco"
 (cd "$ROOT" && cargo build --quiet)
 KCO="$ROOT/target/debug/kco"
-export PATH="$(dirname "$KCO"):$PATH"
+PATH="$(dirname "$KCO"):$PATH"
+export PATH
 
 say "starting the local test bed (Kafka in KRaft mode, Connect clusters a and b)"
 bash "$ROOT/scripts/local-connect.sh" up

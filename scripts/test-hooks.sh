@@ -10,7 +10,8 @@ KCO_BIN="$ROOT/target/debug/kco"
 [[ -x $KCO_BIN ]] || { echo "test-hooks.sh: build kco first (cargo build)" >&2; exit 1; }
 if ! command -v pre-commit >/dev/null 2>&1; then
   python3 -m pip install --quiet --user pre-commit >&2
-  export PATH="$(python3 -m site --user-base)/bin:$PATH"
+  PATH="$(python3 -m site --user-base)/bin:$PATH"
+  export PATH
 fi
 # HOME is replaced below, and Python finds packages installed with --user under HOME: keep it
 # looking where pip put them.
@@ -19,7 +20,8 @@ export PYTHONUSERBASE
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-export PATH="$(dirname "$KCO_BIN"):$PATH" HOME="$WORK/home" PRE_COMMIT_HOME="$WORK/cache"
+PATH="$(dirname "$KCO_BIN"):$PATH"
+export PATH HOME="$WORK/home" PRE_COMMIT_HOME="$WORK/cache"
 mkdir -p "$HOME"
 git config --global user.email hooks@kco.test
 git config --global user.name "kco hooks test"

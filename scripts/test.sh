@@ -5,8 +5,9 @@
 # the default Kafka release, then again on the oldest supported one (3.6.2). The whole
 # matrix of releases is scripts/compat.sh.
 #
-# Installs what is missing: the rustfmt and clippy components (rustup) and, on Debian
-# or Ubuntu as root, Java 17, Maven and curl (apt-get).
+# Installs what is missing: the rustfmt and clippy components (rustup), actionlint (go
+# install, into target/tools) and, on Debian or Ubuntu as root, Java 17, Maven, curl,
+# ShellCheck, podman and runc (apt-get).
 #
 # Environment:
 #   KCO_TESTBED_KEEP=1   leave the test bed running afterwards
@@ -144,6 +145,33 @@ ensure_java_maven() {
   "${LC[@]}" check
 }
 
+# ShellCheck (a Debian package): run below, and by actionlint on the workflows' run: steps.
+ensure_shellcheck() {
+  command -v shellcheck >/dev/null 2>&1 && return 0
+  if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
+    echo "test.sh: installing shellcheck with apt-get" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends shellcheck >&2
+  else
+    echo "test.sh: shellcheck not found; install it (Debian/Ubuntu: apt-get install shellcheck)" >&2
+    exit 1
+  fi
+}
+
+# actionlint, a Go module at a fixed version, installed into target/tools (this script's own
+# place: nothing outside the checkout changes).
+ACTIONLINT_VERSION=v1.7.12
+ACTIONLINT=$ROOT/target/tools/actionlint-$ACTIONLINT_VERSION/actionlint
+ensure_actionlint() {
+  [[ -x $ACTIONLINT ]] && return 0
+  command -v go >/dev/null 2>&1 || {
+    echo "test.sh: go not found: it installs actionlint $ACTIONLINT_VERSION (https://go.dev/dl/)" >&2
+    exit 1
+  }
+  echo "test.sh: installing actionlint $ACTIONLINT_VERSION with go install" >&2
+  GOBIN=$(dirname "$ACTIONLINT") GOPATH=$ROOT/target/tools/go GOFLAGS=-modcacherw \
+    go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION" >&2
+}
+
 # --- the checks ---------------------------------------------------------------
 
 step "prerequisites"
@@ -158,6 +186,24 @@ run cargo clippy "${LOCKED[@]}" --all-targets -- -D warnings
 
 step "cargo build"
 run cargo build "${LOCKED[@]}"
+
+# --- shipping: workflows, shell scripts, the crate, the image (docs/install.md) ---
+step "actionlint (workflows and GitHub recipes)"
+ensure_shellcheck
+ensure_actionlint
+run "$ACTIONLINT" .github/workflows/*.yml examples/ci/github/*.yml
+
+step "shellcheck -S warning"
+run shellcheck -S warning scripts/*.sh scripts/lib/*.sh
+
+step "cargo package"
+# --no-verify would skip the build from the packaged sources: the build proves the include
+# list holds all the crate needs.
+run cargo package --locked --allow-dirty --quiet
+
+step "image (scripts/image.sh)"
+KCO_E2E_IMAGE=$(bash "$ROOT/scripts/image.sh" | tail -n 1)
+# --- end of shipping ---
 
 step "unit and CLI tests"
 unit_targets=(--bins --test cli)
@@ -203,8 +249,11 @@ run bash "$ROOT/scripts/dr-connect.sh" up >/dev/null
 export KCO_E2E_DR=required
 # --- end of the DR region ---
 
-step "e2e tests (Kafka ${KAFKA_VERSION:-default})"
+step "image e2e test (podman, the test bed)"
 e2e_env "$ROOT"
+run env KCO_E2E_IMAGE="$KCO_E2E_IMAGE" cargo test "${LOCKED[@]}" --test e2e image:: -- --test-threads 1
+
+step "e2e tests (Kafka ${KAFKA_VERSION:-default})"
 run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-4}"
 
 if ((TESTBED_OURS)) && [[ ${KCO_TEST_OLDEST:-1} == 1 && ${KAFKA_VERSION:-} != "$OLDEST_KAFKA_VERSION" ]]; then

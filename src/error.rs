@@ -154,6 +154,18 @@ pub enum Error {
     /// `snapshot --commit` in a repository where git knows no identity to commit with.
     #[error("no git identity to commit with in {}: {why}", repo.display())]
     NoGitIdentity { repo: PathBuf, why: String },
+    /// A git repository that another user owns, which git (and so libgit2) does not trust
+    /// (`safe.directory`): a CI workspace or a checkout mounted into a container.
+    #[error(
+        "{} is in the git repository {}, which {} owns, not the user running kco{}: git does not trust it, and kco reads git as git does",
+        path.display(), repo.display(), owner_name(*owner), me.map_or_else(String::new, |u| format!(" (uid {u})"))
+    )]
+    NotTrusted {
+        path: PathBuf,
+        repo: PathBuf,
+        owner: Option<u32>,
+        me: Option<u32>,
+    },
 
     /// Arguments that do not fit together.
     #[error("{0}")]
@@ -181,6 +193,7 @@ pub enum ErrorKind {
     NotABackup,
     SharedGroup,
     NoMatch,
+    NotTrusted,
     Usage,
     Other,
 }
@@ -210,6 +223,7 @@ impl Error {
             Error::BackupOfOtherWorker { .. } => ErrorKind::NotABackup,
             Error::SharedGroup { .. } => ErrorKind::SharedGroup,
             Error::NoMatch { .. } => ErrorKind::NoMatch,
+            Error::NotTrusted { .. } => ErrorKind::NotTrusted,
             Error::Usage(_) => ErrorKind::Usage,
             Error::NoGitIdentity { .. } | Error::Other(_) => ErrorKind::Other,
         }
@@ -233,6 +247,7 @@ impl Error {
             | ErrorKind::NotABackup
             | ErrorKind::SharedGroup
             | ErrorKind::NoMatch
+            | ErrorKind::NotTrusted
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -286,9 +301,21 @@ impl Error {
                 "set it with `git config user.email you@example.com` and `git config user.name \"Your Name\"` (or GIT_AUTHOR_EMAIL and GIT_AUTHOR_NAME); nothing was written".into(),
             ),
             Error::NoMatch { closest, more, .. } => Some(no_match_hint(closest, *more)),
+            Error::NotTrusted { repo, .. } => Some(format!(
+                "run kco as the owner of {repo}, or mark it safe: git config --global --add safe.directory {repo}",
+                repo = repo.display()
+            )),
             _ => None,
         }
     }
+}
+
+/// `another user (uid 1000)`, or `another user` when the owner is unknown.
+fn owner_name(owner: Option<u32>) -> String {
+    owner.map_or_else(
+        || "another user".into(),
+        |u| format!("another user (uid {u})"),
+    )
 }
 
 /// `` `a`, `b` `` for a message.

@@ -1,14 +1,38 @@
 //! File system helpers: atomic writes, so that no file is ever left half-written.
+//!
+//! Files written for the user and git (snapshots, exports, imports, re-sealed files) get the
+//! mode `cp` and `git` would give them: 0666 less the umask ([`write_atomic`], [`Batch`]).
+//! The state directory's files (journal, backups) stay owner-only ([`write_private`]):
+//! docs/security.md says why.
 
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// Who may read a written file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// 0666 less the umask, as `cp` and `git` write files (0644 under umask 022).
+    Shared,
+    /// The owner only (0600), whatever the umask.
+    Private,
+}
+
 /// Writes `contents` to `path` atomically: a temp file in the same directory, fsync, rename.
 /// Creates missing parent directories. A crash leaves either the old file or the new one.
+/// The file's mode follows the umask (0644 under umask 022), as a file `git` writes.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    write_temp(path, contents, true)?
+    write_atomic_as(path, contents, Access::Shared)
+}
+
+/// [`write_atomic`] for the state directory (journal, backups): readable by the owner only.
+pub fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    write_atomic_as(path, contents, Access::Private)
+}
+
+fn write_atomic_as(path: &Path, contents: &[u8], access: Access) -> std::io::Result<()> {
+    write_temp(path, contents, true, access)?
         .persist(path)
         .map_err(|e| e.error)?;
     sync_dir(parent(path));
@@ -29,13 +53,22 @@ fn write_temp(
     path: &Path,
     contents: &[u8],
     sync: bool,
+    access: Access,
 ) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = parent(path);
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".kco-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".kco-").suffix(".tmp");
+    // tempfile creates 0600; a shared file is created 0666 instead, which the kernel narrows
+    // by the umask at creation (no umask is read or changed, so threads cannot race on it).
+    #[cfg(unix)]
+    if access == Access::Shared {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    #[cfg(not(unix))]
+    let _ = access;
+    let mut tmp = builder.tempfile_in(dir)?;
     tmp.write_all(contents)?;
     if sync {
         tmp.as_file().sync_all()?;
@@ -50,7 +83,7 @@ const FLUSH_ONCE_FROM: usize = 64;
 const SYNCFS: bool = cfg!(target_os = "linux");
 
 /// The files of one run, each written atomically, their directories synced once at the end
-/// ([`Batch::commit`]).
+/// ([`Batch::commit`]); their mode follows the umask, as [`write_atomic`]'s.
 ///
 /// A few files are each synced and put in place as they are written. Many
 /// ([`FLUSH_ONCE_FROM`] or more, where `syncfs` is available) are made durable together:
@@ -83,7 +116,7 @@ impl Batch {
 
     /// Writes `contents` for `path`: in place now, or at [`Batch::commit`].
     pub fn put(&self, path: &Path, contents: &[u8]) -> std::io::Result<()> {
-        let tmp = write_temp(path, contents, !self.flush_once)?;
+        let tmp = write_temp(path, contents, !self.flush_once, Access::Shared)?;
         let mut done = self.done.lock().expect("writing does not panic");
         if self.flush_once {
             done.staged.push((tmp.into_temp_path(), path.to_path_buf()));
@@ -207,6 +240,63 @@ mod tests {
         assert_eq!(remove_stale_temps(dir.path(), hour), 1);
         assert!(!old.exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    /// Set by [`written_files_follow_the_umask`] for the copy of this binary it runs under a
+    /// given umask: the directory [`umask_child_writes`] writes into.
+    #[cfg(unix)]
+    const UMASK_CHILD_DIR: &str = "KCO_TEST_UMASK_CHILD_DIR";
+
+    /// In a child run (the variable set): writes one file each way. Otherwise does nothing.
+    #[cfg(unix)]
+    #[test]
+    fn umask_child_writes() {
+        let Some(dir) = std::env::var_os(UMASK_CHILD_DIR) else {
+            return;
+        };
+        let dir = PathBuf::from(dir);
+        write_atomic(&dir.join("snapshot.yaml"), b"a").unwrap();
+        write_private(&dir.join(".kco/journal.json"), b"j").unwrap();
+        let batch = Batch::new(FLUSH_ONCE_FROM);
+        batch.put(&dir.join("batched.yaml"), b"b").unwrap();
+        batch.commit().unwrap();
+        let few = Batch::new(1);
+        few.put(&dir.join("few.yaml"), b"c").unwrap();
+        few.commit().unwrap();
+    }
+
+    /// Runs this test binary again under each umask (a umask is per process) and reads the
+    /// modes of what [`umask_child_writes`] wrote.
+    #[cfg(unix)]
+    #[test]
+    fn written_files_follow_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let exe = std::env::current_exe().unwrap();
+        for (umask, shared) in [("022", 0o644), ("027", 0o640), ("002", 0o664)] {
+            let dir = tempfile::tempdir().unwrap();
+            let status = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "umask {umask} && exec \"$0\" --exact fsutil::tests::umask_child_writes --quiet"
+                ))
+                .arg(&exe)
+                .env(UMASK_CHILD_DIR, dir.path())
+                .stdout(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "the child run under umask {umask} failed");
+            let mode = |p: &str| {
+                std::fs::metadata(dir.path().join(p))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+                    & 0o777
+            };
+            for file in ["snapshot.yaml", "batched.yaml", "few.yaml"] {
+                assert_eq!(mode(file), shared, "{file} under umask {umask}");
+            }
+            assert_eq!(mode(".kco/journal.json"), 0o600, "umask {umask}");
+        }
     }
 
     #[test]

@@ -16,4 +16,5 @@ e2e_env() {
 }
 
 # The oldest Kafka release with the offsets API that the test bed runs (latest patch).
+# shellcheck disable=SC2034 # read by the scripts that source this file
 OLDEST_KAFKA_VERSION=3.6.2

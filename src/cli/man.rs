@@ -38,7 +38,8 @@ fn page(cmd: clap::Command, see_also: &[String]) -> (String, String) {
         .map(|s| s.to_string())
         .unwrap_or_default();
     let has_subcommands = cmd.has_subcommands();
-    let man = clap_mangen::Man::new(cmd.clone())
+    // The version alone: the commit and date of `--version` would change the page each commit.
+    let man = clap_mangen::Man::new(cmd.clone().long_version(None::<&str>))
         .date("")
         .manual("kco manual")
         .source(format!("kco {}", env!("CARGO_PKG_VERSION")));

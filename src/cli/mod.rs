@@ -61,7 +61,7 @@ also a document on stdout in place of the report: {\"error\": {\"kind\", \"messa
 
 /// Kafka Connect offsets as code: snapshot, diff and apply connector offsets.
 #[derive(Debug, Parser)]
-#[command(name = "kco", version, about, after_long_help = EXIT_CODES, propagate_version = true)]
+#[command(name = "kco", version, long_version = env!("KCO_LONG_VERSION"), about, after_long_help = EXIT_CODES, propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

@@ -50,6 +50,45 @@ fn existing_base(path: &Path) -> (PathBuf, PathBuf) {
     (base, rest)
 }
 
+/// The error for a repository git distrusts (`safe.directory`): it exists, but another user
+/// owns it (how CI runners and containers mount a checkout). Names the owner and both fixes;
+/// libgit2 reads `safe.directory` from the global and system git config, as git does.
+fn not_owned(path: &Path, dir: &Path) -> Error {
+    // The repository is the nearest directory at or above `dir` holding `.git`.
+    let repo = dir
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(dir);
+    Error::NotTrusted {
+        path: path.to_path_buf(),
+        repo: repo.to_path_buf(),
+        owner: owner_of(repo),
+        me: current_uid(),
+    }
+}
+
+#[cfg(unix)]
+fn owner_of(dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).ok().map(|m| m.uid())
+}
+
+#[cfg(not(unix))]
+fn owner_of(_dir: &Path) -> Option<u32> {
+    None
+}
+
+#[cfg(target_os = "linux")]
+fn current_uid() -> Option<u32> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    Some(unsafe { libc::geteuid() })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn current_uid() -> Option<u32> {
+    None
+}
+
 /// Whether a repository-relative path is a snapshot file (`*.yaml`/`*.yml`, nothing hidden).
 pub fn is_snapshot_path(p: &str) -> bool {
     let hidden = p.split('/').any(|part| part.starts_with('.'));
@@ -61,6 +100,9 @@ impl Repo {
     pub fn discover(path: &Path) -> Result<Repo> {
         let (dir, _) = existing_base(path);
         let git = Repository::discover(&dir).map_err(|e| {
+            if e.code() == git2::ErrorCode::Owner {
+                return not_owned(path, &dir);
+            }
             Error::Other(format!(
                 "{} is not in a git repository (kco reads revisions from git): {}",
                 path.display(),

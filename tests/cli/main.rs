@@ -30,6 +30,7 @@ mod recipes;
 mod records;
 mod secrets;
 mod shapes;
+mod ship;
 mod snapshot;
 #[path = "../support/mod.rs"]
 #[allow(dead_code)] // shared with tests/e2e, which uses parts this suite does not

@@ -13,6 +13,7 @@ mod gateway;
 mod guards;
 mod harness;
 mod history;
+mod image;
 mod kco_steps;
 mod kinds;
 mod lock;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::plan::{Action, ApplyPlan, Want};
 use crate::engine::store;
 use crate::error::{Error, Result};
-use crate::fsutil::write_atomic;
+use crate::fsutil::write_private;
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF};
 use crate::model::ConnectorType;
 
@@ -108,7 +108,7 @@ pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupRe
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic(path, bytes).map_err(|source| Error::Write {
+    write_private(path, bytes).map_err(|source| Error::Write {
         path: path.to_path_buf(),
         source,
     })

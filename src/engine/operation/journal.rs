@@ -15,7 +15,7 @@ use super::state_dir::StateDir;
 use crate::engine::apply::{Action, ApplyPlan, ConnectorApply};
 use crate::engine::progress::Observer;
 use crate::error::{Error, Result};
-use crate::fsutil::write_atomic;
+use crate::fsutil::write_private;
 use crate::model::TargetState;
 
 /// What the journal says about one connector.
@@ -136,7 +136,7 @@ impl JournalFile {
             return clear(&self.path);
         }
         let text = serde_json::to_string_pretty(journal).expect("a journal serializes");
-        write_atomic(&self.path, text.as_bytes()).map_err(|source| Error::Write {
+        write_private(&self.path, text.as_bytes()).map_err(|source| Error::Write {
             path: self.path.clone(),
             source,
         })

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Builds the kco image (Containerfile: FROM scratch, nothing to pull) with podman: the static
+# binary of scripts/release.sh, the CA certificates of this machine's ca-certificates package,
+# a numeric non-root user (10001) and a writable /tmp. Prints the image reference last.
+#
+# Usage: scripts/image.sh [--tag IMAGE]   (default localhost/kco:<version>; KCO_IMAGE too)
+#
+# Installs podman, runc and ca-certificates with apt-get when missing (as root). podman's
+# global options come from KCO_PODMAN_OPTS (default: --storage-driver vfs --runtime runc
+# --cgroup-manager cgroupfs, which a rootful podman 4.3 needs in a sandbox).
+# KCO_IMAGE_SOURCE sets the source label (default the repository of Cargo.toml).
+# KCO_BINARY: a static kco already built (scripts/release.sh's), used instead of building.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source=lib/podman.sh
+source "$ROOT/scripts/lib/podman.sh"
+
+VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+IMAGE=${KCO_IMAGE:-localhost/kco:$VERSION}
+while (($#)); do
+  case $1 in
+    --tag) IMAGE=${2:?--tag needs a value}; shift 2 ;;
+    --tag=*) IMAGE=${1#--tag=}; shift ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "image.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+ensure_podman
+podman_cmd
+
+if [[ -n ${KCO_BINARY:-} ]]; then
+  BIN=$KCO_BINARY
+else
+  TARGET=x86_64-unknown-linux-gnu
+  bash "$ROOT/scripts/release.sh" --target "$TARGET" >/dev/null
+  BIN=$ROOT/target/dist/$TARGET/release/kco
+fi
+
+CTX=$(mktemp -d)
+trap 'rm -rf "$CTX"' EXIT
+R=$CTX/rootfs
+mkdir -p "$R/usr/local/bin" "$R/etc/ssl/certs" "$R/tmp" "$CTX/work"
+install -m 0755 "$BIN" "$R/usr/local/bin/kco"
+install -m 0644 /etc/ssl/certs/ca-certificates.crt "$R/etc/ssl/certs/ca-certificates.crt"
+printf 'root:x:0:0:root:/root:/sbin/nologin\nkco:x:10001:10001:kco:/tmp:/sbin/nologin\n' >"$R/etc/passwd"
+printf 'root:x:0:\nkco:x:10001:\n' >"$R/etc/group"
+chmod 0644 "$R/etc/passwd" "$R/etc/group"
+chmod 1777 "$R/tmp"
+chmod 0755 "$CTX/work"
+cp Containerfile "$CTX/Containerfile"
+
+REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE=${KCO_IMAGE_SOURCE:-$(sed -n 's/^repository = "\(.*\)"/\1/p' Cargo.toml | head -1)}
+EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+CREATED=$(date -u -d "@$EPOCH" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u +%Y-%m-%dT%H:%M:%SZ)
+
+echo "image.sh: building $IMAGE" >&2
+"${PODMAN[@]}" build --quiet "${PODMAN_ULIMITS[@]}" \
+  --build-arg "VERSION=$VERSION" --build-arg "REVISION=$REVISION" \
+  --build-arg "SOURCE=$SOURCE" --build-arg "CREATED=$CREATED" \
+  --tag "$IMAGE" --file "$CTX/Containerfile" "$CTX" >&2
+size=$("${PODMAN[@]}" image inspect --format '{{.Size}}' "$IMAGE")
+echo "image.sh: $IMAGE is $((size / 1000)) kB" >&2
+echo "$IMAGE"
