@@ -19,6 +19,7 @@ mod global_flags;
 mod guarded;
 mod history;
 mod history_apply;
+mod history_delta;
 mod interchange;
 mod interrupt;
 mod output_snapshots;

@@ -39,6 +39,7 @@ pub(crate) fn want(name: &str, offsets: Vec<OffsetEntry>) -> Want {
         file: Box::new(loaded(name, offsets, None, None)),
         config: None,
         secret_vars: vec![],
+        change: None,
     }
 }
 
@@ -330,6 +331,7 @@ fn missing_connectors_and_old_versions_are_errors_before_any_change() {
         file: Box::new(loaded("n", vec![], None, Some(BTreeMap::new()))),
         config: None,
         secret_vars: vec![],
+        change: None,
     }];
     let p = plan(&fake, &wants, false, true);
     assert!(
