@@ -298,3 +298,157 @@ fn changed_since_composes_commits_and_the_working_tree_later_wins() {
         "{out}"
     );
 }
+
+/// `(partition, LABEL, message)` of every risk a `diff --base -o json` labels.
+fn review_labels(v: &Value) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for c in v["connectors"].as_array().unwrap() {
+        for p in c["partitions"].as_array().unwrap() {
+            let Some(r) = p["risk"].as_object() else {
+                continue;
+            };
+            let part = &p["partition"];
+            let label = match r["code"].as_str().unwrap() {
+                "reprocessing" => "REPROCESSING",
+                "data_loss" => "DATA LOSS",
+                "offset_reset" | "source_restart" => "OFFSET RESET",
+                other => other,
+            };
+            out.push((
+                format!(
+                    "{}/{}",
+                    part["kafka_topic"].as_str().unwrap(),
+                    part["kafka_partition"]
+                ),
+                label.to_string(),
+                r["message"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `(partition, LABEL, message)` of every partition a `--fail-on` refusal names.
+fn refused_labels(err: &str, connector: &str) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = err
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix(&format!("{connector} ")))
+        .map(|l| {
+            let (part, rest) = l.split_once(": [").unwrap();
+            let (label, message) = rest.split_once("] ").unwrap();
+            (part.to_string(), label.to_string(), message.to_string())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effect() {
+    let r = nightly_then_pr();
+    let fake = moved_on();
+    let (code, out, err) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let review = crate::support::json::parse_json(&out);
+    assert_eq!(review["labels"]["against"], "live", "{out}");
+    assert_eq!(review["labels"]["cluster"], "a");
+    assert_eq!(review["labels"]["url"], fake.url().as_str());
+    let labels = review_labels(&review);
+    assert_eq!(
+        labels,
+        vec![
+            (
+                "clicks/0".into(),
+                "REPROCESSING".into(),
+                "200 records will be reprocessed (duplicates downstream)".into()
+            ),
+            (
+                "clicks/2".into(),
+                "OFFSET RESET".into(),
+                "offset removed: falls back to auto.offset.reset".into()
+            ),
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        review["connectors"][1]["partitions"][0]["live"]["offset"]["kafka_offset"],
+        1000
+    );
+    // The apply of the same change plans the same partitions with the same labels.
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--commit",
+            "HEAD",
+            "--fail-on",
+            "reprocessing,data-loss,reset",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(refused_labels(&err, "sink-x"), labels, "{err}");
+    fake.assert_no_mutations();
+    let (code, text, _) = on(r.path(), &fake, &["diff", "--base", "HEAD~1"]);
+    assert_eq!(code, 2);
+    assert!(
+        text.contains(
+            "Labels: what applying the change would do to the live offsets of cluster `a`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("clicks/0: live {\"kafka_offset\":1000} -> {\"kafka_offset\":800}; {\"kafka_offset\":900} -> {\"kafka_offset\":800} in the files  [REPROCESSING]"),
+        "{text}"
+    );
+
+    // Applied, then live moves on to 1030; a revert of the merge puts 900 back in the file.
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &["apply", "snapshots/a", "--commit", "HEAD", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    fake.set_offsets("sink-x", clicks(&[(0, 1030), (1, 1040)]));
+    r.git(
+        "2026-12-02T09:00:00Z",
+        &["revert", "--no-edit", "-m", "1", "HEAD"],
+    );
+    // File against file, the revert reads as a skip ahead (800 -> 900)...
+    let (_, out, _) = on(
+        r.path(),
+        &fake,
+        &["diff", "--base", "HEAD~1", "--offline", "-o", "json"],
+    );
+    let files = crate::support::json::parse_json(&out);
+    assert_eq!(files["labels"]["against"], "files");
+    assert_eq!(files["labels"]["why"], "--offline");
+    assert_eq!(review_labels(&files)[0].1, "DATA LOSS", "{out}");
+    // ...but applied to live (1030) it rewinds: labelled by its effect.
+    let (_, out, _) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let live = review_labels(&crate::support::json::parse_json(&out));
+    assert_eq!(
+        live[0],
+        (
+            "clicks/0".into(),
+            "REPROCESSING".into(),
+            "130 records will be reprocessed (duplicates downstream)".into()
+        ),
+        "{out}"
+    );
+
+    // A cluster that cannot be read: the labels compare the files only, and say why.
+    let (code, out, err) = kco(
+        r.path(),
+        &["--url", "http://127.0.0.1:9", "diff", "--base", "HEAD~1"],
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("cannot read cluster `a`"), "{err}");
+    assert!(
+        out.contains("Labels: the files at `HEAD~1` against the working tree only, not the cluster (cannot read cluster `a`:"),
+        "{out}"
+    );
+}

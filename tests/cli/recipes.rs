@@ -337,7 +337,11 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
     fake.set_offsets("orders", sink_offsets("orders", &[(0, 1000), (1, 700)]));
     repo.kco(&fake, &["snapshot", "-q", "orders"]);
     git(&repo.dir(), &["commit", "-qam", "rewind orders"]);
-    let markdown = repo.kco(&fake, &["diff", "--base", "origin/main", "-o", "markdown"]);
+    // As the recipe runs it: no cluster configured, so its labels compare the files only.
+    let markdown = Kco::new(repo.dir())
+        .args(["diff", "--base", "origin/main", "-o", "markdown"])
+        .run()
+        .stdout;
     let (code, err) = repo.run("pr-review.sh", &args, &[("PR_LABELS", "docs")]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("blocked: REPROCESSING"), "{err}");

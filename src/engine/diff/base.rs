@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{
-    identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, Numbering, PartitionCounts,
-    PartitionReport, Side, Sides, Status, YamlSides,
+    identity_change, ConnectorDiff, DiffReport, ExitOn, Labels, LabelsAgainst, Mode, Numbering,
+    PartitionCounts, PartitionReport, Side, Sides, Status, YamlSides,
 };
 use crate::compare::compare_each_in;
 use crate::engine::revision::Revision;
@@ -17,6 +17,17 @@ use crate::error::{Error, Result};
 use crate::model::file::OffsetsFile;
 use crate::model::FileLines;
 
+/// What the labels of a review compare the change's new offsets with.
+pub enum Against<'a> {
+    /// The live offsets of this cluster: each label says what applying the change would do.
+    Live {
+        client: &'a crate::client::Connect,
+        cluster: String,
+    },
+    /// The files at the revision only; `why` says why not live.
+    Files { why: String },
+}
+
 /// What to compare.
 pub struct BaseInput<'a> {
     /// The revision (`origin/main`, a commit, a tag).
@@ -25,6 +36,8 @@ pub struct BaseInput<'a> {
     pub paths: &'a [PathBuf],
     /// The cluster whose directory is compared, when it was the default.
     pub cluster: Option<String>,
+    /// What the risk labels compare with.
+    pub against: Against<'a>,
 }
 
 /// One side's files, keyed by (cluster, connector): repository-relative path and contents.
@@ -72,6 +85,22 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
     }
 
     let keys: std::collections::BTreeSet<_> = old.keys().chain(new.keys()).cloned().collect();
+    let labels = match &input.against {
+        Against::Live { cluster, client } => Labels {
+            against: LabelsAgainst::Live,
+            cluster: Some(cluster.clone()),
+            url: Some(client.endpoint()),
+            read_at: Some(crate::clock::now_rfc3339()),
+            why: None,
+        },
+        Against::Files { why } => Labels {
+            against: LabelsAgainst::Files,
+            cluster: None,
+            url: None,
+            read_at: None,
+            why: Some(why.clone()),
+        },
+    };
     let connectors = keys
         .into_iter()
         .map(|k| {
@@ -80,16 +109,25 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
                 number(&mut y.old, old_lines.remove(&k));
                 number(&mut y.new, new_lines.remove(&k));
             }
+            if let Against::Live { client, cluster } = &input.against {
+                if *cluster == k.0 {
+                    let class = new.get(&k).or(old.get(&k));
+                    let class = class.and_then(|(_, f)| f.metadata.connector_class.as_deref());
+                    super::base_live::label(&mut c, client, cluster, class);
+                }
+            }
             c
         })
         .collect();
-    Ok(DiffReport::new(
+    let mut report = DiffReport::new(
         Mode::Base,
         ExitOn::Any,
         input.cluster,
         Some((revision.rev.clone(), revision.commit.clone())),
         connectors,
-    ))
+    );
+    report.labels = Some(labels);
+    Ok(report)
 }
 
 /// Numbers a side's lines by the lines of its file.
