@@ -11,6 +11,7 @@ mod dr;
 mod gateway;
 mod harness;
 mod history;
+mod history_delta;
 mod kco_steps;
 mod kinds;
 mod queued_stop;
