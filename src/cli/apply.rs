@@ -37,7 +37,7 @@ undo) observed a cluster and is never applied.\n\n\
 Offsets that do not fit their connector class's shape (`kco schema --shapes`: an unknown key, a \
 missing required one, a wrong type, a negative position) are refused before any request, with \
 file:line and the expected shape, unless --allow-unknown-shape names the connector.\n\n\
-Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --commit HEAD --fail-on data-loss,reset --yes\n  kco apply snapshots/prod --changed-since HEAD~1 --fail-on reprocessing,data-loss --yes"
+Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --commit HEAD --fail-on data-loss,reset --yes"
 )]
 pub struct Args {
     /// Snapshot files or directories
@@ -161,7 +161,7 @@ pub enum RefuseArg {
     Reprocessing,
     /// An offset would move forwards: records skipped (DATA LOSS)
     DataLoss,
-    /// A partition's offset would be removed (--prune: OFFSET RESET)
+    /// A partition's offset would be removed (--prune, or a change that removed it: OFFSET RESET)
     Reset,
 }
 

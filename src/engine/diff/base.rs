@@ -114,6 +114,11 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
                     let class = new.get(&k).or(old.get(&k));
                     let class = class.and_then(|(_, f)| f.metadata.connector_class.as_deref());
                     super::base_live::label(&mut c, client, cluster, class);
+                } else if !c.partitions.is_empty() {
+                    c.notes.push(format!(
+                        "labels compare the files only: the file is cluster `{}`'s, the review read cluster `{cluster}`",
+                        k.0
+                    ));
                 }
             }
             c
