@@ -1,5 +1,6 @@
 //! One git revision against the working tree: what a pull request changes in the snapshot
-//! files, with the risk of each partition's change. No cluster is involved.
+//! files, with the risk of each partition's change: against the live offsets when a cluster
+//! is given (`base_live`), else the revision's offset against the working tree's.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -258,17 +258,31 @@ pub fn changed_since(paths: &[PathBuf], rev: &str) -> Result<Delta> {
         skipped: Vec::new(),
     };
     let mut acc = BTreeMap::new();
-    let mut prev = at_commit(repo, paths, base.oid())?;
+    // The files of the last commit read: a commit's parent is usually the one before it, and
+    // a record commit (most of a nightly history) is not read at all.
+    let mut last: Option<(Oid, SideFiles)> = None;
+    let files_of = |id: Oid, last: &mut Option<(Oid, SideFiles)>| -> Result<SideFiles> {
+        match last.take() {
+            Some((at, files)) if at == id => Ok(files),
+            _ => at_commit(repo, paths, id),
+        }
+    };
+    let mut parent = base.oid();
     for id in chain {
-        let files = at_commit(repo, paths, id)?;
         match record(repo, id)? {
             Some(rec) => source.skipped.push(rec),
-            None => compose(&mut acc, &prev, &files, Some(&CommitRef::of(repo, id)?)),
+            None => {
+                let old = files_of(parent, &mut last)?;
+                let new = at_commit(repo, paths, id)?;
+                compose(&mut acc, &old, &new, Some(&CommitRef::of(repo, id)?));
+                last = Some((id, new));
+            }
         }
-        prev = files;
+        parent = id;
     }
+    let head_files = files_of(head, &mut last)?;
     let work = in_working_tree(repo, paths)?;
-    compose(&mut acc, &prev, &work, None);
+    compose(&mut acc, &head_files, &work, None);
     let files = finish(acc, &work, &mut source);
     Ok(Delta { files, source })
 }
