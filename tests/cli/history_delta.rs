@@ -440,6 +440,26 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
         "{out}"
     );
 
+    // A worker of another cluster than the files' (`--url` alone is cluster `default`): the
+    // files are not labelled against it, and the connector says so.
+    let other = crate::support::run::Kco::new(r.path())
+        .args([
+            "--url",
+            fake.url().as_str(),
+            "diff",
+            "--base",
+            "HEAD~1",
+            "snapshots/a",
+        ])
+        .run();
+    assert_eq!(other.code, 2, "{other:?}");
+    assert!(
+        other.stdout.contains("labels compare the files only: the file is cluster `a`'s, the review read cluster `default`"),
+        "{}",
+        other.stdout
+    );
+    assert!(other.stdout.contains("[DATA LOSS]"), "{}", other.stdout);
+
     // A cluster that cannot be read: the labels compare the files only, and say why.
     let (code, out, err) = kco(
         r.path(),
