@@ -8,6 +8,7 @@ use super::Context;
 use crate::engine::apply::{self, CheckOptions, PlanOptions};
 use crate::engine::guard::Refuse;
 use crate::engine::history;
+use crate::engine::history::delta::CommitDelta;
 use crate::engine::shape_gate::AllowUnknownShape;
 use crate::error::{Result, EXIT_OK};
 
@@ -25,20 +26,28 @@ branch, a commit id) or at a time: the last commit at or before it on the curren
 (first-parent history, committer time). A time is YYYY-MM-DD (a date alone means 00:00 UTC), \
 YYYY-MM-DD HH:MM or YYYY-MM-DD HH:MM:SS (T in place of the space also works), in UTC unless a \
 zone follows the time: Z, UTC, +HH:MM or -HHMM (\"2026-11-29 02:00+01:00\"). Anything that \
-parses as a time is a time. The working tree is not touched. --changed-since REV applies only the \
-files whose offsets differ between REV and the working tree. --fail-on refuses, before any change, \
-a plan that would rewind (reprocessing), skip ahead (data-loss) or remove (reset) a partition's offset.\n\n\
+parses as a time is a time. The working tree is not touched.\n\n\
+A change from git history is applied as a delta: only the partitions whose offsets it changed are \
+set (changed or added), those it removed from a file are reset (their offset deleted), and every \
+other partition stays where the cluster has it. --commit REV applies what one commit brought: its \
+first parent to it (for a merge, everything the pull request brought), with the files as at REV. \
+--changed-since REV applies what was decided since REV: the first-parent commits from REV to HEAD, \
+then the working tree's uncommitted change, a later change of a partition winning. A commit whose \
+trailer marks it as a record (Kco-Snapshot, Kco-Apply, Kco-Undo: a nightly snapshot, an apply, an \
+undo) observed a cluster and is never applied.\n\n\
+--fail-on refuses, before any change, a plan that would rewind (reprocessing), skip ahead \
+(data-loss) or remove (reset) a partition's offset.\n\n\
 Offsets that do not fit their connector class's shape (`kco schema --shapes`: an unknown key, a \
 missing required one, a wrong type, a negative position) are refused before any request, with \
 file:line and the expected shape, unless --allow-unknown-shape names the connector.\n\n\
-Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --changed-since HEAD~1 --fail-on reprocessing,data-loss --yes"
+Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --commit HEAD --fail-on data-loss,reset --yes"
 )]
 pub struct Args {
     /// Snapshot files or directories
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Also remove live partitions that the file lacks (exact restore)
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["changed_since", "commit"])]
     pub prune: bool,
     /// Apply the (single) file's offsets to a connector of this name
     #[arg(long = "as", value_name = "NEW_NAME")]
@@ -51,11 +60,16 @@ pub struct Args {
     pub create_state: Option<StateArg>,
     /// Take the files as they were at a git revision or a time (YYYY-MM-DD[ HH:MM[:SS]][zone],
     /// UTC unless a zone is given; a date alone is 00:00 UTC); the working tree is not touched
-    #[arg(long, value_name = "REV|TIME", conflicts_with = "changed_since")]
+    #[arg(long, value_name = "REV|TIME", conflicts_with_all = ["changed_since", "commit"])]
     pub at: Option<String>,
-    /// Apply only the files whose offsets changed between this git revision and the working tree
-    #[arg(long, value_name = "REV")]
+    /// Apply the partitions changed since this git revision: its non-record first-parent
+    /// commits to HEAD, then the working tree (every other partition is left alone)
+    #[arg(long, value_name = "REV", conflicts_with = "commit")]
     pub changed_since: Option<String>,
+    /// Apply the partitions this commit changed, from its first parent to it (a merge: what
+    /// the pull request brought); files as at the commit, never the working tree
+    #[arg(long, value_name = "REV")]
+    pub commit: Option<String>,
     /// Refuse the whole apply, before any change, if the plan has these risks (comma-separated)
     #[arg(long, value_enum, value_delimiter = ',')]
     pub fail_on: Vec<RefuseArg>,
@@ -86,20 +100,38 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         allow_unknown_shape: AllowUnknownShape::new(&args.allow_unknown_shape)?,
     };
     let paths = super::apply_git::absolute(&args.paths, ctx);
-    let (wants, source) = match (&args.at, &args.changed_since) {
+    let delta = match (&args.changed_since, &args.commit) {
+        (Some(rev), _) => Some(history::delta::changed_since(&paths, rev)?),
+        (None, Some(rev)) => match history::delta::commit(&paths, rev)? {
+            CommitDelta::Delta(d) => Some(d),
+            CommitDelta::Record(r) => {
+                super::apply_git::print_record(&ctx.printer, &r);
+                ctx.printer.line("No changes.");
+                return Ok(EXIT_OK);
+            }
+        },
+        (None, None) => None,
+    };
+    let (wants, source) = match (&args.at, delta) {
         (Some(at), _) => {
             let (files, source) = history::at::files_at(&paths, at)?;
             let wants = apply::check_loaded(files, &args.paths, &check, &env)?;
             (wants, Some(source))
         }
-        (None, Some(rev)) => {
-            let (changed, source) = history::at::changed_since(&paths, rev)?;
-            if changed.is_empty() {
-                super::apply_git::print_source(&ctx.printer, &source);
+        (None, Some(delta)) => {
+            if delta.files.is_empty() {
+                super::apply_git::print_source(&ctx.printer, &delta.source);
                 ctx.printer.line("No changes.");
                 return Ok(EXIT_OK);
             }
-            (apply::check(&changed, &check, &env)?, Some(source))
+            let changes = delta
+                .files
+                .iter()
+                .map(|(f, c)| (f.path.clone(), c.clone()))
+                .collect();
+            let files = delta.files.into_iter().map(|(f, _)| f).collect();
+            let wants = apply::check_loaded(files, &args.paths, &check, &env)?.scoped(changes);
+            (wants, Some(delta.source))
         }
         (None, None) => (apply::check(&args.paths, &check, &env)?, None),
     };
@@ -138,7 +170,7 @@ pub enum RefuseArg {
     Reprocessing,
     /// An offset would move forwards: records skipped (DATA LOSS)
     DataLoss,
-    /// A partition's offset would be removed (--prune: OFFSET RESET)
+    /// A partition's offset would be removed (--prune, or a change that removed it: OFFSET RESET)
     Reset,
 }
 

@@ -1,10 +1,12 @@
-//! `apply --at` and `--changed-since` in words: which commit each file came from.
+//! `apply --at`, `--commit` and `--changed-since` in words: which commit each file or change
+//! came from, and which commits were records, not changes.
 
 use std::path::PathBuf;
 
 use super::output::{Printer, Style};
 use super::Context;
-use crate::engine::history::at::{CommitRef, FilesSource};
+use crate::engine::history::at::{CommitRef, FilesSource, RecordCommit, SourceFile};
+use crate::engine::history::trailer::CommitKind;
 use crate::engine::history::when::{short_date, short_id};
 
 /// Paths as given, made absolute (git paths are resolved from the current directory).
@@ -22,6 +24,45 @@ pub fn commit_words(c: &CommitRef) -> String {
     )
 }
 
+/// A commit that is a record, not a change: why `apply --commit` applies nothing.
+pub fn print_record(p: &Printer, r: &RecordCommit) {
+    let what = match r.kind {
+        CommitKind::Snapshot => "a snapshot: it observed the cluster",
+        CommitKind::Apply => "the record of an apply",
+        CommitKind::Undo => "the record of an undo",
+        CommitKind::Change => "a change",
+    };
+    p.out(&format!(
+        "Commit {} is {what} ({}), not a change anyone decided: nothing to apply.\n",
+        commit_words(&r.commit),
+        r.trailer
+    ));
+}
+
+/// `2 partitions set, 1 removed`.
+fn partitions(f: &SourceFile) -> Option<String> {
+    let set = f.partitions_set?;
+    let removed = f.partitions_removed.unwrap_or(0);
+    let mut out = format!("{} set", super::words::count(set, "partition"));
+    if set == 0 {
+        out = format!("{} removed", super::words::count(removed, "partition"));
+    } else if removed > 0 {
+        out.push_str(&format!(", {removed} removed"));
+    }
+    Some(out)
+}
+
+/// `1 of 4 connectors; the others are left alone`, or `none of 4 connectors`.
+fn taken(s: &FilesSource) -> String {
+    let total = s.files.len() + s.unchanged.len() + s.removed.len();
+    let all = super::words::count(total, "connector");
+    match s.files.len() {
+        0 => format!("none of {all}"),
+        n if n == total => format!("{n} of {all}"),
+        n => format!("{n} of {all}; the others are left alone"),
+    }
+}
+
 /// Where the files came from, before the plan.
 pub fn print_source(p: &Printer, s: &FilesSource) {
     let mut out = match s.mode {
@@ -30,15 +71,20 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
             s.rev,
             commit_words(&s.revision)
         ),
+        "commit" => format!(
+            "Changes of commit {}{}: {}\n",
+            commit_words(&s.revision),
+            match &s.parent {
+                Some(c) => format!(" (from its first parent {})", short_id(&c.commit)),
+                None => " (the first commit: from nothing)".into(),
+            },
+            taken(s)
+        ),
         _ => format!(
-            "Files changed since `{}` (commit {}): {} of {}; the others are left alone\n",
+            "Changes since `{}` (commit {}): {}\n",
             s.rev,
             commit_words(&s.revision),
-            s.files.len(),
-            super::words::count(
-                s.files.len() + s.unchanged.len() + s.removed.len(),
-                "connector"
-            )
+            taken(s)
         ),
     };
     let width = s.files.iter().map(|f| f.file.len()).max().unwrap_or(0);
@@ -48,6 +94,10 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
             (Some(c), _) => format!("changed by {}", commit_words(c)),
             (None, "at") => "unchanged since the first commit of the history".into(),
             (None, _) => "changed in the working tree (not committed)".into(),
+        };
+        let by = match partitions(f) {
+            Some(n) => format!("{n}; {by}"),
+            None => by,
         };
         out.push_str(&format!(
             "  {:width$}  {}\n",
@@ -65,6 +115,13 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
         out.push_str(&format!(
             "  not applied (file removed; the cluster keeps its offsets): {}\n",
             s.removed.join(", ")
+        ));
+    }
+    for r in &s.skipped {
+        out.push_str(&format!(
+            "  not applied (a record, not a change: {}): {}\n",
+            r.trailer,
+            commit_words(&r.commit)
         ));
     }
     out.push('\n');

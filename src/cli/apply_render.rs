@@ -181,9 +181,10 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
         let kind = c.connector_type.unwrap_or(ConnectorType::Source);
         let shape = crate::shapes::registry().find(kind, c.class.as_deref());
         for d in &c.partitions {
+            let removes = c.removes(d, prune);
             out.push_str(&format!(
                 "    {}\n",
-                partition_line(p, d, prune, &c.action, kind, shape)
+                partition_line(p, d, (prune, removes), &c.action, kind, shape)
             ));
         }
         if c.unchanged > 0 {
@@ -192,6 +193,19 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
                 p.paint(
                     Style::Dim,
                     &format!("{} unchanged", words::count(c.unchanged, "partition"))
+                )
+            ));
+        }
+        if let Some(n) = c.left_alone.filter(|n| *n > 0) {
+            out.push_str(&format!(
+                "    {}\n",
+                p.paint(
+                    Style::Dim,
+                    &format!(
+                        "{} not in the change, left as live has {}",
+                        words::count(n, "other partition"),
+                        if n == 1 { "it" } else { "them" }
+                    )
                 )
             ));
         }
@@ -217,7 +231,7 @@ fn then(back: Option<TargetState>) -> String {
 fn partition_line(
     p: &Printer,
     d: &PartitionDiff,
-    prune: bool,
+    (prune, removes): (bool, bool),
     action: &Action,
     kind: ConnectorType,
     shape: Option<&crate::shapes::Shape>,
@@ -235,6 +249,7 @@ fn partition_line(
     let (after, new) = match d.kind {
         PartitionKind::OnlyActual if removing => ("(deleted)".to_string(), None),
         PartitionKind::OnlyActual if prune => ("(removed: --prune)".to_string(), None),
+        PartitionKind::OnlyActual if removes => ("(removed by the change)".to_string(), None),
         PartitionKind::OnlyActual => {
             return p.paint(
                 Style::Dim,

@@ -6,7 +6,7 @@ use super::all_clusters::Structured;
 use super::diff_render;
 use super::progress::Bar;
 use super::{Context, OutputFormat};
-use crate::engine::diff::{self as engine, BaseInput, DiffReport, LiveInput};
+use crate::engine::diff::{self as engine, Against, BaseInput, DiffReport, LiveInput};
 use crate::engine::{load_files, store};
 use crate::error::{Error, Result};
 
@@ -22,8 +22,11 @@ Against a DR cluster (files of another Kafka cluster it mirrors; docs/disaster-r
   dr_ready       a sink not on this cluster whose every partition MM2's checkpoints translate
   no_translation a sink with a partition that cannot be translated (the note says why)
   skipped        a source connector: not part of DR readiness
-With --base REV (no cluster access): unchanged, changed, added, removed, type_changed,
-class_changed, with a risk per partition (REPROCESSING, DATA LOSS, OFFSET RESET, ...).
+With --base REV: unchanged, changed, added, removed, type_changed, class_changed, with a risk
+per partition (REPROCESSING, DATA LOSS, OFFSET RESET, ...). When the files' cluster can be read
+(kco.yaml, --url, --cluster), each risk is what applying the change would do to the live offset,
+as `kco apply --commit` plans it; else (unreachable, not configured, --offline) it compares the
+files only, and the output says which.
 
 Exit codes:
   0  no differences (with --fail-on drift, the default, `advanced` is not a difference)
@@ -55,9 +58,14 @@ pub enum ExitOnArg {
 pub struct Args {
     /// Snapshot files, directories or connector names [default: the cluster's snapshots directory]
     pub paths: Vec<String>,
-    /// Compare the files at this git revision with the working tree instead of the cluster
+    /// Compare the files at this git revision with the working tree instead of the cluster;
+    /// each changed partition is labelled by what applying the change would do to the live
+    /// offsets, when the cluster can be read
     #[arg(long)]
     pub base: Option<String>,
+    /// With --base: label the changes by the files only, without reading the cluster
+    #[arg(long, requires = "base")]
+    pub offline: bool,
     /// Which differences make the exit code 2
     #[arg(long, value_enum, default_value_t = ExitOnArg::Drift)]
     pub fail_on: ExitOnArg,
@@ -103,10 +111,19 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         Some(rev) => {
             let cluster = ctx.offline_cluster();
             let paths = resolve_paths(&args.paths, &dir, cluster.as_deref(), ctx, true)?;
+            let live = review_cluster(&args, ctx, cluster.as_deref());
+            let against = match &live {
+                Ok((name, client)) => Against::Live {
+                    client,
+                    cluster: name.clone(),
+                },
+                Err(why) => Against::Files { why: why.clone() },
+            };
             engine::diff_base(BaseInput {
                 rev,
                 paths: &paths.paths,
                 cluster: paths.whole_dir.then_some(cluster).flatten(),
+                against,
             })?
         }
         None => live(&args, ctx, &dir, exit_on, None)?,
@@ -121,6 +138,38 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     // freeing them one by one would take longer than everything after the output.
     std::mem::forget(report);
     Ok(code)
+}
+
+/// The cluster a review (`--base`) labels against: the files' cluster, reached; else why its
+/// labels compare the files only. A cluster that is configured but cannot be read is warned
+/// about (a review job's credentials or network), not an error.
+fn review_cluster(
+    args: &Args,
+    ctx: &Context,
+    cluster: Option<&str>,
+) -> std::result::Result<(String, crate::client::Connect), String> {
+    if args.offline {
+        return Err("--offline".into());
+    }
+    let configured = ctx.global.url.is_some()
+        || ctx.global.cluster.is_some()
+        || !ctx.config.cluster_names().is_empty();
+    if !configured {
+        return Err("no cluster is configured: no kco.yaml cluster, --url or --cluster".into());
+    }
+    let target = ctx
+        .target_named(cluster)
+        .map_err(|e| format!("cluster not configured: {e}"))?;
+    match ctx.connect(&target) {
+        Ok(client) => Ok((target.name, client)),
+        Err(e) => {
+            let why = format!("cannot read cluster `{}`: {e}", target.name);
+            ctx.printer.warn(&format!(
+                "{why}; the labels compare the files only (--offline says so without trying)"
+            ));
+            Err(why)
+        }
+    }
 }
 
 /// Files against one live cluster (`None`: the one the global flags name).

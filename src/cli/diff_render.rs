@@ -7,7 +7,8 @@ use std::fmt::Write;
 use super::output::{Printer, Style};
 use crate::compare::Direction;
 use crate::engine::diff::{
-    unified, Class, ConnectorDiff, DiffReport, Mode, PartitionKind, PartitionReport, Sides, Status,
+    unified, Class, ConnectorDiff, DiffReport, LabelsAgainst, Mode, PartitionKind, PartitionReport,
+    Sides, Status,
 };
 use crate::engine::risk::{show, RiskCode};
 use crate::model::Fields;
@@ -71,6 +72,32 @@ pub fn partition_text(p: &PartitionReport) -> String {
                 side(p, "after", live_offset)
             ),
         },
+        Sides::Base {
+            kind,
+            base_offset,
+            head_offset,
+        } if p.live.is_some() => {
+            let live = p.live.as_ref().map(|l| opt(&l.offset)).unwrap_or_default();
+            let (after, change) = match kind {
+                PartitionKind::OnlyWanted => (
+                    side(p, "after", head_offset),
+                    format!("added at {}", side(p, "after", head_offset)),
+                ),
+                PartitionKind::OnlyActual => (
+                    "(removed)".to_string(),
+                    format!("removed (was {})", side(p, "before", base_offset)),
+                ),
+                _ => (
+                    side(p, "after", head_offset),
+                    format!(
+                        "{} -> {} in the files",
+                        side(p, "before", base_offset),
+                        side(p, "after", head_offset)
+                    ),
+                ),
+            };
+            format!("{name}: live {live} -> {after}; {change}")
+        }
         Sides::Base {
             kind,
             base_offset,
@@ -168,6 +195,24 @@ fn headline(r: &DiffReport) -> String {
     )
 }
 
+/// base: what the labels compare with, in a sentence.
+pub fn labels_line(r: &DiffReport) -> Option<String> {
+    let l = r.labels.as_ref()?;
+    Some(match l.against {
+        LabelsAgainst::Live => format!(
+            "Labels: what applying the change would do to the live offsets of cluster `{}` ({}, read {})",
+            l.cluster.as_deref().unwrap_or(""),
+            l.url.as_deref().unwrap_or(""),
+            l.read_at.as_deref().unwrap_or("")
+        ),
+        LabelsAgainst::Files => format!(
+            "Labels: the files at `{}` against the working tree only, not the cluster ({})",
+            r.base.as_deref().unwrap_or(""),
+            l.why.as_deref().unwrap_or("")
+        ),
+    })
+}
+
 /// Above this many bytes, text output is handed on rather than held.
 const CHUNK: usize = 1 << 16;
 
@@ -209,6 +254,9 @@ fn left_out(r: &DiffReport, shown: Shown) -> Option<String> {
 pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnMut(&str)) {
     let mut out = String::new();
     let _ = writeln!(out, "{}", p.paint(Style::Bold, &headline(r)));
+    if let Some(l) = labels_line(r) {
+        let _ = writeln!(out, "{}", p.paint(Style::Dim, &l));
+    }
     if r.connectors.is_empty() {
         let _ = writeln!(out, "No snapshot files and no connectors to compare.");
         emit(&out);
@@ -388,6 +436,9 @@ pub fn markdown(r: &DiffReport, shown: Shown) -> String {
         ),
     };
     let _ = writeln!(out, "## {title}\n");
+    if let Some(l) = labels_line(r) {
+        let _ = writeln!(out, "{}\n", md_escape(&l));
+    }
     let verdict = if r.summary.differences == 0 {
         "No differences.".to_string()
     } else {

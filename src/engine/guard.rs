@@ -53,7 +53,7 @@ pub fn refusals(plan: &ApplyPlan, refuse: &[Refuse]) -> Vec<Refusal> {
         };
         for d in &c.partitions {
             let wanted = match d.kind {
-                PartitionKind::OnlyActual if !plan.prune => continue,
+                PartitionKind::OnlyActual if !c.removes(d, plan.prune) => continue,
                 _ => d.wanted.as_ref(),
             };
             let risk = assess(kind, d.actual.as_ref(), wanted, d.movement.as_ref());

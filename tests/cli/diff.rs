@@ -239,7 +239,7 @@ fn base_mode_sends_no_request() {
         sink_offsets(&[(0, 90)]),
     );
     let fake = FakeConnect::builder().version("4.1.0").start();
-    let (code, out, err) = kco(t.path(), &fake, &["diff", "--base", "HEAD"]);
+    let (code, out, err) = kco(t.path(), &fake, &["diff", "--base", "HEAD", "--offline"]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.contains("10 records will be reprocessed"), "{out}");
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());

@@ -84,6 +84,10 @@ fn rewind_and_removal_as_json() {
             "statuses": {"added":0,"changed":1,"class_changed":0,"removed":0,"type_changed":0,"unchanged":1},
             "partitions_changed": 2
         },
+        "labels": {
+            "against": "files",
+            "why": "no cluster is configured: no kco.yaml cluster, --url or --cluster"
+        },
         "connectors": [
             {
                 "name": "billing", "status": "unchanged", "type": "source", "state": null,

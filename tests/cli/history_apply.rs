@@ -83,7 +83,7 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
     // legacy was removed: not applied.
     let (code, out, err) = apply(r.path(), &fake, &["--changed-since", "HEAD~1", "--dry-run"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with(&format!("Files changed since `HEAD~1` (commit {} 2026-11-30 02:00 \"move billing\"): 1 of 3 connectors; the others are left alone\n  snapshots/a/orders.yaml  changed by {} 2026-12-01 02:00 \"merge fix\"\n  left alone (unchanged): billing, newbie\n", &c[3][..12], &c[4][..12])), "{out}");
+    assert!(out.starts_with(&format!("Changes since `HEAD~1` (commit {} 2026-11-30 02:00 \"move billing\"): 1 of 3 connectors; the others are left alone\n  snapshots/a/orders.yaml  1 partition set; changed by {} 2026-12-01 02:00 \"merge fix\"\n  left alone (unchanged): billing, newbie\n", &c[3][..12], &c[4][..12])), "{out}");
     fake.clear_requests();
     // orders' live 900 > file 300: applying rewinds it.
     let (code, out, err) = apply(
@@ -129,7 +129,9 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
     );
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("snapshots/a/newbie.yaml  changed in the working tree (not committed)"),
+        out.contains(
+            "snapshots/a/newbie.yaml  1 partition set; changed in the working tree (not committed)"
+        ),
         "{out}"
     );
     assert!(

@@ -11,7 +11,6 @@ use serde_yaml::Value;
 use crate::fake_connect::{ConnectorSpec, FakeConnect};
 use crate::output_snapshots::{billing_and_orders, sink_offsets, SINK};
 use crate::support::git::git;
-use crate::support::recipes::kco_for_recipes;
 use crate::support::run::{hermetic, Kco};
 
 fn examples() -> PathBuf {
@@ -359,7 +358,11 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
     fake.set_offsets("orders", sink_offsets("orders", &[(0, 1000), (1, 700)]));
     repo.kco(&fake, &["snapshot", "-q", "orders"]);
     git(&repo.dir(), &["commit", "-qam", "rewind orders"]);
-    let markdown = repo.kco(&fake, &["diff", "--base", "origin/main", "-o", "markdown"]);
+    // As the recipe runs it: no cluster configured, so its labels compare the files only.
+    let markdown = Kco::new(repo.dir())
+        .args(["diff", "--base", "origin/main", "-o", "markdown"])
+        .run()
+        .stdout;
     let (code, err) = repo.run("pr-review.sh", &args, &[("PR_LABELS", "docs")]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("blocked: REPROCESSING"), "{err}");
@@ -556,8 +559,10 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
     let repo = Repo::new();
     let dir = repo.dir();
     let url = fake.url();
-    let kco = kco_for_recipes(repo.tmp.path());
-    let env = [("KCO_URL", url.as_str()), ("KCO", kco.to_str().unwrap())];
+    let env = [
+        ("KCO_URL", url.as_str()),
+        ("KCO", env!("CARGO_BIN_EXE_kco")),
+    ];
     let head = || git(&dir, &["rev-parse", "HEAD"]);
     let pushed = || git(&dir, &["rev-parse", "origin/main"]);
     let live = || fake.offsets("orders");

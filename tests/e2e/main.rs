@@ -13,6 +13,7 @@ mod gateway;
 mod guards;
 mod harness;
 mod history;
+mod history_delta;
 mod image;
 mod kco_steps;
 mod kinds;

@@ -127,7 +127,7 @@ fn apply_on_merge_applies_a_merged_rewind_once_and_records_what_it_did() {
     // exactly what the apply did (and the apply keeps it STOPPED).
     a.stop(&name);
     let position = |o: &[serde_json::Value]| source_position(o, &input);
-    let kco = crate::support::recipes::kco_for_recipes(dir.path());
+    let kco = std::path::PathBuf::from(env!("CARGO_BIN_EXE_kco"));
     let d = dir.path();
     git(d, &["init", "-q", "-b", "main"]);
     let (code, said) = nightly(d);

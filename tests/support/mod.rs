@@ -7,5 +7,4 @@ pub mod data;
 pub mod fakes;
 pub mod git;
 pub mod json;
-pub mod recipes;
 pub mod run;

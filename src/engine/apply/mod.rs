@@ -80,6 +80,17 @@ impl Checked {
         }
     }
 
+    /// Scopes each file's want to the change made to it (by the file's label): only the
+    /// partitions the change set or removed are planned.
+    pub fn scoped(mut self, mut changes: BTreeMap<PathBuf, plan::Change>) -> Checked {
+        for w in &mut self.wants {
+            if let Want::File { file, change, .. } = w {
+                *change = changes.remove(&file.path);
+            }
+        }
+        self
+    }
+
     pub fn cluster(&self) -> &str {
         &self.cluster
     }
@@ -209,6 +220,7 @@ pub fn check_loaded(
             file: Box::new(f),
             config,
             secret_vars,
+            change: None,
         });
     }
     wants.extend(deletes);

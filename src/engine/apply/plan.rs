@@ -12,7 +12,9 @@ use crate::engine::mirror::Translation;
 use crate::engine::settle::settle_listing;
 use crate::engine::{parallel, probe, require_version, ClusterInfo, LoadedFile};
 use crate::error::{Error, Result};
-use crate::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState};
+use crate::model::{
+    canonical_fields, ConnectorState, ConnectorType, Fields, OffsetEntry, PatchEntry, TargetState,
+};
 
 /// A connector config with its secrets resolved. Never printed: `Debug` hides the values.
 #[derive(Clone, Default)]
@@ -36,6 +38,9 @@ pub enum Want {
         config: Option<ResolvedConfig>,
         /// Environment variables the config's placeholders name.
         secret_vars: Vec<String>,
+        /// A change from git history (`apply --commit`, `--changed-since`): only the
+        /// partitions it changed are planned, not the whole file.
+        change: Option<Change>,
     },
     /// Delete every offset of `name`.
     Reset { name: String },
@@ -57,6 +62,21 @@ impl Want {
             Want::File { target, file, .. } => Some((target, file)),
             _ => None,
         }
+    }
+}
+
+/// What a change to a connector's file did to its offsets, partition by partition: the
+/// partitions it set (changed or added) and those it removed. Applied as such, it leaves
+/// every other live partition where it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Change {
+    pub set: Vec<OffsetEntry>,
+    pub removed: Vec<Fields>,
+}
+
+impl Change {
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.removed.is_empty()
     }
 }
 
@@ -145,13 +165,49 @@ pub struct ConnectorPlan {
     /// Live offsets, for the backup and for verification.
     #[serde(skip)]
     pub live_offsets: Vec<OffsetEntry>,
-    /// The offsets wanted (the file's; empty for a reset).
+    /// A change from git history: the live partitions outside it, left where they are (not
+    /// in `partitions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_alone: Option<usize>,
+    /// The offsets wanted (the file's, or those a change set; empty for a reset).
     #[serde(skip)]
     pub wanted: Vec<OffsetEntry>,
+    /// The partitions whose offsets the change removes (by canonical partition): reset as
+    /// `--prune` resets a live-only partition.
+    #[serde(skip)]
+    pub removed: BTreeSet<String>,
     #[serde(skip)]
     pub class: Option<String>,
     #[serde(skip)]
     pub config: Option<ResolvedConfig>,
+}
+
+impl ConnectorPlan {
+    /// Whether applying removes this live-only partition's offset: every one with `prune`,
+    /// else those the change removed.
+    pub fn removes(&self, d: &PartitionDiff, prune: bool) -> bool {
+        d.kind == PartitionKind::OnlyActual
+            && (prune || self.removed.contains(&canonical_fields(&d.partition)))
+    }
+
+    /// The PATCH body for a comparison of the wanted offsets with live ones: wanted offsets
+    /// for moved and missing partitions, and a null for each live-only one it removes.
+    pub fn entries(&self, diffs: &[PartitionDiff], prune: bool) -> Vec<PatchEntry> {
+        diffs
+            .iter()
+            .filter_map(|d| match d.kind {
+                PartitionKind::Moved | PartitionKind::OnlyWanted => Some(PatchEntry {
+                    partition: d.partition.clone(),
+                    offset: d.wanted.clone(),
+                }),
+                PartitionKind::OnlyActual if self.removes(d, prune) => Some(PatchEntry {
+                    partition: d.partition.clone(),
+                    offset: None,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// What will be done to one connector.
@@ -310,8 +366,10 @@ fn plan_one(
         warnings: Vec::new(),
         translation: None,
         config_changes: Vec::new(),
+        left_alone: None,
         live_offsets: Vec::new(),
         wanted: Vec::new(),
+        removed: BTreeSet::new(),
         class: live.and_then(|l| l.class.clone()),
         config: None,
     };
@@ -319,14 +377,20 @@ fn plan_one(
         plan.action = Action::Error { message };
         plan
     };
-    let (file, config, secret_vars) = match want {
+    let (file, config, secret_vars, change) = match want {
         Want::File {
             file,
             config,
             secret_vars,
+            change,
             ..
-        } => (Some(file), config.clone(), secret_vars.clone()),
-        Want::Reset { .. } | Want::Delete { .. } => (None, None, Vec::new()),
+        } => (
+            Some(file),
+            config.clone(),
+            secret_vars.clone(),
+            change.as_ref(),
+        ),
+        Want::Reset { .. } | Want::Delete { .. } => (None, None, Vec::new(), None),
     };
     if let (Want::Delete { .. }, None) = (want, live) {
         // Already gone: nothing to undo.
@@ -341,8 +405,21 @@ fn plan_one(
             plan.from = Some(format!("{}/{}", meta.cluster, meta.name));
         }
         plan.class = plan.class.or_else(|| meta.connector_class.clone());
+        if let Some(ch) = change {
+            plan.wanted = ch.set.clone();
+            plan.removed = ch.removed.iter().map(canonical_fields).collect();
+        }
         match translation {
             Some(Err(m)) => return error(plan, m.clone()),
+            Some(Ok(_)) if change.is_some() => {
+                return error(
+                    plan,
+                    format!(
+                        "{}: a change from git history cannot cross a MirrorMaker 2 mirror; apply the whole file (without --commit or --changed-since)",
+                        f.path.display()
+                    ),
+                )
+            }
             Some(Ok(t)) => {
                 plan.wanted = t.offsets.clone();
                 plan.translation = Some(t.clone());
@@ -386,7 +463,7 @@ fn plan_one(
             ));
         }
         plan.action = Action::Create {
-            entries: patch_entries(&plan.partitions, false),
+            entries: plan.entries(&plan.partitions, false),
             start_state: opts.create_state.unwrap_or_else(|| {
                 f.file
                     .metadata
@@ -426,7 +503,13 @@ fn plan_one(
     };
     let shape = (plan.connector_type)
         .and_then(|t| crate::shapes::registry().find(t, plan.class.as_deref()));
-    let diffs = crate::compare::compare_in(shape, &plan.wanted, &plan.live_offsets);
+    let mut diffs = crate::compare::compare_in(shape, &plan.wanted, &plan.live_offsets);
+    if change.is_some() {
+        // Live partitions the change did not touch are not part of the plan.
+        let before = diffs.len();
+        diffs.retain(|d| d.kind != PartitionKind::OnlyActual || plan.removes(d, false));
+        plan.left_alone = Some(before - diffs.len());
+    }
     plan.unchanged = diffs.iter().filter(|d| !d.is_change()).count();
     plan.partitions = diffs.into_iter().filter(|d| d.is_change()).collect();
     if let Want::Delete { .. } = want {
@@ -445,15 +528,12 @@ fn plan_one(
         };
         return plan;
     }
-    let entries = patch_entries(&plan.partitions, opts.prune);
-    let kept = if opts.prune {
-        0
-    } else {
-        plan.partitions
-            .iter()
-            .filter(|d| d.kind == PartitionKind::OnlyActual)
-            .count()
-    };
+    let entries = plan.entries(&plan.partitions, opts.prune);
+    let kept = plan
+        .partitions
+        .iter()
+        .filter(|d| d.kind == PartitionKind::OnlyActual && !plan.removes(d, opts.prune))
+        .count();
     plan.action = if entries.is_empty() {
         Action::NoChange { kept }
     } else {
@@ -464,25 +544,6 @@ fn plan_one(
         }
     };
     plan
-}
-
-/// The PATCH body for a comparison: wanted offsets for moved and missing partitions, and with
-/// `prune` a null for each live-only partition.
-pub fn patch_entries(diffs: &[PartitionDiff], prune: bool) -> Vec<PatchEntry> {
-    diffs
-        .iter()
-        .filter_map(|d| match d.kind {
-            PartitionKind::Moved | PartitionKind::OnlyWanted => Some(PatchEntry {
-                partition: d.partition.clone(),
-                offset: d.wanted.clone(),
-            }),
-            PartitionKind::OnlyActual if prune => Some(PatchEntry {
-                partition: d.partition.clone(),
-                offset: None,
-            }),
-            _ => None,
-        })
-        .collect()
 }
 
 // The live listing an apply plans from, with the connectors Connect's listing leaves out.

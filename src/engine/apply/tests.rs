@@ -39,6 +39,7 @@ pub(crate) fn want(name: &str, offsets: Vec<OffsetEntry>) -> Want {
         file: Box::new(loaded(name, offsets, None, None)),
         config: None,
         secret_vars: vec![],
+        change: None,
     }
 }
 
@@ -228,6 +229,43 @@ fn prune_sends_nulls_and_without_it_live_only_partitions_stay() {
 }
 
 #[test]
+fn a_change_patches_and_removes_only_its_partitions_and_verifies_them() {
+    // Live f=10, g=5, h=7; the change sets f to 4 and removes h; g is not part of it.
+    let live = vec![src("f", 10), src("g", 5), src("h", 7)];
+    let fake = fake_with("4.1.0", &[("c", State::Running, live)]);
+    let change = plan::Change {
+        set: vec![src("f", 4)],
+        removed: vec![src("h", 0).partition],
+    };
+    let mut w = want("c", vec![src("f", 4), src("g", 1)]);
+    if let Want::File { change: c, .. } = &mut w {
+        *c = Some(change);
+    }
+    let p = plan(&fake, &[w], false, false);
+    let c = &p.connectors[0];
+    assert_eq!(c.left_alone, Some(1));
+    assert_eq!(c.partitions.len(), 2, "{:?}", c.partitions);
+    match &c.action {
+        Action::Patch {
+            entries,
+            prune_nulls,
+            kept,
+        } => {
+            assert_eq!(entries.len(), 2);
+            assert_eq!((*prune_nulls, *kept), (1, 0));
+        }
+        other => panic!("{other:?}"),
+    }
+    let refused = crate::engine::guard::refusals(&p, &[crate::engine::guard::Refuse::Reset]);
+    assert_eq!(refused.len(), 1);
+    let r = exec(&fake, &p, false);
+    assert!(r.converged, "{r:?}");
+    let mut got = offsets(&fake, "c");
+    got.sort_by_key(|e| crate::model::canonical_fields(&e.partition));
+    assert_eq!(got, vec![src("f", 4), src("g", 5)]);
+}
+
+#[test]
 fn reset_deletes_everything_inside_the_transaction() {
     let fake = cluster(State::Paused);
     let wants = Checked::reset(&["c".into(), "c".into()], "a");
@@ -330,6 +368,7 @@ fn missing_connectors_and_old_versions_are_errors_before_any_change() {
         file: Box::new(loaded("n", vec![], None, Some(BTreeMap::new()))),
         config: None,
         secret_vars: vec![],
+        change: None,
     }];
     let p = plan(&fake, &wants, false, true);
     assert!(

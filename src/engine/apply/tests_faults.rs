@@ -135,6 +135,7 @@ fn a_failed_create_patch_leaves_the_new_connector_stopped() {
         file: Box::new(loaded("n", vec![src("f", 7)], None, Some(config))),
         config: None,
         secret_vars: vec![],
+        change: None,
     }];
     let p = plan(&fake, &wants, false, true);
     fake.fault(
@@ -169,6 +170,7 @@ fn creatable_recording(
         file: Box::new(loaded(name, offsets, state, Some(config.clone()))),
         config: Some(plan::ResolvedConfig(config)),
         secret_vars: vec![],
+        change: None,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::plan::{patch_entries, Action, ConnectorPlan};
+use super::plan::{Action, ConnectorPlan};
 pub use super::report::{ApplyOutcome, ConnectorApply, Step, StepRecord};
 use super::state::{describe, poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
@@ -327,7 +327,7 @@ impl Tx<'_> {
             Vec::new()
         } else {
             let live = self.read_offsets()?;
-            let entries = patch_entries(&compare(&self.plan.wanted, &live), self.opts.prune);
+            let entries = (self.plan).entries(&compare(&self.plan.wanted, &live), self.opts.prune);
             if entries.is_empty() {
                 return Ok(((), "live offsets already as wanted: nothing sent".into()));
             }
@@ -430,7 +430,7 @@ impl Tx<'_> {
             .into_iter()
             .filter(|d| match d.kind {
                 PartitionKind::Unchanged => false,
-                PartitionKind::OnlyActual => prune,
+                PartitionKind::OnlyActual => prune || self.plan.removes(d, false),
                 _ => true,
             })
             .map(|d| {

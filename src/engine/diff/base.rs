@@ -1,13 +1,14 @@
 //! One git revision against the working tree: what a pull request changes in the snapshot
-//! files, with the risk of each partition's change. No cluster is involved.
+//! files, with the risk of each partition's change: against the live offsets when a cluster
+//! is given (`base_live`), else the revision's offset against the working tree's.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{
-    identity_change, ConnectorDiff, DiffReport, ExitOn, Mode, Numbering, PartitionCounts,
-    PartitionReport, Side, Sides, Status, YamlSides,
+    identity_change, ConnectorDiff, DiffReport, ExitOn, Labels, LabelsAgainst, Mode, Numbering,
+    PartitionCounts, PartitionReport, Side, Sides, Status, YamlSides,
 };
 use crate::compare::compare_each_in;
 use crate::engine::revision::Revision;
@@ -17,6 +18,17 @@ use crate::error::{Error, Result};
 use crate::model::file::OffsetsFile;
 use crate::model::FileLines;
 
+/// What the labels of a review compare the change's new offsets with.
+pub enum Against<'a> {
+    /// The live offsets of this cluster: each label says what applying the change would do.
+    Live {
+        client: &'a crate::client::Connect,
+        cluster: String,
+    },
+    /// The files at the revision only; `why` says why not live.
+    Files { why: String },
+}
+
 /// What to compare.
 pub struct BaseInput<'a> {
     /// The revision (`origin/main`, a commit, a tag).
@@ -25,6 +37,8 @@ pub struct BaseInput<'a> {
     pub paths: &'a [PathBuf],
     /// The cluster whose directory is compared, when it was the default.
     pub cluster: Option<String>,
+    /// What the risk labels compare with.
+    pub against: Against<'a>,
 }
 
 /// One side's files, keyed by (cluster, connector): repository-relative path and contents.
@@ -72,6 +86,22 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
     }
 
     let keys: std::collections::BTreeSet<_> = old.keys().chain(new.keys()).cloned().collect();
+    let labels = match &input.against {
+        Against::Live { cluster, client } => Labels {
+            against: LabelsAgainst::Live,
+            cluster: Some(cluster.clone()),
+            url: Some(client.endpoint()),
+            read_at: Some(crate::clock::now_rfc3339()),
+            why: None,
+        },
+        Against::Files { why } => Labels {
+            against: LabelsAgainst::Files,
+            cluster: None,
+            url: None,
+            read_at: None,
+            why: Some(why.clone()),
+        },
+    };
     let connectors = keys
         .into_iter()
         .map(|k| {
@@ -80,16 +110,30 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
                 number(&mut y.old, old_lines.remove(&k));
                 number(&mut y.new, new_lines.remove(&k));
             }
+            if let Against::Live { client, cluster } = &input.against {
+                if *cluster == k.0 {
+                    let class = new.get(&k).or(old.get(&k));
+                    let class = class.and_then(|(_, f)| f.metadata.connector_class.as_deref());
+                    super::base_live::label(&mut c, client, cluster, class);
+                } else if !c.partitions.is_empty() {
+                    c.notes.push(format!(
+                        "labels compare the files only: the file is cluster `{}`'s, the review read cluster `{cluster}`",
+                        k.0
+                    ));
+                }
+            }
             c
         })
         .collect();
-    Ok(DiffReport::new(
+    let mut report = DiffReport::new(
         Mode::Base,
         ExitOn::Any,
         input.cluster,
         Some((revision.rev.clone(), revision.commit.clone())),
         connectors,
-    ))
+    );
+    report.labels = Some(labels);
+    Ok(report)
 }
 
 /// Numbers a side's lines by the lines of its file.

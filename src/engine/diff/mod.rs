@@ -3,6 +3,7 @@
 //! `--output json` prints; docs/diff.md documents them field by field.
 
 mod base;
+mod base_live;
 mod dr;
 mod live;
 mod side;
@@ -21,7 +22,7 @@ use crate::model::{ConnectorType, Fields, Key};
 
 pub use super::risk::{Risk, RiskCode};
 pub(crate) use base::classify;
-pub use base::{diff_base, BaseInput, BaseSide};
+pub use base::{diff_base, Against, BaseInput, BaseSide};
 pub use dr::{heartbeat_line, DrInput};
 pub use live::{diff_live, diff_live_reporting, diff_live_translated, LiveInput};
 
@@ -217,8 +218,12 @@ pub struct PartitionReport {
     pub field: Option<Key>,
     /// live only: normal progress (`advanced`) or `drift`.
     pub class: Option<Class>,
-    /// base only: what applying the working tree's file would do to this partition.
+    /// base only: what applying the change would do to this partition: against its live
+    /// offset when the review read the cluster (`labels`), else against the revision's.
     pub risk: Option<Risk>,
+    /// base, against live: the partition's live offset (`null`: the cluster has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveOffset>,
     /// The offsets as the database's own tools show them (`0/16B3748`, `mysql-bin.000003:154`,
     /// UTC times), keyed by side as the offsets are (`before`, `after`); only where the
     /// connector's shape knows how (`schemas/shapes.yaml`).
@@ -256,9 +261,42 @@ impl PartitionReport {
             field,
             class: None,
             risk: None,
+            live: None,
             readable: None,
         }
     }
+}
+
+/// A partition's live offset, read for a review's labels.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LiveOffset {
+    pub offset: Option<Fields>,
+}
+
+/// What a review's risk labels compare the change's new offsets with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LabelsAgainst {
+    /// The live offsets: each label is what applying the change would do.
+    Live,
+    /// The files at the revision only.
+    Files,
+}
+
+/// base: what the labels say, and against what.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Labels {
+    pub against: LabelsAgainst,
+    /// live: the cluster read, its URL, and when (RFC 3339 UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_at: Option<String>,
+    /// files: why the cluster was not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// Partition counts of one connector.
@@ -347,6 +385,9 @@ pub struct DiffReport {
     #[serde(rename = "fail_on")]
     pub exit_on: ExitOn,
     pub summary: Summary,
+    /// base: what the risk labels compare with (live offsets, or the files only, and why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels: Option<Labels>,
     pub connectors: Vec<ConnectorDiff>,
     /// live, against a DR cluster: what MirrorMaker 2's heartbeats say of each mirror the
     /// files cross.
@@ -393,6 +434,7 @@ impl DiffReport {
             exit_on,
             summary,
             mirrors: Vec::new(),
+            labels: None,
             exit_code: if differences > 0 {
                 EXIT_DIFFERENCES
             } else {

@@ -1,6 +1,6 @@
 //! Files from git history as inputs: `show --at` (one connector's offsets at a revision or a
-//! time), `apply --at` (every file as it was then) and `apply --changed-since` (only the files
-//! whose offsets changed since a revision), each saying which commit a file came from.
+//! time) and `apply --at` (every file as it was then), each saying which commit a file came
+//! from; `apply --commit` and `--changed-since` take a change instead (`delta`).
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use super::walk::last_changes;
 use super::when::{resolve_at, rfc3339};
-use crate::engine::diff::{diff_base, BaseInput, Status};
 use crate::engine::revision::{Repo, Revision};
 use crate::engine::store::LoadedFile;
 use crate::error::{Error, Result};
@@ -51,10 +50,27 @@ pub struct FilesSource {
     /// `changed_since`: connectors whose files did not change (left alone).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unchanged: Vec<String>,
-    /// `changed_since`: connectors whose files were removed (not applied: the cluster keeps
-    /// their offsets).
+    /// `changed_since`, `commit`: connectors whose files were removed (not applied: the
+    /// cluster keeps their offsets).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub removed: Vec<String>,
+    /// `commit`: its first parent, the side the change is taken from (none: a root commit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<CommitRef>,
+    /// `changed_since`: the commits in the range that record what a cluster did (a nightly
+    /// snapshot, an apply, an undo): observations, not changes, so not applied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<RecordCommit>,
+}
+
+/// A commit whose trailer marks it as a record (`Kco-Snapshot`, `Kco-Apply`, `Kco-Undo`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordCommit {
+    #[serde(flatten)]
+    pub commit: CommitRef,
+    pub kind: super::trailer::CommitKind,
+    /// The trailer, as written: `Kco-Snapshot: prod`.
+    pub trailer: String,
 }
 
 /// One file taken, with the commit that last changed it (`at`: at or before the revision;
@@ -65,9 +81,15 @@ pub struct SourceFile {
     /// Repository-relative.
     pub file: String,
     pub changed_by: Option<CommitRef>,
+    /// `changed_since`, `commit`: how many partitions the change sets (changed or added) and
+    /// removes; every other partition is left where the cluster has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions_set: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions_removed: Option<usize>,
 }
 
-fn first(paths: &[PathBuf]) -> Result<&PathBuf> {
+pub(super) fn first(paths: &[PathBuf]) -> Result<&PathBuf> {
     paths
         .first()
         .ok_or_else(|| Error::Usage("no path to read".into()))
@@ -75,7 +97,7 @@ fn first(paths: &[PathBuf]) -> Result<&PathBuf> {
 
 /// For each repository-relative path, the newest commit from `head` (down to `stop`) that
 /// changed it.
-fn changed_by(
+pub(super) fn changed_by(
     repo: &Repo,
     head: Oid,
     stop: Option<Oid>,
@@ -119,54 +141,16 @@ pub fn files_at(paths: &[PathBuf], at: &str) -> Result<(Vec<LoadedFile>, FilesSo
                 connector: f.file.metadata.name.clone(),
                 file: p.clone(),
                 changed_by: by,
+                partitions_set: None,
+                partitions_removed: None,
             })
             .collect(),
         unchanged: Vec::new(),
         removed: Vec::new(),
+        parent: None,
+        skipped: Vec::new(),
     };
     Ok((files.into_iter().map(|(_, f)| f).collect(), source))
-}
-
-/// The working-tree files under `paths` whose offsets (or type or class) differ from `rev`'s,
-/// as `diff --base` compares them; removed files are reported, not returned.
-pub fn changed_since(paths: &[PathBuf], rev: &str) -> Result<(Vec<PathBuf>, FilesSource)> {
-    let report = diff_base(BaseInput {
-        rev,
-        paths,
-        cluster: None,
-    })?;
-    let base = Revision::resolve(first(paths)?, rev)?;
-    let mut source = FilesSource {
-        mode: "changed_since",
-        rev: rev.to_string(),
-        revision: CommitRef::of(&base.repo, base.oid())?,
-        files: Vec::new(),
-        unchanged: Vec::new(),
-        removed: Vec::new(),
-    };
-    let mut taken = Vec::new();
-    for c in report.connectors {
-        match (c.status, c.file) {
-            (Status::Unchanged, _) => source.unchanged.push(c.name),
-            (Status::Removed, _) => source.removed.push(c.name),
-            (_, Some(file)) => {
-                taken.push(base.repo.toplevel.join(&file));
-                source.files.push(SourceFile {
-                    connector: c.name,
-                    file,
-                    changed_by: None,
-                });
-            }
-            (_, None) => {}
-        }
-    }
-    let repo_paths: Vec<String> = source.files.iter().map(|f| f.file.clone()).collect();
-    let head = base.repo.resolve("HEAD")?;
-    let by = changed_by(&base.repo, head, Some(base.oid()), &repo_paths)?;
-    for (f, by) in source.files.iter_mut().zip(by) {
-        f.changed_by = by;
-    }
-    Ok((taken, source))
 }
 
 /// One connector's file at a revision or time (`at`), or in the working tree (`None`).

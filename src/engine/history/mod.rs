@@ -2,6 +2,7 @@
 //! `apply --at` and `apply --changed-since`. Git is read with libgit2 (`engine::revision`).
 
 pub mod at;
+pub mod delta;
 pub mod log;
 pub mod record;
 pub mod trailer;

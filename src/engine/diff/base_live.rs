@@ -1,0 +1,59 @@
+//! A review against live: each partition a change touches is labelled by what applying the
+//! change would do to the cluster's offset now (live 1000, the change sets 800: 200 records
+//! reprocessed), as the apply's plan labels it, not by the file's previous value.
+
+use std::collections::BTreeMap;
+
+use super::{ConnectorDiff, LiveOffset, Sides, Status};
+use crate::client::Connect;
+use crate::compare::movement_in;
+use crate::engine::risk::assess;
+use crate::model::{canonical_fields, Fields};
+
+/// Labels `c`'s partitions against the live offsets of its connector on `cluster`. A connector
+/// the cluster lacks is labelled against no offsets (applying it needs `--create`); one whose
+/// offsets cannot be read keeps its file labels, with a note that says why.
+pub(super) fn label(c: &mut ConnectorDiff, client: &Connect, cluster: &str, class: Option<&str>) {
+    if matches!(c.status, Status::Unchanged | Status::Removed) || c.partitions.is_empty() {
+        return;
+    }
+    let Some(kind) = c.connector_type else {
+        return;
+    };
+    let live = match client.offsets(&c.name) {
+        Ok(o) => o,
+        Err(e) if e.is_unknown_connector() => {
+            c.notes.push(format!(
+                "`{}` is not on cluster `{cluster}`: applying the change needs --create",
+                c.name
+            ));
+            Vec::new()
+        }
+        Err(e) => {
+            c.notes.push(format!(
+                "labels compare the files only: cannot read the live offsets of `{}` on cluster `{cluster}`: {e}",
+                c.name
+            ));
+            return;
+        }
+    };
+    let shape = crate::shapes::registry().find(kind, class);
+    let by: BTreeMap<String, &Fields> = live
+        .iter()
+        .map(|e| (canonical_fields(&e.partition), &e.offset))
+        .collect();
+    for p in &mut c.partitions {
+        let Sides::Base { head_offset, .. } = &p.offsets else {
+            continue;
+        };
+        let now = by.get(&canonical_fields(&p.partition)).copied();
+        let m = match (now, head_offset) {
+            (Some(a), Some(b)) => movement_in(shape, &p.partition, a, b),
+            _ => None,
+        };
+        p.risk = assess(kind, now, head_offset.as_ref(), m.as_ref());
+        p.live = Some(LiveOffset {
+            offset: now.cloned(),
+        });
+    }
+}

@@ -1,0 +1,474 @@
+//! A change from git history is a delta (issue 26, findings 1, 2 and 4): `apply --commit` and
+//! `apply --changed-since` set the partitions a change changed, reset those it removed (under
+//! `--fail-on reset`), leave every other partition where live has it, and never apply a
+//! record commit (a nightly snapshot). Against the fake Connect, on repositories built here.
+
+use std::collections::BTreeMap;
+
+use kco::model::ConnectorType::Sink;
+use serde_json::Value;
+
+use crate::fake_connect::{FakeConnect, State};
+use crate::history::{kco, on, Repo};
+use crate::support::data::sink_offsets;
+
+const SINK: &str = "FileStreamSink";
+
+fn clicks(parts: &[(i64, i64)]) -> Value {
+    sink_offsets("clicks", parts)
+}
+
+/// `topic/partition -> offset` of a connector on the fake.
+fn live(fake: &FakeConnect, name: &str) -> BTreeMap<String, i64> {
+    fake.offsets(name)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let p = &e["partition"];
+            (
+                format!(
+                    "{}/{}",
+                    p["kafka_topic"].as_str().unwrap(),
+                    p["kafka_partition"]
+                ),
+                e["offset"]["kafka_offset"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn map(parts: &[(&str, i64)]) -> BTreeMap<String, i64> {
+    parts.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// A commit with a trailer paragraph (as the nightly recipe writes it).
+fn record(r: &Repo, date: &str, msg: &str, trailer: &str) -> String {
+    r.git(date, &["add", "-A"]);
+    r.git(date, &["commit", "-q", "-m", msg, "-m", trailer]);
+    r.git(date, &["rev-parse", "HEAD"])
+}
+
+/// The nightly holds `sink-x` at 900 on three partitions and `other` at 50; a pull request
+/// (branch `pr`, merged with --no-ff) rewinds clicks/0 to 800 and removes clicks/2.
+fn nightly_then_pr() -> Repo {
+    let r = Repo::new();
+    let f = "snapshots/a/sink-x.yaml";
+    r.write(f, "sink-x", Sink, clicks(&[(0, 900), (1, 900), (2, 900)]));
+    r.write(
+        "snapshots/a/other.yaml",
+        "other",
+        Sink,
+        sink_offsets("o", &[(0, 50)]),
+    );
+    record(
+        &r,
+        "2026-11-30T02:00:00Z",
+        "offsets of a",
+        "Kco-Snapshot: a",
+    );
+    r.git("2026-11-30T09:00:00Z", &["checkout", "-q", "-b", "pr"]);
+    r.write(f, "sink-x", Sink, clicks(&[(0, 800), (1, 900)]));
+    r.commit("2026-11-30T09:00:00Z", "rewind clicks/0, drop clicks/2");
+    r.git("2026-11-30T10:00:00Z", &["checkout", "-q", "main"]);
+    r.git(
+        "2026-11-30T10:00:00Z",
+        &["merge", "-q", "--no-ff", "-m", "merge pr", "pr"],
+    );
+    r
+}
+
+/// Live has moved on since the nightly.
+fn moved_on() -> FakeConnect {
+    FakeConnect::builder()
+        .sink(
+            "sink-x",
+            SINK,
+            State::Running,
+            clicks(&[(0, 1000), (1, 1003), (2, 1006)]),
+        )
+        .sink("other", SINK, State::Running, sink_offsets("o", &[(0, 70)]))
+        .start()
+}
+
+#[test]
+fn apply_of_a_merge_changes_only_the_partitions_the_pull_request_changed() {
+    let r = nightly_then_pr();
+    for how in [&["--changed-since", "HEAD~1"][..], &["--commit", "HEAD"]] {
+        let fake = moved_on();
+        let args = [&["apply", "snapshots/a"], how, &["--yes"]].concat();
+        let (code, out, err) = on(r.path(), &fake, &args);
+        assert_eq!(code, 0, "{how:?}: {out}{err}");
+        // clicks/1 (live 1003, file 900) was not part of the change: left where it is.
+        assert_eq!(
+            live(&fake, "sink-x"),
+            map(&[("clicks/0", 800), ("clicks/1", 1003)]),
+            "{how:?}: {out}"
+        );
+        assert_eq!(live(&fake, "other"), map(&[("o/0", 70)]), "{out}");
+        assert!(
+            out.contains("clicks/0: {\"kafka_offset\":1000} -> {\"kafka_offset\":800}  [REPROCESSING] 200 records"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "clicks/2: {\"kafka_offset\":1006} -> (removed by the change)  [OFFSET RESET]"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("1 other partition not in the change, left as live has it"),
+            "{out}"
+        );
+        assert!(!out.contains("clicks/1"), "{out}");
+        assert!(
+            out.contains("snapshots/a/sink-x.yaml  1 partition set, 1 removed; changed by"),
+            "{out}"
+        );
+        assert!(out.contains("left alone (unchanged): other"), "{out}");
+    }
+}
+
+#[test]
+fn a_removed_partition_is_reset_and_fail_on_reset_refuses_it() {
+    let r = nightly_then_pr();
+    let fake = moved_on();
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--changed-since",
+            "HEAD~1",
+            "--fail-on",
+            "reset",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("refused by --fail-on: 1 partition at risk; nothing was changed:\n  sink-x clicks/2: [OFFSET RESET]"),
+        "{err}"
+    );
+    fake.assert_no_mutations();
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--commit",
+            "HEAD",
+            "-o",
+            "json",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!live(&fake, "sink-x").contains_key("clicks/2"));
+    let v = crate::support::json::parse_json(&out);
+    let c = &v["plan"]["connectors"][0];
+    assert_eq!(c["name"], "sink-x");
+    assert_eq!(c["left_alone"], 1);
+    assert_eq!(c["action"]["prune_nulls"], 1);
+    assert_eq!(v["source"]["mode"], "commit");
+    assert_eq!(v["source"]["files"][0]["partitions_set"], 1);
+    assert_eq!(v["source"]["files"][0]["partitions_removed"], 1);
+}
+
+#[test]
+fn a_nightly_commit_is_never_applied() {
+    let r = nightly_then_pr();
+    // The nightly lands after the merge: HEAD is an observation, moving both connectors.
+    r.write(
+        "snapshots/a/sink-x.yaml",
+        "sink-x",
+        Sink,
+        clicks(&[(0, 810), (1, 1003)]),
+    );
+    r.write(
+        "snapshots/a/other.yaml",
+        "other",
+        Sink,
+        sink_offsets("o", &[(0, 70)]),
+    );
+    let nightly = record(
+        &r,
+        "2026-12-01T02:00:00Z",
+        "offsets of a",
+        "Kco-Snapshot: a",
+    );
+    let fake = FakeConnect::builder()
+        .sink(
+            "sink-x",
+            SINK,
+            State::Running,
+            clicks(&[(0, 830), (1, 1010)]),
+        )
+        .sink("other", SINK, State::Running, sink_offsets("o", &[(0, 90)]))
+        .start();
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--changed-since",
+            "HEAD~1",
+            "--fail-on",
+            "data-loss,reset",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.ends_with("No changes.\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "not applied (a record, not a change: Kco-Snapshot: a): {}",
+            &nightly[..12]
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("none of 2 connectors\n"),
+        "no dangling colon: {out}"
+    );
+    fake.assert_no_mutations();
+
+    let (code, out, _) = kco(
+        r.path(),
+        &[
+            "--url",
+            "http://127.0.0.1:9",
+            "apply",
+            "snapshots/a",
+            "--commit",
+            "HEAD",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with(&format!(
+            "Commit {} 2026-12-01 02:00 \"offsets of a\" is a snapshot: it observed the cluster (Kco-Snapshot: a), not a change anyone decided: nothing to apply.\nNo changes.\n",
+            &nightly[..12]
+        )),
+        "{out}"
+    );
+
+    // Since before the merge: the pull request's change, not the nightly's.
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &["apply", "snapshots/a", "--changed-since", "HEAD~2", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        live(&fake, "sink-x"),
+        map(&[("clicks/0", 800), ("clicks/1", 1010)]),
+        "{out}"
+    );
+    assert_eq!(live(&fake, "other"), map(&[("o/0", 90)]), "{out}");
+}
+
+#[test]
+fn changed_since_composes_commits_and_the_working_tree_later_wins() {
+    let r = nightly_then_pr();
+    // An uncommitted edit moves clicks/0 again and adds clicks/3.
+    r.write(
+        "snapshots/a/sink-x.yaml",
+        "sink-x",
+        Sink,
+        clicks(&[(0, 700), (1, 900), (3, 5)]),
+    );
+    let fake = moved_on();
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &["apply", "snapshots/a", "--changed-since", "HEAD~1", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        live(&fake, "sink-x"),
+        map(&[("clicks/0", 700), ("clicks/1", 1003), ("clicks/3", 5)]),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 partitions set, 1 removed; changed in the working tree (not committed)"),
+        "{out}"
+    );
+}
+
+/// `(partition, LABEL, message)` of every risk a `diff --base -o json` labels.
+fn review_labels(v: &Value) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for c in v["connectors"].as_array().unwrap() {
+        for p in c["partitions"].as_array().unwrap() {
+            let Some(r) = p["risk"].as_object() else {
+                continue;
+            };
+            let part = &p["partition"];
+            let label = match r["code"].as_str().unwrap() {
+                "reprocessing" => "REPROCESSING",
+                "data_loss" => "DATA LOSS",
+                "offset_reset" | "source_restart" => "OFFSET RESET",
+                other => other,
+            };
+            out.push((
+                format!(
+                    "{}/{}",
+                    part["kafka_topic"].as_str().unwrap(),
+                    part["kafka_partition"]
+                ),
+                label.to_string(),
+                r["message"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `(partition, LABEL, message)` of every partition a `--fail-on` refusal names.
+fn refused_labels(err: &str, connector: &str) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = err
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix(&format!("{connector} ")))
+        .map(|l| {
+            let (part, rest) = l.split_once(": [").unwrap();
+            let (label, message) = rest.split_once("] ").unwrap();
+            (part.to_string(), label.to_string(), message.to_string())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effect() {
+    let r = nightly_then_pr();
+    let fake = moved_on();
+    let (code, out, err) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let review = crate::support::json::parse_json(&out);
+    assert_eq!(review["labels"]["against"], "live", "{out}");
+    assert_eq!(review["labels"]["cluster"], "a");
+    assert_eq!(review["labels"]["url"], fake.url().as_str());
+    let labels = review_labels(&review);
+    assert_eq!(
+        labels,
+        vec![
+            (
+                "clicks/0".into(),
+                "REPROCESSING".into(),
+                "200 records will be reprocessed (duplicates downstream)".into()
+            ),
+            (
+                "clicks/2".into(),
+                "OFFSET RESET".into(),
+                "offset removed: falls back to auto.offset.reset".into()
+            ),
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        review["connectors"][1]["partitions"][0]["live"]["offset"]["kafka_offset"],
+        1000
+    );
+    // The apply of the same change plans the same partitions with the same labels.
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--commit",
+            "HEAD",
+            "--fail-on",
+            "reprocessing,data-loss,reset",
+            "--yes",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(refused_labels(&err, "sink-x"), labels, "{err}");
+    fake.assert_no_mutations();
+    let (code, text, _) = on(r.path(), &fake, &["diff", "--base", "HEAD~1"]);
+    assert_eq!(code, 2);
+    assert!(
+        text.contains(
+            "Labels: what applying the change would do to the live offsets of cluster `a`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("clicks/0: live {\"kafka_offset\":1000} -> {\"kafka_offset\":800}; {\"kafka_offset\":900} -> {\"kafka_offset\":800} in the files  [REPROCESSING]"),
+        "{text}"
+    );
+
+    // Applied, then live moves on to 1030; a revert of the merge puts 900 back in the file.
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &["apply", "snapshots/a", "--commit", "HEAD", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    fake.set_offsets("sink-x", clicks(&[(0, 1030), (1, 1040)]));
+    r.git(
+        "2026-12-02T09:00:00Z",
+        &["revert", "--no-edit", "-m", "1", "HEAD"],
+    );
+    // File against file, the revert reads as a skip ahead (800 -> 900)...
+    let (_, out, _) = on(
+        r.path(),
+        &fake,
+        &["diff", "--base", "HEAD~1", "--offline", "-o", "json"],
+    );
+    let files = crate::support::json::parse_json(&out);
+    assert_eq!(files["labels"]["against"], "files");
+    assert_eq!(files["labels"]["why"], "--offline");
+    assert_eq!(review_labels(&files)[0].1, "DATA LOSS", "{out}");
+    // ...but applied to live (1030) it rewinds: labelled by its effect.
+    let (_, out, _) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let live = review_labels(&crate::support::json::parse_json(&out));
+    assert_eq!(
+        live[0],
+        (
+            "clicks/0".into(),
+            "REPROCESSING".into(),
+            "130 records will be reprocessed (duplicates downstream)".into()
+        ),
+        "{out}"
+    );
+
+    // A worker of another cluster than the files' (`--url` alone is cluster `default`): the
+    // files are not labelled against it, and the connector says so.
+    let other = crate::support::run::Kco::new(r.path())
+        .args([
+            "--url",
+            fake.url().as_str(),
+            "diff",
+            "--base",
+            "HEAD~1",
+            "snapshots/a",
+        ])
+        .run();
+    assert_eq!(other.code, 2, "{other:?}");
+    assert!(
+        other.stdout.contains("labels compare the files only: the file is cluster `a`'s, the review read cluster `default`"),
+        "{}",
+        other.stdout
+    );
+    assert!(other.stdout.contains("[DATA LOSS]"), "{}", other.stdout);
+
+    // A cluster that cannot be read: the labels compare the files only, and say why.
+    let (code, out, err) = kco(
+        r.path(),
+        &["--url", "http://127.0.0.1:9", "diff", "--base", "HEAD~1"],
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("cannot read cluster `a`"), "{err}");
+    assert!(
+        out.contains("Labels: the files at `HEAD~1` against the working tree only, not the cluster (cannot read cluster `a`:"),
+        "{out}"
+    );
+}
