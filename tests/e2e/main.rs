@@ -28,3 +28,4 @@ mod support;
 mod tasks;
 mod testbed;
 mod testbed_sink;
+mod week;
