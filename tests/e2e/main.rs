@@ -30,3 +30,4 @@ mod support;
 mod tasks;
 mod testbed;
 mod testbed_sink;
+mod week;
