@@ -177,6 +177,7 @@ mod tests {
             file: Box::new(testkit::loaded(&format!("snapshots/a/{name}.yaml"), file)),
             config: None,
             secret_vars: vec![],
+            change: None,
         }
     }
 
