@@ -101,10 +101,7 @@ impl Context {
         );
         let once = self.stack(http.clone(), RetryPolicy::none());
         match once.server_info() {
-            Err(e) if e.is_unreachable() => {
-                let what = self.naming_kco_url(&self.unreachable(target, &e));
-                Err(Error::client(what, e))
-            }
+            Err(e) if e.is_unreachable() => Err(Error::client(self.unreachable(target, &e), e)),
             Err(e) if e.is_auth_refused() || e.is_not_connect() => {
                 Err(Error::client(self.naming_kco_url(e.first_contact()), e))
             }
@@ -206,8 +203,12 @@ impl Context {
         } else {
             String::new()
         };
+        let from = match (&self.global.url, self.global.url_from) {
+            (Some(_), super::Origin::Env) => ", the URL from KCO_URL",
+            _ => "",
+        };
         format!(
-            "{} of cluster `{}` (tried {}{default})",
+            "{} of cluster `{}` (tried {}{from}{default})",
             e.first_contact(),
             target.name,
             urls.join(", ")

@@ -182,7 +182,7 @@ fn errors_caused_by_kco_url_and_kco_cluster_name_the_variable() {
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.contains(
-            "error: cannot reach Kafka Connect (the URL from KCO_URL): GET http://127.0.0.1:9/"
+            "error: cannot reach Kafka Connect of cluster `default` (tried http://127.0.0.1:9, the URL from KCO_URL): GET http://127.0.0.1:9/"
         ),
         "{}",
         r.stderr

@@ -72,14 +72,14 @@ fn snapshot_commit_commits_its_files_alone_with_the_trailer_and_nothing_when_unc
     let r = kco(dir, &fake, &["snapshot", "--commit"]);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(
-        r.stderr.contains("Committed 2 files as ") && r.stderr.contains(": offsets of prod"),
+        r.stderr.contains("Committed 3 files as ") && r.stderr.contains(": offsets of prod"),
         "{}",
         r.stderr
     );
     assert_eq!(commits(dir), 2);
     assert_eq!(
         git(dir, &["show", "--name-status", "--format=%B%an", "HEAD"]),
-        "offsets of prod\n\nKco-Snapshot: prod\nApply Job\n\nA\tsnapshots/prod/billing.yaml\nA\tsnapshots/prod/orders.yaml"
+        "offsets of prod\n\nKco-Snapshot: prod\nApply Job\n\nA\tsnapshots/connector-offsets-v1.json\nA\tsnapshots/prod/billing.yaml\nA\tsnapshots/prod/orders.yaml"
     );
     // What was not kco's is as it was: still staged, still untracked.
     assert_eq!(
