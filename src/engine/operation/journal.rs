@@ -11,6 +11,7 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use super::holder::host_name;
 use super::state_dir::StateDir;
 use crate::engine::apply::{Action, ApplyPlan, ConnectorApply};
 use crate::engine::progress::Observer;
@@ -193,16 +194,6 @@ pub fn clear(path: &Path) -> Result<()> {
             source,
         }),
     }
-}
-
-/// This machine's name, for journals and locks (`unknown` when it cannot be read).
-pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "unknown".into())
 }
 
 /// An [`Observer`] that keeps the journal: each transaction is marked started before its

@@ -14,6 +14,7 @@
 //! Backup and journal happen inside [`Operation::run`], whatever the caller: no command can
 //! change a cluster without them. Nothing here prints; the CLI renders what each step returns.
 
+pub mod holder;
 pub mod journal;
 pub mod lock;
 pub mod recover;

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use super::lock::{is_stale, Holder};
+use super::holder::{is_stale, Holder};
 use crate::config::LockSetting;
 use crate::error::{Error, Result};
 
