@@ -203,7 +203,11 @@ fn every_command_block_of_the_time_travel_page_runs_against_a_history_of_nightli
 
     // When did it stop advancing: jq gets log's JSON.
     let out = t.run(&blocks[2], &[]);
-    assert!(out.contains("\"direction\""), "{out}");
+    assert!(
+        out.contains("did not move forward over the last 3 commits"),
+        "{out}"
+    );
+    assert!(out.contains("\"direction\": \"backward\""), "{out}");
 
     // What did the apply do: the record's real movement, orders/0 1000 -> 900.
     let out = t.run(&blocks[3], &[]);
@@ -242,7 +246,11 @@ fn every_command_block_of_the_time_travel_page_runs_against_a_history_of_nightli
     // Changed since the tag v41 the test made: a dry run, the record commits skipped.
     let before = fake.mutating_requests().len();
     let out = t.run(&blocks[6], &[]);
-    assert!(out.contains("Kco-Apply") || out.contains("skip"), "{out}");
+    assert!(out.contains("Changes since `v41`"), "{out}");
+    assert!(
+        out.contains("not applied (a record, not a change: Kco-Apply: prod)"),
+        "{out}"
+    );
     assert_eq!(
         fake.mutating_requests().len(),
         before,
