@@ -9,28 +9,11 @@ use serde_json::json;
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::SINK;
+use crate::support::docs::shell_blocks;
 use crate::support::git::git;
 use crate::support::run::hermetic;
 
 const PAGE_URL: &str = "http://localhost:8083";
-
-/// The ```sh blocks of a Markdown page.
-fn shell_blocks(page: &str) -> Vec<String> {
-    let mut blocks = Vec::new();
-    let mut current: Option<String> = None;
-    for line in page.lines() {
-        match (&mut current, line.trim_end()) {
-            (None, "```sh") => current = Some(String::new()),
-            (Some(_), "```") => blocks.push(current.take().unwrap()),
-            (Some(block), _) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            (None, _) => {}
-        }
-    }
-    blocks
-}
 
 #[test]
 fn the_getting_started_page_runs_from_an_empty_directory_to_a_nightly_commit() {

@@ -7,6 +7,7 @@ mod crash_snapshot;
 mod diff;
 mod diff_base;
 mod diff_lines;
+mod doc_pages;
 mod dr;
 mod errors;
 mod exit_codes;

@@ -1,9 +1,11 @@
 //! What the CLI tests (`tests/cli`) and the end-to-end tests (`tests/e2e`) share: the one
 //! hermetic way to run the `kco` binary ([`run`]) and the builders of their test data
 //! ([`data`]: offsets and snapshot files; [`git`]: scratch repositories; [`fakes`]: fake
-//! Connect setups used by several files; [`json`]: JSON output read and compared). docs/testing.md describes them.
+//! Connect setups used by several files; [`json`]: JSON output read and compared; [`docs`]: the
+//! command blocks of the pages the tests run). docs/testing.md describes them.
 
 pub mod data;
+pub mod docs;
 pub mod fakes;
 pub mod git;
 pub mod json;
