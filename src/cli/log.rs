@@ -187,6 +187,13 @@ fn stalled(r: &LogReport, n: usize, p: &Printer) -> String {
         .filter(|c| c.stalled == Some(true))
         .collect();
     let total = r.connectors.iter().filter(|c| c.stalled.is_some()).count();
+    if stuck.is_empty() {
+        return format!(
+            "{} moved forward over the last {}; none stalled.\n",
+            super::words::count(total, "connector"),
+            super::words::count(n, "commit")
+        );
+    }
     let mut out = format!(
         "{} of {} did not move forward over the last {}:\n",
         stuck.len(),

@@ -204,7 +204,7 @@ fn every_command_block_of_the_time_travel_page_runs_against_a_history_of_nightli
     // When did it stop advancing: jq gets log's JSON.
     let out = t.run(&blocks[2], &[]);
     assert!(
-        out.contains("did not move forward over the last 3 commits"),
+        out.contains("1 connector moved forward over the last 3 commits; none stalled."),
         "{out}"
     );
     assert!(out.contains("\"direction\": \"backward\""), "{out}");
