@@ -313,11 +313,14 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
         "{o}"
     );
     // The mirrored topic, and west's own of the same name (after a failover, producers
-    // write there).
-    assert_eq!(
-        d.w.config(&p.name)["topics"],
-        format!("east.{},{}", p.topic, p.topic)
-    );
+    // write there), when kco created the sink (Connect 3.7 and later: before, the test
+    // creates it itself, with the mirrored topic only).
+    if d.w.supports_initial_state() {
+        assert_eq!(
+            d.w.config(&p.name)["topics"],
+            format!("east.{},{}", p.topic, p.topic)
+        );
+    }
     let lines = wait_dr_output(&out, 1000);
     let first = lines[0];
     assert!(

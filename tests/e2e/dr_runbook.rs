@@ -179,7 +179,21 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
 
     // Rehearse: a dry run, once MM2 has checkpointed the sink's group.
     let rehearse = next("rehearse");
-    let plan = retry("the rehearsal's plan", rehearse, &|_| true);
+    let plan = if d.w.supports_initial_state() {
+        retry("the rehearsal's plan", rehearse, &|_| true)
+    } else {
+        // Before 3.7 the plan of a create is an error (KIP-980), printed with the rest of the
+        // plan: the translation and the config it would change are still shown.
+        wait_for(
+            "the rehearsal's plan",
+            Duration::from_secs(120),
+            || match run(dir, &d.password, rehearse) {
+                Err(e) if e.contains("KIP-980") && e.contains(" -> east.") => Ok(e),
+                Err(e) => Err(e),
+                Ok(o) => panic!("a create before 3.7 was planned without an error: {o}"),
+            },
+        )
+    };
     assert!(
         plan.contains(&format!("{name}-src: left out")),
         "the source is left out: {plan}"
