@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use super::layers::{Counter, Counting};
 use super::transport::{Method, Request, Transport};
 use super::{
-    AlterAck, ClientError, ConfigDef, ConnectorListing, ConnectorStatus, Result, ServerInfo,
+    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ClientError, ConfigDef,
+    ConnectorListing, ConnectorStatus, OffsetsRead, Result, ServerInfo,
 };
 use crate::model::{OffsetEntry, PatchEntry, TargetState};
 
@@ -21,6 +22,8 @@ pub struct Connect {
     /// What `GET /` answered when the cluster was first contacted, so that the command's own
     /// probe costs no second round trip.
     first_info: Option<ServerInfo>,
+    /// The service behind the transport, whose dialect this client speaks.
+    backend: Backend,
 }
 
 impl Connect {
@@ -28,7 +31,24 @@ impl Connect {
         Connect {
             transport: Arc::new(transport),
             first_info: None,
+            backend: Backend::Connect,
         }
+    }
+
+    /// This client, speaking to `backend` (the transport's URL already points at the
+    /// backend's [`base_path`](Backend::base_path)).
+    pub fn with_backend(self, backend: Backend) -> Self {
+        Connect { backend, ..self }
+    }
+
+    /// The service behind this client.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// What the service behind this client can do.
+    pub fn capabilities(&self) -> Capabilities {
+        self.backend.capabilities()
     }
 
     /// This client, with what `GET /` answered at first contact:
@@ -45,7 +65,12 @@ impl Connect {
     pub fn counting(&self) -> (Connect, Counter) {
         let counter = Counter::default();
         let layer = Counting::new(self.transport.clone(), counter.clone());
-        (Connect::new(layer), counter)
+        let client = Connect {
+            transport: Arc::new(layer),
+            first_info: self.first_info.clone(),
+            backend: self.backend.clone(),
+        };
+        (client, counter)
     }
 
     /// The URL requests currently go to (for messages).
@@ -75,10 +100,11 @@ impl Connect {
         }
     }
 
-    /// `GET /connectors?expand=status&expand=info`: every connector, its type, class, config
-    /// and state, in one call.
+    /// `GET /connectors?expand=status&expand=info` (Confluent Cloud:
+    /// `?expand=id,info,status`): every connector, its type, class, config and state, in one
+    /// call.
     pub fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
-        let req = Request::new(Method::Get, "/connectors?expand=status&expand=info");
+        let req = Request::new(Method::Get, self.backend.list_query());
         let v = self.transport.send(&req)?.value();
         let map = v
             .as_object()
@@ -107,23 +133,73 @@ impl Connect {
 
     /// `GET /connectors/{name}/offsets`.
     pub fn offsets(&self, name: &str) -> Result<Vec<OffsetEntry>> {
+        self.offsets_read(name).map(|r| r.entries)
+    }
+
+    /// `GET /connectors/{name}/offsets`, with when the service observed them (Confluent
+    /// Cloud's `metadata.observed_at`; `None` from Kafka Connect, which reads them live).
+    pub fn offsets_read(&self, name: &str) -> Result<OffsetsRead> {
         let req = on(Method::Get, name, "/offsets");
         // Decoded straight from the text into the model's types: no `Value` of 100,000
-        // partitions is built first.
+        // partitions is built first. Unknown fields (`name`, `id`) are ignored.
         #[derive(serde::Deserialize)]
         struct Answer {
             offsets: Vec<PatchEntry>,
+            #[serde(default)]
+            metadata: Option<Metadata>,
         }
+        #[derive(serde::Deserialize)]
+        struct Metadata {
+            #[serde(default)]
+            observed_at: Option<String>,
+        }
+        let answer = self.read::<Answer>(req.clone())?;
+        let observed_at = match answer.metadata.and_then(|m| m.observed_at) {
+            Some(t) => Some(
+                super::cloud::parse_time(&t)
+                    .ok_or_else(|| self.bad(&req, format!("observed_at `{t}` is not a time")))?,
+            ),
+            None => None,
+        };
         // A partition whose removal the worker has not consumed yet is listed with a `null`
         // offset for a moment: it has no offset.
-        let entries = self.read::<Answer>(req)?.offsets;
-        let with_offsets = entries.into_iter().filter_map(|e| {
+        let with_offsets = answer.offsets.into_iter().filter_map(|e| {
             e.offset.map(|offset| OffsetEntry {
                 partition: e.partition,
                 offset,
             })
         });
-        Ok(with_offsets.collect())
+        Ok(OffsetsRead {
+            entries: with_offsets.collect(),
+            observed_at,
+        })
+    }
+
+    /// `POST /connectors/{name}/offsets/request`: an asynchronous alter (a service with
+    /// [`Capabilities::async_alter`]). `entries` may be empty for a DELETE of every partition.
+    /// Not idempotent: a request that timed out is found by [`alter_status`](Self::alter_status).
+    pub fn request_alter(
+        &self,
+        name: &str,
+        kind: AlterKind,
+        entries: &[PatchEntry],
+    ) -> Result<AlterRequest> {
+        #[derive(serde::Serialize)]
+        struct Body<'a> {
+            #[serde(rename = "type")]
+            kind: AlterKind,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            offsets: Option<&'a [PatchEntry]>,
+        }
+        let offsets = (kind == AlterKind::Patch || !entries.is_empty()).then_some(entries);
+        let mut req = on(Method::Post, name, "/offsets/request").body(Body { kind, offsets });
+        req.idempotent = false;
+        self.read(req)
+    }
+
+    /// `GET /connectors/{name}/offsets/request/status`: the connector's last alter request.
+    pub fn alter_status(&self, name: &str) -> Result<AlterStatus> {
+        self.read(on(Method::Get, name, "/offsets/request/status"))
     }
 
     /// `PATCH /connectors/{name}/offsets`.
@@ -168,6 +244,22 @@ impl Connect {
         if let Some(s) = initial_state {
             body["initial_state"] = json!(s.to_string());
         }
+        let req = Request::new(Method::Post, "/connectors")
+            .body(body)
+            .about(name);
+        self.send(req).map(drop)
+    }
+
+    /// `POST /connectors` with the offsets to start from (a service with
+    /// [`Capabilities::create_with_offsets`]): the connector is created at its position in
+    /// one request.
+    pub fn create_at(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+        offsets: &[PatchEntry],
+    ) -> Result<()> {
+        let body = json!({ "name": name, "config": config, "offsets": offsets });
         let req = Request::new(Method::Post, "/connectors")
             .body(body)
             .about(name);

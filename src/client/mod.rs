@@ -7,6 +7,8 @@
 
 mod api;
 mod auth;
+mod backend;
+mod cloud;
 mod error;
 mod http;
 pub mod layers;
@@ -16,6 +18,8 @@ mod version;
 
 pub use api::{connector_path, Connect};
 pub use auth::{Auth, Secret};
+pub use backend::{Backend, Capabilities, CloudIds};
+pub use cloud::{parse_time, AlterKind, AlterRequest, AlterStatus, OffsetsRead, Phase};
 pub use error::{ClientError, ErrorKind, Problem, TlsProblem};
 pub use http::{check_worker_url, redact_url, BuildError, HttpOptions, HttpTransport, TlsOptions};
 pub use transport::{Method, Request, Transport};

@@ -154,9 +154,10 @@ pub fn decode_response(req: &Request, url: &str, status: u16, text: String) -> R
     } else {
         serde_json::from_str(&text).ok()
     };
+    // Connect says `{"error_code","message"}`; Confluent Cloud `{"error":{"code","message"}}`.
     let message = body
         .as_ref()
-        .and_then(|b| b.get("message"))
+        .and_then(|b| b.get("message").or_else(|| b.get("error")?.get("message")))
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_else(|| match truncate(&text) {

@@ -1,0 +1,117 @@
+//! Which service answers a cluster's requests, and what it can do.
+//!
+//! kco talks to two kinds of service through the same [`Transport`](super::Transport):
+//! a Kafka Connect worker's REST API (KIP-875), and Confluent Cloud's managed connectors
+//! (`/connect/v1/environments/{env}/clusters/{lkc}`, whose connector endpoints mirror
+//! Connect's). The typed API ([`Connect`](super::Connect)) speaks each one's dialect; the
+//! engine never asks which service it is, only what it can do ([`Capabilities`]), so that
+//! the operation, the plan and the renderers have no branch per service.
+
+/// The service behind a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// A Kafka Connect worker (Apache Kafka 3.6 or later).
+    #[default]
+    Connect,
+    /// Confluent Cloud's fully managed connectors of one Kafka cluster.
+    ConfluentCloud(CloudIds),
+}
+
+/// Where a Confluent Cloud cluster's connectors live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudIds {
+    /// `env-...`
+    pub environment: String,
+    /// `lkc-...`
+    pub kafka_cluster: String,
+}
+
+/// What a service can do, as the engine needs to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The service pauses the connector around an alter itself and resumes it afterwards:
+    /// the client sends no stop and puts no state back.
+    pub server_side_pause: bool,
+    /// An alter (PATCH or DELETE of offsets) is a request answered at once and applied later:
+    /// its status is read until it is applied or failed ([`AlterStatus`](super::AlterStatus)).
+    /// At most one such request per connector is pending at a time.
+    pub async_alter: bool,
+    /// Offsets are observed periodically, not read live: each read says when
+    /// ([`OffsetsRead::observed_at`](super::OffsetsRead)).
+    pub observed_offsets: bool,
+    /// `GET /` answers with the worker's version (the version check and the Kafka cluster id).
+    pub version_endpoint: bool,
+    /// The create call accepts the offsets to start from: a connector is created at its
+    /// position in one request.
+    pub create_with_offsets: bool,
+}
+
+impl Backend {
+    /// What this service can do.
+    pub fn capabilities(&self) -> Capabilities {
+        match self {
+            Backend::Connect => Capabilities {
+                server_side_pause: false,
+                async_alter: false,
+                observed_offsets: false,
+                version_endpoint: true,
+                create_with_offsets: false,
+            },
+            Backend::ConfluentCloud(_) => Capabilities {
+                server_side_pause: true,
+                async_alter: true,
+                observed_offsets: true,
+                version_endpoint: false,
+                create_with_offsets: true,
+            },
+        }
+    }
+
+    /// The service's name, for messages: `Kafka Connect`, `Confluent Cloud`.
+    pub fn service(&self) -> &'static str {
+        match self {
+            Backend::Connect => "Kafka Connect",
+            Backend::ConfluentCloud(_) => "Confluent Cloud",
+        }
+    }
+
+    /// The path under the service's URL at which `/connectors` is found: empty for Connect,
+    /// `/connect/v1/environments/{env}/clusters/{lkc}` for Confluent Cloud.
+    pub fn base_path(&self) -> String {
+        match self {
+            Backend::Connect => String::new(),
+            Backend::ConfluentCloud(ids) => format!(
+                "/connect/v1/environments/{}/clusters/{}",
+                ids.environment, ids.kafka_cluster
+            ),
+        }
+    }
+
+    /// The listing query: every connector with its config and state in one call.
+    pub(crate) fn list_query(&self) -> &'static str {
+        match self {
+            Backend::Connect => "/connectors?expand=status&expand=info",
+            Backend::ConfluentCloud(_) => "/connectors?expand=id,info,status",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confluent_cloud_connectors_live_under_environment_and_cluster() {
+        let b = Backend::ConfluentCloud(CloudIds {
+            environment: "env-abc123".into(),
+            kafka_cluster: "lkc-xyz789".into(),
+        });
+        assert_eq!(
+            b.base_path(),
+            "/connect/v1/environments/env-abc123/clusters/lkc-xyz789"
+        );
+        assert!(b.capabilities().async_alter && !b.capabilities().version_endpoint);
+        assert_eq!(Backend::Connect.base_path(), "");
+        assert!(!Backend::Connect.capabilities().server_side_pause);
+    }
+}
