@@ -112,16 +112,21 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
         } => (
             "~",
             Style::Warn,
-            format!(
-                "stop, patch {}{}, {}",
-                words::count(entries.len(), "partition"),
-                if *prune_nulls > 0 {
-                    format!(" ({prune_nulls} removed)")
-                } else {
-                    String::new()
-                },
-                then(back)
-            ),
+            {
+                let patch = format!(
+                    "patch {}{}",
+                    words::count(entries.len(), "partition"),
+                    if *prune_nulls > 0 {
+                        format!(" ({prune_nulls} removed)")
+                    } else {
+                        String::new()
+                    }
+                );
+                match &c.by_service {
+                    Some(note) => format!("{patch}; {note}"),
+                    None => format!("stop, {patch}, {}", then(back)),
+                }
+            },
         ),
         Action::Create {
             entries,
@@ -131,32 +136,48 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
         } => (
             "+",
             Style::Good,
-            format!(
-                "create STOPPED from the file's config ({}{}), patch {}, start {start_state}",
-                words::count(*config_keys, "key"),
-                if secrets_from_env.is_empty() {
-                    String::new()
-                } else {
-                    format!("; secrets from {}", secrets_from_env.join(", "))
-                },
-                words::count(entries.len(), "partition")
-            ),
+            {
+                let config = format!(
+                    "from the file's config ({}{})",
+                    words::count(*config_keys, "key"),
+                    if secrets_from_env.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; secrets from {}", secrets_from_env.join(", "))
+                    }
+                );
+                let n = words::count(entries.len(), "partition");
+                match &c.by_service {
+                    Some(note) => format!("create {config} at {n}, start {start_state}; {note}"),
+                    None => format!("create STOPPED {config}, patch {n}, start {start_state}"),
+                }
+            },
         ),
         Action::Reset { partitions } => (
             "-",
             Style::Bad,
-            format!(
-                "stop, delete the offsets of all {}, {}",
-                words::count(*partitions, "partition"),
-                then(back)
-            ),
+            {
+                let delete = format!(
+                    "delete the offsets of all {}",
+                    words::count(*partitions, "partition")
+                );
+                match &c.by_service {
+                    Some(note) => format!("{delete}; {note}"),
+                    None => format!("stop, {delete}, {}", then(back)),
+                }
+            },
         ),
         Action::Delete { partitions } => (
             "-",
             Style::Bad,
             format!(
-                "created by the operation being undone: stop, delete the offsets of its {}, then delete the connector",
-                words::count(*partitions, "partition")
+                "created by the operation being undone: {}delete the offsets of its {}, then delete the connector{}",
+                if c.by_service.is_some() { "" } else { "stop, " },
+                words::count(*partitions, "partition"),
+                c.by_service
+                    .as_ref()
+                    .map(|n| format!("; {n}"))
+                    .unwrap_or_default()
             ),
         ),
         Action::Error { message } => ("!", Style::Bad, error_line(&|s, t| p.paint(s, t), message)),

@@ -3,7 +3,7 @@
 //! transactions, its backup), and the CLI draws a progress bar and the `-v` steps from it.
 
 use super::apply::backup::BackupReport;
-use super::apply::report::{ConnectorApply, StepRecord};
+use super::apply::report::{ConnectorApply, SentRequest, StepRecord};
 use super::parallel;
 use crate::model::TargetState;
 
@@ -18,6 +18,9 @@ pub trait Observer: Sync {
     fn finished(&self, _connector: &str) {}
     /// A connector's transaction read the state it will put back, before its first change.
     fn recorded(&self, _connector: &str, _prior: TargetState) {}
+    /// A connector's transaction is about to send an asynchronous alter request (`id`
+    /// unknown), or learnt its id: told before the request is sent, and again after.
+    fn requested(&self, _connector: &str, _request: &SentRequest) {}
     /// A step of a connector's transaction ended (the CLI prints them with `-v`).
     fn step(&self, _connector: &str, _record: &StepRecord) {}
     /// A connector's transaction ended, whatever its outcome.
@@ -43,6 +46,9 @@ impl<T: Observer + ?Sized> Observer for &T {
     }
     fn recorded(&self, connector: &str, prior: TargetState) {
         (**self).recorded(connector, prior);
+    }
+    fn requested(&self, connector: &str, request: &SentRequest) {
+        (**self).requested(connector, request);
     }
     fn step(&self, connector: &str, record: &StepRecord) {
         (**self).step(connector, record);
@@ -74,6 +80,10 @@ impl<A: Observer, B: Observer> Observer for Both<A, B> {
     fn recorded(&self, connector: &str, prior: TargetState) {
         self.0.recorded(connector, prior);
         self.1.recorded(connector, prior);
+    }
+    fn requested(&self, connector: &str, request: &SentRequest) {
+        self.0.requested(connector, request);
+        self.1.requested(connector, request);
     }
     fn step(&self, connector: &str, record: &StepRecord) {
         self.0.step(connector, record);

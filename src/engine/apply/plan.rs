@@ -162,6 +162,11 @@ pub struct ConnectorPlan {
     /// cluster's topic names).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub config_changes: Vec<crate::engine::mirror::ConfigChange>,
+    /// How the service itself takes part in the change, when it does (a service that pauses
+    /// and resumes the connector around an alter, or creates it at its position):
+    /// `Confluent Cloud pauses and resumes it itself while the offsets change`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_service: Option<String>,
     /// Live offsets, for the backup and for verification.
     #[serde(skip)]
     pub live_offsets: Vec<OffsetEntry>,
@@ -331,6 +336,7 @@ pub fn build_translated(
                 ),
             };
         }
+        plan.by_service = by_service(client, &plan.action);
         plan
     });
     Ok(ApplyPlan {
@@ -342,6 +348,26 @@ pub fn build_translated(
         connectors,
         left_out: Vec::new(),
     })
+}
+
+/// What the service does itself in this action, in words (see
+/// [`ConnectorPlan::by_service`]).
+fn by_service(client: &Connect, action: &Action) -> Option<String> {
+    let can = client.capabilities();
+    let service = client.backend().service();
+    match action {
+        Action::Create { .. } if can.create_with_offsets => Some(format!(
+            "{service} creates it at its position in one request"
+        )),
+        Action::Patch { .. } | Action::Reset { .. } | Action::Delete { .. }
+            if can.server_side_pause =>
+        {
+            Some(format!(
+                "{service} pauses and resumes it itself while the offsets change"
+            ))
+        }
+        _ => None,
+    }
 }
 
 fn plan_one(
@@ -366,6 +392,7 @@ fn plan_one(
         warnings: Vec::new(),
         translation: None,
         config_changes: Vec::new(),
+        by_service: None,
         left_alone: None,
         live_offsets: Vec::new(),
         wanted: Vec::new(),
@@ -448,7 +475,9 @@ fn plan_one(
         if let Some(t) = &plan.translation {
             plan.config_changes = crate::engine::mirror::rename_config(&mut config.0, t);
         }
-        if info.version < ConnectVersion::INITIAL_STATE {
+        if info.version < ConnectVersion::INITIAL_STATE
+            && !client.capabilities().create_with_offsets
+        {
             return error(plan, format!(
                 "creating `{name}` in the STOPPED state needs Kafka Connect {} (KIP-980); {} runs {}: create it yourself and stop it at once (`PUT /connectors/{name}/stop`; it may process records until then), then apply without --create",
                 ConnectVersion::INITIAL_STATE, info.url, info.info.version

@@ -15,6 +15,8 @@ pub enum Step {
     WaitStopped,
     Patch,
     Reset,
+    /// A service that alters asynchronously: the request's status is read until it is over.
+    WaitApplied,
     Verify,
     Restore,
     WaitRestored,
@@ -27,6 +29,19 @@ impl std::fmt::Display for Step {
         let s = serde_json::to_value(self).expect("a step serializes");
         f.write_str(s.as_str().unwrap_or("?"))
     }
+}
+
+/// An asynchronous alter request a transaction sent (or was about to send): the journal
+/// keeps it, so that a recovery reads its status instead of sending another.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SentRequest {
+    pub kind: crate::client::AlterKind,
+    /// The service's id of the request; absent until its answer came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// When kco sent it (RFC 3339, this machine's clock).
+    pub sent_at: String,
 }
 
 /// What one step did.
@@ -74,6 +89,10 @@ pub struct ConnectorApply {
     /// Whether a PATCH or DELETE of offsets was sent (so offsets may have changed).
     pub offsets_sent: bool,
     pub warnings: Vec<String>,
+    /// An asynchronous alter request that was not over when the transaction ended (its id,
+    /// or when it was sent): the journal keeps the connector, so that a recovery reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_request: Option<String>,
     /// Mutating requests sent for this connector (0 when it was in sync).
     pub mutating_calls: u32,
     pub steps: Vec<StepRecord>,

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+pub(crate) mod requests;
+
 use super::plan::{Action, ConnectorPlan};
 pub use super::report::{ApplyOutcome, ConnectorApply, Step, StepRecord};
 use super::state::{describe, poll_target, poll_tasks, RUNNING_ONCE};
@@ -67,6 +69,7 @@ fn blank_report(plan: &ConnectorPlan) -> ConnectorApply {
         final_state: None,
         offsets_sent: false,
         warnings: plan.warnings.clone(),
+        pending_request: None,
         mutating_calls: 0,
         steps: Vec::new(),
     }
@@ -89,8 +92,14 @@ pub fn run(
         progress,
         report: blank_report(plan),
     };
+    let can = client.capabilities();
+    let by_request = can.server_side_pause && can.async_alter;
     match &plan.action {
         Action::NoChange { .. } => tx.report.state_restored = true,
+        Action::Patch { .. } if by_request => tx.existing_async(Step::Patch),
+        Action::Reset { .. } if by_request => tx.existing_async(Step::Reset),
+        Action::Create { start_state, .. } if can.create_with_offsets => tx.create_at(*start_state),
+        Action::Delete { .. } if by_request => tx.delete_async(),
         Action::Error { message } => {
             tx.report.outcome = ApplyOutcome::Failed;
             tx.report.error = Some(message.clone());

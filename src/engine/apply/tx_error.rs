@@ -42,6 +42,32 @@ pub enum TxError {
     /// PATCH or DELETE was sent, and what happened to each attempt.
     #[error("{}", attempts.join("; "))]
     Alter { attempts: Vec<String> },
+    /// The service answered FAILED for the alter request: it changed nothing.
+    #[error("{service} answered FAILED for request {id}: {message}; the offsets were not changed")]
+    AlterFailed {
+        service: &'static str,
+        id: String,
+        message: String,
+    },
+    /// The alter request was not over (applied or failed) in time. Nothing more was sent: the
+    /// service may still apply it.
+    #[error("request {id} was still {phase} after {}s; kco sent nothing more: {service} may still apply it (`kco recover` reads its status)", waited.as_secs())]
+    AlterNotDone {
+        service: &'static str,
+        id: String,
+        phase: String,
+        waited: std::time::Duration,
+    },
+    /// The status no longer answers about this transaction's request: another was sent since.
+    #[error("the last alter request of this connector is {theirs}, not {ours}: someone sent another one meanwhile; read the offsets (`kco diff`) before applying again")]
+    NotOurRequest { ours: String, theirs: String },
+    /// Reading the request's status failed.
+    #[error("reading the status of request {id}: {source}")]
+    Status {
+        id: String,
+        #[source]
+        source: ClientError,
+    },
     /// Reading back never showed the wanted offsets.
     #[error("offsets differ from the file after the change: {0}")]
     NotVerified(#[source] WaitError),

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::holder::host_name;
 use super::state_dir::StateDir;
+use crate::engine::apply::report::SentRequest;
 use crate::engine::apply::{Action, ApplyPlan, ConnectorApply};
 use crate::engine::progress::Observer;
 use crate::error::{Error, Result};
@@ -33,6 +34,11 @@ pub struct JournalEntry {
     /// then nothing was sent for it, and recovery only reads it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub started: bool,
+    /// On a service that alters asynchronously: the last alter request its transaction sent
+    /// (or was about to send). Recovery reads that request's status rather than sending
+    /// another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<SentRequest>,
 }
 
 /// The journal file's content.
@@ -93,11 +99,13 @@ impl JournalFile {
                         prior_state: *start_state,
                         created: true,
                         started: false,
+                        request: None,
                     },
                     (a, Some(live)) if a.changes() => JournalEntry {
                         prior_state: live.target(),
                         created: false,
                         started: false,
+                        request: None,
                     },
                     _ => return None,
                 };
@@ -164,11 +172,23 @@ impl JournalFile {
         self.write(&j)
     }
 
+    /// The transaction of `name` is about to send an asynchronous alter request, or learnt
+    /// its id.
+    pub fn requested(&self, name: &str, request: &SentRequest) -> Result<()> {
+        let mut j = self.lock();
+        match j.connectors.get_mut(name) {
+            Some(e) if e.request.as_ref() != Some(request) => e.request = Some(request.clone()),
+            _ => return Ok(()),
+        }
+        self.write(&j)
+    }
+
     /// The transaction of `name` ended (whatever its outcome, its state was dealt with):
     /// drop its entry. A connector whose state could not be put back keeps it.
     pub fn done(&self, report: &ConnectorApply) -> Result<()> {
         let mut j = self.lock();
-        let maybe_stopped = report.mutating_calls > 0 && !report.state_restored;
+        let maybe_stopped =
+            report.mutating_calls > 0 && !report.state_restored || report.pending_request.is_some();
         if maybe_stopped && !j.connectors.get(&report.name).is_some_and(|e| e.created) {
             return Ok(());
         }
@@ -235,6 +255,10 @@ impl Observer for Journaled<'_> {
 
     fn recorded(&self, connector: &str, prior: TargetState) {
         self.note(self.file.recorded(connector, prior));
+    }
+
+    fn requested(&self, connector: &str, request: &SentRequest) {
+        self.note(self.file.requested(connector, request));
     }
 
     fn transaction(&self, report: &ConnectorApply) {

@@ -18,6 +18,7 @@ pub mod holder;
 pub mod journal;
 pub mod lock;
 pub mod recover;
+mod recover_request;
 pub mod remote_lock;
 pub mod state_dir;
 

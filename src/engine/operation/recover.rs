@@ -135,6 +135,38 @@ fn one(
     wait: &WaitPolicy,
     clock: &dyn Clock,
 ) -> RecoveredConnector {
+    // An asynchronous alter request the dead process sent: its status says what became of
+    // it, and no other is sent; then the state is seen to.
+    let mut note = None;
+    if let (Some(sent), true) = (&e.request, client.capabilities().async_alter) {
+        match super::recover_request::settle_request(client, name, sent, wait, clock) {
+            Ok(n) => note = Some(n),
+            Err(why) => {
+                return RecoveredConnector {
+                    name: name.to_string(),
+                    wanted: e.prior_state,
+                    found: client.status(name).ok().map(|s| describe(&s)),
+                    outcome: RecoverOutcome::Failed,
+                    detail: why,
+                }
+            }
+        }
+    }
+    let mut r = state_back(client, name, e, wait, clock);
+    if let Some(n) = note {
+        r.detail = format!("{n}; {}", r.detail);
+    }
+    r
+}
+
+/// Puts the recorded state back.
+fn state_back(
+    client: &Connect,
+    name: &str,
+    e: &JournalEntry,
+    wait: &WaitPolicy,
+    clock: &dyn Clock,
+) -> RecoveredConnector {
     let mut r = RecoveredConnector {
         name: name.to_string(),
         wanted: e.prior_state,
@@ -171,7 +203,23 @@ fn one(
         poll_target(Ok(status.clone()), e.prior_state),
         Poll::Ready(_)
     );
-    if in_state && !e.started {
+    // A service that pauses the connector around an alter resumes it itself: nothing was
+    // sent that it does not undo, so it is given the time to.
+    let own_pause = client.capabilities().server_side_pause;
+    if !in_state && own_pause {
+        if let Ok(s) = until(clock, wait, || {
+            poll_target(client.status(name), e.prior_state)
+        }) {
+            r.outcome = RecoverOutcome::AlreadyThere;
+            r.detail = format!(
+                "{} put it back: {}; nothing sent",
+                client.backend().service(),
+                describe(&s)
+            );
+            return r;
+        }
+    }
+    if in_state && (!e.started || own_pause) {
         r.outcome = RecoverOutcome::AlreadyThere;
         r.detail = format!("{}: nothing sent", describe(&status));
         return r;
@@ -181,7 +229,9 @@ fn one(
     // put back. A stop of our own is answered only once the queue before it has been worked
     // through, so it fences that stop off; then the state is asked for.
     let mut fenced = false;
-    if e.started && e.prior_state != TargetState::Stopped {
+    // A service that pauses the connector itself has no stop to fence off (nor a stop
+    // endpoint).
+    if e.started && e.prior_state != TargetState::Stopped && !own_pause {
         match client.stop(name) {
             Ok(()) => {
                 fenced = true;
@@ -268,6 +318,7 @@ pub fn entries_from_backup(dir: &Path) -> Result<BTreeMap<String, JournalEntry>>
                     created: false,
                     // Whether a stop was sent is not known: the state is asked for.
                     started: true,
+                    request: None,
                 },
             ))
         })

@@ -67,6 +67,7 @@ fn entry(prior_state: TargetState, started: bool) -> JournalEntry {
         prior_state,
         created: false,
         started,
+        request: None,
     }
 }
 
@@ -225,6 +226,7 @@ fn a_created_connector_is_left_stopped_and_the_backup_gives_the_states_when_the_
         prior_state: TargetState::Running,
         created: true,
         started: false,
+        request: None,
     };
     let entries = entries([("c", created)]);
     let rep = recover_on(&fake, &entries, &ManualClock::default());
