@@ -352,7 +352,7 @@ pub fn build_translated(
 
 /// What the service does itself in this action, in words (see
 /// [`ConnectorPlan::by_service`]).
-fn by_service(client: &Connect, action: &Action) -> Option<String> {
+pub(crate) fn by_service(client: &Connect, action: &Action) -> Option<String> {
     let can = client.capabilities();
     let service = client.backend().service();
     match action {

@@ -1,0 +1,588 @@
+//! The transaction against the fake in Confluent Cloud mode: a service that pauses and
+//! resumes the connector itself and alters offsets through asynchronous requests. No stop is
+//! ever sent; each change is one request whose status is read until it is over; the offsets
+//! are verified from an observation made after the change. Waits run on a [`ManualClock`].
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::plan::ResolvedConfig;
+use super::tests::{offsets, src, state};
+use super::ApplyOutcome as Outcome;
+use super::*;
+use crate::client::AlterKind;
+use crate::compare::compare;
+use crate::engine::operation::journal::{self, JournalFile, Journaled};
+use crate::engine::operation::{Operation, StateDir};
+use crate::engine::progress::Both;
+use crate::fake::{ConnectorSpec, FakeConnect, State};
+use crate::model::{ConnectorState, ConnectorType, OffsetEntry};
+
+const ENV: &str = "env-abc123";
+const LKC: &str = "lkc-xyz789";
+
+/// A fake Confluent Cloud with these source connectors (class `K`), in process.
+fn cloud_with(
+    connectors: &[(&str, State, Vec<OffsetEntry>)],
+    tune: impl FnOnce(crate::fake::FakeConnectBuilder) -> crate::fake::FakeConnectBuilder,
+) -> FakeConnect {
+    let mut builder = FakeConnect::builder().confluent_cloud(ENV, LKC);
+    for (name, st, offsets) in connectors {
+        let offsets = serde_json::to_value(offsets).unwrap();
+        builder = builder.connector(ConnectorSpec::source(name, "K").state(*st).offsets(offsets));
+    }
+    tune(builder).in_process()
+}
+
+/// Connector `c`, RUNNING, at position 10 of `f` and 5 of `g`.
+fn cloud() -> FakeConnect {
+    cloud_with(
+        &[("c", State::Running, vec![src("f", 10), src("g", 5)])],
+        |b| b,
+    )
+}
+
+/// Every request so far, as `METHOD /connectors/...` (the service's base path cut off).
+fn sent(fake: &FakeConnect) -> Vec<String> {
+    let base = format!("/connect/v1/environments/{ENV}/clusters/{LKC}");
+    fake.requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path.trim_start_matches(&base)))
+        .collect()
+}
+
+/// The bodies of the alter requests sent so far.
+fn alter_bodies(fake: &FakeConnect) -> Vec<Value> {
+    fake.requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/offsets/request"))
+        .map(|r| r.body.unwrap_or(Value::Null))
+        .collect()
+}
+
+/// The plan an apply of `wanted` to `name` makes (or of a reset), from the offsets the
+/// service shows now, as `plan::build` makes it.
+fn cloud_plan(fake: &FakeConnect, name: &str, wanted: Option<Vec<OffsetEntry>>, prune: bool) -> ApplyPlan {
+    let client = fake.client();
+    let live = client.offsets(name).unwrap();
+    let mut p = ConnectorPlan {
+        name: name.into(),
+        file: None,
+        from: None,
+        connector_type: Some(ConnectorType::Source),
+        live_state: Some(ConnectorState::Running),
+        action: Action::NoChange { kept: 0 },
+        partitions: Vec::new(),
+        unchanged: 0,
+        warnings: Vec::new(),
+        translation: None,
+        config_changes: Vec::new(),
+        by_service: None,
+        live_offsets: live.clone(),
+        left_alone: None,
+        wanted: wanted.clone().unwrap_or_default(),
+        removed: Default::default(),
+        class: Some("K".into()),
+        config: None,
+    };
+    p.action = match wanted {
+        None => Action::Reset {
+            partitions: live.len(),
+        },
+        Some(w) => {
+            let entries = p.entries(&compare(&w, &live), prune);
+            Action::Patch {
+                prune_nulls: entries.iter().filter(|e| e.offset.is_none()).count(),
+                entries,
+                kept: 0,
+            }
+        }
+    };
+    p.by_service = plan::by_service(&client, &p.action);
+    whole(p, prune)
+}
+
+fn whole(p: ConnectorPlan, prune: bool) -> ApplyPlan {
+    ApplyPlan {
+        cluster: "a".into(),
+        url: "https://api.confluent.cloud".into(),
+        connect_version: String::new(),
+        kafka_cluster_id: None,
+        prune,
+        connectors: vec![p],
+        left_out: Vec::new(),
+    }
+}
+
+fn run(fake: &FakeConnect, plan: &ApplyPlan, progress: &dyn Observer) -> ConnectorApply {
+    let opts = ExecOptions::new(plan.prune, 1, Duration::from_secs(30));
+    let r = execute(&fake.client(), plan, &opts, &ManualClock::default(), progress).unwrap();
+    r.connectors.into_iter().next().unwrap()
+}
+
+fn steps(c: &ConnectorApply) -> Vec<String> {
+    c.steps.iter().map(|s| s.step.to_string()).collect()
+}
+
+fn detail(c: &ConnectorApply, step: Step) -> String {
+    let found = c.steps.iter().rev().find(|s| s.step == step);
+    found.map(|s| s.detail.clone()).unwrap_or_default()
+}
+
+#[test]
+fn the_plan_says_the_service_pauses_and_resumes_the_connector_itself() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    let note = p.connectors[0].by_service.as_deref();
+    assert_eq!(
+        note,
+        Some("Confluent Cloud pauses and resumes it itself while the offsets change")
+    );
+    let v = serde_json::to_value(&p).unwrap();
+    assert_eq!(v["connectors"][0]["by_service"], json!(note));
+    // Kafka Connect: kco stops and restarts it, and the plan says nothing of the sort.
+    let connect = super::tests::cluster(State::Running);
+    assert_eq!(plan::by_service(&connect.client(), &p.connectors[0].action), None);
+    let v = serde_json::to_value(super::tests::plan(
+        &connect,
+        &[super::tests::want("c", vec![src("f", 3)])],
+        false,
+        false,
+    ))
+    .unwrap();
+    assert!(v["connectors"][0].get("by_service").is_none(), "{v}");
+}
+
+#[test]
+fn an_apply_sends_one_request_with_only_the_changed_partitions_and_never_a_stop() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    fake.clear_requests();
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 5)]);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+    // Record the state; one POST; the status until APPLIED (PENDING, PENDING_VALIDATION,
+    // APPLIED); the offsets read back; the state seen back and its tasks running.
+    let status = "GET /connectors/c/status";
+    let poll = "GET /connectors/c/offsets/request/status";
+    assert_eq!(
+        sent(&fake),
+        [
+            status,
+            "POST /connectors/c/offsets/request",
+            poll,
+            poll,
+            poll,
+            "GET /connectors/c/offsets",
+            status,
+            status,
+            status,
+            status,
+        ],
+        "{:#?}",
+        c.steps
+    );
+    assert_eq!(
+        alter_bodies(&fake),
+        [json!({"type": "PATCH", "offsets": [
+            {"partition": {"filename": "f"}, "offset": {"position": 3}}]})]
+    );
+    assert_eq!(c.mutating_calls, 1);
+    assert_eq!(
+        steps(&c),
+        ["record_state", "patch", "wait_applied", "verify", "wait_restored", "wait_tasks"]
+    );
+    let patch = detail(&c, Step::Patch);
+    assert!(
+        patch.starts_with("request lcc-") && patch.ends_with(" (PATCH of 1 partition) sent"),
+        "{patch}"
+    );
+    assert!(detail(&c, Step::WaitApplied).contains(" APPLIED at 20"), "{c:#?}");
+    assert!(detail(&c, Step::Verify).contains("observed at"), "{c:#?}");
+    assert!(
+        detail(&c, Step::WaitRestored).starts_with("Confluent Cloud put it back: RUNNING"),
+        "{c:#?}"
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
+
+#[test]
+fn a_failed_request_is_a_failure_with_the_services_message_and_nothing_changed() {
+    let fake = cloud_with(
+        &[("c", State::Running, vec![src("f", 10)])],
+        |b| b.alter_fails("c", "offset 3 is out of range"),
+    );
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Failed);
+    assert_eq!(c.failed_step, Some(Step::WaitApplied));
+    let error = c.error.clone().unwrap();
+    assert!(
+        error.contains("Confluent Cloud answered FAILED for request lcc-")
+            && error.contains("offset 3 is out of range")
+            && error.ends_with("the offsets were not changed"),
+        "{error}"
+    );
+    assert!(!c.offsets_sent);
+    assert!(c.state_restored);
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 10)]);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+    assert_eq!(fake.alter_requests("c"), 1);
+    assert!(!sent(&fake).iter().any(|r| r.contains("/stop")));
+}
+
+#[test]
+fn a_request_stuck_pending_times_out_sends_nothing_more_and_the_journal_keeps_it() {
+    let fake = cloud_with(
+        &[("c", State::Running, vec![src("f", 10)])],
+        |b| b.alter_stuck("c"),
+    );
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
+    let dir = tempfile::tempdir().unwrap();
+    let state_dir = StateDir::at(dir.path());
+    let j = JournalFile::begin(&state_dir, &p, None, "t0").unwrap().unwrap();
+    let c = run(&fake, &p, &Journaled::new(&j));
+    assert_eq!(c.outcome, Outcome::Failed);
+    assert_eq!(c.failed_step, Some(Step::WaitApplied));
+    let error = c.error.clone().unwrap();
+    assert!(
+        error.contains("was still PENDING after 30s; kco sent nothing more"),
+        "{error}"
+    );
+    assert_eq!(fake.alter_requests("c"), 1);
+    assert_eq!(fake.mutating_requests().len(), 1, "{:?}", sent(&fake));
+    assert!(c.pending_request.as_deref().unwrap().starts_with("lcc-"));
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 10)]);
+    // The journal keeps the connector and its request.
+    let kept = journal::load(&state_dir, "a").unwrap().expect("journal kept");
+    let entry = &kept.connectors["c"];
+    let request = entry.request.as_ref().expect("the request is journaled");
+    assert_eq!(request.kind, AlterKind::Patch);
+    assert_eq!(request.id, c.pending_request);
+    // The request goes through later: the next command's recovery reads its status, sends no
+    // other, verifies it, and sees the state back.
+    fake.clear_alter_faults("c");
+    fake.clear_requests();
+    let op = open(&fake, &state_dir);
+    let rep = op.recovered().expect("recovered");
+    assert!(rep.ok, "{rep:#?}");
+    let d = &rep.connectors[0].detail;
+    assert!(
+        d.contains("APPLIED") && d.contains("read back as requested"),
+        "{d}"
+    );
+    assert_eq!(fake.alter_requests("c"), 1);
+    assert!(fake.mutating_requests().is_empty(), "{:?}", sent(&fake));
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3)]);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+    assert!(journal::load(&state_dir, "a").unwrap().is_none());
+}
+
+fn open(fake: &FakeConnect, state_dir: &StateDir) -> Operation {
+    let wait = WaitPolicy::with_timeout(Duration::from_secs(30));
+    let client = fake.client();
+    Operation::open(state_dir, "a", &|| Ok(client.clone()), &wait, &ManualClock::default())
+        .unwrap()
+}
+
+#[test]
+fn an_unknown_phase_counts_as_not_done() {
+    let fake = cloud_with(
+        &[("c", State::Running, vec![src("f", 10)])],
+        |b| b.alter_phase_reads(3).unknown_phase("c", "REVIEWING"),
+    );
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
+    fake.clear_requests();
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    // Three reads PENDING, three REVIEWING, then APPLIED.
+    assert_eq!(fake.count("GET", "*/offsets/request/status"), 7);
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3)]);
+}
+
+#[test]
+fn a_request_refused_as_pending_waits_for_the_pending_one_then_is_sent_once_more() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    // Someone else's request, still pending.
+    let theirs = fake
+        .client()
+        .request_alter("c", AlterKind::Patch, &[patch("g", 7)])
+        .unwrap();
+    fake.clear_requests();
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    let posts = sent(&fake)
+        .into_iter()
+        .filter(|r| r.starts_with("POST"))
+        .count();
+    assert_eq!(posts, 2, "{:?}", sent(&fake));
+    assert_eq!(fake.alter_requests("c"), 2);
+    let d = detail(&c, Step::Patch);
+    let id = theirs.id.unwrap();
+    assert!(
+        d.contains("Confluent Cloud refused it (")
+            && d.contains(&format!("waited for request {id} to be APPLIED, then sent it again")),
+        "{d}"
+    );
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 7)]);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+    // Their change replaced g's offset between the backup and ours: not a partition of ours.
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
+
+fn patch(file: &str, pos: i64) -> crate::model::PatchEntry {
+    let e = src(file, pos);
+    crate::model::PatchEntry {
+        partition: e.partition,
+        offset: Some(e.offset),
+    }
+}
+
+#[test]
+fn an_old_observation_is_read_again_until_one_after_the_change() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    fake.stale_for("c", 2);
+    fake.clear_requests();
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    assert_eq!(fake.count("GET", "*/connectors/c/offsets"), 3);
+    let d = detail(&c, Step::Verify);
+    assert!(d.starts_with("read back: 2 partitions observed at "), "{d}");
+}
+
+#[test]
+fn previous_offsets_that_differ_from_the_backup_are_a_warning_naming_the_partition() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    // Someone moves f between the backup (the plan's read) and the request.
+    fake.set_offsets("c", serde_json::to_value(vec![src("f", 12), src("g", 5)]).unwrap());
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    let w = &c.warnings[0];
+    assert!(
+        w.contains("differs from the backup for 1 partition")
+            && w.contains(r#"{"filename":"f"} (backup {"position":10}, Confluent Cloud {"position":12})"#),
+        "{w}"
+    );
+}
+
+#[test]
+fn a_reset_is_one_delete_request_of_every_partition() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", None, false);
+    fake.clear_requests();
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    assert_eq!(alter_bodies(&fake), [json!({"type": "DELETE"})]);
+    assert!(offsets(&fake, "c").is_empty());
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+    assert!(detail(&c, Step::Reset).ends_with("(DELETE of every partition) sent"));
+    assert_eq!(fake.mutating_requests().len(), 1);
+}
+
+#[test]
+fn prune_patches_what_changes_then_deletes_what_is_removed() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), true);
+    fake.clear_requests();
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    assert_eq!(
+        alter_bodies(&fake),
+        [
+            json!({"type": "PATCH", "offsets": [
+                {"partition": {"filename": "f"}, "offset": {"position": 3}}]}),
+            json!({"type": "DELETE", "offsets": [
+                {"partition": {"filename": "g"}, "offset": null}]}),
+        ]
+    );
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3)]);
+    assert_eq!(
+        steps(&c),
+        [
+            "record_state",
+            "patch",
+            "wait_applied",
+            "patch",
+            "wait_applied",
+            "verify",
+            "wait_restored",
+            "wait_tasks"
+        ]
+    );
+}
+
+#[test]
+fn undo_puts_the_backups_offsets_back_through_the_same_requests() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), true);
+    let dir = tempfile::tempdir().unwrap();
+    backup::write(&p, dir.path(), "2026-12-02T04:00:00Z").unwrap();
+    assert_eq!(run(&fake, &p, &Unheard).outcome, Outcome::Applied);
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3)]);
+    // Undo: the backup's files, applied with --prune.
+    let (files, problems) = crate::engine::load_files(&[dir.path().to_path_buf()]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let back = files[0].file.offsets.clone();
+    let undo = cloud_plan(&fake, "c", Some(back), true);
+    fake.clear_requests();
+    let c = run(&fake, &undo, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 10), src("g", 5)]);
+    assert!(!sent(&fake).iter().any(|r| r.contains("/stop")));
+    assert_eq!(fake.mutating_requests().len(), 1, "{:?}", sent(&fake));
+}
+
+#[test]
+fn create_makes_the_connector_at_its_position_in_one_request() {
+    let fake = cloud_with(&[], |b| b);
+    let wanted = vec![src("f", 42)];
+    let config: BTreeMap<String, String> = [
+        ("connector.class".to_string(), "K".to_string()),
+        ("name".to_string(), "n".to_string()),
+    ]
+    .into();
+    let mut p = cloud_plan_for_create(&fake, "n", wanted.clone(), config);
+    p.connectors[0].by_service = plan::by_service(&fake.client(), &p.connectors[0].action);
+    assert_eq!(
+        p.connectors[0].by_service.as_deref(),
+        Some("Confluent Cloud creates it at its position in one request")
+    );
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    let posts: Vec<_> = fake.mutating_requests();
+    assert_eq!(posts.len(), 1, "{:?}", sent(&fake));
+    assert_eq!(
+        posts[0].body.as_ref().unwrap()["offsets"],
+        json!([{"partition": {"filename": "f"}, "offset": {"position": 42}}])
+    );
+    assert_eq!(offsets(&fake, "n"), wanted);
+    assert_eq!(state(&fake, "n"), ConnectorState::Running);
+    assert_eq!(steps(&c), ["create", "verify", "wait_restored", "wait_tasks"]);
+}
+
+fn cloud_plan_for_create(
+    fake: &FakeConnect,
+    name: &str,
+    wanted: Vec<OffsetEntry>,
+    config: BTreeMap<String, String>,
+) -> ApplyPlan {
+    let mut p = cloud_plan(fake, "c", Some(Vec::new()), false).connectors.remove(0);
+    p.name = name.into();
+    p.live_state = None;
+    p.live_offsets = Vec::new();
+    p.wanted = wanted.clone();
+    p.partitions = compare(&wanted, &[]);
+    p.action = Action::Create {
+        entries: p.entries(&p.partitions, false),
+        start_state: crate::model::TargetState::Running,
+        config_keys: config.len(),
+        secrets_from_env: Vec::new(),
+    };
+    p.config = Some(ResolvedConfig(config));
+    whole(p, false)
+}
+
+#[test]
+fn a_killed_run_is_recovered_by_reading_its_requests_status_not_by_sending_another() {
+    for with_id in [true, false] {
+        let fake = cloud();
+        let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+        let dir = tempfile::tempdir().unwrap();
+        let state_dir = StateDir::at(dir.path());
+        // What the killed run did: the journal, its transaction started, the request
+        // journaled, sent; then it died (its answer lost when `with_id` is false).
+        let j = JournalFile::begin(&state_dir, &p, None, "t0").unwrap().unwrap();
+        j.started("c").unwrap();
+        let sent_at = crate::clock::now_rfc3339();
+        let answer = fake
+            .client()
+            .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
+            .unwrap();
+        let record = super::report::SentRequest {
+            kind: AlterKind::Patch,
+            id: answer.id.filter(|_| with_id),
+            sent_at,
+        };
+        j.requested("c", &record).unwrap();
+        drop(j);
+        fake.clear_requests();
+        let op = open(&fake, &state_dir);
+        let rep = op.recovered().expect("a journal was left");
+        assert!(rep.ok, "{rep:#?}");
+        let d = &rep.connectors[0].detail;
+        assert!(
+            d.contains("APPLIED at") && d.contains("its offsets read back as requested"),
+            "{with_id}: {d}"
+        );
+        assert!(fake.mutating_requests().is_empty(), "{:?}", sent(&fake));
+        assert_eq!(fake.alter_requests("c"), 1);
+        assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 5)]);
+        assert_eq!(state(&fake, "c"), ConnectorState::Running);
+        assert!(journal::load(&state_dir, "a").unwrap().is_none());
+    }
+}
+
+#[test]
+fn recovery_reports_a_failed_request_as_nothing_changed() {
+    let fake = cloud_with(
+        &[("c", State::Running, vec![src("f", 10)])],
+        |b| b.alter_fails("c", "no such table"),
+    );
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
+    let dir = tempfile::tempdir().unwrap();
+    let state_dir = StateDir::at(dir.path());
+    let j = JournalFile::begin(&state_dir, &p, None, "t0").unwrap().unwrap();
+    j.started("c").unwrap();
+    let answer = fake
+        .client()
+        .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
+        .unwrap();
+    let record = super::report::SentRequest {
+        kind: AlterKind::Patch,
+        id: answer.id,
+        sent_at: crate::clock::now_rfc3339(),
+    };
+    j.requested("c", &record).unwrap();
+    drop(j);
+    let op = open(&fake, &state_dir);
+    let rep = op.recovered().unwrap();
+    assert!(rep.ok, "{rep:#?}");
+    let d = &rep.connectors[0].detail;
+    assert!(
+        d.contains("FAILED (no such table); the offsets were not changed"),
+        "{d}"
+    );
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 10)]);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+}
+
+#[test]
+fn the_journal_records_the_request_before_it_is_sent_and_its_id_after() {
+    struct Seen(std::sync::Mutex<Vec<Option<String>>>);
+    impl Observer for Seen {
+        fn requested(&self, _c: &str, r: &super::report::SentRequest) {
+            self.0.lock().unwrap().push(r.id.clone());
+        }
+    }
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    let dir = tempfile::tempdir().unwrap();
+    let j = JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0")
+        .unwrap()
+        .unwrap();
+    let seen = Seen(Default::default());
+    let c = run(&fake, &p, &Both(Journaled::new(&j), &seen));
+    assert_eq!(c.outcome, Outcome::Applied);
+    let ids = seen.0.into_inner().unwrap();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids[0].is_none() && ids[1].as_deref().unwrap().starts_with("lcc-"));
+    // The transaction ended with the state back: the journal is gone.
+    assert!(!j.path().exists());
+}
