@@ -38,6 +38,24 @@
 //! `GET /connectors/{n}/status` or `GET /connectors?expand=status`) still show the old
 //! connector and task states, so clients must poll. Offsets can be altered only once a read
 //! has shown the connector STOPPED with no tasks (or when it was created or set STOPPED).
+//!
+//! Confluent Cloud mode: [`FakeConnectBuilder::confluent_cloud`] makes the same fake play
+//! Confluent Cloud's managed connectors (the `cloud` module says what it serves): observed
+//! offsets, asynchronous alter requests moving through their phases on status reads, and the
+//! faults of that service as builder calls ([`FakeConnectBuilder::alter_fails`],
+//! [`FakeConnectBuilder::alter_stuck`], [`FakeConnectBuilder::unknown_phase`],
+//! [`FakeConnectBuilder::stale_observations`], `Fault::on("GET", "*").nth(1).rate_limited(1)`).
+//!
+//! ```ignore
+//! let fake = FakeConnect::builder()
+//!     .confluent_cloud("env-abc123", "lkc-xyz789")
+//!     .api_key("KEY", "SECRET")
+//!     .sink("s3", "S3SinkConnector", State::Running, json!([]))
+//!     .alter_fails("s3", "Offsets are out of range")
+//!     .start();
+//! // kco.yaml: `confluentCloud: {environment: env-abc123, kafkaCluster: lkc-xyz789,
+//! //   apiKey: KEY, apiSecret: ..., endpoint: {fake.url()}}`
+//! ```
 // Later CLI tests use more of this API than the self-test does.
 #![allow(dead_code, unused_imports)]
 
