@@ -64,29 +64,15 @@ fn alter_bodies(fake: &FakeConnect) -> Vec<Value> {
 
 /// The plan an apply of `wanted` to `name` makes (or of a reset), from the offsets the
 /// service shows now, as `plan::build` makes it.
-fn cloud_plan(fake: &FakeConnect, name: &str, wanted: Option<Vec<OffsetEntry>>, prune: bool) -> ApplyPlan {
+fn cloud_plan(
+    fake: &FakeConnect,
+    name: &str,
+    wanted: Option<Vec<OffsetEntry>>,
+    prune: bool,
+) -> ApplyPlan {
     let client = fake.client();
     let live = client.offsets(name).unwrap();
-    let mut p = ConnectorPlan {
-        name: name.into(),
-        file: None,
-        from: None,
-        connector_type: Some(ConnectorType::Source),
-        live_state: Some(ConnectorState::Running),
-        action: Action::NoChange { kept: 0 },
-        partitions: Vec::new(),
-        unchanged: 0,
-        warnings: Vec::new(),
-        translation: None,
-        config_changes: Vec::new(),
-        by_service: None,
-        live_offsets: live.clone(),
-        left_alone: None,
-        wanted: wanted.clone().unwrap_or_default(),
-        removed: Default::default(),
-        class: Some("K".into()),
-        config: None,
-    };
+    let mut p = blank(name, live.clone(), wanted.clone().unwrap_or_default());
     p.action = match wanted {
         None => Action::Reset {
             partitions: live.len(),
@@ -104,6 +90,30 @@ fn cloud_plan(fake: &FakeConnect, name: &str, wanted: Option<Vec<OffsetEntry>>, 
     whole(p, prune)
 }
 
+/// A connector's plan with no action yet.
+fn blank(name: &str, live: Vec<OffsetEntry>, wanted: Vec<OffsetEntry>) -> ConnectorPlan {
+    ConnectorPlan {
+        name: name.into(),
+        file: None,
+        from: None,
+        connector_type: Some(ConnectorType::Source),
+        live_state: Some(ConnectorState::Running),
+        action: Action::NoChange { kept: 0 },
+        partitions: Vec::new(),
+        unchanged: 0,
+        warnings: Vec::new(),
+        translation: None,
+        config_changes: Vec::new(),
+        by_service: None,
+        live_offsets: live,
+        left_alone: None,
+        wanted,
+        removed: Default::default(),
+        class: Some("K".into()),
+        config: None,
+    }
+}
+
 fn whole(p: ConnectorPlan, prune: bool) -> ApplyPlan {
     ApplyPlan {
         cluster: "a".into(),
@@ -118,7 +128,14 @@ fn whole(p: ConnectorPlan, prune: bool) -> ApplyPlan {
 
 fn run(fake: &FakeConnect, plan: &ApplyPlan, progress: &dyn Observer) -> ConnectorApply {
     let opts = ExecOptions::new(plan.prune, 1, Duration::from_secs(30));
-    let r = execute(&fake.client(), plan, &opts, &ManualClock::default(), progress).unwrap();
+    let r = execute(
+        &fake.client(),
+        plan,
+        &opts,
+        &ManualClock::default(),
+        progress,
+    )
+    .unwrap();
     r.connectors.into_iter().next().unwrap()
 }
 
@@ -144,7 +161,10 @@ fn the_plan_says_the_service_pauses_and_resumes_the_connector_itself() {
     assert_eq!(v["connectors"][0]["by_service"], json!(note));
     // Kafka Connect: kco stops and restarts it, and the plan says nothing of the sort.
     let connect = super::tests::cluster(State::Running);
-    assert_eq!(plan::by_service(&connect.client(), &p.connectors[0].action), None);
+    assert_eq!(
+        plan::by_service(&connect.client(), &p.connectors[0].action),
+        None
+    );
     let v = serde_json::to_value(super::tests::plan(
         &connect,
         &[super::tests::want("c", vec![src("f", 3)])],
@@ -193,14 +213,24 @@ fn an_apply_sends_one_request_with_only_the_changed_partitions_and_never_a_stop(
     assert_eq!(c.mutating_calls, 1);
     assert_eq!(
         steps(&c),
-        ["record_state", "patch", "wait_applied", "verify", "wait_restored", "wait_tasks"]
+        [
+            "record_state",
+            "patch",
+            "wait_applied",
+            "verify",
+            "wait_restored",
+            "wait_tasks"
+        ]
     );
     let patch = detail(&c, Step::Patch);
     assert!(
         patch.starts_with("request lcc-") && patch.ends_with(" (PATCH of 1 partition) sent"),
         "{patch}"
     );
-    assert!(detail(&c, Step::WaitApplied).contains(" APPLIED at 20"), "{c:#?}");
+    assert!(
+        detail(&c, Step::WaitApplied).contains(" APPLIED at 20"),
+        "{c:#?}"
+    );
     assert!(detail(&c, Step::Verify).contains("observed at"), "{c:#?}");
     assert!(
         detail(&c, Step::WaitRestored).starts_with("Confluent Cloud put it back: RUNNING"),
@@ -211,10 +241,9 @@ fn an_apply_sends_one_request_with_only_the_changed_partitions_and_never_a_stop(
 
 #[test]
 fn a_failed_request_is_a_failure_with_the_services_message_and_nothing_changed() {
-    let fake = cloud_with(
-        &[("c", State::Running, vec![src("f", 10)])],
-        |b| b.alter_fails("c", "offset 3 is out of range"),
-    );
+    let fake = cloud_with(&[("c", State::Running, vec![src("f", 10)])], |b| {
+        b.alter_fails("c", "offset 3 is out of range")
+    });
     let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
     let c = run(&fake, &p, &Unheard);
     assert_eq!(c.outcome, Outcome::Failed);
@@ -236,14 +265,15 @@ fn a_failed_request_is_a_failure_with_the_services_message_and_nothing_changed()
 
 #[test]
 fn a_request_stuck_pending_times_out_sends_nothing_more_and_the_journal_keeps_it() {
-    let fake = cloud_with(
-        &[("c", State::Running, vec![src("f", 10)])],
-        |b| b.alter_stuck("c"),
-    );
+    let fake = cloud_with(&[("c", State::Running, vec![src("f", 10)])], |b| {
+        b.alter_stuck("c")
+    });
     let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
     let dir = tempfile::tempdir().unwrap();
     let state_dir = StateDir::at(dir.path());
-    let j = JournalFile::begin(&state_dir, &p, None, "t0").unwrap().unwrap();
+    let j = JournalFile::begin(&state_dir, &p, None, "t0")
+        .unwrap()
+        .unwrap();
     let c = run(&fake, &p, &Journaled::new(&j));
     assert_eq!(c.outcome, Outcome::Failed);
     assert_eq!(c.failed_step, Some(Step::WaitApplied));
@@ -257,7 +287,9 @@ fn a_request_stuck_pending_times_out_sends_nothing_more_and_the_journal_keeps_it
     assert!(c.pending_request.as_deref().unwrap().starts_with("lcc-"));
     assert_eq!(offsets(&fake, "c"), vec![src("f", 10)]);
     // The journal keeps the connector and its request.
-    let kept = journal::load(&state_dir, "a").unwrap().expect("journal kept");
+    let kept = journal::load(&state_dir, "a")
+        .unwrap()
+        .expect("journal kept");
     let entry = &kept.connectors["c"];
     let request = entry.request.as_ref().expect("the request is journaled");
     assert_eq!(request.kind, AlterKind::Patch);
@@ -284,16 +316,21 @@ fn a_request_stuck_pending_times_out_sends_nothing_more_and_the_journal_keeps_it
 fn open(fake: &FakeConnect, state_dir: &StateDir) -> Operation {
     let wait = WaitPolicy::with_timeout(Duration::from_secs(30));
     let client = fake.client();
-    Operation::open(state_dir, "a", &|| Ok(client.clone()), &wait, &ManualClock::default())
-        .unwrap()
+    Operation::open(
+        state_dir,
+        "a",
+        &|| Ok(client.clone()),
+        &wait,
+        &ManualClock::default(),
+    )
+    .unwrap()
 }
 
 #[test]
 fn an_unknown_phase_counts_as_not_done() {
-    let fake = cloud_with(
-        &[("c", State::Running, vec![src("f", 10)])],
-        |b| b.alter_phase_reads(3).unknown_phase("c", "REVIEWING"),
-    );
+    let fake = cloud_with(&[("c", State::Running, vec![src("f", 10)])], |b| {
+        b.alter_phase_reads(3).unknown_phase("c", "REVIEWING")
+    });
     let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
     fake.clear_requests();
     let c = run(&fake, &p, &Unheard);
@@ -306,8 +343,8 @@ fn an_unknown_phase_counts_as_not_done() {
 #[test]
 fn a_request_refused_as_pending_waits_for_the_pending_one_then_is_sent_once_more() {
     let fake = cloud();
-    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
-    // Someone else's request, still pending.
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
+    // Someone else's request, still pending: the connector shows PAUSED meanwhile.
     let theirs = fake
         .client()
         .request_alter("c", AlterKind::Patch, &[patch("g", 7)])
@@ -325,7 +362,9 @@ fn a_request_refused_as_pending_waits_for_the_pending_one_then_is_sent_once_more
     let id = theirs.id.unwrap();
     assert!(
         d.contains("Confluent Cloud refused it (")
-            && d.contains(&format!("waited for request {id} to be APPLIED, then sent it again")),
+            && d.contains(&format!(
+                "waited for request {id} to be APPLIED, then sent it again; its state read again: RUNNING"
+            )),
         "{d}"
     );
     assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 7)]);
@@ -360,14 +399,19 @@ fn previous_offsets_that_differ_from_the_backup_are_a_warning_naming_the_partiti
     let fake = cloud();
     let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
     // Someone moves f between the backup (the plan's read) and the request.
-    fake.set_offsets("c", serde_json::to_value(vec![src("f", 12), src("g", 5)]).unwrap());
+    fake.set_offsets(
+        "c",
+        serde_json::to_value(vec![src("f", 12), src("g", 5)]).unwrap(),
+    );
     let c = run(&fake, &p, &Unheard);
     assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
     assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
     let w = &c.warnings[0];
     assert!(
         w.contains("differs from the backup for 1 partition")
-            && w.contains(r#"{"filename":"f"} (backup {"position":10}, Confluent Cloud {"position":12})"#),
+            && w.contains(
+                r#"{"filename":"f"} (backup {"position":10}, Confluent Cloud {"position":12})"#
+            ),
         "{w}"
     );
 }
@@ -448,7 +492,7 @@ fn create_makes_the_connector_at_its_position_in_one_request() {
         ("name".to_string(), "n".to_string()),
     ]
     .into();
-    let mut p = cloud_plan_for_create(&fake, "n", wanted.clone(), config);
+    let mut p = cloud_plan_for_create("n", wanted.clone(), config);
     p.connectors[0].by_service = plan::by_service(&fake.client(), &p.connectors[0].action);
     assert_eq!(
         p.connectors[0].by_service.as_deref(),
@@ -464,20 +508,19 @@ fn create_makes_the_connector_at_its_position_in_one_request() {
     );
     assert_eq!(offsets(&fake, "n"), wanted);
     assert_eq!(state(&fake, "n"), ConnectorState::Running);
-    assert_eq!(steps(&c), ["create", "verify", "wait_restored", "wait_tasks"]);
+    assert_eq!(
+        steps(&c),
+        ["create", "verify", "wait_restored", "wait_tasks"]
+    );
 }
 
 fn cloud_plan_for_create(
-    fake: &FakeConnect,
     name: &str,
     wanted: Vec<OffsetEntry>,
     config: BTreeMap<String, String>,
 ) -> ApplyPlan {
-    let mut p = cloud_plan(fake, "c", Some(Vec::new()), false).connectors.remove(0);
-    p.name = name.into();
+    let mut p = blank(name, Vec::new(), wanted.clone());
     p.live_state = None;
-    p.live_offsets = Vec::new();
-    p.wanted = wanted.clone();
     p.partitions = compare(&wanted, &[]);
     p.action = Action::Create {
         entries: p.entries(&p.partitions, false),
@@ -498,7 +541,9 @@ fn a_killed_run_is_recovered_by_reading_its_requests_status_not_by_sending_anoth
         let state_dir = StateDir::at(dir.path());
         // What the killed run did: the journal, its transaction started, the request
         // journaled, sent; then it died (its answer lost when `with_id` is false).
-        let j = JournalFile::begin(&state_dir, &p, None, "t0").unwrap().unwrap();
+        let j = JournalFile::begin(&state_dir, &p, None, "t0")
+            .unwrap()
+            .unwrap();
         j.started("c").unwrap();
         let sent_at = crate::clock::now_rfc3339();
         let answer = fake
@@ -531,14 +576,15 @@ fn a_killed_run_is_recovered_by_reading_its_requests_status_not_by_sending_anoth
 
 #[test]
 fn recovery_reports_a_failed_request_as_nothing_changed() {
-    let fake = cloud_with(
-        &[("c", State::Running, vec![src("f", 10)])],
-        |b| b.alter_fails("c", "no such table"),
-    );
+    let fake = cloud_with(&[("c", State::Running, vec![src("f", 10)])], |b| {
+        b.alter_fails("c", "no such table")
+    });
     let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
     let dir = tempfile::tempdir().unwrap();
     let state_dir = StateDir::at(dir.path());
-    let j = JournalFile::begin(&state_dir, &p, None, "t0").unwrap().unwrap();
+    let j = JournalFile::begin(&state_dir, &p, None, "t0")
+        .unwrap()
+        .unwrap();
     j.started("c").unwrap();
     let answer = fake
         .client()

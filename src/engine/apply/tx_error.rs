@@ -66,7 +66,7 @@ pub enum TxError {
     Status {
         id: String,
         #[source]
-        source: ClientError,
+        source: Box<ClientError>,
     },
     /// Reading back never showed the wanted offsets.
     #[error("offsets differ from the file after the change: {0}")]

@@ -15,6 +15,7 @@ use crate::engine::apply::plan::Action;
 use crate::engine::apply::report::{SentRequest, Step};
 use crate::engine::apply::state::{describe, poll_target};
 use crate::engine::apply::tx_error::TxError;
+use crate::engine::settle::settled_status;
 use crate::model::{canonical_fields, Fields, PatchEntry, TargetState};
 use crate::wait::{until, Poll, WaitPolicy};
 
@@ -113,7 +114,20 @@ impl Tx<'_> {
             Err(f) => return self.fail(f),
         };
         let changed = self.alter_async(step);
+        // Read again when another request had to be waited for (its pause is not ours).
+        let prior = self.report.prior_state.unwrap_or(prior);
         self.settle_async(prior, changed);
+    }
+
+    /// The state to put back, read again once another request's pause is over; the one
+    /// recorded stays when it cannot be read.
+    fn record_again(&mut self) -> Option<TargetState> {
+        let s = self.client.status(self.name()).ok()?;
+        let s = settled_status(self.client, self.name(), s, self.clock, &self.opts.wait).ok()?;
+        let prior = s.state?.target();
+        self.report.prior_state = Some(prior);
+        self.progress.recorded(&self.plan.name, prior);
+        Some(prior)
     }
 
     /// The requests this connector's change takes: a DELETE of every partition for a reset;
@@ -191,6 +205,9 @@ impl Tx<'_> {
                                 attempts: vec![e.to_string(), then],
                             }
                         })?);
+                        if let Some(prior) = tx.record_again() {
+                            notes.push(format!("its state read again: {prior}"));
+                        }
                     }
                     Err(e) if e.outcome_unknown() => match tx.client.alter_status(&name) {
                         Ok(st) if is_ours(&sent, &st) => {
@@ -298,7 +315,7 @@ impl Tx<'_> {
                     if let (Some(e), Phase::Pending) = (unreadable, &phase) {
                         return Err(TxError::Status {
                             id: sent.label(),
-                            source: e,
+                            source: Box::new(e),
                         });
                     }
                     tx.report.pending_request = Some(sent.label());
