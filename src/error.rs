@@ -350,6 +350,9 @@ fn client_hint(source: &ClientError) -> Option<String> {
             "is the worker running and the URL right? Set it with --url, KCO_URL or a cluster in kco.yaml".into(),
         );
     }
+    if let (true, Some(refusal)) = (source.is_auth_refused(), &source.refusal) {
+        return Some(refusal.to_string());
+    }
     if source.is_auth_refused() {
         return Some(
             "the worker refused the credentials: check the cluster's `auth` in kco.yaml".into(),

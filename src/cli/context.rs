@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
-use crate::client::layers::{RetryPolicy, Retrying, TraceSink, Traced};
-use crate::client::{Connect, HttpTransport, ServerInfo};
+use crate::client::layers::{Credentials, RetryPolicy, Retrying, TraceSink, Traced};
+use crate::client::{Auth, Backend, Connect, HttpTransport, ServerInfo};
 use crate::config::{ClusterTarget, Config, ConfigError, Sources};
 use crate::engine::membership::{self, same_url, Membership};
 use crate::engine::operation::StateDir;
@@ -99,6 +99,11 @@ impl Context {
             HttpTransport::new(target.http.clone())
                 .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?,
         );
+        if !target.backend.capabilities().version_endpoint {
+            // No `GET /` to ask (Confluent Cloud): the command's first request, the listing,
+            // proves the service is reachable and the credentials good.
+            return Ok(self.stack_for(target, http, RetryPolicy::default()));
+        }
         let once = self.stack(http.clone(), RetryPolicy::none());
         match once.server_info() {
             Err(e) if e.is_unreachable() => Err(Error::client(self.unreachable(target, &e), e)),
@@ -176,7 +181,43 @@ impl Context {
     pub fn client_once(&self, target: &ClusterTarget) -> Result<Connect> {
         let http = HttpTransport::new(target.http.clone())
             .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
-        Ok(self.stack(Arc::new(http), RetryPolicy::none()))
+        Ok(self.stack_for(target, Arc::new(http), RetryPolicy::none()))
+    }
+
+    /// The layers for `target`'s service: for one that is not Kafka Connect, its backend,
+    /// and what a refusal of its credentials means (the API key named, never the secret).
+    fn stack_for(
+        &self,
+        target: &ClusterTarget,
+        http: Arc<HttpTransport>,
+        policy: RetryPolicy,
+    ) -> Connect {
+        if target.backend == Backend::Connect {
+            return self.stack(http, policy);
+        }
+        let key = match &target.http.auth {
+            Some(Auth::Basic { username, .. }) => format!("API key `{username}`"),
+            _ => "the credentials".to_string(),
+        };
+        let refusal = format!(
+            "{} refused {key} of cluster `{}`: check `confluentCloud.apiKey` and `apiSecret` in {}; they must be a Cloud API key (`confluent api-key create --resource cloud`), not a Kafka cluster's API key, and the key's account needs access to the environment's connectors",
+            target.backend.service(),
+            target.name,
+            self.config
+                .path
+                .as_deref()
+                .map(|p| self.display_path(p))
+                .unwrap_or_else(|| crate::config::FILE_NAME.to_string()),
+        );
+        let http = Credentials::new(http, refusal);
+        let client = if self.printer.verbose && !self.printer.quiet {
+            let printer = self.printer.clone();
+            let sink: TraceSink = Box::new(move |line| printer.detail(line));
+            Connect::new(Retrying::new(Traced::new(http, sink), policy))
+        } else {
+            Connect::new(Retrying::new(http, policy))
+        };
+        client.with_backend(target.backend.clone())
     }
 
     /// `cannot reach Kafka Connect of cluster `a` (tried URL, URL)`, and whether the cluster

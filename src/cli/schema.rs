@@ -126,6 +126,13 @@ mod tests {
         let doc = format!("clusters:\n{prod}");
         let c = crate::config::Config::parse(std::path::Path::new("kco.yaml"), &doc)
             .unwrap_or_else(|e| panic!("{e}\n{doc}"));
-        assert_eq!(c.cluster_names(), vec!["prod", "staging"], "{doc}");
+        assert_eq!(
+            c.cluster_names(),
+            vec!["cloud-prod", "prod", "staging"],
+            "{doc}"
+        );
+        let env = |k: &str| k.starts_with("CONFLUENT_CLOUD_").then(|| "x".to_string());
+        let cloud = c.resolve(Some("cloud-prod"), None, &env).unwrap();
+        assert_eq!(cloud.backend.service(), "Confluent Cloud");
     }
 }

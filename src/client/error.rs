@@ -12,6 +12,10 @@ pub struct ClientError {
     /// The connector the call was about.
     pub connector: Option<String>,
     pub kind: ErrorKind,
+    /// What a refusal of the credentials (401, 403) means, said by the layer that knows
+    /// which credentials were sent and to which service ([`crate::client::layers::Credentials`]):
+    /// the public half only (a user name, an API key), never a secret.
+    pub refusal: Option<Box<String>>,
 }
 
 /// What went wrong with a call.
@@ -24,6 +28,8 @@ pub enum ErrorKind {
         status: u16,
         message: String,
         problem: Problem,
+        /// How long the service asked to be left alone (`Retry-After` of a 429 or 503).
+        retry_after: Option<u16>,
     },
     /// The request did not get an answer: connection refused, TLS failure, timeout.
     #[error("{reason}")]
@@ -90,6 +96,13 @@ pub enum Problem {
     /// kco stops a connector before it changes its offsets, so something started or resumed
     /// it in between: another kco (another clone, another runner) or someone by hand.
     NotStopped,
+    /// 429: too many requests; nothing happened. Sent again after the service's
+    /// `Retry-After`.
+    RateLimited,
+    /// 409 on an asynchronous alter: the connector already has a request pending (Confluent
+    /// Cloud takes one at a time per connector). Sending it again changes nothing until that
+    /// one is over, so it is not retried.
+    RequestPending,
     Other,
 }
 
@@ -97,6 +110,9 @@ pub enum Problem {
 const PHRASES: &[(u16, &[&str], Problem)] = &[
     (400, &["must be in the STOPPED state"], Problem::NotStopped),
     (409, &["already exists"], Problem::AlreadyExists),
+    // Confluent Cloud: one alter request at a time per connector.
+    (409, &["pending"], Problem::RequestPending),
+    (409, &["in progress"], Problem::RequestPending),
     (500, &["can be safely retried"], Problem::SafeToRetry),
     (
         500,
@@ -146,6 +162,9 @@ impl Problem {
             Problem::NotStopped => Some(
                 "the connector was no longer STOPPED when its offsets were sent, so Connect changed nothing: something started or resumed it after kco stopped it (another kco applying to this cluster at once, or someone by hand)",
             ),
+            Problem::RequestPending => Some(
+                "the connector already has an offsets request pending, and the service takes one at a time: nothing was sent; wait for it to finish (its status is `GET .../offsets/request/status`), then run again",
+            ),
             _ => None,
         }
     }
@@ -157,6 +176,7 @@ impl Problem {
         match known {
             Some((_, _, p)) => *p,
             None if status == 409 => Problem::Rebalance,
+            None if status == 429 => Problem::RateLimited,
             None => Problem::Other,
         }
     }
@@ -169,6 +189,7 @@ impl ClientError {
             url: url.to_string(),
             connector: req.connector.clone(),
             kind,
+            refusal: None,
         }
     }
 
@@ -183,8 +204,31 @@ impl ClientError {
                 status,
                 message,
                 problem,
+                retry_after: None,
             },
         )
+    }
+
+    /// The same error, with the answer's `Retry-After`.
+    pub fn with_retry_after(mut self, after: Option<std::time::Duration>) -> Self {
+        if let ErrorKind::Http { retry_after, .. } = &mut self.kind {
+            // Whole seconds, rounded up (the error stays small).
+            *retry_after = after.map(|d| {
+                let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+                u16::try_from(secs).unwrap_or(u16::MAX)
+            });
+        }
+        self
+    }
+
+    /// How long the service asked to wait before the next request (`Retry-After`).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match &self.kind {
+            ErrorKind::Http { retry_after, .. } => {
+                retry_after.map(|s| std::time::Duration::from_secs(s.into()))
+            }
+            _ => None,
+        }
     }
 
     /// No answer. `maybe_sent`: the request may have reached the worker.
@@ -252,7 +296,10 @@ impl ClientError {
         match &self.kind {
             ErrorKind::Http { problem, .. } => matches!(
                 problem,
-                Problem::Rebalance | Problem::SafeToRetry | Problem::LeaderUnreachable
+                Problem::Rebalance
+                    | Problem::SafeToRetry
+                    | Problem::LeaderUnreachable
+                    | Problem::RateLimited
             ),
             ErrorKind::Transport { maybe_sent, .. } => !maybe_sent,
             ErrorKind::Decode { .. } => false,

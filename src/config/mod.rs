@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use crate::client::{Auth, Secret};
-use crate::client::{HttpOptions, TlsOptions};
+use crate::client::{Backend, HttpOptions, TlsOptions};
 
+mod cloud;
 mod kafka;
 mod raw;
 #[cfg(test)]
@@ -79,6 +80,8 @@ impl Sources {
 pub struct ClusterTarget {
     pub name: String,
     pub http: HttpOptions,
+    /// The service behind it: Kafka Connect, or Confluent Cloud (`confluentCloud:`).
+    pub backend: Backend,
 }
 
 /// Every key under a cluster's `mirrors:` names a cluster of the file (the one whose
@@ -324,12 +327,29 @@ impl Config {
     ) -> Result<ClusterTarget, ConfigError> {
         if let Some(url) = url {
             let name = cluster.unwrap_or("default").to_string();
+            if self.is_cloud(&name) {
+                let mut e = self.err(
+                    "confluentCloud",
+                    format!(
+                        "{} names a worker, but cluster `{name}` is a Confluent Cloud cluster: kco reaches it at its `confluentCloud.endpoint`",
+                        from.url
+                    ),
+                );
+                e.path = PathBuf::from(from.url);
+                e.line = None;
+                e.hint = Some(format!("leave {} out for cluster `{name}`", from.url));
+                return Err(e);
+            }
             let mut http = match self.raw.clusters.get(&name) {
-                Some(raw) => self.cluster_options(&name, raw, env)?,
+                Some(raw) => self.cluster_options(&name, raw, env)?.0,
                 None => plain_options(url),
             };
             http.urls = url.split(',').map(|u| u.trim().to_string()).collect();
-            return Ok(ClusterTarget { name, http });
+            return Ok(ClusterTarget {
+                name,
+                http,
+                backend: Backend::Connect,
+            });
         }
         let name = cluster
             .map(str::to_string)
@@ -337,10 +357,14 @@ impl Config {
             .or_else(|| (self.raw.clusters.len() == 1).then(|| self.cluster_names()[0].clone()));
         match name {
             Some(name) => match self.raw.clusters.get(&name) {
-                Some(raw) => Ok(ClusterTarget {
-                    http: self.cluster_options(&name, raw, env)?,
-                    name,
-                }),
+                Some(raw) => {
+                    let (http, backend) = self.cluster_options(&name, raw, env)?;
+                    Ok(ClusterTarget {
+                        http,
+                        backend,
+                        name,
+                    })
+                }
                 None => Err(self.unknown_cluster(&name, cluster.map(|_| from.cluster))),
             },
             None if self.raw.clusters.len() > 1 => {
@@ -362,6 +386,7 @@ impl Config {
             None => Ok(ClusterTarget {
                 name: "default".into(),
                 http: plain_options(DEFAULT_URL),
+                backend: Backend::Connect,
             }),
         }
     }
@@ -432,7 +457,10 @@ impl Config {
         name: &str,
         raw: &RawCluster,
         env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<HttpOptions, ConfigError> {
+    ) -> Result<(HttpOptions, Backend), ConfigError> {
+        if let Some(cloud) = &raw.confluent_cloud {
+            return self.cloud_options(name, raw, cloud, env);
+        }
         let interp = |key: &str, v: &str| -> Result<String, ConfigError> {
             interpolate(v, env).map_err(|var| {
                 self.err(
@@ -509,13 +537,14 @@ impl Config {
             }
             tls.insecure = t.insecure_skip_verify;
         }
-        Ok(HttpOptions {
+        let http = HttpOptions {
             urls,
             auth,
             headers,
             timeout: Duration::from_secs(raw.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECS)),
             tls,
-        })
+        };
+        Ok((http, Backend::Connect))
     }
 }
 

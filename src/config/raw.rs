@@ -83,6 +83,21 @@ pub(super) struct RawCluster {
     #[serde(default)]
     #[serde(deserialize_with = "crate::model::strict::unique_map")]
     pub(super) mirrors: BTreeMap<String, RawMirror>,
+    /// A Confluent Cloud cluster's managed connectors, in place of `urls` (`config/cloud.rs`).
+    #[serde(default)]
+    pub(super) confluent_cloud: Option<RawCloud>,
+}
+
+/// A cluster's `confluentCloud:`: which environment and Kafka cluster, and the Cloud API key.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawCloud {
+    pub(super) environment: String,
+    pub(super) kafka_cluster: String,
+    pub(super) api_key: String,
+    pub(super) api_secret: String,
+    #[serde(default)]
+    pub(super) endpoint: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

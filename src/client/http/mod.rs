@@ -133,12 +133,20 @@ impl HttpTransport {
         }
         let resp = builder.send().map_err(|e| transport_error(req, url, &e))?;
         let status = resp.status().as_u16();
+        let retry_after = match status {
+            429 | 503 => resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| parse_retry_after(v, std::time::SystemTime::now())),
+            _ => None,
+        };
         // The body as it came, checked as UTF-8 in place (a 10 MB answer is not copied);
         // anything else is decoded lossily, as `text()` would.
         let bytes = resp.bytes().map_err(|e| transport_error(req, url, &e))?;
         let text = String::from_utf8(Vec::from(bytes))
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        decode_response(req, url, status, text)
+        decode_response(req, url, status, text).map_err(|e| e.with_retry_after(retry_after))
     }
 }
 
@@ -165,6 +173,27 @@ impl Transport for HttpTransport {
     fn endpoint(&self) -> String {
         self.urls[self.current.load(Ordering::Relaxed) % self.urls.len()].clone()
     }
+}
+
+/// A `Retry-After` value: delay-seconds, or an HTTP date (RFC 9110: IMF-fixdate; a date in
+/// the past is no wait). `None` when it is neither.
+pub fn parse_retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    // `Sun, 06 Nov 1994 08:49:37 GMT`, read as the RFC 3339 time it names.
+    let parts: Vec<&str> = value.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts[..] else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| *m == month)? + 1;
+    let day: u32 = day.parse().ok()?;
+    let when = super::parse_time(&format!("{year}-{month:02}-{day:02}T{time}Z"))?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// Configured headers and credentials, marked sensitive so that no debug output shows them.

@@ -69,3 +69,19 @@ fn only_https_workers_need_the_system_trust_store() {
     ])));
     assert!(needs_trust_store(&urls(&[" https://b:8443"])));
 }
+
+#[test]
+fn retry_after_is_seconds_or_an_http_date() {
+    use std::time::{Duration, UNIX_EPOCH};
+    let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // Sun, 06 Nov 1994 08:49:30 GMT
+    assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
+    assert_eq!(
+        parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
+        Some(Duration::from_secs(7))
+    );
+    assert_eq!(
+        parse_retry_after("Sun, 06 Nov 1994 08:49:00 GMT", now),
+        Some(Duration::ZERO)
+    );
+    assert_eq!(parse_retry_after("soon", now), None);
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::transport::{Body, Request, Transport};
 use super::Result;
-use crate::wait::{self, Poll, SystemClock, WaitPolicy};
+use crate::wait::{self, Clock, Poll, SystemClock, WaitPolicy};
 
 /// How long and how often to retry: a [`WaitPolicy`] whose deadline runs from the first
 /// attempt.
@@ -44,12 +44,32 @@ impl RetryPolicy {
 
     /// Runs `op` until it succeeds, fails for good, or the deadline passes; then returns the
     /// last error.
-    pub fn run<T>(&self, idempotent: bool, mut op: impl FnMut() -> Result<T>) -> Result<T> {
+    pub fn run<T>(&self, idempotent: bool, op: impl FnMut() -> Result<T>) -> Result<T> {
+        self.run_on(&SystemClock, idempotent, op)
+    }
+
+    /// [`run`](Self::run) on `clock`. An answer with `Retry-After` (a 429) is sent again
+    /// no sooner than it asks; when that is past the deadline, the error is returned at once.
+    pub(crate) fn run_on<T>(
+        &self,
+        clock: &dyn Clock,
+        idempotent: bool,
+        mut op: impl FnMut() -> Result<T>,
+    ) -> Result<T> {
+        let start = clock.now();
         let mut last = None;
-        let outcome = wait::until(&SystemClock, &self.0, || match op() {
+        let outcome = wait::until(clock, &self.0, || match op() {
             Ok(v) => Poll::Ready(v),
             Err(e) => {
-                let again = e.is_retryable() || (idempotent && e.outcome_unknown());
+                let mut again = e.is_retryable() || (idempotent && e.outcome_unknown());
+                if let (true, Some(after)) = (again, e.retry_after()) {
+                    let waited = clock.now().saturating_duration_since(start);
+                    if waited + after > self.0.timeout {
+                        again = false;
+                    } else {
+                        clock.sleep(after);
+                    }
+                }
                 last = Some(e);
                 if again {
                     Poll::Pending(String::new())
@@ -77,6 +97,37 @@ impl<T: Transport> Retrying<T> {
 impl<T: Transport> Transport for Retrying<T> {
     fn send(&self, req: &Request) -> Result<Body> {
         self.policy.run(req.idempotent, || self.inner.send(req))
+    }
+    fn endpoint(&self) -> String {
+        self.inner.endpoint()
+    }
+}
+
+/// Says what a refusal of the credentials means: on a 401 or 403 from the transport it
+/// wraps, the error carries `refusal` (which key, what to check), so that whoever reports it
+/// names the credentials without knowing where they came from. The text must hold no secret.
+pub struct Credentials<T> {
+    inner: T,
+    refusal: String,
+}
+
+impl<T: Transport> Credentials<T> {
+    pub fn new(inner: T, refusal: impl Into<String>) -> Self {
+        Credentials {
+            inner,
+            refusal: refusal.into(),
+        }
+    }
+}
+
+impl<T: Transport> Transport for Credentials<T> {
+    fn send(&self, req: &Request) -> Result<Body> {
+        self.inner.send(req).map_err(|mut e| {
+            if e.is_auth_refused() {
+                e.refusal = Some(Box::new(self.refusal.clone()));
+            }
+            e
+        })
     }
     fn endpoint(&self) -> String {
         self.inner.endpoint()

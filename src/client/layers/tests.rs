@@ -134,3 +134,115 @@ fn counting_counts_mutating_requests_only_and_tracing_reports_each_attempt() {
         "{lines:?}"
     );
 }
+
+/// Answers each request with the next of `answers` (status, message, Retry-After), then 200.
+struct Scripted {
+    answers: Mutex<Vec<(u16, &'static str, Option<Duration>)>>,
+    sent: Mutex<u32>,
+}
+
+impl Scripted {
+    fn new(mut answers: Vec<(u16, &'static str, Option<Duration>)>) -> Self {
+        answers.reverse();
+        Scripted {
+            answers: Mutex::new(answers),
+            sent: Mutex::new(0),
+        }
+    }
+    fn sent(&self) -> u32 {
+        *self.sent.lock().unwrap()
+    }
+}
+
+impl Transport for Scripted {
+    fn send(&self, req: &Request) -> Result<Body> {
+        *self.sent.lock().unwrap() += 1;
+        let url = format!("http://svc{}", req.path);
+        match self.answers.lock().unwrap().pop() {
+            Some((status, message, after)) => {
+                Err(crate::client::ClientError::http(req, &url, status, message)
+                    .with_retry_after(after))
+            }
+            None => crate::client::transport::decode_response(req, &url, 200, "{}".into()),
+        }
+    }
+    fn endpoint(&self) -> String {
+        "http://svc".into()
+    }
+}
+
+#[test]
+fn a_429_is_sent_again_no_sooner_than_its_retry_after() {
+    let clock = crate::wait::ManualClock::default();
+    let svc = Scripted::new(vec![(
+        429,
+        "Too Many Requests",
+        Some(Duration::from_secs(3)),
+    )]);
+    let req = Request::new(Method::Get, "/connectors/c/offsets");
+    fast()
+        .run_on(&clock, true, || svc.send(&req))
+        .expect("the second attempt succeeds");
+    assert_eq!(svc.sent(), 2);
+    assert!(
+        clock.elapsed() >= Duration::from_secs(3),
+        "{:?}",
+        clock.elapsed()
+    );
+    assert!(
+        clock.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        clock.elapsed()
+    );
+}
+
+#[test]
+fn a_retry_after_past_the_deadline_fails_at_once_with_the_429() {
+    let clock = crate::wait::ManualClock::default();
+    let svc = Scripted::new(vec![(429, "slow down", Some(Duration::from_secs(60)))]);
+    let req = Request::new(Method::Get, "/connectors");
+    let e = fast().run_on(&clock, true, || svc.send(&req)).unwrap_err();
+    assert_eq!(e.status(), Some(429));
+    assert_eq!(svc.sent(), 1);
+    assert_eq!(clock.elapsed(), Duration::ZERO);
+}
+
+#[test]
+fn a_second_alter_while_one_is_pending_is_not_retried_and_says_why() {
+    let clock = crate::wait::ManualClock::default();
+    let svc = Scripted::new(vec![(
+        409,
+        "An offsets request is already pending for connector c",
+        None,
+    )]);
+    let req = Request::new(Method::Post, "/connectors/c/offsets/request").about("c");
+    let e = fast().run_on(&clock, false, || svc.send(&req)).unwrap_err();
+    assert_eq!(svc.sent(), 1, "no retry storm");
+    assert_eq!(e.problem(), Some(crate::client::Problem::RequestPending));
+    assert!(
+        e.to_string()
+            .contains("already has an offsets request pending"),
+        "{e}"
+    );
+    // A rebalance's 409 is still retried.
+    let svc = Scripted::new(vec![(409, "Cannot complete request momentarily", None)]);
+    fast().run_on(&clock, false, || svc.send(&req)).unwrap();
+    assert_eq!(svc.sent(), 2);
+}
+
+#[test]
+fn a_refused_key_is_named_by_the_credentials_layer_and_other_errors_are_left_alone() {
+    let svc = Scripted::new(vec![
+        (401, "Unauthorized", None),
+        (404, "no such connector", None),
+    ]);
+    let layer = Credentials::new(svc, "Confluent Cloud refused API key `K1`");
+    let req = Request::new(Method::Get, "/connectors");
+    let e = layer.send(&req).unwrap_err();
+    assert_eq!(
+        e.refusal.as_deref().map(String::as_str),
+        Some("Confluent Cloud refused API key `K1`")
+    );
+    let e = layer.send(&req).unwrap_err();
+    assert_eq!(e.refusal, None);
+}
