@@ -3,6 +3,7 @@
 //! ```text
 //! cargo bench --bench fleet -- [--connectors N] [--partitions P] [--latency-ms L]
 //!     [--transition-reads R] [--skip-hand] [--quick] [--serve]
+//!     [--clusters K] [--cluster-connectors M] [--cloud-connectors C]
 //! ```
 //!
 //! Both run against the in-process fake Connect worker (`kco::fake`), which
@@ -102,7 +103,9 @@ fn main() {
 
 /// `--serve`: start both fakes, print their URLs and keep serving, to run (and profile) kco
 /// by hand against the same workloads (`scripts/bench.sh` does). `--clusters K` adds K more
-/// fleets of `--cluster-connectors M` each (`cluster i: URL`), for `--all-clusters`.
+/// fleets of `--cluster-connectors M` each (`cluster i: URL`), for `--all-clusters`;
+/// `--cloud-connectors C` a fleet of C managed connectors served as Confluent Cloud
+/// (`confluent cloud: URL ENVIRONMENT CLUSTER KEY SECRET`), with the same latency.
 fn serve(opts: &Options) -> ! {
     let fleet = workload::fleet(opts.server, opts.connectors);
     let wide = workload::wide(opts.server, opts.partitions);
@@ -120,6 +123,20 @@ fn serve(opts: &Options) -> ! {
         .collect();
     for (i, f) in more.iter().enumerate() {
         println!("cluster {i}: {}", f.url());
+    }
+    let cloud = match number("--cloud-connectors", 0) {
+        0 => None,
+        n => Some(workload::cloud_fleet(opts.server, n)),
+    };
+    if let Some(cloud) = &cloud {
+        println!(
+            "confluent cloud: {} {} {} {} {}",
+            cloud.url(),
+            workload::CLOUD_ENVIRONMENT,
+            workload::CLOUD_CLUSTER,
+            workload::CLOUD_KEY,
+            workload::CLOUD_SECRET
+        );
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault, State};
+use crate::fake_connect::{ConnectorSpec, FakeConnect, FakeConnectBuilder, Fault, State};
 
 const SINK: &str = "io.confluent.connect.s3.S3SinkConnector";
 const SOURCE: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
@@ -69,8 +69,22 @@ pub fn wide_offsets(partitions: usize, shift: i64) -> Value {
     Value::Array(entries)
 }
 
+/// The Confluent Cloud environment, Kafka cluster and API key of [`cloud_fleet`].
+pub const CLOUD_ENVIRONMENT: &str = "env-bench1";
+pub const CLOUD_CLUSTER: &str = "lkc-bench1";
+pub const CLOUD_KEY: &str = "BENCHKEY";
+pub const CLOUD_SECRET: &str = "bench-secret";
+
 fn start(server: Server, specs: Vec<ConnectorSpec>) -> FakeConnect {
-    let mut builder = FakeConnect::builder()
+    start_with(FakeConnect::builder(), server, specs)
+}
+
+fn start_with(
+    builder: FakeConnectBuilder,
+    server: Server,
+    specs: Vec<ConnectorSpec>,
+) -> FakeConnect {
+    let mut builder = builder
         .transition_reads(server.transition_reads)
         .fault(Fault::on("*", "*").delay(server.latency));
     for spec in specs {
@@ -81,7 +95,20 @@ fn start(server: Server, specs: Vec<ConnectorSpec>) -> FakeConnect {
 
 /// A fake with `n` running connectors of a few partitions each.
 pub fn fleet(server: Server, n: usize) -> FakeConnect {
-    let specs = (0..n)
+    start(server, fleet_specs(n))
+}
+
+/// The same fleet as Confluent Cloud's managed connectors (the fake in that mode, its API
+/// key checked), at [`CLOUD_ENVIRONMENT`] / [`CLOUD_CLUSTER`].
+pub fn cloud_fleet(server: Server, n: usize) -> FakeConnect {
+    let builder = FakeConnect::builder()
+        .confluent_cloud(CLOUD_ENVIRONMENT, CLOUD_CLUSTER)
+        .api_key(CLOUD_KEY, CLOUD_SECRET);
+    start_with(builder, server, fleet_specs(n))
+}
+
+fn fleet_specs(n: usize) -> Vec<ConnectorSpec> {
+    (0..n)
         .map(|i| {
             let spec = if i % 2 == 0 {
                 ConnectorSpec::sink(&fleet_name(i), SINK).config("topics", &format!("topic-{i:05}"))
@@ -90,8 +117,7 @@ pub fn fleet(server: Server, n: usize) -> FakeConnect {
             };
             spec.state(State::Running).offsets(fleet_offsets(i, 0))
         })
-        .collect();
-    start(server, specs)
+        .collect()
 }
 
 /// A fake with one running sink of `partitions` partitions.

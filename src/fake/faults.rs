@@ -141,6 +141,8 @@ pub struct Fault {
     pub delay: Option<Duration>,
     /// What to do when it fires.
     pub action: FaultAction,
+    /// A `Retry-After` header (seconds) on the answer it gives, if set.
+    pub retry_after: Option<u64>,
 }
 
 impl Fault {
@@ -152,6 +154,7 @@ impl Fault {
             occurrence: Occurrence::Always,
             delay: None,
             action: FaultAction::Proceed,
+            retry_after: None,
         }
     }
 
@@ -220,6 +223,35 @@ impl Fault {
     pub fn apply_then_drop(mut self) -> Fault {
         self.action = FaultAction::ApplyThenDrop;
         self
+    }
+
+    /// Answer `status` (with its reason as the message) without handling the request. In
+    /// Confluent Cloud mode the body takes the service's error shape.
+    pub fn status(self, status: u16) -> Fault {
+        let message = match status {
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "Not Found",
+            409 => "Conflict",
+            429 => "Too Many Requests",
+            500 => "Internal Server Error",
+            502 => "Bad Gateway",
+            503 => "Service Unavailable",
+            _ => "Error",
+        };
+        self.respond(status, message)
+    }
+
+    /// Send a `Retry-After: {seconds}` header with the answer (with [`Fault::status`] or
+    /// [`Fault::respond`]).
+    pub fn retry_after(mut self, seconds: u64) -> Fault {
+        self.retry_after = Some(seconds);
+        self
+    }
+
+    /// 429 Too Many Requests with `Retry-After: {seconds}`, request not handled.
+    pub fn rate_limited(self, seconds: u64) -> Fault {
+        self.status(429).retry_after(seconds)
     }
 
     /// 409 [`STALE_CONFIG`] (rebalance in progress), request not handled.

@@ -25,8 +25,12 @@ pub(crate) struct HttpRequest {
 
 /// What to do with a request.
 pub(crate) enum Reply {
-    /// Answer with a status and an optional JSON (or text) body.
-    Respond { status: u16, body: Option<String> },
+    /// Answer with a status, an optional JSON (or text) body and extra headers.
+    Respond {
+        status: u16,
+        body: Option<String>,
+        headers: Vec<(String, String)>,
+    },
     /// Close the connection without answering.
     Drop,
 }
@@ -147,7 +151,7 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
             Ok(Some(parsed)) => parsed,
             Ok(None) => return,
             Err(_) => {
-                let _ = write_response(&mut writer, 400, Some("bad request".into()), true);
+                let _ = write_response(&mut writer, 400, Some("bad request".into()), &[], true);
                 return;
             }
         };
@@ -156,8 +160,12 @@ fn serve_connection(stream: TcpStream, shared: &Shared) {
                 let _ = writer.shutdown(Shutdown::Both);
                 return;
             }
-            Reply::Respond { status, body } => {
-                if write_response(&mut writer, status, body, close).is_err() || close {
+            Reply::Respond {
+                status,
+                body,
+                headers,
+            } => {
+                if write_response(&mut writer, status, body, &headers, close).is_err() || close {
                     return;
                 }
             }
@@ -263,9 +271,13 @@ fn write_response(
     writer: &mut TcpStream,
     status: u16,
     body: Option<String>,
+    headers: &[(String, String)],
     close: bool,
 ) -> io::Result<()> {
     let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
     if status != 204 {
         let len = body.as_ref().map_or(0, String::len);
         head.push_str("Content-Type: application/json\r\n");
@@ -292,7 +304,10 @@ fn reason(status: u16) -> &'static str {
         400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        401 => "Unauthorized",
+        403 => "Forbidden",
         409 => "Conflict",
+        429 => "Too Many Requests",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
         _ => "Status",

@@ -13,24 +13,46 @@ use crate::client::{ClientError, Result};
 /// The base URL messages show for the in-process fake.
 const URL: &str = "http://in-process:8083";
 
-pub(crate) struct InProcess(pub Arc<Inner>);
+pub(crate) struct InProcess {
+    inner: Arc<Inner>,
+    /// The path every request goes under (Confluent Cloud's base path; empty for Connect).
+    base: String,
+    /// The `Authorization` header sent with every request.
+    authorization: Option<String>,
+}
+
+impl InProcess {
+    pub fn new(inner: Arc<Inner>, authorization: Option<String>) -> InProcess {
+        let base = super::lock(&inner.cluster)
+            .cloud
+            .as_ref()
+            .map(|c| c.base_path())
+            .unwrap_or_default();
+        InProcess {
+            inner,
+            base,
+            authorization,
+        }
+    }
+}
 
 impl Transport for InProcess {
     fn send(&self, req: &Request) -> Result<Body> {
-        let url = format!("{URL}{}", req.path);
-        if self.0.down.load(Ordering::SeqCst) {
+        let target = format!("{}{}", self.base, req.path);
+        let url = format!("{URL}{target}");
+        if self.inner.down.load(Ordering::SeqCst) {
             let reason = "cannot connect: Connection refused (os error 111)";
             return Err(ClientError::transport(req, &url, reason, false, false));
         }
         let body = req.body.clone().unwrap_or_default();
         let request = HttpRequest {
             method: req.method.as_str().to_string(),
-            target: req.path.clone(),
+            target,
             body: body.into_bytes(),
-            authorization: None,
+            authorization: self.authorization.clone(),
         };
-        match serve(&self.0, request) {
-            Reply::Respond { status, body } => {
+        match serve(&self.inner, request) {
+            Reply::Respond { status, body, .. } => {
                 decode_response(req, &url, status, body.unwrap_or_default())
             }
             Reply::Drop => {
@@ -41,6 +63,6 @@ impl Transport for InProcess {
     }
 
     fn endpoint(&self) -> String {
-        URL.to_string()
+        format!("{URL}{}", self.base)
     }
 }

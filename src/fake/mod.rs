@@ -38,10 +38,31 @@
 //! `GET /connectors/{n}/status` or `GET /connectors?expand=status`) still show the old
 //! connector and task states, so clients must poll. Offsets can be altered only once a read
 //! has shown the connector STOPPED with no tasks (or when it was created or set STOPPED).
+//!
+//! Confluent Cloud mode: [`FakeConnectBuilder::confluent_cloud`] makes the same fake play
+//! Confluent Cloud's managed connectors (the `cloud` module says what it serves): observed
+//! offsets, asynchronous alter requests moving through their phases on status reads, and the
+//! faults of that service as builder calls ([`FakeConnectBuilder::alter_fails`],
+//! [`FakeConnectBuilder::alter_stuck`], [`FakeConnectBuilder::unknown_phase`],
+//! [`FakeConnectBuilder::stale_observations`], `Fault::on("GET", "*").nth(1).rate_limited(1)`).
+//!
+//! ```ignore
+//! let fake = FakeConnect::builder()
+//!     .confluent_cloud("env-abc123", "lkc-xyz789")
+//!     .api_key("KEY", "SECRET")
+//!     .sink("s3", "S3SinkConnector", State::Running, json!([]))
+//!     .alter_fails("s3", "Offsets are out of range")
+//!     .start();
+//! // kco.yaml: `confluentCloud: {environment: env-abc123, kafkaCluster: lkc-xyz789,
+//! //   apiKey: KEY, apiSecret: ..., endpoint: {fake.url()}}`
+//! ```
 // Later CLI tests use more of this API than the self-test does.
 #![allow(dead_code, unused_imports)]
 
 mod builder;
+mod cloud;
+#[cfg(test)]
+mod cloud_tests;
 mod faults;
 mod http;
 mod in_process;
@@ -58,6 +79,7 @@ use std::thread;
 use serde_json::Value;
 
 pub use builder::FakeConnectBuilder;
+pub use cloud::{connector_id as cloud_connector_id, PENDING_REQUEST, STALE_AGE};
 pub use faults::{
     error_body, Fault, FaultAction, Occurrence, Route, LEADER_REFUSED, LEADER_RESET,
     LEADER_STARTING, REQUEST_TIMED_OUT, SAFELY_RETRIED, STALE_CONFIG,
@@ -107,31 +129,56 @@ fn serve(inner: &Inner, request: HttpRequest) -> Reply {
     if let Some(delay) = fault.as_ref().and_then(|f| f.delay) {
         thread::sleep(delay);
     }
+    let cloud = lock(&inner.cluster).cloud.is_some();
     let apply = |parsed: Option<Value>| {
         let mut cluster = lock(&inner.cluster);
-        let (status, body) = routes::handle(
-            &mut cluster,
-            &request.method,
-            &request.target,
-            &request.body,
-            parsed,
-        );
+        let (status, body) = if cloud {
+            cloud::handle(
+                &mut cluster,
+                &request.method,
+                &request.target,
+                &request.body,
+                parsed,
+                request.authorization.as_deref(),
+            )
+        } else {
+            routes::handle(
+                &mut cluster,
+                &request.method,
+                &request.target,
+                &request.body,
+                parsed,
+            )
+        };
         Reply::Respond {
             status,
             body: body.map(routes::Body::into_text),
+            headers: Vec::new(),
         }
     };
+    // A fault's error body, in the service's shape in Confluent Cloud mode.
+    let error_text = |body: Value| match cloud {
+        true => cloud::translate_error(body).to_string(),
+        false => body.to_string(),
+    };
+    let headers: Vec<(String, String)> = fault
+        .as_ref()
+        .and_then(|f| f.retry_after)
+        .map(|s| vec![("Retry-After".to_string(), s.to_string())])
+        .unwrap_or_default();
     let reply = match fault.map_or(FaultAction::Proceed, |f| f.action) {
         FaultAction::Proceed => apply(parsed.filter(|_| exact)),
         FaultAction::Respond { status, body } => Reply::Respond {
             status,
-            body: Some(body.to_string()),
+            body: Some(error_text(body)),
+            headers,
         },
         FaultAction::ApplyThenRespond { status, body } => {
             apply(parsed.filter(|_| exact));
             Reply::Respond {
                 status,
-                body: Some(body.to_string()),
+                body: Some(error_text(body)),
+                headers,
             }
         }
         FaultAction::DropConnection => Reply::Drop,
@@ -179,15 +226,41 @@ impl FakeConnect {
     }
 
     /// A client of this fake that calls it in process, without HTTP: the same rules, faults,
-    /// recording and expectations.
+    /// recording and expectations. In Confluent Cloud mode it speaks the service's dialect
+    /// (`with_backend`) and sends the API key set with [`FakeConnectBuilder::api_key`].
     pub fn client(&self) -> crate::client::Connect {
-        crate::client::Connect::new(self.transport())
+        let client = crate::client::Connect::new(self.transport());
+        match self.backend() {
+            crate::client::Backend::Connect => client,
+            backend => client.with_backend(backend),
+        }
+    }
+
+    /// In Confluent Cloud mode, a client that sends these credentials instead of the right
+    /// ones (for tests of a wrong key or secret).
+    pub fn client_as(&self, key: &str, secret: &str) -> crate::client::Connect {
+        let auth = cloud_auth(key, secret);
+        let transport = in_process::InProcess::new(self.inner.clone(), Some(auth));
+        crate::client::Connect::new(transport).with_backend(self.backend())
     }
 
     /// The in-process transport under [`FakeConnect::client`], for tests of the layers that
     /// wrap a transport.
     pub fn transport(&self) -> impl crate::client::Transport + 'static {
-        in_process::InProcess(self.inner.clone())
+        let auth = self
+            .cluster()
+            .cloud
+            .as_ref()
+            .and_then(|c| c.authorization.clone());
+        in_process::InProcess::new(self.inner.clone(), auth)
+    }
+
+    /// The service this fake plays: Kafka Connect, or Confluent Cloud with its ids.
+    pub fn backend(&self) -> crate::client::Backend {
+        match &self.cluster().cloud {
+            Some(cloud) => crate::client::Backend::ConfluentCloud(cloud.ids.clone()),
+            None => crate::client::Backend::Connect,
+        }
     }
 
     fn cluster(&self) -> MutexGuard<'_, Cluster> {
@@ -296,6 +369,79 @@ impl FakeConnect {
         self.cluster().land_queued_stops();
     }
 
+    // ----- Confluent Cloud mode -----
+
+    fn cloud(&self) -> MappedCloud<'_> {
+        let guard = self.cluster();
+        assert!(
+            guard.cloud.is_some(),
+            "fake Connect: not in Confluent Cloud mode (builder().confluent_cloud(..))"
+        );
+        MappedCloud(guard)
+    }
+
+    /// How many alter requests (`POST .../offsets/request`) the service accepted for `name`.
+    pub fn alter_requests(&self, name: &str) -> usize {
+        let cloud = self.cloud();
+        cloud.get().connectors.get(name).map_or(0, |c| c.accepted)
+    }
+
+    /// The phase of `name`'s last alter request (`None`: none yet), without a status read.
+    pub fn alter_phase(&self, name: &str) -> Option<String> {
+        let cloud = self.cloud();
+        let state = cloud.get().connectors.get(name)?;
+        state.request.as_ref().map(|r| r.phase.clone())
+    }
+
+    /// Carry `name`'s last alter request as far as it goes now, as if its status had been
+    /// read enough times (a stuck request stays PENDING).
+    pub fn settle_alter(&self, name: &str) {
+        let mut cloud = self.cloud();
+        cloud::advance(&mut cloud.0, name, true);
+    }
+
+    /// The next `reads` offsets reads of `name` answer an observation older than
+    /// [`STALE_AGE`]: the offsets as they were before the last change.
+    pub fn stale_for(&self, name: &str, reads: u32) {
+        self.cloud().get_mut().connector(name).stale_reads = reads;
+    }
+
+    /// The service observes `name`'s offsets now: its stale reads are over.
+    pub fn observe(&self, name: &str) {
+        self.stale_for(name, 0);
+    }
+
+    /// When the last offsets read of `name` said its offsets were observed.
+    pub fn observed_at(&self, name: &str) -> Option<std::time::SystemTime> {
+        let cloud = self.cloud();
+        cloud.get().connectors.get(name)?.observed_at
+    }
+
+    /// From now on `name`'s alter requests end FAILED with `message`, changing nothing.
+    pub fn alter_fails(&self, name: &str, message: &str) {
+        self.alter_faults(name, |f| f.fails = Some(message.to_string()));
+    }
+
+    /// From now on `name`'s alter requests stay PENDING.
+    pub fn alter_stuck(&self, name: &str) {
+        self.alter_faults(name, |f| f.stuck = true);
+    }
+
+    /// From now on `name`'s alter requests show `phase` where `PENDING_VALIDATION` would be.
+    pub fn unknown_phase(&self, name: &str, phase: &str) {
+        self.alter_faults(name, |f| f.unknown_phase = Some(phase.to_string()));
+    }
+
+    /// `name`'s alter requests behave again.
+    pub fn clear_alter_faults(&self, name: &str) {
+        self.cloud().get_mut().faults.remove(name);
+    }
+
+    fn alter_faults(&self, name: &str, f: impl FnOnce(&mut cloud::AlterFaults)) {
+        let mut cloud = self.cloud();
+        f(cloud.get_mut().faults.entry(name.to_string()).or_default());
+    }
+
     // ----- faults and availability -----
 
     /// Add a fault rule. Rules are tried in the order added; the first whose route matches
@@ -402,6 +548,27 @@ impl FakeConnect {
             );
         }
     }
+}
+
+/// The cluster, known to be in Confluent Cloud mode.
+struct MappedCloud<'a>(MutexGuard<'a, Cluster>);
+
+impl MappedCloud<'_> {
+    fn get(&self) -> &cloud::CloudMode {
+        self.0.cloud.as_ref().expect("checked")
+    }
+    fn get_mut(&mut self) -> &mut cloud::CloudMode {
+        self.0.cloud.as_mut().expect("checked")
+    }
+}
+
+/// The `Authorization` header of a Cloud API key.
+fn cloud_auth(key: &str, secret: &str) -> String {
+    crate::client::Auth::Basic {
+        username: key.to_string(),
+        password: crate::client::Secret::new(secret),
+    }
+    .header_value()
 }
 
 impl Drop for FakeConnect {

@@ -33,10 +33,12 @@ const STOPPED_REQUIRED: &str = "Connectors must be in the STOPPED state before t
      '/connectors/{name}/stop' endpoint";
 const ALTERED: &str = "The offsets for this connector have been altered successfully";
 const RESET: &str = "The offsets for this connector have been reset successfully";
-const ALTERED_EXTERNAL: &str = "The Connect framework-managed offsets for this connector have \
+pub(crate) const ALTERED_EXTERNAL: &str =
+    "The Connect framework-managed offsets for this connector have \
      been altered successfully. However, if this connector manages offsets externally, they will \
      need to be manually altered in the system that the connector uses.";
-const RESET_EXTERNAL: &str = "The Connect framework-managed offsets for this connector have been \
+pub(crate) const RESET_EXTERNAL: &str =
+    "The Connect framework-managed offsets for this connector have been \
      reset successfully. However, if this connector manages offsets externally, they will need \
      to be manually reset in the system that the connector uses.";
 
@@ -177,7 +179,11 @@ fn known_path(segs: &[&str]) -> bool {
 }
 
 /// JSON body of a POST/PUT/PATCH; `Null` when empty. Malformed JSON is a 500, as in Connect.
-fn parse_body(method: &str, body: &[u8], parsed: Option<Value>) -> Result<Value, Response> {
+pub(crate) fn parse_body(
+    method: &str,
+    body: &[u8],
+    parsed: Option<Value>,
+) -> Result<Value, Response> {
     if method == "GET" || body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
     }
@@ -225,7 +231,7 @@ fn list(cluster: &mut Cluster, query: &str) -> Response {
 }
 
 /// Config map from a JSON object; primitives are coerced to strings as Jackson does.
-fn config_map(value: &Value) -> Result<BTreeMap<String, String>, Response> {
+pub(crate) fn config_map(value: &Value) -> Result<BTreeMap<String, String>, Response> {
     let Value::Object(map) = value else {
         return Err(error(
             500,
@@ -246,7 +252,7 @@ fn config_map(value: &Value) -> Result<BTreeMap<String, String>, Response> {
 }
 
 /// Builds a spec from a config map, checking `connector.class` and the `name` entry.
-fn spec_from(
+pub(crate) fn spec_from(
     cluster: &Cluster,
     name: &str,
     mut config: BTreeMap<String, String>,
@@ -391,7 +397,7 @@ fn reset_offsets(cluster: &mut Cluster, name: &str) -> Response {
 }
 
 /// Decodes `%XX` escapes; invalid escapes are kept literally.
-fn percent_decode(s: &str) -> String {
+pub(crate) fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -181,7 +181,15 @@ pub(crate) fn offsets_json(entries: &[OffsetEntry]) -> Value {
 /// `{"offsets": [..]}` as `GET .../offsets` answers it, written straight from the entries.
 pub(crate) fn offsets_text(entries: &[OffsetEntry]) -> String {
     let mut out = String::with_capacity(16 + entries.len() * 96);
-    out.push_str("{\"offsets\":[");
+    out.push_str("{\"offsets\":");
+    write_offsets_array(entries, &mut out);
+    out.push('}');
+    out
+}
+
+/// The `[{"partition":..,"offset":..}, ..]` array, written straight from the entries.
+pub(crate) fn write_offsets_array(entries: &[OffsetEntry], out: &mut String) {
+    out.push('[');
     for (i, (p, o)) in entries.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -192,8 +200,7 @@ pub(crate) fn offsets_text(entries: &[OffsetEntry]) -> String {
         out.push_str(&o.to_string());
         out.push('}');
     }
-    out.push_str("]}");
-    out
+    out.push(']');
 }
 
 /// A connector in the cluster.
@@ -332,6 +339,8 @@ pub(crate) struct Cluster {
     /// straight to the config topic: a queued stop lands after a later resume. The next
     /// stop request is handled after them (the queue is first in, first out).
     pub queued_stops: Vec<String>,
+    /// Confluent Cloud mode: the service's own state (`None`: a Kafka Connect worker).
+    pub cloud: Option<super::cloud::CloudMode>,
 }
 
 impl Cluster {
