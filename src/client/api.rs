@@ -92,8 +92,17 @@ impl Connect {
         ClientError::decode(req, &format!("{}{}", self.endpoint(), req.path), detail)
     }
 
-    /// `GET /`.
+    /// `GET /`. A service without it ([`Capabilities::version_endpoint`]: Confluent Cloud)
+    /// is not asked: its answer is made here, the version being the service's name and the
+    /// Kafka cluster id the one the backend names, and nothing is sent.
     pub fn server_info(&self) -> Result<ServerInfo> {
+        if !self.capabilities().version_endpoint {
+            return Ok(ServerInfo {
+                version: self.backend.service().to_string(),
+                commit: None,
+                kafka_cluster_id: self.backend.kafka_cluster_id().map(str::to_string),
+            });
+        }
         match &self.first_info {
             Some(info) => Ok(info.clone()),
             None => self.read(Request::new(Method::Get, "/")),

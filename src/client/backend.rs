@@ -87,6 +87,16 @@ impl Backend {
         }
     }
 
+    /// The id of the Kafka cluster whose connectors the service holds, when its address names
+    /// it (Confluent Cloud's `lkc-...`, which is also the id Kafka itself reports); `None` for
+    /// Connect, which says it in `GET /`.
+    pub fn kafka_cluster_id(&self) -> Option<&str> {
+        match self {
+            Backend::Connect => None,
+            Backend::ConfluentCloud(ids) => Some(&ids.kafka_cluster),
+        }
+    }
+
     /// The listing query: every connector with its config and state in one call.
     pub(crate) fn list_query(&self) -> &'static str {
         match self {

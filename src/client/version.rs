@@ -17,6 +17,9 @@ impl ConnectVersion {
     pub const OFFSETS_WRITE: Self = Self::new(3, 6, 0);
     /// `initial_state` on create (KIP-980).
     pub const INITIAL_STATE: Self = Self::new(3, 7, 0);
+    /// A managed service that reports no version (no `GET /`: Confluent Cloud): every
+    /// endpoint its contract lists is there, so it passes every version check.
+    pub const MANAGED: Self = Self::new(u32::MAX, 0, 0);
 
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
         Self {

@@ -11,11 +11,20 @@ pub struct ClusterInfo {
     pub url: String,
 }
 
-/// Reads `GET /` and checks that offsets can at least be read (Connect 3.5+).
+/// Reads `GET /` and checks that offsets can at least be read (Connect 3.5+). A service
+/// without `GET /` (Confluent Cloud) is not asked: the command's first request, the listing,
+/// proves that it answers and takes the credentials; it has no version to check.
 pub fn probe(client: &Connect) -> Result<ClusterInfo> {
     let info = client
         .server_info()
         .map_err(|e| Error::client(e.first_contact(), e))?;
+    if !client.capabilities().version_endpoint {
+        return Ok(ClusterInfo {
+            info,
+            version: ConnectVersion::MANAGED,
+            url: client.endpoint(),
+        });
+    }
     cluster_info(info, client.endpoint())
 }
 
@@ -67,6 +76,34 @@ mod tests {
     fn can_alter(version: &str) -> Result<()> {
         let c = cluster_info(info(version), "http://w:8083".into())?;
         require_version(&c, ConnectVersion::OFFSETS_WRITE, "altering offsets")
+    }
+
+    /// A service that must not be asked anything.
+    struct Untouched;
+    impl crate::client::Transport for Untouched {
+        fn send(
+            &self,
+            req: &crate::client::Request,
+        ) -> crate::client::Result<crate::client::transport::Body> {
+            panic!("sent {} {}", req.method, req.path)
+        }
+        fn endpoint(&self) -> String {
+            "https://api.confluent.cloud/connect/v1/environments/env-a/clusters/lkc-b".into()
+        }
+    }
+
+    #[test]
+    fn a_service_without_get_root_is_not_sent_one_and_passes_the_version_checks() {
+        let backend = crate::client::Backend::ConfluentCloud(crate::client::CloudIds {
+            environment: "env-a".into(),
+            kafka_cluster: "lkc-b".into(),
+        });
+        let client = Connect::new(Untouched).with_backend(backend);
+        let c = probe(&client).unwrap();
+        assert_eq!(c.info.version, "Confluent Cloud");
+        assert_eq!(c.info.kafka_cluster_id.as_deref(), Some("lkc-b"));
+        require_version(&c, ConnectVersion::INITIAL_STATE, "creating stopped").unwrap();
+        assert!(c.url.ends_with("/clusters/lkc-b"));
     }
 
     #[test]
