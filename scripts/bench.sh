@@ -5,6 +5,8 @@
 #                               docs/benchmarks.md between the `bench:` markers
 #   scripts/bench.sh --quick    a smoke run on small sizes (under a minute): checks that every
 #                               workload still runs; prints, writes nothing, asserts no time
+#   scripts/bench.sh --fleet-only   the fleet rows only (Kafka Connect, then the same fleet as
+#                               Confluent Cloud's managed connectors); prints, writes nothing
 #
 # The instrument is the fake Connect of kco (src/fake/) over HTTP, started by
 # `cargo bench --bench fleet -- --serve`: it answers every request after a fixed delay
@@ -19,12 +21,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-QUICK=0
-[[ ${1:-} == --quick ]] && QUICK=1
+QUICK=0 FLEET_ONLY=0
+for arg in "$@"; do
+  case $arg in
+    --quick) QUICK=1 ;;
+    --fleet-only) FLEET_ONLY=1 ;;
+    *) echo "bench.sh: unknown option $arg (--quick, --fleet-only)" >&2; exit 2 ;;
+  esac
+done
 if ((QUICK)); then
-  CONNECTORS=60 PARTITIONS=10000 LATENCY=2 CLUSTERS=3 PER_CLUSTER=60 RUNS=2 SCALE=(2000 20000)
+  CONNECTORS=60 PARTITIONS=10000 LATENCY=2 CLUSTERS=3 PER_CLUSTER=60 CLOUD=60 RUNS=2 SCALE=(2000 20000)
 else
-  CONNECTORS=1000 PARTITIONS=100000 LATENCY=20 CLUSTERS=5 PER_CLUSTER=200 RUNS=3 SCALE=(10000 1000000)
+  CONNECTORS=1000 PARTITIONS=100000 LATENCY=20 CLUSTERS=5 PER_CLUSTER=200 CLOUD=300 RUNS=3 SCALE=(10000 1000000)
 fi
 
 for tool in hyperfine curl jq; do
@@ -56,22 +64,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Starts a fake fleet (N connectors), a wide sink (P partitions) and K more fleets; sets
-# FLEET, WIDE and CLUSTER_URLS.
+# Starts a fake fleet (N connectors), a wide sink (P partitions), K more fleets and a fleet
+# of $CLOUD managed connectors served as Confluent Cloud; sets FLEET, WIDE, CLUSTER_URLS and
+# CLOUD_SERVED (its endpoint, environment, cluster, API key and secret).
 serve() {
   local n=$1 p=$2 k=$3
   local out=$WORK/serve-$n-$k.txt
   "$BENCH" --serve --connectors "$n" --partitions "$p" --latency-ms "$LATENCY" --clusters "$k" \
-    --cluster-connectors "$PER_CLUSTER" \
+    --cluster-connectors "$PER_CLUSTER" --cloud-connectors "$CLOUD" \
     >"$out" 2>/dev/null &
   PIDS+=($!)
   for _ in $(seq 600); do
-    (($(wc -l <"$out") >= 2 + k)) && break
+    (($(wc -l <"$out") >= 3 + k)) && break
     sleep 0.1
   done
   FLEET=$(sed -n 's/^fleet: //p' "$out")
   WIDE=$(sed -n 's/^wide sink: //p' "$out")
   mapfile -t CLUSTER_URLS < <(sed -n 's/^cluster [0-9]*: //p' "$out")
+  read -r -a CLOUD_SERVED < <(sed -n 's/^confluent cloud: //p' "$out")
 }
 
 ROWS=$WORK/rows.md
@@ -116,6 +126,42 @@ CURL_PAR=$(median "$RUNS" "curl -s -o /dev/null -o /dev/null -K serial.cfg && cu
 HAND_SNAP=$(median 1 "cd $WORK/hand && curl -sSf $FLEET/connectors | jq -r '.[]' | while read -r n; do curl -sSf $FLEET/connectors/\$n/offsets -o \$n.json; done")
 row "snapshot, $CONNECTORS connectors, ${LATENCY} ms/request, default concurrency ($PAR) | $(fmt_s "$K_SNAP") | nominal bound $(fmt_s "$BOUND"): $(ratio "$K_SNAP" "$BOUND")x; same requests by \`curl --parallel-max $PAR\` $(fmt_s "$CURL_PAR"): $(ratio "$K_SNAP" "$CURL_PAR")x; curl loop $(fmt_s "$HAND_SNAP"): $(ratio "$HAND_SNAP" "$K_SNAP")x faster | \`kco snapshot\`"
 row "diff, $CONNECTORS connectors, ${LATENCY} ms/request, default concurrency ($PAR) | $(fmt_s "$K_DIFF") | nominal bound $(fmt_s "$BOUND"): $(ratio "$K_DIFF" "$BOUND")x; \`curl --parallel-max $PAR\` $(fmt_s "$CURL_PAR"): $(ratio "$K_DIFF" "$CURL_PAR")x; curl loop $(fmt_s "$HAND_SNAP"): $(ratio "$HAND_SNAP" "$K_DIFF")x faster | \`kco diff\`"
+
+echo "== Confluent Cloud: $CLOUD managed connectors, $LATENCY ms per request" >&2
+# The same fleet served as Confluent Cloud (the fake in that mode, its API key checked), read
+# through a `confluentCloud:` cluster of kco.yaml. No `GET /` there: the bound is the listing,
+# then the offsets reads $PAR at a time. The requests kco sent are counted from its -v trace,
+# so that a re-read of offsets observed too long ago shows in the figures.
+mkdir -p "$WORK/cloud"
+read -r C_URL C_ENV C_LKC C_KEY C_SECRET <<<"${CLOUD_SERVED[*]}"
+cat >"$WORK/cloud/kco.yaml" <<YAML
+clusters:
+  cloud:
+    confluentCloud:
+      environment: $C_ENV
+      kafkaCluster: $C_LKC
+      apiKey: \${env:KCO_BENCH_CLOUD_KEY}
+      apiSecret: \${env:KCO_BENCH_CLOUD_SECRET}
+      endpoint: $C_URL
+YAML
+export KCO_BENCH_CLOUD_KEY=$C_KEY KCO_BENCH_CLOUD_SECRET=$C_SECRET
+C_BOUND=$(awk -v n="$CLOUD" -v p=$PAR -v l="$LATENCY" 'BEGIN { printf "%.3f", (1 + int((n + p - 1) / p)) * l / 1000 }')
+K_CSNAP=$(median "$RUNS" -N --prepare "rm -rf $WORK/cloud/snapshots" "$KCO --config $WORK/cloud/kco.yaml --cluster cloud -q snapshot --dir $WORK/cloud/snapshots")
+rm -rf "$WORK/cloud/snapshots"
+"$KCO" --config "$WORK/cloud/kco.yaml" --cluster cloud -v snapshot --dir "$WORK/cloud/snapshots" >/dev/null 2>"$WORK/cloud/trace"
+C_REQS=$(grep -c ': ok (' "$WORK/cloud/trace" || true)
+C_READS=$(grep -c '/offsets: ok (' "$WORK/cloud/trace" || true)
+C_BASE="$C_URL/connect/v1/environments/$C_ENV/clusters/$C_LKC"
+{
+  echo "user = \"$C_KEY:$C_SECRET\""
+  for i in $(seq 0 $((CLOUD - 1))); do printf 'url = "%s/connectors/conn-%05d/offsets"\n' "$C_BASE" "$i"; done
+} >cloud-par.cfg
+C_CURL=$(median "$RUNS" "curl -s -o /dev/null -u $C_KEY:$C_SECRET '$C_BASE/connectors?expand=id,info,status' && curl -s --parallel --parallel-max $PAR -K cloud-par.cfg >/dev/null")
+row "snapshot on Confluent Cloud, $CLOUD managed connectors, ${LATENCY} ms/request, default concurrency ($PAR) | $(fmt_s "$K_CSNAP") | nominal bound $(fmt_s "$C_BOUND") (the listing, then $CLOUD offsets reads $PAR at a time): $(ratio "$K_CSNAP" "$C_BOUND")x; same requests by \`curl --parallel-max $PAR\` $(fmt_s "$C_CURL"): $(ratio "$K_CSNAP" "$C_CURL")x; kco sent $C_REQS requests, $C_READS of them offsets reads | \`kco snapshot\` (\`confluentCloud:\` cluster)"
+
+if ((FLEET_ONLY)); then
+  exit 0
+fi
 
 echo "== many clusters: $CLUSTERS x $PER_CLUSTER" >&2
 {
@@ -213,7 +259,7 @@ if [[ -n ${KCO_BENCH_TESTBED_URL:-} ]] && ((!QUICK)); then
   tail -1 "$ROWS"
 fi
 
-if ((!QUICK)); then
+if ((!QUICK && !FLEET_ONLY)); then
   doc=$ROOT/docs/benchmarks.md
   {
     sed '/<!-- bench:begin -->/q' "$doc"

@@ -413,6 +413,32 @@ fn the_api_key_is_checked_and_a_refusal_names_nothing_secret() {
     assert_eq!(fake.requests()[1].status, Some(401));
 }
 
+#[test]
+fn a_rate_limited_answer_tells_the_client_when_to_come_back_and_a_pending_request_is_named() {
+    let fake = cloud()
+        .sink("s3", "S3SinkConnector", State::Running, sink_offsets(10))
+        .fault(Fault::on("GET", "*/offsets").nth(1).rate_limited(2))
+        .in_process();
+    let client = fake.client();
+    let limited = client.offsets_read("s3").expect_err("429");
+    assert_eq!(limited.status(), Some(429));
+    assert_eq!(limited.retry_after(), Some(Duration::from_secs(2)));
+    assert!(limited.is_retryable());
+    assert_eq!(kafka_offset(&client, "s3"), 10);
+
+    client
+        .request_alter("s3", AlterKind::Patch, &entries(sink_offsets(1)))
+        .unwrap();
+    let pending = client
+        .request_alter("s3", AlterKind::Patch, &entries(sink_offsets(1)))
+        .unwrap_err();
+    assert_eq!(
+        pending.problem(),
+        Some(crate::client::Problem::RequestPending)
+    );
+    assert!(!pending.is_retryable());
+}
+
 /// One request over HTTP/1.1; returns the whole answer (head and body).
 fn raw(fake: &FakeConnect, method: &str, path: &str, auth: Option<&str>) -> String {
     let mut stream = TcpStream::connect(fake.addr()).unwrap();

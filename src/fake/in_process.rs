@@ -52,9 +52,18 @@ impl Transport for InProcess {
             authorization: self.authorization.clone(),
         };
         match serve(&self.inner, request) {
-            Reply::Respond { status, body, .. } => {
-                decode_response(req, &url, status, body.unwrap_or_default())
-            }
+            Reply::Respond {
+                status,
+                body,
+                headers,
+            } => decode_response(req, &url, status, body.unwrap_or_default()).map_err(|e| {
+                let retry_after = headers
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case("Retry-After"))
+                    .and_then(|(_, secs)| secs.parse().ok())
+                    .map(std::time::Duration::from_secs);
+                e.with_retry_after(retry_after)
+            }),
             Reply::Drop => {
                 let reason = "request failed: connection closed before message completed";
                 Err(ClientError::transport(req, &url, reason, true, false))
