@@ -44,8 +44,8 @@ impl Verb {
 /// The plan, one block per connector, then a count.
 pub fn plan(p: &Printer, plan: &ApplyPlan) -> String {
     let mut out = format!(
-        "Plan for cluster {} ({}, Kafka Connect {}):\n",
-        plan.cluster, plan.url, plan.connect_version
+        "Plan for cluster {} ({}, {}):\n",
+        plan.cluster, plan.url, plan.server
     );
     for c in &plan.connectors {
         out.push('\n');

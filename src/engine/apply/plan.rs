@@ -96,6 +96,10 @@ pub struct ApplyPlan {
     pub cluster: String,
     pub url: String,
     pub connect_version: String,
+    /// The service and its version, for the plan's header: `Kafka Connect 4.1.0`, or
+    /// `Confluent Cloud` (which has no version to read).
+    #[serde(skip)]
+    pub server: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kafka_cluster_id: Option<String>,
     pub prune: bool,
@@ -343,6 +347,10 @@ pub fn build_translated(
         cluster: cluster.to_string(),
         url: info.url.clone(),
         connect_version: info.info.version.clone(),
+        server: match client.capabilities().version_endpoint {
+            true => format!("{} {}", client.backend().service(), info.info.version),
+            false => client.backend().service().to_string(),
+        },
         kafka_cluster_id: info.info.kafka_cluster_id.clone(),
         prune: opts.prune,
         connectors,

@@ -119,6 +119,7 @@ fn whole(p: ConnectorPlan, prune: bool) -> ApplyPlan {
         cluster: "a".into(),
         url: "https://api.confluent.cloud".into(),
         connect_version: String::new(),
+        server: "Confluent Cloud".into(),
         kafka_cluster_id: None,
         prune,
         connectors: vec![p],

@@ -1,0 +1,172 @@
+//! apply, reset, undo and recover on a `confluentCloud:` cluster, against the fake in
+//! Confluent Cloud mode over HTTP: the plan says the service pauses and resumes the connector
+//! itself, no stop is sent, each change is one alter request whose status is read, and a
+//! request left pending is recovered by reading its status, not by sending another.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::fake_connect::{FakeConnect, FakeConnectBuilder, State};
+use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
+use crate::support::run::Kco;
+
+const ENV: &str = "env-abc123";
+const LKC: &str = "lkc-xyz789";
+
+/// The fake as Confluent Cloud, with sink `c` RUNNING at offset 100 of `t-0`.
+fn cloud(tune: impl FnOnce(FakeConnectBuilder) -> FakeConnectBuilder) -> FakeConnect {
+    let b = FakeConnect::builder()
+        .confluent_cloud(ENV, LKC)
+        .api_key("KEY", "SECRET")
+        .sink("c", SINK, State::Running, offsets(100));
+    tune(b).start()
+}
+
+/// A project in `dir`: kco.yaml naming the fake as cluster `a`, and `files/c.yaml` at `offset`.
+fn project(dir: &Path, fake: &FakeConnect, offset: i64) {
+    let yaml = format!(
+        "clusters:\n  a:\n    confluentCloud:\n      environment: {ENV}\n      kafkaCluster: {LKC}\n      apiKey: ${{env:CC_KEY}}\n      apiSecret: ${{env:CC_SECRET}}\n      endpoint: {}\n",
+        fake.url()
+    );
+    std::fs::write(dir.join("kco.yaml"), yaml).unwrap();
+    SnapshotFile::sink("c", offsets(offset))
+        .class(SINK)
+        .write_in(&dir.join("files"));
+}
+
+fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
+    Kco::new(dir)
+        .env("CC_KEY", "KEY")
+        .env("CC_SECRET", "SECRET")
+        .args(["--cluster", "a"])
+        .args(args)
+        .run()
+        .code_and_text()
+}
+
+/// The non-GET requests the fake got, as `METHOD /connectors/...`.
+fn mutating(fake: &FakeConnect) -> Vec<String> {
+    let base = format!("/connect/v1/environments/{ENV}/clusters/{LKC}");
+    fake.mutating_requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path.trim_start_matches(&base)))
+        .collect()
+}
+
+fn offset_of(fake: &FakeConnect) -> serde_json::Value {
+    fake.offset("c", &json!({"kafka_topic": "t", "kafka_partition": 0}))
+        .unwrap_or(serde_json::Value::Null)
+}
+
+#[test]
+fn apply_plans_sends_one_request_and_never_a_stop_then_undo_puts_it_back() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b);
+    project(t.path(), &fake, 40);
+
+    let (code, out) = kco(t.path(), &["apply", "files", "--dry-run"]);
+    assert_eq!(code, 0, "{out}");
+    let header = format!(
+        "Plan for cluster a ({}/connect/v1/environments/{ENV}/clusters/{LKC}, Confluent Cloud):",
+        fake.url()
+    );
+    assert!(out.contains(&header), "{out}");
+    assert!(
+        out.contains(
+            "c (sink, RUNNING): patch 1 partition; Confluent Cloud pauses and resumes it itself while the offsets change"
+        ),
+        "{out}"
+    );
+    fake.assert_no_mutations();
+
+    let (code, out) = kco(t.path(), &["apply", "files", "--yes", "--backup-dir", "bk"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("ok c: offsets applied and verified; RUNNING"),
+        "{out}"
+    );
+    assert_eq!(mutating(&fake), ["POST /connectors/c/offsets/request"]);
+    assert_eq!(offset_of(&fake), json!({"kafka_offset": 40}));
+    assert_eq!(fake.state("c"), Some(State::Running));
+
+    fake.clear_requests();
+    let (code, out) = kco(t.path(), &["undo", "bk", "--yes"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(mutating(&fake), ["POST /connectors/c/offsets/request"]);
+    assert_eq!(offset_of(&fake), json!({"kafka_offset": 100}));
+    assert_eq!(fake.state("c"), Some(State::Running));
+}
+
+#[test]
+fn reset_is_one_delete_request() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b);
+    project(t.path(), &fake, 40);
+    let (code, out) = kco(t.path(), &["reset", "c", "--yes", "-v"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("c: reset ok: request lcc-")
+            && out.contains("(DELETE of every partition) sent"),
+        "{out}"
+    );
+    assert_eq!(mutating(&fake), ["POST /connectors/c/offsets/request"]);
+    let body = fake
+        .mutating_requests()
+        .into_iter()
+        .next()
+        .and_then(|r| r.body);
+    assert_eq!(body, Some(json!({"type": "DELETE"})));
+    assert_eq!(fake.offsets("c"), json!([]));
+}
+
+#[test]
+fn a_failed_request_fails_with_the_services_message_and_changes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b.alter_fails("c", "offset 40 is below the log start"));
+    project(t.path(), &fake, 40);
+    let (code, out) = kco(t.path(), &["apply", "files", "--yes"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "FAILED c: failed at wait_applied: Confluent Cloud answered FAILED for request lcc-"
+        ) && out.contains("offset 40 is below the log start; the offsets were not changed"),
+        "{out}"
+    );
+    assert!(out.contains("offsets: unchanged"), "{out}");
+    assert_eq!(offset_of(&fake), json!({"kafka_offset": 100}));
+    assert_eq!(fake.state("c"), Some(State::Running));
+}
+
+#[test]
+fn a_request_left_pending_is_recovered_by_reading_its_status() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b.alter_stuck("c"));
+    project(t.path(), &fake, 40);
+    let (code, out) = kco(
+        t.path(),
+        &["apply", "files", "--yes", "--wait-timeout", "1"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("was still PENDING after 1s; kco sent nothing more: Confluent Cloud may still apply it (`kco recover` reads its status)"),
+        "{out}"
+    );
+    assert_eq!(fake.alter_requests("c"), 1);
+    // The service gets to it; recover reads the request's status, sends no other request.
+    fake.clear_alter_faults("c");
+    fake.clear_requests();
+    let (code, out) = kco(t.path(), &["recover"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("APPLIED at") && out.contains("its offsets read back as requested"),
+        "{out}"
+    );
+    assert_eq!(fake.alter_requests("c"), 1);
+    assert!(mutating(&fake).is_empty(), "{:?}", mutating(&fake));
+    assert_eq!(offset_of(&fake), json!({"kafka_offset": 40}));
+    assert_eq!(fake.state("c"), Some(State::Running));
+    let (code, out) = kco(t.path(), &["recover"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Nothing to recover"), "{out}");
+}
