@@ -148,7 +148,9 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
                 );
                 let n = words::count(entries.len(), "partition");
                 match &c.by_service {
-                    Some(note) => format!("create {config} at {n}, start {start_state}; {note}"),
+                    Some(note) => format!(
+                        "create {config} with the offsets of {n}, start {start_state}; {note}"
+                    ),
                     None => format!("create STOPPED {config}, patch {n}, start {start_state}"),
                 }
             },

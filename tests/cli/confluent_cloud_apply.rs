@@ -170,3 +170,49 @@ fn a_request_left_pending_is_recovered_by_reading_its_status() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Nothing to recover"), "{out}");
 }
+
+#[test]
+fn as_new_create_makes_the_connector_at_its_position_in_one_request() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b);
+    project(t.path(), &fake, 40);
+    let config = [
+        ("connector.class", SINK),
+        ("name", "c"),
+        ("topics", "t"),
+        ("tasks.max", "1"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    SnapshotFile::sink("c", offsets(40))
+        .class(SINK)
+        .config(Some(config))
+        .write_in(&t.path().join("files"));
+    let (code, out) = kco(
+        t.path(),
+        &["apply", "files/c.yaml", "--as", "n", "--create", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("n (sink, from a/c): create from the file's config (4 keys) with the offsets of 1 partition, start RUNNING; Confluent Cloud creates it at its position in one request"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok n: created, offsets applied and verified; RUNNING"),
+        "{out}"
+    );
+    let posts = fake.mutating_requests();
+    assert_eq!(mutating(&fake), ["POST /connectors"]);
+    let body = posts[0].body.clone().unwrap();
+    assert_eq!(
+        body["offsets"],
+        json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 40}}])
+    );
+    assert_eq!(body["config"]["name"], json!("n"));
+    assert_eq!(
+        fake.offset("n", &json!({"kafka_topic": "t", "kafka_partition": 0})),
+        Some(json!({"kafka_offset": 40}))
+    );
+    assert_eq!(fake.state("n"), Some(State::Running));
+}

@@ -17,7 +17,7 @@ use crate::compare::compare;
 use crate::engine::operation::journal::{self, JournalFile, Journaled};
 use crate::engine::operation::{Operation, StateDir};
 use crate::engine::progress::Both;
-use crate::fake::{ConnectorSpec, FakeConnect, State};
+use crate::fake::{ConnectorSpec, FakeConnect, Fault, State};
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry};
 
 const ENV: &str = "env-abc123";
@@ -632,4 +632,40 @@ fn the_journal_records_the_request_before_it_is_sent_and_its_id_after() {
     assert!(ids[0].is_none() && ids[1].as_deref().unwrap().starts_with("lcc-"));
     // The transaction ended with the state back: the journal is gone.
     assert!(!j.path().exists());
+}
+
+#[test]
+fn a_request_whose_answer_was_lost_is_looked_for_in_the_status_before_it_is_sent_again() {
+    // Taken, then the connection dropped: found in the status, not sent again.
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    fake.fault(
+        Fault::on("POST", "*/offsets/request")
+            .nth(1)
+            .apply_then_drop(),
+    );
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    assert_eq!(fake.alter_requests("c"), 1);
+    assert_eq!(fake.count("POST", "*/offsets/request"), 1);
+    let d = detail(&c, Step::Patch);
+    assert!(
+        d.contains("its status shows it taken as request lcc-"),
+        "{d}"
+    );
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 5)]);
+
+    // Dropped before it was taken: the status does not show it, so it is sent again.
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    fake.fault(
+        Fault::on("POST", "*/offsets/request")
+            .nth(1)
+            .drop_connection(),
+    );
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    assert_eq!(fake.alter_requests("c"), 1);
+    assert_eq!(fake.count("POST", "*/offsets/request"), 2);
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 5)]);
 }
