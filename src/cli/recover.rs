@@ -24,7 +24,11 @@ removed when the connector's transaction ends. The state dir is the project's: K
 directory. After a crash (kill -9, a lost CI runner), `recover` reads each recorded connector's \
 state and resumes or pauses those not in their recorded state, then waits for it; any later \
 apply, reset or undo on the cluster does this first, and `snapshot` and `diff` refuse to run until \
-it is done. Offsets are left as they are: apply again to finish the change. Without the journal, \
+it is done. Offsets are left as they are: apply again to finish the change. On a service that \
+changes offsets through asynchronous requests (Confluent Cloud), the journal also records the \
+request: recovery reads its status instead of sending another (waits while it is pending, \
+checks the offsets once it is applied, says so when it failed), and lets the service put the \
+state back. Without the journal, \
 --from-backup reads the states from the backup the operation wrote. A journal whose connectors \
 cannot be put back (no rights, or deleted since) is forgotten with --discard, which puts nothing \
 back and names what it forgets.\n\n\
