@@ -669,3 +669,54 @@ fn a_request_whose_answer_was_lost_is_looked_for_in_the_status_before_it_is_sent
     assert_eq!(fake.count("POST", "*/offsets/request"), 2);
     assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 5)]);
 }
+
+#[test]
+fn a_state_the_service_does_not_put_back_is_asked_for_and_said() {
+    /// Once the state is recorded, status shows the connector PAUSED (a service that does
+    /// not resume it) until kco resumes it itself.
+    struct NoResume<'a>(&'a FakeConnect);
+    impl Observer for NoResume<'_> {
+        fn recorded(&self, _c: &str, _prior: crate::model::TargetState) {
+            let paused = json!({"name": "c", "type": "source",
+                "connector": {"state": "PAUSED", "worker_id": "w"},
+                "tasks": [{"id": 0, "state": "PAUSED", "worker_id": "w"}]});
+            self.0.fault(
+                Fault::on("GET", "*/connectors/c/status")
+                    .first(100_000)
+                    .respond_json(200, paused),
+            );
+        }
+        fn step(&self, _c: &str, r: &StepRecord) {
+            if r.step == Step::Restore {
+                self.0.clear_faults();
+            }
+        }
+    }
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    fake.clear_requests();
+    let c = run(&fake, &p, &NoResume(&fake));
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    let base = format!("/connect/v1/environments/{ENV}/clusters/{LKC}");
+    let puts: Vec<String> = fake
+        .mutating_requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path.trim_start_matches(&base)))
+        .collect();
+    assert_eq!(
+        puts,
+        [
+            "POST /connectors/c/offsets/request",
+            "PUT /connectors/c/resume"
+        ]
+    );
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].starts_with("Confluent Cloud did not put `c` back RUNNING by itself (")
+            && c.warnings[0].ends_with("): kco asked for it"),
+        "{}",
+        c.warnings[0]
+    );
+    assert_eq!(detail(&c, Step::Restore), "PUT /resume accepted");
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+}
