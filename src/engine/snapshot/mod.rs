@@ -170,6 +170,12 @@ pub fn snapshot_reporting(
     fleet: &dyn Observer,
 ) -> Result<SnapshotReport> {
     let cluster = probe(client)?;
+    if opts.with_config && !client.capabilities().config_definitions {
+        return Err(Error::Usage(format!(
+            "--with-config: {} has no config definitions to tell which config keys are secrets (it masks their values itself), so kco captures no config there; snapshot without --with-config",
+            client.backend().service()
+        )));
+    }
     let mut listing = client
         .list_connectors()
         .map_err(|e| Error::client("cannot list connectors", e))?;

@@ -464,3 +464,21 @@ fn kafka_connect_files_have_no_observed_at() {
     let text = std::fs::read_to_string(dir.path().join("a/s.yaml")).unwrap();
     assert!(!text.contains("observedAt"), "{text}");
 }
+
+#[test]
+fn with_config_is_refused_where_no_config_definitions_say_which_keys_are_secrets() {
+    let m = cloud().in_process();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = SnapshotOptions {
+        with_config: true,
+        ..quick(120)
+    };
+    let e = snapshot(&m.client(), "a", dir.path(), &opts, &at("t")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("Confluent Cloud has no config definitions"),
+        "{e}"
+    );
+    assert!(m.requests().is_empty(), "{:?}", m.requests());
+    assert!(!dir.path().join("a").exists());
+}
