@@ -237,6 +237,18 @@ pub fn snapshot_reporting(
                     Err(message) => Ok((failed(l, path, message), false)),
                 }
             }
+            // Listed, then deleted before its offsets were read (connectors come and go on a
+            // live cluster): nothing to capture, and no reason to fail the others' snapshot.
+            Err(observed::ReadError::Client(e)) if e.is_unknown_connector() && gone(client, &l.name) => Ok((
+                ConnectorSnapshot {
+                    message: Some(
+                        "deleted while the snapshot ran: no file written (a file it had is left as it was)".into(),
+                    ),
+                    connector_type: l.connector_type,
+                    ..skipped(l, path)
+                },
+                false,
+            )),
             Err(e) => Ok((failed(l, path, e.to_string()), false)),
         }
     };
@@ -428,6 +440,14 @@ fn write(
         message,
     };
     Ok((report, is_current))
+}
+
+/// The cluster no longer has connector `name` (a 404 alone may be a worker that has not read
+/// the latest configs yet).
+fn gone(client: &Connect, name: &str) -> bool {
+    client
+        .connector_names()
+        .is_ok_and(|names| !names.iter().any(|n| n == name))
 }
 
 fn skipped(l: &ConnectorListing, path: PathBuf) -> ConnectorSnapshot {

@@ -482,3 +482,39 @@ fn with_config_is_refused_where_no_config_definitions_say_which_keys_are_secrets
     assert!(m.requests().is_empty(), "{:?}", m.requests());
     assert!(!dir.path().join("a").exists());
 }
+
+#[test]
+fn a_connector_deleted_between_the_listing_and_its_offsets_is_skipped_not_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = cluster();
+    // Listed, then its offsets answer 404 and the names no longer hold it: deleted meanwhile.
+    m.fault(
+        Fault::on("GET", "/connectors/orders-sink/offsets")
+            .respond(404, "Connector orders-sink not found"),
+    );
+    m.fault(Fault::on("GET", "/connectors").respond_json(200, json!(["file-src"])));
+    let r = run(&m, dir.path(), &SnapshotOptions::default());
+    assert_eq!(
+        outcomes(&r),
+        [
+            ("file-src".into(), SnapshotOutcome::Created),
+            ("orders-sink".into(), SnapshotOutcome::Skipped)
+        ]
+    );
+    let gone = &r.connectors[1];
+    assert!(gone
+        .message
+        .as_deref()
+        .unwrap()
+        .contains("deleted while the snapshot ran"));
+    assert!(!gone.path.exists());
+
+    // A 404 while the cluster still names the connector is a failure, as before.
+    let m = cluster();
+    m.fault(
+        Fault::on("GET", "/connectors/orders-sink/offsets")
+            .respond(404, "Connector orders-sink not found"),
+    );
+    let r = run(&m, dir.path(), &SnapshotOptions::default());
+    assert_eq!(r.connectors[1].outcome, SnapshotOutcome::Failed);
+}
