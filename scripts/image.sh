@@ -10,6 +10,8 @@
 # --cgroup-manager cgroupfs, which a rootful podman 4.3 needs in a sandbox).
 # KCO_IMAGE_SOURCE sets the source label (default the repository of Cargo.toml).
 # KCO_BINARY: a static kco already built (scripts/release.sh's), used instead of building.
+# KCO_IMAGE_PROFILE: the Cargo profile of the binary it builds (default release; scripts/test.sh
+# uses image-check, unoptimised, to test the image in half the build time).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,7 +25,7 @@ while (($#)); do
   case $1 in
     --tag) IMAGE=${2:?--tag needs a value}; shift 2 ;;
     --tag=*) IMAGE=${1#--tag=}; shift ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "image.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -34,9 +36,8 @@ podman_cmd
 if [[ -n ${KCO_BINARY:-} ]]; then
   BIN=$KCO_BINARY
 else
-  TARGET=x86_64-unknown-linux-gnu
-  bash "$ROOT/scripts/release.sh" --target "$TARGET" >/dev/null
-  BIN=$ROOT/target/dist/$TARGET/release/kco
+  BIN=$(bash "$ROOT/scripts/release.sh" --target x86_64-unknown-linux-gnu \
+    --profile "${KCO_IMAGE_PROFILE:-release}" --binary-only | tail -n 1)
 fi
 
 CTX=$(mktemp -d)

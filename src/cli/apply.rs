@@ -105,8 +105,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         (None, Some(rev)) => match history::delta::commit(&paths, rev)? {
             CommitDelta::Delta(d) => Some(d),
             CommitDelta::Record(r) => {
-                super::apply_git::print_record(&ctx.printer, &r);
-                ctx.printer.line("No changes.");
+                if ctx.printer.is_structured() {
+                    ctx.printer
+                        .structured(&nothing_to_apply(&args, None, Some(&r)));
+                } else {
+                    super::apply_git::print_record(&ctx.printer, &r);
+                    ctx.printer.line("No changes.");
+                }
                 return Ok(EXIT_OK);
             }
         },
@@ -120,8 +125,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         }
         (None, Some(delta)) => {
             if delta.files.is_empty() {
-                super::apply_git::print_source(&ctx.printer, &delta.source);
-                ctx.printer.line("No changes.");
+                if ctx.printer.is_structured() {
+                    ctx.printer
+                        .structured(&nothing_to_apply(&args, Some(&delta.source), None));
+                } else {
+                    super::apply_git::print_source(&ctx.printer, &delta.source);
+                    ctx.printer.line("No changes.");
+                }
                 return Ok(EXIT_OK);
             }
             let changes = delta
@@ -161,6 +171,23 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         with_sources: args.with_sources,
     };
     drive(ctx, &target, &wants, &args.change, &request)
+}
+
+/// The JSON (or YAML) document of an apply that has nothing to apply: a change that touched
+/// no file, or a commit that is a record. The same keys as an apply's, with no plan and no
+/// result; `record` names the record commit.
+fn nothing_to_apply(
+    args: &Args,
+    source: Option<&history::at::FilesSource>,
+    record: Option<&history::at::RecordCommit>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "plan": null,
+        "dry_run": args.change.dry_run,
+        "source": source,
+        "record": record,
+        "result": null,
+    })
 }
 
 /// A risk that refuses an apply, as a flag value.

@@ -44,6 +44,9 @@ pub struct Capabilities {
     /// The create call accepts the offsets to start from: a connector is created at its
     /// position in one request.
     pub create_with_offsets: bool,
+    /// `GET /connector-plugins/{class}/config` answers, which says which config keys are
+    /// secrets (PASSWORD): `snapshot --with-config` can replace them by placeholders.
+    pub config_definitions: bool,
 }
 
 impl Backend {
@@ -56,6 +59,7 @@ impl Backend {
                 observed_offsets: false,
                 version_endpoint: true,
                 create_with_offsets: false,
+                config_definitions: true,
             },
             Backend::ConfluentCloud(_) => Capabilities {
                 server_side_pause: true,
@@ -63,6 +67,7 @@ impl Backend {
                 observed_offsets: true,
                 version_endpoint: false,
                 create_with_offsets: true,
+                config_definitions: false,
             },
         }
     }

@@ -256,6 +256,32 @@ fn a_nightly_commit_is_never_applied() {
         "{out}"
     );
 
+    // The same two answers as one JSON document each (no text on stdout).
+    for args in [
+        &[
+            "apply",
+            "snapshots/a",
+            "--changed-since",
+            "HEAD~1",
+            "-o",
+            "json",
+        ][..],
+        &["apply", "snapshots/a", "--commit", "HEAD", "-o", "json"][..],
+    ] {
+        let (code, out, err) = on(r.path(), &fake, args);
+        assert_eq!(code, 0, "{out}{err}");
+        let doc: serde_json::Value = serde_json::from_str(&out).expect(&out);
+        assert!(doc["plan"].is_null() && doc["result"].is_null(), "{doc}");
+        if args.contains(&"--commit") {
+            assert_eq!(doc["record"]["kind"], "snapshot", "{doc}");
+            assert_eq!(doc["record"]["trailer"], "Kco-Snapshot: a", "{doc}");
+        } else {
+            assert_eq!(doc["source"]["mode"], "changed_since", "{doc}");
+            assert!(doc["record"].is_null(), "{doc}");
+        }
+    }
+    fake.assert_no_mutations();
+
     // Since before the merge: the pull request's change, not the nightly's.
     let (code, out, err) = on(
         r.path(),
