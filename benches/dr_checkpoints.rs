@@ -66,6 +66,7 @@ fn main() {
             connector_type: ConnectorType::Sink,
             state: None,
             captured_at: None,
+            observed_at: None,
         },
         offsets,
         Some(BTreeMap::from([

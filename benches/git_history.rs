@@ -49,6 +49,7 @@ fn file(j: usize, position: usize) -> String {
             connector_type: ConnectorType::Sink,
             state: Some(ConnectorState::Running),
             captured_at: Some("2026-01-01T00:00:00Z".into()),
+            observed_at: None,
         },
         entries,
         None,

@@ -116,6 +116,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 Ok((name, client)) => Against::Live {
                     client,
                     cluster: name.clone(),
+                    freshness: args.read.freshness(),
                 },
                 Err(why) => Against::Files { why: why.clone() },
             };
@@ -215,6 +216,7 @@ fn live(
         exit_on,
         parallel: args.read.parallel,
         cwd: &ctx.cwd,
+        freshness: args.read.freshness(),
     };
     // Sink files of another Kafka cluster are compared through MM2's checkpoints.
     let dr = super::apply_mirror::diff_dr(

@@ -61,7 +61,13 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
     } else {
         Vec::new()
     };
-    ls(&client, &files, &target.name, args.read.parallel, &ctx.cwd)
+    ls(
+        &client,
+        &files,
+        &target.name,
+        (args.read.parallel, args.read.freshness()),
+        &ctx.cwd,
+    )
 }
 
 /// Prints one cluster's listing; its exit code.

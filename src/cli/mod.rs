@@ -156,6 +156,24 @@ pub struct ReadArgs {
     /// How many connectors to read at once
     #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_READS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub parallel: usize,
+    /// On a service that observes offsets periodically (Confluent Cloud): offsets observed
+    /// longer ago are read again (see --observed-wait), then refused, never taken as current
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::engine::observed::DEFAULT_MAX_AGE.as_secs())]
+    pub max_observed_age: u64,
+    /// How long to keep reading for an observation younger than --max-observed-age
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::engine::observed::DEFAULT_WAIT.as_secs())]
+    pub observed_wait: u64,
+}
+
+impl ReadArgs {
+    /// How fresh observed offsets must be.
+    pub fn freshness(&self) -> crate::engine::observed::Freshness {
+        let mut f = crate::engine::observed::Freshness::with_max_age(
+            std::time::Duration::from_secs(self.max_observed_age),
+        );
+        f.wait.timeout = std::time::Duration::from_secs(self.observed_wait);
+        f
+    }
 }
 
 /// A connector type, as a flag value.

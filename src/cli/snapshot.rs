@@ -125,6 +125,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         parallel: args.read.parallel,
         with_config: args.with_config,
         prune: args.prune,
+        freshness: args.read.freshness(),
         ..SnapshotOptions::default()
     };
     ctx.printer.status(&format!(

@@ -2,6 +2,7 @@
 //! snapshot file compares, as the live `diff` classifies it (the comparison is `diff`'s, not
 //! written again here).
 
+use super::observed::Freshness;
 use std::path::Path;
 
 use serde::Serialize;
@@ -44,7 +45,7 @@ pub fn ls(
     client: &Connect,
     files: &[LoadedFile],
     cluster: &str,
-    parallel: usize,
+    (parallel, freshness): (usize, Freshness),
     cwd: &Path,
 ) -> Result<LsReport> {
     let diff = diff_live(
@@ -56,6 +57,7 @@ pub fn ls(
             exit_on: ExitOn::Drift,
             parallel,
             cwd,
+            freshness,
         },
     )?;
     let listing = client
@@ -120,7 +122,7 @@ mod tests {
         fake.add_connector(crate::fake::ConnectorSpec::source("new", "S").state(State::Paused));
         let (files, problems) = load_files(&[dir.path().join("a")]);
         assert!(problems.is_empty());
-        let r = ls(&client, &files, "a", 2, dir.path()).unwrap();
+        let r = ls(&client, &files, "a", (2, Freshness::default()), dir.path()).unwrap();
         let rows: Vec<(&str, Status, usize, usize)> = r
             .connectors
             .iter()

@@ -12,6 +12,7 @@ pub mod ls;
 pub mod membership;
 pub mod merge;
 pub mod mirror;
+pub mod observed;
 pub mod operation;
 pub mod parallel;
 pub mod probe;

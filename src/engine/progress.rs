@@ -187,6 +187,7 @@ pub(crate) mod tests {
             exit_on: ExitOn::Drift,
             parallel: 1,
             cwd: dir.path(),
+            freshness: Default::default(),
         };
         diff_live_reporting(&fake.client(), input, &heard).unwrap();
         let log = heard.0.into_inner().unwrap();

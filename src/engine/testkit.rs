@@ -35,5 +35,6 @@ pub(crate) fn live_input<'a>(files: &'a [LoadedFile], cluster: &str) -> LiveInpu
         exit_on: ExitOn::Drift,
         parallel: 2,
         cwd: Path::new("/w"),
+        freshness: Default::default(),
     }
 }

@@ -361,7 +361,9 @@ fn what_connect_has_and_the_service_has_not_is_absent() {
     let client = fake.client();
     let status = |r: crate::client::Result<()>| r.unwrap_err().status();
     assert_eq!(status(client.stop("s3")), Some(404));
-    assert_eq!(client.server_info().unwrap_err().status(), Some(404));
+    // The client sends no `GET /` to the service; asked anyway, it answers 404.
+    let raw = crate::client::Connect::new(fake.transport());
+    assert_eq!(raw.server_info().unwrap_err().status(), Some(404));
     assert_eq!(
         client
             .patch_offsets("s3", &entries(sink_offsets(1)))

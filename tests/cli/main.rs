@@ -1,6 +1,7 @@
 //! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
 mod apply;
+mod confluent_cloud;
 mod corpus;
 mod crash;
 mod crash_snapshot;

@@ -59,6 +59,7 @@ impl SnapshotFile {
                 connector_type: kind,
                 state: Some(ConnectorState::Running),
                 captured_at: None,
+                observed_at: None,
             },
             offsets,
             config: None,

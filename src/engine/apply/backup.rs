@@ -76,6 +76,7 @@ pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupRe
                 connector_type,
                 state: c.live_state,
                 captured_at: Some(captured_at.to_string()),
+                observed_at: None,
             },
             c.live_offsets.clone(),
             None,

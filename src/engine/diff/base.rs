@@ -24,6 +24,8 @@ pub enum Against<'a> {
     Live {
         client: &'a crate::client::Connect,
         cluster: String,
+        /// How fresh observed offsets must be (Confluent Cloud).
+        freshness: crate::engine::observed::Freshness,
     },
     /// The files at the revision only; `why` says why not live.
     Files { why: String },
@@ -87,7 +89,9 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
 
     let keys: std::collections::BTreeSet<_> = old.keys().chain(new.keys()).cloned().collect();
     let labels = match &input.against {
-        Against::Live { cluster, client } => Labels {
+        Against::Live {
+            cluster, client, ..
+        } => Labels {
             against: LabelsAgainst::Live,
             cluster: Some(cluster.clone()),
             url: Some(client.endpoint()),
@@ -110,11 +114,16 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
                 number(&mut y.old, old_lines.remove(&k));
                 number(&mut y.new, new_lines.remove(&k));
             }
-            if let Against::Live { client, cluster } = &input.against {
+            if let Against::Live {
+                client,
+                cluster,
+                freshness,
+            } = &input.against
+            {
                 if *cluster == k.0 {
                     let class = new.get(&k).or(old.get(&k));
                     let class = class.and_then(|(_, f)| f.metadata.connector_class.as_deref());
-                    super::base_live::label(&mut c, client, cluster, class);
+                    super::base_live::label(&mut c, client, cluster, class, freshness);
                 } else if !c.partitions.is_empty() {
                     c.notes.push(format!(
                         "labels compare the files only: the file is cluster `{}`'s, the review read cluster `{cluster}`",

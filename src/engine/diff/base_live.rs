@@ -7,22 +7,41 @@ use std::collections::BTreeMap;
 use super::{ConnectorDiff, LiveOffset, Sides, Status};
 use crate::client::Connect;
 use crate::compare::movement_in;
+use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
 use crate::engine::risk::assess;
 use crate::model::{canonical_fields, Fields};
 
 /// Labels `c`'s partitions against the live offsets of its connector on `cluster`. A connector
 /// the cluster lacks is labelled against no offsets (applying it needs `--create`); one whose
 /// offsets cannot be read keeps its file labels, with a note that says why.
-pub(super) fn label(c: &mut ConnectorDiff, client: &Connect, cluster: &str, class: Option<&str>) {
+pub(super) fn label(
+    c: &mut ConnectorDiff,
+    client: &Connect,
+    cluster: &str,
+    class: Option<&str>,
+    freshness: &Freshness,
+) {
     if matches!(c.status, Status::Unchanged | Status::Removed) || c.partitions.is_empty() {
         return;
     }
     let Some(kind) = c.connector_type else {
         return;
     };
-    let live = match client.offsets(&c.name) {
-        Ok(o) => o,
-        Err(e) if e.is_unknown_connector() => {
+    let read = read_offsets(
+        client,
+        &c.name,
+        freshness,
+        &crate::clock::now,
+        &crate::wait::SystemClock,
+    );
+    let live = match read {
+        Ok(o) => {
+            if let Some(note) = observed_note(client, &o) {
+                c.notes.push(note);
+            }
+            o.entries
+        }
+        Err(ReadError::Client(e)) if e.is_unknown_connector() => {
             c.notes.push(format!(
                 "`{}` is not on cluster `{cluster}`: applying the change needs --create",
                 c.name

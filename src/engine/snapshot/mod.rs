@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::observed::{self, Freshness, Observed};
 use super::progress::{self, Observer, Unheard};
 use super::settle::settle_listing;
 use super::snapshot_stale::stale_files;
@@ -22,7 +23,7 @@ use super::{parallel, probe, store, Selector};
 use crate::client::{Connect, ConnectorListing};
 use crate::error::{Error, Result};
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT, SCHEMA_FILE};
-use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorType, OffsetEntry};
+use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorType};
 
 /// What to snapshot and how.
 #[derive(Debug, Clone)]
@@ -36,6 +37,8 @@ pub struct SnapshotOptions {
     pub prune: bool,
     /// The `$schema` reference written in new files (existing files keep theirs).
     pub schema_ref: String,
+    /// How fresh observed offsets must be (a service that observes them: Confluent Cloud).
+    pub freshness: Freshness,
 }
 
 impl Default for SnapshotOptions {
@@ -46,6 +49,7 @@ impl Default for SnapshotOptions {
             with_config: false,
             prune: false,
             schema_ref: DEFAULT_SCHEMA_REF.into(),
+            freshness: Freshness::default(),
         }
     }
 }
@@ -210,10 +214,17 @@ pub fn snapshot_reporting(
         let Some(kind) = l.connector_type else {
             return Ok((skipped(l, path), false));
         };
-        match client.offsets(&l.name) {
-            Ok(offsets) => {
+        let read = observed::read_offsets(
+            client,
+            &l.name,
+            &opts.freshness,
+            &crate::clock::now,
+            &crate::wait::SystemClock,
+        );
+        match read {
+            Ok(read) => {
                 let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
-                match capture(l, kind, offsets, secrets, opts, &base) {
+                match capture(l, kind, read, secrets, opts, &base) {
                     Ok((file, redacted)) => {
                         write(&path, file, redacted, opts, &files, &points_at_schema)
                     }
@@ -306,7 +317,7 @@ fn password_keys(
 fn capture(
     l: &ConnectorListing,
     kind: ConnectorType,
-    offsets: Vec<OffsetEntry>,
+    read: Observed,
     secret_keys: Option<&std::result::Result<BTreeSet<String>, String>>,
     opts: &SnapshotOptions,
     base: &Capture,
@@ -331,8 +342,9 @@ fn capture(
         connector_type: kind,
         state: l.state(),
         captured_at: Some(base.captured_at.clone()),
+        observed_at: read.observed_at.map(crate::clock::rfc3339),
     };
-    Ok((OffsetsFile::new(metadata, offsets, config), redacted))
+    Ok((OffsetsFile::new(metadata, read.entries, config), redacted))
 }
 
 /// Writes `file` at `path` unless the existing file already holds the same offsets (and

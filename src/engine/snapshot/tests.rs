@@ -4,6 +4,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::fake::{ConnectorSpec, FakeConnect, FakeConnectBuilder, Fault, PluginSpec, State};
+use crate::model::OffsetEntry;
 
 const SRC: &str = "org.apache.kafka.connect.file.FileStreamSourceConnector";
 const SINK: &str = "org.apache.kafka.connect.file.FileStreamSinkConnector";
@@ -365,4 +366,101 @@ fn old_connect_is_a_clear_error_and_writes_nothing() {
     let msg = e.to_string();
     assert!(msg.contains("3.4.1") && msg.contains("3.5"), "{msg}");
     assert!(!dir.path().join("a").exists());
+}
+
+/// Confluent Cloud's managed connectors: one sink.
+fn cloud() -> FakeConnectBuilder {
+    FakeConnect::builder()
+        .confluent_cloud("env-abc123", "lkc-xyz789")
+        .sink("orders", SINK, State::Running, sink_offsets(5))
+}
+
+/// Re-reads a few milliseconds apart, for half a second at most.
+fn quick(max_age_secs: u64) -> SnapshotOptions {
+    let mut freshness = crate::engine::observed::Freshness::with_max_age(
+        std::time::Duration::from_secs(max_age_secs),
+    );
+    freshness.wait = crate::wait::WaitPolicy {
+        timeout: std::time::Duration::from_millis(500),
+        first_delay: std::time::Duration::from_millis(5),
+        max_delay: std::time::Duration::from_millis(20),
+    };
+    SnapshotOptions {
+        freshness,
+        ..SnapshotOptions::default()
+    }
+}
+
+#[test]
+fn a_confluent_cloud_file_records_when_its_offsets_were_observed_and_no_get_root_is_sent() {
+    let m = cloud().in_process();
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&m, dir.path(), &quick(120));
+    assert_eq!(outcomes(&r), [("orders".into(), SnapshotOutcome::Created)]);
+    let text = std::fs::read_to_string(dir.path().join("a/orders.yaml")).unwrap();
+    let file = OffsetsFile::parse(Path::new("orders.yaml"), &text).unwrap();
+    let observed = file.metadata.observed_at.clone().expect("observedAt");
+    let at = m.observed_at("orders").unwrap();
+    assert_eq!(observed, crate::clock::rfc3339(at));
+    assert_eq!(
+        file.metadata.kafka_cluster_id.as_deref(),
+        Some("lkc-xyz789")
+    );
+    assert_eq!(
+        file.metadata.connect_version.as_deref(),
+        Some("Confluent Cloud")
+    );
+    assert!(text.contains("\n  observedAt: "), "{text}");
+    assert_eq!(
+        file.offsets.len(),
+        m.offsets("orders").as_array().unwrap().len()
+    );
+    let base = "/connect/v1/environments/env-abc123/clusters/lkc-xyz789";
+    assert_eq!(
+        calls(&m),
+        [
+            format!("GET {base}/connectors?expand=id,info,status"),
+            format!("GET {base}/connectors/orders/offsets"),
+        ]
+    );
+}
+
+#[test]
+fn a_stale_observation_is_read_again_and_then_recorded_as_current() {
+    let m = cloud().stale_observations(2).in_process();
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&m, dir.path(), &quick(120));
+    assert_eq!(outcomes(&r), [("orders".into(), SnapshotOutcome::Created)]);
+    assert_eq!(m.count("GET", "*/connectors/orders/offsets"), 3);
+}
+
+#[test]
+fn an_observation_that_stays_stale_is_a_failure_and_writes_no_file() {
+    let m = cloud().stale_observations(10_000).in_process();
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&m, dir.path(), &quick(120));
+    let failed = r.failed();
+    assert_eq!(failed.len(), 1);
+    let message = failed[0].message.clone().unwrap();
+    assert!(
+        message.contains("longer ago than --max-observed-age 120s")
+            && message.contains("not recorded as current"),
+        "{message}"
+    );
+    assert!(!dir.path().join("a/orders.yaml").exists());
+    assert!(m.count("GET", "*/connectors/orders/offsets") > 2);
+    // A bound wider than the observation's age takes it.
+    let r = run(&m, dir.path(), &quick(3600));
+    assert!(r.failed().is_empty());
+}
+
+#[test]
+fn kafka_connect_files_have_no_observed_at() {
+    let m = FakeConnect::builder()
+        .sink("s", SINK, State::Running, sink_offsets(1))
+        .in_process();
+    let dir = tempfile::tempdir().unwrap();
+    run(&m, dir.path(), &SnapshotOptions::default());
+    let text = std::fs::read_to_string(dir.path().join("a/s.yaml")).unwrap();
+    assert!(!text.contains("observedAt"), "{text}");
 }

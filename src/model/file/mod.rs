@@ -89,6 +89,12 @@ pub struct Metadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("format" = "date-time"))]
     pub captured_at: Option<String>,
+    /// RFC 3339 UTC time at which the service observed the offsets, for a service that
+    /// observes them periodically instead of reading them live (Confluent Cloud's
+    /// `observed_at`); kept, like `capturedAt`, while the offsets do not change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date-time"))]
+    pub observed_at: Option<String>,
 }
 
 impl Metadata {
@@ -103,6 +109,7 @@ impl Metadata {
             connector_type,
             state: None,
             captured_at: None,
+            observed_at: None,
         }
     }
 }
@@ -168,6 +175,7 @@ impl OffsetsFile {
         meta("type", Some(m.connector_type.to_string()));
         meta("state", m.state.map(|s| s.to_string()));
         meta("capturedAt", m.captured_at.as_deref().map(string));
+        meta("observedAt", m.observed_at.as_deref().map(string));
         if self.offsets.is_empty() {
             out.push_str("offsets: []\n");
         } else {

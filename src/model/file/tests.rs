@@ -14,6 +14,7 @@ fn sample(kind: ConnectorType, offsets: Value) -> OffsetsFile {
             connector_type: kind,
             state: Some(ConnectorState::Running),
             captured_at: Some("2026-01-01T00:00:00Z".into()),
+            observed_at: None,
         },
         serde_json::from_value(offsets).unwrap(),
         None,

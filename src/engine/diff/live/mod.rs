@@ -8,6 +8,7 @@ use std::path::Path;
 use super::dr::DrInput;
 use super::{DiffReport, ExitOn, Mode};
 use crate::client::Connect;
+use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
 use crate::engine::progress::{self, Observer, Unheard};
 use crate::engine::settle::settle_listing;
 use crate::engine::{probe, LoadedFile};
@@ -28,6 +29,8 @@ pub struct LiveInput<'a> {
     pub parallel: usize,
     /// File paths are shown relative to this directory.
     pub cwd: &'a Path,
+    /// How fresh observed offsets must be (a service that observes them: Confluent Cloud).
+    pub freshness: Freshness,
 }
 
 /// Compares the files with the cluster.
@@ -106,21 +109,36 @@ pub fn diff_live_translated(
         fleet,
         |n| n,
         |name| {
-            match client.offsets(name) {
+            let read = read_offsets(
+                client,
+                name,
+                &input.freshness,
+                &crate::clock::now,
+                &crate::wait::SystemClock,
+            );
+            match read {
                 Ok(o) => Ok(Some(o)),
                 // Deleted between the list and the read: it is missing.
-                Err(e) if e.is_not_found() => Ok(None),
-                Err(e) => Err(Error::client(
+                Err(ReadError::Client(e)) if e.is_not_found() => Ok(None),
+                Err(ReadError::Client(e)) => Err(Error::client(
                     format!("reading the offsets of connector `{name}`"),
                     e,
                 )),
+                Err(stale) => Err(Error::Other(format!(
+                    "connector `{name}` on cluster `{}`: {stale}; compare again later, or allow older observations with --max-observed-age",
+                    input.cluster
+                ))),
             }
         },
     );
     let mut live_offsets: BTreeMap<&str, Vec<OffsetEntry>> = BTreeMap::new();
+    let mut observed: BTreeMap<&str, String> = BTreeMap::new();
     for (name, r) in to_read.iter().zip(read) {
         if let Some(o) = r? {
-            live_offsets.insert(name, o);
+            if let Some(note) = observed_note(client, &o) {
+                observed.insert(name, note);
+            }
+            live_offsets.insert(name, o.entries);
         }
     }
     let connectors = names
@@ -131,7 +149,7 @@ pub fn diff_live_translated(
                 .zip(live_offsets.get(name))
                 .map(|(l, o)| (l, o.as_slice()));
             let file = by_name.get(name).copied();
-            match (file, dr.translations.get(*name)) {
+            let mut c = match (file, dr.translations.get(*name)) {
                 (Some(f), Some(t)) => {
                     super::dr::classify(name, f, live, t, &input.cluster, input.cwd)
                 }
@@ -139,7 +157,9 @@ pub fn diff_live_translated(
                     super::dr::skipped(name, f, &input.cluster, input.cwd)
                 }
                 _ => classify(name, file, live, &input.cluster, input.cwd),
-            }
+            };
+            c.notes.extend(observed.get(name).cloned());
+            c
         })
         .collect();
     let mut report = DiffReport::new(
