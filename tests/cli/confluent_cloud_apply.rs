@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::fake_connect::{FakeConnect, FakeConnectBuilder, State};
 use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
-use crate::support::run::Kco;
+use crate::support::run::{Kco, FIXED_NOW};
 
 const ENV: &str = "env-abc123";
 const LKC: &str = "lkc-xyz789";
@@ -18,6 +18,7 @@ const LKC: &str = "lkc-xyz789";
 fn cloud(tune: impl FnOnce(FakeConnectBuilder) -> FakeConnectBuilder) -> FakeConnect {
     let b = FakeConnect::builder()
         .confluent_cloud(ENV, LKC)
+        .clock_at(FIXED_NOW)
         .api_key("KEY", "SECRET")
         .sink("c", SINK, State::Running, offsets(100));
     tune(b).start()
@@ -215,4 +216,19 @@ fn as_new_create_makes_the_connector_at_its_position_in_one_request() {
         Some(json!({"kafka_offset": 40}))
     );
     assert_eq!(fake.state("n"), Some(State::Running));
+}
+
+#[test]
+fn the_plan_reads_an_old_observation_again_before_planning_and_backing_up() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b);
+    project(t.path(), &fake, 40);
+    fake.stale_for("c", 1);
+    let (code, out) = kco(t.path(), &["apply", "files", "--dry-run"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("t/0: {\"kafka_offset\":100} -> {\"kafka_offset\":40}"),
+        "{out}"
+    );
+    assert_eq!(fake.count("GET", "*/connectors/c/offsets"), 2);
 }

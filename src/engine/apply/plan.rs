@@ -534,8 +534,18 @@ fn plan_one(
             }
         }
     }
-    plan.live_offsets = match client.offsets(&name) {
-        Ok(o) => o,
+    // Offsets a service observes periodically are read until an observation is recent
+    // (a stale one is an error, never planned from nor backed up as current).
+    let fresh = crate::engine::observed::Freshness::default();
+    let read = crate::engine::observed::read_offsets(
+        client,
+        &name,
+        &fresh,
+        &crate::clock::now,
+        &crate::wait::SystemClock,
+    );
+    plan.live_offsets = match read {
+        Ok(o) => o.entries,
         Err(e) => return error(plan, format!("cannot read the offsets of `{name}`: {e}")),
     };
     let shape = (plan.connector_type)
