@@ -98,7 +98,7 @@ fn status_policy(wait: WaitPolicy) -> WaitPolicy {
 }
 
 fn show(f: Option<&Fields>) -> String {
-    f.map_or_else(|| "none".into(), canonical_fields)
+    f.map_or_else(|| "(none)".into(), canonical_fields)
 }
 
 impl Tx<'_> {
@@ -367,7 +367,7 @@ impl Tx<'_> {
                 .iter()
                 .map(|e| (&e.partition, Some(&e.offset))),
         );
-        let none = "none".to_string();
+        let none = "(none)".to_string();
         let differ: Vec<String> = partitions(&sent.entries)
             .into_iter()
             .chain(if sent.entries.is_empty() {
