@@ -232,3 +232,46 @@ fn the_plan_reads_an_old_observation_again_before_planning_and_backing_up() {
     );
     assert_eq!(fake.count("GET", "*/connectors/c/offsets"), 2);
 }
+
+#[test]
+fn the_json_plan_says_what_the_service_does_itself() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b);
+    project(t.path(), &fake, 40);
+    let (code, out) = kco(
+        t.path(),
+        &["apply", "files", "--dry-run", "--output", "json"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["plan"]["connectors"][0]["by_service"],
+        json!("Confluent Cloud pauses and resumes it itself while the offsets change")
+    );
+    fake.assert_no_mutations();
+}
+
+#[test]
+fn a_wrong_secret_fails_at_the_first_request_and_writes_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b);
+    project(t.path(), &fake, 40);
+    let run = Kco::new(t.path())
+        .env("CC_KEY", "KEY")
+        .env("CC_SECRET", "WRONG-SECRET")
+        .args(["--cluster", "a", "apply", "files", "--yes"])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(run.all().contains("KEY"), "{}", run.all());
+    assert!(!run.all().contains("WRONG-SECRET"), "{}", run.all());
+    assert_eq!(fake.requests().len(), 1, "{:?}", fake.requests());
+    fake.assert_no_mutations();
+    let kco_dir = t.path().join(".kco");
+    let written: Vec<_> = ["backups", "journal"]
+        .iter()
+        .filter(|d| {
+            std::fs::read_dir(kco_dir.join(d)).is_ok_and(|mut entries| entries.next().is_some())
+        })
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
+}
