@@ -275,3 +275,37 @@ fn a_wrong_secret_fails_at_the_first_request_and_writes_nothing() {
         .collect();
     assert!(written.is_empty(), "{written:?}");
 }
+
+#[test]
+fn a_pending_request_is_waited_for_once_not_retried_in_a_loop() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b);
+    project(t.path(), &fake, 40);
+    // Someone else's request, pending when kco sends its own.
+    let theirs = fake
+        .client()
+        .request_alter(
+            "c",
+            kco::client::AlterKind::Patch,
+            &[serde_json::from_value(json!(
+                {"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 70}}
+            ))
+            .unwrap()],
+        )
+        .unwrap();
+    fake.clear_requests();
+    let (code, out) = kco(t.path(), &["apply", "files", "--yes", "-v"]);
+    assert_eq!(code, 0, "{out}");
+    let id = theirs.id.unwrap();
+    assert!(
+        out.contains(&format!(
+            "waited for request {id} to be APPLIED, then sent it again"
+        )),
+        "{out}"
+    );
+    // The refused one and the one sent again: no retry in between.
+    assert_eq!(fake.count("POST", "*/offsets/request"), 2);
+    assert_eq!(fake.alter_requests("c"), 2);
+    assert_eq!(offset_of(&fake), json!({"kafka_offset": 40}));
+    assert_eq!(fake.state("c"), Some(State::Running));
+}
