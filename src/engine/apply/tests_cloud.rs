@@ -720,3 +720,21 @@ fn a_state_the_service_does_not_put_back_is_asked_for_and_said() {
     assert_eq!(detail(&c, Step::Restore), "PUT /resume accepted");
     assert_eq!(state(&fake, "c"), ConnectorState::Running);
 }
+
+#[test]
+fn a_second_request_refused_after_the_first_applied_still_says_offsets_were_sent() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), true);
+    fake.fault(
+        Fault::on("POST", "*/offsets/request")
+            .nth(2)
+            .respond(400, "partition g cannot be deleted"),
+    );
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Failed, "{c:#?}");
+    assert_eq!(c.failed_step, Some(Step::Patch));
+    assert!(c.offsets_sent, "the PATCH was applied");
+    assert!(c.state_restored);
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 5)]);
+    assert_eq!(state(&fake, "c"), ConnectorState::Running);
+}

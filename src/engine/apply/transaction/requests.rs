@@ -153,9 +153,21 @@ impl Tx<'_> {
     /// Sends each request and waits for it to be applied, then verifies the whole change.
     fn alter_async(&mut self, step: Step) -> Result<(), Failure> {
         let mut applied_at = None;
+        let mut applied_one = false;
         for (kind, entries) in self.requests(step) {
-            let sent = self.send_request(step, kind, entries)?;
-            let status = self.wait_applied(&sent)?;
+            let done = self
+                .send_request(step, kind, entries)
+                .and_then(|sent| Ok((self.wait_applied(&sent)?, sent)));
+            let (status, sent) = match done {
+                Ok(v) => v,
+                Err(f) => {
+                    // A request refused or failed changed nothing, but one applied before it
+                    // did.
+                    self.report.offsets_sent |= applied_one;
+                    return Err(f);
+                }
+            };
+            applied_one = true;
             self.check_previous(&sent, &status);
             applied_at = applied_at.max(status.applied_at);
         }
