@@ -12,10 +12,10 @@ pub struct ClientError {
     /// The connector the call was about.
     pub connector: Option<String>,
     pub kind: ErrorKind,
-    /// What a refusal of the credentials (401, 403) means, said by the layer that knows
-    /// which credentials were sent and to which service ([`crate::client::layers::Credentials`]):
-    /// the public half only (a user name, an API key), never a secret.
-    pub refusal: Option<Box<String>>,
+    /// What this failure means on the service it came from (a refusal of the credentials
+    /// naming the API key, never a secret; an endpoint that does not answer), said by the
+    /// layer that knows the service ([`crate::client::layers::ServiceHints`]).
+    pub hint: Option<Box<String>>,
 }
 
 /// What went wrong with a call.
@@ -189,7 +189,7 @@ impl ClientError {
             url: url.to_string(),
             connector: req.connector.clone(),
             kind,
-            refusal: None,
+            hint: None,
         }
     }
 

@@ -321,3 +321,32 @@ fn url_beside_a_confluent_cloud_cluster_is_refused_before_any_request() {
     );
     assert!(fake.requests().is_empty());
 }
+
+#[test]
+fn an_endpoint_where_nothing_answers_fails_at_once_and_says_what_to_check() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "clusters:\n  cloud:\n    confluentCloud:\n      environment: {ENV}\n      kafkaCluster: {LKC}\n      apiKey: K\n      apiSecret: S\n      endpoint: http://127.0.0.1:{port}\n"
+    );
+    std::fs::write(dir.path().join("kco.yaml"), config).unwrap();
+    let start = Instant::now();
+    let r = kco(dir.path(), &["snapshot"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        r.all()
+            .contains("Confluent Cloud does not answer at the endpoint of cluster `cloud`"),
+        "{}",
+        r.all()
+    );
+    assert!(!dir.path().join("snapshots").exists());
+}
