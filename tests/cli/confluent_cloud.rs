@@ -185,6 +185,13 @@ fn diff_base_labels_a_change_against_the_observed_live_offsets() {
     let r = kco(root, &["diff", "--base", "HEAD", "-o", "json"]);
     let report = parse_json(&r.stdout);
     assert_eq!(report["labels"]["against"], "live", "{report}");
+    let r = kco(root, &["diff", "--base", "HEAD", "-o", "markdown"]);
+    assert_eq!(r.code, 2, "{}", r.all());
+    assert!(
+        r.stdout.contains("REPROCESSING") && r.stdout.contains("orders-s3"),
+        "{}",
+        r.stdout
+    );
     assert_only_contract_requests(&fake);
 }
 
