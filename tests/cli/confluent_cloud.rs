@@ -114,6 +114,15 @@ fn snapshot_writes_files_with_observed_at_sending_only_the_contracts_requests() 
     }
     assert_eq!(file(dir.path(), "orders-s3").offsets.len(), 2);
     assert_only_contract_requests(&fake);
+    let shown = kco(dir.path(), &["show", "orders-s3"]);
+    assert!(
+        shown.stdout.contains(&format!(
+            "captured {FIXED_NOW}, observed {}",
+            file(dir.path(), "orders-s3").metadata.observed_at.unwrap()
+        )),
+        "{}",
+        shown.all()
+    );
     // One listing, one read per connector: no `GET /` probe before them.
     assert_eq!(fake.requests().len(), 3, "{:?}", fake.requests());
     // Every request carried the API key.
