@@ -236,6 +236,18 @@ fn an_observation_that_stays_stale_is_reported_and_never_written() {
     // A bound wider than its age takes it.
     let r = kco(dir.path(), &["snapshot", "--max-observed-age", "600"]);
     assert_eq!(r.code, 0, "{}", r.all());
+    // So does the cluster's bound in kco.yaml (the flag, when given, wins).
+    let config = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
+    let lenient = format!("{config}      maxObservedAgeSeconds: 600\n");
+    std::fs::write(dir.path().join("kco.yaml"), &lenient).unwrap();
+    let r = kco(dir.path(), &["diff"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    let r = kco(
+        dir.path(),
+        &["diff", "--max-observed-age", "120", "--observed-wait", "1"],
+    );
+    assert_eq!(r.code, 1, "{}", r.all());
+    std::fs::write(dir.path().join("kco.yaml"), &config).unwrap();
     // diff refuses to compare with an observation that old under the default bound.
     let r = kco(dir.path(), &["diff", "--observed-wait", "1"]);
     assert_eq!(r.code, 1, "{}", r.all());
