@@ -110,9 +110,6 @@ pub enum Problem {
 const PHRASES: &[(u16, &[&str], Problem)] = &[
     (400, &["must be in the STOPPED state"], Problem::NotStopped),
     (409, &["already exists"], Problem::AlreadyExists),
-    // Confluent Cloud: one alter request at a time per connector.
-    (409, &["pending"], Problem::RequestPending),
-    (409, &["in progress"], Problem::RequestPending),
     (500, &["can be safely retried"], Problem::SafeToRetry),
     (
         500,
@@ -169,7 +166,13 @@ impl Problem {
         }
     }
 
-    pub fn classify(status: u16, message: &str) -> Problem {
+    /// What an error answer to a request at `path` means. A 409 to an asynchronous alter
+    /// (`.../offsets/request`, a path only Confluent Cloud has) is a request already pending,
+    /// whatever its words: the service takes one at a time per connector.
+    pub fn classify(status: u16, path: &str, message: &str) -> Problem {
+        if status == 409 && path.ends_with("/offsets/request") {
+            return Problem::RequestPending;
+        }
         let known = PHRASES.iter().find(|(s, phrases, _)| {
             *s == status && phrases.iter().all(|phrase| message.contains(phrase))
         });
@@ -196,7 +199,7 @@ impl ClientError {
     /// An error answer from Connect.
     pub fn http(req: &Request, url: &str, status: u16, message: impl Into<String>) -> Self {
         let message = message.into();
-        let problem = Problem::classify(status, &message);
+        let problem = Problem::classify(status, &req.path, &message);
         Self::of(
             req,
             url,
