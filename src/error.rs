@@ -336,6 +336,10 @@ fn no_match_hint(closest: &[String], more: usize) -> String {
 }
 
 fn client_hint(source: &ClientError) -> Option<String> {
+    // Said by the layer that knows the service (its key, its endpoint).
+    if let Some(hint) = &source.hint {
+        return Some(hint.to_string());
+    }
     match source.tls_problem() {
         Some(TlsProblem::UntrustedServer) => return Some(
             "the worker's certificate is not signed by a CA kco trusts (the system's, plus the cluster's `tls.caFile` in kco.yaml): name its CA there".into(),
@@ -349,9 +353,6 @@ fn client_hint(source: &ClientError) -> Option<String> {
         return Some(
             "is the worker running and the URL right? Set it with --url, KCO_URL or a cluster in kco.yaml".into(),
         );
-    }
-    if let (true, Some(refusal)) = (source.is_auth_refused(), &source.refusal) {
-        return Some(refusal.to_string());
     }
     if source.is_auth_refused() {
         return Some(

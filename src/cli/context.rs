@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
-use crate::client::layers::{Credentials, RetryPolicy, Retrying, TraceSink, Traced};
+use crate::client::layers::{RetryPolicy, Retrying, ServiceHints, TraceSink, Traced};
 use crate::client::{Auth, Backend, Connect, HttpTransport, ServerInfo};
 use crate::config::{ClusterTarget, Config, ConfigError, Sources};
 use crate::engine::membership::{self, same_url, Membership};
@@ -185,7 +185,9 @@ impl Context {
     }
 
     /// The layers for `target`'s service: for one that is not Kafka Connect, its backend,
-    /// and what a refusal of its credentials means (the API key named, never the secret).
+    /// what a refusal of its credentials means (the API key named, never the secret) and an
+    /// endpoint that does not answer (failing at once, as a Connect cluster's first contact
+    /// does).
     fn stack_for(
         &self,
         target: &ClusterTarget,
@@ -199,23 +201,28 @@ impl Context {
             Some(Auth::Basic { username, .. }) => format!("API key `{username}`"),
             _ => "the credentials".to_string(),
         };
-        let refusal = format!(
-            "{} refused {key} of cluster `{}`: check `confluentCloud.apiKey` and `apiSecret` in {}; they must be a Cloud API key (`confluent api-key create --resource cloud`), not a Kafka cluster's API key, and the key's account needs access to the environment's connectors",
-            target.backend.service(),
+        let file = self
+            .config
+            .path
+            .as_deref()
+            .map(|p| self.display_path(p))
+            .unwrap_or_else(|| crate::config::FILE_NAME.to_string());
+        let service = target.backend.service();
+        let refused = format!(
+            "{service} refused {key} of cluster `{}`: check `confluentCloud.apiKey` and `apiSecret` in {file}; they must be a Cloud API key (`confluent api-key create --resource cloud`), not a Kafka cluster's API key, and the key's account needs access to the environment's connectors",
             target.name,
-            self.config
-                .path
-                .as_deref()
-                .map(|p| self.display_path(p))
-                .unwrap_or_else(|| crate::config::FILE_NAME.to_string()),
         );
-        let http = Credentials::new(http, refusal);
+        let unreachable = format!(
+            "{service} does not answer at the endpoint of cluster `{}`: check `confluentCloud.endpoint` in {file} (default https://api.confluent.cloud) and the network path to it",
+            target.name,
+        );
+        let http = ServiceHints::new(http, refused, unreachable);
         let client = if self.printer.verbose && !self.printer.quiet {
             let printer = self.printer.clone();
             let sink: TraceSink = Box::new(move |line| printer.detail(line));
-            Connect::new(Retrying::new(Traced::new(http, sink), policy))
+            Connect::new(Retrying::new(Traced::new(http, sink), policy).unreachable_fails_first())
         } else {
-            Connect::new(Retrying::new(http, policy))
+            Connect::new(Retrying::new(http, policy).unreachable_fails_first())
         };
         client.with_backend(target.backend.clone())
     }

@@ -116,7 +116,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 Ok((name, client)) => Against::Live {
                     client,
                     cluster: name.clone(),
-                    freshness: args.read.freshness(),
+                    freshness: args.read.freshness(&ctx.config, name),
                 },
                 Err(why) => Against::Files { why: why.clone() },
             };
@@ -216,7 +216,7 @@ fn live(
         exit_on,
         parallel: args.read.parallel,
         cwd: &ctx.cwd,
-        freshness: args.read.freshness(),
+        freshness: args.read.freshness(&ctx.config, &target.name),
     };
     // Sink files of another Kafka cluster are compared through MM2's checkpoints.
     let dr = super::apply_mirror::diff_dr(

@@ -65,7 +65,10 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
         &client,
         &files,
         &target.name,
-        (args.read.parallel, args.read.freshness()),
+        (
+            args.read.parallel,
+            args.read.freshness(&ctx.config, &target.name),
+        ),
         &ctx.cwd,
     )
 }

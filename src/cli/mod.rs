@@ -158,19 +158,29 @@ pub struct ReadArgs {
     pub parallel: usize,
     /// On a service that observes offsets periodically (Confluent Cloud): offsets observed
     /// longer ago are read again (see --observed-wait), then refused, never taken as current
-    #[arg(long, value_name = "SECONDS", default_value_t = crate::engine::observed::DEFAULT_MAX_AGE.as_secs())]
-    pub max_observed_age: u64,
+    /// [default: the cluster's `confluentCloud.maxObservedAgeSeconds`, else 120]
+    #[arg(long, value_name = "SECONDS")]
+    pub max_observed_age: Option<u64>,
     /// How long to keep reading for an observation younger than --max-observed-age
     #[arg(long, value_name = "SECONDS", default_value_t = crate::engine::observed::DEFAULT_WAIT.as_secs())]
     pub observed_wait: u64,
 }
 
 impl ReadArgs {
-    /// How fresh observed offsets must be.
-    pub fn freshness(&self) -> crate::engine::observed::Freshness {
-        let mut f = crate::engine::observed::Freshness::with_max_age(
-            std::time::Duration::from_secs(self.max_observed_age),
-        );
+    /// How fresh observed offsets of cluster `cluster` must be: the flag, else kco.yaml's
+    /// bound for the cluster, else 120 s.
+    pub fn freshness(
+        &self,
+        config: &crate::config::Config,
+        cluster: &str,
+    ) -> crate::engine::observed::Freshness {
+        let max_age = match self.max_observed_age {
+            Some(s) => std::time::Duration::from_secs(s),
+            None => config
+                .max_observed_age(cluster)
+                .unwrap_or(crate::engine::observed::DEFAULT_MAX_AGE),
+        };
+        let mut f = crate::engine::observed::Freshness::with_max_age(max_age);
         f.wait.timeout = std::time::Duration::from_secs(self.observed_wait);
         f
     }

@@ -48,6 +48,9 @@ struct Shown {
     class: Option<String>,
     state: Option<ConnectorState>,
     captured_at: Option<String>,
+    /// When the service observed the offsets (Confluent Cloud); absent for Connect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    observed_at: Option<String>,
     file: String,
     /// `--at` as given, and the commit it names.
     at: Option<String>,
@@ -78,6 +81,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         class: m.connector_class,
         state: m.state,
         captured_at: m.captured_at,
+        observed_at: m.observed_at,
         file: ctx.display_path(std::path::Path::new(&found.path)),
         at,
         commit,
@@ -103,7 +107,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         .map(|s| s.to_string())
         .unwrap_or_else(|| "-".into());
     let captured = doc.captured_at.as_deref().unwrap_or("-");
-    out.push_str(&format!("state {state}, captured {captured}\n"));
+    let observed = doc
+        .observed_at
+        .as_deref()
+        .map(|o| format!(", observed {o}"))
+        .unwrap_or_default();
+    out.push_str(&format!("state {state}, captured {captured}{observed}\n"));
     let rows: Vec<(String, String)> = doc
         .offsets
         .iter()

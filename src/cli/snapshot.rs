@@ -125,7 +125,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         parallel: args.read.parallel,
         with_config: args.with_config,
         prune: args.prune,
-        freshness: args.read.freshness(),
+        freshness: args.read.freshness(&ctx.config, &target.name),
         ..SnapshotOptions::default()
     };
     ctx.printer.status(&format!(

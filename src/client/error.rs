@@ -12,10 +12,10 @@ pub struct ClientError {
     /// The connector the call was about.
     pub connector: Option<String>,
     pub kind: ErrorKind,
-    /// What a refusal of the credentials (401, 403) means, said by the layer that knows
-    /// which credentials were sent and to which service ([`crate::client::layers::Credentials`]):
-    /// the public half only (a user name, an API key), never a secret.
-    pub refusal: Option<Box<String>>,
+    /// What this failure means on the service it came from (a refusal of the credentials
+    /// naming the API key, never a secret; an endpoint that does not answer), said by the
+    /// layer that knows the service ([`crate::client::layers::ServiceHints`]).
+    pub hint: Option<Box<String>>,
 }
 
 /// What went wrong with a call.
@@ -110,9 +110,6 @@ pub enum Problem {
 const PHRASES: &[(u16, &[&str], Problem)] = &[
     (400, &["must be in the STOPPED state"], Problem::NotStopped),
     (409, &["already exists"], Problem::AlreadyExists),
-    // Confluent Cloud: one alter request at a time per connector.
-    (409, &["pending"], Problem::RequestPending),
-    (409, &["in progress"], Problem::RequestPending),
     (500, &["can be safely retried"], Problem::SafeToRetry),
     (
         500,
@@ -169,7 +166,13 @@ impl Problem {
         }
     }
 
-    pub fn classify(status: u16, message: &str) -> Problem {
+    /// What an error answer to a request at `path` means. A 409 to an asynchronous alter
+    /// (`.../offsets/request`, a path only Confluent Cloud has) is a request already pending,
+    /// whatever its words: the service takes one at a time per connector.
+    pub fn classify(status: u16, path: &str, message: &str) -> Problem {
+        if status == 409 && path.ends_with("/offsets/request") {
+            return Problem::RequestPending;
+        }
         let known = PHRASES.iter().find(|(s, phrases, _)| {
             *s == status && phrases.iter().all(|phrase| message.contains(phrase))
         });
@@ -189,14 +192,14 @@ impl ClientError {
             url: url.to_string(),
             connector: req.connector.clone(),
             kind,
-            refusal: None,
+            hint: None,
         }
     }
 
     /// An error answer from Connect.
     pub fn http(req: &Request, url: &str, status: u16, message: impl Into<String>) -> Self {
         let message = message.into();
-        let problem = Problem::classify(status, &message);
+        let problem = Problem::classify(status, &req.path, &message);
         Self::of(
             req,
             url,

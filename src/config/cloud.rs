@@ -32,6 +32,12 @@ impl Config {
             .is_some_and(|c| c.confluent_cloud.is_some())
     }
 
+    /// `confluentCloud.maxObservedAgeSeconds` of cluster `name`, when set.
+    pub fn max_observed_age(&self, name: &str) -> Option<Duration> {
+        let cloud = self.raw.clusters.get(name)?.confluent_cloud.as_ref()?;
+        cloud.max_observed_age_seconds.map(Duration::from_secs)
+    }
+
     /// The line of `key:` inside cluster `name`'s block (else anywhere, as [`Config::err`]).
     fn err_in(&self, cluster: &str, key: &str, message: String) -> ConfigError {
         let mut e = self.err(key, message);

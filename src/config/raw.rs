@@ -98,6 +98,9 @@ pub(super) struct RawCloud {
     pub(super) api_secret: String,
     #[serde(default)]
     pub(super) endpoint: Option<String>,
+    /// The bound on an observation's age for the reading commands (`--max-observed-age`).
+    #[serde(default)]
+    pub(super) max_observed_age_seconds: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

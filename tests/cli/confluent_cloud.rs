@@ -114,6 +114,15 @@ fn snapshot_writes_files_with_observed_at_sending_only_the_contracts_requests() 
     }
     assert_eq!(file(dir.path(), "orders-s3").offsets.len(), 2);
     assert_only_contract_requests(&fake);
+    let shown = kco(dir.path(), &["show", "orders-s3"]);
+    assert!(
+        shown.stdout.contains(&format!(
+            "captured {FIXED_NOW}, observed {}",
+            file(dir.path(), "orders-s3").metadata.observed_at.unwrap()
+        )),
+        "{}",
+        shown.all()
+    );
     // One listing, one read per connector: no `GET /` probe before them.
     assert_eq!(fake.requests().len(), 3, "{:?}", fake.requests());
     // Every request carried the API key.
@@ -185,6 +194,13 @@ fn diff_base_labels_a_change_against_the_observed_live_offsets() {
     let r = kco(root, &["diff", "--base", "HEAD", "-o", "json"]);
     let report = parse_json(&r.stdout);
     assert_eq!(report["labels"]["against"], "live", "{report}");
+    let r = kco(root, &["diff", "--base", "HEAD", "-o", "markdown"]);
+    assert_eq!(r.code, 2, "{}", r.all());
+    assert!(
+        r.stdout.contains("REPROCESSING") && r.stdout.contains("orders-s3"),
+        "{}",
+        r.stdout
+    );
     assert_only_contract_requests(&fake);
 }
 
@@ -220,6 +236,18 @@ fn an_observation_that_stays_stale_is_reported_and_never_written() {
     // A bound wider than its age takes it.
     let r = kco(dir.path(), &["snapshot", "--max-observed-age", "600"]);
     assert_eq!(r.code, 0, "{}", r.all());
+    // So does the cluster's bound in kco.yaml (the flag, when given, wins).
+    let config = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
+    let lenient = format!("{config}      maxObservedAgeSeconds: 600\n");
+    std::fs::write(dir.path().join("kco.yaml"), &lenient).unwrap();
+    let r = kco(dir.path(), &["diff"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    let r = kco(
+        dir.path(),
+        &["diff", "--max-observed-age", "120", "--observed-wait", "1"],
+    );
+    assert_eq!(r.code, 1, "{}", r.all());
+    std::fs::write(dir.path().join("kco.yaml"), &config).unwrap();
     // diff refuses to compare with an observation that old under the default bound.
     let r = kco(dir.path(), &["diff", "--observed-wait", "1"]);
     assert_eq!(r.code, 1, "{}", r.all());
@@ -320,4 +348,33 @@ fn url_beside_a_confluent_cloud_cluster_is_refused_before_any_request() {
         r.all()
     );
     assert!(fake.requests().is_empty());
+}
+
+#[test]
+fn an_endpoint_where_nothing_answers_fails_at_once_and_says_what_to_check() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "clusters:\n  cloud:\n    confluentCloud:\n      environment: {ENV}\n      kafkaCluster: {LKC}\n      apiKey: K\n      apiSecret: S\n      endpoint: http://127.0.0.1:{port}\n"
+    );
+    std::fs::write(dir.path().join("kco.yaml"), config).unwrap();
+    let start = Instant::now();
+    let r = kco(dir.path(), &["snapshot"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        r.all()
+            .contains("Confluent Cloud does not answer at the endpoint of cluster `cloud`"),
+        "{}",
+        r.all()
+    );
+    assert!(!dir.path().join("snapshots").exists());
 }

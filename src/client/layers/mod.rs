@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::transport::{Body, Request, Transport};
-use super::Result;
+use super::{ClientError, Result};
 use crate::wait::{self, Clock, Poll, SystemClock, WaitPolicy};
 
 /// How long and how often to retry: a [`WaitPolicy`] whose deadline runs from the first
@@ -45,7 +45,7 @@ impl RetryPolicy {
     /// Runs `op` until it succeeds, fails for good, or the deadline passes; then returns the
     /// last error.
     pub fn run<T>(&self, idempotent: bool, op: impl FnMut() -> Result<T>) -> Result<T> {
-        self.run_on(&SystemClock, idempotent, op)
+        self.run_on(&SystemClock, idempotent, &|_| false, op)
     }
 
     /// [`run`](Self::run) on `clock`. An answer with `Retry-After` (a 429) is sent again
@@ -54,6 +54,7 @@ impl RetryPolicy {
         &self,
         clock: &dyn Clock,
         idempotent: bool,
+        give_up: &dyn Fn(&ClientError) -> bool,
         mut op: impl FnMut() -> Result<T>,
     ) -> Result<T> {
         let start = clock.now();
@@ -61,7 +62,8 @@ impl RetryPolicy {
         let outcome = wait::until(clock, &self.0, || match op() {
             Ok(v) => Poll::Ready(v),
             Err(e) => {
-                let mut again = e.is_retryable() || (idempotent && e.outcome_unknown());
+                let mut again =
+                    (e.is_retryable() || (idempotent && e.outcome_unknown())) && !give_up(&e);
                 if let (true, Some(after)) = (again, e.retry_after()) {
                     let waited = clock.now().saturating_duration_since(start);
                     if waited + after > self.0.timeout {
@@ -86,45 +88,79 @@ impl RetryPolicy {
 pub struct Retrying<T> {
     inner: T,
     policy: RetryPolicy,
+    /// Until the service has answered once, a service that cannot be reached is not waited
+    /// for ([`Retrying::unreachable_fails_first`]); `None`: always retried.
+    answered: Option<std::sync::atomic::AtomicBool>,
 }
 
 impl<T: Transport> Retrying<T> {
     pub fn new(inner: T, policy: RetryPolicy) -> Self {
-        Retrying { inner, policy }
+        Retrying {
+            inner,
+            policy,
+            answered: None,
+        }
+    }
+
+    /// Fails at once while nothing has answered yet and the service cannot be reached: the
+    /// first request of a command is its first contact (a service without `GET /`), and a
+    /// wrong endpoint should not wait out the retry deadline. Once anything has answered,
+    /// such failures are retried as usual.
+    pub fn unreachable_fails_first(self) -> Self {
+        Retrying {
+            answered: Some(std::sync::atomic::AtomicBool::new(false)),
+            ..self
+        }
     }
 }
 
 impl<T: Transport> Transport for Retrying<T> {
     fn send(&self, req: &Request) -> Result<Body> {
-        self.policy.run(req.idempotent, || self.inner.send(req))
+        let Some(answered) = &self.answered else {
+            return self.policy.run(req.idempotent, || self.inner.send(req));
+        };
+        let give_up = |e: &ClientError| e.is_unreachable() && !answered.load(Ordering::Relaxed);
+        self.policy
+            .run_on(&SystemClock, req.idempotent, &give_up, || {
+                let r = self.inner.send(req);
+                if !matches!(&r, Err(e) if e.is_unreachable()) {
+                    answered.store(true, Ordering::Relaxed);
+                }
+                r
+            })
     }
     fn endpoint(&self) -> String {
         self.inner.endpoint()
     }
 }
 
-/// Says what a refusal of the credentials means: on a 401 or 403 from the transport it
-/// wraps, the error carries `refusal` (which key, what to check), so that whoever reports it
-/// names the credentials without knowing where they came from. The text must hold no secret.
-pub struct Credentials<T> {
+/// Says what a failure means on the service behind the transport it wraps: a refused key
+/// (401, 403: which key, what to check) or an endpoint that does not answer. The error then
+/// carries that `hint`, so that whoever reports it need not know the service. The texts must
+/// hold no secret.
+pub struct ServiceHints<T> {
     inner: T,
-    refusal: String,
+    refused: String,
+    unreachable: String,
 }
 
-impl<T: Transport> Credentials<T> {
-    pub fn new(inner: T, refusal: impl Into<String>) -> Self {
-        Credentials {
+impl<T: Transport> ServiceHints<T> {
+    pub fn new(inner: T, refused: impl Into<String>, unreachable: impl Into<String>) -> Self {
+        ServiceHints {
             inner,
-            refusal: refusal.into(),
+            refused: refused.into(),
+            unreachable: unreachable.into(),
         }
     }
 }
 
-impl<T: Transport> Transport for Credentials<T> {
+impl<T: Transport> Transport for ServiceHints<T> {
     fn send(&self, req: &Request) -> Result<Body> {
         self.inner.send(req).map_err(|mut e| {
             if e.is_auth_refused() {
-                e.refusal = Some(Box::new(self.refusal.clone()));
+                e.hint = Some(Box::new(self.refused.clone()));
+            } else if e.is_unreachable() && e.tls_problem().is_none() {
+                e.hint = Some(Box::new(self.unreachable.clone()));
             }
             e
         })

@@ -159,6 +159,10 @@ impl Transport for Scripted {
         *self.sent.lock().unwrap() += 1;
         let url = format!("http://svc{}", req.path);
         match self.answers.lock().unwrap().pop() {
+            // Status 0: nobody answers there.
+            Some((0, reason, _)) => Err(crate::client::ClientError::transport(
+                req, &url, reason, false, false,
+            )),
             Some((status, message, after)) => {
                 Err(crate::client::ClientError::http(req, &url, status, message)
                     .with_retry_after(after))
@@ -181,7 +185,7 @@ fn a_429_is_sent_again_no_sooner_than_its_retry_after() {
     )]);
     let req = Request::new(Method::Get, "/connectors/c/offsets");
     fast()
-        .run_on(&clock, true, || svc.send(&req))
+        .run_on(&clock, true, &|_| false, || svc.send(&req))
         .expect("the second attempt succeeds");
     assert_eq!(svc.sent(), 2);
     assert!(
@@ -201,7 +205,9 @@ fn a_retry_after_past_the_deadline_fails_at_once_with_the_429() {
     let clock = crate::wait::ManualClock::default();
     let svc = Scripted::new(vec![(429, "slow down", Some(Duration::from_secs(60)))]);
     let req = Request::new(Method::Get, "/connectors");
-    let e = fast().run_on(&clock, true, || svc.send(&req)).unwrap_err();
+    let e = fast()
+        .run_on(&clock, true, &|_| false, || svc.send(&req))
+        .unwrap_err();
     assert_eq!(e.status(), Some(429));
     assert_eq!(svc.sent(), 1);
     assert_eq!(clock.elapsed(), Duration::ZERO);
@@ -210,13 +216,11 @@ fn a_retry_after_past_the_deadline_fails_at_once_with_the_429() {
 #[test]
 fn a_second_alter_while_one_is_pending_is_not_retried_and_says_why() {
     let clock = crate::wait::ManualClock::default();
-    let svc = Scripted::new(vec![(
-        409,
-        "An offsets request is already pending for connector c",
-        None,
-    )]);
+    let svc = Scripted::new(vec![(409, "Conflict", None)]);
     let req = Request::new(Method::Post, "/connectors/c/offsets/request").about("c");
-    let e = fast().run_on(&clock, false, || svc.send(&req)).unwrap_err();
+    let e = fast()
+        .run_on(&clock, false, &|_| false, || svc.send(&req))
+        .unwrap_err();
     assert_eq!(svc.sent(), 1, "no retry storm");
     assert_eq!(e.problem(), Some(crate::client::Problem::RequestPending));
     assert!(
@@ -224,9 +228,12 @@ fn a_second_alter_while_one_is_pending_is_not_retried_and_says_why() {
             .contains("already has an offsets request pending"),
         "{e}"
     );
-    // A rebalance's 409 is still retried.
+    // A rebalance's 409 elsewhere is still retried.
     let svc = Scripted::new(vec![(409, "Cannot complete request momentarily", None)]);
-    fast().run_on(&clock, false, || svc.send(&req)).unwrap();
+    let elsewhere = Request::new(Method::Put, "/connectors/c/stop").about("c");
+    fast()
+        .run_on(&clock, false, &|_| false, || svc.send(&elsewhere))
+        .unwrap();
     assert_eq!(svc.sent(), 2);
 }
 
@@ -236,13 +243,42 @@ fn a_refused_key_is_named_by_the_credentials_layer_and_other_errors_are_left_alo
         (401, "Unauthorized", None),
         (404, "no such connector", None),
     ]);
-    let layer = Credentials::new(svc, "Confluent Cloud refused API key `K1`");
+    let layer = ServiceHints::new(svc, "Confluent Cloud refused API key `K1`", "unreachable");
     let req = Request::new(Method::Get, "/connectors");
     let e = layer.send(&req).unwrap_err();
     assert_eq!(
-        e.refusal.as_deref().map(String::as_str),
+        e.hint.as_deref().map(String::as_str),
         Some("Confluent Cloud refused API key `K1`")
     );
     let e = layer.send(&req).unwrap_err();
-    assert_eq!(e.refusal, None);
+    assert_eq!(e.hint, None);
+}
+
+#[test]
+fn an_endpoint_that_never_answered_fails_at_once_then_is_retried_once_it_has() {
+    let svc = Scripted::new(vec![(0, "connection refused", None)]);
+    let layer = Retrying::new(svc, fast()).unreachable_fails_first();
+    let req = Request::new(Method::Get, "/connectors");
+    let e = layer.send(&req).unwrap_err();
+    assert!(e.is_unreachable());
+    assert_eq!(layer.inner.sent(), 1, "not waited for");
+    // It answered (200) at the next request; a later blip is retried as usual.
+    layer.send(&req).unwrap();
+    let svc = Scripted::new(vec![(401, "Unauthorized", None), (0, "reset", None)]);
+    let layer = Retrying::new(svc, fast()).unreachable_fails_first();
+    assert_eq!(layer.send(&req).unwrap_err().status(), Some(401));
+    layer
+        .send(&req)
+        .expect("the blip after an answer is retried");
+    assert_eq!(layer.inner.sent(), 3);
+    let hinted = ServiceHints::new(
+        Scripted::new(vec![(0, "connection refused", None)]),
+        "refused",
+        "nobody at the endpoint",
+    );
+    let e = hinted.send(&req).unwrap_err();
+    assert_eq!(
+        e.hint.as_deref().map(String::as_str),
+        Some("nobody at the endpoint")
+    );
 }
