@@ -164,6 +164,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             create: args.create,
             parallel: args.change.parallel,
             create_state: args.create_state.map(Into::into),
+            max_observed_age: None,
         },
         refuse: args.fail_on.into_iter().map(Into::into).collect(),
         source: source.as_ref(),

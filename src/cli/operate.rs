@@ -80,6 +80,7 @@ impl Request<'_> {
                 create: false,
                 parallel: args.parallel,
                 create_state: None,
+                max_observed_age: None,
             },
             refuse: Vec::new(),
             source: None,
@@ -122,12 +123,16 @@ pub fn drive(
     if let Some(r) = op.recovered() {
         p.status(render_recovery(ctx, r).trim_end());
     }
+    let plan_opts = PlanOptions {
+        max_observed_age: ctx.config.max_observed_age(&target.name),
+        ..req.plan
+    };
     let mut plan = super::apply_mirror::plan(
         ctx,
         target,
         &op,
         wants,
-        &req.plan,
+        &plan_opts,
         req.translate,
         req.with_sources,
     )?;

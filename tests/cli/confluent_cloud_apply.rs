@@ -309,3 +309,18 @@ fn a_pending_request_is_waited_for_once_not_retried_in_a_loop() {
     assert_eq!(offset_of(&fake), json!({"kafka_offset": 40}));
     assert_eq!(fake.state("c"), Some(State::Running));
 }
+
+#[test]
+fn the_plan_takes_the_clusters_bound_on_an_observations_age() {
+    let t = tempfile::tempdir().unwrap();
+    let fake = cloud(|b| b);
+    project(t.path(), &fake, 40);
+    let yaml = std::fs::read_to_string(t.path().join("kco.yaml")).unwrap();
+    let yaml = format!("{yaml}      maxObservedAgeSeconds: 600\n");
+    std::fs::write(t.path().join("kco.yaml"), yaml).unwrap();
+    // 300 s old: within the cluster's 600 s, so read once.
+    fake.stale_for("c", 1);
+    let (code, out) = kco(t.path(), &["apply", "files", "--dry-run"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(fake.count("GET", "*/connectors/c/offsets"), 1);
+}

@@ -88,6 +88,9 @@ pub struct PlanOptions {
     pub parallel: usize,
     /// The state to leave a created connector in; `None`: the state recorded in its file.
     pub create_state: Option<TargetState>,
+    /// On a service that observes offsets: the bound on an observation's age (kco.yaml's
+    /// `confluentCloud.maxObservedAgeSeconds`); `None`: 120 s.
+    pub max_observed_age: Option<std::time::Duration>,
 }
 
 /// The whole plan against one cluster.
@@ -536,7 +539,10 @@ fn plan_one(
     }
     // Offsets a service observes periodically are read until an observation is recent
     // (a stale one is an error, never planned from nor backed up as current).
-    let fresh = crate::engine::observed::Freshness::default();
+    let fresh = crate::engine::observed::Freshness::with_max_age(
+        opts.max_observed_age
+            .unwrap_or(crate::engine::observed::DEFAULT_MAX_AGE),
+    );
     let read = crate::engine::observed::read_offsets(
         client,
         &name,

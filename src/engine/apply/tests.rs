@@ -75,6 +75,7 @@ pub(crate) fn plan(fake: &FakeConnect, wants: &[Want], prune: bool, create: bool
         create,
         parallel: 2,
         create_state: None,
+        max_observed_age: None,
     };
     plan::build(&fake.client(), "a", wants, &opts).unwrap()
 }
@@ -455,6 +456,7 @@ fn before_3_6_the_refusal_names_what_was_asked() {
         create: false,
         parallel: 2,
         create_state: None,
+        max_observed_age: None,
     };
     let refusal = |wants: &[Want]| {
         plan::build(&fake.client(), "a", wants, &opts)
