@@ -260,4 +260,40 @@ mod tests {
             .is_empty());
         assert!(b.requests().is_empty(), "{:?}", b.requests());
     }
+
+    #[test]
+    fn a_confluent_cloud_neighbour_is_known_by_its_kafka_cluster_without_get_root() {
+        let a = FakeConnect::builder()
+            .kafka_cluster_id("lkc-xyz789")
+            .sink("orders", SINK, State::Running, offsets(10))
+            .in_process();
+        let cloud = |lkc: &str| {
+            FakeConnect::builder()
+                .confluent_cloud("env-abc123", lkc)
+                .sink("orders", SINK, State::Running, offsets(10))
+                .sink("managed-only", SINK, State::Running, offsets(1))
+                .in_process()
+        };
+        let (same, other) = (cloud("lkc-xyz789"), cloud("lkc-other1"));
+        let changing = plan(&a, &[want("orders", 5)], false, false);
+        let found = find(
+            &changing,
+            &a.client(),
+            &[neighbour("cc", &same), neighbour("cc2", &other)],
+        );
+        let pairs: Vec<(&str, &str)> = found
+            .shared
+            .iter()
+            .map(|s| (s.other_cluster.as_str(), s.other_connector.as_str()))
+            .collect();
+        assert_eq!(pairs, [("cc", "orders")], "cc2 is another Kafka cluster");
+        assert!(found.unchecked.is_empty(), "{:?}", found.unchecked);
+        let paths =
+            |f: &FakeConnect| -> Vec<String> { f.requests().into_iter().map(|r| r.path).collect() };
+        assert_eq!(
+            paths(&same),
+            ["/connect/v1/environments/env-abc123/clusters/lkc-xyz789/connectors?expand=id,info,status"]
+        );
+        assert!(paths(&other).is_empty(), "{:?}", paths(&other));
+    }
 }

@@ -114,6 +114,14 @@ fn snapshot_writes_files_with_observed_at_sending_only_the_contracts_requests() 
     }
     assert_eq!(file(dir.path(), "orders-s3").offsets.len(), 2);
     assert_only_contract_requests(&fake);
+    // A second snapshot of the same offsets (observed anew) leaves the files byte-identical.
+    let path = dir.path().join("snapshots/cloud/orders-s3.yaml");
+    let before = std::fs::read(&path).unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    let r = kco(dir.path(), &["snapshot", "-o", "json"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert!(r.stdout.contains("\"unchanged\""), "{}", r.stdout);
     let shown = kco(dir.path(), &["show", "orders-s3"]);
     assert!(
         shown.stdout.contains(&format!(
@@ -123,8 +131,8 @@ fn snapshot_writes_files_with_observed_at_sending_only_the_contracts_requests() 
         "{}",
         shown.all()
     );
-    // One listing, one read per connector: no `GET /` probe before them.
-    assert_eq!(fake.requests().len(), 3, "{:?}", fake.requests());
+    // Per snapshot, one listing and one read per connector: no `GET /` probe before them.
+    assert_eq!(fake.requests().len(), 6, "{:?}", fake.requests());
     // Every request carried the API key.
     let auth = fake.requests()[0].authorization.clone().unwrap_or_default();
     assert!(auth.starts_with("Basic "), "{auth}");
