@@ -145,8 +145,12 @@ clusters:
       endpoint: $C_URL
 YAML
 export KCO_BENCH_CLOUD_KEY=$C_KEY KCO_BENCH_CLOUD_SECRET=$C_SECRET
+# Each run is short and this machine is shared: 10 runs a median, for kco and curl alike. The
+# same number of connectors read from the Kafka Connect fleet, in the same run, is the
+# reference "as for Connect" (its bound has one more round trip, `GET /`).
+C_RUNS=10
 C_BOUND=$(awk -v n="$CLOUD" -v p=$PAR -v l="$LATENCY" 'BEGIN { printf "%.3f", (1 + int((n + p - 1) / p)) * l / 1000 }')
-K_CSNAP=$(median "$RUNS" -N --prepare "rm -rf $WORK/cloud/snapshots" "$KCO --config $WORK/cloud/kco.yaml --cluster cloud -q snapshot --dir $WORK/cloud/snapshots")
+K_CSNAP=$(median "$C_RUNS" -N --prepare "rm -rf $WORK/cloud/snapshots" "$KCO --config $WORK/cloud/kco.yaml --cluster cloud -q snapshot --dir $WORK/cloud/snapshots")
 rm -rf "$WORK/cloud/snapshots"
 "$KCO" --config "$WORK/cloud/kco.yaml" --cluster cloud -v snapshot --dir "$WORK/cloud/snapshots" >/dev/null 2>"$WORK/cloud/trace"
 C_REQS=$(grep -c ': ok (' "$WORK/cloud/trace" || true)
@@ -156,8 +160,16 @@ C_BASE="$C_URL/connect/v1/environments/$C_ENV/clusters/$C_LKC"
   echo "user = \"$C_KEY:$C_SECRET\""
   for i in $(seq 0 $((CLOUD - 1))); do printf 'url = "%s/connectors/conn-%05d/offsets"\n' "$C_BASE" "$i"; done
 } >cloud-par.cfg
-C_CURL=$(median "$RUNS" "curl -s -o /dev/null -u $C_KEY:$C_SECRET '$C_BASE/connectors?expand=id,info,status' && curl -s --parallel --parallel-max $PAR -K cloud-par.cfg >/dev/null")
-row "snapshot on Confluent Cloud, $CLOUD managed connectors, ${LATENCY} ms/request, default concurrency ($PAR) | $(fmt_s "$K_CSNAP") | nominal bound $(fmt_s "$C_BOUND") (the listing, then $CLOUD offsets reads $PAR at a time): $(ratio "$K_CSNAP" "$C_BOUND")x; same requests by \`curl --parallel-max $PAR\` $(fmt_s "$C_CURL"): $(ratio "$K_CSNAP" "$C_CURL")x; kco sent $C_REQS requests, $C_READS of them offsets reads | \`kco snapshot\` (\`confluentCloud:\` cluster)"
+C_CURL=$(median "$C_RUNS" "curl -s -o /dev/null -u $C_KEY:$C_SECRET '$C_BASE/connectors?expand=id,info,status' && curl -s --parallel --parallel-max $PAR -K cloud-par.cfg >/dev/null")
+NAMES=$(for i in $(seq 0 $((CLOUD - 1))); do printf 'conn-%05d ' "$i"; done)
+K_KSNAP=$(median "$C_RUNS" -N --prepare "rm -rf $WORK/cloud/connect" "$KCO --url $FLEET --cluster bench -q snapshot $NAMES--dir $WORK/cloud/connect")
+K_BOUND=$(awk -v n="$CLOUD" -v p=$PAR -v l="$LATENCY" 'BEGIN { printf "%.3f", (2 + int((n + p - 1) / p)) * l / 1000 }')
+row "snapshot on Confluent Cloud, $CLOUD managed connectors, ${LATENCY} ms/request, default concurrency ($PAR) | $(fmt_s "$K_CSNAP") | nominal bound $(fmt_s "$C_BOUND") (the listing, then $CLOUD offsets reads $PAR at a time): $(ratio "$K_CSNAP" "$C_BOUND")x; same requests by \`curl --parallel-max $PAR\` $(fmt_s "$C_CURL"): $(ratio "$K_CSNAP" "$C_CURL")x; the same $CLOUD connectors on Kafka Connect $(fmt_s "$K_KSNAP"), bound $(fmt_s "$K_BOUND"): $(ratio "$K_KSNAP" "$K_BOUND")x; kco sent $C_REQS requests, $C_READS of them offsets reads (medians of $C_RUNS runs) | \`kco snapshot\` (\`confluentCloud:\` cluster)"
+# The diff reads the same and writes nothing: no flush of the file system, whose time on a
+# shared disk is whatever else is being written there.
+K_CDIFF=$(median "$C_RUNS" -N "$KCO --config $WORK/cloud/kco.yaml --cluster cloud -q diff --dir $WORK/cloud/snapshots")
+K_KDIFF=$(median "$C_RUNS" -N "$KCO --url $FLEET --cluster bench -q diff $NAMES--dir $WORK/cloud/connect")
+row "diff on Confluent Cloud, $CLOUD managed connectors, ${LATENCY} ms/request, default concurrency ($PAR) | $(fmt_s "$K_CDIFF") | nominal bound $(fmt_s "$C_BOUND"): $(ratio "$K_CDIFF" "$C_BOUND")x; \`curl --parallel-max $PAR\` $(fmt_s "$C_CURL"): $(ratio "$K_CDIFF" "$C_CURL")x; the same $CLOUD connectors on Kafka Connect $(fmt_s "$K_KDIFF"), bound $(fmt_s "$K_BOUND"): $(ratio "$K_KDIFF" "$K_BOUND")x (medians of $C_RUNS runs) | \`kco diff\` (\`confluentCloud:\` cluster)"
 
 if ((FLEET_ONLY)); then
   exit 0

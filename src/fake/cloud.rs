@@ -513,6 +513,9 @@ fn request(cluster: &mut Cluster, name: &str, body: &Value) -> Response {
     (202, Some(Body::Json(answer)))
 }
 
+/// A request as the 202 and the status show it. Its `id` is the connector's (Confluent's
+/// model: "The ID of the connector"), the same for every request of that connector: a
+/// request is told from another by its type, offsets and `requested_at`, not by its id.
 fn request_json(name: &str, record: &AlterRecord) -> Value {
     json!({
         "id": connector_id(name),

@@ -125,6 +125,25 @@ fn an_alter_request_moves_through_its_phases_on_status_reads_while_the_connector
 }
 
 #[test]
+fn every_request_of_a_connector_carries_the_connectors_id() {
+    let fake = with_sink(cloud().alter_phase_reads(0));
+    let client = fake.client();
+    let first = client
+        .request_alter("s3", AlterKind::Patch, &entries(sink_offsets(1)))
+        .unwrap();
+    assert_eq!(client.alter_status("s3").unwrap().phase, Phase::Applied);
+    let second = client.request_alter("s3", AlterKind::Delete, &[]).unwrap();
+    assert_eq!(
+        first.id, second.id,
+        "the id names the connector, not the request"
+    );
+    assert_eq!(first.id, Some(super::cloud_connector_id("s3")));
+    let status = client.alter_status("s3").unwrap();
+    assert_eq!(status.request.id, first.id);
+    assert_eq!(status.request.kind.as_deref(), Some("DELETE"));
+}
+
+#[test]
 fn phases_last_as_many_reads_as_configured() {
     let fake = with_sink(cloud().alter_phase_reads(2));
     let client = fake.client();
