@@ -18,8 +18,9 @@ pub trait Observer: Sync {
     fn finished(&self, _connector: &str) {}
     /// A connector's transaction read the state it will put back, before its first change.
     fn recorded(&self, _connector: &str, _prior: TargetState) {}
-    /// A connector's transaction is about to send an asynchronous alter request (`id`
-    /// unknown), or learnt its id: told before the request is sent, and again after.
+    /// A connector's transaction is about to send an asynchronous alter request
+    /// (`requested_at` unknown), or learnt when the service made it: told before the request
+    /// is sent, and again after.
     fn requested(&self, _connector: &str, _request: &SentRequest) {}
     /// A step of a connector's transaction ended (the CLI prints them with `-v`).
     fn step(&self, _connector: &str, _record: &StepRecord) {}

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::cloud::CloudMode;
+use super::cloud_state::CloudMode;
 use super::faults::{Fault, Faults};
 use super::http::HttpServer;
 use super::state::{Cluster, ConnectorSpec, PluginSpec, State};

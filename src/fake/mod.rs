@@ -61,11 +61,13 @@
 
 mod builder;
 mod cloud;
+mod cloud_state;
 #[cfg(test)]
 mod cloud_tests;
 mod faults;
 mod http;
 mod in_process;
+mod kinds;
 mod offsets;
 mod record;
 mod routes;
@@ -437,7 +439,7 @@ impl FakeConnect {
         self.cloud().get_mut().faults.remove(name);
     }
 
-    fn alter_faults(&self, name: &str, f: impl FnOnce(&mut cloud::AlterFaults)) {
+    fn alter_faults(&self, name: &str, f: impl FnOnce(&mut cloud_state::AlterFaults)) {
         let mut cloud = self.cloud();
         f(cloud.get_mut().faults.entry(name.to_string()).or_default());
     }
@@ -554,10 +556,10 @@ impl FakeConnect {
 struct MappedCloud<'a>(MutexGuard<'a, Cluster>);
 
 impl MappedCloud<'_> {
-    fn get(&self) -> &cloud::CloudMode {
+    fn get(&self) -> &cloud_state::CloudMode {
         self.0.cloud.as_ref().expect("checked")
     }
-    fn get_mut(&mut self) -> &mut cloud::CloudMode {
+    fn get_mut(&mut self) -> &mut cloud_state::CloudMode {
         self.0.cloud.as_mut().expect("checked")
     }
 }

@@ -1,6 +1,6 @@
 //! A `confluentCloud:` cluster of kco.yaml: the reading commands (snapshot, ls, diff, diff
 //! --base) against the fake in its Confluent Cloud mode over HTTP, which serves the service's
-//! published contract (shared/docs/confluent-cloud-offsets.md), not the service itself.
+//! published contract (docs/confluent-cloud.md), not the service itself.
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -107,7 +107,7 @@ fn reset_is_one_delete_request() {
     let (code, out) = kco(t.path(), &["reset", "c", "--yes", "-v"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("c: reset ok: request lcc-")
+        out.contains("c: reset ok: request DELETE of ")
             && out.contains("(DELETE of every partition) sent"),
         "{out}"
     );
@@ -130,7 +130,7 @@ fn a_failed_request_fails_with_the_services_message_and_changes_nothing() {
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(
-            "FAILED c: failed at wait_applied: Confluent Cloud answered FAILED for request lcc-"
+            "FAILED c: failed at wait_applied: Confluent Cloud answered FAILED for request PATCH of "
         ) && out.contains("offset 40 is below the log start; the offsets were not changed"),
         "{out}"
     );

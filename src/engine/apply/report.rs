@@ -37,9 +37,11 @@ impl std::fmt::Display for Step {
 #[serde(deny_unknown_fields)]
 pub struct SentRequest {
     pub kind: crate::client::AlterKind,
-    /// The service's id of the request; absent until its answer came.
+    /// When the service says it was made (RFC 3339 to the nanosecond, as it answered): what
+    /// tells the request from the connector's others (their `id` is the connector's). Absent
+    /// until its answer came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub requested_at: Option<String>,
     /// When kco sent it (RFC 3339, this machine's clock).
     pub sent_at: String,
 }

@@ -225,7 +225,7 @@ fn an_apply_sends_one_request_with_only_the_changed_partitions_and_never_a_stop(
     );
     let patch = detail(&c, Step::Patch);
     assert!(
-        patch.starts_with("request lcc-") && patch.ends_with(" (PATCH of 1 partition) sent"),
+        patch.starts_with("request PATCH of ") && patch.ends_with(" (PATCH of 1 partition) sent"),
         "{patch}"
     );
     assert!(
@@ -251,7 +251,7 @@ fn a_failed_request_is_a_failure_with_the_services_message_and_nothing_changed()
     assert_eq!(c.failed_step, Some(Step::WaitApplied));
     let error = c.error.clone().unwrap();
     assert!(
-        error.contains("Confluent Cloud answered FAILED for request lcc-")
+        error.contains("Confluent Cloud answered FAILED for request PATCH of ")
             && error.contains("offset 3 is out of range")
             && error.ends_with("the offsets were not changed"),
         "{error}"
@@ -285,7 +285,11 @@ fn a_request_stuck_pending_times_out_sends_nothing_more_and_the_journal_keeps_it
     );
     assert_eq!(fake.alter_requests("c"), 1);
     assert_eq!(fake.mutating_requests().len(), 1, "{:?}", sent(&fake));
-    assert!(c.pending_request.as_deref().unwrap().starts_with("lcc-"));
+    assert!(c
+        .pending_request
+        .as_deref()
+        .unwrap()
+        .starts_with("PATCH of "));
     assert_eq!(offsets(&fake, "c"), vec![src("f", 10)]);
     // The journal keeps the connector and its request.
     let kept = journal::load(&state_dir, "a")
@@ -294,7 +298,7 @@ fn a_request_stuck_pending_times_out_sends_nothing_more_and_the_journal_keeps_it
     let entry = &kept.connectors["c"];
     let request = entry.request.as_ref().expect("the request is journaled");
     assert_eq!(request.kind, AlterKind::Patch);
-    assert_eq!(request.id, c.pending_request);
+    assert!(request.requested_at.is_some(), "{request:?}");
     // The request goes through later: the next command's recovery reads its status, sends no
     // other, verifies it, and sees the state back.
     fake.clear_alter_faults("c");
@@ -360,11 +364,11 @@ fn a_request_refused_as_pending_waits_for_the_pending_one_then_is_sent_once_more
     assert_eq!(posts, 2, "{:?}", sent(&fake));
     assert_eq!(fake.alter_requests("c"), 2);
     let d = detail(&c, Step::Patch);
-    let id = theirs.id.unwrap();
+    let at = crate::clock::rfc3339(theirs.requested_at.unwrap());
     assert!(
         d.contains("Confluent Cloud refused it (")
             && d.contains(&format!(
-                "waited for request {id} to be APPLIED, then sent it again; its state read again: RUNNING"
+                "waited for request PATCH of {at} to be APPLIED, then sent it again; its state read again: RUNNING"
             )),
         "{d}"
     );
@@ -553,7 +557,10 @@ fn a_killed_run_is_recovered_by_reading_its_requests_status_not_by_sending_anoth
             .unwrap();
         let record = super::report::SentRequest {
             kind: AlterKind::Patch,
-            id: answer.id.filter(|_| with_id),
+            requested_at: answer
+                .requested_at
+                .filter(|_| with_id)
+                .map(super::transaction::requests::exact_time),
             sent_at,
         };
         j.requested("c", &record).unwrap();
@@ -576,6 +583,53 @@ fn a_killed_run_is_recovered_by_reading_its_requests_status_not_by_sending_anoth
 }
 
 #[test]
+fn recovery_tells_its_request_from_a_later_one_of_the_same_connector_whose_id_is_the_same() {
+    // The status's `id` is the connector's: every request of `c` carries the same one. What
+    // tells the journaled request from a later one is when the service says it was made.
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
+    let dir = tempfile::tempdir().unwrap();
+    let state_dir = StateDir::at(dir.path());
+    let j = JournalFile::begin(&state_dir, &p, None, "t0")
+        .unwrap()
+        .unwrap();
+    j.started("c").unwrap();
+    let ours = fake
+        .client()
+        .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
+        .unwrap();
+    j.requested(
+        "c",
+        &super::report::SentRequest {
+            kind: AlterKind::Patch,
+            requested_at: ours
+                .requested_at
+                .map(super::transaction::requests::exact_time),
+            sent_at: crate::clock::now_rfc3339(),
+        },
+    )
+    .unwrap();
+    drop(j);
+    fake.settle_alter("c");
+    // Someone else's request, a second later (the service dates requests to the second).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let theirs = fake
+        .client()
+        .request_alter("c", AlterKind::Patch, &[patch("f", 7)])
+        .unwrap();
+    assert_eq!(ours.id, theirs.id, "the service's id is the connector's");
+    fake.settle_alter("c");
+    let op = open(&fake, &state_dir);
+    let rep = op.recovered().expect("a journal was left");
+    let d = &rep.connectors[0].detail;
+    assert!(
+        d.contains("another one sent since") && d.contains("PATCH of "),
+        "{rep:#?}"
+    );
+    assert_eq!(offsets(&fake, "c")[0], src("f", 7));
+}
+
+#[test]
 fn recovery_reports_a_failed_request_as_nothing_changed() {
     let fake = cloud_with(&[("c", State::Running, vec![src("f", 10)])], |b| {
         b.alter_fails("c", "no such table")
@@ -593,7 +647,9 @@ fn recovery_reports_a_failed_request_as_nothing_changed() {
         .unwrap();
     let record = super::report::SentRequest {
         kind: AlterKind::Patch,
-        id: answer.id,
+        requested_at: answer
+            .requested_at
+            .map(super::transaction::requests::exact_time),
         sent_at: crate::clock::now_rfc3339(),
     };
     j.requested("c", &record).unwrap();
@@ -611,11 +667,11 @@ fn recovery_reports_a_failed_request_as_nothing_changed() {
 }
 
 #[test]
-fn the_journal_records_the_request_before_it_is_sent_and_its_id_after() {
+fn the_journal_records_the_request_before_it_is_sent_and_when_the_service_made_it_after() {
     struct Seen(std::sync::Mutex<Vec<Option<String>>>);
     impl Observer for Seen {
         fn requested(&self, _c: &str, r: &super::report::SentRequest) {
-            self.0.lock().unwrap().push(r.id.clone());
+            self.0.lock().unwrap().push(r.requested_at.clone());
         }
     }
     let fake = cloud();
@@ -629,7 +685,7 @@ fn the_journal_records_the_request_before_it_is_sent_and_its_id_after() {
     assert_eq!(c.outcome, Outcome::Applied);
     let ids = seen.0.into_inner().unwrap();
     assert_eq!(ids.len(), 2, "{ids:?}");
-    assert!(ids[0].is_none() && ids[1].as_deref().unwrap().starts_with("lcc-"));
+    assert!(ids[0].is_none() && ids[1].is_some(), "{ids:?}");
     // The transaction ended with the state back: the journal is gone.
     assert!(!j.path().exists());
 }
@@ -650,7 +706,7 @@ fn a_request_whose_answer_was_lost_is_looked_for_in_the_status_before_it_is_sent
     assert_eq!(fake.count("POST", "*/offsets/request"), 1);
     let d = detail(&c, Step::Patch);
     assert!(
-        d.contains("its status shows it taken as request lcc-"),
+        d.contains("its status shows it taken as request PATCH of "),
         "{d}"
     );
     assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 5)]);

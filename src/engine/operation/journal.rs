@@ -173,7 +173,7 @@ impl JournalFile {
     }
 
     /// The transaction of `name` is about to send an asynchronous alter request, or learnt
-    /// its id.
+    /// when the service says it was made.
     pub fn requested(&self, name: &str, request: &SentRequest) -> Result<()> {
         let mut j = self.lock();
         match j.connectors.get_mut(name) {

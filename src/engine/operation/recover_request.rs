@@ -6,7 +6,7 @@
 
 use crate::client::{parse_time, AlterStatus, Connect, Phase};
 use crate::engine::apply::report::SentRequest;
-use crate::engine::apply::transaction::requests::matches_request;
+use crate::engine::apply::transaction::requests::{matches_request, request_words};
 use crate::model::canonical_fields;
 use crate::wait::{until, Clock, Poll, WaitPolicy};
 
@@ -20,11 +20,12 @@ pub fn settle_request(
 ) -> Result<String, String> {
     let service = client.backend().service();
     let sent_at = parse_time(&sent.sent_at).unwrap_or(std::time::UNIX_EPOCH);
-    let label = sent
-        .id
-        .clone()
-        .unwrap_or_else(|| format!("{} sent at {}", sent.kind, sent.sent_at));
-    let ours = |st: &AlterStatus| matches_request(sent.kind, sent.id.as_deref(), sent_at, None, st);
+    let requested_at = sent.requested_at.as_deref().and_then(parse_time);
+    let label = match requested_at {
+        Some(t) => format!("{} of {}", sent.kind, crate::clock::rfc3339(t)),
+        None => format!("{} sent at {}", sent.kind, sent.sent_at),
+    };
+    let ours = |st: &AlterStatus| matches_request(sent.kind, requested_at, sent_at, None, st);
     let first = match client.alter_status(name) {
         Ok(st) => st,
         Err(e) if e.is_not_found() => {
@@ -35,8 +36,8 @@ pub fn settle_request(
         Err(e) => return Err(format!("reading the status of request {label}: {e}")),
     };
     if !ours(&first) {
-        let theirs = first.request.id.as_deref().unwrap_or("?");
-        return if sent.id.is_none() {
+        let theirs = request_words(&first);
+        return if requested_at.is_none() {
             Ok(format!(
                 "request {label}: {service}'s last request is {theirs}, made before it, so it was never taken; nothing changed"
             ))

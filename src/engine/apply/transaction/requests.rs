@@ -23,15 +23,18 @@ use crate::wait::{until, Poll, WaitPolicy};
 #[derive(Debug, Clone)]
 pub(crate) struct Sent {
     pub kind: AlterKind,
-    pub id: Option<String>,
+    /// When the service says it was made (its 202 answer, or its status when the answer was
+    /// lost): what tells it from the connector's other requests. The request's `id` cannot:
+    /// it is the connector's.
+    pub requested_at: Option<SystemTime>,
     pub sent_at: SystemTime,
     pub entries: Vec<PatchEntry>,
 }
 
 impl Sent {
     fn label(&self) -> String {
-        match &self.id {
-            Some(id) => id.clone(),
+        match self.requested_at {
+            Some(t) => format!("{} of {}", self.kind, crate::clock::rfc3339(t)),
             None => format!(
                 "{} sent at {}",
                 self.kind,
@@ -41,36 +44,52 @@ impl Sent {
     }
 }
 
-/// How far apart this machine's clock and the service's may be when a request without an id
-/// (its answer was lost) is recognised by when it was made.
+/// How far apart this machine's clock and the service's may be when a request whose answer was
+/// lost is recognised by when it was made.
 const CLOCK_SLACK: Duration = Duration::from_secs(300);
 
-/// Whether `status` answers about `sent`: by id when both have one; else by kind, by time
-/// (made no earlier than it was sent, give or take the clocks), and by the partitions it
-/// carries (when those are known).
+/// Whether `status` answers about `sent`: by kind and the service's `requested_at` when the
+/// request's answer came; else by kind, by time (made no earlier than it was sent, give or
+/// take the clocks), and by the partitions it carries (when those are known). Never by `id`,
+/// which is the connector's and the same for all its requests.
 pub(crate) fn is_ours(sent: &Sent, status: &AlterStatus) -> bool {
     matches_request(
         sent.kind,
-        sent.id.as_deref(),
+        sent.requested_at,
         sent.sent_at,
         Some(&sent.entries),
         status,
     )
 }
 
+/// A time to the nanosecond, as the journal keeps the service's `requested_at` (compared
+/// exactly when read back).
+pub(crate) fn exact_time(t: SystemTime) -> String {
+    humantime::format_rfc3339_nanos(t).to_string()
+}
+
+/// A request of the status, in words: `PATCH of 2024-02-20T15:14:19Z`.
+pub(crate) fn request_words(st: &AlterStatus) -> String {
+    let kind = st.request.kind.as_deref().unwrap_or("request");
+    match st.request.requested_at {
+        Some(t) => format!("{kind} of {}", crate::clock::rfc3339(t)),
+        None => kind.to_string(),
+    }
+}
+
 /// [`is_ours`] from what a journal keeps of a request (no partitions).
 pub(crate) fn matches_request(
     kind: AlterKind,
-    id: Option<&str>,
+    requested_at: Option<SystemTime>,
     sent_at: SystemTime,
     entries: Option<&[PatchEntry]>,
     status: &AlterStatus,
 ) -> bool {
     let r = &status.request;
-    if let (Some(a), Some(b)) = (id, &r.id) {
-        return a == b;
-    }
     let same_kind = r.kind.as_deref().is_none_or(|k| k == kind.to_string());
+    if let (Some(a), Some(b)) = (requested_at, r.requested_at) {
+        return same_kind && a == b;
+    }
     let time = r.requested_at.is_none_or(|t| t + CLOCK_SLACK >= sent_at);
     let offsets = match (entries, &r.offsets) {
         (Some(mine), Some(o)) => o.len() == mine.len() && partitions(o) == partitions(mine),
@@ -191,7 +210,7 @@ impl Tx<'_> {
             };
             let mut sent = Sent {
                 kind,
-                id: None,
+                requested_at: None,
                 sent_at: crate::clock::now(),
                 entries,
             };
@@ -204,7 +223,7 @@ impl Tx<'_> {
                 tx.report.offsets_sent = true;
                 match tx.client.request_alter(&name, kind, &sent.entries) {
                     Ok(req) => {
-                        sent.id = req.id;
+                        sent.requested_at = req.requested_at;
                         tx.journal(&sent);
                         notes.push(format!("request {} ({what}) sent", sent.label()));
                         return Ok((sent, notes.join("; ")));
@@ -223,7 +242,7 @@ impl Tx<'_> {
                     }
                     Err(e) if e.outcome_unknown() => match tx.client.alter_status(&name) {
                         Ok(st) if is_ours(&sent, &st) => {
-                            sent.id = st.request.id.clone();
+                            sent.requested_at = st.request.requested_at;
                             tx.journal(&sent);
                             notes.push(format!(
                                 "{e}; its status shows it taken as request {} ({what})",
@@ -251,7 +270,7 @@ impl Tx<'_> {
     fn journal(&self, sent: &Sent) {
         let record = SentRequest {
             kind: sent.kind,
-            id: sent.id.clone(),
+            requested_at: sent.requested_at.map(exact_time),
             sent_at: crate::clock::rfc3339(sent.sent_at),
         };
         self.progress.requested(self.name(), &record);
@@ -267,7 +286,7 @@ impl Tx<'_> {
             match self.client.alter_status(self.name()) {
                 Ok(st) if st.phase.is_final() => Poll::Ready(st),
                 Ok(st) => {
-                    let seen = format!("{} {}", st.request.id.as_deref().unwrap_or("?"), st.phase);
+                    let seen = format!("{} {}", request_words(&st), st.phase);
                     last = Some(seen.clone());
                     Poll::Pending(seen)
                 }
@@ -278,7 +297,7 @@ impl Tx<'_> {
             Ok(st) => Ok(format!(
                 "{} refused it ({said}): waited for request {} to be {}, then sent it again",
                 self.service(),
-                st.request.id.as_deref().unwrap_or("?"),
+                request_words(&st),
                 st.phase
             )),
             Err(e) => Err(format!(
@@ -300,7 +319,7 @@ impl Tx<'_> {
             let over = until(tx.clock, &policy, || {
                 match tx.client.alter_status(tx.name()) {
                     Ok(st) if !is_ours(sent, &st) => {
-                        theirs = Some(st.request.id.clone().unwrap_or_else(|| "?".into()));
+                        theirs = Some(request_words(&st));
                         Poll::Failed("another request".into())
                     }
                     Ok(st) if st.phase.is_final() => Poll::Ready(st),
