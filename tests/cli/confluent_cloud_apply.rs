@@ -296,10 +296,10 @@ fn a_pending_request_is_waited_for_once_not_retried_in_a_loop() {
     fake.clear_requests();
     let (code, out) = kco(t.path(), &["apply", "files", "--yes", "-v"]);
     assert_eq!(code, 0, "{out}");
-    let id = theirs.id.unwrap();
+    let at = humantime::format_rfc3339_seconds(theirs.requested_at.unwrap());
     assert!(
         out.contains(&format!(
-            "waited for request {id} to be APPLIED, then sent it again"
+            "waited for request PATCH of {at} to be APPLIED, then sent it again"
         )),
         "{out}"
     );
