@@ -99,6 +99,32 @@ pub(crate) fn translate_error(body: Value) -> Value {
     }
 }
 
+/// What the service shows for a secret value: the value masked.
+pub const MASKED: &str = "****************";
+
+/// Masks the values of `config` whose keys look secret, as the service answers a managed
+/// connector's config (its secrets never leave it).
+fn mask_secrets(config: &mut Value) {
+    if let Some(map) = config.as_object_mut() {
+        for (key, value) in map.iter_mut() {
+            if crate::model::secrets::looks_secret(key) && value.is_string() {
+                *value = json!(MASKED);
+            }
+        }
+    }
+}
+
+/// A config answer (`GET .../config`) with its secrets masked.
+fn masked_config(response: Response) -> Response {
+    match response {
+        (200, Some(Body::Json(mut config))) => {
+            mask_secrets(&mut config);
+            (200, Some(Body::Json(config)))
+        }
+        other => other,
+    }
+}
+
 fn translate(response: Response) -> Response {
     match response {
         (status, Some(Body::Json(body))) if status >= 400 => {
@@ -157,9 +183,16 @@ pub(crate) fn handle(
     };
     match (method, rest) {
         ("GET", ["connectors"]) if !query.is_empty() => list(cluster, query),
+        ("GET", ["connectors", _, "config"]) => masked_config(translate(routes::handle(
+            cluster,
+            method,
+            &connect_target(rest),
+            raw,
+            Some(body),
+        ))),
         ("GET", ["connectors"])
         | ("GET", ["connectors", _, "status"])
-        | ("GET" | "PUT", ["connectors", _, "config"])
+        | ("PUT", ["connectors", _, "config"])
         | ("DELETE", ["connectors", _]) => {
             let target = connect_target(rest);
             if let ("DELETE", ["connectors", name]) = (method, rest) {
@@ -231,7 +264,11 @@ fn list(cluster: &mut Cluster, query: &str) -> Response {
             );
         }
         if expand.iter().any(|e| e == "info") {
-            entry.insert("info".into(), connector.info_json());
+            let mut info = connector.info_json();
+            if let Some(config) = info.get_mut("config") {
+                mask_secrets(config);
+            }
+            entry.insert("info".into(), info);
         }
         if expand.iter().any(|e| e == "status") {
             let shown = connector.observe();

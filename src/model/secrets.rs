@@ -28,6 +28,14 @@ pub fn looks_secret(key: &str) -> bool {
     SECRET_WORDS.iter().any(|w| k.contains(w))
 }
 
+/// Whether a value is one a service masked (`****************`: Confluent Cloud answers a
+/// managed connector's secret values so): its secret is not in the answer, and a snapshot
+/// keeps a placeholder for it.
+pub fn is_masked(value: &str) -> bool {
+    let v = value.trim();
+    v.len() >= 3 && v.bytes().all(|b| b == b'*')
+}
+
 /// Whether a value is a config-provider reference (`${provider:...}`) and so safe to keep.
 pub fn is_provider_reference(value: &str) -> bool {
     let v = value.trim();
@@ -62,7 +70,8 @@ pub fn placeholder_var(value: &str) -> Option<&str> {
 }
 
 /// Replaces secret values with placeholders. `password_keys` are the keys the plugin declares
-/// of type PASSWORD; keys that look secret by name are replaced too. Returns the redacted
+/// of type PASSWORD; keys that look secret by name, and values the service masked, are
+/// replaced too. Returns the redacted
 /// config and the keys that were replaced.
 pub fn redact(
     connector: &str,
@@ -73,7 +82,7 @@ pub fn redact(
     let out = config
         .iter()
         .map(|(k, v)| {
-            let secret = password_keys.contains(k) || looks_secret(k);
+            let secret = password_keys.contains(k) || looks_secret(k) || is_masked(v);
             if secret && !v.is_empty() && !is_provider_reference(v) && placeholder_var(v).is_none()
             {
                 replaced.push(k.clone());
@@ -123,6 +132,25 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_value_a_service_masked_is_a_secret_whatever_its_key() {
+        let config: BTreeMap<String, String> = [
+            ("connection.url", "****************"),
+            ("topics", "t"),
+            ("note", "**"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let (out, replaced) = redact("c", &config, &BTreeSet::new());
+        assert_eq!(replaced, ["connection.url"]);
+        assert_eq!(
+            out["connection.url"],
+            "${kco:env:KCO_SECRET_C_CONNECTION_URL}"
+        );
+        assert_eq!(out["note"], "**");
     }
 
     #[test]

@@ -324,3 +324,71 @@ fn the_plan_takes_the_clusters_bound_on_an_observations_age() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(fake.count("GET", "*/connectors/c/offsets"), 1);
 }
+
+#[test]
+fn a_snapshot_with_config_recreates_the_connector_under_a_new_name_with_its_secret_from_the_environment(
+) {
+    // The service masks secret values; the snapshot keeps a placeholder for each, and the
+    // create takes the value from the environment.
+    let fake = cloud(|b| {
+        b.connector(
+            crate::fake_connect::ConnectorSpec::sink("src-sink", SINK)
+                .config("topics", "t")
+                .config("kafka.api.secret", "the-real-secret")
+                .config("kafka.api.key", "AKEY")
+                .state(State::Running)
+                .offsets(offsets(250)),
+        )
+    });
+    let t = tempfile::tempdir().unwrap();
+    project(t.path(), &fake, 100);
+    let (code, out) = kco(t.path(), &["snapshot", "--with-config", "src-sink"]);
+    assert_eq!(code, 0, "{out}");
+    let file = std::fs::read_to_string(t.path().join("snapshots/a/src-sink.yaml")).unwrap();
+    assert!(
+        file.contains("kafka.api.secret: \"${kco:env:KCO_SECRET_SRC_SINK_KAFKA_API_SECRET}\""),
+        "{file}"
+    );
+    assert!(
+        !file.contains("****") && !file.contains("the-real-secret"),
+        "{file}"
+    );
+    assert!(file.contains("topics: t"), "{file}");
+    assert!(
+        !fake
+            .requests()
+            .iter()
+            .any(|r| r.path.contains("connector-plugins")),
+        "no plugin endpoint on the service"
+    );
+
+    fake.clear_requests();
+    let (code, out) = Kco::new(t.path())
+        .env("CC_KEY", "KEY")
+        .env("CC_SECRET", "SECRET")
+        .env("KCO_SECRET_SRC_SINK_KAFKA_API_SECRET", "the-real-secret")
+        .env("KCO_SECRET_SRC_SINK_KAFKA_API_KEY", "AKEY")
+        .args(["--cluster", "a"])
+        .args([
+            "apply",
+            "snapshots/a/src-sink.yaml",
+            "--as",
+            "moved-sink",
+            "--create",
+            "--yes",
+        ])
+        .run()
+        .code_and_text();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("ok moved-sink: created"), "{out}");
+    let config = fake.config("moved-sink").expect("created");
+    assert_eq!(config["kafka.api.secret"], "the-real-secret");
+    assert_eq!(
+        fake.offset(
+            "moved-sink",
+            &json!({"kafka_topic": "t", "kafka_partition": 0})
+        ),
+        Some(json!({"kafka_offset": 250}))
+    );
+    assert_eq!(mutating(&fake), ["POST /connectors"], "one request");
+}

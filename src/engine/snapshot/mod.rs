@@ -170,12 +170,6 @@ pub fn snapshot_reporting(
     fleet: &dyn Observer,
 ) -> Result<SnapshotReport> {
     let cluster = probe(client)?;
-    if opts.with_config && !client.capabilities().config_definitions {
-        return Err(Error::Usage(format!(
-            "--with-config: {} has no config definitions to tell which config keys are secrets (it masks their values itself), so kco captures no config there; snapshot without --with-config",
-            client.backend().service()
-        )));
-    }
     let mut listing = client
         .list_connectors()
         .map_err(|e| Error::client("cannot list connectors", e))?;
@@ -196,7 +190,9 @@ pub fn snapshot_reporting(
         .copied()
         .filter(|l| l.connector_type.is_some())
         .collect();
-    let secret_keys = if opts.with_config {
+    // A service without config definitions (Confluent Cloud) masks its secret values itself:
+    // those, and keys that look secret by name, become placeholders (`secrets::redact`).
+    let secret_keys = if opts.with_config && client.capabilities().config_definitions {
         password_keys(client, &readable, opts.parallel)
     } else {
         BTreeMap::new()

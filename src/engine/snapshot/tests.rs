@@ -466,21 +466,39 @@ fn kafka_connect_files_have_no_observed_at() {
 }
 
 #[test]
-fn with_config_is_refused_where_no_config_definitions_say_which_keys_are_secrets() {
-    let m = cloud().in_process();
+fn with_config_where_the_service_masks_secrets_keeps_a_placeholder_for_each() {
+    // Confluent Cloud has no config definitions and answers secret values masked: a masked
+    // value, or a key that looks secret, becomes a placeholder; no plugin endpoint is asked.
+    let m = FakeConnect::builder()
+        .confluent_cloud("env-abc123", "lkc-xyz789")
+        .connector(
+            ConnectorSpec::sink("orders", SINK)
+                .config("topics", "t")
+                .config("kafka.api.secret", "hunter2")
+                .offsets(sink_offsets(5)),
+        )
+        .in_process();
     let dir = tempfile::tempdir().unwrap();
     let opts = SnapshotOptions {
         with_config: true,
         ..quick(120)
     };
-    let e = snapshot(&m.client(), "a", dir.path(), &opts, &at("t")).unwrap_err();
+    let r = snapshot(&m.client(), "a", dir.path(), &opts, &at("t")).unwrap();
+    assert_eq!(r.connectors[0].redacted, ["kafka.api.secret"]);
+    let text = std::fs::read_to_string(dir.path().join("a/orders.yaml")).unwrap();
     assert!(
-        e.to_string()
-            .contains("Confluent Cloud has no config definitions"),
-        "{e}"
+        text.contains("${kco:env:KCO_SECRET_ORDERS_KAFKA_API_SECRET}"),
+        "{text}"
     );
-    assert!(m.requests().is_empty(), "{:?}", m.requests());
-    assert!(!dir.path().join("a").exists());
+    assert!(
+        !text.contains("****") && !text.contains("hunter2"),
+        "{text}"
+    );
+    assert!(
+        !calls(&m).iter().any(|c| c.contains("connector-plugins")),
+        "{:?}",
+        calls(&m)
+    );
 }
 
 #[test]
