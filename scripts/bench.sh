@@ -40,11 +40,12 @@ for tool in hyperfine curl jq; do
 done
 [[ -x /usr/bin/time ]] || { echo "bench.sh: /usr/bin/time is needed (apt-get install -y time)" >&2; exit 1; }
 
-# The smoke run uses the debug build that scripts/test.sh has just made (no release build in
-# CI); the full run measures the release build.
+# The smoke run uses the debug build that scripts/test.sh's tests have just made (with the
+# fake, as the tests build it: nothing is compiled again; no release build in CI); the full
+# run measures the release build.
 PROFILE=release
 BUILD=(--release)
-((QUICK)) && PROFILE=debug BUILD=()
+((QUICK)) && PROFILE=debug BUILD=(--features fake)
 cargo build "${BUILD[@]}" --quiet
 cargo build "${BUILD[@]}" --quiet --features fake --bench fleet
 KCO=$ROOT/target/$PROFILE/kco
@@ -149,6 +150,7 @@ export KCO_BENCH_CLOUD_KEY=$C_KEY KCO_BENCH_CLOUD_SECRET=$C_SECRET
 # same number of connectors read from the Kafka Connect fleet, in the same run, is the
 # reference "as for Connect" (its bound has one more round trip, `GET /`).
 C_RUNS=10
+((QUICK)) && C_RUNS=$RUNS
 C_BOUND=$(awk -v n="$CLOUD" -v p=$PAR -v l="$LATENCY" 'BEGIN { printf "%.3f", (1 + int((n + p - 1) / p)) * l / 1000 }')
 K_CSNAP=$(median "$C_RUNS" -N --prepare "rm -rf $WORK/cloud/snapshots" "$KCO --config $WORK/cloud/kco.yaml --cluster cloud -q snapshot --dir $WORK/cloud/snapshots")
 rm -rf "$WORK/cloud/snapshots"
