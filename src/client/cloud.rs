@@ -206,21 +206,10 @@ pub fn parse_time(s: &str) -> Option<SystemTime> {
             sign * (h * 3600 + m * 60)
         }
     };
-    let days = days_from_civil(year, month, day);
+    let days = crate::clock::days_from_civil(year, month, day);
     let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
     let secs = u64::try_from(secs).ok()?;
     Some(UNIX_EPOCH + Duration::new(secs, nanos))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

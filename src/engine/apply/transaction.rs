@@ -195,10 +195,19 @@ impl Tx<'_> {
                 self.plan.name
             ));
         }
+        self.conclude(prior, changed, restored);
+    }
+
+    /// The outcome of a change and of putting `prior` back after it, then the final state.
+    fn conclude(
+        &mut self,
+        prior: TargetState,
+        changed: Result<(), Failure>,
+        restored: Result<(), Failure>,
+    ) {
         match (changed, restored) {
             (Ok(()), Ok(())) => self.report.outcome = ApplyOutcome::Applied,
-            (Ok(()), Err(f)) => self.fail(f),
-            (Err(f), Ok(())) => self.fail(f),
+            (Ok(()), Err(f)) | (Err(f), Ok(())) => self.fail(f),
             (Err(f), Err(r)) => self.fail(Failure {
                 step: f.step,
                 error: TxError::RestoreFailedToo {

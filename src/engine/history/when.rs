@@ -62,18 +62,7 @@ pub fn parse_time(s: &str) -> Option<i64> {
             sign * (num(&hm[..2])? * 3600 + num(&hm[2..])? * 60)
         }
     };
-    Some(days_from_civil(y, m, day) * 86_400 + secs - offset)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    Some(crate::clock::days_from_civil(y, m, day) * 86_400 + secs - offset)
 }
 
 /// A commit time as JSON shows it: RFC 3339, UTC (`2026-11-29T02:00:00Z`).

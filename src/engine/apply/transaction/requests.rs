@@ -493,20 +493,7 @@ impl Tx<'_> {
         } else {
             self.await_state(prior)
         };
-        match (changed, restored) {
-            (Ok(()), Ok(())) => self.report.outcome = super::ApplyOutcome::Applied,
-            (Ok(()), Err(f)) | (Err(f), Ok(())) => self.fail(f),
-            (Err(f), Err(r)) => self.fail(Failure {
-                step: f.step,
-                error: TxError::RestoreFailedToo {
-                    first: Box::new(f.error),
-                    prior,
-                    step: r.step,
-                    then: Box::new(r.error),
-                },
-            }),
-        }
-        self.read_final_state();
+        self.conclude(prior, changed, restored);
     }
 
     /// Waits for the service to show `target` (it resumes or pauses the connector itself);
