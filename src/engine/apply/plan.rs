@@ -72,6 +72,10 @@ impl Want {
 pub struct Change {
     pub set: Vec<OffsetEntry>,
     pub removed: Vec<Fields>,
+    /// Per set partition (by `canonical_fields` of its partition), the offset the files had
+    /// before the change; absent for a partition the change added. It tells a forward change
+    /// (skip ahead) from a backward one (rewind).
+    pub from: std::collections::BTreeMap<String, Fields>,
 }
 
 impl Change {

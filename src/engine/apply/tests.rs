@@ -237,6 +237,7 @@ fn a_change_patches_and_removes_only_its_partitions_and_verifies_them() {
     let change = plan::Change {
         set: vec![src("f", 4)],
         removed: vec![src("h", 0).partition],
+        ..Default::default()
     };
     let mut w = want("c", vec![src("f", 4), src("g", 1)]);
     if let Want::File { change: c, .. } = &mut w {

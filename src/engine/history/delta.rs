@@ -48,6 +48,8 @@ type Key = (String, String);
 #[derive(Debug, Default)]
 struct Acc {
     partitions: BTreeMap<String, (Fields, Option<Fields>)>,
+    /// The offset each partition had in the files before the first change composed.
+    from: BTreeMap<String, Option<Fields>>,
     by: Option<CommitRef>,
 }
 
@@ -57,7 +59,10 @@ fn key(f: &OffsetsFile) -> Key {
 
 /// What `new` changed against `old`, partition by partition; a removed file changes nothing
 /// (kco no longer manages the connector; the cluster keeps its offsets).
-fn file_delta(old: Option<&OffsetsFile>, new: &OffsetsFile) -> Vec<(Fields, Option<Fields>)> {
+fn file_delta(
+    old: Option<&OffsetsFile>,
+    new: &OffsetsFile,
+) -> Vec<(Fields, Option<Fields>, Option<Fields>)> {
     let empty = Vec::new();
     let old_offsets = old.map(|f| &f.offsets).unwrap_or(&empty);
     let m = &new.metadata;
@@ -65,8 +70,10 @@ fn file_delta(old: Option<&OffsetsFile>, new: &OffsetsFile) -> Vec<(Fields, Opti
     compare_each_in(shape, &new.offsets, old_offsets)
         .filter_map(|d| match d.kind {
             PartitionKind::Unchanged => None,
-            PartitionKind::Moved | PartitionKind::OnlyWanted => Some((d.partition, d.wanted)),
-            PartitionKind::OnlyActual => Some((d.partition, None)),
+            PartitionKind::Moved | PartitionKind::OnlyWanted => {
+                Some((d.partition, d.wanted, d.actual))
+            }
+            PartitionKind::OnlyActual => Some((d.partition, None, d.actual)),
         })
         .collect()
 }
@@ -118,9 +125,10 @@ fn compose(acc: &mut BTreeMap<Key, Acc>, old: &SideFiles, new: &SideFiles, by: O
             continue;
         }
         let a = acc.entry(k.clone()).or_default();
-        for (partition, offset) in changes {
-            a.partitions
-                .insert(canonical_fields(&partition), (partition, offset));
+        for (partition, offset, before) in changes {
+            let k = canonical_fields(&partition);
+            a.from.entry(k.clone()).or_insert(before);
+            a.partitions.insert(k, (partition, offset));
         }
         a.by = by.cloned();
     }
@@ -166,9 +174,14 @@ fn finish(
             continue;
         };
         let mut change = Change::default();
-        for (_, (partition, offset)) in a.partitions {
+        for (k, (partition, offset)) in a.partitions {
             match offset {
-                Some(offset) => change.set.push(OffsetEntry { partition, offset }),
+                Some(offset) => {
+                    if let Some(Some(before)) = a.from.get(&k) {
+                        change.from.insert(k, before.clone());
+                    }
+                    change.set.push(OffsetEntry { partition, offset })
+                }
                 None => change.removed.push(partition),
             }
         }
