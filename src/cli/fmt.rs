@@ -56,7 +56,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         p.structured(&report);
     } else {
         for f in &report.files {
-            if f.outcome != FmtOutcome::Formatted {
+            // A file re-sealed is what was asked: a status, silenced by --quiet. A file
+            // --check finds not canonical is why the run fails: always said.
+            if f.outcome != FmtOutcome::Formatted || (p.quiet && !args.check) {
                 continue;
             }
             // What was done, or with --check what would be.

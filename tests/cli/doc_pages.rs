@@ -538,3 +538,36 @@ fn the_command_blocks_of_the_merge_page_register_the_driver_and_merge_a_nightly_
         3
     );
 }
+
+/// The block `<!-- kco:words ... -->` to `<!-- /kco:words -->` of `text`, if it has one.
+fn words_block(text: &str) -> Option<&str> {
+    let start = text.find("<!-- kco:words")?;
+    let end = text[start..].find("<!-- /kco:words -->")? + start;
+    Some(&text[start..end])
+}
+
+#[test]
+fn the_four_pages_of_the_flow_define_change_observation_and_apply_record_in_one_identical_block() {
+    let pages = [
+        "docs/time-travel.md",
+        "docs/apply.md",
+        "docs/merge.md",
+        "examples/README.md",
+    ];
+    let blocks: Vec<(&str, String)> = pages
+        .iter()
+        .map(|p| {
+            let text = page(p);
+            let block = words_block(&text)
+                .unwrap_or_else(|| panic!("{p} has no <!-- kco:words --> block"))
+                .to_string();
+            (*p, block)
+        })
+        .collect();
+    for word in ["**observation**", "**change**", "**apply record**"] {
+        assert!(blocks[0].1.contains(word), "the block defines {word}");
+    }
+    for (p, b) in &blocks[1..] {
+        assert_eq!(b, &blocks[0].1, "{p}'s block differs from {}'s", blocks[0].0);
+    }
+}

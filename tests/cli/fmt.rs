@@ -64,3 +64,44 @@ fn a_file_that_does_not_parse_is_named_with_its_line_and_left_untouched() {
         assert_eq!(std::fs::read_to_string(&src).unwrap(), broken);
     }
 }
+
+/// `-q` prints only data and errors: a file re-sealed is not reported, a file `--check`
+/// finds not canonical (the reason it fails) and an invalid file still are.
+#[test]
+fn quiet_fmt_prints_no_formatted_lines_but_still_the_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = two_connectors();
+    assert_eq!(snapshot(&fake, dir.path(), &[]).code, 0);
+    let sink = dir.path().join("snapshots/a/orders-sink.yaml");
+    let edited = std::fs::read_to_string(&sink)
+        .unwrap()
+        .replace("kafka_offset: 5", "kafka_offset: 4");
+    std::fs::write(&sink, &edited).unwrap();
+
+    let r = Kco::new(dir.path()).args(["fmt", "--check", "-q"]).run();
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("not canonical:") && r.stdout.contains("orders-sink.yaml"),
+        "{}",
+        r.stdout
+    );
+
+    let r = Kco::new(dir.path()).args(["fmt", "-q"]).run();
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "", "quiet: no `formatted:` line");
+    assert_eq!(r.stderr, "", "quiet: no status line");
+    assert_eq!(
+        Kco::new(dir.path()).arg("validate").run().code,
+        0,
+        "re-sealed"
+    );
+
+    let src = dir.path().join("snapshots/a/file-src.yaml");
+    let broken = std::fs::read_to_string(&src)
+        .unwrap()
+        .replace("offsets:\n", "offsets: [\n");
+    std::fs::write(&src, &broken).unwrap();
+    let r = Kco::new(dir.path()).args(["fmt", "-q"]).run();
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("invalid:"), "{}", r.stdout);
+}

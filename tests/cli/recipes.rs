@@ -77,6 +77,53 @@ fn at<'a>(doc: &'a Value, path: &[&str]) -> &'a Value {
     })
 }
 
+/// Every shell script under examples/ci/ and scripts/ is committed executable (mode 100755 in
+/// git's index), as the workflows and the CronJob call them by path (`ci/apply-on-merge.sh`):
+/// a script committed 100644 fails there with "Permission denied". The only files of mode
+/// 100644 allowed are the libraries scripts source (no `#!` line, and a first line saying
+/// `# Sourced by ...`).
+#[test]
+fn every_script_of_the_recipes_and_of_scripts_is_executable_in_the_git_index() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("git")
+        .args(["ls-files", "-s", "--", "examples/ci", "scripts"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git ls-files in {}: {}",
+        root.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listing = String::from_utf8(out.stdout).unwrap();
+    let mut scripts = 0;
+    let mut wrong = Vec::new();
+    for line in listing.lines() {
+        // `<mode> <object> <stage>\t<path>`
+        let (meta, path) = line.split_once('\t').unwrap();
+        let mode = meta.split(' ').next().unwrap();
+        let text = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+        let shebang = text.starts_with("#!");
+        if !path.ends_with(".sh") && !shebang {
+            continue;
+        }
+        scripts += 1;
+        let sourced = !shebang && text.starts_with("# Sourced by");
+        if mode != "100755" && !sourced {
+            wrong.push(format!("{path} ({mode})"));
+        }
+        if path.starts_with("examples/ci/") {
+            assert!(shebang, "{path}: a recipe starts with its #! line");
+        }
+    }
+    assert!(scripts >= 5, "{listing}");
+    assert!(
+        wrong.is_empty(),
+        "scripts not executable in git's index (git update-index --chmod=+x FILE): {wrong:?}"
+    );
+}
+
 /// A scratch repository `repo` with one commit on `main`, pushed to a bare `origin`.
 struct Repo {
     tmp: tempfile::TempDir,
@@ -114,12 +161,12 @@ impl Repo {
             .unwrap()
     }
 
-    /// `sh examples/ci/<script> <args>` here, with the built kco and a cleared environment
-    /// (no git identity: the scripts bring their own); exit code, stdout and stderr.
+    /// `examples/ci/<script> <args>` here, run by its path as the CI jobs run it (so by its
+    /// `#!` line and its executable bit), with the built kco and a cleared environment (no
+    /// git identity: the scripts bring their own); exit code, stdout and stderr.
     fn run(&self, script: &str, args: &[String], vars: &[(&str, &str)]) -> (i32, String) {
-        let mut sh = Command::new("sh");
-        let out = hermetic(&mut sh, self.tmp.path())
-            .arg(examples().join("ci").join(script))
+        let mut cmd = Command::new(examples().join("ci").join(script));
+        let out = hermetic(&mut cmd, self.tmp.path())
             .args(args)
             .current_dir(self.dir())
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -504,9 +551,8 @@ fn install_kco_checks_the_release_against_its_checksums() {
     let sums = String::from_utf8(sum.stdout).unwrap();
     let install = |sums: &str, dest: &Path| {
         std::fs::write(release.join("SHA256SUMS"), sums).unwrap();
-        let mut sh = Command::new("sh");
-        let out = hermetic(&mut sh, t.path())
-            .arg(examples().join("ci/install-kco.sh"))
+        let mut cmd = Command::new(examples().join("ci/install-kco.sh"));
+        let out = hermetic(&mut cmd, t.path())
             .args(["v9.9.9", dest.to_str().unwrap()])
             .env(
                 "KCO_RELEASES",
