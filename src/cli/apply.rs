@@ -32,22 +32,28 @@ set (changed or added), those it removed from a file are reset (their offset del
 other partition stays where the cluster has it. --commit REV applies what one commit brought: its \
 first parent to it (for a merge, everything the pull request brought), with the files as at REV. \
 --changed-since REV applies what was decided since REV: the first-parent commits from REV to HEAD, \
-then the working tree's uncommitted change, a later change of a partition winning. A commit whose \
-trailer marks it as a record (Kco-Snapshot, Kco-Apply, Kco-Undo: a nightly snapshot, an apply, an \
-undo) observed a cluster and is never applied.\n\n\
+then the working tree's uncommitted change, a later change of a partition winning. --unapplied \
+applies every change not yet applied to the cluster: those since the newest apply record of the \
+cluster on the first-parent history (`Kco-Apply: CLUSTER`, from the commit its `Kco-Commit` names), \
+so a nightly landing after a merge never hides it and a rerun applies nothing twice. The files \
+tell a change from an observation: a file whose capturedAt moved was rewritten from live by kco \
+(an observation) and is never applied, whatever the commit's trailers say; a partition edited \
+with capturedAt kept is a change. A change moves a partition only in its own direction: a \
+forward change (skip ahead) whose target live has already passed leaves the partition where it \
+is; a backward change (rewind) is exact.\n\n\
 --fail-on refuses, before any change, a plan that would rewind (reprocessing), skip ahead \
 (data-loss) or remove (reset) a partition's offset.\n\n\
 Offsets that do not fit their connector class's shape (`kco schema --shapes`: an unknown key, a \
 missing required one, a wrong type, a negative position) are refused before any request, with \
 file:line and the expected shape, unless --allow-unknown-shape names the connector.\n\n\
-Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --commit HEAD --fail-on data-loss,reset --yes"
+Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --unapplied --fail-on data-loss,reset --yes"
 )]
 pub struct Args {
     /// Snapshot files or directories
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Also remove live partitions that the file lacks (exact restore)
-    #[arg(long, conflicts_with_all = ["changed_since", "commit"])]
+    #[arg(long, conflicts_with_all = ["changed_since", "commit", "unapplied"])]
     pub prune: bool,
     /// Apply the (single) file's offsets to a connector of this name
     #[arg(long = "as", value_name = "NEW_NAME")]
@@ -60,12 +66,16 @@ pub struct Args {
     pub create_state: Option<StateArg>,
     /// Take the files as they were at a git revision or a time (YYYY-MM-DD[ HH:MM[:SS]][zone],
     /// UTC unless a zone is given; a date alone is 00:00 UTC); the working tree is not touched
-    #[arg(long, value_name = "REV|TIME", conflicts_with_all = ["changed_since", "commit"])]
+    #[arg(long, value_name = "REV|TIME", conflicts_with_all = ["changed_since", "commit", "unapplied"])]
     pub at: Option<String>,
     /// Apply the partitions changed since this git revision: its non-record first-parent
     /// commits to HEAD, then the working tree (every other partition is left alone)
-    #[arg(long, value_name = "REV", conflicts_with = "commit")]
+    #[arg(long, value_name = "REV", conflicts_with_all = ["commit", "unapplied"])]
     pub changed_since: Option<String>,
+    /// Apply every change not yet applied to the cluster: those since its newest apply record
+    /// (`Kco-Apply: CLUSTER`) on the first-parent history, then the working tree
+    #[arg(long, conflicts_with = "commit")]
+    pub unapplied: bool,
     /// Apply the partitions this commit changed, from its first parent to it (a merge: what
     /// the pull request brought); files as at the commit, never the working tree
     #[arg(long, value_name = "REV")]
@@ -101,9 +111,10 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     };
     let paths = super::apply_git::absolute(&args.paths, ctx);
     let delta = match (&args.changed_since, &args.commit) {
+        _ if args.unapplied => Some(history::delta::unapplied(&paths, &target.name)?),
         (Some(rev), _) => Some(history::delta::changed_since(&paths, rev)?),
         (None, Some(rev)) => match history::delta::commit(&paths, rev)? {
-            CommitDelta::Delta(d) => Some(d),
+            CommitDelta::Delta(d) => Some(*d),
             CommitDelta::Record(r) => {
                 if ctx.printer.is_structured() {
                     ctx.printer

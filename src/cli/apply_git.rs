@@ -24,7 +24,8 @@ pub fn commit_words(c: &CommitRef) -> String {
     )
 }
 
-/// A commit that is a record, not a change: why `apply --commit` applies nothing.
+/// A commit that says it is a record and brought no change: why `apply --commit` applies
+/// nothing.
 pub fn print_record(p: &Printer, r: &RecordCommit) {
     let what = match r.kind {
         CommitKind::Snapshot => "a snapshot: it observed the cluster",
@@ -54,7 +55,7 @@ fn partitions(f: &SourceFile) -> Option<String> {
 
 /// `1 of 4 connectors; the others are left alone`, or `none of 4 connectors`.
 fn taken(s: &FilesSource) -> String {
-    let total = s.files.len() + s.unchanged.len() + s.removed.len();
+    let total = s.files.len() + s.unchanged.len() + s.removed.len() + s.observed.len();
     let all = super::words::count(total, "connector");
     match s.files.len() {
         0 => format!("none of {all}"),
@@ -78,6 +79,12 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
                 Some(c) => format!(" (from its first parent {})", short_id(&c.commit)),
                 None => " (the first commit: from nothing)".into(),
             },
+            taken(s)
+        ),
+        "unapplied" => format!(
+            "Changes not yet applied, since the last one applied ({}, commit {}): {}\n",
+            s.rev,
+            commit_words(&s.revision),
             taken(s)
         ),
         _ => format!(
@@ -117,10 +124,20 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
             s.removed.join(", ")
         ));
     }
-    for r in &s.skipped {
+    if !s.observed.is_empty() {
         out.push_str(&format!(
-            "  not applied (a record, not a change: {}): {}\n",
-            r.trailer,
+            "  not applied (observed: kco rewrote the file from live, capturedAt moved): {}\n",
+            s.observed.join(", ")
+        ));
+    }
+    for r in &s.skipped {
+        let label = if r.trailer.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", r.trailer)
+        };
+        out.push_str(&format!(
+            "  not applied (observations only{label}): {}\n",
             commit_words(&r.commit)
         ));
     }

@@ -21,10 +21,10 @@ LSN), labelled with the risk labels: REPROCESSING when an offset moved backwards
 when a partition was removed (a move forwards has no label). Times are UTC unless a zone is
 given (`2026-11-29 02:00`, `2026-11-29T02:00:00+01:00`).
 
-Each commit is named by what it is, from its trailers: `observed` (Kco-Snapshot: a snapshot of
-the cluster, `kco snapshot --commit`), `applied` and `undone` (Kco-Apply, Kco-Undo: the
-cluster's offsets after an apply or an undo, `--record`), `change` (no trailer: someone's
-change, a pull request, a merge). A record that follows an observation shows what the
+Each commit's version of a file is named by what it is: `observed` (its capturedAt moved: kco
+rewrote it from live, whatever the commit's trailers say), `applied` and `undone` (Kco-Apply,
+Kco-Undo: the cluster's offsets after an apply or an undo, `--record`), `change` (capturedAt
+kept: someone's change, a pull request, a hand edit). A record that follows an observation shows what the
 operation did to the cluster; one that follows a change compares with that change's file, and
 says so.
 

@@ -145,7 +145,7 @@ fn change(c: Change) -> &'static str {
     match c {
         Change::Unchanged => "unchanged",
         Change::Observation => "a snapshot",
-        Change::Deliberate => "a change by hand",
+        Change::Change => "a change by hand",
     }
 }
 

@@ -25,8 +25,9 @@ rewritten (byte-identical). If some connectors cannot be read, the others are st
 kco exits 1 naming them.\n\n\
 --commit (in a git repository): commits exactly the cluster's files this run captured or \
 pruned (never other files, never what is staged by hand), as `git commit -- FILES` would, with \
-the message `offsets of CLUSTER` and the trailer `Kco-Snapshot: CLUSTER`: an observation of the \
-cluster, which an apply from git history never applies. No commit when no file changed. \
+the message `offsets of CLUSTER` and the trailer `Kco-Snapshot: CLUSTER` (a label: every file \
+kco rewrites from live gets a later capturedAt, and that makes it an observation of the cluster, \
+which an apply from git history never applies, committed by kco or by hand). No commit when no file changed. \
 --record apply|undo writes `Kco-Apply: CLUSTER` or `Kco-Undo: CLUSTER` instead: the record of \
 what an apply or an undo did, which `kco log` shows as such (docs/time-travel.md: snapshot with \
 --commit before the operation and with --record after it, and the history holds the cluster's \

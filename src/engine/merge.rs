@@ -38,17 +38,9 @@ impl Side {
     }
 }
 
-/// What a side did to the file since the common ancestor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    /// The same offsets, metadata and config.
-    Unchanged,
-    /// A snapshot rewrote the file: `capturedAt` moved.
-    Observation,
-    /// Offsets, config or metadata edited with `capturedAt` kept: an edit re-sealed by
-    /// `kco fmt`.
-    Deliberate,
-}
+/// What a side did to the file since the common ancestor: the history's one definition
+/// ([`crate::engine::history::version`]).
+pub use crate::engine::history::version::Version as Change;
 
 /// A partition both sides changed differently, where a deliberate change won over an
 /// observation.
@@ -244,14 +236,7 @@ pub fn merge(path: &Path, base: &str, ours: &str, theirs: &str) -> Result<Merged
 
 /// What `side` did to the file since `base`.
 pub fn change(base: &OffsetsFile, side: &OffsetsFile) -> Change {
-    if base.offsets == side.offsets && base.metadata == side.metadata && base.config == side.config
-    {
-        Change::Unchanged
-    } else if base.metadata.captured_at != side.metadata.captured_at {
-        Change::Observation
-    } else {
-        Change::Deliberate
-    }
+    crate::engine::history::version::version(Some(base), side)
 }
 
 /// Whether capture time `a` is later than `b` (RFC 3339 UTC: text order is time order; a
@@ -308,8 +293,8 @@ fn three<T: PartialEq + Clone>(
         return Three::Take(t.cloned());
     }
     match (sides.oc, sides.tc) {
-        (Change::Deliberate, Change::Observation) => Three::Won(Side::Ours, o.cloned()),
-        (Change::Observation, Change::Deliberate) => Three::Won(Side::Theirs, t.cloned()),
+        (Change::Change, Change::Observation) => Three::Won(Side::Ours, o.cloned()),
+        (Change::Observation, Change::Change) => Three::Won(Side::Theirs, t.cloned()),
         _ => Three::Conflict,
     }
 }

@@ -45,6 +45,19 @@ impl Repo {
     pub fn write(&self, rel: &str, name: &str, kind: kco::model::ConnectorType, offsets: Value) {
         SnapshotFile::captured(name, kind, offsets).write(&self.path().join(rel));
     }
+    /// A file as `kco snapshot` rewrites it from live: captured at `at` (an observation).
+    pub fn observe(
+        &self,
+        rel: &str,
+        name: &str,
+        kind: kco::model::ConnectorType,
+        offsets: Value,
+        at: &str,
+    ) {
+        SnapshotFile::captured(name, kind, offsets)
+            .captured_at(at)
+            .write(&self.path().join(rel));
+    }
     pub fn commit(&self, date: &str, msg: &str) -> String {
         git_at(self.path(), date, &["add", "-A"]);
         git_at(self.path(), date, &["commit", "-q", "-m", msg]);

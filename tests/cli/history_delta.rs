@@ -49,17 +49,28 @@ fn record(r: &Repo, date: &str, msg: &str, trailer: &str) -> String {
     r.git(date, &["rev-parse", "HEAD"])
 }
 
+/// When the first nightly captured the files; a hand edit keeps it.
+const NIGHT: &str = "2026-11-30T02:00:00Z";
+
 /// The nightly holds `sink-x` at 900 on three partitions and `other` at 50; a pull request
 /// (branch `pr`, merged with --no-ff) rewinds clicks/0 to 800 and removes clicks/2.
 fn nightly_then_pr() -> Repo {
     let r = Repo::new();
     let f = "snapshots/a/sink-x.yaml";
-    r.write(f, "sink-x", Sink, clicks(&[(0, 900), (1, 900), (2, 900)]));
-    r.write(
+    let night = NIGHT;
+    r.observe(
+        f,
+        "sink-x",
+        Sink,
+        clicks(&[(0, 900), (1, 900), (2, 900)]),
+        night,
+    );
+    r.observe(
         "snapshots/a/other.yaml",
         "other",
         Sink,
         sink_offsets("o", &[(0, 50)]),
+        night,
     );
     record(
         &r,
@@ -68,7 +79,8 @@ fn nightly_then_pr() -> Repo {
         "Kco-Snapshot: a",
     );
     r.git("2026-11-30T09:00:00Z", &["checkout", "-q", "-b", "pr"]);
-    r.write(f, "sink-x", Sink, clicks(&[(0, 800), (1, 900)]));
+    // A hand edit keeps the nightly's capturedAt: a change.
+    r.observe(f, "sink-x", Sink, clicks(&[(0, 800), (1, 900)]), night);
     r.commit("2026-11-30T09:00:00Z", "rewind clicks/0, drop clicks/2");
     r.git("2026-11-30T10:00:00Z", &["checkout", "-q", "main"]);
     r.git(
@@ -181,17 +193,20 @@ fn a_removed_partition_is_reset_and_fail_on_reset_refuses_it() {
 fn a_nightly_commit_is_never_applied() {
     let r = nightly_then_pr();
     // The nightly lands after the merge: HEAD is an observation, moving both connectors.
-    r.write(
+    let night = "2026-12-01T02:00:00Z";
+    r.observe(
         "snapshots/a/sink-x.yaml",
         "sink-x",
         Sink,
         clicks(&[(0, 810), (1, 1003)]),
+        night,
     );
-    r.write(
+    r.observe(
         "snapshots/a/other.yaml",
         "other",
         Sink,
         sink_offsets("o", &[(0, 70)]),
+        night,
     );
     let nightly = record(
         &r,
@@ -225,7 +240,7 @@ fn a_nightly_commit_is_never_applied() {
     assert!(out.ends_with("No changes.\n"), "{out}");
     assert!(
         out.contains(&format!(
-            "not applied (a record, not a change: Kco-Snapshot: a): {}",
+            "not applied (observations only; Kco-Snapshot: a): {}",
             &nightly[..12]
         )),
         "{out}"
@@ -301,11 +316,12 @@ fn a_nightly_commit_is_never_applied() {
 fn changed_since_composes_commits_and_the_working_tree_later_wins() {
     let r = nightly_then_pr();
     // An uncommitted edit moves clicks/0 again and adds clicks/3.
-    r.write(
+    r.observe(
         "snapshots/a/sink-x.yaml",
         "sink-x",
         Sink,
         clicks(&[(0, 700), (1, 900), (3, 5)]),
+        NIGHT,
     );
     let fake = moved_on();
     let (code, out, err) = on(
@@ -497,4 +513,161 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
         out.contains("Labels: the files at `HEAD~1` against the working tree only, not the cluster (cannot read cluster `a`:"),
         "{out}"
     );
+}
+
+/// `(code, stdout, stderr)` of `apply snapshots/a --unapplied --yes` against `fake`.
+fn apply_unapplied(r: &Repo, fake: &FakeConnect) -> (i32, String, String) {
+    on(
+        r.path(),
+        fake,
+        &["apply", "snapshots/a", "--unapplied", "--yes"],
+    )
+}
+
+#[test]
+fn a_plain_commit_of_a_snapshot_is_an_observation_and_a_mixed_commit_applies_only_its_change() {
+    let r = nightly_then_pr();
+    // One commit, no trailer: sink-x rewritten from live (a new capturedAt), other edited by
+    // hand (capturedAt kept).
+    r.observe(
+        "snapshots/a/sink-x.yaml",
+        "sink-x",
+        Sink,
+        clicks(&[(0, 810), (1, 1003)]),
+        "2026-12-01T02:00:00Z",
+    );
+    r.observe(
+        "snapshots/a/other.yaml",
+        "other",
+        Sink,
+        sink_offsets("o", &[(0, 40)]),
+        NIGHT,
+    );
+    r.commit("2026-12-01T02:00:00Z", "nightly, and other back to 40");
+    for how in [&["--commit", "HEAD"][..], &["--changed-since", "HEAD~1"]] {
+        let fake = moved_on();
+        let args = [&["apply", "snapshots/a"], how, &["--yes"]].concat();
+        let (code, out, err) = on(r.path(), &fake, &args);
+        assert_eq!(code, 0, "{how:?}: {out}{err}");
+        assert_eq!(
+            live(&fake, "sink-x"),
+            map(&[("clicks/0", 1000), ("clicks/1", 1003), ("clicks/2", 1006)]),
+            "{how:?}: the observation was applied: {out}"
+        );
+        assert_eq!(live(&fake, "other"), map(&[("o/0", 40)]), "{how:?}: {out}");
+        assert!(
+            out.contains(
+                "not applied (observed: kco rewrote the file from live, capturedAt moved): sink-x"
+            ),
+            "{how:?}: {out}"
+        );
+    }
+}
+
+/// A nightly, an apply record of it, a merged pull request (clicks/0 to 800, clicks/2
+/// removed), then a second nightly on top, committed without a trailer.
+fn merge_under_a_nightly() -> (Repo, String) {
+    let r = Repo::new();
+    let f = "snapshots/a/sink-x.yaml";
+    r.observe(
+        f,
+        "sink-x",
+        Sink,
+        clicks(&[(0, 900), (1, 900), (2, 900)]),
+        NIGHT,
+    );
+    let first = record(&r, NIGHT, "offsets of a", "Kco-Snapshot: a");
+    r.git(
+        "2026-11-30T03:00:00Z",
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "offsets of a after an apply",
+            "-m",
+            &format!("Kco-Apply: a\nKco-Commit: {first}"),
+        ],
+    );
+    r.git("2026-11-30T09:00:00Z", &["checkout", "-q", "-b", "pr"]);
+    r.observe(f, "sink-x", Sink, clicks(&[(0, 800), (1, 900)]), NIGHT);
+    r.commit("2026-11-30T09:00:00Z", "rewind clicks/0, drop clicks/2");
+    r.git("2026-11-30T10:00:00Z", &["checkout", "-q", "main"]);
+    r.git(
+        "2026-11-30T10:00:00Z",
+        &["merge", "-q", "--no-ff", "-m", "merge pr", "pr"],
+    );
+    let merge = r.git("2026-11-30T10:00:00Z", &["rev-parse", "HEAD"]);
+    // The nightly lands before the apply job runs: live at 1000/1003, no clicks/2 yet read.
+    r.observe(
+        f,
+        "sink-x",
+        Sink,
+        clicks(&[(0, 1000), (1, 1003), (2, 1006)]),
+        "2026-12-01T02:00:00Z",
+    );
+    r.commit("2026-12-01T02:00:00Z", "nightly");
+    (r, merge)
+}
+
+#[test]
+fn unapplied_applies_a_merge_a_nightly_landed_on_and_a_rerun_after_its_record_applies_nothing() {
+    let (r, merge) = merge_under_a_nightly();
+    let fake = moved_on();
+    let (code, out, err) = apply_unapplied(&r, &fake);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        live(&fake, "sink-x"),
+        map(&[("clicks/0", 800), ("clicks/1", 1003)]),
+        "the merged change under the nightly was applied: {out}"
+    );
+    assert!(
+        out.contains("Changes not yet applied, since the last one applied (Kco-Commit: "),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("changed by {}", &merge[..12])),
+        "{out}"
+    );
+    assert!(out.contains("not applied (observations only): "), "{out}");
+
+    // The record of that apply: the next run finds nothing to do.
+    r.git(
+        "2026-12-01T03:00:00Z",
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "offsets of a after an apply",
+            "-m",
+            &format!(
+                "Kco-Apply: a\nKco-Commit: {}",
+                r.git("2026-12-01T03:00:00Z", &["rev-parse", "HEAD"])
+            ),
+        ],
+    );
+    let before = fake.mutating_requests().len();
+    let (code, out, err) = apply_unapplied(&r, &fake);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.ends_with("No changes.\n"), "{out}");
+    assert_eq!(
+        fake.mutating_requests().len(),
+        before,
+        "a rerun applied twice"
+    );
+}
+
+#[test]
+fn unapplied_without_an_apply_record_is_refused_and_says_where_to_start() {
+    let r = nightly_then_pr();
+    let fake = moved_on();
+    let (code, out, err) = apply_unapplied(&r, &fake);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("no apply record of cluster `a` on the first-parent history of HEAD"),
+        "{err}"
+    );
+    assert!(err.contains("--changed-since REV"), "{err}");
+    fake.assert_no_mutations();
 }

@@ -138,3 +138,22 @@ impl SnapshotFile {
         self.write(&path)
     }
 }
+
+/// Someone's change to the snapshot file at `path`: its offsets replaced by `offsets` (a JSON
+/// array of `{partition, offset}`), everything else kept (capturedAt too), re-sealed as
+/// `kco fmt` would. In git history that is a change, where `kco snapshot` rewriting the file
+/// from live is an observation.
+pub fn hand_edit(path: &Path, offsets: Value) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut file = OffsetsFile::parse(path, &text).unwrap();
+    file.offsets = serde_json::from_value::<Vec<OffsetEntry>>(offsets).unwrap();
+    kco::model::sort_entries(&mut file.offsets);
+    file.seal();
+    let schema_ref = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix(kco::model::file::SCHEMA_COMMENT))
+        .unwrap_or(REPO_SCHEMA_REF)
+        .to_string();
+    std::fs::write(path, file.render(&schema_ref)).unwrap();
+}

@@ -54,11 +54,16 @@ pub struct FilesSource {
     /// cluster keeps their offsets).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub removed: Vec<String>,
+    /// `commit`, `changed_since`, `unapplied`: connectors whose files kco rewrote from live
+    /// (observations: a new `capturedAt`), not applied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub observed: Vec<String>,
     /// `commit`: its first parent, the side the change is taken from (none: a root commit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<CommitRef>,
-    /// `changed_since`: the commits in the range that record what a cluster did (a nightly
-    /// snapshot, an apply, an undo): observations, not changes, so not applied.
+    /// `changed_since`, `unapplied`: the commits in the range that brought observations only
+    /// (a nightly snapshot, an apply or undo record, a plain commit of a snapshot): not
+    /// applied. `trailer` is empty for a commit without a kco trailer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<RecordCommit>,
 }
@@ -147,6 +152,7 @@ pub fn files_at(paths: &[PathBuf], at: &str) -> Result<(Vec<LoadedFile>, FilesSo
             .collect(),
         unchanged: Vec::new(),
         removed: Vec::new(),
+        observed: Vec::new(),
         parent: None,
         skipped: Vec::new(),
     };

@@ -5,8 +5,9 @@
 //! Applied, a delta sets the partitions it changed or added, removes those it removed, and
 //! leaves every other partition where the cluster has it.
 //!
-//! A commit whose trailer marks it as a record (`trailer`: a nightly snapshot, an apply, an
-//! undo) observed a cluster; it decided nothing, so it brings no change.
+//! Which versions of a file bring a change is told by the file (`super::version`): a file kco
+//! rewrote from live (a new `capturedAt`) is an observation and brings nothing, whatever the
+//! commit's trailers say; a commit that mixes both brings only its changes.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use git2::Oid;
 
 use super::at::{first, CommitRef, FilesSource, RecordCommit, SourceFile};
 use super::trailer::{self, CommitKind};
+use super::version::{version, Version};
 use crate::compare::{compare_each_in, PartitionKind};
 use crate::engine::apply::plan::Change;
 use crate::engine::revision::{Repo, Revision};
@@ -37,7 +39,7 @@ pub struct Delta {
 pub enum CommitDelta {
     /// The commit is a record: nothing to apply.
     Record(RecordCommit),
-    Delta(Delta),
+    Delta(Box<Delta>),
 }
 
 /// (cluster, connector).
@@ -117,13 +119,34 @@ fn in_working_tree(repo: &Repo, paths: &[PathBuf]) -> Result<SideFiles> {
     Ok(out)
 }
 
-/// Adds the change from `old` to `new` to `acc` (later wins).
-fn compose(acc: &mut BTreeMap<Key, Acc>, old: &SideFiles, new: &SideFiles, by: Option<&CommitRef>) {
+/// Adds the change from `old` to `new` to `acc` (later wins); the connectors whose files
+/// `new` observed (rewrote from live) are added to `observed`, and bring nothing. Returns
+/// whether any file brought a change.
+fn compose(
+    acc: &mut BTreeMap<Key, Acc>,
+    old: &SideFiles,
+    new: &SideFiles,
+    by: Option<&CommitRef>,
+    observed: &mut Vec<String>,
+) -> bool {
+    let mut changed = false;
     for (k, (_, f)) in new {
-        let changes = file_delta(old.get(k).map(|(_, o)| &o.file), &f.file);
+        let before = old.get(k).map(|(_, o)| &o.file);
+        match version(before, &f.file) {
+            Version::Unchanged => continue,
+            Version::Observation => {
+                if !observed.contains(&k.1) {
+                    observed.push(k.1.clone());
+                }
+                continue;
+            }
+            Version::Change => {}
+        }
+        let changes = file_delta(before, &f.file);
         if changes.is_empty() {
             continue;
         }
+        changed = true;
         let a = acc.entry(k.clone()).or_default();
         for (partition, offset, before) in changes {
             let k = canonical_fields(&partition);
@@ -132,9 +155,11 @@ fn compose(acc: &mut BTreeMap<Key, Acc>, old: &SideFiles, new: &SideFiles, by: O
         }
         a.by = by.cloned();
     }
+    changed
 }
 
-/// The record a commit is, by its trailers, if it is one.
+/// The record a commit says it is, by its trailers, if it says so (a label: the files tell
+/// what it brings).
 fn record(repo: &Repo, id: Oid) -> Result<Option<RecordCommit>> {
     let c = repo
         .git()
@@ -164,7 +189,7 @@ fn finish(
 ) -> Vec<(LoadedFile, Change)> {
     let mut files = Vec::new();
     for (k, (_, f)) in newest {
-        if !acc.contains_key(k) {
+        if !acc.contains_key(k) && !source.observed.contains(&k.1) {
             source.unchanged.push(f.file.metadata.name.clone());
         }
     }
@@ -198,13 +223,12 @@ fn finish(
 }
 
 /// What commit `rev` brought under `paths`: the change from its first parent to it (a root
-/// commit: from nothing). A record commit brings nothing. The working tree is not read.
+/// commit: from nothing), file by file; a file it observed brings nothing. A commit whose
+/// trailer says it is a record and that brings no change is [`CommitDelta::Record`]. The
+/// working tree is not read.
 pub fn commit(paths: &[PathBuf], rev: &str) -> Result<CommitDelta> {
     let r = Revision::resolve(first(paths)?, rev)?;
     let id = r.oid();
-    if let Some(rec) = record(&r.repo, id)? {
-        return Ok(CommitDelta::Record(rec));
-    }
     let commit = r
         .repo
         .git()
@@ -218,35 +242,43 @@ pub fn commit(paths: &[PathBuf], rev: &str) -> Result<CommitDelta> {
     };
     let this = CommitRef::of(&r.repo, id)?;
     let mut acc = BTreeMap::new();
-    compose(&mut acc, &old, &new, Some(&this));
     let mut source = FilesSource {
         mode: "commit",
         rev: rev.to_string(),
-        revision: this,
+        revision: this.clone(),
         files: Vec::new(),
         unchanged: Vec::new(),
         removed: Vec::new(),
+        observed: Vec::new(),
         parent: parent.map(|p| CommitRef::of(&r.repo, p)).transpose()?,
         skipped: Vec::new(),
     };
+    let changed = compose(&mut acc, &old, &new, Some(&this), &mut source.observed);
+    if !changed {
+        if let Some(rec) = record(&r.repo, id)? {
+            return Ok(CommitDelta::Record(rec));
+        }
+    }
     // A file the commit removed is no change to apply; say so.
     for (k, _) in old.iter().filter(|(k, _)| !new.contains_key(*k)) {
         source.removed.push(k.1.clone());
     }
     let files = finish(acc, &new, &mut source);
-    Ok(CommitDelta::Delta(Delta { files, source }))
+    Ok(CommitDelta::Delta(Box::new(Delta { files, source })))
 }
 
-/// What was decided under `paths` since `rev`: the changes of the first-parent commits from
-/// `rev` (excluded) to HEAD that are not records, then the working tree's uncommitted change,
-/// composed in order (a later change of a partition wins).
-pub fn changed_since(paths: &[PathBuf], rev: &str) -> Result<Delta> {
-    let base = Revision::resolve(first(paths)?, rev)?;
-    let repo = &base.repo;
-    let head = repo.resolve("HEAD")?;
+/// The first-parent commits from `base` (excluded) to `head`, oldest first; a usage error
+/// naming `rev` when `base` is not on that history.
+fn first_parent_chain(
+    repo: &Repo,
+    base: Oid,
+    head: Oid,
+    rev: &str,
+    flag: &str,
+) -> Result<Vec<Oid>> {
     let mut chain = Vec::new();
     let mut at = head;
-    while at != base.oid() {
+    while at != base {
         chain.push(at);
         let c = repo
             .git()
@@ -254,48 +286,150 @@ pub fn changed_since(paths: &[PathBuf], rev: &str) -> Result<Delta> {
             .map_err(|e| Error::Other(format!("cannot read commit {at}: {}", e.message())))?;
         at = c.parent_id(0).map_err(|_| {
             Error::Usage(format!(
-                "`{rev}` (commit {}) is not on the first-parent history of HEAD: --changed-since takes the commits from it to HEAD; name an earlier commit of this branch (HEAD~1, the commit applied last)",
-                &base.commit[..12]
+                "`{rev}` (commit {}) is not on the first-parent history of HEAD: {flag} takes the commits from it to HEAD; name an earlier commit of this branch (HEAD~1, the commit applied last)",
+                &base.to_string()[..12]
             ))
         })?;
     }
     chain.reverse();
+    Ok(chain)
+}
+
+/// What was decided under `paths` since `rev`: the changes of the first-parent commits from
+/// `rev` (excluded) to HEAD, then the working tree's uncommitted change, composed in order (a
+/// later change of a partition wins); the files those commits observed bring nothing.
+pub fn changed_since(paths: &[PathBuf], rev: &str) -> Result<Delta> {
+    let base = Revision::resolve(first(paths)?, rev)?;
+    since(
+        paths,
+        &base.repo,
+        base.oid(),
+        rev,
+        "changed_since",
+        "--changed-since",
+    )
+}
+
+/// Every change not yet applied to `cluster` under `paths`: the changes since the last one
+/// applied, found on the first-parent history of HEAD from the newest record of `cluster`
+/// (`Kco-Apply: CLUSTER`: from the commit its `Kco-Commit` names, when that is on the
+/// history, else from the record itself; `Kco-Undo: CLUSTER`: from the record), then the
+/// working tree. So a nightly landing after a merge never hides it, and a rerun after the
+/// record applies nothing. No record of `cluster`: a usage error saying where to start.
+pub fn unapplied(paths: &[PathBuf], cluster: &str) -> Result<Delta> {
+    let repo = Repo::discover(first(paths)?)?;
+    let head = repo.resolve("HEAD")?;
+    let (base, rev) = last_applied(&repo, head, cluster)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "no apply record of cluster `{cluster}` on the first-parent history of HEAD (a commit with the trailer `{}: {cluster}`): kco cannot tell which changes the cluster already has; name where to start once with --changed-since REV (the last commit whose changes the cluster has), then record the apply (`kco snapshot --commit --record apply --trailer \"Kco-Commit: $(git rev-parse HEAD)\"`)",
+            trailer::APPLY
+        ))
+    })?;
+    since(paths, &repo, base, &rev, "unapplied", "--unapplied")
+}
+
+/// The position of the newest apply (or undo) record of `cluster` on the first-parent history
+/// of `head`, and how to name it.
+fn last_applied(repo: &Repo, head: Oid, cluster: &str) -> Result<Option<(Oid, String)>> {
+    let mut at = Some(head);
+    while let Some(id) = at {
+        let c = repo
+            .git()
+            .find_commit(id)
+            .map_err(|e| Error::Other(format!("cannot read commit {id}: {}", e.message())))?;
+        let message = String::from_utf8_lossy(c.message_bytes()).into_owned();
+        let names = |key| trailer::value(&message, key).is_some_and(|v| v.trim() == cluster);
+        if names(trailer::APPLY) {
+            let applied = trailer::value(&message, trailer::COMMIT)
+                .and_then(|v| git2::Oid::from_str(v.trim()).ok())
+                .filter(|c| on_first_parents(repo, id, *c));
+            return Ok(Some(match applied {
+                Some(c) => (c, format!("{}: {}", trailer::COMMIT, &c.to_string()[..12])),
+                None => (id, format!("{}: {cluster}", trailer::APPLY)),
+            }));
+        }
+        if names(trailer::UNDO) {
+            return Ok(Some((id, format!("{}: {cluster}", trailer::UNDO))));
+        }
+        at = c.parent_id(0).ok();
+    }
+    Ok(None)
+}
+
+/// Whether `target` is `from` or one of its first-parent ancestors.
+fn on_first_parents(repo: &Repo, from: Oid, target: Oid) -> bool {
+    let mut at = Some(from);
+    while let Some(id) = at {
+        if id == target {
+            return true;
+        }
+        at = repo
+            .git()
+            .find_commit(id)
+            .ok()
+            .and_then(|c| c.parent_id(0).ok());
+    }
+    false
+}
+
+/// The changes since `base` (see [`changed_since`]), the source labelled `mode`.
+fn since(
+    paths: &[PathBuf],
+    repo: &Repo,
+    base: Oid,
+    rev: &str,
+    mode: &'static str,
+    flag: &str,
+) -> Result<Delta> {
+    let head = repo.resolve("HEAD")?;
+    let chain = first_parent_chain(repo, base, head, rev, flag)?;
     let mut source = FilesSource {
-        mode: "changed_since",
+        mode,
         rev: rev.to_string(),
-        revision: CommitRef::of(repo, base.oid())?,
+        revision: CommitRef::of(repo, base)?,
         files: Vec::new(),
         unchanged: Vec::new(),
         removed: Vec::new(),
+        observed: Vec::new(),
         parent: None,
         skipped: Vec::new(),
     };
     let mut acc = BTreeMap::new();
-    // The files of the last commit read: a commit's parent is usually the one before it, and
-    // a record commit (most of a nightly history) is not read at all.
-    let mut last: Option<(Oid, SideFiles)> = None;
-    let files_of = |id: Oid, last: &mut Option<(Oid, SideFiles)>| -> Result<SideFiles> {
-        match last.take() {
-            Some((at, files)) if at == id => Ok(files),
-            _ => at_commit(repo, paths, id),
-        }
-    };
-    let mut parent = base.oid();
+    let mut observed = Vec::new();
+    let mut old = at_commit(repo, paths, base)?;
     for id in chain {
-        match record(repo, id)? {
-            Some(rec) => source.skipped.push(rec),
-            None => {
-                let old = files_of(parent, &mut last)?;
-                let new = at_commit(repo, paths, id)?;
-                compose(&mut acc, &old, &new, Some(&CommitRef::of(repo, id)?));
-                last = Some((id, new));
+        let new = at_commit(repo, paths, id)?;
+        let mut seen = Vec::new();
+        let changed = compose(
+            &mut acc,
+            &old,
+            &new,
+            Some(&CommitRef::of(repo, id)?),
+            &mut seen,
+        );
+        if !changed {
+            match record(repo, id)? {
+                Some(rec) => source.skipped.push(rec),
+                None if !seen.is_empty() => source.skipped.push(RecordCommit {
+                    commit: CommitRef::of(repo, id)?,
+                    kind: CommitKind::Snapshot,
+                    trailer: String::new(),
+                }),
+                None => {}
             }
         }
-        parent = id;
+        for n in seen {
+            if !observed.contains(&n) {
+                observed.push(n);
+            }
+        }
+        old = new;
     }
-    let head_files = files_of(head, &mut last)?;
     let work = in_working_tree(repo, paths)?;
-    compose(&mut acc, &head_files, &work, None);
+    compose(&mut acc, &old, &work, None, &mut observed);
+    // A connector a change touched is reported with it, not as observed.
+    observed.retain(|n| !acc.keys().any(|k| &k.1 == n));
+    source.observed = observed;
     let files = finish(acc, &work, &mut source);
     Ok(Delta { files, source })
 }

@@ -306,6 +306,29 @@ fn note_unobserved_records(commits: &mut [LogEntry]) {
     }
 }
 
+/// What a commit's version of one file is: an apply or undo record as its trailer says (its
+/// files are what the cluster had after the operation); else told by the file, never by the
+/// trailer (`history::version`): an observation kco rewrote from live, or a change.
+fn entry_kind(
+    by_trailer: CommitKind,
+    old: Option<&(String, OffsetsFile)>,
+    new: Option<&(String, OffsetsFile)>,
+) -> CommitKind {
+    if matches!(by_trailer, CommitKind::Apply | CommitKind::Undo) {
+        return by_trailer;
+    }
+    match new {
+        Some((_, n)) => match super::version::version(old.map(|(_, o)| o), n) {
+            super::version::Version::Observation => CommitKind::Snapshot,
+            super::version::Version::Unchanged | super::version::Version::Change => {
+                CommitKind::Change
+            }
+        },
+        // A file removed: nobody's observation.
+        None => by_trailer,
+    }
+}
+
 fn key(f: &OffsetsFile) -> Key {
     (f.metadata.cluster.clone(), f.metadata.name.clone())
 }
@@ -351,7 +374,7 @@ fn entry(
         .collect();
     LogEntry {
         commit: commit.id().to_string(),
-        kind: trailer::kind(&message),
+        kind: entry_kind(trailer::kind(&message), old, new),
         trailers,
         date: rfc3339(author.when().seconds()),
         author: String::from_utf8_lossy(author.name_bytes()).into_owned(),

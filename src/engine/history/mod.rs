@@ -6,6 +6,7 @@ pub mod delta;
 pub mod log;
 pub mod record;
 pub mod trailer;
+pub mod version;
 pub mod walk;
 pub mod when;
 

@@ -361,6 +361,20 @@ fn capture(
     Ok((OffsetsFile::new(metadata, read.entries, config), redacted))
 }
 
+/// The capture time of a file rewritten from live: `new`, or one second after the file's
+/// `old` one when `new` is not later (two captures within a second, or a clock fixed by
+/// `KCO_NOW`). A rewritten file's `capturedAt` always moves: that is what tells an
+/// observation from a hand edit in git history (`history::version`).
+fn later_capture(old: Option<&str>, new: Option<String>) -> Option<String> {
+    let parse = |t: &str| humantime::parse_rfc3339(t).ok();
+    match (old.and_then(parse), new.as_deref().and_then(parse)) {
+        (Some(o), Some(n)) if n <= o => {
+            Some(crate::clock::rfc3339(o + std::time::Duration::from_secs(1)))
+        }
+        _ => new,
+    }
+}
+
 /// Writes `file` at `path` unless the existing file already holds the same offsets (and
 /// config, when captured). Also says whether the file at `path` is now known to be this
 /// connector's (same name and cluster inside).
@@ -401,6 +415,10 @@ fn write(
                 if same {
                     message = Some("same offsets; rewritten in canonical form".into());
                 }
+                file.metadata.captured_at = later_capture(
+                    old.metadata.captured_at.as_deref(),
+                    file.metadata.captured_at,
+                );
                 SnapshotOutcome::Updated
             }
         }

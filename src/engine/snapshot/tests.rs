@@ -536,3 +536,26 @@ fn a_connector_deleted_between_the_listing_and_its_offsets_is_skipped_not_failed
     let r = run(&m, dir.path(), &SnapshotOptions::default());
     assert_eq!(r.connectors[1].outcome, SnapshotOutcome::Failed);
 }
+
+#[test]
+fn a_rewritten_file_always_gets_a_later_capture_time() {
+    let at = |s: &str| Some(s.to_string());
+    assert_eq!(
+        super::later_capture(Some("2026-12-01T02:00:00Z"), at("2026-12-01T02:00:00Z")),
+        at("2026-12-01T02:00:01Z"),
+        "a second capture within the same second"
+    );
+    assert_eq!(
+        super::later_capture(Some("2026-12-01T02:00:05Z"), at("2026-12-01T02:00:00Z")),
+        at("2026-12-01T02:00:06Z"),
+        "a clock behind the file's"
+    );
+    assert_eq!(
+        super::later_capture(Some("2026-12-01T02:00:00Z"), at("2026-12-02T02:00:00Z")),
+        at("2026-12-02T02:00:00Z")
+    );
+    assert_eq!(
+        super::later_capture(None, at("2026-12-02T02:00:00Z")),
+        at("2026-12-02T02:00:00Z")
+    );
+}
