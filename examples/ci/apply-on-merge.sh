@@ -1,31 +1,39 @@
 #!/bin/sh
-# Apply on merge: put on cluster CLUSTER exactly what the merged changes to its snapshot files
-# said, and record in git what that did to the cluster.
+# Apply on merge: put on cluster CLUSTER every change to its snapshot files not yet applied,
+# and record in git what that did to the cluster.
 #
 #   apply-on-merge.sh [--push] CLUSTER
 #
-# Run on the branch the merges land on (main), after every push to it, one run per cluster at a
-# time (the CI's concurrency group or resource group; kco's own lock is per machine unless the
-# shared lock is configured). What it applies: every change (a commit without a kco trailer: a
-# merge, a direct push) on the first-parent history after the last change applied to CLUSTER
-# (the `Kco-Commit:` of its newest `Kco-Apply: CLUSTER` record), oldest first; only HEAD the
-# first time. A run started by the nightly's push or by this recipe's own push finds nothing to
-# do: those commits are records (`Kco-Snapshot`, `Kco-Apply`, `Kco-Undo`), never applied. A run
-# that was cancelled or lost is caught up by the next one.
+# Run on the branch the merges land on (your default branch), after every push to it, one run
+# per cluster at a time (the CI's concurrency group or resource group; kco's own lock, shared
+# through the git remote, refuses a second apply to the cluster meanwhile).
 #
-# For each change C, in order:
+# What it applies: `kco apply --unapplied`, every change since the newest apply record of
+# CLUSTER on the first-parent history (`Kco-Apply: CLUSTER`, from the commit its `Kco-Commit:`
+# names). A nightly landing after a merge never hides it; a run that was cancelled or lost is
+# caught up by the next one; a rerun after the record applies nothing. The files tell a change
+# from an observation (see examples/README.md): a file kco rewrote from live (`capturedAt`
+# moved: the nightly, this recipe's own records, a plain `git commit` of a snapshot) is never
+# applied, whatever its commit message says. The first run, before any apply record exists,
+# applies the changes since KCO_APPLY_SINCE (a revision; default: HEAD's first parent) and
+# says so.
+#
+# When there is something to apply:
 #   1. `kco snapshot --commit`: the cluster's offsets before the apply (an observation);
-#   2. the apply of what C brought, from its first parent to it, refused on DATA LOSS or
-#      OFFSET RESET (`--fail-on data-loss,reset`): apply_change below, the one place it is said;
-#   3. `kco snapshot --commit --record apply --trailer "Kco-Commit: C"`: the record, so that
-#      `kco log` shows what the apply did to the cluster; an empty record commit when the
-#      apply moved nothing (the marker that C was applied).
-# Then, with --push, `git push` (after a rebase on what others pushed meanwhile).
+#   2. the apply, refused before any change on DATA LOSS or OFFSET RESET
+#      (`--fail-on data-loss,reset`): apply_changes below, the one place it is said; its output
+#      names each change applied (commit, partitions) and each commit or file left out;
+#   3. `kco snapshot --commit --record apply --trailer "Kco-Commit: TIP"` (TIP: the commit the
+#      run started from): the record, so that `kco log` shows what the apply did and the next
+#      run starts after TIP; an empty record commit when the apply moved nothing.
+# Then, with --push, `git push` to the branch (after a rebase on what others pushed meanwhile).
 #
 # Environment: KCO, the kco binary (default `kco`); KCO_SNAPSHOTS_DIR (default `snapshots`);
-# kco's KCO_URL / KCO_CONFIG; git's identity, else "kco apply <kco@localhost>".
-# Exit codes: 0 applied and recorded, or nothing to apply; 1 error or refused (the change and
-# everything after it are left for a human: see examples/README.md).
+# KCO_APPLY_SINCE (first run only); KCO_BRANCH, the branch to push (default: the CI's branch,
+# GITHUB_REF_NAME or CI_COMMIT_BRANCH, else the checked-out one); kco's KCO_URL / KCO_CONFIG;
+# git's identity, else "kco apply <kco@localhost>".
+# Exit codes: 0 applied and recorded, or nothing to apply; 1 error or refused (the changes are
+# left for a human: see examples/README.md).
 set -eu
 
 KCO=${KCO:-kco}
@@ -42,58 +50,49 @@ GIT_COMMITTER_NAME=${GIT_COMMITTER_NAME:-$GIT_AUTHOR_NAME}
 GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL:-$GIT_AUTHOR_EMAIL}
 export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
 
-# The one place the apply is spelled: the change commit $1 brought (its first parent to it),
-# applied to the cluster's files, refused before any change on DATA LOSS or OFFSET RESET.
-apply_change() {
-  "$KCO" --cluster "$CLUSTER" apply "$DIR/$CLUSTER" --commit "$1" --fail-on data-loss,reset --yes
-}
-
-is_record() {
-  [ -n "$(git log -1 --format='%(trailers:key=Kco-Snapshot,key=Kco-Apply,key=Kco-Undo,valueonly)' "$1")" ]
-}
-
-# The last change applied to this cluster, from its newest apply record.
-last=
-record=$(git log --first-parent -1 --format=%H --grep="^Kco-Apply: $CLUSTER\$" HEAD)
-if [ -n "$record" ]; then
-  last=$(git log -1 --format='%(trailers:key=Kco-Commit,valueonly)' "$record" | head -n1)
-fi
-if [ -n "$last" ] && git merge-base --is-ancestor "$last" HEAD 2>/dev/null; then
-  todo=$(git rev-list --first-parent --reverse "$last..HEAD")
+TIP=$(git rev-parse HEAD)
+# Which changes: those not yet applied, or on the first run those since KCO_APPLY_SINCE.
+if [ -n "$(git log --first-parent -1 --format=%H --grep="^Kco-Apply: $CLUSTER\$" --grep="^Kco-Undo: $CLUSTER\$" HEAD)" ]; then
+  set -- --unapplied
+elif since=$(git rev-parse -q --verify "${KCO_APPLY_SINCE:-HEAD^}^{commit}"); then
+  echo "apply-on-merge: no apply record of cluster $CLUSTER yet: applying the changes since $(git log -1 --format='%h %s' "$since") (set KCO_APPLY_SINCE to start elsewhere)." >&2
+  set -- --changed-since "$since"
 else
-  todo=$(git rev-parse HEAD)
+  set -- --commit "$TIP"
 fi
 
-changes=
-for c in $todo; do
-  is_record "$c" && continue
-  # A change that did not touch this cluster's files has nothing to apply here.
-  if git rev-parse -q --verify "$c^" >/dev/null; then
-    git diff --quiet "$c^" "$c" -- "$DIR/$CLUSTER" && continue
-  fi
-  changes="$changes $c"
-done
-if [ -z "$changes" ]; then
-  echo "apply-on-merge: nothing to apply on cluster $CLUSTER (HEAD $(git rev-parse --short HEAD) is a record, or no change touched $DIR/$CLUSTER)." >&2
+# The one place the apply is spelled: the changes chosen above, applied to the cluster's
+# files, refused before any change on DATA LOSS or OFFSET RESET.
+apply_changes() {
+  "$KCO" --cluster "$CLUSTER" apply "$DIR/$CLUSTER" "$@" --fail-on data-loss,reset
+}
+
+# Anything to apply? The dry run's JSON names each change's file (`changed_by`); a refusal
+# (DATA LOSS, OFFSET RESET) or an error stops here, before anything is committed.
+code=0
+plan=$(apply_changes "$@" --dry-run -o json) || code=$?
+if [ "$code" -ne 0 ]; then
+  echo "apply-on-merge: nothing applied on cluster $CLUSTER (kco exit $code): the changes are left for a human." >&2
+  exit 1
+fi
+if ! printf '%s\n' "$plan" | grep -q '"changed_by"'; then
+  echo "apply-on-merge: nothing to apply on cluster $CLUSTER: no change to $DIR/$CLUSTER since the last one applied (HEAD $(git rev-parse --short HEAD))." >&2
   exit 0
 fi
 
 # The cluster before: an observation, so that the record shows the apply's real movement.
 "$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR" --commit -q
-for c in $changes; do
-  echo "apply-on-merge: applying $(git log -1 --format='%h %s' "$c") to cluster $CLUSTER" >&2
-  apply_change "$c"
-  before=$(git rev-parse HEAD)
-  "$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR" --commit -q --record apply --trailer "Kco-Commit: $c"
-  if [ "$(git rev-parse HEAD)" = "$before" ]; then
-    git commit -q --allow-empty -m "offsets of $CLUSTER after an apply of $(git rev-parse --short "$c")" \
-      -m "Kco-Apply: $CLUSTER
-Kco-Commit: $c"
-  fi
-done
+apply_changes "$@" --yes
+before=$(git rev-parse HEAD)
+"$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR" --commit -q --record apply --trailer "Kco-Commit: $TIP"
+if [ "$(git rev-parse HEAD)" = "$before" ]; then
+  git commit -q --allow-empty -m "offsets of $CLUSTER after an apply of $(git rev-parse --short "$TIP")" \
+    -m "Kco-Apply: $CLUSTER
+Kco-Commit: $TIP"
+fi
 
 if [ "$PUSH" = yes ]; then
-  branch=$(git rev-parse --abbrev-ref HEAD)
+  branch=${KCO_BRANCH:-${GITHUB_REF_NAME:-${CI_COMMIT_BRANCH:-$(git rev-parse --abbrev-ref HEAD)}}}
   for attempt in 1 2 3; do
     git push -q origin "HEAD:$branch" && exit 0
     echo "apply-on-merge: push refused (attempt $attempt): rebasing on origin/$branch" >&2

@@ -10,6 +10,7 @@ use serde_yaml::Value;
 
 use crate::fake_connect::{ConnectorSpec, FakeConnect};
 use crate::output_snapshots::{billing_and_orders, sink_offsets, SINK};
+use crate::support::data::hand_edit;
 use crate::support::git::git;
 use crate::support::run::{hermetic, Kco};
 
@@ -631,17 +632,12 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
 
     // A pull request rewinds orders/0 to 800; merged while live stays at 900.
     git(&dir, &["checkout", "-qb", "rewind"]);
-    fake.set_offsets(
-        "orders",
+    hand_edit(
+        &dir.join("snapshots/prod/orders.yaml"),
         sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
     );
-    repo.kco(&fake, &["snapshot", "-q", "orders"]);
     git(&dir, &["commit", "-qam", "rewind orders/0"]);
     git(&dir, &["checkout", "-q", "main"]);
-    fake.set_offsets(
-        "orders",
-        sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
-    );
     git(
         &dir,
         &[
@@ -705,16 +701,53 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
         sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)])
     );
 
+    // A pull request rewinds orders/2 to 850 and is merged; live moves on and the nightly
+    // lands before the apply job runs (its commit at HEAD, committed with a trailer or not):
+    // the merge is applied all the same, and the nightly's observation is not.
+    git(&dir, &["checkout", "-qb", "rewind2"]);
+    hand_edit(
+        &dir.join("snapshots/prod/orders.yaml"),
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 850)]),
+    );
+    git(&dir, &["commit", "-qam", "rewind orders/2"]);
+    git(&dir, &["checkout", "-q", "main"]);
+    git(
+        &dir,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "Merge pull request #8",
+            "rewind2",
+        ],
+    );
+    git(&dir, &["push", "-q", "origin", "main"]);
+    fake.set_offsets(
+        "orders",
+        sink_offsets("orders", &[(0, 820), (1, 930), (2, 960)]),
+    );
+    repo.kco(&fake, &["snapshot", "-q"]);
+    git(&dir, &["commit", "-qam", "nightly by hand, no trailer"]);
+    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        live(),
+        sink_offsets("orders", &[(0, 820), (1, 930), (2, 850)]),
+        "the merge under the nightly was applied, the nightly was not: {err}"
+    );
+    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("nothing to apply"),
+        "a rerun applies nothing: {err}"
+    );
+
     // A change that skips orders/1 ahead (DATA LOSS) is refused before any change: exit 1,
     // the cluster as it was, nothing pushed.
-    fake.set_offsets(
-        "orders",
-        sink_offsets("orders", &[(0, 800), (1, 5000), (2, 900)]),
-    );
-    repo.kco(&fake, &["snapshot", "-q", "orders"]);
-    fake.set_offsets(
-        "orders",
-        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
+    hand_edit(
+        &dir.join("snapshots/prod/orders.yaml"),
+        sink_offsets("orders", &[(0, 820), (1, 5000), (2, 850)]),
     );
     git(&dir, &["commit", "-qam", "skip orders/1 ahead"]);
     git(&dir, &["push", "-q", "origin", "main"]);
@@ -724,7 +757,7 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
     assert!(err.contains("refused by --fail-on"), "{err}");
     assert_eq!(
         live(),
-        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)])
+        sink_offsets("orders", &[(0, 820), (1, 930), (2, 850)])
     );
     assert_eq!(pushed(), tip);
 }
