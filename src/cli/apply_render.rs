@@ -233,6 +233,21 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             ));
         }
     }
+    for d in &c.passed {
+        out.push_str(&format!(
+            "    {}\n",
+            p.paint(
+                Style::Dim,
+                &format!(
+                    "{}: live {}, the change set {}: {}",
+                    words::partition(&d.partition),
+                    words::offset(d.actual.as_ref()),
+                    words::offset(d.wanted.as_ref()),
+                    crate::engine::risk::PASSED
+                )
+            )
+        ));
+    }
     for w in &c.warnings {
         out.push_str(&format!("    {} {w}\n", p.paint(Style::Warn, "warning:")));
     }

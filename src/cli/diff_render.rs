@@ -133,6 +133,9 @@ fn label(p: &PartitionReport) -> Option<(String, Option<String>, bool)> {
         let bad = matches!(r.code, RiskCode::DataLoss | RiskCode::OffsetReset);
         return Some((r.code.label().to_string(), Some(r.message.clone()), bad));
     }
+    if let Some(why) = p.live.as_ref().and_then(|l| l.left.as_ref()) {
+        return Some(("LEFT".into(), Some(why.clone()), false));
+    }
     match p.class {
         Some(Class::Advanced) => Some(("ADVANCED".into(), None, false)),
         Some(Class::Drift) => Some(("DRIFT".into(), None, true)),

@@ -111,6 +111,23 @@ fn moved(kind: ConnectorType, m: &Movement) -> (RiskCode, String) {
     }
 }
 
+/// Whether applying a change leaves a partition where live has it: the change moves it
+/// forward (`change`: from the files' offset before the change to its target) and live has
+/// already passed that target (`live_to_target`: from live to the target is backward). A
+/// change that skips ahead never meant to move a partition back; a backward change (a
+/// rewind) is exact, and an unordered one is applied as written. The one rule of the plan
+/// and of a review's labels against live.
+pub fn passed(change: Option<&Movement>, live_to_target: Option<&Movement>) -> bool {
+    matches!(
+        (change, live_to_target),
+        (Some(c), Some(t)) if c.direction == Direction::Forward && t.direction == Direction::Backward
+    )
+}
+
+/// Why a partition [`passed`] is left where it is.
+pub const PASSED: &str =
+    "left where it is: live is already past the change's target (a forward change)";
+
 /// An offset as compact JSON.
 pub fn show(f: &Fields) -> String {
     canonical_fields(f)
@@ -124,6 +141,21 @@ mod tests {
 
     fn f(v: serde_json::Value) -> Fields {
         v.as_object().unwrap().clone().into()
+    }
+
+    #[test]
+    fn a_forward_change_is_left_where_live_passed_it_and_a_rewind_is_exact() {
+        let p = f(json!({"kafka_topic":"t","kafka_partition":0}));
+        let o = |n: i64| f(json!({ "kafka_offset": n }));
+        let m = |a: i64, b: i64| movement(&p, &o(a), &o(b));
+        // Skip ahead 100 -> 200; live at 250 is past it: left.
+        assert!(passed(m(100, 200).as_ref(), m(250, 200).as_ref()));
+        // Live at 150 has not reached it: applied.
+        assert!(!passed(m(100, 200).as_ref(), m(150, 200).as_ref()));
+        // A rewind 300 -> 200 with live at 400: exact, applied.
+        assert!(!passed(m(300, 200).as_ref(), m(400, 200).as_ref()));
+        // No known order: applied as written.
+        assert!(!passed(None, m(400, 200).as_ref()));
     }
 
     #[test]

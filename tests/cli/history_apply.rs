@@ -85,7 +85,8 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with(&format!("Changes since `HEAD~1` (commit {} 2026-11-30 02:00 \"move billing\"): 1 of 3 connectors; the others are left alone\n  snapshots/a/orders.yaml  1 partition set; changed by {} 2026-12-01 02:00 \"merge fix\"\n  left alone (unchanged): billing, newbie\n", &c[3][..12], &c[4][..12])), "{out}");
     fake.clear_requests();
-    // orders' live 900 > file 300: applying rewinds it.
+    // The fix moved orders/0 forward (120 -> 300) and live is already past it (900): a
+    // forward change never moves a partition back, so nothing rewinds.
     let (code, out, err) = apply(
         r.path(),
         &fake,
@@ -97,8 +98,11 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
             "--yes",
         ],
     );
-    assert_eq!(code, 1, "{out}");
-    assert!(err.contains("refused by --fail-on: 1 partition at risk; nothing was changed:\n  orders orders/0: [REPROCESSING] 600 records will be reprocessed (duplicates downstream)"), "{err}");
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("orders/0: live {\"kafka_offset\":900}, the change set {\"kafka_offset\":300}: left where it is: live is already past the change's target (a forward change)"),
+        "{out}"
+    );
     fake.assert_no_mutations();
     let (code, _, err) = apply(
         r.path(),
@@ -112,7 +116,7 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
         ],
     );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(fake.offsets("orders")[0]["offset"]["kafka_offset"], 300);
+    assert_eq!(fake.offsets("orders")[0]["offset"]["kafka_offset"], 900);
     assert_eq!(fake.offsets("billing")[0]["offset"]["position"], 30);
     // Uncommitted edits count, and name no commit.
     r.write("snapshots/a/newbie.yaml", "newbie", Sink, orders(&[(2, 9)]));

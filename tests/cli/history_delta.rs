@@ -469,16 +469,42 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
     assert_eq!(files["labels"]["against"], "files");
     assert_eq!(files["labels"]["why"], "--offline");
     assert_eq!(review_labels(&files)[0].1, "DATA LOSS", "{out}");
-    // ...but applied to live (1030) it rewinds: labelled by its effect.
+    // ...and applied to live (1030) it would rewind, but a forward change never moves a
+    // partition back: the review says it is left where it is, and the apply leaves it.
     let (_, out, _) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
-    let live = review_labels(&crate::support::json::parse_json(&out));
+    let doc = crate::support::json::parse_json(&out);
+    assert!(
+        review_labels(&doc).iter().all(|l| l.1 != "REPROCESSING"),
+        "{out}"
+    );
+    let sink = doc["connectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sink-x")
+        .unwrap();
+    let p = &sink["partitions"][0];
+    assert_eq!(p["partition"]["kafka_partition"], 0, "{out}");
     assert_eq!(
-        live[0],
-        (
-            "clicks/0".into(),
-            "REPROCESSING".into(),
-            "130 records will be reprocessed (duplicates downstream)".into()
-        ),
+        p["live"]["left"],
+        "left where it is: live is already past the change's target (a forward change)",
+        "{out}"
+    );
+    let (_, text, _) = on(r.path(), &fake, &["diff", "--base", "HEAD~1"]);
+    assert!(text.contains("[LEFT]"), "{text}");
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &["apply", "snapshots/a", "--commit", "HEAD", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        live(&fake, "sink-x"),
+        map(&[("clicks/0", 1030), ("clicks/1", 1040), ("clicks/2", 900)]),
+        "the revert rewound live: {out}"
+    );
+    assert!(
+        out.contains("clicks/0: live {\"kafka_offset\":1030}, the change set {\"kafka_offset\":900}: left where it is: live is already past the change's target (a forward change)"),
         "{out}"
     );
 

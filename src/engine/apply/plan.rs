@@ -185,6 +185,14 @@ pub struct ConnectorPlan {
     /// in `partitions`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_alone: Option<usize>,
+    /// A change from git history: the partitions it moved forward whose target live has
+    /// already passed, left where they are (`risk::passed`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub passed: Vec<PartitionDiff>,
+    /// A change from git history: the files' offset before the change, per partition it set
+    /// (`Change::from`), for the direction rule.
+    #[serde(skip)]
+    pub change_from: std::collections::BTreeMap<String, Fields>,
     /// The offsets wanted (the file's, or those a change set; empty for a reset).
     #[serde(skip)]
     pub wanted: Vec<OffsetEntry>,
@@ -206,11 +214,33 @@ impl ConnectorPlan {
             && (prune || self.removed.contains(&canonical_fields(&d.partition)))
     }
 
+    /// Whether `d` (wanted against live) is a partition a change moved forward whose target
+    /// live has already passed: left where it is (`risk::passed`), at planning and again when
+    /// the stopped connector's offsets are read before the PATCH.
+    pub fn passed(&self, d: &PartitionDiff) -> bool {
+        let (Some(from), Some(to)) = (
+            self.change_from.get(&canonical_fields(&d.partition)),
+            d.wanted.as_ref(),
+        ) else {
+            return false;
+        };
+        let shape = self
+            .connector_type
+            .and_then(|t| crate::shapes::registry().find(t, self.class.as_deref()));
+        let forward = crate::compare::movement_in(shape, &d.partition, from, to);
+        let live_to_target = d
+            .actual
+            .as_ref()
+            .and_then(|live| crate::compare::movement_in(shape, &d.partition, live, to));
+        crate::engine::risk::passed(forward.as_ref(), live_to_target.as_ref())
+    }
+
     /// The PATCH body for a comparison of the wanted offsets with live ones: wanted offsets
     /// for moved and missing partitions, and a null for each live-only one it removes.
     pub fn entries(&self, diffs: &[PartitionDiff], prune: bool) -> Vec<PatchEntry> {
         diffs
             .iter()
+            .filter(|d| !self.passed(d))
             .filter_map(|d| match d.kind {
                 PartitionKind::Moved | PartitionKind::OnlyWanted => Some(PatchEntry {
                     partition: d.partition.clone(),
@@ -409,6 +439,8 @@ fn plan_one(
         config_changes: Vec::new(),
         by_service: None,
         left_alone: None,
+        passed: Vec::new(),
+        change_from: Default::default(),
         live_offsets: Vec::new(),
         wanted: Vec::new(),
         removed: BTreeSet::new(),
@@ -561,11 +593,22 @@ fn plan_one(
     let shape = (plan.connector_type)
         .and_then(|t| crate::shapes::registry().find(t, plan.class.as_deref()));
     let mut diffs = crate::compare::compare_in(shape, &plan.wanted, &plan.live_offsets);
-    if change.is_some() {
+    if let Some(change) = change {
         // Live partitions the change did not touch are not part of the plan.
         let before = diffs.len();
         diffs.retain(|d| d.kind != PartitionKind::OnlyActual || plan.removes(d, false));
         plan.left_alone = Some(before - diffs.len());
+        // A forward change whose target live has passed leaves the partition where it is.
+        plan.change_from = change.from.clone();
+        let (passed, kept): (Vec<_>, Vec<_>) = diffs.into_iter().partition(|d| plan.passed(d));
+        diffs = kept;
+        let gone: BTreeSet<String> = passed
+            .iter()
+            .map(|d| canonical_fields(&d.partition))
+            .collect();
+        plan.wanted
+            .retain(|e| !gone.contains(&canonical_fields(&e.partition)));
+        plan.passed = passed;
     }
     plan.unchanged = diffs.iter().filter(|d| !d.is_change()).count();
     plan.partitions = diffs.into_iter().filter(|d| d.is_change()).collect();

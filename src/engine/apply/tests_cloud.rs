@@ -107,6 +107,8 @@ fn blank(name: &str, live: Vec<OffsetEntry>, wanted: Vec<OffsetEntry>) -> Connec
         by_service: None,
         live_offsets: live,
         left_alone: None,
+        passed: Vec::new(),
+        change_from: Default::default(),
         wanted,
         removed: Default::default(),
         class: Some("K".into()),

@@ -449,7 +449,8 @@ impl Tx<'_> {
             .filter(|d| match d.kind {
                 PartitionKind::Unchanged => false,
                 PartitionKind::OnlyActual => prune || self.plan.removes(d, false),
-                _ => true,
+                // Live moved past a forward change's target since the plan: left, not wrong.
+                _ => !self.plan.passed(d),
             })
             .map(|d| {
                 format!(

@@ -8,7 +8,7 @@ use super::{ConnectorDiff, LiveOffset, Sides, Status};
 use crate::client::Connect;
 use crate::compare::movement_in;
 use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
-use crate::engine::risk::assess;
+use crate::engine::risk::{assess, passed, PASSED};
 use crate::model::{canonical_fields, Fields};
 
 /// Labels `c`'s partitions against the live offsets of its connector on `cluster`. A connector
@@ -62,7 +62,12 @@ pub(super) fn label(
         .map(|e| (canonical_fields(&e.partition), &e.offset))
         .collect();
     for p in &mut c.partitions {
-        let Sides::Base { head_offset, .. } = &p.offsets else {
+        let Sides::Base {
+            base_offset,
+            head_offset,
+            ..
+        } = &p.offsets
+        else {
             continue;
         };
         let now = by.get(&canonical_fields(&p.partition)).copied();
@@ -70,9 +75,20 @@ pub(super) fn label(
             (Some(a), Some(b)) => movement_in(shape, &p.partition, a, b),
             _ => None,
         };
-        p.risk = assess(kind, now, head_offset.as_ref(), m.as_ref());
+        let change = match (base_offset, head_offset) {
+            (Some(a), Some(b)) => movement_in(shape, &p.partition, a, b),
+            _ => None,
+        };
+        // A forward change whose target live has passed leaves it: no risk, and why.
+        let left = passed(change.as_ref(), m.as_ref());
+        p.risk = if left {
+            None
+        } else {
+            assess(kind, now, head_offset.as_ref(), m.as_ref())
+        };
         p.live = Some(LiveOffset {
             offset: now.cloned(),
+            left: left.then(|| PASSED.to_string()),
         });
     }
 }

@@ -271,6 +271,10 @@ impl PartitionReport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LiveOffset {
     pub offset: Option<Fields>,
+    /// Why applying the change leaves this partition where live has it (a forward change
+    /// whose target live has passed: `risk::passed`), when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left: Option<String>,
 }
 
 /// What a review's risk labels compare the change's new offsets with.

@@ -38,7 +38,7 @@ fn apply_from_history_as_text() {
         on(&["apply", "snapshots/a", "--at", "HEAD~2", "--dry-run"])
     );
     snap!(
-        "apply_changed_since_refused",
+        "apply_changed_since_forward_change_left",
         on(&[
             "apply",
             "snapshots/a",
