@@ -25,8 +25,13 @@ Point in time: --at REV|TIME takes every file as it was at a git revision (HEAD~
 branch, a commit id) or at a time: the last commit at or before it on the current branch \
 (first-parent history, committer time). A time is YYYY-MM-DD (a date alone means 00:00 UTC), \
 YYYY-MM-DD HH:MM or YYYY-MM-DD HH:MM:SS (T in place of the space also works), in UTC unless a \
-zone follows the time: Z, UTC, +HH:MM or -HHMM (\"2026-11-29 02:00+01:00\"). Anything that \
-parses as a time is a time. The working tree is not touched.\n\n\
+zone follows the time: Z, UTC, +HH:MM or -HHMM (\"2026-11-29 02:00+01:00\"); or relative: now, \
+today, yesterday (00:00 UTC, or with a time: \"yesterday 14:00\"), \"N minutes|hours|days|weeks \
+ago\". Anything that parses as a time is a time. The working tree is not touched. Each file is \
+taken as the cluster had it then: its newest version that is an observation (kco rewrote it \
+from live) or a change an apply record of the cluster covers (Kco-Apply: CLUSTER, its \
+Kco-Commit the change's commit or later); a change never applied is passed over for the version \
+before it, and named; a connector whose file holds no such version is not applied.\n\n\
 A change from git history is applied as a delta: only the partitions whose offsets it changed are \
 set (changed or added), those it removed from a file are reset (their offset deleted), and every \
 other partition stays where the cluster has it. --commit REV applies what one commit brought: its \
@@ -64,8 +69,9 @@ pub struct Args {
     /// State for connectors made by --create [default: the state recorded in the file]
     #[arg(long, value_enum, requires = "create")]
     pub create_state: Option<StateArg>,
-    /// Take the files as they were at a git revision or a time (YYYY-MM-DD[ HH:MM[:SS]][zone],
-    /// UTC unless a zone is given; a date alone is 00:00 UTC); the working tree is not touched
+    /// Take the files as the cluster had them at a git revision or a time (YYYY-MM-DD[
+    /// HH:MM[:SS]][zone], UTC unless a zone is given; "yesterday 14:00", "2 days ago"); the
+    /// working tree is not touched
     #[arg(long, value_name = "REV|TIME", conflicts_with_all = ["changed_since", "commit", "unapplied"])]
     pub at: Option<String>,
     /// Apply the partitions changed since this git revision: its non-record first-parent

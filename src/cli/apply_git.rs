@@ -53,9 +53,23 @@ fn partitions(f: &SourceFile) -> Option<String> {
     Some(out)
 }
 
+/// `passed over 1 change never applied (3f2a1b9c0d12)`: the changes `--at` did not take.
+pub fn not_applied(changes: &[CommitRef]) -> Option<String> {
+    if changes.is_empty() {
+        return None;
+    }
+    let ids: Vec<&str> = changes.iter().map(|c| short_id(&c.commit)).collect();
+    Some(format!(
+        "passed over {} never applied ({})",
+        super::words::count(changes.len(), "change"),
+        ids.join(", ")
+    ))
+}
+
 /// `1 of 4 connectors; the others are left alone`, or `none of 4 connectors`.
 fn taken(s: &FilesSource) -> String {
-    let total = s.files.len() + s.unchanged.len() + s.removed.len() + s.observed.len();
+    let total =
+        s.files.len() + s.unchanged.len() + s.removed.len() + s.observed.len() + s.never_had.len();
     let all = super::words::count(total, "connector");
     match s.files.len() {
         0 => format!("none of {all}"),
@@ -106,6 +120,10 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
             Some(n) => format!("{n}; {by}"),
             None => by,
         };
+        let by = match not_applied(&f.not_applied) {
+            Some(n) => format!("{by}; {n}"),
+            None => by,
+        };
         out.push_str(&format!(
             "  {:width$}  {}\n",
             f.file,
@@ -122,6 +140,12 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
         out.push_str(&format!(
             "  not applied (file removed; the cluster keeps its offsets): {}\n",
             s.removed.join(", ")
+        ));
+    }
+    if !s.never_had.is_empty() {
+        out.push_str(&format!(
+            "  not applied (no position the cluster had: only changes no apply record covers): {}\n",
+            s.never_had.join(", ")
         ));
     }
     if !s.observed.is_empty() {

@@ -69,7 +69,7 @@ fn time(flag: &str, v: &Option<String>) -> Result<Option<i64>> {
         .map(|s| {
             parse_time(s).ok_or_else(|| {
                 Error::Usage(format!(
-                    "{flag} `{s}` is not a time (YYYY-MM-DD [HH:MM[:SS]] [Z|+HH:MM])"
+                    "{flag} `{s}` is not a time (YYYY-MM-DD [HH:MM[:SS]] [Z|+HH:MM], yesterday 14:00, 2 days ago)"
                 ))
             })
         })

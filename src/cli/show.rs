@@ -22,15 +22,20 @@ use crate::model::{ConnectorState, ConnectorType, OffsetEntry};
 (HEAD~3, a tag, a branch, a commit id) or a time: the last commit at or before it on the current \
 branch (first-parent history, committer time). A time is YYYY-MM-DD (a date alone means 00:00 \
 UTC), YYYY-MM-DD HH:MM or YYYY-MM-DD HH:MM:SS (T in place of the space also works), in UTC \
-unless a zone follows the time: Z, UTC, +HH:MM or -HHMM (\"2026-11-29 02:00+01:00\"). Anything \
-that parses as a time is a time.\n\n\
-Examples:\n  kco show orders-sink\n  kco show orders-sink --at \"2026-11-29 02:00\"\n  kco show orders-sink --at v1.4 --output json"
+unless a zone follows the time: Z, UTC, +HH:MM or -HHMM (\"2026-11-29 02:00+01:00\"); or \
+relative: now, today, yesterday (00:00 UTC, or with a time: \"yesterday 14:00\"), \"N \
+minutes|hours|days|weeks ago\". Anything that parses as a time is a time.\n\n\
+At a point in history kco shows what the cluster had: the file's newest version there that is \
+an observation (kco rewrote it from live) or a change an apply record of the cluster covers \
+(Kco-Apply: CLUSTER, its Kco-Commit the change's commit or later). A change never applied (a \
+merged pull request an apply refused) is passed over for the version before it, and named.\n\n\
+Examples:\n  kco show orders-sink\n  kco show orders-sink --at \"yesterday 14:00\"\n  kco show orders-sink --at v1.4 --output json"
 )]
 pub struct Args {
     /// The connector
     pub name: String,
     /// A git revision or a time (YYYY-MM-DD[ HH:MM[:SS]][zone], UTC unless a zone is given; a
-    /// date alone is 00:00 UTC) [default: the working tree]
+    /// date alone is 00:00 UTC; or "yesterday 14:00", "2 days ago") [default: the working tree]
     #[arg(long, value_name = "REV|TIME")]
     pub at: Option<String>,
     /// Snapshots directory [default: from kco.yaml, else snapshots/]
@@ -55,6 +60,13 @@ struct Shown {
     /// `--at` as given, and the commit it names.
     at: Option<String>,
     commit: Option<CommitRef>,
+    /// `--at`: the commit that wrote the version shown, when newer changes were passed over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<CommitRef>,
+    /// `--at`: the changes passed over (no apply record covers them: the cluster never had
+    /// them), newest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    not_applied: Vec<CommitRef>,
     offsets: Vec<OffsetEntry>,
 }
 
@@ -85,6 +97,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         file: ctx.display_path(std::path::Path::new(&found.path)),
         at,
         commit,
+        version: found.version,
+        not_applied: found.not_applied,
         offsets: found.file.offsets,
     };
     let p = &ctx.printer;
@@ -101,6 +115,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     );
     if let (Some(a), Some(c)) = (&doc.at, &doc.commit) {
         out.push_str(&format!("at `{a}`: commit {}\n", commit_words(c)));
+    }
+    if let Some(v) = &doc.version {
+        out.push_str(&format!(
+            "the version the cluster had: commit {} ({})\n",
+            commit_words(v),
+            super::apply_git::not_applied(&doc.not_applied).unwrap_or_default()
+        ));
     }
     let state = doc
         .state

@@ -7,7 +7,7 @@ use kco::model::ConnectorType::{Sink, Source};
 use serde_json::{json, Value};
 
 use crate::fake_connect::{FakeConnect, State};
-use crate::support::data::{sink_offsets, SnapshotFile};
+use crate::support::data::{hand_edit, sink_offsets, SnapshotFile};
 use crate::support::git::git_at;
 use crate::support::json::parse_json;
 use crate::support::run::Kco;
@@ -70,10 +70,11 @@ impl Repo {
 
 /// Five nightly-like commits on `main`, then a merge:
 /// 1 (11-27): orders {0:100, 1:50}, billing 10, legacy;
-/// 2 (11-28): orders {0:200, 1:80}; billing untouched;
-/// 3 (11-29): orders rewound {0:120} (REPROCESSING 80, partition 1 gone: OFFSET RESET), newbie added;
+/// 2 (11-28): orders {0:200, 1:80} (observed: a new capture time); billing untouched;
+/// 3 (11-29): orders rewound by hand {0:120} (REPROCESSING 80, partition 1 gone: OFFSET RESET), newbie added;
 /// 4 (11-30): billing moved to `snapshots/a/old/billing.yaml` at 30, legacy removed;
-/// merge of branch `fix` (12-01): orders {0:300}.
+/// merge of branch `fix` (12-01): orders {0:300} (by hand).
+/// The hand edits are changes no apply record covers: `--at` passes over them.
 pub fn history() -> (Repo, Vec<String>) {
     let r = Repo::new();
     let mut c = Vec::new();
@@ -86,17 +87,16 @@ pub fn history() -> (Repo, Vec<String>) {
     r.write("snapshots/a/billing.yaml", "billing", Source, billing(10));
     r.write("snapshots/a/legacy.yaml", "legacy", Sink, orders(&[(0, 7)]));
     c.push(r.commit("2026-11-27T02:00:00Z", "nightly 1"));
-    r.write(
+    r.observe(
         "snapshots/a/orders.yaml",
         "orders",
         Sink,
         orders(&[(0, 200), (1, 80)]),
+        "2026-11-28T02:00:00Z",
     );
     c.push(r.commit("2026-11-28T02:00:00Z", "nightly 2"));
-    r.write(
-        "snapshots/a/orders.yaml",
-        "orders",
-        Sink,
+    hand_edit(
+        &r.path().join("snapshots/a/orders.yaml"),
         orders(&[(0, 120)]),
     );
     r.write("snapshots/a/newbie.yaml", "newbie", Sink, orders(&[(2, 5)]));
@@ -111,10 +111,8 @@ pub fn history() -> (Repo, Vec<String>) {
     );
     c.push(r.commit("2026-11-30T02:00:00Z", "move billing"));
     r.git("2026-12-01T01:00:00Z", &["checkout", "-q", "-b", "fix"]);
-    r.write(
-        "snapshots/a/orders.yaml",
-        "orders",
-        Sink,
+    hand_edit(
+        &r.path().join("snapshots/a/orders.yaml"),
         orders(&[(0, 300)]),
     );
     r.commit("2026-12-01T01:00:00Z", "fix orders");
@@ -298,8 +296,20 @@ fn show_at_a_revision_and_a_time() {
     assert_eq!(code, 0, "{err}");
     let v = parse_json(&out);
     assert_eq!(v["commit"]["commit"], c[2].as_str());
-    assert_eq!(v["offsets"], orders(&[(0, 120)]));
+    // HEAD~2's rewind was made by hand and never applied: the cluster had nightly 2's.
+    assert_eq!(v["offsets"], orders(&[(0, 200), (1, 80)]));
+    assert_eq!(v["version"]["commit"], c[1].as_str());
+    assert_eq!(v["not_applied"][0]["commit"], c[2].as_str());
     assert_eq!(v["file"], "snapshots/a/orders.yaml");
+    let (_, text, _) = kco(r.path(), &["show", "orders", "--at", "HEAD~2"]);
+    assert!(
+        text.contains(&format!(
+            "the version the cluster had: commit {} 2026-11-28 02:00 \"nightly 2\" (passed over 1 change never applied ({}))",
+            &c[1][..12],
+            &c[2][..12]
+        )),
+        "{text}"
+    );
     // 2026-11-28 03:00 UTC is after nightly 2, before the rewind.
     let (code, text, _) = kco(r.path(), &["show", "orders", "--at", "2026-11-28 03:00"]);
     assert_eq!(code, 0);
@@ -314,6 +324,39 @@ fn show_at_a_revision_and_a_time() {
         text.contains("orders/0   {\"kafka_offset\":200}\norders/1   {\"kafka_offset\":80}\n"),
         "{text}"
     );
+    // Relative times, against the clock (fixed here): "yesterday 03:00" is 11-28 03:00.
+    let r2 = Kco::new(r.path())
+        .env("KCO_NOW", "2026-11-29T10:00:00Z")
+        .args([
+            "--cluster",
+            "a",
+            "show",
+            "orders",
+            "--at",
+            "yesterday 03:00",
+        ])
+        .run();
+    assert_eq!(r2.code, 0, "{}", r2.all());
+    assert!(
+        r2.stdout
+            .contains(&format!("at `yesterday 03:00`: commit {}", &c[1][..12])),
+        "{}",
+        r2.stdout
+    );
+    let r2 = Kco::new(r.path())
+        .env("KCO_NOW", "2026-11-29T10:00:00Z")
+        .args([
+            "--cluster",
+            "a",
+            "show",
+            "orders",
+            "--at",
+            "2 days ago",
+            "-o",
+            "json",
+        ])
+        .run();
+    assert_eq!(parse_json(&r2.stdout)["commit"]["commit"], c[0].as_str());
     // A moved file is found by its connector name.
     let (_, out, _) = kco(r.path(), &["show", "billing", "--at", "HEAD", "-o", "yaml"]);
     assert!(
@@ -357,4 +400,117 @@ fn a_file_invalid_at_a_revision_is_named_with_its_line() {
         err.contains(&format!("{}:snapshots/a/orders.yaml:", &head[..12])),
         "{err}"
     );
+}
+
+/// A record of an apply to cluster `cluster` of `applied`, touching no file (the apply left
+/// every file as the change had it).
+fn record(r: &Repo, date: &str, cluster: &str, applied: &str) -> String {
+    let msg = format!(
+        "offsets of {cluster} after an apply\n\nKco-Apply: {cluster}\nKco-Commit: {applied}\n"
+    );
+    r.git(date, &["commit", "-q", "--allow-empty", "-m", &msg]);
+    r.git(date, &["rev-parse", "HEAD"])
+}
+
+#[test]
+fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
+    let r = Repo::new();
+    let file = r.path().join("snapshots/a/orders.yaml");
+    r.observe(
+        "snapshots/a/orders.yaml",
+        "orders",
+        Sink,
+        orders(&[(0, 100), (1, 50)]),
+        "2026-11-27T02:00:00Z",
+    );
+    let night = r.commit("2026-11-27T02:00:00Z", "nightly");
+    // Two pull requests merged and refused by the apply (no record): one skips partition 0
+    // ahead, one removes partition 1.
+    hand_edit(&file, orders(&[(0, 400), (1, 50)]));
+    let skip = r.commit("2026-11-28T10:00:00Z", "skip orders/0 ahead");
+    hand_edit(&file, orders(&[(0, 400)]));
+    let drop = r.commit("2026-11-28T11:00:00Z", "drop orders/1");
+    std::fs::write(r.path().join("README.md"), "offsets\n").unwrap();
+    let docs = r.commit("2026-11-28T12:00:00Z", "docs");
+    let show = |at: &str| {
+        let (code, out, err) = kco(r.path(), &["show", "orders", "--at", at, "-o", "json"]);
+        assert_eq!(code, 0, "{err}");
+        parse_json(&out)
+    };
+    let v = show("HEAD");
+    assert_eq!(v["offsets"], orders(&[(0, 100), (1, 50)]), "the nightly's");
+    assert_eq!(v["version"]["commit"], night.as_str());
+    let passed: Vec<&str> = v["not_applied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(passed, [drop.as_str(), skip.as_str()]);
+
+    // apply --at --prune takes the nightly's: partition 1 is not removed.
+    let fake = FakeConnect::builder()
+        .sink("orders", SINK, State::Running, orders(&[(0, 150), (1, 60)]))
+        .start();
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &["apply", "snapshots/a", "--at", "HEAD", "--prune", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(fake.offsets("orders"), orders(&[(0, 100), (1, 50)]));
+
+    // An apply record of another cluster covers nothing here.
+    record(&r, "2026-11-28T13:00:00Z", "b", &docs);
+    assert_eq!(show("HEAD")["offsets"], orders(&[(0, 100), (1, 50)]));
+    // A record of cluster a applying the first change only: the cluster had that one.
+    record(&r, "2026-11-28T14:00:00Z", "a", &skip);
+    let v = show("HEAD");
+    assert_eq!(v["offsets"], orders(&[(0, 400), (1, 50)]));
+    assert_eq!(v["version"]["commit"], skip.as_str());
+    assert_eq!(v["not_applied"][0]["commit"], drop.as_str());
+    // A record of a later commit covers every change before it; at a time before the
+    // record, the cluster still had the nightly's.
+    record(&r, "2026-11-28T15:00:00Z", "a", &docs);
+    let v = show("HEAD");
+    assert_eq!(v["offsets"], orders(&[(0, 400)]));
+    assert!(v.get("not_applied").is_none(), "{v}");
+    assert!(v.get("version").is_none(), "the file's last change: {v}");
+    let v = show("2026-11-28 13:30");
+    assert_eq!(v["offsets"], orders(&[(0, 100), (1, 50)]));
+
+    // A file holding only changes never applied has no position to show.
+    r.write("snapshots/a/fresh.yaml", "fresh", Sink, orders(&[(0, 1)]));
+    let mut f = std::fs::read_to_string(r.path().join("snapshots/a/fresh.yaml")).unwrap();
+    f = f
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("capturedAt:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(r.path().join("snapshots/a/fresh.yaml"), f + "\n").unwrap();
+    let (code, _, err) = kco(r.path(), &["fmt", "snapshots/a/fresh.yaml"]);
+    assert_eq!(code, 0, "{err}");
+    let fresh = r.commit("2026-11-29T10:00:00Z", "a hand-written file");
+    let (code, _, err) = kco(r.path(), &["show", "fresh", "--at", "HEAD"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("connector `fresh` has no position cluster `a` had at `HEAD`")
+            && err.contains(&fresh[..12]),
+        "{err}"
+    );
+    let (code, out, err) = on(
+        r.path(),
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--at",
+            "HEAD",
+            "--dry-run",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(parse_json(&out)["source"]["never_had"], json!(["fresh"]));
 }

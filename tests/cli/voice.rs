@@ -327,6 +327,7 @@ fn show_finds_a_connector_file_as_log_does() {
     SnapshotFile::sink("sink-1", sink_offset(7))
         .cluster("default")
         .class(SINK)
+        .captured_at("2026-11-27T02:00:00Z")
         .write_in(&t.path().join("snapshots/default"));
     git(t.path(), &["init", "-q", "-b", "main"]);
     git(t.path(), &["add", "-A"]);

@@ -29,9 +29,29 @@ pub fn kco_dir(tb: &Testbed) -> tempfile::TempDir {
     dir
 }
 
+/// A capture time later than any this process gave before (a second apart at least), so
+/// that each file [`write_snapshot`] writes is an observation, as a `kco snapshot` is.
+fn capture_time() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let prev = LAST.fetch_max(now, Ordering::SeqCst);
+    let t = if prev >= now {
+        LAST.fetch_add(1, Ordering::SeqCst) + 1
+    } else {
+        now
+    };
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t);
+    humantime::format_rfc3339_seconds(at).to_string()
+}
+
 /// A snapshot file of connector `name` on `connect` as it is now (offsets, state and, with
 /// `with_config`, its config), written to `<dir>/<cluster>/<name>.yaml` through kco's own
-/// file model (not `kco snapshot`: no cluster id, version or class in the metadata).
+/// file model (not `kco snapshot`: no cluster id, version or class in the metadata); captured
+/// now, so an observation, as a file `kco snapshot` rewrote is.
 pub fn write_snapshot(
     connect: &Connect,
     name: &str,
@@ -55,6 +75,7 @@ pub fn write_snapshot(
         .cluster(cluster)
         .state(state)
         .config(config)
+        .captured_at(&capture_time())
         .write(&kco::engine::store::file_path(dir, cluster, name))
 }
 

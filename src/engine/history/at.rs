@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use git2::Oid;
 use serde::Serialize;
 
+use super::had::History;
 use super::walk::last_changes;
-use super::when::{resolve_at, rfc3339};
+use super::when::{resolve_at, rfc3339, short_id};
 use crate::engine::revision::{Repo, Revision};
 use crate::engine::store::LoadedFile;
 use crate::error::{Error, Result};
@@ -61,6 +62,10 @@ pub struct FilesSource {
     /// `commit`: its first parent, the side the change is taken from (none: a root commit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<CommitRef>,
+    /// `at`: connectors whose file at the revision holds no version the cluster had (only
+    /// changes no apply record covers): not applied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub never_had: Vec<String>,
     /// `changed_since`, `unapplied`: the commits in the range that brought observations only
     /// (a nightly snapshot, an apply or undo record, a plain commit of a snapshot): not
     /// applied. `trailer` is empty for a commit without a kco trailer.
@@ -92,6 +97,10 @@ pub struct SourceFile {
     pub partitions_set: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions_removed: Option<usize>,
+    /// `at`: the changes at or before the revision, newer than the version taken, that no
+    /// apply record of the cluster covers: passed over, the cluster never had them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_applied: Vec<CommitRef>,
 }
 
 pub(super) fn first(paths: &[PathBuf]) -> Result<&PathBuf> {
@@ -114,9 +123,9 @@ pub(super) fn changed_by(
         .collect()
 }
 
-/// Every snapshot file under `paths` as it was at `at` (a revision or a time), checked; each
-/// file's `path` is `COMMIT:path` with the commit's first 12 digits. Nothing in the working
-/// tree is read or changed.
+/// Every snapshot file under `paths` as the cluster had it at `at` (a revision or a time:
+/// `super::had`), checked; each file's `path` is `COMMIT:path` with the first 12 digits of
+/// the commit it was read at. Nothing in the working tree is read or changed.
 pub fn files_at(paths: &[PathBuf], at: &str) -> Result<(Vec<LoadedFile>, FilesSource)> {
     let rev = resolve_at(first(paths)?, at)?;
     let short = rev.commit[..12].to_string();
@@ -135,28 +144,54 @@ pub fn files_at(paths: &[PathBuf], at: &str) -> Result<(Vec<LoadedFile>, FilesSo
     }
     let repo_paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
     let by = changed_by(&labelled.repo, labelled.oid(), None, &repo_paths)?;
-    let source = FilesSource {
+    let mut history = History::of(&labelled.repo, labelled.oid())?;
+    let mut source = FilesSource {
         mode: "at",
         rev: at.to_string(),
         revision: CommitRef::of(&labelled.repo, labelled.oid())?,
-        files: files
-            .iter()
-            .zip(by)
-            .map(|((p, f), by)| SourceFile {
-                connector: f.file.metadata.name.clone(),
-                file: p.clone(),
-                changed_by: by,
-                partitions_set: None,
-                partitions_removed: None,
-            })
-            .collect(),
+        files: Vec::new(),
         unchanged: Vec::new(),
         removed: Vec::new(),
         observed: Vec::new(),
+        never_had: Vec::new(),
         parent: None,
         skipped: Vec::new(),
     };
-    Ok((files.into_iter().map(|(_, f)| f).collect(), source))
+    let mut taken = Vec::new();
+    for ((p, f), by) in files.into_iter().zip(by) {
+        let had = history.had(&p)?;
+        let not_applied = had
+            .not_applied
+            .iter()
+            .map(|id| CommitRef::of(&labelled.repo, *id))
+            .collect::<Result<Vec<_>>>()?;
+        let (file, by) = match had.version {
+            None => {
+                source.never_had.push(f.file.metadata.name.clone());
+                continue;
+            }
+            Some(_) if not_applied.is_empty() => (f, by),
+            Some((older, id)) => (older, Some(CommitRef::of(&labelled.repo, id)?)),
+        };
+        source.files.push(SourceFile {
+            connector: file.file.metadata.name.clone(),
+            file: p,
+            changed_by: by,
+            partitions_set: None,
+            partitions_removed: None,
+            not_applied,
+        });
+        taken.push(file);
+    }
+    if taken.is_empty() {
+        return Err(Error::Usage(format!(
+            "no snapshot file under `{at}` (commit {}) holds a position the cluster had: {} {} only changes no apply record covers (kco takes observations and applied changes only)",
+            labelled.rev,
+            source.never_had.join(", "),
+            if source.never_had.len() == 1 { "has" } else { "have" }
+        )));
+    }
+    Ok((taken, source))
 }
 
 /// One connector's file at a revision or time (`at`), or in the working tree (`None`).
@@ -165,6 +200,11 @@ pub struct Shown {
     /// Repository-relative at a revision; as given in the working tree.
     pub path: String,
     pub at: Option<(String, CommitRef)>,
+    /// At a revision: the commit that wrote the version shown, when it is not the last
+    /// change of the file (changes passed over).
+    pub version: Option<CommitRef>,
+    /// At a revision: the changes passed over (no apply record covers them), newest first.
+    pub not_applied: Vec<CommitRef>,
 }
 
 /// `name`'s file: `path` (its usual place) or, when the file moved, the one under `dir` whose
@@ -176,6 +216,8 @@ pub fn show(path: &Path, dir: &Path, name: &str, at: Option<&str>) -> Result<Sho
             file,
             path: path.display().to_string(),
             at: None,
+            version: None,
+            not_applied: Vec::new(),
         });
     };
     let rev = resolve_at(path, at)?;
@@ -188,16 +230,44 @@ pub fn show(path: &Path, dir: &Path, name: &str, at: Option<&str>) -> Result<Sho
         (files, _) = rev.load(&[dir.to_path_buf()])?;
         files.retain(|(_, f)| f.file.metadata.name == name);
     }
-    match files.into_iter().next() {
-        Some((p, f)) => Ok(Shown {
-            file: f.file,
-            path: p,
-            at: Some((at.to_string(), commit)),
-        }),
-        None => Err(Error::Usage(format!(
+    let Some((p, f)) = files.into_iter().next() else {
+        return Err(Error::Usage(format!(
             "connector `{name}` has no snapshot file at `{at}` (commit {}) under {}",
             &commit.commit[..12],
             rev.repo_path(dir).unwrap_or_default()
+        )));
+    };
+    let had = History::of(&rev.repo, rev.oid())?.had(&p)?;
+    let not_applied = had
+        .not_applied
+        .iter()
+        .map(|id| CommitRef::of(&rev.repo, *id))
+        .collect::<Result<Vec<_>>>()?;
+    match had.version {
+        Some(_) if not_applied.is_empty() => Ok(Shown {
+            file: f.file,
+            path: p,
+            at: Some((at.to_string(), commit)),
+            version: None,
+            not_applied,
+        }),
+        Some((older, id)) => Ok(Shown {
+            file: older.file,
+            path: p,
+            at: Some((at.to_string(), commit)),
+            version: Some(CommitRef::of(&rev.repo, id)?),
+            not_applied,
+        }),
+        None => Err(Error::Usage(format!(
+            "connector `{name}` has no position cluster `{}` had at `{at}` (commit {}): {} holds only changes no apply record covers ({}); kco shows observations and applied changes only",
+            f.file.metadata.cluster,
+            &commit.commit[..12],
+            p,
+            not_applied
+                .iter()
+                .map(|c| short_id(&c.commit).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
     }
 }

@@ -216,6 +216,7 @@ fn finish(
             changed_by: a.by,
             partitions_set: Some(change.set.len()),
             partitions_removed: Some(change.removed.len()),
+            not_applied: Vec::new(),
         });
         files.push((f.clone(), change));
     }
@@ -250,6 +251,7 @@ pub fn commit(paths: &[PathBuf], rev: &str) -> Result<CommitDelta> {
         unchanged: Vec::new(),
         removed: Vec::new(),
         observed: Vec::new(),
+        never_had: Vec::new(),
         parent: parent.map(|p| CommitRef::of(&r.repo, p)).transpose()?,
         skipped: Vec::new(),
     };
@@ -391,6 +393,7 @@ fn since(
         unchanged: Vec::new(),
         removed: Vec::new(),
         observed: Vec::new(),
+        never_had: Vec::new(),
         parent: None,
         skipped: Vec::new(),
     };

@@ -3,6 +3,7 @@
 
 pub mod at;
 pub mod delta;
+pub mod had;
 pub mod log;
 pub mod record;
 pub mod trailer;

@@ -1,5 +1,6 @@
 //! Points in history as users name them: a revision (`HEAD~3`, a tag, a branch, a commit) or
-//! a time (`2026-11-29 02:00`, the last commit at or before it on the current branch), and
+//! a time (`2026-11-29 02:00`, `yesterday 14:00`, `2 days ago`: the last commit at or before
+//! it on the current branch), and
 //! commit times as kco shows them.
 
 use std::path::Path;
@@ -10,10 +11,54 @@ use git2::Oid;
 use crate::engine::revision::{Repo, Revision};
 use crate::error::{Error, Result};
 
-/// `YYYY-MM-DD`, optionally followed (after a space or `T`) by `HH:MM` or `HH:MM:SS` and an
-/// optional zone: `Z`, `UTC`, `+HH:MM`, `-HHMM`. Without a zone the time is UTC. Returns
-/// seconds since the Unix epoch; `None` when `s` is not a time.
+/// A time as `--at` and `log --since` take it, in seconds since the Unix epoch; `None` when
+/// `s` is not a time. `YYYY-MM-DD`, optionally followed (after a space or `T`) by `HH:MM` or
+/// `HH:MM:SS` and an optional zone: `Z`, `UTC`, `+HH:MM`, `-HHMM`; without a zone the time is
+/// UTC. Or relative to now (the clock of [`crate::clock::now`]): `now`, `today` or
+/// `yesterday` (00:00 UTC, or followed by a time of day as above: `yesterday 14:00`), and
+/// `N minutes|hours|days|weeks ago` (`2 days ago`, `90 min ago`).
 pub fn parse_time(s: &str) -> Option<i64> {
+    let now = crate::clock::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    parse_absolute(s).or_else(|| parse_relative(s, now))
+}
+
+/// [`parse_time`]'s relative forms, against `now`.
+fn parse_relative(s: &str, now: i64) -> Option<i64> {
+    let s = s.trim().to_ascii_lowercase();
+    if s == "now" {
+        return Some(now);
+    }
+    for (word, days_back) in [("today", 0), ("yesterday", 1)] {
+        if let Some(rest) = s.strip_prefix(word) {
+            if !rest.is_empty() && !rest.starts_with(' ') {
+                return None;
+            }
+            let day = (now.div_euclid(86_400) - days_back) * 86_400;
+            let date = rfc3339(day);
+            return parse_absolute(&format!("{} {}", &date[..10], rest.trim()));
+        }
+    }
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let [n, unit, "ago"] = words[..] else {
+        return None;
+    };
+    let n: i64 = n.parse().ok()?;
+    let unit = match unit.trim_end_matches('s') {
+        "second" | "sec" => 1,
+        "minute" | "min" => 60,
+        "hour" | "hr" => 3_600,
+        "day" => 86_400,
+        "week" => 7 * 86_400,
+        _ => return None,
+    };
+    Some(now - n.checked_mul(unit)?)
+}
+
+/// [`parse_time`]'s calendar form.
+fn parse_absolute(s: &str) -> Option<i64> {
     let s = s.trim();
     let num = |t: &str| -> Option<i64> {
         (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
@@ -151,6 +196,31 @@ mod tests {
             assert_eq!(parse_time(not_a_time), None, "{not_a_time}");
         }
         assert_eq!(rfc3339(1_795_917_600), "2026-11-29T02:00:00Z");
+        // Relative to a fixed now: 2026-11-29 02:00 UTC.
+        let now = 1_795_917_600;
+        let at = |s: &str| parse_relative(s, now).map(rfc3339);
+        assert_eq!(at("now").as_deref(), Some("2026-11-29T02:00:00Z"));
+        assert_eq!(at("today").as_deref(), Some("2026-11-29T00:00:00Z"));
+        assert_eq!(
+            at("yesterday 14:00").as_deref(),
+            Some("2026-11-28T14:00:00Z")
+        );
+        assert_eq!(
+            at("Yesterday 14:00 +01:00").as_deref(),
+            Some("2026-11-28T13:00:00Z")
+        );
+        assert_eq!(at("2 days ago").as_deref(), Some("2026-11-27T02:00:00Z"));
+        assert_eq!(at("90 min ago").as_deref(), Some("2026-11-29T00:30:00Z"));
+        assert_eq!(at("1 week ago").as_deref(), Some("2026-11-22T02:00:00Z"));
+        for not_a_time in [
+            "yesterdays",
+            "yesterday 25:00",
+            "two days ago",
+            "3 fortnights ago",
+            "ago",
+        ] {
+            assert_eq!(at(not_a_time), None, "{not_a_time}");
+        }
         assert_eq!(short_time(1_795_917_600), "2026-11-29 02:00");
     }
 }
