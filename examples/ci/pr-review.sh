@@ -8,6 +8,9 @@
 # `<!-- kco-offsets-review -->` the job finds it by). With the cluster reachable (KCO_URL or
 # kco.yaml), kco labels each changed partition by what applying the change would do to the
 # live offsets, and says so; without it, its labels compare the files only, and it says that.
+# The change is the pull request's own: the working tree against the merge base of HEAD and
+# BASE, as the forge shows it (the nightlies that landed on BASE since the branch forked are
+# not the PR's); the checkout needs the history down to that merge base (fetch-depth: 0).
 # Fails when the change would reprocess records, lose data or reset an offset (REPROCESSING,
 # DATA LOSS, OFFSET RESET: the apply's own guard refuses the last two), unless the pull request
 # carries the allowing label.

@@ -22,11 +22,14 @@ Against a DR cluster (files of another Kafka cluster it mirrors; docs/disaster-r
   dr_ready       a sink not on this cluster whose every partition MM2's checkpoints translate
   no_translation a sink with a partition that cannot be translated (the note says why)
   skipped        a source connector: not part of DR readiness
-With --base REV: unchanged, changed, added, removed, type_changed, class_changed, with a risk
-per partition (REPROCESSING, DATA LOSS, OFFSET RESET, ...). When the files' cluster can be read
+With --base REV: the working tree against the merge base of HEAD and REV (three dots, as a forge
+shows a pull request: what landed on REV since the branch forked is not the branch's; --tip
+compares with REV itself), named in the headline. unchanged, changed, added, removed,
+type_changed, class_changed, with a risk per partition (REPROCESSING, DATA LOSS, OFFSET RESET,
+...). When the files' cluster can be read
 (kco.yaml, --url, --cluster), each risk is what applying the change would do to the live offset,
-as `kco apply --commit` plans it; else (unreachable, not configured, --offline) it compares the
-files only, and the output says which.
+as `kco apply --commit` plans it; else (unreachable, not configured, --offline, a read that
+failed) it compares the files only, and the headline and a warning on stderr say so.
 
 Exit codes:
   0  no differences (with --fail-on drift, the default, `advanced` is not a difference)
@@ -66,6 +69,10 @@ pub struct Args {
     /// With --base: label the changes by the files only, without reading the cluster
     #[arg(long, requires = "base")]
     pub offline: bool,
+    /// With --base: compare with the revision's own files (two dots), not with the merge base
+    /// of HEAD and the revision [default: the merge base, as a forge shows a pull request]
+    #[arg(long, requires = "base")]
+    pub tip: bool,
     /// Which differences make the exit code 2
     #[arg(long, value_enum, default_value_t = ExitOnArg::Drift)]
     pub fail_on: ExitOnArg,
@@ -120,12 +127,21 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 },
                 Err(why) => Against::Files { why: why.clone() },
             };
-            engine::diff_base(BaseInput {
+            let report = engine::diff_base(BaseInput {
                 rev,
                 paths: &paths.paths,
                 cluster: paths.whole_dir.then_some(cluster).flatten(),
                 against,
-            })?
+                tip: args.tip,
+            })?;
+            // The cluster was reached but its offsets could not be read (a wrong secret, a
+            // gateway): said on stderr too (an unreached cluster was warned about above).
+            if live.is_ok() {
+                if let Some(w) = diff_render::labels_warning(&report) {
+                    ctx.printer.warn(&w);
+                }
+            }
+            report
         }
         None => live(&args, ctx, &dir, exit_on, None)?,
     };

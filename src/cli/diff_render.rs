@@ -174,14 +174,7 @@ fn headline(r: &DiffReport) -> String {
             "files against cluster `{}`",
             r.cluster.as_deref().unwrap_or("")
         ),
-        Mode::Base => format!(
-            "working tree against `{}` ({})",
-            r.base.as_deref().unwrap_or(""),
-            r.base_commit
-                .as_deref()
-                .map(|c| &c[..c.len().min(12)])
-                .unwrap_or("")
-        ),
+        Mode::Base => format!("working tree against {}", base_words(r)),
     };
     let parts: Vec<String> = r
         .summary
@@ -198,22 +191,68 @@ fn headline(r: &DiffReport) -> String {
     )
 }
 
+fn short(c: Option<&str>) -> &str {
+    c.map(|c| &c[..c.len().min(12)]).unwrap_or("")
+}
+
+/// base: what was compared, named: `` `origin/main` (3f2a1b9c0d12) ``, or `` the merge base
+/// of HEAD and `origin/main` (3f2a1b9c0d12; `origin/main` is at 9e8d7c6b5a43) ``.
+pub fn base_words(r: &DiffReport) -> String {
+    let rev = r.base.as_deref().unwrap_or("");
+    let commit = short(r.base_commit.as_deref());
+    match &r.base_tip {
+        Some(tip) => format!(
+            "the merge base of HEAD and `{rev}` ({commit}; `{rev}` is at {})",
+            short(Some(tip))
+        ),
+        None => format!("`{rev}` ({commit})"),
+    }
+}
+
 /// base: what the labels compare with, in a sentence.
 pub fn labels_line(r: &DiffReport) -> Option<String> {
     let l = r.labels.as_ref()?;
     Some(match l.against {
-        LabelsAgainst::Live => format!(
-            "Labels: what applying the change would do to the live offsets of cluster `{}` ({}, read {})",
-            l.cluster.as_deref().unwrap_or(""),
-            l.url.as_deref().unwrap_or(""),
-            l.read_at.as_deref().unwrap_or("")
-        ),
+        LabelsAgainst::Live => {
+            let mut line = format!(
+                "Labels: what applying the change would do to the live offsets of cluster `{}` ({}, read {})",
+                l.cluster.as_deref().unwrap_or(""),
+                l.url.as_deref().unwrap_or(""),
+                l.read_at.as_deref().unwrap_or("")
+            );
+            if !l.files_only.is_empty() {
+                line.push_str(&format!(
+                    "; the files only for {} whose live offsets could not be read: {}",
+                    super::words::count(l.files_only.len(), "connector"),
+                    l.files_only.join(", ")
+                ));
+            }
+            line
+        }
         LabelsAgainst::Files => format!(
-            "Labels: the files at `{}` against the working tree only, not the cluster ({})",
-            r.base.as_deref().unwrap_or(""),
+            "Labels compare the files only, not the cluster: {}",
             l.why.as_deref().unwrap_or("")
         ),
     })
+}
+
+/// base: the warning for stderr when the labels did not read live (all or part), so that a
+/// job's log says it even when the report goes to a file.
+pub fn labels_warning(r: &DiffReport) -> Option<String> {
+    let l = r.labels.as_ref()?;
+    match l.against {
+        LabelsAgainst::Files => Some(format!(
+            "the review's labels compare the files only, not the cluster: {}",
+            l.why.as_deref().unwrap_or("")
+        )),
+        LabelsAgainst::Live if !l.files_only.is_empty() => Some(format!(
+            "the review's labels compare the files only for {} whose live offsets could not be read on cluster `{}`: {}",
+            super::words::count(l.files_only.len(), "connector"),
+            l.cluster.as_deref().unwrap_or(""),
+            l.files_only.join(", ")
+        )),
+        LabelsAgainst::Live => None,
+    }
 }
 
 /// Above this many bytes, text output is handed on rather than held.
@@ -433,10 +472,7 @@ pub fn markdown(r: &DiffReport, shown: Shown) -> String {
             "kco diff: snapshot files against cluster `{}`",
             r.cluster.as_deref().unwrap_or("")
         ),
-        Mode::Base => format!(
-            "kco diff: offsets changed since `{}`",
-            r.base.as_deref().unwrap_or("")
-        ),
+        Mode::Base => format!("kco diff: offsets changed since {}", base_words(r)),
     };
     let _ = writeln!(out, "## {title}\n");
     if let Some(l) = labels_line(r) {

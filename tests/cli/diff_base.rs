@@ -168,7 +168,7 @@ fn rewind_and_removal_as_markdown() {
     let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD~1", "-o", "markdown"]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        out.starts_with("## kco diff: offsets changed since `HEAD~1`\n"),
+        out.starts_with("## kco diff: offsets changed since `HEAD~1` ("),
         "{out}"
     );
     assert!(out.contains("**1 of 2 connectors differ**, 2 partitions changed."));
@@ -306,4 +306,82 @@ fn a_move_of_one_record_is_singular() {
         "{out}"
     );
     assert!(!out.contains("1 records"), "{out}");
+}
+
+/// Issue 33, finding 2: a pull request is reviewed against its merge base with the target,
+/// as the forges show it, so the nightlies that landed on `main` since the branch forked are
+/// not counted as the PR's; `--tip` compares with the target's tip.
+#[test]
+fn a_pull_request_is_reviewed_against_its_merge_base() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path();
+    let file = root.join("snapshots/a/orders-sink.yaml");
+    let night = |parts: &[(i64, i64)], at: &str| {
+        SnapshotFile::captured("orders-sink", ConnectorType::Sink, sink_offsets(parts))
+            .captured_at(at)
+            .write(&file)
+    };
+    git(root, &["init", "-q", "-b", "main"]);
+    night(&[(0, 100), (1, 100), (2, 100)], "2026-11-27T02:00:00Z");
+    git(root, &["add", "."]);
+    git(root, &["commit", "-q", "-m", "nightly 1"]);
+    let fork = git(root, &["rev-parse", "HEAD"]);
+    // The PR rewinds one partition, by hand.
+    git(root, &["checkout", "-q", "-b", "rewind"]);
+    data::hand_edit(&file, sink_offsets(&[(0, 60), (1, 100), (2, 100)]));
+    git(root, &["commit", "-q", "-am", "replay orders/0 from 60"]);
+    // Two nightlies land on main meanwhile.
+    git(root, &["checkout", "-q", "main"]);
+    night(&[(0, 150), (1, 160), (2, 170)], "2026-11-28T02:00:00Z");
+    git(root, &["commit", "-q", "-am", "nightly 2"]);
+    night(&[(0, 200), (1, 210), (2, 220)], "2026-11-29T02:00:00Z");
+    git(root, &["commit", "-q", "-am", "nightly 3"]);
+    let tip = git(root, &["rev-parse", "HEAD"]);
+    git(root, &["checkout", "-q", "rewind"]);
+
+    let (code, out, err) = kco(root, &["diff", "--base", "main", "-o", "json"]);
+    assert_eq!(code, 2, "{err}");
+    let v = parse_json(&out);
+    assert_eq!(v["base"], "main");
+    assert_eq!(v["base_commit"], fork.as_str(), "the merge base");
+    assert_eq!(v["base_tip"], tip.as_str());
+    assert_eq!(
+        v["summary"]["partitions_changed"], 1,
+        "the PR's one partition: {out}"
+    );
+    let p = &v["connectors"][0]["partitions"][0];
+    assert_eq!(p["partition"]["kafka_partition"], 0);
+    assert_eq!(p["risk"]["code"], "reprocessing");
+    let (_, text, _) = kco(root, &["diff", "--base", "main"]);
+    assert!(
+        text.starts_with(&format!(
+            "working tree against the merge base of HEAD and `main` ({}; `main` is at {}): 1 connector: 1 changed",
+            &fork[..12],
+            &tip[..12]
+        )),
+        "{text}"
+    );
+    let (_, md, _) = kco(root, &["diff", "--base", "main", "-o", "markdown"]);
+    assert!(
+        md.starts_with(&format!(
+            "## kco diff: offsets changed since the merge base of HEAD and `main` ({}; `main` is at {})",
+            &fork[..12],
+            &tip[..12]
+        )),
+        "{md}"
+    );
+
+    // Two dots: every partition the nightlies moved is counted too.
+    let (_, out, _) = kco(root, &["diff", "--base", "main", "--tip", "-o", "json"]);
+    let v = parse_json(&out);
+    assert_eq!(v["base_commit"], tip.as_str());
+    assert!(v.get("base_tip").is_none(), "{out}");
+    assert_eq!(v["summary"]["partitions_changed"], 3, "{out}");
+    // An ancestor of HEAD is its own merge base: nothing changes.
+    let (_, out, _) = kco(root, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let v = parse_json(&out);
+    assert_eq!(v["base_commit"], fork.as_str());
+    assert!(v.get("base_tip").is_none(), "{out}");
+    let (code, _, err) = kco(root, &["diff", "--tip"]);
+    assert_eq!(code, 1, "--tip needs --base: {err}");
 }

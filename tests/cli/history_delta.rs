@@ -536,7 +536,7 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("cannot read cluster `a`"), "{err}");
     assert!(
-        out.contains("Labels: the files at `HEAD~1` against the working tree only, not the cluster (cannot read cluster `a`:"),
+        out.contains("Labels compare the files only, not the cluster: cannot read cluster `a`:"),
         "{out}"
     );
 }
@@ -696,4 +696,80 @@ fn unapplied_without_an_apply_record_is_refused_and_says_where_to_start() {
     );
     assert!(err.contains("--changed-since REV"), "{err}");
     fake.assert_no_mutations();
+}
+
+/// Issue 33, finding 10: a review whose cluster answers but whose offsets cannot be read (a
+/// wrong secret, a refusing gateway) never claims live labels: none read, the headline and
+/// JSON say files, stderr warns; some read, the others are named.
+#[test]
+fn a_review_says_it_compared_the_files_when_live_could_not_be_read() {
+    let r = Repo::new();
+    for name in ["sink-x", "sink-y"] {
+        r.observe(
+            &format!("snapshots/a/{name}.yaml"),
+            name,
+            Sink,
+            clicks(&[(0, 900)]),
+            "2026-12-01T02:00:00Z",
+        );
+    }
+    r.commit("2026-12-01T02:00:00Z", "nightly");
+    for name in ["sink-x", "sink-y"] {
+        crate::support::data::hand_edit(
+            &r.path().join(format!("snapshots/a/{name}.yaml")),
+            clicks(&[(0, 800)]),
+        );
+    }
+    r.commit("2026-12-01T10:00:00Z", "rewind both");
+    let fake = |fault: &str| {
+        FakeConnect::builder()
+            .sink("sink-x", SINK, State::Running, clicks(&[(0, 1000)]))
+            .sink("sink-y", SINK, State::Running, clicks(&[(0, 1000)]))
+            .fault(crate::fake_connect::Fault::on("GET", fault).respond(401, "Unauthorized"))
+            .start()
+    };
+
+    let none = fake("/connectors/*/offsets");
+    let (code, out, err) = on(r.path(), &none, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let doc = crate::support::json::parse_json(&out);
+    assert_eq!(doc["labels"]["against"], "files", "{out}");
+    let why = doc["labels"]["why"].as_str().unwrap();
+    assert!(
+        why.contains("cannot read the live offsets of `sink-x` on cluster `a`")
+            && why.ends_with("(and 1 more)"),
+        "{why}"
+    );
+    assert!(
+        err.contains("warning: the review's labels compare the files only, not the cluster: cannot read the live offsets of `sink-x`"),
+        "{err}"
+    );
+    let (_, md, _) = on(
+        r.path(),
+        &none,
+        &["diff", "--base", "HEAD~1", "-o", "markdown"],
+    );
+    assert!(
+        md.contains("Labels compare the files only, not the cluster: cannot read the live offsets"),
+        "{md}"
+    );
+    assert!(!md.contains("live offsets of cluster"), "{md}");
+
+    let one = fake("/connectors/sink-y/offsets");
+    let (code, out, err) = on(r.path(), &one, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let doc = crate::support::json::parse_json(&out);
+    assert_eq!(doc["labels"]["against"], "live");
+    assert_eq!(doc["labels"]["files_only"], serde_json::json!(["sink-y"]));
+    assert!(
+        err.contains("compare the files only for 1 connector whose live offsets could not be read on cluster `a`: sink-y"),
+        "{err}"
+    );
+    let (_, text, _) = on(r.path(), &one, &["diff", "--base", "HEAD~1"]);
+    assert!(
+        text.contains(
+            "; the files only for 1 connector whose live offsets could not be read: sink-y"
+        ),
+        "{text}"
+    );
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::base_live::Labelled;
 use super::{
     identity_change, ConnectorDiff, DiffReport, ExitOn, Labels, LabelsAgainst, Mode, Numbering,
     PartitionCounts, PartitionReport, Side, Sides, Status, YamlSides,
@@ -41,6 +42,8 @@ pub struct BaseInput<'a> {
     pub cluster: Option<String>,
     /// What the risk labels compare with.
     pub against: Against<'a>,
+    /// Compare with `rev`'s own files (two dots), not with its merge base with HEAD.
+    pub tip: bool,
 }
 
 /// One side's files, keyed by (cluster, connector): repository-relative path and contents.
@@ -52,7 +55,33 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
         .paths
         .first()
         .ok_or_else(|| Error::Usage("no path to compare".into()))?;
-    let revision = Revision::resolve(first, input.rev)?;
+    let named = Revision::resolve(first, input.rev)?;
+    // A pull request is reviewed as the forges show it: against the merge base of HEAD and
+    // the target (three dots), so what landed on the target since the branch forked (the
+    // nightlies) is not counted as the PR's.
+    let merge_base = match input.tip {
+        true => None,
+        false => {
+            let head = named.repo.resolve("HEAD")?;
+            named
+                .repo
+                .git()
+                .merge_base(head, named.oid())
+                .ok()
+                .filter(|b| *b != named.oid())
+        }
+    };
+    let tip = merge_base.map(|_| named.commit.clone());
+    let given = named.rev.clone();
+    // Files read at the merge base are labelled by its commit (`1a2b3c4d5e6f:path`).
+    let revision = match merge_base {
+        Some(b) => Revision {
+            rev: b.to_string()[..12].to_string(),
+            commit: b.to_string(),
+            ..named
+        },
+        None => named,
+    };
 
     let (at_rev, mut problems) = revision.load(input.paths)?;
     let mut old = BaseSide::new();
@@ -97,6 +126,7 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
             url: Some(client.endpoint()),
             read_at: Some(crate::clock::now_rfc3339()),
             why: None,
+            files_only: Vec::new(),
         },
         Against::Files { why } => Labels {
             against: LabelsAgainst::Files,
@@ -104,8 +134,11 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
             url: None,
             read_at: None,
             why: Some(why.clone()),
+            files_only: Vec::new(),
         },
     };
+    let mut labels = labels;
+    let (mut read, mut unread) = (0usize, Vec::<(String, String)>::new());
     let connectors = keys
         .into_iter()
         .map(|k| {
@@ -123,7 +156,11 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
                 if *cluster == k.0 {
                     let class = new.get(&k).or(old.get(&k));
                     let class = class.and_then(|(_, f)| f.metadata.connector_class.as_deref());
-                    super::base_live::label(&mut c, client, cluster, class, freshness);
+                    match super::base_live::label(&mut c, client, cluster, class, freshness) {
+                        Labelled::Live => read += 1,
+                        Labelled::FilesOnly(why) => unread.push((c.name.clone(), why)),
+                        Labelled::Nothing => {}
+                    }
                 } else if !c.partitions.is_empty() {
                     c.notes.push(format!(
                         "labels compare the files only: the file is cluster `{}`'s, the review read cluster `{cluster}`",
@@ -134,13 +171,34 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
             c
         })
         .collect();
+    // Labels never claim live offsets kco did not read: none read, the review compared the
+    // files only; some, those are named.
+    if let (LabelsAgainst::Live, Some((_, why))) = (&labels.against, unread.first()) {
+        if read == 0 {
+            labels = Labels {
+                against: LabelsAgainst::Files,
+                why: Some(format!(
+                    "{why}{}",
+                    match unread.len() {
+                        1 => String::new(),
+                        n => format!(" (and {} more)", n - 1),
+                    }
+                )),
+                read_at: None,
+                ..labels
+            };
+        } else {
+            labels.files_only = unread.into_iter().map(|(n, _)| n).collect();
+        }
+    }
     let mut report = DiffReport::new(
         Mode::Base,
         ExitOn::Any,
         input.cluster,
-        Some((revision.rev.clone(), revision.commit.clone())),
+        Some((given, revision.commit.clone())),
         connectors,
     );
+    report.base_tip = tip;
     report.labels = Some(labels);
     Ok(report)
 }

@@ -11,6 +11,16 @@ use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError}
 use crate::engine::risk::{assess, passed, PASSED};
 use crate::model::{canonical_fields, Fields};
 
+/// What labelling one connector against live came to.
+pub(super) enum Labelled {
+    /// Nothing to label.
+    Nothing,
+    /// Labelled against the live offsets (or against none: not on the cluster).
+    Live,
+    /// The live offsets could not be read: the file labels stand; why.
+    FilesOnly(String),
+}
+
 /// Labels `c`'s partitions against the live offsets of its connector on `cluster`. A connector
 /// the cluster lacks is labelled against no offsets (applying it needs `--create`); one whose
 /// offsets cannot be read keeps its file labels, with a note that says why.
@@ -20,12 +30,12 @@ pub(super) fn label(
     cluster: &str,
     class: Option<&str>,
     freshness: &Freshness,
-) {
+) -> Labelled {
     if matches!(c.status, Status::Unchanged | Status::Removed) || c.partitions.is_empty() {
-        return;
+        return Labelled::Nothing;
     }
     let Some(kind) = c.connector_type else {
-        return;
+        return Labelled::Nothing;
     };
     let read = read_offsets(
         client,
@@ -49,11 +59,13 @@ pub(super) fn label(
             Vec::new()
         }
         Err(e) => {
-            c.notes.push(format!(
-                "labels compare the files only: cannot read the live offsets of `{}` on cluster `{cluster}`: {e}",
+            let why = format!(
+                "cannot read the live offsets of `{}` on cluster `{cluster}`: {e}",
                 c.name
-            ));
-            return;
+            );
+            c.notes
+                .push(format!("labels compare the files only: {why}"));
+            return Labelled::FilesOnly(why);
         }
     };
     let shape = crate::shapes::registry().find(kind, class);
@@ -91,4 +103,5 @@ pub(super) fn label(
             left: left.then(|| PASSED.to_string()),
         });
     }
+    Labelled::Live
 }

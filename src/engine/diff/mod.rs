@@ -301,6 +301,9 @@ pub struct Labels {
     /// files: why the cluster was not read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// live: the connectors whose live offsets could not be read, labelled by the files only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files_only: Vec<String>,
 }
 
 /// Partition counts of one connector.
@@ -383,8 +386,12 @@ pub struct DiffReport {
     pub cluster: Option<String>,
     /// base: the revision as given.
     pub base: Option<String>,
-    /// base: the commit it resolved to.
+    /// base: the commit whose files were compared: the merge base of HEAD and the revision
+    /// (unless `--tip`), else the commit the revision names.
     pub base_commit: Option<String>,
+    /// base: the commit the revision names, when the merge base compared is another one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_tip: Option<String>,
     /// Named after the flag, `--fail-on` (JSON: `fail_on`).
     #[serde(rename = "fail_on")]
     pub exit_on: ExitOn,
@@ -435,6 +442,7 @@ impl DiffReport {
             cluster,
             base,
             base_commit,
+            base_tip: None,
             exit_on,
             summary,
             mirrors: Vec::new(),
