@@ -4,8 +4,10 @@
 #   nightly-snapshot.sh [--push] CLUSTER
 #
 # 1. Drift check: `kco diff --fail-on drift` of the files already committed for CLUSTER.
-#    A running connector's normal progress passes; offsets behind their file, offsets changed
-#    while stopped, a connector gone from the cluster fail: exit 2, nothing is committed, so
+#    A running connector's normal progress passes, and so does one its owner paused or
+#    stopped (recorded tonight); offsets behind their file, offsets changed while stopped, a
+#    connector gone from the cluster, a stop a kco operation may have left behind (it holds
+#    the cluster's lock) fail: exit 2, nothing is committed, so
 #    the last good offsets stay at the tip of the branch for `kco apply`.
 # 2. `kco snapshot --commit` (unchanged offsets leave files byte-identical; new connectors get
 #    a file): a commit of exactly the cluster's files, `offsets of CLUSTER` with the trailer
@@ -13,8 +15,9 @@
 #    trailer marks an observation: apply-on-merge.sh, started by this push, applies nothing.
 #
 # Environment: KCO, the kco binary (default `kco` on PATH); KCO_SNAPSHOTS_DIR, the snapshots
-# directory (default `snapshots`); kco's own KCO_URL and KCO_CONFIG (else kco.yaml); git's
-# identity, else "kco nightly <kco@localhost>".
+# directory (default `snapshots`); KCO_BRANCH, the branch --push pushes (default: the CI's,
+# GITHUB_REF_NAME or CI_COMMIT_BRANCH, else the checked-out one); kco's own KCO_URL and
+# KCO_CONFIG (else kco.yaml); git's identity, else "kco nightly <kco@localhost>".
 # Exit codes: 0 committed or nothing moved, 1 error, 2 drift (nothing committed).
 set -eu
 
@@ -43,7 +46,7 @@ if [ $# -gt 0 ]; then
   "$KCO" --cluster "$CLUSTER" diff --dir "$DIR" --fail-on drift "$@" || code=$?
   if [ "$code" -eq 2 ]; then
     echo "nightly-snapshot: cluster $CLUSTER drifted from the committed files: nothing committed." >&2
-    echo "  Restore them with \`kco apply $DIR/$CLUSTER --yes\`, or accept the cluster's offsets with \`kco --cluster $CLUSTER snapshot --commit\`." >&2
+    echo "  See what restoring the files would do first: \`kco --cluster $CLUSTER apply $DIR/$CLUSTER --dry-run\` (it may rewind running connectors); restore through a reviewed pull request, or accept the cluster's offsets with \`kco --cluster $CLUSTER snapshot --commit\`." >&2
     exit 2
   fi
   [ "$code" -eq 0 ] || exit "$code"
@@ -62,5 +65,11 @@ files="$changed files"
 [ "$changed" -eq 1 ] && files="1 file"
 echo "nightly-snapshot: committed $files of cluster $CLUSTER." >&2
 if [ "$PUSH" = yes ]; then
-  git push -q origin HEAD
+  # The CI's branch (a scheduled job may run on a detached HEAD), else the checked-out one.
+  branch=${KCO_BRANCH:-${GITHUB_REF_NAME:-${CI_COMMIT_BRANCH:-$(git rev-parse --abbrev-ref HEAD)}}}
+  if [ "$branch" = HEAD ]; then
+    echo "nightly-snapshot: HEAD is detached and no branch is named (KCO_BRANCH): committed, not pushed." >&2
+    exit 1
+  fi
+  git push -q origin "HEAD:refs/heads/$branch"
 fi

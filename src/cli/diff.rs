@@ -245,10 +245,25 @@ fn live(
     if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
         let quiet = crate::engine::progress::Unheard;
-        return engine::diff_live_translated(&client, input, &quiet, &dr);
+        let mut report = engine::diff_live_translated(&client, input, &quiet, &dr)?;
+        settle_states(&mut report, ctx, &target.name);
+        return Ok(report);
     }
     let bar = Bar::new(&ctx.printer, "diff");
-    engine::diff_live_translated(&client, input, &bar, &dr)
+    let mut report = engine::diff_live_translated(&client, input, &bar, &dr)?;
+    settle_states(&mut report, ctx, &target.name);
+    Ok(report)
+}
+
+/// A connector less active than its file is routine (`state_changed`) unless a kco operation
+/// holds the cluster's shared lock: then it may be what that operation left (`state_drifted`).
+/// The remote is read only when a state changed.
+fn settle_states(report: &mut DiffReport, ctx: &Context, cluster: &str) {
+    if report.has_state_changes() {
+        if let Some(holder) = crate::engine::operation::shared_holder(&ctx.state_dir(), cluster) {
+            report.state_left_by(&holder);
+        }
+    }
 }
 
 fn render(report: &DiffReport, structured: Structured, ctx: &Context, shown: diff_render::Shown) {

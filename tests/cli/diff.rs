@@ -76,7 +76,7 @@ fn whole_directory_as_json() {
         "summary": {
             "connectors": 4, "differences": 3,
             "statuses": {"advanced":1,"class_changed":0,"drifted":1,"dr_ready":0,"in_sync":0,
-                         "missing":1,"no_translation":0,"skipped":0,"state_drifted":0,
+                         "missing":1,"no_translation":0,"skipped":0,"state_changed":0,"state_drifted":0,
                          "type_changed":0,"untracked":1},
             "partitions_changed": 3
         },
@@ -86,7 +86,7 @@ fn whole_directory_as_json() {
              "counts":{"unchanged":0,"moved":0,"only_old":0,"only_new":1},"partitions":[]},
             {"name":"files","status":"drifted","type":"source","state":"STOPPED",
              "file":"snapshots/a/files.yaml",
-             "notes":["live state STOPPED, the file records RUNNING: was it left stopped (an interrupted apply: `kco recover`)?"],
+             "notes":["live state STOPPED, the file records RUNNING: paused or stopped outside kco, the next snapshot records it"],
              "counts":{"unchanged":0,"moved":1,"only_old":0,"only_new":0},
              "partitions":[{
                 "partition":{"filename":"/data/in.txt"},"kind":"moved",
@@ -174,14 +174,45 @@ fn in_sync_exits_0_and_type_change_is_reported() {
         .version("4.1.0")
         .sink("s", SINK, State::Stopped, sink_offsets(&[(0, 5)]))
         .start();
-    // The file records RUNNING: a stopped connector is state drift (exit 2).
+    // The file records RUNNING: a connector stopped outside kco is a routine state, not
+    // drift (exit 0); under --fail-on any it is a difference.
+    let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 state changed"), "{out}");
+    assert!(
+        out.contains("live state STOPPED, the file records RUNNING: paused or stopped outside kco"),
+        "{out}"
+    );
+    let (code, _, _) = kco(t.path(), &fake, &["diff", "s", "--fail-on", "any"]);
+    assert_eq!(code, 2);
+    // A kco operation holding the cluster's shared lock (running, or killed on another
+    // runner) may have left it stopped: state drift (exit 2), the holder named.
+    let bare = tempfile::tempdir().unwrap();
+    git(bare.path(), &["init", "-q", "--bare"]);
+    git(t.path(), &["init", "-q", "-b", "main"]);
+    git(
+        t.path(),
+        &["remote", "add", "origin", bare.path().to_str().unwrap()],
+    );
+    let tree = git(t.path(), &["mktree"]);
+    let lock = git(
+        t.path(),
+        &["commit-tree", &tree, "-m", "kco lock of cluster a"],
+    );
+    git(
+        t.path(),
+        &["push", "-q", "origin", &format!("{lock}:refs/kco/locks/a")],
+    );
     let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.contains("1 state drifted"), "{out}");
     assert!(
-        out.contains("live state STOPPED, the file records RUNNING"),
+        out.contains(
+            "a kco operation holds the cluster's lock (refs/kco/locks/a on git remote `origin`"
+        ),
         "{out}"
     );
+    git(t.path(), &["push", "-q", "origin", ":refs/kco/locks/a"]);
     fake.set_state("s", State::Running);
     let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);
     assert_eq!(code, 0, "{out}{err}");

@@ -278,6 +278,23 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     );
     assert_eq!(pushed(&repo), git(&repo.dir(), &["rev-parse", "HEAD"]));
 
+    // Its owner pauses a connector: a routine state, not drift; the night records it.
+    fake.set_state("billing", crate::fake_connect::State::Paused);
+    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
+    assert_eq!(
+        code, 0,
+        "a paused connector never breaks the nightly: {err}"
+    );
+    assert!(err.contains("billing (state_changed)"), "{err}");
+    assert_eq!(repo.commits(), 4);
+    let files = git(&repo.dir(), &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files, "snapshots/prod/billing.yaml");
+    let billing = std::fs::read_to_string(repo.dir().join("snapshots/prod/billing.yaml")).unwrap();
+    assert!(billing.contains("state: PAUSED"), "{billing}");
+    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(repo.commits(), 4, "recorded once: {err}");
+
     // A rewind behind the committed file is drift: exit 2, nothing written or committed.
     fake.set_offsets("orders", sink_offsets("orders", &[(0, 10), (1, 700)]));
     let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
@@ -287,14 +304,17 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
         err.contains("cluster prod drifted from the committed files: nothing committed"),
         "{err}"
     );
-    assert_eq!(repo.commits(), 3);
+    // Its hint never suggests an unreviewed `--yes`: a dry run first.
+    assert!(!err.contains("--yes"), "{err}");
+    assert!(err.contains("--dry-run"), "{err}");
+    assert_eq!(repo.commits(), 4);
     assert_eq!(git(&repo.dir(), &["status", "--porcelain"]), "");
 
     // Unreachable cluster: an error, not "nothing moved".
     fake.down();
     let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
     assert_eq!(code, 1, "{err}");
-    assert_eq!(repo.commits(), 3);
+    assert_eq!(repo.commits(), 4);
 }
 
 /// The first line of the review's body, by which the workflow finds its comment again.

@@ -58,8 +58,13 @@ pub enum Status {
     /// Offsets differ in a way progress does not explain.
     Drifted,
     /// Offsets agree, but the connector is STOPPED or PAUSED where the file records it
-    /// RUNNING (or STOPPED where it records PAUSED): something left it stopped.
+    /// RUNNING (or STOPPED where it records PAUSED), and a kco operation holds the cluster's
+    /// shared lock (running, or killed and not recovered): it may have left it stopped.
     StateDrifted,
+    /// Offsets agree, and the connector is less active than its file records, with no kco
+    /// operation on the cluster: its owner (or its service) paused or stopped it. A routine
+    /// state, not drift: the next snapshot records it.
+    StateChanged,
     /// A file, but no such connector on the cluster.
     Missing,
     /// On the cluster, but no file (whole-directory diffs only).
@@ -98,6 +103,7 @@ impl Status {
                 Advanced,
                 Drifted,
                 StateDrifted,
+                StateChanged,
                 Missing,
                 Untracked,
                 DrReady,
@@ -121,7 +127,7 @@ impl Status {
     pub fn counts(self, exit_on: ExitOn) -> bool {
         match self {
             Status::InSync | Status::Unchanged | Status::DrReady | Status::Skipped => false,
-            Status::Advanced => exit_on == ExitOn::Any,
+            Status::Advanced | Status::StateChanged => exit_on == ExitOn::Any,
             _ => true,
         }
     }
@@ -132,6 +138,7 @@ impl Status {
             Status::Advanced => "advanced",
             Status::Drifted => "drifted",
             Status::StateDrifted => "state_drifted",
+            Status::StateChanged => "state_changed",
             Status::Missing => "missing",
             Status::Untracked => "untracked",
             Status::DrReady => "dr_ready",
@@ -454,6 +461,46 @@ impl DiffReport {
             },
             connectors,
         }
+    }
+}
+
+impl DiffReport {
+    /// Marks every connector whose state changed (`state_changed`) as left stopped by the kco
+    /// operation `holder` describes (it holds the cluster's lock: running, or killed and not
+    /// recovered): `state_drifted`, with a note; the summary and exit code follow.
+    pub fn state_left_by(&mut self, holder: &str) {
+        let mut changed = false;
+        for c in &mut self.connectors {
+            if c.status == Status::StateChanged {
+                c.status = Status::StateDrifted;
+                c.notes.push(format!(
+                    "a kco operation holds the cluster's lock ({holder}): running, or killed and not recovered, it may have left it so: `kco recover`"
+                ));
+                changed = true;
+            }
+        }
+        if changed {
+            let mut again = DiffReport::new(
+                self.mode,
+                self.exit_on,
+                self.cluster.take(),
+                None,
+                std::mem::take(&mut self.connectors),
+            );
+            again.base = self.base.take();
+            again.base_commit = self.base_commit.take();
+            again.base_tip = self.base_tip.take();
+            again.labels = self.labels.take();
+            again.mirrors = std::mem::take(&mut self.mirrors);
+            *self = again;
+        }
+    }
+
+    /// Whether a connector's state changed with no kco operation to explain it.
+    pub fn has_state_changes(&self) -> bool {
+        self.connectors
+            .iter()
+            .any(|c| c.status == Status::StateChanged)
     }
 }
 

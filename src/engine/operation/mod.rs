@@ -322,6 +322,23 @@ pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<()> {
     }
 }
 
+/// Who holds `cluster`'s shared lock on the git remote, if anyone: a kco operation running,
+/// or killed and never recovered, on any runner. `None` with a lock on this machine only
+/// ([`ensure_settled`] speaks for this machine) or when the remote cannot be read.
+pub fn shared_holder(state: &StateDir, cluster: &str) -> Option<String> {
+    match state.lock_store(cluster).ok()? {
+        remote_lock::Store::Remote(r) => remote_lock::read(&r, cluster).ok().flatten().map(|h| {
+            format!(
+                "{} on git remote `{}`, {}",
+                remote_lock::lock_ref(cluster),
+                r.name,
+                h.holder
+            )
+        }),
+        remote_lock::Store::Local(_) => None,
+    }
+}
+
 /// Forgets the journal of `cluster` without putting anything back (for connectors that
 /// cannot be recovered: no rights, or deleted since). Holds the lock while it does; returns
 /// what was forgotten (`None`: there was no journal).

@@ -406,7 +406,21 @@ fn write(
                 sort_entries(&mut old_sorted);
                 old_sorted == file.offsets
             };
-            let same = same_offsets && old.config == file.config;
+            // A connector its owner paused or stopped is recorded as such: the target state
+            // is part of what the file records (a transient one, UNASSIGNED during a
+            // rebalance, is not).
+            let target = |f: &OffsetsFile| f.metadata.state.map(|s| s.target());
+            let same_state = target(old) == target(&file) || target(&file).is_none();
+            if !same_state {
+                message = Some(format!(
+                    "state {} recorded (the file had {})",
+                    target(&file).map(|t| t.to_string()).unwrap_or_default(),
+                    target(old)
+                        .map(|t| t.to_string())
+                        .unwrap_or_else(|| "none".into())
+                ));
+            }
+            let same = same_offsets && old.config == file.config && same_state;
             if same && old.is_sealed() && old.is_canonical_text(text) {
                 is_current = old.metadata.name == file.metadata.name
                     && old.metadata.cluster == file.metadata.cluster;

@@ -96,7 +96,7 @@ pub(crate) fn classify(
                 state_note(file, state, &mut notes);
                 Status::Drifted
             } else if state_note(file, state, &mut notes) {
-                Status::StateDrifted
+                Status::StateChanged
             } else if partitions.is_empty() {
                 Status::InSync
             } else {
@@ -145,7 +145,8 @@ pub(crate) fn classify(
 }
 
 /// Whether the live state is less active than the file records (RUNNING in the file, STOPPED
-/// or PAUSED live; PAUSED in the file, STOPPED live); if so, a note says so.
+/// or PAUSED live; PAUSED in the file, STOPPED live); if so, a note says so. Whether a kco
+/// operation left it so is told by the cluster's lock (`DiffReport::state_left_by`).
 fn state_note(
     file: Option<&LoadedFile>,
     live: Option<ConnectorState>,
@@ -163,7 +164,7 @@ fn state_note(
         && rank(live.target()) < rank(recorded.target());
     if less_active {
         notes.push(format!(
-            "live state {live}, the file records {}: was it left stopped (an interrupted apply: `kco recover`)?",
+            "live state {live}, the file records {}: paused or stopped outside kco, the next snapshot records it",
             recorded.target()
         ));
     }

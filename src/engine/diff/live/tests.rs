@@ -5,7 +5,7 @@ use serde_json::json;
 use super::*;
 use crate::client::ConnectorListing;
 use crate::compare::Direction;
-use crate::engine::diff::{Class, ConnectorDiff, PartitionKind, Sides, Status};
+use crate::engine::diff::{Class, ConnectorDiff, DiffReport, Mode, PartitionKind, Sides, Status};
 use crate::engine::testkit;
 use crate::fake::{FakeConnect, State};
 use crate::model::file::{Metadata, OffsetsFile};
@@ -178,7 +178,7 @@ fn type_and_class_changes_and_in_sync() {
 }
 
 #[test]
-fn a_connector_left_stopped_or_paused_is_state_drift_and_fails_the_nightly_diff() {
+fn a_connector_paused_or_stopped_outside_kco_is_a_routine_state_not_drift() {
     let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)])));
     for live in ["STOPPED", "PAUSED"] {
         let d = run(
@@ -186,13 +186,14 @@ fn a_connector_left_stopped_or_paused_is_state_drift_and_fails_the_nightly_diff(
             Some(&listing("c", "sink", "K", live)),
             &entries(json!([sink(0, 1)])),
         );
-        assert_eq!(d.status, Status::StateDrifted, "{live}");
+        assert_eq!(d.status, Status::StateChanged, "{live}");
         assert!(
             d.notes[0].contains(&format!("live state {live}")),
             "{:?}",
             d.notes
         );
-        assert!(d.status.counts(ExitOn::Drift));
+        assert!(!d.status.counts(ExitOn::Drift), "the nightly passes");
+        assert!(d.status.counts(ExitOn::Any));
     }
     // Offsets that also drifted stay `drifted`, with the state noted.
     let d = run(
@@ -310,4 +311,23 @@ fn two_files_for_one_connector_fail_before_any_request() {
         "{e}"
     );
     assert!(fake.requests().is_empty());
+}
+
+#[test]
+fn a_state_change_under_a_held_lock_is_state_drift() {
+    let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)])));
+    let d = run(
+        Some(&f),
+        Some(&listing("c", "sink", "K", "STOPPED")),
+        &entries(json!([sink(0, 1)])),
+    );
+    let mut report = DiffReport::new(Mode::Live, ExitOn::Drift, Some("a".into()), None, vec![d]);
+    assert_eq!(report.exit_code, 0);
+    assert!(report.has_state_changes());
+    report.state_left_by("refs/kco/locks/a on git remote `origin`, pid 7 on runner-1");
+    assert_eq!(report.connectors[0].status, Status::StateDrifted);
+    assert!(report.connectors[0].notes[1].contains("pid 7 on runner-1"));
+    assert_eq!(report.summary.statuses["state_drifted"], 1);
+    assert_eq!(report.summary.statuses["state_changed"], 0);
+    assert_eq!(report.exit_code, 2);
 }
