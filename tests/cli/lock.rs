@@ -278,3 +278,41 @@ fn a_remote_that_cannot_be_reached_refuses_the_change_before_any_request_and_say
         "{out}"
     );
 }
+
+/// Issue 33, finding 8: a project whose repository has a remote never falls back to a lock on
+/// this machine because the `git` command cannot be run (an image without git): the change is
+/// refused before any request, saying why and how; `lock: local` says it on purpose.
+#[test]
+fn without_the_git_command_a_project_with_a_remote_is_refused_not_downgraded() {
+    let fake = sink_s(State::Running).start();
+    let dir = tempfile::tempdir().unwrap();
+    project_in(dir.path(), &fake);
+    git(dir.path(), &["init", "--quiet"]);
+    git(
+        dir.path(),
+        &["remote", "add", "origin", "https://git.example/kco.git"],
+    );
+    let no_git = tempfile::tempdir().unwrap();
+    let run = |dir: &Path| {
+        Kco::new(dir)
+            .env("PATH", no_git.path())
+            .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
+            .run()
+            .code_and_text()
+    };
+    let (code, out) = run(dir.path());
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("is a git repository with the remote `origin` to share the lock through, but the `git` command cannot be run"),
+        "{out}"
+    );
+    assert!(out.contains("`lock: local`"), "{out}");
+    assert!(!out.contains("this machine only: the project"), "{out}");
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+
+    // Said on purpose: the lock is this machine's, and the apply goes ahead.
+    let yaml = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
+    std::fs::write(dir.path().join("kco.yaml"), format!("lock: local\n{yaml}")).unwrap();
+    let (code, out) = run(dir.path());
+    assert_eq!(code, 0, "{out}");
+}

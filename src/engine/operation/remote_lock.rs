@@ -69,14 +69,34 @@ pub fn resolve(setting: &LockSetting, dir: &Path, cluster: &str) -> Result<Store
     if *setting == LockSetting::Local {
         return Ok(Store::Local(LocalOnly::Configured));
     }
-    let top = git(dir, &["rev-parse", "--show-toplevel"])
+    let shown = git(dir, &["rev-parse", "--show-toplevel"]);
+    let top = shown
+        .as_ref()
         .ok()
         .filter(|o| o.status.success())
-        .map(|o| PathBuf::from(stdout(&o)));
+        .map(|o| PathBuf::from(stdout(o)));
     let named = match setting {
         LockSetting::Remote(name) => Some(name.as_str()),
         _ => None,
     };
+    if top.is_none() {
+        // `git` could not say where the work tree is: never a silent fallback to a local lock
+        // when the project is a repository with a remote to share it through.
+        if let Some(remote) = shared_remote_without_git(dir) {
+            let why = match &shown {
+                Err(e) => format!("the `git` command cannot be run ({e})"),
+                Ok(o) => format!("`git rev-parse` failed: {}", stderr(o)),
+            };
+            return Err(remote_error(
+                cluster,
+                &remote,
+                format!(
+                    "{} is a git repository with the remote `{remote}` to share the lock through, but {why}; kco takes the shared lock with `git` (so that the runner's own credentials for the remote are used): install git (and trust the checkout: `git config --global --add safe.directory DIR`), or set `lock: local` in kco.yaml to lock on this machine only",
+                    dir.display()
+                ),
+            ));
+        }
+    }
     let Some(top) = top else {
         return match named {
             Some(name) => Err(remote_error(
@@ -121,6 +141,43 @@ pub fn resolve(setting: &LockSetting, dir: &Path, cluster: &str) -> Result<Store
         repo: top,
         name: chosen,
     }))
+}
+
+/// The remote a repository at or above `dir` has (`origin` first), read from its config file
+/// when the `git` command could not be used (not installed, or refusing a checkout another
+/// user owns); `None` when `dir` is in no repository or it has no remote.
+fn shared_remote_without_git(dir: &Path) -> Option<String> {
+    let dotgit = dir
+        .ancestors()
+        .map(|d| d.join(".git"))
+        .find(|g| g.exists())?;
+    let gitdir = if dotgit.is_file() {
+        // A worktree or submodule: `gitdir: PATH`; its config is the common one's.
+        let text = std::fs::read_to_string(&dotgit).ok()?;
+        let path = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+        let path = dotgit.parent()?.join(path);
+        match std::fs::read_to_string(path.join("commondir")) {
+            Ok(common) => path.join(common.trim()),
+            Err(_) => path,
+        }
+    } else {
+        dotgit
+    };
+    let config = std::fs::read_to_string(gitdir.join("config")).ok()?;
+    let names: Vec<String> = config
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix("[remote")?.trim_start();
+            let name = rest.strip_prefix('"')?.split('"').next()?;
+            Some(name.to_string())
+        })
+        .collect();
+    names
+        .iter()
+        .find(|r| *r == "origin")
+        .or(names.first())
+        .cloned()
 }
 
 /// The remote of the current branch's upstream, if it has one.
