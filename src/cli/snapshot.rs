@@ -118,7 +118,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
-    crate::engine::operation::ensure_settled(&ctx.state_dir(), &target.name)?;
+    crate::engine::operation::ensure_settled_shared(&ctx.state_dir(), &target.name)?;
     let client = ctx.connect(&target)?;
     let dir = snapshots_dir(args, ctx);
     let opts = SnapshotOptions {

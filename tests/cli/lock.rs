@@ -39,7 +39,15 @@ impl Runners {
     fn lock_refs(&self) -> String {
         git(
             &self.dir.path().join("remote.git"),
-            &["for-each-ref", "--format=%(refname)", "refs/kco/"],
+            &["for-each-ref", "--format=%(refname)", "refs/kco/locks/"],
+        )
+    }
+
+    /// The journal refs on the remote.
+    fn journal_refs(&self) -> String {
+        git(
+            &self.dir.path().join("remote.git"),
+            &["for-each-ref", "--format=%(refname)", "refs/kco/journals/"],
         )
     }
 }
@@ -314,5 +322,51 @@ fn without_the_git_command_a_project_with_a_remote_is_refused_not_downgraded() {
     let yaml = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
     std::fs::write(dir.path().join("kco.yaml"), format!("lock: local\n{yaml}")).unwrap();
     let (code, out) = run(dir.path());
+    assert_eq!(code, 0, "{out}");
+}
+
+/// Issue 33, finding 7: the journal travels with the shared lock. Runner 1 is killed while
+/// the sink is STOPPED; on runner 2 a snapshot refuses to record that state (naming the
+/// journal on the remote), `kco recover` puts the sink back RUNNING from runner 2's clone,
+/// and the journal leaves the remote; then runner 2's apply goes ahead.
+#[test]
+fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_the_remote() {
+    let fake = sink_s(State::Running).start();
+    fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
+    let r = Runners::new(&fake, 2);
+    let first = Kco::new(&r.clones[0])
+        .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .spawn();
+    wait_until("the first apply to patch", || {
+        fake.count("PATCH", "/connectors/s/offsets") > 0
+    });
+    assert_eq!(
+        r.journal_refs(),
+        "refs/kco/journals/a",
+        "pushed before any change"
+    );
+    first.kill9();
+    assert_eq!(fake.state("s"), Some(State::Stopped), "left stopped");
+    fake.clear_faults();
+
+    // Runner 2's nightly: never records the STOPPED another runner's operation left.
+    let (code, out) = kco(&r.clones[1], &["--cluster", "a", "snapshot"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains("an interrupted operation on cluster `a` left 1 connector possibly out of their prior state (refs/kco/journals/a on git remote `origin`)"),
+        "{out}"
+    );
+    // Runner 2 recovers from its own clone (the killed holder's lock is stale: same host).
+    let (code, out) = kco(&r.clones[1], &["--cluster", "a", "recover"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(fake.state("s"), Some(State::Running), "{out}");
+    assert_eq!(r.journal_refs(), "", "finished: {out}");
+    assert_eq!(r.lock_refs(), "", "released: {out}");
+    let (code, out) = kco(&r.clones[1], &["--cluster", "a", "snapshot"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = kco(
+        &r.clones[1],
+        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
+    );
     assert_eq!(code, 0, "{out}");
 }

@@ -74,6 +74,27 @@ pub fn load(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
     })
 }
 
+/// Takes over `text`, the journal another runner left on the shared remote (`remote_lock`),
+/// as this checkout's journal of `cluster`, so that it is finished here; checked first.
+pub fn adopt(state: &StateDir, cluster: &str, text: &str) -> Result<Journal> {
+    let journal: Journal = serde_json::from_str(text).map_err(|e| {
+        Error::Other(format!(
+            "{}: not a kco journal ({e}); `kco recover --discard` forgets it",
+            super::remote_lock::journal_ref(cluster)
+        ))
+    })?;
+    let path = state.journal_path(cluster);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    crate::fsutil::write_private(&path, text.as_bytes())
+        .map_err(|source| Error::Write { path, source })?;
+    Ok(journal)
+}
+
 /// The journal of an apply under way: rewritten as each connector's transaction ends.
 #[derive(Debug)]
 pub struct JournalFile {
@@ -134,6 +155,11 @@ impl JournalFile {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The journal as its file holds it.
+    pub fn text(&self) -> String {
+        serde_json::to_string_pretty(&*self.lock()).expect("a journal serializes")
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Journal> {

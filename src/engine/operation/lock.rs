@@ -61,6 +61,11 @@ impl ClusterLock {
     pub fn local_only(&self) -> Option<LocalOnly> {
         self.local_only
     }
+
+    /// The git remote the lock is shared on, where the journal travels with it.
+    pub fn remote(&self) -> Option<&remote_lock::Remote> {
+        self._remote.as_ref().map(RemoteLock::remote)
+    }
 }
 
 /// `<state dir>/locks/<cluster>.lock`, held; dropping it removes it.

@@ -108,8 +108,22 @@ impl Operation {
         clock: &dyn Clock,
     ) -> Result<Self> {
         let lock = ClusterLock::acquire(state, cluster, &crate::clock::now_rfc3339())?;
+        // The journal travels with the shared lock: one another runner left (killed, or its
+        // lock force-unlocked) is finished here first.
+        if let Some(remote) = lock.remote() {
+            if journal::load(state, cluster)?.is_none() {
+                if let Some(text) = remote_lock::read_journal(remote, cluster)? {
+                    journal::adopt(state, cluster, &text)?;
+                }
+            }
+        }
         let client = connect()?;
         let recovered = finish_journal(&client, state, cluster, wait, clock)?;
+        if let (Some(remote), Some(r)) = (lock.remote(), &recovered) {
+            if r.ok {
+                remote_lock::delete_journal(remote, cluster)?;
+            }
+        }
         Ok(Operation {
             client,
             state: state.clone(),
@@ -271,15 +285,31 @@ impl Operation {
                 journal_error: None,
             })));
         };
+        // Before anything is sent, the journal is on the shared remote too.
+        let remote = self._lock.as_ref().and_then(ClusterLock::remote);
+        if let Some(remote) = remote {
+            remote_lock::push_journal(remote, &self.cluster, &journal.text())?;
+        }
         let journaled = Journaled::new(&journal);
         let both = Both(&journaled, progress);
         let report = apply::execute(&self.client, plan, &settings.exec, clock, &both)?;
+        let mut journal_error = journaled.take_write_error();
+        if let Some(remote) = remote {
+            // What is left of it travels on; nothing left, nothing travels.
+            let left = match journal.path().exists() {
+                true => remote_lock::push_journal(remote, &self.cluster, &journal.text()),
+                false => remote_lock::delete_journal(remote, &self.cluster),
+            };
+            if let Err(e) = left {
+                journal_error.get_or_insert(e);
+            }
+        }
         Ok(Ran::Done(Box::new(Done {
             backup,
             report,
             journal: journal.path().to_path_buf(),
             left: journal.remaining(),
-            journal_error: journaled.take_write_error(),
+            journal_error,
         })))
     }
 
@@ -322,6 +352,31 @@ pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<()> {
     }
 }
 
+/// [`ensure_settled`], and on the shared remote too: refused while another runner's
+/// operation on `cluster` left a journal there (killed, or its lock force-unlocked), so that
+/// what a snapshot records is never a state that operation caused. Reads the remote once.
+pub fn ensure_settled_shared(state: &StateDir, cluster: &str) -> Result<()> {
+    ensure_settled(state, cluster)?;
+    let Ok(remote_lock::Store::Remote(remote)) = state.lock_store(cluster) else {
+        return Ok(());
+    };
+    if let Some(text) = remote_lock::read_journal(&remote, cluster)? {
+        let connectors = serde_json::from_str::<Journal>(&text)
+            .map(|j| j.connectors.len())
+            .unwrap_or(0);
+        return Err(Error::Unfinished {
+            cluster: cluster.to_string(),
+            journal: PathBuf::from(format!(
+                "{} on git remote `{}`",
+                remote_lock::journal_ref(cluster),
+                remote.name
+            )),
+            connectors,
+        });
+    }
+    Ok(())
+}
+
 /// Who holds `cluster`'s shared lock on the git remote, if anyone: a kco operation running,
 /// or killed and never recovered, on any runner. `None` with a lock on this machine only
 /// ([`ensure_settled`] speaks for this machine) or when the remote cannot be read.
@@ -343,8 +398,17 @@ pub fn shared_holder(state: &StateDir, cluster: &str) -> Option<String> {
 /// cannot be recovered: no rights, or deleted since). Holds the lock while it does; returns
 /// what was forgotten (`None`: there was no journal).
 pub fn discard(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
-    let _lock = ClusterLock::acquire(state, cluster, &crate::clock::now_rfc3339())?;
-    let Some(j) = journal::load(state, cluster)? else {
+    let lock = ClusterLock::acquire(state, cluster, &crate::clock::now_rfc3339())?;
+    let mut found = journal::load(state, cluster)?;
+    if let Some(remote) = lock.remote() {
+        if found.is_none() {
+            if let Some(text) = remote_lock::read_journal(remote, cluster)? {
+                found = Some(journal::adopt(state, cluster, &text)?);
+            }
+        }
+        remote_lock::delete_journal(remote, cluster)?;
+    }
+    let Some(j) = found else {
         return Ok(None);
     };
     journal::clear(&state.journal_path(cluster))?;

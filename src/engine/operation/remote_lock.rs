@@ -26,6 +26,90 @@ pub fn lock_ref(cluster: &str) -> String {
     format!("{REF_PREFIX}{cluster}")
 }
 
+/// Where the journals travel on the remote, beside the locks: `refs/kco/journals/C` holds the
+/// journal of the operation on cluster `C` that has not finished (a commit whose tree has
+/// `journal.json`), so that whoever takes the lock next, on any runner, finishes it first. A
+/// force-unlock removes the lock, never the journal.
+pub const JOURNAL_PREFIX: &str = "refs/kco/journals/";
+
+/// The ref of `cluster`'s journal.
+pub fn journal_ref(cluster: &str) -> String {
+    format!("{JOURNAL_PREFIX}{cluster}")
+}
+
+/// Pushes `text`, the journal of the operation on `cluster` this runner holds the lock of, to
+/// the journal ref (replacing what it held: only the lock's holder writes it).
+pub fn push_journal(remote: &Remote, cluster: &str, text: &str) -> Result<()> {
+    let blob = run_with_input(remote, cluster, &["hash-object", "-w", "--stdin"], text)?;
+    let entry = format!("100644 blob {}\tjournal.json\n", stdout(&blob));
+    let tree = run_with_input(remote, cluster, &["mktree"], &entry)?;
+    let message = format!("kco journal of cluster {cluster}");
+    let commit = run(
+        remote,
+        cluster,
+        &["commit-tree", &stdout(&tree), "-m", &message],
+    )?;
+    let spec = format!("+{}:{}", stdout(&commit), journal_ref(cluster));
+    run(
+        remote,
+        cluster,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "--recurse-submodules=no",
+            "--no-follow-tags",
+            &remote.name,
+            &spec,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Removes `cluster`'s journal ref, if there is one.
+pub fn delete_journal(remote: &Remote, cluster: &str) -> Result<()> {
+    let name = journal_ref(cluster);
+    if list_refs(remote, cluster, &name)?.is_empty() {
+        return Ok(());
+    }
+    let spec = format!(":{name}");
+    run(
+        remote,
+        cluster,
+        &["push", "--quiet", "--no-verify", &remote.name, &spec],
+    )?;
+    Ok(())
+}
+
+/// The journal `cluster`'s journal ref holds, if there is one.
+pub fn read_journal(remote: &Remote, cluster: &str) -> Result<Option<String>> {
+    let name = journal_ref(cluster);
+    let Some((oid, _)) = list_refs(remote, cluster, &name)?.into_iter().next() else {
+        return Ok(None);
+    };
+    if !has_object(remote, &oid) {
+        run(
+            remote,
+            cluster,
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                &remote.name,
+                &name,
+            ],
+        )?;
+    }
+    let out = run(
+        remote,
+        cluster,
+        &["cat-file", "blob", &format!("{oid}:journal.json")],
+    )?;
+    Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
 /// A git remote that holds the locks: the work tree git runs in and the remote's name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remote {
@@ -244,6 +328,11 @@ impl RemoteLock {
     /// The lock id this lock records.
     pub fn oid(&self) -> &str {
         &self.oid
+    }
+
+    /// The remote it is held on.
+    pub fn remote(&self) -> &Remote {
+        &self.remote
     }
 }
 
@@ -470,6 +559,40 @@ fn git(repo: &Path, args: &[&str]) -> std::io::Result<Output> {
 }
 
 /// [`git`], which must succeed.
+/// [`run`], with `input` on git's standard input.
+fn run_with_input(remote: &Remote, cluster: &str, args: &[&str], input: &str) -> Result<Output> {
+    use std::io::Write as _;
+    let cannot =
+        |e: std::io::Error| remote_error(cluster, &remote.name, format!("cannot run git: {e}"));
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(&remote.repo)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(cannot)?;
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input.as_bytes())
+        .map_err(cannot)?;
+    let out = child.wait_with_output().map_err(cannot)?;
+    if out.status.success() {
+        Ok(out)
+    } else {
+        Err(remote_error(
+            cluster,
+            &remote.name,
+            format!("git {}: {}", args[0], stderr(&out)),
+        ))
+    }
+}
+
 fn run(remote: &Remote, cluster: &str, args: &[&str]) -> Result<Output> {
     let out = git(&remote.repo, args)
         .map_err(|e| remote_error(cluster, &remote.name, format!("cannot run git: {e}")))?;
