@@ -10,7 +10,7 @@ use crate::engine::apply::{
     Action, ActionKind, ApplyOutcome, ApplyPlan, ApplyReport, ConnectorApply, ConnectorPlan,
     Observer, StepRecord,
 };
-use crate::engine::risk::{assess, RiskCode};
+use crate::engine::risk::{assess, while_moving, RiskCode};
 use crate::model::{ConnectorType, Fields, TargetState};
 
 /// The command an operation runs for: its words.
@@ -203,11 +203,13 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
     if c.action.changes() {
         let kind = c.connector_type.unwrap_or(ConnectorType::Source);
         let shape = crate::shapes::registry().find(kind, c.class.as_deref());
+        // Live moves until the apply stops the connector: its counts are bounds.
+        let moving = c.live_state == Some(crate::model::ConnectorState::Running);
         for d in &c.partitions {
             let removes = c.removes(d, prune);
             out.push_str(&format!(
                 "    {}\n",
-                partition_line(p, d, (prune, removes), &c.action, kind, shape)
+                partition_line(p, d, (prune, removes), &c.action, (kind, moving), shape)
             ));
         }
         if c.unchanged > 0 {
@@ -271,7 +273,7 @@ fn partition_line(
     d: &PartitionDiff,
     (prune, removes): (bool, bool),
     action: &Action,
-    kind: ConnectorType,
+    (kind, moving): (ConnectorType, bool),
     shape: Option<&crate::shapes::Shape>,
 ) -> String {
     let offset = |o: Option<&Fields>| {
@@ -301,6 +303,7 @@ fn partition_line(
     };
     let risk = assess(kind, old, new, d.movement.as_ref())
         .filter(|r| !matches!(r.code, RiskCode::NewPartition))
+        .map(|r| if moving { while_moving(r) } else { r })
         .map(|r| {
             let style = match r.code {
                 RiskCode::Reprocessing | RiskCode::Changed => Style::Warn,

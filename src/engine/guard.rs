@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::compare::PartitionKind;
 use crate::engine::apply::{Action, ApplyPlan};
-use crate::engine::risk::{assess, Risk, RiskCode};
+use crate::engine::risk::{assess, while_moving, Risk, RiskCode};
 use crate::model::Fields;
 
 /// A risk that refuses the plan.
@@ -57,6 +57,9 @@ pub fn refusals(plan: &ApplyPlan, refuse: &[Refuse]) -> Vec<Refusal> {
                 _ => d.wanted.as_ref(),
             };
             let risk = assess(kind, d.actual.as_ref(), wanted, d.movement.as_ref());
+            // Live moves until the apply stops a running connector: its counts are bounds.
+            let moving = c.live_state == Some(crate::model::ConnectorState::Running);
+            let risk = risk.map(|r| if moving { while_moving(r) } else { r });
             if let Some(risk) = risk.filter(|r| refuse.iter().any(|f| f.covers(r.code))) {
                 out.push(Refusal {
                     connector: c.name.clone(),

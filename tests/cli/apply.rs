@@ -64,7 +64,7 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     );
     assert!(
         out.contains(
-            "t/0: {\"kafka_offset\":100} -> {\"kafka_offset\":10}  [REPROCESSING] 90 records will be reprocessed"
+            "t/0: {\"kafka_offset\":100} -> {\"kafka_offset\":10}  [REPROCESSING] at least 90 records will be reprocessed"
         ),
         "{out}"
     );

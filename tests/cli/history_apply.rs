@@ -143,7 +143,7 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
         "{out}"
     );
     assert!(
-        err.contains("newbie orders/2: [DATA LOSS] 4 records will be skipped (data loss)"),
+        err.contains("newbie orders/2: [DATA LOSS] at most 4 records will be skipped (data loss)"),
         "{err}"
     );
     // Since HEAD with nothing changed: nothing to do, no cluster needed.

@@ -119,7 +119,7 @@ fn apply_of_a_merge_changes_only_the_partitions_the_pull_request_changed() {
         );
         assert_eq!(live(&fake, "other"), map(&[("o/0", 70)]), "{out}");
         assert!(
-            out.contains("clicks/0: {\"kafka_offset\":1000} -> {\"kafka_offset\":800}  [REPROCESSING] 200 records"),
+            out.contains("clicks/0: {\"kafka_offset\":1000} -> {\"kafka_offset\":800}  [REPROCESSING] at least 200 records"),
             "{out}"
         );
         assert!(
@@ -403,7 +403,7 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
             (
                 "clicks/0".into(),
                 "REPROCESSING".into(),
-                "200 records will be reprocessed (duplicates downstream)".into()
+                "at least 200 records will be reprocessed (duplicates downstream)".into()
             ),
             (
                 "clicks/2".into(),

@@ -8,7 +8,7 @@ use super::{ConnectorDiff, LiveOffset, Sides, Status};
 use crate::client::Connect;
 use crate::compare::movement_in;
 use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
-use crate::engine::risk::{assess, passed, PASSED};
+use crate::engine::risk::{assess, passed, while_moving, PASSED};
 use crate::model::{canonical_fields, Fields};
 
 /// What labelling one connector against live came to.
@@ -68,6 +68,13 @@ pub(super) fn label(
             return Labelled::FilesOnly(why);
         }
     };
+    // A running connector's offsets move on until an apply stops it: its counts are bounds,
+    // as the apply's plan says them.
+    let moving = client
+        .status(&c.name)
+        .ok()
+        .and_then(|s| s.state)
+        .is_some_and(|s| s == crate::model::ConnectorState::Running);
     let shape = crate::shapes::registry().find(kind, class);
     let by: BTreeMap<String, &Fields> = live
         .iter()
@@ -96,7 +103,13 @@ pub(super) fn label(
         p.risk = if left {
             None
         } else {
-            assess(kind, now, head_offset.as_ref(), m.as_ref())
+            assess(kind, now, head_offset.as_ref(), m.as_ref()).map(|r| {
+                if moving {
+                    while_moving(r)
+                } else {
+                    r
+                }
+            })
         };
         p.live = Some(LiveOffset {
             offset: now.cloned(),
