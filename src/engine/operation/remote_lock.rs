@@ -543,9 +543,9 @@ fn parse_record(message: &str) -> Holder {
 
 /// git in `repo`, as kco runs it: never asking on the terminal, in the C locale, with an
 /// identity of its own for the lock commits.
-fn git(repo: &Path, args: &[&str]) -> std::io::Result<Output> {
-    Command::new("git")
-        .arg("-C")
+fn command(repo: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
         .arg(repo)
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -553,23 +553,26 @@ fn git(repo: &Path, args: &[&str]) -> std::io::Result<Output> {
         .env("GIT_AUTHOR_NAME", "kco")
         .env("GIT_AUTHOR_EMAIL", "kco@localhost")
         .env("GIT_COMMITTER_NAME", "kco")
-        .env("GIT_COMMITTER_EMAIL", "kco@localhost")
-        .stdin(Stdio::null())
-        .output()
+        .env("GIT_COMMITTER_EMAIL", "kco@localhost");
+    cmd
+}
+
+/// [`command`], run with nothing on its standard input.
+fn git(repo: &Path, args: &[&str]) -> std::io::Result<Output> {
+    command(repo, args).stdin(Stdio::null()).output()
 }
 
 /// [`git`], which must succeed.
+fn run(remote: &Remote, cluster: &str, args: &[&str]) -> Result<Output> {
+    let out = git(&remote.repo, args).map_err(|e| cannot_run(remote, cluster, e))?;
+    succeeded(remote, cluster, args, out)
+}
+
 /// [`run`], with `input` on git's standard input.
 fn run_with_input(remote: &Remote, cluster: &str, args: &[&str], input: &str) -> Result<Output> {
     use std::io::Write as _;
-    let cannot =
-        |e: std::io::Error| remote_error(cluster, &remote.name, format!("cannot run git: {e}"));
-    let mut child = Command::new("git")
-        .arg("-C")
-        .arg(&remote.repo)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
+    let cannot = |e| cannot_run(remote, cluster, e);
+    let mut child = command(&remote.repo, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -582,20 +585,15 @@ fn run_with_input(remote: &Remote, cluster: &str, args: &[&str], input: &str) ->
         .write_all(input.as_bytes())
         .map_err(cannot)?;
     let out = child.wait_with_output().map_err(cannot)?;
-    if out.status.success() {
-        Ok(out)
-    } else {
-        Err(remote_error(
-            cluster,
-            &remote.name,
-            format!("git {}: {}", args[0], stderr(&out)),
-        ))
-    }
+    succeeded(remote, cluster, args, out)
 }
 
-fn run(remote: &Remote, cluster: &str, args: &[&str]) -> Result<Output> {
-    let out = git(&remote.repo, args)
-        .map_err(|e| remote_error(cluster, &remote.name, format!("cannot run git: {e}")))?;
+fn cannot_run(remote: &Remote, cluster: &str, e: std::io::Error) -> Error {
+    remote_error(cluster, &remote.name, format!("cannot run git: {e}"))
+}
+
+/// `out`, when git succeeded; else its message as the error.
+fn succeeded(remote: &Remote, cluster: &str, args: &[&str], out: Output) -> Result<Output> {
     if out.status.success() {
         Ok(out)
     } else {
