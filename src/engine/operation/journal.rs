@@ -80,7 +80,7 @@ pub fn adopt(state: &StateDir, cluster: &str, text: &str) -> Result<Journal> {
     let journal: Journal = serde_json::from_str(text).map_err(|e| {
         Error::Other(format!(
             "{}: not a kco journal ({e}); `kco recover --discard` forgets it",
-            super::remote_lock::journal_ref(cluster)
+            super::remote_journal::journal_ref(cluster)
         ))
     })?;
     let path = state.journal_path(cluster);

@@ -19,6 +19,7 @@ pub mod journal;
 pub mod lock;
 pub mod recover;
 mod recover_request;
+pub mod remote_journal;
 pub mod remote_lock;
 pub mod state_dir;
 
@@ -112,7 +113,7 @@ impl Operation {
         // lock force-unlocked) is finished here first.
         if let Some(remote) = lock.remote() {
             if journal::load(state, cluster)?.is_none() {
-                if let Some(text) = remote_lock::read_journal(remote, cluster)? {
+                if let Some(text) = remote_journal::read_journal(remote, cluster)? {
                     journal::adopt(state, cluster, &text)?;
                 }
             }
@@ -121,7 +122,7 @@ impl Operation {
         let recovered = finish_journal(&client, state, cluster, wait, clock)?;
         if let (Some(remote), Some(r)) = (lock.remote(), &recovered) {
             if r.ok {
-                remote_lock::delete_journal(remote, cluster)?;
+                remote_journal::delete_journal(remote, cluster)?;
             }
         }
         Ok(Operation {
@@ -288,7 +289,7 @@ impl Operation {
         // Before anything is sent, the journal is on the shared remote too.
         let remote = self._lock.as_ref().and_then(ClusterLock::remote);
         if let Some(remote) = remote {
-            remote_lock::push_journal(remote, &self.cluster, &journal.text())?;
+            remote_journal::push_journal(remote, &self.cluster, &journal.text())?;
         }
         let journaled = Journaled::new(&journal);
         let both = Both(&journaled, progress);
@@ -297,8 +298,8 @@ impl Operation {
         if let Some(remote) = remote {
             // What is left of it travels on; nothing left, nothing travels.
             let left = match journal.path().exists() {
-                true => remote_lock::push_journal(remote, &self.cluster, &journal.text()),
-                false => remote_lock::delete_journal(remote, &self.cluster),
+                true => remote_journal::push_journal(remote, &self.cluster, &journal.text()),
+                false => remote_journal::delete_journal(remote, &self.cluster),
             };
             if let Err(e) = left {
                 journal_error.get_or_insert(e);
@@ -360,7 +361,7 @@ pub fn ensure_settled_shared(state: &StateDir, cluster: &str) -> Result<()> {
     let Ok(remote_lock::Store::Remote(remote)) = state.lock_store(cluster) else {
         return Ok(());
     };
-    if let Some(text) = remote_lock::read_journal(&remote, cluster)? {
+    if let Some(text) = remote_journal::read_journal(&remote, cluster)? {
         let connectors = serde_json::from_str::<Journal>(&text)
             .map(|j| j.connectors.len())
             .unwrap_or(0);
@@ -368,7 +369,7 @@ pub fn ensure_settled_shared(state: &StateDir, cluster: &str) -> Result<()> {
             cluster: cluster.to_string(),
             journal: PathBuf::from(format!(
                 "{} on git remote `{}`",
-                remote_lock::journal_ref(cluster),
+                remote_journal::journal_ref(cluster),
                 remote.name
             )),
             connectors,
@@ -402,11 +403,11 @@ pub fn discard(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
     let mut found = journal::load(state, cluster)?;
     if let Some(remote) = lock.remote() {
         if found.is_none() {
-            if let Some(text) = remote_lock::read_journal(remote, cluster)? {
+            if let Some(text) = remote_journal::read_journal(remote, cluster)? {
                 found = Some(journal::adopt(state, cluster, &text)?);
             }
         }
-        remote_lock::delete_journal(remote, cluster)?;
+        remote_journal::delete_journal(remote, cluster)?;
     }
     let Some(j) = found else {
         return Ok(None);

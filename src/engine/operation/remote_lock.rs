@@ -26,90 +26,6 @@ pub fn lock_ref(cluster: &str) -> String {
     format!("{REF_PREFIX}{cluster}")
 }
 
-/// Where the journals travel on the remote, beside the locks: `refs/kco/journals/C` holds the
-/// journal of the operation on cluster `C` that has not finished (a commit whose tree has
-/// `journal.json`), so that whoever takes the lock next, on any runner, finishes it first. A
-/// force-unlock removes the lock, never the journal.
-pub const JOURNAL_PREFIX: &str = "refs/kco/journals/";
-
-/// The ref of `cluster`'s journal.
-pub fn journal_ref(cluster: &str) -> String {
-    format!("{JOURNAL_PREFIX}{cluster}")
-}
-
-/// Pushes `text`, the journal of the operation on `cluster` this runner holds the lock of, to
-/// the journal ref (replacing what it held: only the lock's holder writes it).
-pub fn push_journal(remote: &Remote, cluster: &str, text: &str) -> Result<()> {
-    let blob = run_with_input(remote, cluster, &["hash-object", "-w", "--stdin"], text)?;
-    let entry = format!("100644 blob {}\tjournal.json\n", stdout(&blob));
-    let tree = run_with_input(remote, cluster, &["mktree"], &entry)?;
-    let message = format!("kco journal of cluster {cluster}");
-    let commit = run(
-        remote,
-        cluster,
-        &["commit-tree", &stdout(&tree), "-m", &message],
-    )?;
-    let spec = format!("+{}:{}", stdout(&commit), journal_ref(cluster));
-    run(
-        remote,
-        cluster,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "--recurse-submodules=no",
-            "--no-follow-tags",
-            &remote.name,
-            &spec,
-        ],
-    )?;
-    Ok(())
-}
-
-/// Removes `cluster`'s journal ref, if there is one.
-pub fn delete_journal(remote: &Remote, cluster: &str) -> Result<()> {
-    let name = journal_ref(cluster);
-    if list_refs(remote, cluster, &name)?.is_empty() {
-        return Ok(());
-    }
-    let spec = format!(":{name}");
-    run(
-        remote,
-        cluster,
-        &["push", "--quiet", "--no-verify", &remote.name, &spec],
-    )?;
-    Ok(())
-}
-
-/// The journal `cluster`'s journal ref holds, if there is one.
-pub fn read_journal(remote: &Remote, cluster: &str) -> Result<Option<String>> {
-    let name = journal_ref(cluster);
-    let Some((oid, _)) = list_refs(remote, cluster, &name)?.into_iter().next() else {
-        return Ok(None);
-    };
-    if !has_object(remote, &oid) {
-        run(
-            remote,
-            cluster,
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--recurse-submodules=no",
-                &remote.name,
-                &name,
-            ],
-        )?;
-    }
-    let out = run(
-        remote,
-        cluster,
-        &["cat-file", "blob", &format!("{oid}:journal.json")],
-    )?;
-    Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()))
-}
-
 /// A git remote that holds the locks: the work tree git runs in and the remote's name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remote {
@@ -382,7 +298,11 @@ pub fn delete(remote: &Remote, cluster: &str, oid: &str) -> Result<bool> {
 }
 
 /// `git ls-remote REMOTE PATTERN`: (oid, ref) pairs.
-fn list_refs(remote: &Remote, cluster: &str, pattern: &str) -> Result<Vec<(String, String)>> {
+pub(super) fn list_refs(
+    remote: &Remote,
+    cluster: &str,
+    pattern: &str,
+) -> Result<Vec<(String, String)>> {
     let out = run(
         remote,
         cluster,
@@ -399,19 +319,7 @@ fn list_refs(remote: &Remote, cluster: &str, pattern: &str) -> Result<Vec<(Strin
 /// `None` when the ref moved on meanwhile (released).
 fn held(remote: &Remote, cluster: &str, name: &str, oid: &str) -> Result<Option<Held>> {
     if !has_object(remote, oid) {
-        let out = git(
-            &remote.repo,
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--recurse-submodules=no",
-                &remote.name,
-                name,
-            ],
-        )
-        .map_err(|e| remote_error(cluster, &remote.name, format!("cannot run git: {e}")))?;
+        let out = fetch(remote, name).map_err(|e| cannot_run(remote, cluster, e))?;
         if !out.status.success() && !has_object(remote, oid) {
             // Released between the listing and the fetch, or not readable at all.
             let listed = list_refs(remote, cluster, name)?;
@@ -435,7 +343,24 @@ fn held(remote: &Remote, cluster: &str, name: &str, oid: &str) -> Result<Option<
     }))
 }
 
-fn has_object(remote: &Remote, oid: &str) -> bool {
+/// `git fetch` of the one ref `name` from the remote, its objects only (no tags, no
+/// FETCH_HEAD, no submodules).
+pub(super) fn fetch(remote: &Remote, name: &str) -> std::io::Result<Output> {
+    git(
+        &remote.repo,
+        &[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            &remote.name,
+            name,
+        ],
+    )
+}
+
+pub(super) fn has_object(remote: &Remote, oid: &str) -> bool {
     git(
         &remote.repo,
         &["cat-file", "-e", &format!("{oid}^{{commit}}")],
@@ -563,13 +488,18 @@ fn git(repo: &Path, args: &[&str]) -> std::io::Result<Output> {
 }
 
 /// [`git`], which must succeed.
-fn run(remote: &Remote, cluster: &str, args: &[&str]) -> Result<Output> {
+pub(super) fn run(remote: &Remote, cluster: &str, args: &[&str]) -> Result<Output> {
     let out = git(&remote.repo, args).map_err(|e| cannot_run(remote, cluster, e))?;
     succeeded(remote, cluster, args, out)
 }
 
 /// [`run`], with `input` on git's standard input.
-fn run_with_input(remote: &Remote, cluster: &str, args: &[&str], input: &str) -> Result<Output> {
+pub(super) fn run_with_input(
+    remote: &Remote,
+    cluster: &str,
+    args: &[&str],
+    input: &str,
+) -> Result<Output> {
     use std::io::Write as _;
     let cannot = |e| cannot_run(remote, cluster, e);
     let mut child = command(&remote.repo, args)
@@ -588,12 +518,17 @@ fn run_with_input(remote: &Remote, cluster: &str, args: &[&str], input: &str) ->
     succeeded(remote, cluster, args, out)
 }
 
-fn cannot_run(remote: &Remote, cluster: &str, e: std::io::Error) -> Error {
+pub(super) fn cannot_run(remote: &Remote, cluster: &str, e: std::io::Error) -> Error {
     remote_error(cluster, &remote.name, format!("cannot run git: {e}"))
 }
 
 /// `out`, when git succeeded; else its message as the error.
-fn succeeded(remote: &Remote, cluster: &str, args: &[&str], out: Output) -> Result<Output> {
+pub(super) fn succeeded(
+    remote: &Remote,
+    cluster: &str,
+    args: &[&str],
+    out: Output,
+) -> Result<Output> {
     if out.status.success() {
         Ok(out)
     } else {
@@ -605,7 +540,7 @@ fn succeeded(remote: &Remote, cluster: &str, args: &[&str], out: Output) -> Resu
     }
 }
 
-fn stdout(o: &Output) -> String {
+pub(super) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
