@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Builds the kco image (Containerfile: FROM scratch, nothing to pull) with podman: the static
 # binary of scripts/release.sh, the CA certificates of this machine's ca-certificates package,
-# a numeric non-root user (10001) and a writable /tmp. Prints the image reference last.
+# a numeric non-root user (10001), a writable /tmp, and git as this machine's Debian packages
+# ship it (git, its HTTP(S) transport, the ssh client and the /bin/sh git runs credential
+# helpers with, each with the shared libraries it links): kco takes the shared lock and reads
+# a travelling journal with the `git` command, so the runner's credentials for the remote (an
+# `http.<url>.extraheader`, a credential helper, an SSH agent) work in the image as they do on
+# the runner. Prints the image reference last.
 #
 # Usage: scripts/image.sh [--tag IMAGE]   (default localhost/kco:<version>; KCO_IMAGE too)
 #
-# Installs podman, runc and ca-certificates with apt-get when missing (as root). podman's
+# Installs podman, runc, ca-certificates, git and openssh-client with apt-get when missing
+# (as root). podman's
 # global options come from KCO_PODMAN_OPTS (default: --storage-driver vfs --runtime runc
 # --cgroup-manager cgroupfs, which a rootful podman 4.3 needs in a sandbox).
 # KCO_IMAGE_SOURCE sets the source label (default the repository of Cargo.toml).
@@ -31,6 +37,7 @@ while (($#)); do
 done
 
 ensure_podman
+ensure_packages git:git ssh:openssh-client dash:dash
 podman_cmd
 
 if [[ -n ${KCO_BINARY:-} ]]; then
@@ -52,6 +59,29 @@ chmod 0644 "$R/etc/passwd" "$R/etc/group"
 chmod 1777 "$R/tmp"
 chmod 0755 "$CTX/work"
 cp Containerfile "$CTX/Containerfile"
+
+# git, as this machine runs it: its binary (builtins such as credential-store are `git X`),
+# the HTTP(S) remote helper in its exec path, the ssh client git runs for ssh:// remotes, and
+# the /bin/sh it runs credential helpers with; then every shared library they link, at the
+# path the dynamic loader resolved it to here (the loader itself included).
+EXEC_PATH=$(git --exec-path)
+stage() { # SOURCE [DEST]: a file at its path (or DEST) in the image, symlinks followed
+  local dest=$R${2:-$1}
+  mkdir -p "$(dirname "$dest")"
+  cp -L "$1" "$dest"
+}
+stage "$(command -v git)" /usr/bin/git
+stage "$EXEC_PATH/git-remote-http" "$EXEC_PATH/git-remote-http"
+ln -s git-remote-http "$R$EXEC_PATH/git-remote-https"
+ln -s /usr/bin/git "$R$EXEC_PATH/git"
+stage "$(command -v ssh)" /usr/bin/ssh
+mkdir -p "$R/bin"
+stage "$(command -v dash)" /bin/sh
+for bin in /usr/bin/git "$EXEC_PATH/git-remote-http" /usr/bin/ssh /bin/sh; do
+  for lib in $(ldd "$R$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+    [[ -e $R$lib ]] || stage "$lib"
+  done
+done
 
 REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 SOURCE=${KCO_IMAGE_SOURCE:-$(sed -n 's/^repository = "\(.*\)"/\1/p' Cargo.toml | head -1)}

@@ -7,7 +7,7 @@
 #
 # Installs what is missing: the rustfmt and clippy components (rustup), actionlint (go
 # install, into target/tools) and, on Debian or Ubuntu as root, Java 17, Maven, curl,
-# ShellCheck, podman and runc (apt-get).
+# ShellCheck, podman and runc, and openssh-server for the image test's SSH remote (apt-get).
 #
 # Environment:
 #   KCO_TESTBED_KEEP=1   leave the test bed running afterwards
@@ -258,6 +258,10 @@ e2e_env "$ROOT"
 # The image (scripts/image.sh): the release's code, static, unoptimised (Cargo.toml's
 # image-check profile; scripts/release.sh builds what ships), built at the lowest priority
 # while the e2e tests below mostly wait on Connect: it takes the CPU they leave idle.
+# shellcheck source=lib/podman.sh
+source "$ROOT/scripts/lib/podman.sh"
+# The image test's SSH remote: sshd on loopback, its agent run as the image's user (setpriv).
+ensure_packages /usr/sbin/sshd:openssh-server setpriv:util-linux ssh-agent:openssh-client
 IMAGE_OUT=$ROOT/target/image-build.out
 IMAGE_LOG=$ROOT/target/image-build.log
 mkdir -p "$ROOT/target"

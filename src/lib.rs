@@ -15,6 +15,8 @@ pub mod fake;
 pub mod fsutil;
 pub mod kafka;
 pub mod model;
+#[cfg(unix)]
+pub mod owner;
 pub mod shapes;
 pub mod shown_path;
 pub mod text;

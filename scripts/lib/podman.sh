@@ -17,10 +17,17 @@ PODMAN_ULIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
 
 # Installs podman, runc and the CA certificates with apt-get (as root) when missing.
 ensure_podman() {
-  local missing=()
-  command -v podman >/dev/null 2>&1 || missing+=(podman)
-  command -v runc >/dev/null 2>&1 || missing+=(runc)
-  [[ -f /etc/ssl/certs/ca-certificates.crt ]] || missing+=(ca-certificates)
+  local certs=()
+  [[ -f /etc/ssl/certs/ca-certificates.crt ]] || certs=(update-ca-certificates:ca-certificates)
+  ensure_packages podman:podman runc:runc "${certs[@]}"
+}
+
+# Installs, with apt-get (as root), the package of each COMMAND:PACKAGE whose command is missing.
+ensure_packages() {
+  local missing=() pair
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+  done
   ((${#missing[@]} == 0)) && return 0
   if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
     echo "installing ${missing[*]} with apt-get" >&2

@@ -290,6 +290,21 @@ impl Context {
             .with_lock_setting(self.config.lock_setting())
     }
 
+    /// Where a command writes in the project: the snapshots directory, the state directory
+    /// and the git repository holding them (its commits, index, fetched lock and journal).
+    pub fn written_dirs(&self) -> Vec<PathBuf> {
+        let snapshots = self.snapshots_dir();
+        let mut dirs = vec![self.state_dir().root().to_path_buf()];
+        let top = [&snapshots, &self.cwd]
+            .iter()
+            .find_map(|d| d.ancestors().find(|a| a.join(".git").is_dir()));
+        if let Some(top) = top {
+            dirs.push(top.join(".git"));
+        }
+        dirs.push(snapshots);
+        dirs
+    }
+
     /// The snapshots directory from the config (default `snapshots/`).
     pub fn snapshots_dir(&self) -> PathBuf {
         let d = self.config.snapshots_dir();

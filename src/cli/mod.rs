@@ -244,26 +244,35 @@ pub fn run(cli: Cli) -> ExitCode {
         crate::shapes::install(ctx.config.shapes()?);
         Ok(ctx)
     });
-    let result = result.and_then(|ctx| match command {
-        Command::Snapshot(a) => snapshot::run(a, &ctx),
-        Command::Diff(a) => diff::run(a, &ctx),
-        Command::Apply(a) => apply::run(a, &ctx),
-        Command::Reset(a) => reset::run(a, &ctx),
-        Command::Log(a) => log::run(a, &ctx),
-        Command::Show(a) => show::run(a, &ctx),
-        Command::Recover(a) => recover::run(a, &ctx),
-        Command::Undo(a) => undo::run(a, &ctx),
-        Command::Validate(a) => validate::run(a, &ctx),
-        Command::Fmt(a) => fmt::run(a, &ctx),
-        Command::Schema(a) => schema::run(a, &ctx),
-        Command::Completions(a) => completions::run(a, &ctx),
-        Command::Import(a) => import::run(a, &ctx),
-        Command::Export(a) => export::run(a, &ctx),
-        Command::Ls(a) => ls::run(a, &ctx),
-        Command::MergeFile(a) => merge_file::run(a, &ctx.printer),
-        Command::Lock(a) => lock::run(a, &ctx),
+    let result = result.and_then(|ctx| {
+        #[cfg(unix)]
+        let _checkout_stays_its_owners = crate::owner::Keep::start(ctx.written_dirs());
+        run_command(command, &ctx)
     });
     exit(&printer, result)
+}
+
+/// Runs one command in its context.
+fn run_command(command: Command, ctx: &Context) -> crate::error::Result<u8> {
+    match command {
+        Command::Snapshot(a) => snapshot::run(a, ctx),
+        Command::Diff(a) => diff::run(a, ctx),
+        Command::Apply(a) => apply::run(a, ctx),
+        Command::Reset(a) => reset::run(a, ctx),
+        Command::Log(a) => log::run(a, ctx),
+        Command::Show(a) => show::run(a, ctx),
+        Command::Recover(a) => recover::run(a, ctx),
+        Command::Undo(a) => undo::run(a, ctx),
+        Command::Validate(a) => validate::run(a, ctx),
+        Command::Fmt(a) => fmt::run(a, ctx),
+        Command::Schema(a) => schema::run(a, ctx),
+        Command::Completions(a) => completions::run(a, ctx),
+        Command::Import(a) => import::run(a, ctx),
+        Command::Export(a) => export::run(a, ctx),
+        Command::Ls(a) => ls::run(a, ctx),
+        Command::MergeFile(a) => merge_file::run(a, &ctx.printer),
+        Command::Lock(a) => lock::run(a, ctx),
+    }
 }
 
 /// The exit code of a command's result, its error reported.

@@ -34,8 +34,15 @@ fn chown_all(dir: &Path, uid: u32) {
 }
 
 /// git in the checkout as this process's user (which owns nothing there), then the checkout
-/// back to its owner.
-fn git(dir: &Path, args: &[&str]) {
+/// back to its owner; its stdout, trimmed.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let (ok, out, err) = git_may_fail(dir, args);
+    assert!(ok, "git {args:?}: {err}");
+    out
+}
+
+/// [`git`], which may fail: whether it did, its stdout (trimmed) and stderr.
+fn git_may_fail(dir: &Path, args: &[&str]) -> (bool, String, String) {
     let out = Command::new("git")
         .args([
             "-c",
@@ -51,12 +58,9 @@ fn git(dir: &Path, args: &[&str]) {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        output_parts(&out).2
-    );
     chown_all(dir, OWNER);
+    let (code, stdout, stderr) = output_parts(&out);
+    (code == 0, stdout.trim().to_string(), stderr)
 }
 
 struct Image {
@@ -230,4 +234,295 @@ fn the_image_works_on_a_mounted_checkout_as_its_owner_and_says_why_not_as_anothe
     let (code, out, err) = image.run(dir, Some(OTHER), &safe, &["log"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("rewind the reader by 5"), "{out}");
+}
+
+/// A source feeding a topic and a FileStream sink reading it (files outside the checkout),
+/// the sink at offset `lines`.
+struct Reading {
+    _data: tempfile::TempDir,
+    _source: crate::harness::ConnectorGuard,
+    input: std::path::PathBuf,
+    reader: TopicReader,
+    sink: String,
+    topic: String,
+}
+
+fn reading(a: &crate::harness::Connect, lines: usize) -> Reading {
+    let data = temp_dir();
+    let topic = unique_name("kco-e2e-image");
+    let input = data.path().join("in.txt");
+    append_lines(&input, &numbered("line", 1..=lines));
+    let source = a.create(
+        &unique_name("kco-e2e-image-src"),
+        file_source_config(&input, &topic),
+    );
+    let reader = TopicReader::start(a, &topic, data.path());
+    let sink = reader.sink.name().to_string();
+    reader.wait_lines(lines);
+    a.wait_offsets(&sink, "all read", |o| {
+        o == [sink_entry(&topic, 0, lines as i64)]
+    });
+    Reading {
+        _data: data,
+        _source: source,
+        input,
+        reader,
+        sink,
+        topic,
+    }
+}
+
+/// Every entry under `dir` (itself included) whose owner is not `uid`.
+fn not_owned_by(dir: &Path, uid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    let meta = std::fs::symlink_metadata(dir).unwrap();
+    if meta.uid() != uid {
+        out.push(format!("{} (uid {})", dir.display(), meta.uid()));
+    }
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            out.extend(not_owned_by(&entry.unwrap().path(), uid));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_image_takes_the_shared_lock_with_the_runners_git_credentials_and_leaves_the_checkout_its_owners(
+) {
+    use crate::remotes::{Bare, Http, Ssh};
+    use base64::Engine as _;
+
+    let Some(image) = image() else { return };
+    let Some(tb) = testbed() else { return };
+    let Some(ssh) = Ssh::start(OWNER) else { return };
+    let a = tb.a();
+    let r = reading(&a, 20);
+    let (sink, topic) = (r.sink.as_str(), r.topic.as_str());
+
+    // The remote every runner pushes to, over HTTP (a token in a header, or a credential
+    // helper's user and password) and over SSH (a key in an agent).
+    let bare = Bare::new();
+    let token = "s3cr3t-token";
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("runner:{token}"));
+    let http = Http::serve(&bare, &format!("Basic {basic}"));
+
+    let repo = kco_dir(&tb);
+    let dir = repo.path();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let (code, out, err) = image.run(dir, None, &[], &["--cluster", "a", "snapshot", sink]);
+    assert_eq!(code, 0, "{out}{err}");
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "first night"]);
+    git(dir, &["push", "-q", bare.path.to_str().unwrap(), "main"]);
+    let file = format!("snapshots/a/{sink}.yaml");
+
+    let header_key = format!("http.{}.extraheader", http.base);
+    let helper_file = dir.join(".git/kco-credentials");
+    let agent = format!("{}:/agent", ssh.agent_dir.display());
+    let ssh_opts = "GIT_SSH_COMMAND=ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR";
+    let with_agent: Vec<&str> = vec![
+        "-v",
+        &agent,
+        "-e",
+        "SSH_AUTH_SOCK=/agent/agent.sock",
+        "-e",
+        ssh_opts,
+    ];
+    let no_agent: Vec<&str> = vec!["-e", ssh_opts];
+
+    struct Way<'a> {
+        name: &'a str,
+        url: String,
+        /// Sets the checkout's git config (nothing of another way's is left): `true` with the
+        /// runner's credential, `false` without.
+        setup: Box<dyn Fn(bool) + 'a>,
+        podman: [Vec<&'a str>; 2],
+    }
+    let ways = [
+        Way {
+            // actions/checkout: the token as a header in the repository's own config.
+            name: "http.<url>.extraheader",
+            url: http.url(),
+            setup: Box::new(|with| {
+                if with {
+                    git(
+                        dir,
+                        &[
+                            "config",
+                            &header_key,
+                            &format!("AUTHORIZATION: basic {basic}"),
+                        ],
+                    );
+                }
+            }),
+            podman: [vec![], vec![]],
+        },
+        Way {
+            // A credential helper (git's own store) the runner configured.
+            name: "credential.helper",
+            url: http.url(),
+            setup: Box::new(|with| {
+                let secret = if with { token } else { "a-revoked-token" };
+                let at = http.base.trim_start_matches("http://");
+                std::fs::write(&helper_file, format!("http://runner:{secret}@{at}\n")).unwrap();
+                git(
+                    dir,
+                    &[
+                        "config",
+                        "credential.helper",
+                        "store --file=/work/.git/kco-credentials",
+                    ],
+                );
+            }),
+            podman: [vec![], vec![]],
+        },
+        Way {
+            // An SSH key the runner loaded into its agent, the socket mounted.
+            name: "ssh agent",
+            url: ssh.url(&bare),
+            setup: Box::new(|_| {}),
+            podman: [no_agent.clone(), with_agent.clone()],
+        },
+    ];
+
+    let only = |way: &Way, with: bool| {
+        for key in [header_key.as_str(), "credential.helper"] {
+            let _ = git_may_fail(dir, &["config", "--unset-all", key]);
+        }
+        (way.setup)(with);
+    };
+    let mut lines = 20;
+    for way in &ways {
+        let _ = git_may_fail(dir, &["remote", "remove", "origin"]);
+        git(dir, &["remote", "add", "origin", &way.url]);
+        set_offsets(&dir.join(&file), vec![sink_entry(topic, 0, 15)]);
+        let apply = ["--cluster", "a", "apply", file.as_str(), "--yes"];
+
+        // Without the credential: refused before any change, and says why.
+        only(way, false);
+        let before = bare.updates().len();
+        let (code, out, err) = image.run(dir, None, &way.podman[0], &apply);
+        assert_eq!(
+            code, 1,
+            "{}: refused without the credential: {out}{err}",
+            way.name
+        );
+        assert!(
+            err.contains("origin") && err.contains("lock"),
+            "{}: names the remote and the lock: {err}",
+            way.name
+        );
+        assert!(
+            !err.contains(token),
+            "{}: no credential printed: {err}",
+            way.name
+        );
+        assert_eq!(bare.updates().len(), before, "{}: nothing pushed", way.name);
+        assert_eq!(
+            a.offsets(sink),
+            vec![sink_entry(topic, 0, 20)],
+            "{}: nothing changed on the worker",
+            way.name
+        );
+        assert_eq!(a.state(sink), "RUNNING");
+
+        // With it: the lock (and the journal) pushed to the remote, the rewind applied, the
+        // lock released.
+        only(way, true);
+        let (code, out, err) = image.run(dir, None, &way.podman[1], &apply);
+        assert_eq!(code, 0, "{}: {out}{err}", way.name);
+        assert!(
+            !format!("{out}{err}").contains(token),
+            "{}: no credential printed",
+            way.name
+        );
+        let locks: Vec<(String, bool)> = bare.updates()[before..]
+            .iter()
+            .filter(|l| l.starts_with("refs/kco/locks/"))
+            .map(|l| {
+                let created = l.split(' ').nth(1).unwrap().bytes().all(|b| b == b'0');
+                (l.split(' ').next().unwrap().to_string(), created)
+            })
+            .collect();
+        assert_eq!(
+            locks,
+            [
+                ("refs/kco/locks/a".to_string(), true),
+                ("refs/kco/locks/a".to_string(), false)
+            ],
+            "{}: taken on the remote, then released: {:?}",
+            way.name,
+            bare.updates()
+        );
+        lines += 5;
+        let got = r.reader.wait_lines_settled(lines);
+        assert_eq!(
+            got[lines - 5..],
+            numbered("line", 16..=20)[..],
+            "{}",
+            way.name
+        );
+        assert_eq!(a.state(sink), "RUNNING", "{}", way.name);
+    }
+    assert!(
+        http.requests()
+            .iter()
+            .any(|q| q.authorized && q.method == "POST" && q.target.ends_with("/git-receive-pack")),
+        "pushed over HTTP with the credential: {:?}",
+        http.requests()
+    );
+    assert!(bare
+        .updates_of("refs/kco/journals/")
+        .iter()
+        .any(|(_, c)| *c));
+
+    // As root (a runner's step without --user) on the owner's checkout, trusted the way git
+    // is told to: a snapshot committed, the lock's journal read through the remote (the header
+    // way again), and nothing left in the checkout that its owner cannot write.
+    git(dir, &["remote", "set-url", "origin", &http.url()]);
+    only(&ways[0], true);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "the applied rewinds"]);
+    let home = temp_dir();
+    std::fs::write(
+        home.path().join(".gitconfig"),
+        "[safe]\n\tdirectory = /work\n",
+    )
+    .unwrap();
+    let mount = format!("{}:/root-home", home.path().display());
+    let root = [
+        "-v",
+        &mount,
+        "-e",
+        "HOME=/root-home",
+        "-e",
+        "GIT_AUTHOR_NAME=ci",
+        "-e",
+        "GIT_AUTHOR_EMAIL=ci@example.com",
+        "-e",
+        "GIT_COMMITTER_NAME=ci",
+        "-e",
+        "GIT_COMMITTER_EMAIL=ci@example.com",
+    ];
+    let commits = git(dir, &["rev-list", "--count", "HEAD"]);
+    append_lines(&r.input, &numbered("line", 21..=23));
+    r.reader.wait_lines(lines + 3);
+    a.wait_offsets(sink, "23 read", |o| o == [sink_entry(topic, 0, 23)]);
+    let (code, out, err) = image.run(
+        dir,
+        Some(0),
+        &root,
+        &["--cluster", "a", "snapshot", sink, "--commit"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        git(dir, &["rev-list", "--count", "HEAD"])
+            .parse::<u32>()
+            .unwrap(),
+        commits.parse::<u32>().unwrap() + 1,
+        "root committed the snapshot"
+    );
+    assert_eq!(not_owned_by(dir, OWNER), Vec::<String>::new());
 }

@@ -20,6 +20,7 @@ mod kinds;
 mod lock;
 mod queued_stop;
 mod recipes;
+mod remotes;
 mod reset;
 mod secure;
 mod snapshot;
