@@ -357,10 +357,14 @@ fn show_at_a_revision_and_a_time() {
         ])
         .run();
     assert_eq!(parse_json(&r2.stdout)["commit"]["commit"], c[0].as_str());
-    // A moved file is found by its connector name.
+    // A moved file is found by its connector name, and followed to where it was: the move
+    // kept the capture time and moved billing to 30 (a change, never applied), so the
+    // cluster had nightly 1's 10.
     let (_, out, _) = kco(r.path(), &["show", "billing", "--at", "HEAD", "-o", "yaml"]);
     assert!(
-        out.contains("file: snapshots/a/old/billing.yaml") && out.contains("position: 30"),
+        out.contains("file: snapshots/a/old/billing.yaml")
+            && out.contains("position: 10")
+            && out.contains("summary: move billing"),
         "{out}"
     );
     // Bad input.
@@ -513,4 +517,99 @@ fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
     );
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(parse_json(&out)["source"]["never_had"], json!(["fresh"]));
+}
+
+#[test]
+fn at_follows_a_moved_file_to_where_it_was_and_a_move_is_no_observation() {
+    let r = Repo::new();
+    r.observe(
+        "snapshots/a/orders.yaml",
+        "orders",
+        Sink,
+        orders(&[(0, 100), (1, 50)]),
+        "2026-11-27T02:00:00Z",
+    );
+    let night = r.commit("2026-11-27T02:00:00Z", "nightly");
+    // Moved by hand into a folder of its team: the same file, the same capture time.
+    std::fs::create_dir_all(r.path().join("snapshots/a/payments")).unwrap();
+    r.git(
+        "2026-11-28T10:00:00Z",
+        &[
+            "mv",
+            "snapshots/a/orders.yaml",
+            "snapshots/a/payments/orders.yaml",
+        ],
+    );
+    let moved = r.commit("2026-11-28T10:00:00Z", "orders to the payments folder");
+    let show = |at: &str| {
+        let (code, out, err) = kco(r.path(), &["show", "orders", "--at", at, "-o", "json"]);
+        assert_eq!(code, 0, "{err}");
+        parse_json(&out)
+    };
+    let v = show("HEAD");
+    assert_eq!(v["file"], "snapshots/a/payments/orders.yaml");
+    assert_eq!(v["offsets"], orders(&[(0, 100), (1, 50)]));
+    assert!(
+        v.get("not_applied").is_none(),
+        "a move changes no offset: {v}"
+    );
+
+    // Then edited at its new place, merged and never applied: the cluster still had the
+    // nightly's, found at the file's old path.
+    hand_edit(
+        &r.path().join("snapshots/a/payments/orders.yaml"),
+        orders(&[(0, 400), (1, 50)]),
+    );
+    let skip = r.commit("2026-11-28T11:00:00Z", "skip orders/0 ahead");
+    let v = show("HEAD");
+    assert_eq!(v["offsets"], orders(&[(0, 100), (1, 50)]), "{v}");
+    assert_eq!(v["version"]["commit"], night.as_str());
+    assert_eq!(v["not_applied"][0]["commit"], skip.as_str());
+    assert_eq!(v["not_applied"].as_array().unwrap().len(), 1, "{v}");
+
+    // Moved and edited in one commit: a change too, never the cluster's.
+    r.git(
+        "2026-11-28T12:00:00Z",
+        &[
+            "mv",
+            "snapshots/a/payments/orders.yaml",
+            "snapshots/a/orders.yaml",
+        ],
+    );
+    hand_edit(
+        &r.path().join("snapshots/a/orders.yaml"),
+        orders(&[(0, 500), (1, 50)]),
+    );
+    let back = r.commit("2026-11-28T12:00:00Z", "back, and further ahead");
+    let v = show("HEAD");
+    assert_eq!(v["offsets"], orders(&[(0, 100), (1, 50)]), "{v}");
+    let passed: Vec<&str> = v["not_applied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(passed, [back.as_str(), skip.as_str()]);
+    // What log says of the same commits: the move and both edits are changes, not nightlies.
+    let (_, out, _) = kco(r.path(), &["log", "orders", "-o", "json"]);
+    let kinds: Vec<(String, String)> = parse_json(&out)["connectors"][0]["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["commit"].as_str().unwrap().to_string(),
+                c["kind"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let kind_of = |id: &str| {
+        kinds
+            .iter()
+            .find(|(c, _)| id.starts_with(c.as_str()) || c.starts_with(id))
+            .map(|(_, k)| k.clone())
+    };
+    assert_eq!(kind_of(&moved), kind_of(&skip), "{kinds:?}");
+    assert_eq!(kind_of(&skip).as_deref(), Some("change"), "{kinds:?}");
+    assert_eq!(kind_of(&night).as_deref(), Some("snapshot"), "{kinds:?}");
 }

@@ -17,7 +17,7 @@ use git2::{Oid, Tree};
 
 use super::trailer;
 use super::version::{version, Version};
-use crate::engine::revision::Repo;
+use crate::engine::revision::{is_snapshot_path, Repo};
 use crate::engine::store::LoadedFile;
 use crate::error::{Error, Result};
 use crate::model::file::OffsetsFile;
@@ -135,11 +135,49 @@ impl<'r> History<'r> {
             })
     }
 
+    /// Where the file of `file`'s connector was at `chain[index]` before a commit that moved
+    /// it to `path` (`chain[index - 1]` has `path`, this commit has not): a snapshot file of
+    /// the same cluster and connector at a path the newer commit no longer has.
+    fn moved_from(
+        &mut self,
+        index: usize,
+        newer: usize,
+        file: &OffsetsFile,
+        path: &str,
+    ) -> Result<Option<(String, Oid)>> {
+        self.blob(index, path)?;
+        let mut candidates = Vec::new();
+        self.trees[&index]
+            .walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+                let p = format!("{dir}{}", entry.name().unwrap_or(""));
+                if entry.kind() == Some(git2::ObjectType::Blob) && is_snapshot_path(&p) {
+                    candidates.push((p, entry.id()));
+                }
+                git2::TreeWalkResult::Ok
+            })
+            .map_err(|e| cannot("the tree of commit", self.chain[index], e))?;
+        for (p, blob) in candidates {
+            if p == path || self.blob(newer, &p)?.is_some() {
+                continue;
+            }
+            let Ok(old) = self.load(index, &p, blob) else {
+                continue;
+            };
+            let (a, b) = (&old.file.metadata, &file.metadata);
+            if a.cluster == b.cluster && a.name == b.name {
+                return Ok(Some((p, blob)));
+            }
+        }
+        Ok(None)
+    }
+
     /// The version of the file at repository-relative `path` the cluster had at the point
-    /// (the file is read at the point first: `None` there, nothing had).
+    /// (the file is read at the point first: `None` there, nothing had). A file moved to
+    /// `path` is followed to where it was before, as `kco log` follows its connector.
     pub fn had(&mut self, path: &str) -> Result<Had> {
         let mut not_applied = Vec::new();
-        let Some(mut blob) = self.blob(0, path)? else {
+        let mut path = path.to_string();
+        let Some(mut blob) = self.blob(0, &path)? else {
             return Ok(Had {
                 version: None,
                 not_applied,
@@ -149,16 +187,19 @@ impl<'r> History<'r> {
         loop {
             // The commit that wrote this version: the oldest of the run that has it.
             let mut j = i;
-            while j + 1 < self.chain.len() && self.blob(j + 1, path)? == Some(blob) {
+            while j + 1 < self.chain.len() && self.blob(j + 1, &path)? == Some(blob) {
                 j += 1;
             }
+            let after = self.load(j, &path, blob)?;
             let before = match j + 1 < self.chain.len() {
-                true => self.blob(j + 1, path)?,
+                true => match self.blob(j + 1, &path)? {
+                    Some(b) => Some((path.clone(), b)),
+                    None => self.moved_from(j + 1, j, &after.file, &path)?,
+                },
                 false => None,
             };
-            let after = self.load(j, path, blob)?;
-            let earlier = match before {
-                Some(b) => Some(self.load(j + 1, path, b)?),
+            let earlier = match &before {
+                Some((p, b)) => Some(self.load(j + 1, p, *b)?),
                 None => None,
             };
             let kind = version(earlier.as_ref().map(|f| &f.file), &after.file);
@@ -178,7 +219,8 @@ impl<'r> History<'r> {
                 not_applied.push(self.chain[j]);
             }
             match before {
-                Some(b) => {
+                Some((p, b)) => {
+                    path = p;
                     blob = b;
                     i = j + 1;
                 }
