@@ -317,5 +317,6 @@ pub(crate) fn classify(
         counts,
         partitions,
         yaml,
+        less_active: false,
     }
 }

@@ -371,6 +371,11 @@ pub struct ConnectorDiff {
     /// serialized.
     #[serde(skip)]
     pub yaml: Option<YamlSides>,
+    /// live: the connector is less active than its file records (STOPPED or PAUSED where it
+    /// says RUNNING, ...), whatever its status (`state_changed`, or `drifted` when its
+    /// offsets drifted too); not serialized (the notes say it).
+    #[serde(skip)]
+    pub less_active: bool,
 }
 
 /// Counts over the whole report.
@@ -465,17 +470,22 @@ impl DiffReport {
 }
 
 impl DiffReport {
-    /// Marks every connector whose state changed (`state_changed`) as left stopped by the kco
+    /// Marks every connector less active than its file as possibly left so by the kco
     /// operation `holder` describes (it holds the cluster's lock: running, or killed and not
-    /// recovered): `state_drifted`, with a note; the summary and exit code follow.
+    /// recovered), with a note; one whose state alone changed (`state_changed`) becomes
+    /// `state_drifted`, and the summary and exit code follow (one whose offsets drifted too
+    /// stays `drifted`).
     pub fn state_left_by(&mut self, holder: &str) {
         let mut changed = false;
         for c in &mut self.connectors {
+            if !c.less_active {
+                continue;
+            }
+            c.notes.push(format!(
+                "a kco operation holds the cluster's lock ({holder}): running, or killed and not recovered, it may have left it so: `kco recover`"
+            ));
             if c.status == Status::StateChanged {
                 c.status = Status::StateDrifted;
-                c.notes.push(format!(
-                    "a kco operation holds the cluster's lock ({holder}): running, or killed and not recovered, it may have left it so: `kco recover`"
-                ));
                 changed = true;
             }
         }
@@ -496,11 +506,10 @@ impl DiffReport {
         }
     }
 
-    /// Whether a connector's state changed with no kco operation to explain it.
+    /// Whether a connector is less active than its file, with no kco operation to explain
+    /// it yet ([`DiffReport::state_left_by`]).
     pub fn has_state_changes(&self) -> bool {
-        self.connectors
-            .iter()
-            .any(|c| c.status == Status::StateChanged)
+        self.connectors.iter().any(|c| c.less_active)
     }
 }
 

@@ -38,6 +38,7 @@ pub(crate) fn classify(
     let file_offsets = file.map(|f| f.file.offsets.as_slice()).unwrap_or(empty);
     let live_list = live.map(|(_, o)| o).unwrap_or(empty);
     let mut notes = Vec::new();
+    let mut less_active = false;
     let running = state == Some(ConnectorState::Running);
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
@@ -93,9 +94,10 @@ pub(crate) fn classify(
             {
                 s
             } else if partitions.iter().any(|p| p.class == Some(Class::Drift)) {
-                state_note(file, state, &mut notes);
+                less_active = state_note(file, state, &mut notes);
                 Status::Drifted
             } else if state_note(file, state, &mut notes) {
+                less_active = true;
                 Status::StateChanged
             } else if partitions.is_empty() {
                 Status::InSync
@@ -141,6 +143,7 @@ pub(crate) fn classify(
         counts,
         partitions,
         yaml,
+        less_active,
     }
 }
 

@@ -331,3 +331,29 @@ fn a_state_change_under_a_held_lock_is_state_drift() {
     assert_eq!(report.summary.statuses["state_changed"], 0);
     assert_eq!(report.exit_code, 2);
 }
+
+#[test]
+fn a_drifted_connector_left_stopped_under_a_held_lock_names_the_lock() {
+    // Stopped with its offsets moved past the file: drifted whatever the lock; the held lock
+    // is named all the same, as what may have left it stopped.
+    let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)])));
+    let d = run(
+        Some(&f),
+        Some(&listing("c", "sink", "K", "STOPPED")),
+        &entries(json!([sink(0, 5)])),
+    );
+    assert_eq!(d.status, Status::Drifted, "{d:?}");
+    let mut report = DiffReport::new(Mode::Live, ExitOn::Drift, Some("a".into()), None, vec![d]);
+    assert!(report.has_state_changes());
+    report.state_left_by("refs/kco/locks/a on git remote `origin`, pid 7 on runner-1");
+    let c = &report.connectors[0];
+    assert_eq!(c.status, Status::Drifted);
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("pid 7 on runner-1") && n.contains("`kco recover`")),
+        "{:?}",
+        c.notes
+    );
+    assert_eq!(report.exit_code, 2);
+}
