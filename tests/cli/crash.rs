@@ -127,8 +127,10 @@ fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost
     // Again, and this time the journal is lost with the runner: the backup has the states.
     kill_mid_apply(dir.path(), &fake, 3, &["--backup-dir", "bk"]);
     std::fs::remove_dir_all(dir.path().join(".kco")).unwrap();
+    // The nightly diff sees them, with no lock left to blame (this machine's went with the
+    // journal): a routine state, as docs/apply.md says of a runner lost without its journal.
     let (code, out) = run(dir.path(), &fake, &["diff", "files", "-o", "json", "-q"]);
-    assert_eq!(code, 2, "the nightly diff sees them: {out}");
+    assert_eq!(code, 0, "the nightly diff sees them: {out}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let left: Vec<&str> = v["connectors"]
         .as_array()

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use kco::model::ConnectorType;
+use kco::model::{ConnectorState, ConnectorType};
 use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, State};
@@ -188,7 +188,9 @@ fn against_the_cluster_the_file_side_is_numbered_by_the_file() {
     for n in [20, 2_100] {
         for moved in [0, n / 2, n - 1] {
             let t = tempfile::tempdir().unwrap();
+            // Recorded STOPPED: a partition moved since is drift.
             let file = SnapshotFile::captured("orders", ConnectorType::Sink, sink_offsets(n, -1))
+                .state(Some(ConnectorState::Stopped))
                 .write_in(&t.path().join("snapshots/a"));
             let fake = FakeConnect::builder()
                 .version("4.1.0")

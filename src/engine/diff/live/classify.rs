@@ -39,7 +39,15 @@ pub(crate) fn classify(
     let live_list = live.map(|(_, o)| o).unwrap_or(empty);
     let mut notes = Vec::new();
     let mut less_active = false;
-    let running = state == Some(ConnectorState::Running);
+    // Offsets move forward while a connector runs; so may those of one paused or stopped
+    // since its file recorded it RUNNING (it ran until then: its state is noted below, a
+    // routine change). One its file records paused or stopped cannot have moved on.
+    let ran = state == Some(ConnectorState::Running)
+        || (matches!(
+            state,
+            Some(ConnectorState::Paused | ConnectorState::Stopped)
+        ) && file.and_then(|f| f.file.metadata.state).map(|s| s.target())
+            == Some(crate::model::TargetState::Running));
     let mut counts = PartitionCounts::default();
     let mut partitions = Vec::new();
     // Live is the newer side: the movement is where live lies relative to the file.
@@ -51,7 +59,7 @@ pub(crate) fn classify(
             continue;
         }
         let m = d.movement;
-        let advanced = running
+        let advanced = ran
             && match d.kind {
                 PartitionKind::Moved => m
                     .as_ref()

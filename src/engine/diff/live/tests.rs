@@ -89,12 +89,14 @@ fn running_sink_ahead_and_new_partitions_are_advanced() {
 
 #[test]
 fn same_changes_on_a_stopped_connector_are_drift() {
-    let f = file(
+    // Its file records it STOPPED: it cannot have run on since.
+    let mut f = file(
         "c",
         ConnectorType::Sink,
         "K",
         entries(json!([sink(0, 100)])),
     );
+    f.file.metadata.state = Some(ConnectorState::Stopped);
     let l = listing("c", "sink", "K", "STOPPED");
     let d = run(
         Some(&f),
@@ -195,9 +197,21 @@ fn a_connector_paused_or_stopped_outside_kco_is_a_routine_state_not_drift() {
         assert!(!d.status.counts(ExitOn::Drift), "the nightly passes");
         assert!(d.status.counts(ExitOn::Any));
     }
-    // Offsets that also drifted stay `drifted`, with the state noted.
+    // Ahead of a file that records it RUNNING: it ran on, then was paused or stopped; routine.
+    for live in ["STOPPED", "PAUSED"] {
+        let d = run(
+            Some(&f),
+            Some(&listing("c", "sink", "K", live)),
+            &entries(json!([sink(0, 7)])),
+        );
+        assert_eq!(d.status, Status::StateChanged, "{live}");
+        assert_eq!(d.partitions[0].class, Some(Class::Advanced), "{live}");
+        assert!(!d.status.counts(ExitOn::Drift), "the nightly passes");
+    }
+    // Offsets that also drifted (behind the file) stay `drifted`, with the state noted.
+    let behind = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 9)])));
     let d = run(
-        Some(&f),
+        Some(&behind),
         Some(&listing("c", "sink", "K", "STOPPED")),
         &entries(json!([sink(0, 7)])),
     );
@@ -334,13 +348,13 @@ fn a_state_change_under_a_held_lock_is_state_drift() {
 
 #[test]
 fn a_drifted_connector_left_stopped_under_a_held_lock_names_the_lock() {
-    // Stopped with its offsets moved past the file: drifted whatever the lock; the held lock
-    // is named all the same, as what may have left it stopped.
-    let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 1)])));
+    // Stopped behind its file (a rewind patched, then the runner killed): drifted whatever
+    // the lock; the held lock is named all the same, as what may have left it stopped.
+    let f = file("c", ConnectorType::Sink, "K", entries(json!([sink(0, 5)])));
     let d = run(
         Some(&f),
         Some(&listing("c", "sink", "K", "STOPPED")),
-        &entries(json!([sink(0, 5)])),
+        &entries(json!([sink(0, 1)])),
     );
     assert_eq!(d.status, Status::Drifted, "{d:?}");
     let mut report = DiffReport::new(Mode::Live, ExitOn::Drift, Some("a".into()), None, vec![d]);
