@@ -11,6 +11,7 @@ use kco::model::{secrets, ConnectorState, ConnectorType, OffsetEntry};
 
 use crate::harness::{kco, output_parts, temp_dir, Connect, Testbed};
 use crate::support::data::SnapshotFile;
+use crate::support::git::git;
 
 /// Writes `<dir>/kco.yaml` with cluster "a" (both workers) and cluster "b".
 pub fn write_config(dir: &Path, tb: &Testbed) {
@@ -119,4 +120,110 @@ pub fn kco_on(
     let mut all = vec!["--url", connect.base.as_str(), "--cluster", cluster];
     all.extend_from_slice(args);
     output_parts(&kco(&all, dir))
+}
+
+// What week.rs and month.rs share: a sink reading three single-partition topics, its offsets
+// by topic, hand edits of its file, the labels of a review, clones of a shared remote.
+
+/// Offsets by topic index: `None` where the partition has no offset.
+pub type Offs = [Option<i64>; 3];
+
+/// The sink's offsets per topic, as `topics` orders them.
+pub fn by_topic(topics: &[String], entries: &[Value]) -> Offs {
+    let mut out = [None; 3];
+    for e in entries {
+        let Some(off) = e["offset"]["kafka_offset"].as_i64() else {
+            continue;
+        };
+        let t = e["partition"]["kafka_topic"].as_str().unwrap();
+        let i = topics.iter().position(|x| x == t).expect("a topic of ours");
+        out[i] = Some(off);
+    }
+    out
+}
+
+/// Waits until the worker holds exactly `want` for the sink; returns it.
+pub fn wait_live(a: &Connect, sink: &str, topics: &[String], want: Offs, what: &str) -> Offs {
+    let got = a.wait_offsets(sink, what, |o| by_topic(topics, o) == want);
+    by_topic(topics, &got)
+}
+
+/// The offsets a snapshot file holds, per topic (the test's own reading of the YAML).
+pub fn file_offsets(path: &Path, topics: &[String]) -> Offs {
+    text_offsets(&std::fs::read_to_string(path).unwrap(), topics)
+}
+
+/// [`file_offsets`] of a snapshot file's text (a version of it in git, say).
+pub fn text_offsets(text: &str, topics: &[String]) -> Offs {
+    let doc: serde_yaml::Value = serde_yaml::from_str(text).unwrap();
+    let entries: Value = serde_json::to_value(&doc["offsets"]).unwrap();
+    by_topic(topics, entries.as_array().unwrap())
+}
+
+/// Edits a snapshot file's offsets as a teammate would, by hand (the checksum then no longer
+/// matches: `kco fmt` re-seals it): `offset` set, `None` removes the partition.
+pub fn hand_edit_offset(path: &Path, topic: &str, offset: Option<i64>) {
+    let mut doc: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let list = doc["offsets"].as_sequence_mut().unwrap();
+    let at = list
+        .iter()
+        .position(|e| e["partition"]["kafka_topic"].as_str() == Some(topic))
+        .expect("the partition is in the file");
+    match offset {
+        Some(o) => list[at]["offset"]["kafka_offset"] = o.into(),
+        None => {
+            list.remove(at);
+        }
+    }
+    std::fs::write(path, serde_yaml::to_string(&doc).unwrap()).unwrap();
+}
+
+/// `(partition, LABEL, message)` of each partition a `diff -o json` lists for `sink`.
+pub fn review(json: &str, sink: &str) -> Vec<(String, String, String)> {
+    let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let mut out = Vec::new();
+    for c in v["connectors"].as_array().unwrap() {
+        if c["name"] != sink {
+            continue;
+        }
+        for p in c["partitions"].as_array().unwrap() {
+            let label = match p["risk"]["code"].as_str() {
+                _ if p["live"]["left"].is_string() => "LEFT",
+                Some("reprocessing") => "REPROCESSING",
+                Some("data_loss") => "DATA LOSS",
+                Some("offset_reset") | Some("source_restart") => "OFFSET RESET",
+                Some(other) => other,
+                None => "-",
+            };
+            out.push((
+                p["partition"]["kafka_topic"].as_str().unwrap().to_string(),
+                label.to_string(),
+                p["risk"]["message"].as_str().unwrap_or("").to_string(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A clone of the shared remote, with its own git identity (kco commits with it).
+pub fn clone(root: &Path, name: &str) -> PathBuf {
+    git(root, &["clone", "-q", "remote.git", name]);
+    let dir = root.join(name);
+    git(&dir, &["config", "user.name", name]);
+    git(
+        &dir,
+        &["config", "user.email", &format!("{name}@example.com")],
+    );
+    dir
+}
+
+/// How many times the sink wrote `line` to its output file.
+pub fn count(out: &Path, line: &str) -> usize {
+    std::fs::read_to_string(out)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| *l == line)
+        .count()
 }

@@ -10,118 +10,19 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use crate::harness::{
     append_lines, file_sink_config, file_source_config, kco, numbered, output_parts, temp_dir,
-    testbed, unique_name, Connect,
+    testbed, unique_name,
 };
-use crate::kco_steps::write_config;
+use crate::kco_steps::{
+    by_topic, clone, count, file_offsets, hand_edit_offset, review, wait_live, write_config, Offs,
+};
 use crate::support::git::{git, git_may_fail};
 use crate::support::run::Kco;
-
-/// Offsets by topic index: `None` where the partition has no offset.
-type Offs = [Option<i64>; 3];
 
 /// `kco <args>` in `dir`: exit code, stdout, stderr.
 fn kco_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
     output_parts(&kco(args, dir))
-}
-
-/// The sink's offsets per topic, as `topics` orders them.
-fn by_topic(topics: &[String], entries: &[Value]) -> Offs {
-    let mut out = [None; 3];
-    for e in entries {
-        let Some(off) = e["offset"]["kafka_offset"].as_i64() else {
-            continue;
-        };
-        let t = e["partition"]["kafka_topic"].as_str().unwrap();
-        let i = topics.iter().position(|x| x == t).expect("a topic of ours");
-        out[i] = Some(off);
-    }
-    out
-}
-
-/// Waits until the worker holds exactly `want` for the sink; returns it.
-fn wait_live(a: &Connect, sink: &str, topics: &[String], want: Offs, what: &str) -> Offs {
-    let got = a.wait_offsets(sink, what, |o| by_topic(topics, o) == want);
-    by_topic(topics, &got)
-}
-
-/// The offsets a snapshot file holds, per topic (the test's own reading of the YAML).
-fn file_offsets(path: &Path, topics: &[String]) -> Offs {
-    let doc: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let entries: Value = serde_json::to_value(&doc["offsets"]).unwrap();
-    by_topic(topics, entries.as_array().unwrap())
-}
-
-/// Edits a snapshot file's offsets as a teammate would, by hand (the checksum then no longer
-/// matches: `kco fmt` re-seals it): `offset` set, `None` removes the partition.
-fn edit_file(path: &Path, topic: &str, offset: Option<i64>) {
-    let mut doc: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let list = doc["offsets"].as_sequence_mut().unwrap();
-    let at = list
-        .iter()
-        .position(|e| e["partition"]["kafka_topic"].as_str() == Some(topic))
-        .expect("the partition is in the file");
-    match offset {
-        Some(o) => list[at]["offset"]["kafka_offset"] = o.into(),
-        None => {
-            list.remove(at);
-        }
-    }
-    std::fs::write(path, serde_yaml::to_string(&doc).unwrap()).unwrap();
-}
-
-/// `(partition, LABEL, message)` of each partition a `diff -o json` lists for `sink`.
-fn review(json: &str, sink: &str) -> Vec<(String, String, String)> {
-    let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
-    let mut out = Vec::new();
-    for c in v["connectors"].as_array().unwrap() {
-        if c["name"] != sink {
-            continue;
-        }
-        for p in c["partitions"].as_array().unwrap() {
-            let label = match p["risk"]["code"].as_str() {
-                _ if p["live"]["left"].is_string() => "LEFT",
-                Some("reprocessing") => "REPROCESSING",
-                Some("data_loss") => "DATA LOSS",
-                Some("offset_reset") | Some("source_restart") => "OFFSET RESET",
-                Some(other) => other,
-                None => "-",
-            };
-            out.push((
-                p["partition"]["kafka_topic"].as_str().unwrap().to_string(),
-                label.to_string(),
-                p["risk"]["message"].as_str().unwrap_or("").to_string(),
-            ));
-        }
-    }
-    out.sort();
-    out
-}
-
-/// A clone of the shared remote, with its own git identity (kco commits with it).
-fn clone(root: &Path, name: &str) -> PathBuf {
-    git(root, &["clone", "-q", "remote.git", name]);
-    let dir = root.join(name);
-    git(&dir, &["config", "user.name", name]);
-    git(
-        &dir,
-        &["config", "user.email", &format!("{name}@example.com")],
-    );
-    dir
-}
-
-/// How many times the sink wrote `line` to its output file.
-fn count(out: &Path, line: &str) -> usize {
-    std::fs::read_to_string(out)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| *l == line)
-        .count()
 }
 
 #[test]
@@ -220,8 +121,8 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
     git(&mate, &["pull", "-q"]);
     git(&mate, &["checkout", "-q", "-b", "rewind-t0"]);
     let pr_file = mate.join(&file_rel);
-    edit_file(&pr_file, &topics[0], Some(25));
-    edit_file(&pr_file, &topics[2], None);
+    hand_edit_offset(&pr_file, &topics[0], Some(25));
+    hand_edit_offset(&pr_file, &topics[2], None);
     let (code, so, se) = kco_in(&mate, &["--cluster", "a", "fmt", &file_rel]);
     assert_eq!(code, 0, "{so}{se}");
     let (code, so, se) = kco_in(&mate, &["--cluster", "a", "validate", &file_rel]);
@@ -481,7 +382,7 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
     night(26, fed);
     git(&mate, &["pull", "-q", "--ff-only"]);
     git(&mate, &["checkout", "-q", "-b", "replay-t1"]);
-    edit_file(&pr_file, &topics[1], Some(42));
+    hand_edit_offset(&pr_file, &topics[1], Some(42));
     let (code, so, se) = kco_in(&mate, &["--cluster", "a", "fmt", &file_rel]);
     assert_eq!(code, 0, "{so}{se}");
     git(&mate, &["commit", "-qam", "replay t1 from 42"]);
