@@ -18,6 +18,7 @@ mod image;
 mod kco_steps;
 mod kinds;
 mod lock;
+mod month;
 mod queued_stop;
 mod recipes;
 mod remotes;
