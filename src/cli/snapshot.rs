@@ -118,7 +118,9 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
-    crate::engine::operation::ensure_settled_shared(&ctx.state_dir(), &target.name)?;
+    if let Some(f) = crate::engine::operation::ensure_settled_shared(&ctx.state_dir(), &target.name)? {
+        super::recover::say_finished_elsewhere(ctx, &f);
+    }
     let client = ctx.connect(&target)?;
     let dir = snapshots_dir(args, ctx);
     let opts = SnapshotOptions {
@@ -227,8 +229,10 @@ fn render(r: &SnapshotReport, ctx: &Context, all: bool, cluster_column: bool) {
         String::new()
     };
     let blank = " ".repeat(cluster.len());
+    // An unchanged file is shown when something about it is worth saying (a connector its
+    // service paused around a pending request, its file's state kept).
     let shown = |c: &&crate::engine::snapshot::ConnectorSnapshot| {
-        all || c.outcome != SnapshotOutcome::Unchanged
+        all || c.outcome != SnapshotOutcome::Unchanged || c.message.is_some()
     };
     for c in r.connectors.iter().filter(shown) {
         let (word, style) = match c.outcome {

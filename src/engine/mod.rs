@@ -20,6 +20,7 @@ pub mod progress;
 pub mod revision;
 pub mod risk;
 pub mod select;
+pub mod service_pause;
 pub mod settle;
 pub mod shape_gate;
 pub mod shared_group;

@@ -172,6 +172,73 @@ fn a_request_left_pending_is_recovered_by_reading_its_status() {
     assert!(out.contains("Nothing to recover"), "{out}");
 }
 
+/// A second runner's nightly, while the first runner's request is pending and the service
+/// shows the connector PAUSED around it: the diff names the request instead of a change of
+/// state, and the snapshot keeps the file's RUNNING (the service puts it back), sending nothing.
+#[test]
+fn a_connector_paused_around_a_pending_request_is_neither_a_state_change_nor_recorded_paused() {
+    let fake = cloud(|b| b.alter_stuck("c"));
+    let nightly = tempfile::tempdir().unwrap();
+    project(nightly.path(), &fake, 100);
+    let (code, out) = kco(nightly.path(), &["snapshot"]);
+    assert_eq!(code, 0, "{out}");
+    let file = nightly.path().join("snapshots/a/c.yaml");
+    let recorded = std::fs::read_to_string(&file).unwrap();
+    assert!(recorded.contains("state: RUNNING"), "{recorded}");
+    // The first runner's apply leaves its request pending: the service shows PAUSED.
+    let t = tempfile::tempdir().unwrap();
+    project(t.path(), &fake, 40);
+    let (code, out) = kco(
+        t.path(),
+        &["apply", "files", "--yes", "--wait-timeout", "1"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(fake.state("c"), Some(State::Paused));
+    fake.clear_requests();
+    // Its offsets have not moved: in sync, the pause named as the service's.
+    let run = Kco::new(nightly.path())
+        .env("CC_KEY", "KEY")
+        .env("CC_SECRET", "SECRET")
+        .args(["--cluster", "a", "diff", "snapshots/a", "-o", "json"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.all());
+    let report = crate::support::json::parse_json(&run.stdout);
+    let c = &report["connectors"][0];
+    assert_eq!(c["status"], "in_sync", "{out}");
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("PAUSED by Confluent Cloud around its pending PATCH of ")
+            && notes.contains("(PENDING): the service puts back the state it had when the request ends; the file's state RUNNING stands"),
+        "{notes}"
+    );
+    assert!(!notes.contains("outside kco"), "{notes}");
+    let (code, out) = kco(nightly.path(), &["snapshot"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("PAUSED by Confluent Cloud around its pending PATCH of ")
+            && out.contains("the file's state RUNNING kept"),
+        "{out}"
+    );
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(after.contains("state: RUNNING"), "{after}");
+    assert!(mutating(&fake).is_empty(), "{:?}", mutating(&fake));
+    // Once the request is over, a PAUSED shown is its owner's, recorded as such.
+    fake.clear_alter_faults("c");
+    let (code, out) = kco(t.path(), &["recover"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(fake.state("c"), Some(State::Running));
+    let (code, out) = kco(nightly.path(), &["snapshot"]);
+    assert_eq!(code, 0, "{out}");
+    fake.set_state("c", State::Paused);
+    let (code, out) = kco(nightly.path(), &["diff", "snapshots/a"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("paused or stopped outside kco"), "{out}");
+    let (code, out) = kco(nightly.path(), &["snapshot"]);
+    assert_eq!(code, 0, "{out}");
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(after.contains("state: PAUSED"), "{after}");
+}
+
 #[test]
 fn as_new_create_makes_the_connector_at_its_position_in_one_request() {
     let t = tempfile::tempdir().unwrap();

@@ -35,7 +35,7 @@ pub(super) fn classify(
 ) -> ConnectorDiff {
     let t = match translation {
         Err(m) => {
-            let mut d = classify_live(name, Some(file), live, cluster, cwd);
+            let mut d = classify_live(name, Some(file), live, None, cluster, cwd);
             d.status = Status::NoTranslation;
             d.notes = vec![m.clone()];
             d.partitions.clear();
@@ -46,7 +46,7 @@ pub(super) fn classify(
     // The file as this cluster would hold it.
     let mut translated = file.clone();
     translated.file.offsets = t.offsets.clone();
-    let mut d = classify_live(name, Some(&translated), live, cluster, cwd);
+    let mut d = classify_live(name, Some(&translated), live, None, cluster, cwd);
     if live.is_none() {
         d.status = Status::DrReady;
         d.notes = vec![format!(
@@ -61,7 +61,7 @@ pub(super) fn classify(
 
 /// A source file of another Kafka cluster, not on this DR cluster: not part of readiness.
 pub(super) fn skipped(name: &str, file: &LoadedFile, cluster: &str, cwd: &Path) -> ConnectorDiff {
-    let mut d = classify_live(name, Some(file), None, cluster, cwd);
+    let mut d = classify_live(name, Some(file), None, None, cluster, cwd);
     d.status = Status::Skipped;
     d.notes = vec![format!(
         "not part of DR readiness: {}",

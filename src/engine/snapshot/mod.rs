@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use super::observed::{self, Freshness, Observed};
 use super::progress::{self, Observer, Unheard};
+use super::service_pause::{self, ServicePause};
 use super::settle::settle_listing;
 use super::snapshot_stale::stale_files;
 pub use super::snapshot_stale::StaleFile;
@@ -23,7 +24,7 @@ use super::{parallel, probe, store, Selector};
 use crate::client::{Connect, ConnectorListing};
 use crate::error::{Error, Result};
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT, SCHEMA_FILE};
-use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorType};
+use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorState, ConnectorType};
 
 /// What to snapshot and how.
 #[derive(Debug, Clone)]
@@ -226,10 +227,19 @@ pub fn snapshot_reporting(
         match read {
             Ok(read) => {
                 let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
+                let paused_by = (l.state() == Some(ConnectorState::Paused))
+                    .then(|| service_pause::pending_request(client, &l.name))
+                    .flatten();
                 match capture(l, kind, read, secrets, opts, &base) {
-                    Ok((file, redacted)) => {
-                        write(&path, file, redacted, opts, &files, &points_at_schema)
-                    }
+                    Ok((file, redacted)) => write(
+                        &path,
+                        file,
+                        redacted,
+                        paused_by.as_ref(),
+                        opts,
+                        &files,
+                        &points_at_schema,
+                    ),
                     Err(message) => Ok((failed(l, path, message), false)),
                 }
             }
@@ -377,11 +387,13 @@ fn later_capture(old: Option<&str>, new: Option<String>) -> Option<String> {
 
 /// Writes `file` at `path` unless the existing file already holds the same offsets (and
 /// config, when captured). Also says whether the file at `path` is now known to be this
-/// connector's (same name and cluster inside).
+/// connector's (same name and cluster inside). A connector `paused_by` its service around a
+/// pending request keeps the state its file records: the service puts it back.
 fn write(
     path: &Path,
     mut file: OffsetsFile,
     redacted: Vec<String>,
+    paused_by: Option<&ServicePause>,
     opts: &SnapshotOptions,
     files: &crate::fsutil::Batch,
     points_at_schema: &std::sync::atomic::AtomicBool,
@@ -392,6 +404,16 @@ fn write(
         .map(|text| (text, OffsetsFile::parse(path, text)));
     let mut message = None;
     let mut is_current = true;
+    if let Some(pause) = paused_by {
+        let recorded = previous
+            .as_ref()
+            .and_then(|(_, old)| old.as_ref().ok())
+            .and_then(|old| old.metadata.state);
+        if recorded.is_some() {
+            file.metadata.state = recorded;
+        }
+        message = Some(pause.snapshot_note(recorded.map(|s| s.target())));
+    }
     let outcome = match &previous {
         None => SnapshotOutcome::Created,
         Some((text, Ok(old))) => {

@@ -11,6 +11,7 @@ use super::super::{
 };
 use crate::client::ConnectorListing;
 use crate::compare::{compare_each_in, PartitionKind};
+use crate::engine::service_pause::ServicePause;
 use crate::engine::LoadedFile;
 use crate::model::{ConnectorState, OffsetEntry};
 
@@ -19,6 +20,7 @@ pub(crate) fn classify(
     name: &str,
     file: Option<&LoadedFile>,
     live: Option<(&ConnectorListing, &[OffsetEntry])>,
+    paused_by: Option<&ServicePause>,
     cluster: &str,
     cwd: &Path,
 ) -> ConnectorDiff {
@@ -102,9 +104,9 @@ pub(crate) fn classify(
             {
                 s
             } else if partitions.iter().any(|p| p.class == Some(Class::Drift)) {
-                less_active = state_note(file, state, &mut notes);
+                less_active = state_note(file, state, paused_by, &mut notes);
                 Status::Drifted
-            } else if state_note(file, state, &mut notes) {
+            } else if state_note(file, state, paused_by, &mut notes) {
                 less_active = true;
                 Status::StateChanged
             } else if partitions.is_empty() {
@@ -157,10 +159,13 @@ pub(crate) fn classify(
 
 /// Whether the live state is less active than the file records (RUNNING in the file, STOPPED
 /// or PAUSED live; PAUSED in the file, STOPPED live); if so, a note says so. Whether a kco
-/// operation left it so is told by the cluster's lock (`DiffReport::state_left_by`).
+/// operation left it so is told by the cluster's lock (`DiffReport::state_left_by`). A
+/// connector its service paused around its own pending request is not less active: it gets
+/// its state back when the request ends (the note says so).
 fn state_note(
     file: Option<&LoadedFile>,
     live: Option<ConnectorState>,
+    paused_by: Option<&ServicePause>,
     notes: &mut Vec<String>,
 ) -> bool {
     let (Some(recorded), Some(live)) = (file.and_then(|f| f.file.metadata.state), live) else {
@@ -173,6 +178,10 @@ fn state_note(
     };
     let less_active = matches!(live, ConnectorState::Stopped | ConnectorState::Paused)
         && rank(live.target()) < rank(recorded.target());
+    if let Some(pause) = paused_by.filter(|_| less_active && live == ConnectorState::Paused) {
+        notes.push(pause.diff_note(recorded.target()));
+        return false;
+    }
     if less_active {
         notes.push(format!(
             "live state {live}, the file records {}: paused or stopped outside kco, the next snapshot records it",

@@ -10,11 +10,12 @@ use super::{DiffReport, ExitOn, Mode};
 use crate::client::Connect;
 use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
 use crate::engine::progress::{self, Observer, Unheard};
+use crate::engine::service_pause::{self, ServicePause};
 use crate::engine::settle::settle_listing;
 use crate::engine::{probe, LoadedFile};
 use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, ProblemKind};
-use crate::model::OffsetEntry;
+use crate::model::{ConnectorState, OffsetEntry};
 
 /// What to compare with the cluster.
 pub struct LiveInput<'a> {
@@ -117,7 +118,10 @@ pub fn diff_live_translated(
                 &crate::wait::SystemClock,
             );
             match read {
-                Ok(o) => Ok(Some(o)),
+                Ok(o) => {
+                    let shown = listing.get(*name).and_then(|l| l.state());
+                    Ok(Some((o, paused_by_service(client, name, shown))))
+                }
                 // Deleted between the list and the read: it is missing.
                 Err(ReadError::Client(e)) if e.is_not_found() => Ok(None),
                 Err(ReadError::Client(e)) => Err(Error::client(
@@ -133,8 +137,12 @@ pub fn diff_live_translated(
     );
     let mut live_offsets: BTreeMap<&str, Vec<OffsetEntry>> = BTreeMap::new();
     let mut observed: BTreeMap<&str, String> = BTreeMap::new();
+    let mut paused_by: BTreeMap<&str, ServicePause> = BTreeMap::new();
     for (name, r) in to_read.iter().zip(read) {
-        if let Some(o) = r? {
+        if let Some((o, pause)) = r? {
+            if let Some(p) = pause {
+                paused_by.insert(name, p);
+            }
             if let Some(note) = observed_note(client, &o) {
                 observed.insert(name, note);
             }
@@ -156,7 +164,14 @@ pub fn diff_live_translated(
                 (Some(f), None) if live.is_none() && dr.sources.contains(*name) => {
                     super::dr::skipped(name, f, &input.cluster, input.cwd)
                 }
-                _ => classify(name, file, live, &input.cluster, input.cwd),
+                _ => classify(
+                    name,
+                    file,
+                    live,
+                    paused_by.get(name),
+                    &input.cluster,
+                    input.cwd,
+                ),
             };
             c.notes.extend(observed.get(name).cloned());
             c
@@ -171,6 +186,18 @@ pub fn diff_live_translated(
     );
     report.mirrors = dr.mirrors.clone();
     Ok(report)
+}
+
+/// The request `name` is paused around by its service, when it is shown PAUSED (read only
+/// then: one request more per paused connector, on a service that pauses them itself).
+fn paused_by_service(
+    client: &Connect,
+    name: &str,
+    shown: Option<ConnectorState>,
+) -> Option<ServicePause> {
+    (shown == Some(ConnectorState::Paused))
+        .then(|| service_pause::pending_request(client, name))
+        .flatten()
 }
 
 mod classify;

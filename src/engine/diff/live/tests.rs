@@ -50,6 +50,7 @@ fn run(
         "c",
         f,
         l.map(|l| (l, live)),
+        None,
         "a",
         std::path::Path::new("/w"),
     )
