@@ -201,7 +201,9 @@ fn live(
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
-    crate::engine::operation::ensure_settled(&ctx.state_dir(), &target.name)?;
+    if let Some(f) = crate::engine::operation::ensure_settled(&ctx.state_dir(), &target.name)? {
+        super::recover::say_finished_elsewhere(ctx, &f);
+    }
     let paths = resolve_paths(&args.paths, dir, Some(&target.name), ctx, false)?;
     let (mut files, problems) = load_files(&paths.paths);
     if !problems.is_empty() {

@@ -120,6 +120,9 @@ pub fn drive(
     } else {
         Operation::open(&state, &target.name, &connect, &args.wait(), &SystemClock)?
     };
+    if let Some(f) = op.finished_elsewhere() {
+        super::recover::say_finished_elsewhere(ctx, f);
+    }
     if let Some(r) = op.recovered() {
         p.status(render_recovery(ctx, r).trim_end());
     }

@@ -10,7 +10,9 @@ use serde::Serialize;
 
 use super::output::Style;
 use super::Context;
-use crate::engine::operation::{self, Journal, Operation, RecoverOutcome, RecoverReport};
+use crate::engine::operation::{
+    self, FinishedElsewhere, Journal, Operation, RecoverOutcome, RecoverReport,
+};
 use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 use crate::wait::{SystemClock, WaitPolicy};
 
@@ -64,6 +66,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let wait = WaitPolicy::with_timeout(Duration::from_secs(args.wait_timeout));
     let connect = || ctx.connect(&target);
     let op = Operation::open(&state, &target.name, &connect, &wait, &SystemClock)?;
+    if let Some(f) = op.finished_elsewhere() {
+        say_finished_elsewhere(ctx, f);
+    }
     let report = match &args.from_backup {
         Some(dir) => {
             if let Some(r) = op.recovered() {
@@ -124,6 +129,32 @@ fn discarded(ctx: &Context, cluster: &str, forgotten: Option<&Journal>) -> u8 {
     EXIT_OK
 }
 
+/// Says that this checkout's journal of an operation another runner finished was dropped.
+pub fn say_finished_elsewhere(ctx: &Context, f: &FinishedElsewhere) {
+    ctx.printer.status(&render_finished_elsewhere(ctx, f));
+}
+
+/// `The journal ... was finished by ...: dropped`, one line.
+pub fn render_finished_elsewhere(ctx: &Context, f: &FinishedElsewhere) -> String {
+    let done = &f.finished;
+    let what = if done.discarded {
+        "discarded (kco recover --discard)"
+    } else {
+        "finished"
+    };
+    format!(
+        "The operation on cluster `{}` (pid {} on {}, started {}) whose journal this checkout kept ({}) was {what} by {} at {} ({}): its journal is dropped here, nothing of it is put back a second time.",
+        f.cluster,
+        done.pid,
+        done.host,
+        done.started_at,
+        ctx.display_path(&f.journal),
+        done.by,
+        done.at,
+        f.record
+    )
+}
+
 /// A recovery, one line per connector.
 pub fn render_recovery(ctx: &Context, r: &RecoverReport) -> String {
     let p = &ctx.printer;
@@ -147,6 +178,9 @@ pub fn render_recovery(ctx: &Context, r: &RecoverReport) -> String {
             RecoverOutcome::Restored => ("ok", Style::Good, format!("{} put back", c.wanted)),
             RecoverOutcome::AlreadyThere => ("ok", Style::Dim, format!("already {}", c.wanted)),
             RecoverOutcome::LeftCreated => ("!", Style::Warn, "left as it is".to_string()),
+            RecoverOutcome::ChangedSince => {
+                ("!", Style::Warn, "left as its owner set it".to_string())
+            }
             RecoverOutcome::Missing => ("ok", Style::Dim, "gone".to_string()),
             RecoverOutcome::Failed => ("FAILED", Style::Bad, format!("{} NOT put back", c.wanted)),
         };

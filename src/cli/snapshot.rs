@@ -118,7 +118,9 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
-    if let Some(f) = crate::engine::operation::ensure_settled_shared(&ctx.state_dir(), &target.name)? {
+    if let Some(f) =
+        crate::engine::operation::ensure_settled_shared(&ctx.state_dir(), &target.name)?
+    {
         super::recover::say_finished_elsewhere(ctx, &f);
     }
     let client = ctx.connect(&target)?;

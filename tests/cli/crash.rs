@@ -185,3 +185,31 @@ fn a_second_apply_on_the_same_cluster_stops_before_sending_anything() {
         assert_eq!(fake.state(&n), Some(State::Running), "{n}");
     }
 }
+
+/// Recovery puts back only what the interrupted operation may have left: a connector STOPPED
+/// by it is resumed, but one its owner paused since (whether its transaction had started or
+/// not) is not kco's to undo, and stays PAUSED, saying so.
+#[test]
+fn recover_leaves_a_connector_its_owner_paused_since_the_kill_as_it_is() {
+    let (dir, fake) = setup();
+    kill_mid_apply(dir.path(), &fake, 2, &[]);
+    let left = stopped(&fake);
+    let not_started = names().into_iter().find(|n| !left.contains(n)).unwrap();
+    fake.set_state(&left[0], State::Paused);
+    fake.set_state(&not_started, State::Paused);
+    let (code, out) = run(dir.path(), &fake, &["recover"]);
+    assert_eq!(code, 0, "{out}");
+    for n in [&left[0], &not_started] {
+        assert_eq!(fake.state(n), Some(State::Paused), "{n}: {out}");
+        assert!(
+            out.contains(&format!("{n}: left as its owner set it (was PAUSED")),
+            "{n}: {out}"
+        );
+    }
+    assert!(
+        out.contains("PAUSED since: the interrupted operation leaves a connector STOPPED or RUNNING, so its owner set it"),
+        "{out}"
+    );
+    assert_eq!(fake.state(&left[1]), Some(State::Running), "{out}");
+    assert!(!dir.path().join(".kco/journal/a.json").exists(), "{out}");
+}

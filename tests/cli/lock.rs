@@ -370,3 +370,80 @@ fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_
     );
     assert_eq!(code, 0, "{out}");
 }
+
+/// Runner 1 killed mid-apply, the sink left STOPPED: its journal stays in its own `.kco` and
+/// on the remote. Runner 2 applies, finishing the journal from the remote first.
+fn killed_then_finished_elsewhere(fake: &FakeConnect, r: &Runners) {
+    fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
+    let first = Kco::new(&r.clones[0])
+        .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .spawn();
+    wait_until("the first apply to patch", || {
+        fake.count("PATCH", "/connectors/s/offsets") > 0
+    });
+    first.kill9();
+    fake.clear_faults();
+    assert_eq!(fake.state("s"), Some(State::Stopped), "left stopped");
+    assert!(r.clones[0].join(".kco/journal/a.json").exists());
+    let (code, out) = kco(
+        &r.clones[1],
+        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("did not finish"), "{out}");
+    assert_eq!(fake.state("s"), Some(State::Running), "{out}");
+    assert_eq!(r.journal_refs(), "", "finished: {out}");
+}
+
+/// Crash safety across runners: once runner 2 finished runner 1's operation from the journal
+/// on the remote, runner 1's own copy of that journal is recognised as finished (the remote
+/// records who finished it) and dropped, saying so: it no longer blocks runner 1's snapshot,
+/// and runner 1's `kco recover` never resumes the sink its owner has paused since.
+#[test]
+fn a_killed_runners_own_journal_is_dropped_once_another_runner_finished_it_on_the_remote() {
+    let fake = sink_s(State::Running).start();
+    let r = Runners::new(&fake, 2);
+    killed_then_finished_elsewhere(&fake, &r);
+    let stale = r.clones[0].join(".kco/journal/a.json");
+    let kept = std::fs::read_to_string(&stale).unwrap();
+    // The owner pauses the sink since.
+    fake.set_state("s", State::Paused);
+    fake.clear_requests();
+
+    let finished_by = "was finished by pid ";
+    let (code, out) = kco(&r.clones[0], &["--cluster", "a", "recover"]);
+    assert_eq!(code, 0, "{out}");
+    for part in [
+        "whose journal this checkout kept (.kco/journal/a.json)",
+        finished_by,
+        "(refs/kco/finished/a on git remote `origin`): its journal is dropped here",
+        "Nothing to recover",
+    ] {
+        assert!(out.contains(part), "{part}: {out}");
+    }
+    assert_eq!(
+        fake.state("s"),
+        Some(State::Paused),
+        "left as its owner set it"
+    );
+    assert!(
+        fake.mutating_requests().is_empty(),
+        "{:?}",
+        fake.mutating_requests()
+    );
+    assert!(!stale.exists());
+
+    // The same stale copy, and the nightly's snapshot on runner 1: it goes ahead, saying why.
+    std::fs::write(&stale, &kept).unwrap();
+    let (code, out) = kco(&r.clones[0], &["--cluster", "a", "snapshot"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(finished_by), "{out}");
+    assert!(!stale.exists());
+    let (code, out) = kco(&r.clones[0], &["--cluster", "a", "snapshot"]);
+    assert_eq!(
+        (code, out.contains(finished_by)),
+        (0, false),
+        "said once: {out}"
+    );
+    assert_eq!(fake.state("s"), Some(State::Paused));
+}

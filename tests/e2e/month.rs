@@ -336,10 +336,16 @@ fn a_month_of_gitops_on_two_runners_keeps_the_worker_where_the_history_says() {
         assert!(staged.starts_with("100755 "), "{script}: {staged}");
     }
     let tip = || git(&remote, &["rev-parse", "trunk"]);
+    // The locks and journals left (the record of finished journals stays, by design).
     let kco_refs = || {
         git(
             &remote,
-            &["for-each-ref", "--format=%(refname)", "refs/kco/"],
+            &[
+                "for-each-ref",
+                "--format=%(refname)",
+                "refs/kco/locks/",
+                "refs/kco/journals/",
+            ],
         )
     };
 

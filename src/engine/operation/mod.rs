@@ -94,6 +94,21 @@ pub struct Operation {
     _lock: Option<ClusterLock>,
     dry_run: bool,
     recovered: Option<RecoverReport>,
+    finished_elsewhere: Option<FinishedElsewhere>,
+}
+
+/// This checkout's journal of an operation that another runner finished since, from the
+/// journal it found on the shared remote (the remote's record of finished journals names the
+/// operation): dropped, as nothing it records is left to do here.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FinishedElsewhere {
+    pub cluster: String,
+    /// This checkout's copy, now deleted.
+    #[serde(serialize_with = "crate::shown_path::serialize")]
+    pub journal: PathBuf,
+    /// Where the record says so: `refs/kco/finished/C on git remote `origin``.
+    pub record: String,
+    pub finished: remote_journal::Finished,
 }
 
 impl Operation {
@@ -110,8 +125,13 @@ impl Operation {
     ) -> Result<Self> {
         let lock = ClusterLock::acquire(state, cluster, &crate::clock::now_rfc3339())?;
         // The journal travels with the shared lock: one another runner left (killed, or its
-        // lock force-unlocked) is finished here first.
+        // lock force-unlocked) is finished here first. This checkout's own journal of an
+        // operation another runner finished since is dropped, not finished a second time.
+        let mut finished_elsewhere = None;
         if let Some(remote) = lock.remote() {
+            if let Some(j) = journal::load(state, cluster)? {
+                finished_elsewhere = drop_finished(state, cluster, remote, &j)?;
+            }
             if journal::load(state, cluster)?.is_none() {
                 if let Some(text) = remote_journal::read_journal(remote, cluster)? {
                     journal::adopt(state, cluster, &text)?;
@@ -119,9 +139,11 @@ impl Operation {
             }
         }
         let client = connect()?;
-        let recovered = finish_journal(&client, state, cluster, wait, clock)?;
-        if let (Some(remote), Some(r)) = (lock.remote(), &recovered) {
+        let finished = finish_journal(&client, state, cluster, wait, clock)?;
+        if let (Some(remote), Some((j, r))) = (lock.remote(), &finished) {
             if r.ok {
+                let at = crate::clock::now_rfc3339();
+                remote_journal::record_finished(remote, cluster, j, lock.holder(), &at, false)?;
                 remote_journal::delete_journal(remote, cluster)?;
             }
         }
@@ -131,7 +153,8 @@ impl Operation {
             cluster: cluster.to_string(),
             _lock: Some(lock),
             dry_run: false,
-            recovered,
+            recovered: finished.map(|(_, r)| r),
+            finished_elsewhere,
         })
     }
 
@@ -143,7 +166,7 @@ impl Operation {
         cluster: &str,
         connect: &dyn Fn() -> Result<Connect>,
     ) -> Result<Self> {
-        ensure_settled(state, cluster)?;
+        let finished_elsewhere = ensure_settled(state, cluster)?;
         let client = connect()?;
         Ok(Operation {
             client,
@@ -152,6 +175,7 @@ impl Operation {
             _lock: None,
             dry_run: true,
             recovered: None,
+            finished_elsewhere,
         })
     }
 
@@ -160,6 +184,12 @@ impl Operation {
     /// no lock).
     pub fn local_only(&self) -> Option<remote_lock::LocalOnly> {
         self._lock.as_ref().and_then(ClusterLock::local_only)
+    }
+
+    /// This checkout's journal that opening dropped, another runner having finished its
+    /// operation (`None`: there was none).
+    pub fn finished_elsewhere(&self) -> Option<&FinishedElsewhere> {
+        self.finished_elsewhere.as_ref()
     }
 
     /// What opening finished of an interrupted operation (`None`: there was none).
@@ -333,7 +363,10 @@ impl Operation {
 /// For commands that only read a cluster (`snapshot`, `diff`): an error while another kco
 /// changes it (its connectors may be stopped half-way) or while an interrupted operation's
 /// journal says connectors may be left out of their state (a snapshot would record them so).
-pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<()> {
+/// A journal of this checkout whose operation another runner finished since (the shared
+/// remote records it, read only when there is such a journal) is dropped, and returned to be
+/// said.
+pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<Option<FinishedElsewhere>> {
     if let Some(holder) = lock::live_holder(state, cluster) {
         if holder.pid != std::process::id() {
             return Err(Error::InProgress {
@@ -343,23 +376,30 @@ pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<()> {
             });
         }
     }
-    match journal::load(state, cluster)? {
-        Some(j) => Err(Error::Unfinished {
-            cluster: cluster.to_string(),
-            journal: state.journal_path(cluster),
-            connectors: j.connectors.len(),
-        }),
-        None => Ok(()),
+    let Some(j) = journal::load(state, cluster)? else {
+        return Ok(None);
+    };
+    if let Ok(remote_lock::Store::Remote(remote)) = state.lock_store(cluster) {
+        // A remote that cannot be read says nothing: the journal stands.
+        if let Ok(Some(f)) = drop_finished(state, cluster, &remote, &j) {
+            return Ok(Some(f));
+        }
     }
+    Err(Error::Unfinished {
+        cluster: cluster.to_string(),
+        journal: state.journal_path(cluster),
+        connectors: j.connectors.len(),
+    })
 }
 
 /// [`ensure_settled`], and on the shared remote too: refused while another runner's
 /// operation on `cluster` left a journal there (killed, or its lock force-unlocked), so that
-/// what a snapshot records is never a state that operation caused. Reads the remote once.
-pub fn ensure_settled_shared(state: &StateDir, cluster: &str) -> Result<()> {
-    ensure_settled(state, cluster)?;
+/// what a snapshot records is never a state that operation caused. Reads the remote once
+/// (twice when this checkout has a journal of its own).
+pub fn ensure_settled_shared(state: &StateDir, cluster: &str) -> Result<Option<FinishedElsewhere>> {
+    let finished = ensure_settled(state, cluster)?;
     let Ok(remote_lock::Store::Remote(remote)) = state.lock_store(cluster) else {
-        return Ok(());
+        return Ok(finished);
     };
     if let Some(text) = remote_journal::read_journal(&remote, cluster)? {
         let connectors = serde_json::from_str::<Journal>(&text)
@@ -367,15 +407,36 @@ pub fn ensure_settled_shared(state: &StateDir, cluster: &str) -> Result<()> {
             .unwrap_or(0);
         return Err(Error::Unfinished {
             cluster: cluster.to_string(),
-            journal: PathBuf::from(format!(
-                "{} on git remote `{}`",
-                remote_journal::journal_ref(cluster),
-                remote.name
-            )),
+            journal: PathBuf::from(remote_journal::shown(&remote, cluster)),
             connectors,
         });
     }
-    Ok(())
+    Ok(finished)
+}
+
+/// Drops `journal`, this checkout's journal of `cluster`, when `remote` records its operation
+/// as finished (or discarded) by another runner; says who did.
+fn drop_finished(
+    state: &StateDir,
+    cluster: &str,
+    remote: &remote_lock::Remote,
+    journal: &Journal,
+) -> Result<Option<FinishedElsewhere>> {
+    let Some(finished) = remote_journal::finished_elsewhere(remote, cluster, journal)? else {
+        return Ok(None);
+    };
+    let path = state.journal_path(cluster);
+    journal::clear(&path)?;
+    Ok(Some(FinishedElsewhere {
+        cluster: cluster.to_string(),
+        journal: path,
+        record: format!(
+            "{} on git remote `{}`",
+            remote_journal::finished_ref(cluster),
+            remote.name
+        ),
+        finished,
+    }))
 }
 
 /// Who holds `cluster`'s shared lock on the git remote, if anyone: a kco operation running,
@@ -407,6 +468,10 @@ pub fn discard(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
                 found = Some(journal::adopt(state, cluster, &text)?);
             }
         }
+        if let Some(j) = &found {
+            let at = crate::clock::now_rfc3339();
+            remote_journal::record_finished(remote, cluster, j, lock.holder(), &at, true)?;
+        }
         remote_journal::delete_journal(remote, cluster)?;
     }
     let Some(j) = found else {
@@ -424,7 +489,7 @@ fn finish_journal(
     cluster: &str,
     wait: &WaitPolicy,
     clock: &dyn Clock,
-) -> Result<Option<RecoverReport>> {
+) -> Result<Option<(Journal, RecoverReport)>> {
     let Some(j) = journal::load(state, cluster)? else {
         return Ok(None);
     };
@@ -432,11 +497,11 @@ fn finish_journal(
     let mut report = recover::recover(client, cluster, &path, &j.connectors, wait, clock);
     report.interrupted = Some(recover::Interrupted {
         pid: j.pid,
-        host: j.host,
-        started_at: j.started_at,
+        host: j.host.clone(),
+        started_at: j.started_at.clone(),
     });
     if report.ok {
         journal::clear(&path)?;
     }
-    Ok(Some(report))
+    Ok(Some((j, report)))
 }

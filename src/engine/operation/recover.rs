@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::journal::JournalEntry;
-use crate::client::Connect;
+use crate::client::{Connect, ConnectorStatus};
 use crate::engine::apply::state::{describe, poll_target};
 use crate::engine::load_files;
 use crate::error::{Error, Result};
-use crate::model::TargetState;
+use crate::model::{ConnectorState, TargetState};
 use crate::wait::{until, Clock, Poll, WaitPolicy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,6 +29,10 @@ pub enum RecoverOutcome {
     AlreadyThere,
     /// Created by the interrupted apply: left as it is (STOPPED), as a failed create is.
     LeftCreated,
+    /// Its owner put it in another state since (PAUSED, say): not one the interrupted
+    /// operation leaves (STOPPED, or the state it recorded), so not kco's to undo. Left as it
+    /// is; nothing sent.
+    ChangedSince,
     /// It no longer exists: nothing to do.
     Missing,
     /// The state could not be put back.
@@ -195,6 +199,22 @@ fn state_back(
         );
         return r;
     }
+    // Only what the operation may have left is put back: a stop (STOPPED), or its recorded
+    // state (put back, or never left), or, where the service pauses the connector itself
+    // around an alter, PAUSED. Any other state (PAUSED or RUNNING) is one its owner set
+    // since: not kco's to undo.
+    if let Some(set) = owner_state(
+        &status,
+        e.prior_state,
+        client.capabilities().server_side_pause,
+    ) {
+        r.outcome = RecoverOutcome::ChangedSince;
+        r.detail = format!(
+            "{set} since: the interrupted operation leaves a connector STOPPED or {}, so its owner set it; left as it is, nothing sent",
+            e.prior_state
+        );
+        return r;
+    }
     // Read before writing: a connector whose transaction never started was sent nothing, so
     // one in its state needs nothing. One whose transaction started may have been sent a stop
     // that status does not show yet: its state is asked for all the same (resume and pause
@@ -292,6 +312,24 @@ fn state_back(
         Err(err) => r.detail = format!("waiting for {}: {err}", e.prior_state),
     }
     r
+}
+
+/// The state `status` shows, when it is one that an operation recording `prior` cannot have
+/// left the connector in (`own_pause`: the service pauses it itself around an alter): its
+/// owner's doing. `None` for STOPPED, `prior` itself, a FAILED connector and a transient state
+/// (which say nothing of who set them).
+fn owner_state(
+    status: &ConnectorStatus,
+    prior: TargetState,
+    own_pause: bool,
+) -> Option<TargetState> {
+    let live = match status.state? {
+        ConnectorState::Running => TargetState::Running,
+        ConnectorState::Paused => TargetState::Paused,
+        _ => return None,
+    };
+    let left_by_kco = live == prior || (own_pause && live == TargetState::Paused);
+    (!left_by_kco).then_some(live)
 }
 
 /// The states a backup directory records (every file's `metadata.state`), for a recovery
