@@ -447,3 +447,62 @@ fn a_killed_runners_own_journal_is_dropped_once_another_runner_finished_it_on_th
     );
     assert_eq!(fake.state("s"), Some(State::Paused));
 }
+
+/// A dry run says what the real run would: while another runner's interrupted operation is
+/// recorded on the remote, it refuses as it does for one in this checkout, naming the
+/// journal's ref and that an apply finishes it first, without taking the lock or sending
+/// anything; the real run then finishes it and applies.
+#[test]
+fn a_dry_run_refuses_while_another_runners_journal_is_on_the_remote_and_changes_nothing() {
+    let fake = sink_s(State::Running).start();
+    fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
+    let r = Runners::new(&fake, 2);
+    let first = Kco::new(&r.clones[0])
+        .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .spawn();
+    wait_until("the first apply to patch", || {
+        fake.count("PATCH", "/connectors/s/offsets") > 0
+    });
+    first.kill9();
+    fake.clear_faults();
+    fake.clear_requests();
+    let lock_before = git(
+        &r.dir.path().join("remote.git"),
+        &["rev-parse", "refs/kco/locks/a"],
+    );
+
+    let (code, out) = kco(
+        &r.clones[1],
+        &["--cluster", "a", "apply", "snapshots/a", "--dry-run"],
+    );
+    assert_eq!(code, 1, "{out}");
+    for part in [
+        "an interrupted operation on cluster `a` left 1 connector possibly out of their prior state (refs/kco/journals/a on git remote `origin`)",
+        "any `kco apply` to it does so first",
+    ] {
+        assert!(out.contains(part), "{part}: {out}");
+    }
+    assert!(!out.contains("Plan for cluster"), "{out}");
+    assert!(
+        fake.mutating_requests().is_empty(),
+        "{:?}",
+        fake.mutating_requests()
+    );
+    assert_eq!(fake.state("s"), Some(State::Stopped));
+    assert_eq!(r.journal_refs(), "refs/kco/journals/a", "left as it was");
+    let lock_after = git(
+        &r.dir.path().join("remote.git"),
+        &["rev-parse", "refs/kco/locks/a"],
+    );
+    assert_eq!(lock_after, lock_before, "the lock was not taken");
+    assert!(!r.clones[1].join(".kco/journal/a.json").exists());
+
+    let (code, out) = kco(
+        &r.clones[1],
+        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("did not finish"), "{out}");
+    assert_eq!(fake.state("s"), Some(State::Running));
+    assert_eq!(r.journal_refs(), "");
+}

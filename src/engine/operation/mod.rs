@@ -3,8 +3,8 @@
 //!
 //! 1. **open**: take the cluster's lock (in the project's state directory, and on its git
 //!    remote when it has one: `remote_lock`) and finish an interrupted operation that the
-//!    journal records (a dry run takes no lock and refuses while one is left or another
-//!    operation runs);
+//!    journal records (a dry run takes no lock and refuses while one is left, here or on the
+//!    shared remote, or another operation runs);
 //! 2. **plan**: from [`Checked`] wants (files checked, and belonging to this cluster) and
 //!    live state, reads only;
 //! 3. **run**: refuse a plan with errors or with a `--fail-on` risk, stop for a dry run, ask
@@ -159,14 +159,15 @@ impl Operation {
     }
 
     /// Opens a dry run: no lock, nothing sent but reads; refused while another operation runs
-    /// on the cluster or an interrupted one is left (its plan would be built on connectors
-    /// stopped half-way).
+    /// on the cluster or an interrupted one is left, in this checkout or on the shared remote
+    /// (its plan would be built on connectors stopped half-way, where the real run finishes
+    /// that operation first).
     pub fn dry_run(
         state: &StateDir,
         cluster: &str,
         connect: &dyn Fn() -> Result<Connect>,
     ) -> Result<Self> {
-        let finished_elsewhere = ensure_settled(state, cluster)?;
+        let finished_elsewhere = ensure_settled_shared(state, cluster)?;
         let client = connect()?;
         Ok(Operation {
             client,
