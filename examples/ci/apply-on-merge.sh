@@ -18,6 +18,12 @@
 # applies the changes since KCO_APPLY_SINCE (a revision; default: HEAD's first parent) and
 # says so.
 #
+# First, another runner's operation on CLUSTER that did not finish (killed, its lock stale or
+# force-unlocked) and whose journal is on the shared git remote is finished: `kco recover`
+# puts back the states that journal records (as any apply does first when it takes the lock
+# over), and the recipe says so; the dry run and the snapshot below refuse until then. One
+# that cannot be finished stops the run (exit 1), nothing applied.
+#
 # When there is something to apply:
 #   1. `kco snapshot --commit`: the cluster's offsets before the apply (an observation);
 #   2. the apply, refused before any change on DATA LOSS or OFFSET RESET
@@ -59,6 +65,17 @@ elif since=$(git rev-parse -q --verify "${KCO_APPLY_SINCE:-HEAD^}^{commit}"); th
   set -- --changed-since "$since"
 else
   set -- --commit "$TIP"
+fi
+
+# An interrupted operation recorded on the remote is finished first. `recover` prints what it
+# put back on stdout, and nothing there when there was nothing to do.
+if ! recovered=$("$KCO" --cluster "$CLUSTER" recover -q); then
+  echo "apply-on-merge: an interrupted operation on cluster $CLUSTER could not be finished (above): nothing applied; the changes are left for a human." >&2
+  exit 1
+fi
+if [ -n "$recovered" ]; then
+  printf '%s\n' "$recovered" >&2
+  echo "apply-on-merge: finished first the interrupted operation recorded for cluster $CLUSTER (above), as an apply taking its lock over does; now applying." >&2
 fi
 
 # The one place the apply is spelled: the changes chosen above, applied to the cluster's

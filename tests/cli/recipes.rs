@@ -781,3 +781,95 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
     );
     assert_eq!(pushed(), tip);
 }
+
+/// Another runner's apply killed after it stopped the sink, its (stale) lock and journal left
+/// on the remote: the next apply-on-merge run finishes that operation first, saying so (the
+/// sink RUNNING again, the journal gone from the remote), then applies the merge and records
+/// it, instead of stopping at the journal.
+#[test]
+fn apply_on_merge_finishes_another_runners_interrupted_operation_first_then_applies() {
+    use crate::fake_connect::{Fault, State};
+    let args = apply_on_merge_args();
+    let fake = crate::fake_connect::FakeConnect::builder()
+        .sink(
+            "orders",
+            SINK,
+            State::Running,
+            sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
+        )
+        .start();
+    let repo = Repo::new();
+    let dir = repo.dir();
+    let url = fake.url();
+    let env = [
+        ("KCO_URL", url.as_str()),
+        ("KCO", env!("CARGO_BIN_EXE_kco")),
+    ];
+    let (code, err) = repo.run(
+        "nightly-snapshot.sh",
+        &["--push".into(), "prod".into()],
+        &env,
+    );
+    assert_eq!(code, 0, "{err}");
+    // A merged rewind of orders/0 to 800.
+    hand_edit(
+        &dir.join("snapshots/prod/orders.yaml"),
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
+    );
+    git(&dir, &["commit", "-qam", "rewind orders/0"]);
+    git(&dir, &["push", "-q", "origin", "main"]);
+
+    // The other runner's apply of it, killed while its PATCH is held: orders left STOPPED.
+    let other = repo.tmp.path().join("other");
+    git(repo.tmp.path(), &["clone", "-q", "origin.git", "other"]);
+    fake.fault(Fault::on("PATCH", "/connectors/orders/offsets").delay_ms(30_000));
+    let killed = Kco::new(&other)
+        .args([
+            "--url",
+            &url,
+            "--cluster",
+            "prod",
+            "apply",
+            "snapshots/prod",
+            "--yes",
+        ])
+        .spawn();
+    crate::support::run::wait_until("the other runner's PATCH", || {
+        fake.count("PATCH", "/connectors/orders/offsets") > 0
+    });
+    killed.kill9();
+    fake.clear_faults();
+    assert_eq!(fake.state("orders"), Some(State::Stopped));
+    let journals = || {
+        git(
+            &repo.tmp.path().join("origin.git"),
+            &["for-each-ref", "--format=%(refname)", "refs/kco/journals/"],
+        )
+    };
+    assert_eq!(journals(), "refs/kco/journals/prod");
+
+    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    for part in [
+        "did not finish: putting back the states it recorded",
+        "orders: RUNNING put back (was STOPPED (no tasks))",
+        "apply-on-merge: finished first the interrupted operation recorded for cluster prod",
+    ] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
+    assert_eq!(journals(), "", "{err}");
+    assert_eq!(fake.state("orders"), Some(State::Running), "{err}");
+    assert_eq!(
+        fake.offsets("orders"),
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
+        "{err}"
+    );
+    assert!(
+        git(&dir, &["log", "-1", "--format=%B"]).contains("Kco-Apply: prod"),
+        "{err}"
+    );
+    // Nothing was left to finish the next time: the run says nothing of it.
+    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("finished first"), "{err}");
+}
