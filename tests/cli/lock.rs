@@ -356,9 +356,17 @@ fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_
         out.contains("an interrupted operation on cluster `a` left 1 connector possibly out of their prior state (refs/kco/journals/a on git remote `origin`)"),
         "{out}"
     );
-    // Runner 2 recovers from its own clone (the killed holder's lock is stale: same host).
+    // Runner 2 recovers from its own clone (the killed holder's lock is stale: same host),
+    // naming where the journal really came from: the remote's ref, not its own `.kco`.
     let (code, out) = kco(&r.clones[1], &["--cluster", "a", "recover"]);
     assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(
+            "putting back the states it recorded in refs/kco/journals/a on git remote `origin`:"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains(".kco/journal"), "{out}");
     assert_eq!(fake.state("s"), Some(State::Running), "{out}");
     assert_eq!(r.journal_refs(), "", "finished: {out}");
     assert_eq!(r.lock_refs(), "", "released: {out}");

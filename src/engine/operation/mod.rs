@@ -128,6 +128,8 @@ impl Operation {
         // lock force-unlocked) is finished here first. This checkout's own journal of an
         // operation another runner finished since is dropped, not finished a second time.
         let mut finished_elsewhere = None;
+        // Where the journal came from, when it is the remote's: the report names it there.
+        let mut from_remote = None;
         if let Some(remote) = lock.remote() {
             if let Some(j) = journal::load(state, cluster)? {
                 finished_elsewhere = drop_finished(state, cluster, remote, &j)?;
@@ -135,11 +137,12 @@ impl Operation {
             if journal::load(state, cluster)?.is_none() {
                 if let Some(text) = remote_journal::read_journal(remote, cluster)? {
                     journal::adopt(state, cluster, &text)?;
+                    from_remote = Some(PathBuf::from(remote_journal::shown(remote, cluster)));
                 }
             }
         }
         let client = connect()?;
-        let finished = finish_journal(&client, state, cluster, wait, clock)?;
+        let finished = finish_journal(&client, state, cluster, from_remote, wait, clock)?;
         if let (Some(remote), Some((j, r))) = (lock.remote(), &finished) {
             if r.ok {
                 let at = crate::clock::now_rfc3339();
@@ -483,11 +486,14 @@ pub fn discard(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
 }
 
 /// Recovers what the journal of `cluster` records, if there is one; clears it when every
-/// state is back. The caller holds the cluster's lock.
+/// state is back. `from`: where the journal came from when not this checkout's (the shared
+/// remote's ref it was adopted from), as the report names it. The caller holds the cluster's
+/// lock.
 fn finish_journal(
     client: &Connect,
     state: &StateDir,
     cluster: &str,
+    from: Option<PathBuf>,
     wait: &WaitPolicy,
     clock: &dyn Clock,
 ) -> Result<Option<(Journal, RecoverReport)>> {
@@ -495,7 +501,8 @@ fn finish_journal(
         return Ok(None);
     };
     let path = state.journal_path(cluster);
-    let mut report = recover::recover(client, cluster, &path, &j.connectors, wait, clock);
+    let source = from.unwrap_or_else(|| path.clone());
+    let mut report = recover::recover(client, cluster, &source, &j.connectors, wait, clock);
     report.interrupted = Some(recover::Interrupted {
         pid: j.pid,
         host: j.host.clone(),
