@@ -8,7 +8,9 @@
 #    stopped (recorded tonight); offsets behind their file, offsets changed while stopped, a
 #    connector gone from the cluster, a stop a kco operation may have left behind (it holds
 #    the cluster's lock) fail: exit 2, nothing is committed, so
-#    the last good offsets stay at the tip of the branch for `kco apply`.
+#    the last good offsets stay at the tip of the branch for `kco apply`. The hint names a
+#    command that works then: `kco recover` while a kco operation holds the cluster's lock or
+#    left its journal on the remote (a dry run and a snapshot refuse until it is finished).
 # 2. `kco snapshot --commit` (unchanged offsets leave files byte-identical; new connectors get
 #    a file): a commit of exactly the cluster's files, `offsets of CLUSTER` with the trailer
 #    `Kco-Snapshot: CLUSTER`, only when one changed; with --push, `git push` after it. The
@@ -46,7 +48,15 @@ if [ $# -gt 0 ]; then
   "$KCO" --cluster "$CLUSTER" diff --dir "$DIR" --fail-on drift "$@" || code=$?
   if [ "$code" -eq 2 ]; then
     echo "nightly-snapshot: cluster $CLUSTER drifted from the committed files: nothing committed." >&2
-    echo "  See what restoring the files would do first: \`kco --cluster $CLUSTER apply $DIR/$CLUSTER --dry-run\` (it may rewind running connectors); restore through a reviewed pull request, or accept the cluster's offsets with \`kco --cluster $CLUSTER snapshot --commit\`." >&2
+    # A kco operation that holds the cluster's lock, or left its journal on the git remote,
+    # may have left connectors stopped: until it is finished, a dry run and a snapshot refuse,
+    # so the hint is the command that works now.
+    if "$KCO" --cluster "$CLUSTER" lock status -o json 2>/dev/null | grep -q '"kind"' ||
+      [ -n "$(git ls-remote --refs origin "refs/kco/journals/$CLUSTER" 2>/dev/null)" ]; then
+      echo "  A kco operation on cluster $CLUSTER has not finished (its lock or journal is held: \`kco --cluster $CLUSTER lock status\`), and may have left connectors stopped. If it was killed, \`kco --cluster $CLUSTER recover\` puts back the states it recorded (if it is still running, wait for it); then run this again." >&2
+    else
+      echo "  See what restoring the files would do first: \`kco --cluster $CLUSTER apply $DIR/$CLUSTER --dry-run\` (it may rewind running connectors); restore through a reviewed pull request, or accept the cluster's offsets with \`kco --cluster $CLUSTER snapshot --commit\`." >&2
+    fi
     exit 2
   fi
   [ "$code" -eq 0 ] || exit "$code"

@@ -788,7 +788,7 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
 /// it, instead of stopping at the journal.
 #[test]
 fn apply_on_merge_finishes_another_runners_interrupted_operation_first_then_applies() {
-    use crate::fake_connect::{Fault, State};
+    use crate::fake_connect::State;
     let args = apply_on_merge_args();
     let fake = crate::fake_connect::FakeConnect::builder()
         .sink(
@@ -820,26 +820,7 @@ fn apply_on_merge_finishes_another_runners_interrupted_operation_first_then_appl
     git(&dir, &["push", "-q", "origin", "main"]);
 
     // The other runner's apply of it, killed while its PATCH is held: orders left STOPPED.
-    let other = repo.tmp.path().join("other");
-    git(repo.tmp.path(), &["clone", "-q", "origin.git", "other"]);
-    fake.fault(Fault::on("PATCH", "/connectors/orders/offsets").delay_ms(30_000));
-    let killed = Kco::new(&other)
-        .args([
-            "--url",
-            &url,
-            "--cluster",
-            "prod",
-            "apply",
-            "snapshots/prod",
-            "--yes",
-        ])
-        .spawn();
-    crate::support::run::wait_until("the other runner's PATCH", || {
-        fake.count("PATCH", "/connectors/orders/offsets") > 0
-    });
-    killed.kill9();
-    fake.clear_faults();
-    assert_eq!(fake.state("orders"), Some(State::Stopped));
+    kill_an_apply_in_another_clone(&repo, &fake);
     let journals = || {
         git(
             &repo.tmp.path().join("origin.git"),
@@ -872,4 +853,76 @@ fn apply_on_merge_finishes_another_runners_interrupted_operation_first_then_appl
     let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("finished first"), "{err}");
+}
+
+/// In a clone of `repo`'s origin, an apply of the files at origin's tip to cluster `prod`,
+/// killed while its PATCH of `orders` is held: `orders` left STOPPED, the apply's (stale) lock
+/// and its journal left on the remote.
+fn kill_an_apply_in_another_clone(repo: &Repo, fake: &FakeConnect) {
+    use crate::fake_connect::{Fault, State};
+    let other = repo.tmp.path().join("other");
+    let _ = std::fs::remove_dir_all(&other);
+    git(repo.tmp.path(), &["clone", "-q", "origin.git", "other"]);
+    fake.fault(Fault::on("PATCH", "/connectors/orders/offsets").delay_ms(30_000));
+    let before = fake.count("PATCH", "/connectors/orders/offsets");
+    let killed = Kco::new(&other)
+        .args(["--url", &fake.url(), "--cluster", "prod"])
+        .args(["apply", "snapshots/prod", "--yes"])
+        .spawn();
+    crate::support::run::wait_until("the other runner's PATCH", || {
+        fake.count("PATCH", "/connectors/orders/offsets") > before
+    });
+    killed.kill9();
+    fake.clear_faults();
+    assert_eq!(fake.state("orders"), Some(State::Stopped));
+}
+
+/// The nightly's hint on a drift a kco operation may have caused (it holds the cluster's lock,
+/// its journal on the remote) names the command that works then, `kco recover`, never
+/// `snapshot --commit`, which refuses while that journal is there; once recovered, the
+/// nightly goes ahead.
+#[test]
+fn the_nightly_hint_on_a_stop_a_killed_operation_left_is_recover_not_snapshot_commit() {
+    use crate::fake_connect::State;
+    let fake = crate::fake_connect::FakeConnect::builder()
+        .sink(
+            "orders",
+            SINK,
+            State::Running,
+            sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
+        )
+        .start();
+    let repo = Repo::new();
+    let dir = repo.dir();
+    let url = fake.url();
+    let env = [("KCO_URL", url.as_str())];
+    let nightly = ["--push".to_string(), "prod".to_string()];
+    let (code, err) = repo.run("nightly-snapshot.sh", &nightly, &env);
+    assert_eq!(code, 0, "{err}");
+    hand_edit(
+        &dir.join("snapshots/prod/orders.yaml"),
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
+    );
+    git(&dir, &["commit", "-qam", "rewind orders/0"]);
+    git(&dir, &["push", "-q", "origin", "main"]);
+    git(&dir, &["reset", "-q", "--hard", "HEAD^"]);
+    kill_an_apply_in_another_clone(&repo, &fake);
+
+    let (code, err) = repo.run("nightly-snapshot.sh", &["prod".to_string()], &env);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "If it was killed, `kco --cluster prod recover` puts back the states it recorded"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("snapshot --commit"), "{err}");
+    // The hint's command works, and then the nightly does.
+    let out = Kco::new(&dir)
+        .args(["--url", &url, "--cluster", "prod", "recover"])
+        .run();
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(fake.state("orders"), Some(State::Running));
+    let (code, err) = repo.run("nightly-snapshot.sh", &["prod".to_string()], &env);
+    assert_eq!(code, 0, "{err}");
 }
