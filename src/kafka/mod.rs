@@ -144,21 +144,20 @@ pub fn scan_partition(
         };
         // One attempt first: refused credentials fail at once instead of being retried
         // until the deadline; anything else is retried.
-        let client = match build(Duration::from_millis(1))?.await {
+        let client = match bounded(opts, "connecting", build(Duration::from_millis(1))?).await? {
             Ok(c) => c,
             Err(e) if is_auth_failure(&e) => return Err(failed(connect_message(&e))),
             // Nothing listens there: waiting would not change that.
             Err(e) if is_refused(&e) => return Err(failed(connect_message(&e))),
-            Err(_) => build(opts.timeout)?
-                .await
+            Err(_) => bounded(opts, "connecting", build(opts.timeout)?)
+                .await?
                 .map_err(|e| failed(connect_message(&e)))?,
         };
         // A metadata request naming a missing topic makes a broker with
         // `auto.create.topics.enable` create it: ask for all topics first (that creates
         // nothing), and name this one only when it exists.
-        let topics = client
-            .list_topics()
-            .await
+        let topics = bounded(opts, "listing topics", client.list_topics())
+            .await?
             .map_err(|e| map_err(e, topic, opts))?;
         if !topics.iter().any(|t| t.name == topic) {
             return Err(KafkaError::UnknownTopic {
@@ -166,28 +165,40 @@ pub fn scan_partition(
                 bootstrap: opts.bootstrap_display(),
             });
         }
-        let part = client
-            .partition_client(topic, partition, UnknownTopicHandling::Error)
-            .await
-            .map_err(|e| map_err(e, topic, opts))?;
-        let start = part
-            .get_offset(OffsetAt::Earliest)
-            .await
-            .map_err(|e| map_err(e, topic, opts))?;
-        let end = part
-            .get_offset(OffsetAt::Latest)
-            .await
-            .map_err(|e| map_err(e, topic, opts))?;
+        let part = bounded(
+            opts,
+            "finding the partition's leader",
+            client.partition_client(topic, partition, UnknownTopicHandling::Error),
+        )
+        .await?
+        .map_err(|e| map_err(e, topic, opts))?;
+        let start = bounded(
+            opts,
+            "reading the first offset",
+            part.get_offset(OffsetAt::Earliest),
+        )
+        .await?
+        .map_err(|e| map_err(e, topic, opts))?;
+        let end = bounded(
+            opts,
+            "reading the end offset",
+            part.get_offset(OffsetAt::Latest),
+        )
+        .await?
+        .map_err(|e| map_err(e, topic, opts))?;
         let mut offset = match tail {
             Some(n) => start.max(end - n),
             None => start,
         };
         let mut records = 0u64;
         while offset < end {
-            let (batch, _high) = part
-                .fetch_records(offset, 1..FETCH_MAX_BYTES, 100)
-                .await
-                .map_err(|e| map_err(e, topic, opts))?;
+            let (batch, _high) = bounded(
+                opts,
+                "fetching records",
+                part.fetch_records(offset, 1..FETCH_MAX_BYTES, 100),
+            )
+            .await?
+            .map_err(|e| map_err(e, topic, opts))?;
             if batch.is_empty() {
                 // Only a transaction marker (or an aborted or open transaction's records,
                 // which read_committed leaves out) at this offset: step over it.
@@ -217,6 +228,26 @@ pub fn scan_partition(
     // The deadline covers connecting and one stalled request; a long topic takes as long as
     // it takes.
     runtime.block_on(work)
+}
+
+/// `step` (connecting, or one request) within `timeoutSeconds`: a listener that accepts the
+/// connection and never answers (not Kafka, or a broker stuck) fails the read, naming the
+/// address and the bound, instead of hanging it. rskafka's own deadline only bounds its
+/// retries, not a request that gets no answer.
+async fn bounded<T>(
+    opts: &KafkaOptions,
+    step: &str,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, KafkaError> {
+    tokio::time::timeout(opts.timeout, work)
+        .await
+        .map_err(|_| KafkaError::Failed {
+            bootstrap: opts.bootstrap_display(),
+            message: format!(
+                "no answer within {} while {step} (`kafka.timeoutSeconds`): check that `kafka.bootstrap` names the brokers' listener and that they are up",
+                humantime::format_duration(opts.timeout)
+            ),
+        })
 }
 
 fn map_err(e: RsError, topic: &str, opts: &KafkaOptions) -> KafkaError {
@@ -301,6 +332,38 @@ mod tests {
             tls: None,
             timeout: Duration::from_secs(15),
         }
+    }
+
+    /// A listener that accepts connections and never answers: the read fails after
+    /// `timeoutSeconds`, naming the address and the bound, instead of hanging (issue 30).
+    #[test]
+    fn a_listener_that_never_answers_fails_after_the_timeout() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        // Accepts, reads nothing, answers nothing; keeps every connection open.
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            for c in listener.incoming() {
+                kept.push(c);
+            }
+        });
+        let mut o = opts(addr.to_string());
+        o.timeout = Duration::from_secs(1);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(scan_partition(&o, "t", 0, None, &mut |_| {}));
+        });
+        // Far beyond the bound: a hang, not a slow machine.
+        let e = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the read returned")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&addr.to_string())
+                && e.contains("no answer within 1s while connecting (`kafka.timeoutSeconds`)"),
+            "{e}"
+        );
     }
 
     /// A refused connection fails at once, not after `timeoutSeconds` (issue 23).

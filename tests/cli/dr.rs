@@ -183,3 +183,46 @@ fn an_unreachable_default_cluster_is_named_with_its_urls() {
         r.stderr
     );
 }
+
+/// The DR cluster's Kafka at a listener that accepts connections and never answers: the
+/// readiness check fails within `kafka.timeoutSeconds`, naming the address and the bound,
+/// instead of hanging (issue 30), and changes nothing.
+#[test]
+fn a_kafka_listener_that_never_answers_fails_the_readiness_check_within_its_timeout() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        for c in listener.incoming() {
+            kept.push(c);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_east, west) = regions(
+        d,
+        &format!(
+            "    kafka: {{bootstrap: \"{addr}\", timeoutSeconds: 1}}\n    mirrors: {{east: {{alias: east}}}}\n"
+        ),
+    );
+    let r = Kco::new(d)
+        .args(["--cluster", "west", "diff", "snapshots/east"])
+        .spawn();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(r.finish());
+    });
+    // Far beyond the bound: a hang, not a slow machine.
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the readiness check returned");
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.stderr.contains(&format!("Kafka at {addr}"))
+            && r.stderr
+                .contains("no answer within 1s while connecting (`kafka.timeoutSeconds`)"),
+        "{}",
+        r.stderr
+    );
+    west.assert_no_mutations();
+}
