@@ -106,7 +106,11 @@ impl Context {
         }
         let once = self.stack(http.clone(), RetryPolicy::none());
         match once.server_info() {
-            Err(e) if e.is_unreachable() => Err(Error::client(self.unreachable(target, &e), e)),
+            // Nothing listens, or what listens never answers: waiting out the retry
+            // deadline would not change that.
+            Err(e) if e.is_unreachable() || e.is_silent() => {
+                Err(Error::client(self.unreachable(target, &e), e))
+            }
             Err(e) if e.is_auth_refused() || e.is_not_connect() => {
                 Err(Error::client(self.naming_kco_url(e.first_contact()), e))
             }

@@ -353,6 +353,12 @@ impl ClientError {
         )
     }
 
+    /// No answer within the request's timeout, not even an HTTP status: a listener that
+    /// accepted the connection and never answered, or a worker stuck.
+    pub fn is_silent(&self) -> bool {
+        matches!(self.kind, ErrorKind::Transport { timeout: true, .. })
+    }
+
     /// The worker refused the credentials.
     pub fn is_auth_refused(&self) -> bool {
         matches!(self.status(), Some(401) | Some(403))

@@ -187,3 +187,58 @@ fn an_unreachable_worker_fails_every_command_at_once_without_retrying() {
         assert!(r.stderr.contains("hint:"), "{}", r.stderr);
     }
 }
+
+/// A listener that accepts connections and never answers (issue 30): every worker URL is
+/// tried once, within `timeoutSeconds` each, then the command fails naming them and the
+/// bound, instead of waiting out the retry deadline; the next URL is tried after a silent one.
+#[test]
+fn a_worker_that_never_answers_fails_every_command_after_its_timeout_once_per_url() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        for c in listener.incoming() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            kept.push(c);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("snapshots/a")).unwrap();
+    std::fs::write(
+        dir.path().join("kco.yaml"),
+        format!(
+            "clusters:\n  a:\n    urls: [http://{addr}, http://{addr}/]\n    timeoutSeconds: 1\n"
+        ),
+    )
+    .unwrap();
+    for args in [
+        vec!["snapshot"],
+        vec!["diff", "snapshots/a"],
+        vec!["reset", "c", "--yes"],
+    ] {
+        let mut all = vec!["--cluster", "a", "-v"];
+        all.extend(args.iter().copied());
+        let before = accepted.load(std::sync::atomic::Ordering::SeqCst);
+        let run = Kco::new(dir.path()).args(&all).spawn();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(run.finish());
+        });
+        // Far beyond the bound: a hang or the 60 s retry deadline, not a slow machine.
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(45))
+            .unwrap_or_else(|_| panic!("{args:?} did not return"));
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        let attempts = accepted.load(std::sync::atomic::Ordering::SeqCst) - before;
+        assert_eq!(attempts, 2, "{args:?}: one attempt per URL:\n{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "cannot reach Kafka Connect of cluster `a` (tried http://{addr}, http://{addr}/)"
+            )) && r.stderr.contains("no answer within 1s (`timeoutSeconds`)"),
+            "{}",
+            r.stderr
+        );
+    }
+}

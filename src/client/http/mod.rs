@@ -69,6 +69,8 @@ pub struct HttpTransport {
     client: Client,
     urls: Vec<String>,
     current: AtomicUsize,
+    /// `timeoutSeconds`: how long one request may take (for messages).
+    timeout: Duration,
 }
 
 impl HttpTransport {
@@ -114,6 +116,7 @@ impl HttpTransport {
             client,
             urls: urls.map(|u| u.trim_end_matches('/').to_string()).collect(),
             current: AtomicUsize::new(0),
+            timeout: opts.timeout,
         })
     }
 
@@ -131,7 +134,9 @@ impl HttpTransport {
                 .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
                 .body(b.clone());
         }
-        let resp = builder.send().map_err(|e| transport_error(req, url, &e))?;
+        let resp = builder
+            .send()
+            .map_err(|e| transport_error(req, url, &e, self.timeout))?;
         let status = resp.status().as_u16();
         let retry_after = match status {
             429 | 503 => resp
@@ -143,7 +148,9 @@ impl HttpTransport {
         };
         // The body as it came, checked as UTF-8 in place (a 10 MB answer is not copied);
         // anything else is decoded lossily, as `text()` would.
-        let bytes = resp.bytes().map_err(|e| transport_error(req, url, &e))?;
+        let bytes = resp
+            .bytes()
+            .map_err(|e| transport_error(req, url, &e, self.timeout))?;
         let text = String::from_utf8(Vec::from(bytes))
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         decode_response(req, url, status, text).map_err(|e| e.with_retry_after(retry_after))
@@ -152,7 +159,8 @@ impl HttpTransport {
 
 impl Transport for HttpTransport {
     /// Sends to the current worker, moving on to the next URL while workers cannot be
-    /// reached.
+    /// reached, or (for an idempotent request, which may be sent twice) give no answer
+    /// within `timeoutSeconds`.
     fn send(&self, req: &Request) -> Result<Body> {
         let start = self.current.load(Ordering::Relaxed);
         let mut last = None;
@@ -160,7 +168,7 @@ impl Transport for HttpTransport {
             let idx = (start + i) % self.urls.len();
             let url = format!("{}{}", self.urls[idx], req.path);
             match self.send_to(&url, req) {
-                Err(e) if e.is_unreachable() => last = Some(e),
+                Err(e) if e.is_unreachable() || (req.idempotent && e.is_silent()) => last = Some(e),
                 answered => {
                     self.current.store(idx, Ordering::Relaxed);
                     return answered;
@@ -280,13 +288,18 @@ pub fn redact_url(raw: &str) -> String {
     }
 }
 
-fn transport_error(req: &Request, url: &str, e: &reqwest::Error) -> ClientError {
+fn transport_error(req: &Request, url: &str, e: &reqwest::Error, limit: Duration) -> ClientError {
     let timeout = e.is_timeout();
     let connect = e.is_connect();
     let mut reason = if connect {
         "cannot connect".to_string()
     } else if timeout {
-        "request timed out".to_string()
+        // A listener that accepts and never answers, or a worker stuck: the bound is the
+        // user's to change.
+        format!(
+            "no answer within {} (`timeoutSeconds`)",
+            humantime::format_duration(limit)
+        )
     } else {
         "request failed".to_string()
     };

@@ -102,10 +102,11 @@ impl<T: Transport> Retrying<T> {
         }
     }
 
-    /// Fails at once while nothing has answered yet and the service cannot be reached: the
-    /// first request of a command is its first contact (a service without `GET /`), and a
-    /// wrong endpoint should not wait out the retry deadline. Once anything has answered,
-    /// such failures are retried as usual.
+    /// Fails at once while nothing has answered yet and the service cannot be reached, or
+    /// accepted the connection and gave no answer within `timeoutSeconds`: the first request
+    /// of a command is its first contact (a service without `GET /`), and a wrong endpoint
+    /// should not wait out the retry deadline. Once anything has answered, such failures are
+    /// retried as usual.
     pub fn unreachable_fails_first(self) -> Self {
         Retrying {
             answered: Some(std::sync::atomic::AtomicBool::new(false)),
@@ -119,11 +120,15 @@ impl<T: Transport> Transport for Retrying<T> {
         let Some(answered) = &self.answered else {
             return self.policy.run(req.idempotent, || self.inner.send(req));
         };
-        let give_up = |e: &ClientError| e.is_unreachable() && !answered.load(Ordering::Relaxed);
+        // Nothing reached, or a listener that accepted the connection and never answered:
+        // at first contact, either is a wrong or dead endpoint, not a busy worker.
+        let give_up = |e: &ClientError| {
+            (e.is_unreachable() || e.is_silent()) && !answered.load(Ordering::Relaxed)
+        };
         self.policy
             .run_on(&SystemClock, req.idempotent, &give_up, || {
                 let r = self.inner.send(req);
-                if !matches!(&r, Err(e) if e.is_unreachable()) {
+                if !matches!(&r, Err(e) if e.is_unreachable() || e.is_silent()) {
                     answered.store(true, Ordering::Relaxed);
                 }
                 r
