@@ -107,6 +107,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    // Files of another cluster than the `default` a URL alone stands for: the cluster was
+    // left unnamed, said as `diff` and `snapshot` say it.
+    applying(args, ctx).map_err(|e| ctx.naming_unnamed_cluster(e))
+}
+
+fn applying(args: Args, ctx: &Context) -> Result<u8> {
     let env = |k: &str| std::env::var(k).ok();
     let target = ctx.target()?;
     let check = CheckOptions {

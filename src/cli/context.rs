@@ -12,6 +12,9 @@ use crate::engine::membership::{self, same_url, Membership};
 use crate::engine::operation::StateDir;
 use crate::error::{Error, Result};
 
+/// The cluster a URL names without `--cluster` (as `kco snapshot --url` writes it).
+const URL_ALONE: &str = "default";
+
 /// What every subcommand gets.
 pub struct Context {
     pub global: GlobalArgs,
@@ -53,6 +56,101 @@ impl Context {
     /// The cluster named by `--cluster`/`--url`, or the config's default.
     pub fn target(&self) -> Result<ClusterTarget> {
         self.target_named(self.global.cluster.as_deref())
+    }
+
+    /// A URL (`--url`, KCO_URL) given without its cluster (`--cluster`, KCO_CLUSTER) stands
+    /// for cluster `default`, as `kco snapshot --url` writes it. Where the snapshots
+    /// directory `dir`, which a command reads or writes the cluster's files in, holds the
+    /// files of other clusters and none of `default`'s (which kco.yaml does not configure
+    /// either), that is a worker whose cluster was left unnamed: the command would work on an
+    /// empty `default` (a review comparing nothing, a snapshot beside the real files), so this
+    /// fails naming what is missing and the clusters the files are of.
+    pub fn ensure_cluster_named(&self, dir: &Path) -> Result<()> {
+        if !self.url_alone() {
+            return Ok(());
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        let has_files = |d: &Path| {
+            std::fs::read_dir(d).is_ok_and(|mut e| {
+                e.any(|f| f.is_ok_and(|f| f.path().extension().is_some_and(|x| x == "yaml")))
+            })
+        };
+        let clusters: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| has_files(&e.path()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect();
+        let place = self.display_path(dir);
+        let found = |names: &str| {
+            format!("{place} holds no files of `{URL_ALONE}` (it holds those of {names})")
+        };
+        match self.unnamed_cluster(clusters, &found) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Context::ensure_cluster_named`] for a command given files: a file of another cluster
+    /// than the `default` a URL alone stands for (`Error::OtherCluster`) is that error.
+    pub fn naming_unnamed_cluster(&self, e: Error) -> Error {
+        match &e {
+            Error::OtherCluster {
+                file,
+                file_cluster,
+                target,
+            } if self.url_alone() && target == URL_ALONE => {
+                let place = self.display_path(file);
+                let found = |names: &str| format!("{place} is a file of cluster {names}");
+                self.unnamed_cluster(vec![file_cluster.clone()], &found)
+                    .unwrap_or(e)
+            }
+            _ => e,
+        }
+    }
+
+    /// A URL given, no cluster, and no `default` in kco.yaml.
+    fn url_alone(&self) -> bool {
+        self.global.url.is_some()
+            && self.global.cluster.is_none()
+            && !self.config.cluster_names().iter().any(|c| c == URL_ALONE)
+    }
+
+    /// The error of a URL alone where the files are of `clusters` (`found` says where, given
+    /// their names); `None` when there are none, or `default`'s among them.
+    fn unnamed_cluster(
+        &self,
+        mut clusters: Vec<String>,
+        found: &dyn Fn(&str) -> String,
+    ) -> Option<Error> {
+        if clusters.is_empty() || clusters.iter().any(|c| c == URL_ALONE) {
+            return None;
+        }
+        clusters.sort();
+        clusters.dedup();
+        let names: Vec<String> = clusters.iter().map(|c| format!("`{c}`")).collect();
+        let (name, which) = match clusters.as_slice() {
+            [one] => (one.clone(), String::new()),
+            _ => (
+                "NAME".to_string(),
+                format!(" (one of {})", names.join(", ")),
+            ),
+        };
+        Some(
+            ConfigError {
+                path: PathBuf::from(self.sources().url),
+                line: None,
+                message: format!(
+                    "names a worker but not its cluster: a URL alone stands for cluster `{URL_ALONE}`, and {}",
+                    found(&names.join(", "))
+                ),
+                hint: Some(format!(
+                    "name the cluster this worker belongs to{which}: KCO_CLUSTER={name} (or --cluster {name})"
+                )),
+            }
+            .into(),
+        )
     }
 
     /// The cluster whose snapshots directory a command that reads only files (and git) looks

@@ -103,6 +103,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         Some(d) => ctx.cwd.join(d),
         None => ctx.snapshots_dir(),
     };
+    if args.paths.is_empty() {
+        ctx.ensure_cluster_named(&dir)?;
+    }
     if args.all_clusters {
         let work = |name: &str| live(&args, ctx, &dir, exit_on, Some(name));
         let shown = diff_render::Shown {

@@ -100,6 +100,7 @@ impl From<RecordArg> for CommitKind {
 static COMMITTING: Mutex<()> = Mutex::new(());
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    ctx.ensure_cluster_named(&snapshots_dir(&args, ctx))?;
     if args.commit {
         // Before any request or write: a repository, and an identity to commit with.
         Committer::open(&snapshots_dir(&args, ctx))?;

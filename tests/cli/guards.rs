@@ -370,3 +370,65 @@ fn creating_a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused() {
     );
     assert_eq!(b.state("orders"), None, "not created");
 }
+
+/// KCO_URL without KCO_CLUSTER in a project whose files are another cluster's: a URL alone
+/// stands for cluster `default`, which has no files here. A review (`diff --base`) would
+/// compare nothing and pass; instead it fails naming what is missing (KCO_CLUSTER) and the
+/// clusters the files are of, and `diff`, `snapshot` and `apply` say the same, before any
+/// request and writing nothing. With KCO_CLUSTER named, the review reviews.
+#[test]
+fn kco_url_without_kco_cluster_fails_every_command_naming_it_instead_of_reviewing_nothing() {
+    let fake = connect("kafka", &["s"]);
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    crate::support::git::git(dir, &["init", "-q", "-b", "main"]);
+    let file = SnapshotFile::sink("s", offsets(100))
+        .class(SINK)
+        .cluster("prod")
+        .write_in(&dir.join("snapshots/prod"));
+    crate::support::git::git(dir, &["add", "-A"]);
+    crate::support::git::git(dir, &["commit", "-qm", "nightly"]);
+    crate::support::data::hand_edit(&file, offsets(40));
+    crate::support::git::git(dir, &["commit", "-qam", "rewind s"]);
+    fake.clear_requests();
+
+    let run = |args: &[&str]| {
+        Kco::new(dir)
+            .env("KCO_URL", fake.url())
+            .args(args)
+            .run()
+            .code_and_text()
+    };
+    for args in [
+        &["diff", "--base", "HEAD^"][..],
+        &["diff"],
+        &["snapshot"],
+        &["apply", "snapshots/prod", "--dry-run"],
+    ] {
+        let (code, out) = run(args);
+        assert_eq!(code, 1, "{args:?}: {out}");
+        let found = match args[0] {
+            "apply" => "snapshots/prod/s.yaml is a file of cluster `prod`",
+            _ => "snapshots holds no files of `default` (it holds those of `prod`)",
+        };
+        for part in [
+            "error: KCO_URL: names a worker but not its cluster: a URL alone stands for cluster `default`, and ",
+            found,
+            "hint: name the cluster this worker belongs to: KCO_CLUSTER=prod (or --cluster prod)",
+        ] {
+            assert!(out.contains(part), "{args:?}: {part}: {out}");
+        }
+    }
+    assert!(!dir.join("snapshots/default").exists(), "nothing written");
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+
+    // Named, the review reviews: the rewind of s, against live.
+    let (code, out) = Kco::new(dir)
+        .env("KCO_URL", fake.url())
+        .env("KCO_CLUSTER", "prod")
+        .args(["diff", "--base", "HEAD^"])
+        .run()
+        .code_and_text();
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("REPROCESSING"), "{out}");
+}
