@@ -8,7 +8,7 @@ use crate::client::Connect;
 use crate::config::ClusterTarget;
 use crate::engine::apply::plan::{ApplyPlan, LeftOut, PlanOptions, Want};
 use crate::engine::apply::Checked;
-use crate::engine::diff::DrInput;
+use crate::engine::diff::{Alarm, DrInput};
 use crate::engine::mirror::{self, Target, TranslateMode};
 use crate::engine::operation::Operation;
 use crate::error::{Error, Result};
@@ -131,6 +131,43 @@ pub(super) fn plan(
     Ok(plan)
 }
 
+/// The readiness alarm's flags (`diff` against a DR cluster); each wins over the mirror's
+/// setting in kco.yaml, which wins over kco's default.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Thresholds {
+    /// Against a DR cluster: a sink partition behind its file whose group's last MM2
+    /// checkpoint is older than this rings the alarm (exit 2, `dr_lagging`), e.g. `90s`
+    /// [default: the mirror's `maxCheckpointAgeSeconds`, else 5m]
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub max_checkpoint_age: Option<std::time::Duration>,
+    /// Against a DR cluster: a sink partition more records behind its file than this rings
+    /// the alarm [default: the mirror's `maxBehind`, else any number]
+    #[arg(long, value_name = "RECORDS")]
+    pub max_behind: Option<u64>,
+    /// Against a DR cluster: no heartbeat copied through the mirror for longer than this
+    /// rings the alarm, and so does a mirror with none to tell (when given) [default: the
+    /// mirror's `maxMirrorSilenceSeconds`, else 2m]
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub max_mirror_silence: Option<std::time::Duration>,
+}
+
+impl Thresholds {
+    /// The alarm of a mirror whose kco.yaml sets `set`.
+    fn alarm(&self, set: &crate::config::MirrorAlarm) -> Alarm {
+        let default = Alarm::default();
+        let silence = self.max_mirror_silence.or(set.max_mirror_silence);
+        Alarm {
+            max_checkpoint_age: self
+                .max_checkpoint_age
+                .or(set.max_checkpoint_age)
+                .unwrap_or(default.max_checkpoint_age),
+            max_behind: self.max_behind.or(set.max_behind),
+            max_mirror_silence: silence.unwrap_or(default.max_mirror_silence),
+            require_heartbeat: silence.is_some(),
+        }
+    }
+}
+
 /// `diff` against a DR cluster: the translations of the sink files captured on another
 /// Kafka cluster, the source files left out of readiness, and the mirrors' heartbeats (none,
 /// and no request, when every file is of this cluster).
@@ -140,6 +177,7 @@ pub(super) fn diff_dr(
     client: &Connect,
     files: &[crate::engine::LoadedFile],
     mode: Option<TranslateMode>,
+    thresholds: &Thresholds,
 ) -> Result<DrInput> {
     let foreign: Vec<(&str, &OffsetsFile)> = files
         .iter()
@@ -173,9 +211,20 @@ pub(super) fn diff_dr(
             );
         }
     }
+    let env = |k: &str| std::env::var(k).ok();
+    let configured = ctx.config.dr_settings(&target.name, &env)?.alarms;
+    let alarms = side
+        .relations
+        .iter()
+        .map(|(cluster, relation)| {
+            let set = configured.get(cluster).copied().unwrap_or_default();
+            (relation.alias.clone(), thresholds.alarm(&set))
+        })
+        .collect();
     Ok(DrInput {
         translations,
         sources,
         mirrors,
+        alarms,
     })
 }

@@ -21,6 +21,8 @@ Statuses (files against the cluster):
 Against a DR cluster (files of another Kafka cluster it mirrors; docs/disaster-recovery.md):
   dr_ready       a sink not on this cluster whose every partition MM2's checkpoints translate
   no_translation a sink with a partition that cannot be translated (the note says why)
+  dr_lagging     a sink that translates while its mirror lags beyond the readiness thresholds
+                 (--max-checkpoint-age, --max-behind, --max-mirror-silence; the note says which)
   skipped        a source connector: not part of DR readiness
 With --base REV: the working tree against the merge base of HEAD and REV (three dots, as a forge
 shows a pull request: what landed on REV since the branch forked is not the branch's; --tip
@@ -37,9 +39,11 @@ Exit codes:
      with --all-clusters, any cluster that failed (named, and in -o json as
      {\"cluster\", \"error\"})
   2  differences found (with --all-clusters: only when every cluster answered)
-Against a DR cluster, a readiness alarm: 0 every sink that would be restored translates;
-  2 one does not (no_translation); 1 kco could not tell (Connect or Kafka unreachable,
-  authentication refused). MM2's heartbeat is reported, not counted.
+Against a DR cluster, a readiness alarm: 0 every sink that would be restored translates
+  within the thresholds; 2 one does not (no_translation), or its mirror lags (dr_lagging: a
+  checkpoint older than 5m while behind the file, a heartbeat copied from the source older
+  than 2m, by default); 1 kco could not tell (Connect or Kafka unreachable or silent past
+  timeoutSeconds, authentication refused).
 
 Examples:
   kco diff
@@ -92,6 +96,8 @@ pub struct Args {
     /// `apply --translate`) [default: file, when the mirror is configured]
     #[arg(long, value_enum, value_name = "MODE")]
     pub translate: Option<super::apply_mirror::TranslateArg>,
+    #[command(flatten)]
+    pub thresholds: super::apply_mirror::Thresholds,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -246,6 +252,7 @@ fn live(
         &client,
         &files,
         args.translate.map(Into::into),
+        &args.thresholds,
     )?;
     if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.

@@ -18,6 +18,17 @@ pub const DEFAULT_KAFKA_TIMEOUT_SECS: u64 = 15;
 pub struct DrSettings {
     pub kafka: Option<KafkaOptions>,
     pub mirrors: BTreeMap<String, MirrorRelation>,
+    /// Per mirror (the same keys as `mirrors`): the readiness alarm's thresholds it sets.
+    pub alarms: BTreeMap<String, MirrorAlarm>,
+}
+
+/// A mirror's readiness thresholds in kco.yaml (`maxCheckpointAgeSeconds`, `maxBehind`,
+/// `maxMirrorSilenceSeconds`); unset: kco's defaults, or the command's flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MirrorAlarm {
+    pub max_checkpoint_age: Option<Duration>,
+    pub max_behind: Option<u64>,
+    pub max_mirror_silence: Option<Duration>,
 }
 
 impl Config {
@@ -52,6 +63,7 @@ impl Config {
             Some(k) => Some(self.kafka_options(name, k, &interp)?),
         };
         let mut mirrors = BTreeMap::new();
+        let mut alarms = BTreeMap::new();
         for (source, m) in &raw.mirrors {
             let policy = match m.policy.as_deref().unwrap_or("default") {
                 "default" => ReplicationPolicy::Default {
@@ -71,6 +83,14 @@ impl Config {
                     format!("cluster `{name}`: mirror `{source}` needs `alias` (MirrorMaker 2's `source.cluster.alias`)"),
                 ));
             }
+            alarms.insert(
+                source.clone(),
+                MirrorAlarm {
+                    max_checkpoint_age: m.max_checkpoint_age_seconds.map(Duration::from_secs),
+                    max_behind: m.max_behind,
+                    max_mirror_silence: m.max_mirror_silence_seconds.map(Duration::from_secs),
+                },
+            );
             mirrors.insert(
                 source.clone(),
                 MirrorRelation {
@@ -85,7 +105,11 @@ impl Config {
                 },
             );
         }
-        Ok(DrSettings { kafka, mirrors })
+        Ok(DrSettings {
+            kafka,
+            mirrors,
+            alarms,
+        })
     }
 
     fn kafka_options(
@@ -186,7 +210,9 @@ clusters:
     kafka:
       bootstrap: "west-1:9092, west-2:9092"
       sasl: {mechanism: SCRAM-SHA-512, username: kco, password: "${env:WEST_PW}"}
-    mirrors: {east: {alias: east, policy: default}, south: {alias: s, policy: identity}}
+    mirrors:
+      east: {alias: east, policy: default, maxCheckpointAgeSeconds: 90, maxBehind: 1000}
+      south: {alias: s, policy: identity, maxMirrorSilenceSeconds: 60}
 "#,
         );
         let env = |k: &str| (k == "WEST_PW").then(|| "s3cret".to_string());
@@ -202,6 +228,18 @@ clusters:
         assert_eq!(east.target_topic("west.orders"), "orders");
         assert_eq!(east.checkpoints_topic, "east.checkpoints.internal");
         assert_eq!(dr.mirrors["south"].target_topic("orders"), "orders");
+        assert_eq!(
+            dr.alarms["east"],
+            MirrorAlarm {
+                max_checkpoint_age: Some(Duration::from_secs(90)),
+                max_behind: Some(1000),
+                max_mirror_silence: None,
+            }
+        );
+        assert_eq!(
+            dr.alarms["south"].max_mirror_silence,
+            Some(Duration::from_secs(60))
+        );
         assert!(c.dr_settings("east", &env).unwrap().mirrors.is_empty());
     }
 

@@ -13,6 +13,7 @@ use crate::client::{Backend, HttpOptions, TlsOptions};
 
 mod cloud;
 mod kafka;
+pub use kafka::MirrorAlarm;
 mod raw;
 #[cfg(test)]
 mod tests;

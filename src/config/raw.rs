@@ -172,4 +172,11 @@ pub(super) struct RawMirror {
     pub(super) target_alias: Option<String>,
     #[serde(default)]
     pub(super) checkpoints_topic: Option<String>,
+    /// The readiness alarm's thresholds for this mirror (`diff` against the DR cluster).
+    #[serde(default)]
+    pub(super) max_checkpoint_age_seconds: Option<u64>,
+    #[serde(default)]
+    pub(super) max_behind: Option<u64>,
+    #[serde(default)]
+    pub(super) max_mirror_silence_seconds: Option<u64>,
 }

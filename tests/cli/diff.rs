@@ -75,7 +75,7 @@ fn whole_directory_as_json() {
         "mode": "live", "cluster": "a", "base": null, "base_commit": null, "fail_on": "drift",
         "summary": {
             "connectors": 4, "differences": 3,
-            "statuses": {"advanced":1,"class_changed":0,"drifted":1,"dr_ready":0,"in_sync":0,
+            "statuses": {"advanced":1,"class_changed":0,"drifted":1,"dr_lagging":0,"dr_ready":0,"in_sync":0,
                          "missing":1,"no_translation":0,"skipped":0,"state_changed":0,"state_drifted":0,
                          "type_changed":0,"untracked":1},
             "partitions_changed": 3

@@ -1,10 +1,13 @@
 //! A sink file of another Kafka cluster against a DR cluster: compared through its
 //! translation (MM2's checkpoints, `engine::mirror`). Not on the cluster is expected there
 //! (`dr_ready` when every partition translates), and a partition without a translation is
-//! `no_translation`, a difference.
+//! `no_translation`, a difference. A sink that translates while its mirror lags beyond the
+//! readiness alarm's thresholds ([`Alarm`]) is `dr_lagging`, a difference too: the alarm
+//! rings while the mirror is stalled, not only once a checkpoint is missing.
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::time::Duration;
 
 use super::live::classify as classify_live;
 use super::{ConnectorDiff, Status};
@@ -23,6 +26,92 @@ pub struct DrInput {
     /// Source connectors of another Kafka cluster, by name.
     pub sources: BTreeSet<String>,
     pub mirrors: Vec<MirrorHeartbeat>,
+    /// The readiness alarm of each mirror, by MM2's source alias ([`Alarm::default`] for
+    /// one not listed).
+    pub alarms: std::collections::BTreeMap<String, Alarm>,
+}
+
+/// The readiness alarm's thresholds (`--max-checkpoint-age`, `--max-behind`,
+/// `--max-mirror-silence`, or the mirror's `maxCheckpointAgeSeconds`, `maxBehind` and
+/// `maxMirrorSilenceSeconds` in kco.yaml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Alarm {
+    /// A partition behind the file whose group's last checkpoint is older than this: the
+    /// mirror has not caught up with what the sink had read when the file was taken (MM2
+    /// writes a checkpoint about every minute while the group commits). A partition at or
+    /// past the file's position is ready however old its checkpoint (an idle group commits
+    /// nothing new).
+    pub max_checkpoint_age: Duration,
+    /// More records behind the file than this, delivered again after a failover (`None`:
+    /// any number; at-least-once delivery allows them).
+    pub max_behind: Option<u64>,
+    /// The last heartbeat copied through the mirror from the source cluster older than this:
+    /// no record comes through.
+    pub max_mirror_silence: Duration,
+    /// Whether a mirror with no heartbeat copied from the source (no heartbeat connector on
+    /// the source side, or only the one the DR cluster's worker writes) rings too (set when
+    /// `--max-mirror-silence` is given).
+    pub require_heartbeat: bool,
+}
+
+impl Default for Alarm {
+    fn default() -> Self {
+        Alarm {
+            max_checkpoint_age: Duration::from_secs(5 * 60),
+            max_behind: None,
+            max_mirror_silence: Duration::from_secs(2 * 60),
+            require_heartbeat: false,
+        }
+    }
+}
+
+impl Alarm {
+    /// Why the sink `t` translates to should not be trusted now: one reason per threshold
+    /// exceeded, naming it; `heartbeat` is its mirror's.
+    pub fn rings(&self, t: &Translation, heartbeat: Option<&MirrorHeartbeat>) -> Vec<String> {
+        let mut why = Vec::new();
+        for p in &t.partitions {
+            let Some(cp) = &p.checkpoint else { continue };
+            let age = p
+                .seconds_since_last_checkpoint
+                .unwrap_or(cp.seconds_since_written)
+                .max(0) as u64;
+            if p.redelivers > 0 && age > self.max_checkpoint_age.as_secs() {
+                why.push(format!(
+                    "{}: {} behind the file and the group's last checkpoint is {} old, over the {} allowed (--max-checkpoint-age): is MirrorMaker 2's checkpoint connector running?",
+                    p.crossing(),
+                    crate::text::count(p.redelivers as usize, "record"),
+                    ago(age as i64),
+                    humantime::format_duration(self.max_checkpoint_age)
+                ));
+            }
+            if let Some(max) = self.max_behind.filter(|m| p.redelivers > *m as i64) {
+                why.push(format!(
+                    "{}: {} behind the file, over the {max} allowed (--max-behind): a failover now delivers them again",
+                    p.crossing(),
+                    crate::text::count(p.redelivers as usize, "record"),
+                ));
+            }
+        }
+        let Some(alias) = t.alias.as_deref() else {
+            return why;
+        };
+        let silence = heartbeat
+            .filter(|h| h.mirrored)
+            .and_then(|h| h.seconds_since_last_heartbeat);
+        match silence {
+            Some(s) if s.max(0) as u64 > self.max_mirror_silence.as_secs() => why.push(format!(
+                "mirror `{alias}`: no heartbeat has come through from the source for {}, over the {} allowed (--max-mirror-silence): the mirror is stalled or the source is down",
+                ago(s),
+                humantime::format_duration(self.max_mirror_silence)
+            )),
+            None if self.require_heartbeat => why.push(format!(
+                "mirror `{alias}`: no heartbeat copied from the source (`{alias}.heartbeats`) to tell whether records come through (--max-mirror-silence)"
+            )),
+            _ => {}
+        }
+        why
+    }
 }
 
 pub(super) fn classify(
@@ -30,6 +119,7 @@ pub(super) fn classify(
     file: &LoadedFile,
     live: Option<(&ConnectorListing, &[OffsetEntry])>,
     translation: &Result<Translation, String>,
+    dr: &DrInput,
     cluster: &str,
     cwd: &Path,
 ) -> ConnectorDiff {
@@ -47,14 +137,31 @@ pub(super) fn classify(
     let mut translated = file.clone();
     translated.file.offsets = t.offsets.clone();
     let mut d = classify_live(name, Some(&translated), live, None, cluster, cwd);
+    let mut rings = Vec::new();
     if live.is_none() {
-        d.status = Status::DrReady;
+        let heartbeat = dr
+            .mirrors
+            .iter()
+            .find(|h| Some(h.alias.as_str()) == t.alias.as_deref());
+        let alarm = t
+            .alias
+            .as_ref()
+            .and_then(|a| dr.alarms.get(a))
+            .copied()
+            .unwrap_or_default();
+        rings = alarm.rings(t, heartbeat);
+        d.status = if rings.is_empty() {
+            Status::DrReady
+        } else {
+            Status::DrLagging
+        };
         d.notes = vec![format!(
             "not on cluster `{cluster}`: it could start here from MirrorMaker 2's checkpoints"
         )];
         d.yaml = None;
     }
     d.notes.extend(t.partitions.iter().map(readiness));
+    d.notes.extend(rings);
     d.translation = Some(t.clone());
     d
 }
@@ -262,7 +369,7 @@ mod tests {
         let dr = DrInput {
             translations: BTreeMap::from([("ready".to_string(), Ok(translated(580)))]),
             sources: BTreeSet::from(["orders-src".to_string()]),
-            mirrors: Vec::new(),
+            ..DrInput::default()
         };
         let input = testkit::live_input(&files, "west");
         let r = diff_live_translated(&fake.client(), input, &Unheard, &dr).unwrap();
@@ -272,5 +379,105 @@ mod tests {
         );
         assert!(r.connectors[0].notes[0].contains("not part of DR readiness"));
         assert_eq!(r.exit_code, 0, "a source does not fail the readiness check");
+    }
+
+    fn heartbeat(mirrored: bool, seconds: Option<i64>) -> MirrorHeartbeat {
+        MirrorHeartbeat {
+            alias: "east".into(),
+            topic: seconds.map(|_| {
+                if mirrored {
+                    "east.heartbeats"
+                } else {
+                    "heartbeats"
+                }
+                .to_string()
+            }),
+            mirrored,
+            last_heartbeat_ms: seconds.map(|_| 0),
+            seconds_since_last_heartbeat: seconds,
+            problem: None,
+        }
+    }
+
+    /// The readiness alarm (issue 30): a stalled checkpoint while behind the file, too many
+    /// records behind, a mirror silent, each rings (`dr_lagging`, exit 2) with its reason;
+    /// an old checkpoint at the file's position, or a heartbeat only the DR cluster's own
+    /// worker writes, does not.
+    #[test]
+    fn the_readiness_alarm_rings_for_each_threshold_exceeded_and_only_then() {
+        let fake = FakeConnect::builder().in_process();
+        let files = vec![east_sink("s")];
+        let aged = |age: i64, behind: i64| {
+            let mut t = translated(580);
+            let p = &mut t.partitions[0];
+            p.seconds_since_last_checkpoint = Some(age);
+            p.redelivers = behind;
+            t
+        };
+        let run = |t: Translation, alarm: Alarm, mirrors: Vec<MirrorHeartbeat>| {
+            let dr = DrInput {
+                translations: BTreeMap::from([("s".to_string(), Ok(t))]),
+                mirrors,
+                alarms: BTreeMap::from([("east".to_string(), alarm)]),
+                ..DrInput::default()
+            };
+            let input = testkit::live_input(&files, "west");
+            let r = diff_live_translated(&fake.client(), input, &Unheard, &dr).unwrap();
+            (
+                r.connectors[0].status,
+                r.connectors[0].notes.join("\n"),
+                r.exit_code,
+            )
+        };
+        let default = Alarm::default();
+        // 126 s since the last checkpoint, 244 behind: ready under the default 5 min ...
+        let (status, _, code) = run(aged(126, 244), default, vec![]);
+        assert_eq!((status, code), (Status::DrReady, 0));
+        // ... lagging under 90 s.
+        let tight = Alarm {
+            max_checkpoint_age: Duration::from_secs(90),
+            ..default
+        };
+        let (status, notes, code) = run(aged(126, 244), tight, vec![]);
+        assert_eq!((status, code), (Status::DrLagging, 2), "{notes}");
+        assert!(
+            notes.contains("orders/0 600 -> east.orders/0 580: 244 records behind the file and the group's last checkpoint is 2m 6s old, over the 1m 30s allowed (--max-checkpoint-age)"),
+            "{notes}"
+        );
+        // An old checkpoint at the file's position: an idle group, ready.
+        let (status, _, _) = run(aged(3600, 0), tight, vec![]);
+        assert_eq!(status, Status::DrReady);
+        // Too many records behind.
+        let few = Alarm {
+            max_behind: Some(100),
+            ..default
+        };
+        let (status, notes, _) = run(aged(10, 244), few, vec![]);
+        assert_eq!(status, Status::DrLagging, "{notes}");
+        assert!(
+            notes.contains("244 records behind the file, over the 100 allowed (--max-behind)"),
+            "{notes}"
+        );
+        let (status, _, _) = run(aged(10, 100), few, vec![]);
+        assert_eq!(status, Status::DrReady);
+        // The mirror: silent through the mirror rings; the DR worker's own heartbeat (alive
+        // with the source down) does not tell, and rings only when a heartbeat is required.
+        let (status, notes, _) = run(aged(10, 5), default, vec![heartbeat(true, Some(150))]);
+        assert_eq!(status, Status::DrLagging, "{notes}");
+        assert!(notes.contains("mirror `east`: no heartbeat has come through from the source for 2m 30s, over the 2m allowed (--max-mirror-silence)"), "{notes}");
+        let (status, _, _) = run(aged(10, 5), default, vec![heartbeat(true, Some(3))]);
+        assert_eq!(status, Status::DrReady);
+        let (status, _, _) = run(aged(10, 5), default, vec![heartbeat(false, Some(0))]);
+        assert_eq!(status, Status::DrReady);
+        let required = Alarm {
+            require_heartbeat: true,
+            ..default
+        };
+        let (status, notes, _) = run(aged(10, 5), required, vec![heartbeat(false, Some(0))]);
+        assert_eq!(status, Status::DrLagging, "{notes}");
+        assert!(
+            notes.contains("no heartbeat copied from the source (`east.heartbeats`)"),
+            "{notes}"
+        );
     }
 }

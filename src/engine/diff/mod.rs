@@ -23,7 +23,7 @@ use crate::model::{ConnectorType, Fields, Key};
 pub use super::risk::{Risk, RiskCode};
 pub(crate) use base::classify;
 pub use base::{diff_base, Against, BaseInput, BaseSide};
-pub use dr::{heartbeat_line, DrInput};
+pub use dr::{heartbeat_line, Alarm, DrInput};
 pub use live::{diff_live, diff_live_reporting, diff_live_translated, LiveInput};
 
 /// Which comparison a report is.
@@ -74,6 +74,10 @@ pub enum Status {
     DrReady,
     /// A sink file of another Kafka cluster with a partition that cannot be translated.
     NoTranslation,
+    /// A sink file of another Kafka cluster, not on this cluster, whose partitions translate
+    /// while its mirror lags beyond the readiness alarm's thresholds (`dr::Alarm`): a
+    /// checkpoint too old, too many records behind, or the mirror silent.
+    DrLagging,
     /// A source file of another Kafka cluster against a DR cluster: not part of DR readiness
     /// (its positions belong to the primary's source systems).
     Skipped,
@@ -107,6 +111,7 @@ impl Status {
                 Missing,
                 Untracked,
                 DrReady,
+                DrLagging,
                 NoTranslation,
                 Skipped,
                 TypeChanged,
@@ -142,6 +147,7 @@ impl Status {
             Status::Missing => "missing",
             Status::Untracked => "untracked",
             Status::DrReady => "dr_ready",
+            Status::DrLagging => "dr_lagging",
             Status::NoTranslation => "no_translation",
             Status::Skipped => "skipped",
             Status::Unchanged => "unchanged",

@@ -159,7 +159,7 @@ pub fn diff_live_translated(
             let file = by_name.get(name).copied();
             let mut c = match (file, dr.translations.get(*name)) {
                 (Some(f), Some(t)) => {
-                    super::dr::classify(name, f, live, t, &input.cluster, input.cwd)
+                    super::dr::classify(name, f, live, t, dr, &input.cluster, input.cwd)
                 }
                 (Some(f), None) if live.is_none() && dr.sources.contains(*name) => {
                     super::dr::skipped(name, f, &input.cluster, input.cwd)
