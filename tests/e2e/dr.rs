@@ -35,7 +35,15 @@ pub(crate) struct Dr {
 }
 
 pub(crate) fn dr() -> Option<Dr> {
-    let tb = testbed()?;
+    dr_on(testbed()?)
+}
+
+/// [`dr`], the test bed to this test alone (it pauses MirrorMaker 2 for everyone).
+fn dr_alone() -> Option<Dr> {
+    dr_on(crate::harness::testbed_alone()?)
+}
+
+fn dr_on(tb: Testbed) -> Option<Dr> {
     let scram = service_file(
         &testbed_dir().join("dr"),
         "scram",
@@ -333,6 +341,101 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
         d.lag_max
     );
     assert_eq!(lines, (first..=1000).collect::<Vec<_>>());
+}
+
+/// Resumes a paused connector of w when dropped, the test failing or not.
+struct ResumeOnDrop<'a>(&'a Connect, &'static str);
+
+impl Drop for ResumeOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.resume(self.1);
+    }
+}
+
+/// Issue 30: the readiness alarm rings while MirrorMaker 2's checkpoint connector is paused
+/// and the sink moves on past what it last checkpointed (exit 2, `dr_lagging`, naming
+/// `--max-checkpoint-age`), is quiet under the default bound, and is ready again once the
+/// connector runs; a required heartbeat that the bed's MM2 does not write rings too.
+#[test]
+fn a_stalled_checkpoint_connector_rings_the_readiness_alarm() {
+    let Some(d) = dr_alone() else { return };
+    let a = d.tb.a();
+    let p = primary(&d, 100, None);
+    let dir = d.dir(true);
+    let out = dir.path().join("west.out");
+    let file = snapshot(&d, dir.path(), &p, &out);
+    let snapshots = dir.path().join("snapshots/a");
+    let readiness = |extra: &[&str]| {
+        let mut args = vec![
+            "--cluster",
+            "w",
+            "diff",
+            snapshots.to_str().unwrap(),
+            "-o",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let (code, o, e) = d.kco(dir.path(), &d.password, &args);
+        let report: Value = serde_json::from_str(&o).unwrap_or_else(|err| panic!("{err}: {o}{e}"));
+        (code, report["connectors"][0].clone())
+    };
+    // Checkpointed at the file's position: ready within a 3 s bound.
+    let tight = ["--max-checkpoint-age", "3s"];
+    wait_for(
+        "dr_ready at the file's position",
+        Duration::from_secs(120),
+        || match readiness(&tight) {
+            (0, c) if c["status"] == "dr_ready" => Ok(()),
+            (code, c) => Err(format!("exit {code}: {c}")),
+        },
+    );
+    // The checkpoint connector paused; the sink reads 50 more, the nightly captures them.
+    d.w.pause("mm2-east-checkpoint");
+    let _resume = ResumeOnDrop(&d.w, "mm2-east-checkpoint");
+    wait_for(
+        "the checkpoint connector paused",
+        Duration::from_secs(30),
+        || match d.w.state("mm2-east-checkpoint").as_str() {
+            "PAUSED" => Ok(()),
+            other => Err(other.to_string()),
+        },
+    );
+    append_lines(&p.input, &numbered("r", 101..=150));
+    wait_sink(&a, &p.name, &p.topic, 150);
+    snapshot(&d, dir.path(), &p, &out);
+    std::thread::sleep(Duration::from_secs(4));
+    let (code, c) = readiness(&tight);
+    assert_eq!((code, c["status"].as_str()), (2, Some("dr_lagging")), "{c}");
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains(&format!("{}/0 150 -> east.{}/0", p.topic, p.topic))
+            && notes.contains("records behind the file and the group's last checkpoint is")
+            && notes.contains("over the 3s allowed (--max-checkpoint-age)"),
+        "{notes}"
+    );
+    // Quiet under the default bound (5 minutes): the threshold is what rings.
+    let (code, c) = readiness(&[]);
+    assert_eq!((code, c["status"].as_str()), (0, Some("dr_ready")), "{c}");
+    // The bed's MM2 runs no heartbeat connector: a required heartbeat rings.
+    let (code, c) = readiness(&["--max-mirror-silence", "1m"]);
+    assert_eq!((code, c["status"].as_str()), (2, Some("dr_lagging")), "{c}");
+    assert!(
+        c["notes"]
+            .to_string()
+            .contains("mirror `east`: no heartbeat copied from the source (`east.heartbeats`)"),
+        "{c}"
+    );
+    // The connector runs again: checkpointed at 150, ready within the tight bound again.
+    drop(_resume);
+    wait_for(
+        "dr_ready once checkpoints flow",
+        Duration::from_secs(120),
+        || match readiness(&tight) {
+            (0, c) if c["status"] == "dr_ready" => Ok(()),
+            (code, c) => Err(format!("exit {code}: {c}")),
+        },
+    );
+    let _ = file;
 }
 
 /// Failover: `--translate latest` resumes near the primary's last position, not the file's.
