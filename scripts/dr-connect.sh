@@ -27,7 +27,8 @@
 #   KCO_DR_KAFKA_PORT (9192), KCO_DR_SASL_PORT (9194), KCO_DR_CONTROLLER_PORT (9195),
 #   KCO_DR_CONNECT_PORT (8090)   ports
 #   KCO_DR_OFFSET_LAG_MAX         MM2's offset.lag.max (default 100)
-#   KCO_TESTBED_DIR, KCO_TESTBED_KAFKA_PORT, KCO_TESTBED_WAIT_SECS, JAVA_HOME:
+#   KCO_TESTBED_DIR, KCO_TESTBED_KAFKA_PORT, KCO_TESTBED_A1_PORT, KCO_TESTBED_A2_PORT,
+#   KCO_TESTBED_WAIT_SECS, JAVA_HOME:
 #                                 as for scripts/local-connect.sh (Kafka release: the one
 #                                 the test bed runs)
 set -euo pipefail
@@ -73,7 +74,7 @@ write_dr_configs() {
 # Clusters of the DR test bed; the password is the second line of $DR/scram.
 clusters:
   a:
-    urls: [http://$HOST:8083, http://$HOST:8084]
+    urls: [http://$HOST:${KCO_TESTBED_A1_PORT:-8083}, http://$HOST:${KCO_TESTBED_A2_PORT:-8084}]
     kafka: {bootstrap: "$HOST:$EAST_PORT"}
   w:
     urls: [http://$HOST:$CONNECT_PORT]
