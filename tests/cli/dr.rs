@@ -226,3 +226,42 @@ fn a_kafka_listener_that_never_answers_fails_the_readiness_check_within_its_time
     );
     west.assert_no_mutations();
 }
+
+/// A failover starts what the primary ran (issue 30): a sink the nightly captured STOPPED is
+/// created and left STOPPED only with a warning that names it, the state, where it was
+/// captured and `--create-state running`, which starts it.
+#[test]
+fn a_failover_names_a_sink_it_leaves_stopped_and_the_flag_that_starts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (east, west) = regions(d, "");
+    east.set_state("orders-sink", crate::fake_connect::State::Stopped);
+    let r = kco(d, &["--cluster", "east", "snapshot", "--with-config"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    let apply = [
+        "--cluster",
+        "west",
+        "apply",
+        "snapshots/east/orders-sink.yaml",
+        "--create",
+        "--translate",
+        "none",
+        "--dry-run",
+    ];
+    let r = kco(d, &apply);
+    assert_eq!(r.code, 0, "{}", r.all());
+    let all = r.all();
+    assert!(
+        all.contains("records `orders-sink` STOPPED on cluster `east` when it was captured: it is created and left STOPPED on `west`, reading nothing; to start it with the others, apply with --create-state running"),
+        "{all}"
+    );
+    assert!(all.contains("start STOPPED"), "{all}");
+    let r = kco(d, &[&apply[..], &["--create-state", "running"]].concat());
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(
+        r.all().contains("start RUNNING") && !r.all().contains("left STOPPED on `west`"),
+        "{}",
+        r.all()
+    );
+    west.assert_no_mutations();
+}

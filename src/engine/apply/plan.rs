@@ -538,15 +538,28 @@ fn plan_one(
                 f.path.display()
             ));
         }
+        let start_state = opts.create_state.unwrap_or_else(|| {
+            f.file
+                .metadata
+                .state
+                .map(ConnectorState::target)
+                .unwrap_or(TargetState::Running)
+        });
+        // A failover starts what the primary ran: a sink its nightly captured stopped or
+        // paused is started so only when the user says so, and the plan says it.
+        if plan.translation.is_some()
+            && opts.create_state.is_none()
+            && start_state != TargetState::Running
+        {
+            plan.warnings.push(format!(
+                "{} records `{name}` {start_state} on cluster `{}` when it was captured: it is created and left {start_state} on `{cluster}`, reading nothing; to start it with the others, apply with --create-state running",
+                f.path.display(),
+                f.file.metadata.cluster
+            ));
+        }
         plan.action = Action::Create {
             entries: plan.entries(&plan.partitions, false),
-            start_state: opts.create_state.unwrap_or_else(|| {
-                f.file
-                    .metadata
-                    .state
-                    .map(ConnectorState::target)
-                    .unwrap_or(TargetState::Running)
-            }),
+            start_state,
             config_keys: config.0.len(),
             secrets_from_env: secret_vars,
         };
