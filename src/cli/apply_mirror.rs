@@ -118,6 +118,7 @@ pub(super) fn plan(
     let translations = mirror::translate(&files, &side, mode, None, now_ms())
         .map_err(|e| kafka_error(target, e))?;
     let mut plan = op.plan_translated(&wants.without(&left_out), opts, &translations)?;
+    check_own_topics(&mut plan, &side);
     plan.left_out = left_out
         .into_iter()
         .map(|name| LeftOut {
@@ -129,6 +130,45 @@ pub(super) fn plan(
         })
         .collect();
     Ok(plan)
+}
+
+/// Each sink the plan creates on the DR cluster also reads the DR cluster's own topics of
+/// the same names (where producers write after a failover): the plan says which of them its
+/// Kafka lacks, or has with another partition count than the mirrored copy, and what to
+/// create. One metadata request, only when a created sink reads such a topic.
+fn check_own_topics(plan: &mut ApplyPlan, side: &Target) {
+    let Some(kafka) = &side.kafka else { return };
+    let own: Vec<(usize, Vec<(String, String)>)> = plan
+        .connectors
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c.action, crate::engine::apply::Action::Create { .. }))
+        .filter_map(|(i, c)| {
+            let t = c.translation.as_ref()?;
+            let before = c.config_changes.iter().find(|ch| ch.key == "topics")?;
+            Some((i, mirror::own_topics(&before.before, t)))
+        })
+        .filter(|(_, own)| !own.is_empty())
+        .collect();
+    if own.is_empty() {
+        return;
+    }
+    match crate::kafka::topic_partitions(kafka) {
+        Ok(partitions) => {
+            for (i, own) in own {
+                let warnings = mirror::own_topic_warnings(&own, &partitions, &side.cluster);
+                plan.connectors[i].warnings.extend(warnings);
+            }
+        }
+        Err(e) => {
+            for (i, _) in own {
+                plan.connectors[i].warnings.push(format!(
+                    "cannot check that the topics it reads exist on cluster `{}`'s Kafka: {e}",
+                    side.cluster
+                ));
+            }
+        }
+    }
 }
 
 /// The readiness alarm's flags (`diff` against a DR cluster); each wins over the mirror's

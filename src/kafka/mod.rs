@@ -111,48 +111,9 @@ pub fn scan_partition(
     tail: Option<i64>,
     visit: &mut dyn FnMut(RawRecord<'_>),
 ) -> Result<ScanEnd, KafkaError> {
-    let failed = |message: String| KafkaError::Failed {
-        bootstrap: opts.bootstrap_display(),
-        message: redact(&message, opts),
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| failed(format!("cannot start an I/O runtime: {e}")))?;
+    let runtime = runtime(opts)?;
     let work = async {
-        let build = |deadline: Duration| {
-            let mut builder = ClientBuilder::new(opts.bootstrap.clone())
-                .client_id("kco")
-                .backoff_config(BackoffConfig {
-                    init_backoff: Duration::from_millis(50),
-                    max_backoff: Duration::from_millis(500),
-                    base: 2.0,
-                    deadline: Some(deadline),
-                });
-            if let Some(t) = &opts.tls {
-                builder = builder.tls_config(tls::client_config(t).map_err(&failed)?);
-            }
-            if let Some(s) = &opts.sasl {
-                let c = Credentials::new(s.username.clone(), s.password.expose().to_string());
-                builder = builder.sasl_config(match s.mechanism {
-                    SaslMechanism::Plain => SaslConfig::Plain(c),
-                    SaslMechanism::ScramSha256 => SaslConfig::ScramSha256(c),
-                    SaslMechanism::ScramSha512 => SaslConfig::ScramSha512(c),
-                });
-            }
-            Ok::<_, KafkaError>(builder.build())
-        };
-        // One attempt first: refused credentials fail at once instead of being retried
-        // until the deadline; anything else is retried.
-        let client = match bounded(opts, "connecting", build(Duration::from_millis(1))?).await? {
-            Ok(c) => c,
-            Err(e) if is_auth_failure(&e) => return Err(failed(connect_message(&e))),
-            // Nothing listens there: waiting would not change that.
-            Err(e) if is_refused(&e) => return Err(failed(connect_message(&e))),
-            Err(_) => bounded(opts, "connecting", build(opts.timeout)?)
-                .await?
-                .map_err(|e| failed(connect_message(&e)))?,
-        };
+        let client = connect(opts).await?;
         // A metadata request naming a missing topic makes a broker with
         // `auto.create.topics.enable` create it: ask for all topics first (that creates
         // nothing), and name this one only when it exists.
@@ -228,6 +189,78 @@ pub fn scan_partition(
     // The deadline covers connecting and one stalled request; a long topic takes as long as
     // it takes.
     runtime.block_on(work)
+}
+
+/// A current-thread runtime for one read.
+fn runtime(opts: &KafkaOptions) -> Result<tokio::runtime::Runtime, KafkaError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| KafkaError::Failed {
+            bootstrap: opts.bootstrap_display(),
+            message: format!("cannot start an I/O runtime: {e}"),
+        })
+}
+
+/// A client connected to the cluster, within `timeoutSeconds`.
+async fn connect(opts: &KafkaOptions) -> Result<rskafka::client::Client, KafkaError> {
+    let failed = |message: String| KafkaError::Failed {
+        bootstrap: opts.bootstrap_display(),
+        message: redact(&message, opts),
+    };
+    let build = |deadline: Duration| {
+        let mut builder = ClientBuilder::new(opts.bootstrap.clone())
+            .client_id("kco")
+            .backoff_config(BackoffConfig {
+                init_backoff: Duration::from_millis(50),
+                max_backoff: Duration::from_millis(500),
+                base: 2.0,
+                deadline: Some(deadline),
+            });
+        if let Some(t) = &opts.tls {
+            builder = builder.tls_config(tls::client_config(t).map_err(&failed)?);
+        }
+        if let Some(s) = &opts.sasl {
+            let c = Credentials::new(s.username.clone(), s.password.expose().to_string());
+            builder = builder.sasl_config(match s.mechanism {
+                SaslMechanism::Plain => SaslConfig::Plain(c),
+                SaslMechanism::ScramSha256 => SaslConfig::ScramSha256(c),
+                SaslMechanism::ScramSha512 => SaslConfig::ScramSha512(c),
+            });
+        }
+        Ok::<_, KafkaError>(builder.build())
+    };
+    // One attempt first: refused credentials fail at once instead of being retried until
+    // the deadline; anything else is retried.
+    match bounded(opts, "connecting", build(Duration::from_millis(1))?).await? {
+        Ok(c) => Ok(c),
+        Err(e) if is_auth_failure(&e) => Err(failed(connect_message(&e))),
+        // Nothing listens there: waiting would not change that.
+        Err(e) if is_refused(&e) => Err(failed(connect_message(&e))),
+        Err(_) => bounded(opts, "connecting", build(opts.timeout)?)
+            .await?
+            .map_err(|e| failed(connect_message(&e))),
+    }
+}
+
+/// Every topic of the cluster and its number of partitions (a metadata request for all
+/// topics: it creates none).
+pub fn topic_partitions(
+    opts: &KafkaOptions,
+) -> Result<std::collections::BTreeMap<String, usize>, KafkaError> {
+    runtime(opts)?.block_on(async {
+        let client = connect(opts).await?;
+        let topics = bounded(opts, "listing topics", client.list_topics())
+            .await?
+            .map_err(|e| KafkaError::Failed {
+                bootstrap: opts.bootstrap_display(),
+                message: redact(&request_message(&e), opts),
+            })?;
+        Ok(topics
+            .into_iter()
+            .map(|t| (t.name, t.partitions.len()))
+            .collect())
+    })
 }
 
 /// `step` (connecting, or one request) within `timeoutSeconds`: a listener that accepts the

@@ -328,6 +328,14 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
             d.w.config(&p.name)["topics"],
             format!("east.{},{}", p.topic, p.topic)
         );
+        // West's own topic did not exist: the plan said so, and what to create (issue 30).
+        assert!(
+            o.contains(&format!(
+                "topic `{}` does not exist on the Kafka of cluster `w`",
+                p.topic
+            )) && o.contains(&format!("--topic {} --partitions 1", p.topic)),
+            "{o}"
+        );
     }
     let lines = wait_dr_output(&out, 1000);
     let first = lines[0];

@@ -369,6 +369,60 @@ pub struct ConfigChange {
 /// mirrored copy (`east.orders`) and, where that name differs, the DR cluster's own `t`,
 /// where producers write after a failover. A topic the DR cluster itself sent (failback:
 /// `west.orders` becomes `orders`) is only its original.
+/// The name topic `s` of the file has on the DR cluster: the translation's, else the
+/// relation's replication policy's.
+fn dr_name(t: &Translation, s: &str) -> String {
+    t.renames.get(s).cloned().unwrap_or_else(|| {
+        t.relation
+            .as_ref()
+            .map_or_else(|| s.to_string(), |r| r.target_topic(s))
+    })
+}
+
+/// For a sink created on the DR cluster from `topics` (its file's `topics`): each of the DR
+/// cluster's own topics it also reads (where producers write after a failover) with the
+/// mirrored copy of the primary's topic beside it, `(own, mirrored)`.
+pub fn own_topics(topics: &str, t: &Translation) -> Vec<(String, String)> {
+    topics
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| {
+            let mirrored = dr_name(t, s);
+            let both = dr_topics(s, &mirrored, t.relation.as_ref());
+            (both.len() == 2).then(|| (s.to_string(), mirrored))
+        })
+        .collect()
+}
+
+/// What the DR cluster's Kafka (`partitions`: its topics and their partition counts) lacks
+/// of `own`'s topics: a topic missing, which the sink's consumer or the producers would
+/// auto-create with the broker's default count, or one whose count is not the mirrored
+/// copy's (the primary's). `cluster` names the DR cluster.
+pub fn own_topic_warnings(
+    own: &[(String, String)],
+    partitions: &BTreeMap<String, usize>,
+    cluster: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (topic, mirrored) in own {
+        let Some(&want) = partitions.get(mirrored) else {
+            continue;
+        };
+        match partitions.get(topic) {
+            None => out.push(format!(
+                "topic `{topic}` does not exist on the Kafka of cluster `{cluster}`: producers write there after a failover, and whoever first uses it auto-creates it with the broker's default partition count; create it first with the {want} partitions of `{mirrored}` (the primary's): kafka-topics.sh --create --topic {topic} --partitions {want}"
+            )),
+            Some(&n) if n != want => out.push(format!(
+                "topic `{topic}` on the Kafka of cluster `{cluster}` has {}, `{mirrored}` (the primary's) {want}: records keyed alike do not land in the partitions they did on the primary",
+                crate::text::count(n, "partition")
+            )),
+            Some(_) => {}
+        }
+    }
+    out
+}
+
 pub(crate) fn dr_topics(t: &str, renamed: &str, relation: Option<&MirrorRelation>) -> Vec<String> {
     let came_back = relation.is_some_and(|r| match (&r.policy, &r.target_alias) {
         (ReplicationPolicy::Default { separator }, Some(target)) => {
@@ -412,17 +466,11 @@ fn regex_escape(s: &str) -> String {
 /// widened the same way. Returns every key changed.
 pub fn rename_config(config: &mut BTreeMap<String, String>, t: &Translation) -> Vec<ConfigChange> {
     let relation = t.relation.as_ref();
-    let rename = |s: &str| {
-        t.renames
-            .get(s)
-            .cloned()
-            .unwrap_or_else(|| relation.map_or_else(|| s.to_string(), |r| r.target_topic(s)))
-    };
     let mut changes = Vec::new();
     if let Some(topics) = config.get("topics").cloned() {
         let mut renamed: Vec<String> = Vec::new();
         for s in topics.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            for d in dr_topics(s, &rename(s), relation) {
+            for d in dr_topics(s, &dr_name(t, s), relation) {
                 if !renamed.contains(&d) {
                     renamed.push(d);
                 }

@@ -330,3 +330,54 @@ fn a_created_sink_reads_the_mirrored_topics_and_the_dr_clusters_own() {
     assert_eq!(config["topics.regex"], r"(?:east\.)?(?:orders|pay.*)");
     assert_eq!(changes[0].key, "topics.regex");
 }
+
+/// The DR cluster's own topics a created sink reads: missing, or with another partition
+/// count than the mirrored copy (the primary's), the plan says what to create (issue 30).
+#[test]
+fn the_dr_clusters_own_topics_are_checked_against_the_mirrored_copies() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[(G, "east.orders", 0, 600, 600)],
+    );
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 600)]);
+    let t = run(&file, &west(true), None, &mem).unwrap().unwrap();
+    let own = own_topics("orders, payments", &t);
+    assert_eq!(
+        own,
+        [
+            ("orders".to_string(), "east.orders".to_string()),
+            ("payments".to_string(), "east.payments".to_string())
+        ]
+    );
+    let kafka = BTreeMap::from([
+        ("east.orders".to_string(), 3),
+        ("east.payments".to_string(), 2),
+        ("payments".to_string(), 1),
+    ]);
+    let w = own_topic_warnings(&own, &kafka, "west");
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].starts_with("topic `orders` does not exist on the Kafka of cluster `west`")
+            && w[0].ends_with("create it first with the 3 partitions of `east.orders` (the primary's): kafka-topics.sh --create --topic orders --partitions 3"),
+        "{}",
+        w[0]
+    );
+    assert!(
+        w[1].starts_with("topic `payments` on the Kafka of cluster `west` has 1 partition, `east.payments` (the primary's) 2"),
+        "{}",
+        w[1]
+    );
+    let ready = BTreeMap::from([
+        ("east.orders".to_string(), 3),
+        ("orders".to_string(), 3),
+        ("east.payments".to_string(), 2),
+        ("payments".to_string(), 2),
+    ]);
+    assert!(own_topic_warnings(&own, &ready, "west").is_empty());
+    // A topic that came back home (failback) has no own copy to check.
+    let relation = t.relation.clone().unwrap();
+    assert_eq!(
+        dr_topics("west.orders", "orders", Some(&relation)),
+        ["orders"]
+    );
+}
