@@ -61,7 +61,9 @@ chmod 0755 "$CTX/work"
 cp Containerfile "$CTX/Containerfile"
 
 # git, as this machine runs it: its binary (builtins such as credential-store are `git X`),
-# the HTTP(S) remote helper in its exec path, the ssh client git runs for ssh:// remotes, and
+# the HTTP(S) remote helper in its exec path, git-upload-pack and git-receive-pack (the git
+# binary under those names, as Debian links them: what a remote on a path, a mounted volume or
+# file://, runs on this side), the ssh client git runs for ssh:// remotes, and
 # the /bin/sh it runs credential helpers with; then every shared library they link, at the
 # path the dynamic loader resolved it to here (the loader itself included).
 EXEC_PATH=$(git --exec-path)
@@ -74,6 +76,10 @@ stage "$(command -v git)" /usr/bin/git
 stage "$EXEC_PATH/git-remote-http" "$EXEC_PATH/git-remote-http"
 ln -s git-remote-http "$R$EXEC_PATH/git-remote-https"
 ln -s /usr/bin/git "$R$EXEC_PATH/git"
+for pack in git-upload-pack git-receive-pack; do
+  ln -s git "$R/usr/bin/$pack"
+  ln -s /usr/bin/git "$R$EXEC_PATH/$pack"
+done
 stage "$(command -v ssh)" /usr/bin/ssh
 mkdir -p "$R/bin"
 stage "$(command -v dash)" /bin/sh
