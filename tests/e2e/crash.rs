@@ -3,10 +3,8 @@
 //! next apply); and `kill -9` of one of cluster a's workers during an apply of 10
 //! connectors, then a second apply: every connector converges and runs.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Command;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -15,7 +13,7 @@ use crate::harness::{
     append_lines, assert_success, file_source_config, get, kco, local_connect, numbered, testbed,
     testbed_alone, unique_name, wait_for, Connect, ConnectorGuard,
 };
-use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
+use crate::kco_steps::{kco_dir, kill_when_seen, set_offsets, write_snapshot};
 use crate::support::run::Kco;
 
 // Every test here runs `kco --cluster a ...`: the files are cluster a's.
@@ -80,20 +78,7 @@ fn killed_at(dir: &Path, args: &[&str], marker: &str) -> bool {
         .args(args)
         .discard_stdout()
         .spawn();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    let marker = marker.to_string();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.contains(&marker) {
-                let _ = tx.send(());
-                return;
-            }
-        }
-    });
-    let seen = rx.recv_timeout(Duration::from_secs(120)).is_ok();
-    child.kill9();
-    seen
+    kill_when_seen(&mut child, marker)
 }
 
 #[test]
