@@ -101,6 +101,48 @@ impl Image {
     }
 }
 
+impl Image {
+    /// A program that runs kco in the image as a CI runner's step does: `--network host`,
+    /// `root` (the remote and every checkout) mounted at the same path, the working
+    /// directory the caller's, as the caller's uid, with the caller's `KCO_*` and `GIT_*`
+    /// environment; written in `root`. Each call's arguments are appended to `calls`.
+    fn wrapper(&self, root: &Path, calls: &Path) -> std::path::PathBuf {
+        let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let podman: Vec<String> = self.podman.iter().map(|p| quote(p)).collect();
+        let root_text = root.display().to_string();
+        let uid = caller_ids();
+        let script = format!(
+            r#"#!/bin/sh
+# kco in the image, on the checkout at the caller's working directory
+set -eu
+printf '%s\n' "$*" >>{calls}
+pass=''
+for v in $(env | sed -n 's/^\(KCO_[A-Za-z0-9_]*\|GIT_[A-Za-z0-9_]*\)=.*/\1/p'); do
+  pass="$pass -e $v"
+done
+# shellcheck disable=SC2086
+exec {podman} run --rm --network host --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 \
+  -e NO_COLOR=1 -e TERM=dumb -e HOME=/tmp $pass --user {uid} -v {root}:{root} -w "$PWD" \
+  {image} "$@"
+"#,
+            podman = podman.join(" "),
+            root = quote(&root_text),
+            image = quote(&self.name),
+            calls = quote(&calls.display().to_string()),
+        );
+        let path = root.join("kco-in-image");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+}
+
+/// This process's `uid:gid`, as podman's `--user` takes it.
+fn caller_ids() -> String {
+    let meta = std::fs::metadata("/proc/self").unwrap();
+    format!("{}:{}", meta.uid(), meta.gid())
+}
+
 fn image() -> Option<Image> {
     let Some(name) = std::env::var("KCO_E2E_IMAGE")
         .ok()
@@ -525,4 +567,27 @@ fn the_image_takes_the_shared_lock_with_the_runners_git_credentials_and_leaves_t
         "root committed the snapshot"
     );
     assert_eq!(not_owned_by(dir, OWNER), Vec::<String>::new());
+}
+
+/// Issue 33's month (tests/e2e/month.rs) with runner B's kco the image: the lock it takes and
+/// the journal it finishes from the shared remote, its nightly's and its apply's
+/// `snapshot --commit`, through the image's git, each step read back on the worker.
+#[test]
+fn a_month_of_gitops_with_runner_b_in_the_image() {
+    let Some(image) = image() else { return };
+    let calls = tempfile::NamedTempFile::new().unwrap();
+    crate::month::live_the_month(Some(&|root: &Path| image.wrapper(root, calls.path())));
+    // Runner B's commands went through the image: its nightlies' snapshots and commits,
+    // its applies on merge, and the recovery of runner A's journal.
+    let calls = std::fs::read_to_string(calls.path()).unwrap();
+    for call in [
+        "snapshot --dir snapshots --commit",
+        "recover",
+        "apply snapshots/a",
+    ] {
+        assert!(
+            calls.contains(call),
+            "`{call}` not run in the image:\n{calls}"
+        );
+    }
 }

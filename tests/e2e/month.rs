@@ -24,8 +24,11 @@
 //! - Day 10, finding 7: runner A killed mid-apply with the sink STOPPED, twice; runner B's
 //!   nightly refuses to record it, `kco recover` on B and B's next apply finish A's journal
 //!   from the remote, and the sink runs again.
-//! - Finding 8 (the image): every kco command of a runner goes through [`Runner::kco`], the
-//!   hook for running runner B in the image.
+//! - Finding 8 (the image): every kco command of a runner goes through [`Runner::kco`]. The
+//!   image test (`image::a_month_of_gitops_with_runner_b_in_the_image`) lives the same month
+//!   with runner B's kco the release image run by podman on its checkout: its shared lock,
+//!   the journal it finishes from the remote, and its `snapshot --commit` pushes all go
+//!   through the image's own git.
 //!
 //! One sink reads three single-partition topics (`t0/0`, `t1/0`, `t2/0`), each fed by a
 //! FileStream source; records flow whenever the test appends lines to a source's file. A
@@ -34,11 +37,9 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::rc::Rc;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -48,7 +49,8 @@ use crate::harness::{
     testbed_alone, unique_name,
 };
 use crate::kco_steps::{
-    by_topic, clone, file_offsets, hand_edit_offset, review, text_offsets, wait_live, Offs,
+    by_topic, clone, file_offsets, hand_edit_offset, kill_when_seen, review, text_offsets,
+    wait_live, Offs,
 };
 use crate::support::git::{git, git_may_fail};
 use crate::support::run::hermetic;
@@ -62,11 +64,10 @@ struct Runner {
     name: &'static str,
     root: PathBuf,
     dir: PathBuf,
-    /// IMAGE HOOK (issue 33, finding 8): the program every kco command of this runner runs,
-    /// directly ([`Runner::kco`], [`Runner::killed_at`]) and in the recipes (their `KCO`). To
-    /// run runner B in the release image, make it a wrapper that runs the image on `dir`
-    /// (`podman run ... -v DIR:/work ...`, as scripts/test.sh does) and passes its arguments
-    /// on: nothing else of the test changes.
+    /// The program every kco command of this runner runs, directly ([`Runner::kco`],
+    /// [`Runner::killed_at`]) and in the recipes (their `KCO`): the binary, or for runner B
+    /// in the image test a wrapper that runs the image on the checkout and passes its
+    /// arguments on. Nothing else of the month changes.
     kco: PathBuf,
     /// A throw-away checkout (a cloud runner): each job clones afresh onto a detached HEAD.
     /// Else a kept checkout on `trunk` (a self-hosted runner), brought up to date by each job.
@@ -187,21 +188,7 @@ impl Runner {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let marker = marker.to_string();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains(&marker) {
-                    let _ = tx.send(());
-                    return;
-                }
-            }
-        });
-        let seen = rx.recv_timeout(Duration::from_secs(120)).is_ok();
-        let _ = child.kill();
-        child.wait().unwrap();
-        seen
+        kill_when_seen(&mut child, marker)
     }
 }
 
@@ -284,6 +271,12 @@ fn closed_port() -> u16 {
 
 #[test]
 fn a_month_of_gitops_on_two_runners_keeps_the_worker_where_the_history_says() {
+    live_the_month(None);
+}
+
+/// The month. `runner_b`, when given, makes runner B's kco: called with the directory that
+/// holds the remote and every checkout, it returns the program to run (the image's wrapper).
+pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     let Some(tb) = testbed_alone() else { return };
     let a = tb.a();
     let root_dir = temp_dir();
@@ -329,7 +322,10 @@ fn a_month_of_gitops_on_two_runners_keeps_the_worker_where_the_history_says() {
     mate.git(&["config", "merge.kco.name", "kco snapshot files"]);
     mate.git(&["config", "merge.kco.driver", &driver]);
     let run_a = Runner::new(root, "runner-a", true, &day);
-    let run_b = Runner::new(root, "runner-b", false, &day);
+    let mut run_b = Runner::new(root, "runner-b", false, &day);
+    if let Some(make) = runner_b {
+        run_b.kco = make(root);
+    }
     //    The copies reach each runner's checkout executable, through git.
     for script in RECIPES {
         let staged = run_b.git(&["ls-files", "-s", &format!("ci/{script}")]);
