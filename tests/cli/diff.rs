@@ -212,6 +212,12 @@ fn in_sync_exits_0_and_type_change_is_reported() {
         ),
         "{out}"
     );
+    // The state named without "outside kco" or a snapshot that would record it.
+    assert!(
+        out.contains("live state STOPPED, the file records RUNNING\n")
+            && !out.contains("outside kco"),
+        "{out}"
+    );
     git(t.path(), &["push", "-q", "origin", ":refs/kco/locks/a"]);
     fake.set_state("s", State::Running);
     let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);

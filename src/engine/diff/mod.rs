@@ -487,6 +487,13 @@ impl DiffReport {
             if !c.less_active {
                 continue;
             }
+            // Not "outside kco", and not recorded by the next snapshot, which refuses while
+            // the operation's journal is left.
+            for n in &mut c.notes {
+                if let Some(state) = n.strip_suffix(live::OUTSIDE_KCO) {
+                    *n = state.to_string();
+                }
+            }
             c.notes.push(format!(
                 "a kco operation holds the cluster's lock ({holder}): running, or killed and not recovered, it may have left it so: `kco recover`"
             ));

@@ -157,6 +157,11 @@ pub(crate) fn classify(
     }
 }
 
+/// What the note on a less active connector says when no kco operation explains it
+/// (`DiffReport::state_left_by` drops it where one may).
+pub(crate) const OUTSIDE_KCO: &str =
+    ": paused or stopped outside kco, the next snapshot records it";
+
 /// Whether the live state is less active than the file records (RUNNING in the file, STOPPED
 /// or PAUSED live; PAUSED in the file, STOPPED live); if so, a note says so. Whether a kco
 /// operation left it so is told by the cluster's lock (`DiffReport::state_left_by`). A
@@ -184,7 +189,7 @@ fn state_note(
     }
     if less_active {
         notes.push(format!(
-            "live state {live}, the file records {}: paused or stopped outside kco, the next snapshot records it",
+            "live state {live}, the file records {}{OUTSIDE_KCO}",
             recorded.target()
         ));
     }

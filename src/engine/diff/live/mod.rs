@@ -202,7 +202,7 @@ fn paused_by_service(
 
 mod classify;
 
-pub(crate) use classify::classify;
+pub(crate) use classify::{classify, OUTSIDE_KCO};
 
 #[cfg(test)]
 mod tests;
