@@ -42,15 +42,18 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
 
 /// One cluster's listing (`None`: the cluster the global flags name).
 fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport> {
-    let target = match cluster {
-        Some(name) => ctx.target_named(Some(name))?,
-        None => ctx.target()?,
-    };
-    let client = ctx.connect(&target)?;
     let dir = match &args.dir {
         Some(d) => ctx.cwd.join(d),
         None => ctx.snapshots_dir(),
     };
+    let target = match cluster {
+        Some(name) => ctx.target_named(Some(name))?,
+        None => {
+            ctx.ensure_cluster_named(&dir)?;
+            ctx.target()?
+        }
+    };
+    let client = ctx.connect(&target)?;
     let cluster_dir = store::cluster_dir(&dir, &target.name);
     let files = if cluster_dir.is_dir() {
         let (files, problems) = load_files(&[cluster_dir]);

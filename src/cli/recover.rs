@@ -57,6 +57,9 @@ struct Discarded<'a> {
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    // A URL alone stands for cluster `default`: not this project's cluster, whose lock and
+    // journal it would miss.
+    ctx.ensure_cluster_named(&ctx.snapshots_dir())?;
     let target = ctx.target()?;
     let state = ctx.state_dir();
     if args.discard {

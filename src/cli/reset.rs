@@ -25,6 +25,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    // A URL alone stands for cluster `default`: not this project's cluster, whose lock and
+    // journal it would miss.
+    ctx.ensure_cluster_named(&ctx.snapshots_dir())?;
     let target = ctx.target()?;
     let request = Request::exact(Verb::Reset, &args.change);
     let names = if args.names.iter().any(|n| select::is_glob(n)) {

@@ -404,6 +404,9 @@ fn kco_url_without_kco_cluster_fails_every_command_naming_it_instead_of_reviewin
         &["diff"],
         &["snapshot"],
         &["apply", "snapshots/prod", "--dry-run"],
+        &["ls"],
+        &["reset", "s", "--yes"],
+        &["recover"],
     ] {
         let (code, out) = run(args);
         assert_eq!(code, 1, "{args:?}: {out}");
