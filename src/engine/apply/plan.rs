@@ -552,7 +552,7 @@ fn plan_one(
             && start_state != TargetState::Running
         {
             plan.warnings.push(format!(
-                "{} records `{name}` {start_state} on cluster `{}` when it was captured: it is created and left {start_state} on `{cluster}`, reading nothing; to start it with the others, apply with --create-state running",
+                "{} records `{name}` {start_state} on cluster `{}` when it was captured: it is created and left {start_state} on `{cluster}`, reading nothing; to start it with the others, apply with --create-state running", // not a count
                 f.path.display(),
                 f.file.metadata.cluster
             ));

@@ -411,7 +411,8 @@ pub fn own_topic_warnings(
         };
         match partitions.get(topic) {
             None => out.push(format!(
-                "topic `{topic}` does not exist on the Kafka of cluster `{cluster}`: producers write there after a failover, and whoever first uses it auto-creates it with the broker's default partition count; create it first with the {want} partitions of `{mirrored}` (the primary's): kafka-topics.sh --create --topic {topic} --partitions {want}"
+                "topic `{topic}` does not exist on the Kafka of cluster `{cluster}`: producers write there after a failover, and whoever first uses it auto-creates it with the broker's default partition count; create it first with the {} of `{mirrored}` (the primary's): kafka-topics.sh --create --topic {topic} --partitions {want}",
+                crate::text::count(want, "partition")
             )),
             Some(&n) if n != want => out.push(format!(
                 "topic `{topic}` on the Kafka of cluster `{cluster}` has {}, `{mirrored}` (the primary's) {want}: records keyed alike do not land in the partitions they did on the primary",
