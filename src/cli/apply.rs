@@ -102,6 +102,11 @@ pub struct Args {
     /// their positions belong to the primary's source systems)
     #[arg(long)]
     pub with_sources: bool,
+    /// Move a connector that runs on the target although the file is of another Kafka
+    /// cluster (a failback onto a primary whose old sinks resumed); refused by default: it
+    /// reads beside the sink the file was captured from
+    #[arg(long)]
+    pub allow_running_primary: bool,
     #[command(flatten)]
     pub change: ChangeArgs,
 }
@@ -188,6 +193,7 @@ fn applying(args: Args, ctx: &Context) -> Result<u8> {
             parallel: args.change.parallel,
             create_state: args.create_state.map(Into::into),
             max_observed_age: None,
+            allow_running_primary: args.allow_running_primary,
         },
         refuse: args.fail_on.into_iter().map(Into::into).collect(),
         source: source.as_ref(),

@@ -81,6 +81,7 @@ impl Request<'_> {
                 parallel: args.parallel,
                 create_state: None,
                 max_observed_age: None,
+                allow_running_primary: false,
             },
             refuse: Vec::new(),
             source: None,

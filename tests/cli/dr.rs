@@ -265,3 +265,63 @@ fn a_failover_names_a_sink_it_leaves_stopped_and_the_flag_that_starts_it() {
     );
     west.assert_no_mutations();
 }
+
+/// Failback (issue 30): east is back and its old sink resumed on its own, reading beside
+/// west's. Applying west's file onto east refuses while east's runs, naming it and how to
+/// stop it; stopped, it is planned; --allow-running-primary moves it running.
+#[test]
+fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sink = |id: &str, topic: &str, offset: i64| {
+        FakeConnect::builder()
+            .version("4.1.0")
+            .kafka_cluster_id(id)
+            .connector(
+                ConnectorSpec::sink("orders-sink", SINK)
+                    .config("topics", topic)
+                    .offsets(
+                        json!([{"partition": {"kafka_topic": topic, "kafka_partition": 0},
+                                     "offset": {"kafka_offset": offset}}]),
+                    ),
+            )
+            .start()
+    };
+    let east = sink("K-EAST", "orders", 600);
+    let west = sink("K-WEST", "east.orders", 900);
+    std::fs::write(
+        d.join("kco.yaml"),
+        format!(
+            "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n",
+            east.url(),
+            west.url()
+        ),
+    )
+    .unwrap();
+    let r = kco(d, &["--cluster", "west", "snapshot"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    let failback = [
+        "--cluster",
+        "east",
+        "apply",
+        "snapshots/west",
+        "--translate",
+        "none",
+        "--dry-run",
+    ];
+    let r = kco(d, &failback);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.all().contains("`orders-sink` is RUNNING on `east`, and the file is of cluster `west`, where the sink it was captured from may run too: both read the same records, each delivered twice; stop it on `east` first (PUT /connectors/orders-sink/stop) and apply, or move it while it runs with --allow-running-primary"),
+        "{}",
+        r.all()
+    );
+    let r = kco(d, &[&failback[..], &["--allow-running-primary"]].concat());
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.stdout.contains("~ orders-sink"), "{}", r.stdout);
+    east.set_state("orders-sink", crate::fake_connect::State::Stopped);
+    let r = kco(d, &failback);
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.stdout.contains("~ orders-sink"), "{}", r.stdout);
+    east.assert_no_mutations();
+}

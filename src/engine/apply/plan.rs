@@ -95,6 +95,9 @@ pub struct PlanOptions {
     /// On a service that observes offsets: the bound on an observation's age (kco.yaml's
     /// `confluentCloud.maxObservedAgeSeconds`); `None`: 120 s.
     pub max_observed_age: Option<std::time::Duration>,
+    /// A file of another Kafka cluster (a failover or failback) may move a connector of its
+    /// name that runs on the target (`--allow-running-primary`); else that is a plan error.
+    pub allow_running_primary: bool,
 }
 
 /// The whole plan against one cluster.
@@ -568,6 +571,20 @@ fn plan_one(
     };
     plan.warnings
         .extend(crate::engine::strimzi::operator_warning(&name, live));
+    // A file of another Kafka cluster says where the sink stood there; one of its name that
+    // runs here (a primary's old sink, resumed on its own when its region came back) reads
+    // beside the sink the file was captured from, each record twice, until stopped.
+    if let (Some(f), Some(_)) = (file, &plan.translation) {
+        if live.state() == Some(ConnectorState::Running) && !opts.allow_running_primary {
+            return error(
+                plan,
+                format!(
+                    "`{name}` is RUNNING on `{cluster}`, and the file is of cluster `{}`, where the sink it was captured from may run too: both read the same records, each delivered twice; stop it on `{cluster}` first (PUT /connectors/{name}/stop) and apply, or move it while it runs with --allow-running-primary",
+                    f.file.metadata.cluster
+                ),
+            );
+        }
+    }
     if let (Some(f), Some(t)) = (file, live.connector_type) {
         if f.file.metadata.connector_type != t {
             return error(

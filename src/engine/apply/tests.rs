@@ -76,6 +76,7 @@ pub(crate) fn plan(fake: &FakeConnect, wants: &[Want], prune: bool, create: bool
         parallel: 2,
         create_state: None,
         max_observed_age: None,
+        allow_running_primary: false,
     };
     plan::build(&fake.client(), "a", wants, &opts).unwrap()
 }
@@ -458,6 +459,7 @@ fn before_3_6_the_refusal_names_what_was_asked() {
         parallel: 2,
         create_state: None,
         max_observed_age: None,
+        allow_running_primary: false,
     };
     let refusal = |wants: &[Want]| {
         plan::build(&fake.client(), "a", wants, &opts)
