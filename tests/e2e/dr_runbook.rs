@@ -162,7 +162,26 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
         ),
     )
     .unwrap();
-    run(dir, "", "git init -q .").unwrap();
+    // A repository that pushes to a remote, as the page asks.
+    let remote_dir = temp_dir();
+    let remote = remote_dir.path().join("remote.git");
+    run(
+        dir,
+        "",
+        &format!(
+            "git init -q --bare {0} && git init -q . && git remote add origin {0}",
+            remote.display()
+        ),
+    )
+    .unwrap();
+    let pushed = |what: &str| {
+        let local = run(dir, "", "git rev-parse HEAD").unwrap();
+        let there = run(dir, "", "git ls-remote origin HEAD refs/heads/*").unwrap();
+        assert!(
+            there.contains(local.trim()),
+            "{what}: HEAD not pushed: {there}"
+        );
+    };
     let mut steps = steps.iter();
     let mut next = |what: &str| -> &String {
         let s = steps
@@ -208,6 +227,9 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     run(dir, &d.password, next("the nightly snapshot")).unwrap();
     let log = run(dir, "", "git log --format=%s").unwrap();
     assert!(log.contains("offsets of east"), "{log}");
+    pushed("the nightly");
+    let tracked = run(dir, "", "git ls-files snapshots/connector-offsets-v1.json").unwrap();
+    assert!(!tracked.trim().is_empty(), "the schema file is committed");
     let readiness = next("the readiness check");
     let report = retry("a heartbeat in the readiness check", readiness, &|o| {
         o.contains("last heartbeat")
@@ -242,6 +264,12 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     }
     let out = run(dir, &d.password, failover).unwrap();
     let _dr_sink = d.w.adopt(&format!("{name}-sink"));
+    // Every file of east edited, the edit committed and pushed.
+    let status = run(dir, "", "git status --porcelain --untracked-files=no").unwrap();
+    assert!(status.trim().is_empty(), "edits left uncommitted: {status}");
+    pushed("the failover's edit");
+    let edited = run(dir, "", "grep -l /data/west/ snapshots/east/*.yaml").unwrap();
+    assert!(edited.contains(&format!("{name}-sink.yaml")), "{edited}");
     assert!(out.contains(&format!("{name}-src: left out")), "{out}");
     assert_eq!(
         d.w.config(&format!("{name}-sink"))["topics"],
@@ -278,5 +306,6 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     let out = run(dir, &d.password, next("the DR region's nightly")).unwrap();
     let log = run(dir, "", "git log --format=%s").unwrap();
     assert!(log.contains("offsets of west"), "{log}\n{out}");
+    pushed("the DR region's nightly");
     assert!(steps.next().is_none(), "a block the test does not know");
 }
