@@ -12,9 +12,14 @@
 #          every topic and every group including `connect-.*` except the groups matching
 #          `kco-unmirrored-.*` (for tests of an excluded group); new topics and groups are
 #          picked up within seconds and checkpoints emitted every second.
+#   e1     Connect cluster "e" on east's broker (http://127.0.0.1:8091), running the mirror
+#          the other way for failback: `mm2-west-source` and `mm2-west-checkpoint`, source
+#          alias `west`, target alias `east` (west's `orders` -> `west.orders` on east; a
+#          topic that came from east is not mirrored home), the test topics only
+#          (`kco-dr-.*`, `kco-rb-.*`), every group.
 #
 # Usage: scripts/dr-connect.sh <command>
-#   up       start west, w1 and the MM2 connectors (fresh data); harmless when already up
+#   up       start west, w1, e1 and the MM2 connectors (fresh data); harmless when already up
 #   down     stop them and delete their data (logs are kept), with a line saying so
 #   status   show each process, its pid, state and address (exit 0 only when all run);
 #            `scripts/local-connect.sh status` lists the same rows when the region is up
@@ -25,7 +30,7 @@
 #
 # Environment:
 #   KCO_DR_KAFKA_PORT (9192), KCO_DR_SASL_PORT (9194), KCO_DR_CONTROLLER_PORT (9195),
-#   KCO_DR_CONNECT_PORT (8090)   ports
+#   KCO_DR_CONNECT_PORT (8090), KCO_DR_BACK_PORT (8091)   ports
 #   KCO_DR_OFFSET_LAG_MAX         MM2's offset.lag.max (default 100)
 #   KCO_TESTBED_DIR, KCO_TESTBED_KAFKA_PORT, KCO_TESTBED_A1_PORT, KCO_TESTBED_A2_PORT,
 #   KCO_TESTBED_WAIT_SECS, JAVA_HOME:
@@ -41,11 +46,13 @@ KAFKA_PORT=${KCO_DR_KAFKA_PORT:-9192}
 SASL_PORT=${KCO_DR_SASL_PORT:-9194}
 CONTROLLER_PORT=${KCO_DR_CONTROLLER_PORT:-9195}
 CONNECT_PORT=${KCO_DR_CONNECT_PORT:-8090}
+BACK_PORT=${KCO_DR_BACK_PORT:-8091}
 OFFSET_LAG_MAX=${KCO_DR_OFFSET_LAG_MAX:-100}
 USER_NAME=kco
-PROCS=(west w1)
+PROCS=(west w1 e1)
 
 worker_url() { echo "http://$HOST:$CONNECT_PORT"; }
+back_url() { echo "http://$HOST:$BACK_PORT"; }
 
 # shellcheck source=lib/daemon.sh
 source "$ROOT/scripts/lib/daemon.sh"
@@ -58,7 +65,7 @@ KAFKA_VERSION=$(cat "$STATE/run/version" 2>/dev/null || true)
 
 # Ready = REST answers, and both MirrorMaker 2 connector classes are listed.
 dr_worker_ready() {
-  local url=http://$HOST:$CONNECT_PORT plugins
+  local url=${1:-http://$HOST:$CONNECT_PORT} plugins
   curl -fsS -m 5 -o /dev/null "$url/connectors" 2>/dev/null || return 1
   plugins=$(curl -fsS -m 5 "$url/connector-plugins?connectorsOnly=true" 2>/dev/null) || return 1
   [[ $plugins == *MirrorSourceConnector* && $plugins == *MirrorCheckpointConnector* ]]
@@ -70,19 +77,23 @@ write_dr_configs() {
     "$SASL_PORT"
   write_distributed_worker_properties "$DR/w1.properties" "$HOST:$KAFKA_PORT" \
     "http://$HOST:$CONNECT_PORT" w 1
+  write_distributed_worker_properties "$DR/e1.properties" "$HOST:$EAST_PORT" \
+    "$(back_url)" e 1
   cat >"$DR/kco.yaml" <<EOF
 # Clusters of the DR test bed; the password is the second line of $DR/scram.
 clusters:
   a:
     urls: [http://$HOST:${KCO_TESTBED_A1_PORT:-8083}, http://$HOST:${KCO_TESTBED_A2_PORT:-8084}]
     kafka: {bootstrap: "$HOST:$EAST_PORT"}
+    mirrors:
+      w: {alias: west, targetAlias: east, policy: default}
   w:
     urls: [http://$HOST:$CONNECT_PORT]
     kafka:
       bootstrap: "$HOST:$SASL_PORT"
       sasl: {mechanism: SCRAM-SHA-512, username: $USER_NAME, password: "\${env:KCO_DR_KAFKA_PASSWORD}"}
     mirrors:
-      a: {alias: east, policy: default}
+      a: {alias: east, targetAlias: west, policy: default}
 EOF
 }
 
@@ -95,11 +106,12 @@ format_west_storage() {
     --add-scram "SCRAM-SHA-512=[name=$USER_NAME,password=$password]"
 }
 
-# One MirrorMaker 2 connector, created or updated (PUT is idempotent).
+# One MirrorMaker 2 connector, created or updated (PUT is idempotent), on the worker at
+# URL (default w1).
 put_connector() {
-  local name=$1 body=$2 out
+  local name=$1 body=$2 url=${3:-http://$HOST:$CONNECT_PORT} out
   out=$(curl -sS -m 30 -X PUT -H 'Content-Type: application/json' --data "$body" \
-    -w '\n%{http_code}' "http://$HOST:$CONNECT_PORT/connectors/$name/config") ||
+    -w '\n%{http_code}' "$url/connectors/$name/config") ||
     die "PUT /connectors/$name/config failed"
   [[ ${out##*$'\n'} == 20[01] ]] || die "PUT /connectors/$name/config: ${out%$'\n'*}"
 }
@@ -132,6 +144,35 @@ EOF
     \"sync.group.offsets.enabled\": \"false\"}"
 }
 
+# The mirror for failback, west -> east, on e1: only the test topics (not w1's own).
+mm2_back_connectors() {
+  local common
+  common=$(
+    cat <<EOF
+"tasks.max": "1",
+"source.cluster.alias": "west",
+"target.cluster.alias": "east",
+"source.cluster.bootstrap.servers": "$HOST:$KAFKA_PORT",
+"target.cluster.bootstrap.servers": "$HOST:$EAST_PORT",
+"replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
+"topics": "kco-dr-.*, kco-rb-.*",
+"groups": ".*",
+"groups.exclude": "__.*, console-consumer-.*, kco-unmirrored-.*",
+"key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+"offset-syncs.topic.replication.factor": "1",
+"offset.lag.max": "$OFFSET_LAG_MAX"
+EOF
+  )
+  put_connector mm2-west-source "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorSourceConnector\",
+    $common, \"refresh.topics.interval.seconds\": \"2\", \"replication.factor\": \"1\",
+    \"sync.topic.acls.enabled\": \"false\", \"sync.topic.configs.enabled\": \"false\"}" "$(back_url)"
+  put_connector mm2-west-checkpoint "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorCheckpointConnector\",
+    $common, \"refresh.groups.interval.seconds\": \"2\", \"emit.checkpoints.interval.seconds\": \"1\",
+    \"emit.checkpoints.enabled\": \"true\", \"checkpoints.topic.replication.factor\": \"1\",
+    \"sync.group.offsets.enabled\": \"false\"}" "$(back_url)"
+}
+
 # The source connector's task runs; the checkpoint connector runs (it has tasks only while
 # east has consumer groups to checkpoint).
 mm2_running() {
@@ -142,14 +183,26 @@ mm2_running() {
   [[ $status == *'"connector":{"state":"RUNNING"'* && $status != *'"state":"FAILED"'* ]]
 }
 
+# The mirror back runs (its source has tasks once a test topic exists on west: the
+# connectors are enough).
+mm2_back_running() {
+  local status
+  status=$(curl -fsS -m 5 "$(back_url)/connectors/mm2-west-source/status" 2>/dev/null) || return 1
+  [[ $status == *'"connector":{"state":"RUNNING"'* ]] || return 1
+  status=$(curl -fsS -m 5 "$(back_url)/connectors/mm2-west-checkpoint/status" 2>/dev/null) || return 1
+  [[ $status == *'"connector":{"state":"RUNNING"'* && $status != *'"state":"FAILED"'* ]]
+}
+
 all_up() {
-  live_pid west >/dev/null && live_pid w1 >/dev/null && dr_worker_ready && mm2_running
+  live_pid west >/dev/null && live_pid w1 >/dev/null && dr_worker_ready && mm2_running &&
+    live_pid e1 >/dev/null && dr_worker_ready "$(back_url)" && mm2_back_running
 }
 
 print_info() {
   echo "DR region west (Kafka $KAFKA_VERSION) is up:"
   echo "  kafka      $HOST:$KAFKA_PORT (PLAINTEXT), $HOST:$SASL_PORT (SASL_PLAINTEXT, SCRAM-SHA-512; $DR/scram)"
   echo "  connect w1 http://$HOST:$CONNECT_PORT  (cluster w: mm2-east-source, mm2-east-checkpoint)"
+  echo "  connect e1 $(back_url)  (cluster e on east's broker: mm2-west-source, mm2-west-checkpoint)"
   echo "  kco.yaml   $DR/kco.yaml"
 }
 
@@ -167,9 +220,9 @@ cmd_up() {
     print_info
     return 0
   fi
-  stop_procs w1 west
+  stop_procs e1 w1 west
   local port
-  for port in "$KAFKA_PORT" "$SASL_PORT" "$CONTROLLER_PORT" "$CONNECT_PORT"; do
+  for port in "$KAFKA_PORT" "$SASL_PORT" "$CONTROLLER_PORT" "$CONNECT_PORT" "$BACK_PORT"; do
     if port_open "$port"; then
       die "port $HOST:$port is already in use by another process; stop it or set KCO_DR_*_PORT"
     fi
@@ -198,10 +251,22 @@ cmd_up() {
     ((SECONDS < deadline)) || fail_with_log w1 "worker w1 did not serve within ${WAIT_SECS}s"
     sleep 0.5
   done
+  say "starting Connect worker e1 on $(back_url) (east's broker, the mirror back)"
+  start_proc e1 org.apache.kafka.connect.cli.ConnectDistributed -Xms96m -Xmx384m -- "$DR/e1.properties"
   say "creating the MirrorMaker 2 connectors"
   mm2_connectors
   until mm2_running; do
     ((SECONDS < deadline)) || fail_with_log w1 "the MirrorMaker 2 connectors did not run within ${WAIT_SECS}s"
+    sleep 0.5
+  done
+  until dr_worker_ready "$(back_url)"; do
+    live_pid e1 >/dev/null || fail_with_log e1 "worker e1 exited during startup"
+    ((SECONDS < deadline)) || fail_with_log e1 "worker e1 did not serve within ${WAIT_SECS}s"
+    sleep 0.5
+  done
+  mm2_back_connectors
+  until mm2_back_running; do
+    ((SECONDS < deadline)) || fail_with_log e1 "the MirrorMaker 2 connectors back did not run within ${WAIT_SECS}s"
     sleep 0.5
   done
   say "ready in $((SECONDS - start)) s"
@@ -212,13 +277,13 @@ cmd_down() {
   [[ -d $STATE ]] || return 0
   lock
   local was_up=0
-  if [[ -d $DR ]] || live_pid west >/dev/null || live_pid w1 >/dev/null; then
+  if [[ -d $DR ]] || live_pid west >/dev/null || live_pid w1 >/dev/null || live_pid e1 >/dev/null; then
     was_up=1
   fi
-  stop_procs w1 west
+  stop_procs e1 w1 west
   rm -rf "$DR"
   if ((was_up)); then
-    say "DR region west stopped (broker west, worker w1); logs kept in $STATE/logs"
+    say "DR region west stopped (broker west, workers w1 and e1); logs kept in $STATE/logs"
   fi
 }
 
@@ -227,14 +292,18 @@ cmd_status() {
   local name pid state address rc=0
   printf '%-8s %-8s %-9s %s\n' PROCESS PID STATE ADDRESS
   for name in "${PROCS[@]}"; do
-    if [[ $name == west ]]; then
-      address="$HOST:$KAFKA_PORT (SASL $HOST:$SASL_PORT)"
-    else
-      address=$(worker_url)
-    fi
+    case $name in
+      west) address="$HOST:$KAFKA_PORT (SASL $HOST:$SASL_PORT)" ;;
+      e1) address=$(back_url) ;;
+      *) address=$(worker_url) ;;
+    esac
     if pid=$(live_pid "$name"); then
       state=running
-      [[ $name == west ]] || dr_worker_ready || state=starting
+      case $name in
+        west) ;;
+        e1) dr_worker_ready "$(back_url)" || state=starting ;;
+        *) dr_worker_ready || state=starting ;;
+      esac
     else
       pid=-
       state=stopped

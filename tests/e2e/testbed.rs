@@ -448,9 +448,11 @@ fn status_lists_the_dr_region() {
     assert_eq!(west[2], "running", "{out}");
     assert!(west[3].contains(':'), "{out}");
     assert!(out.contains("(SASL "), "{out}");
-    let w1 = row("w1");
-    assert_eq!(w1[2], "running", "{out}");
-    assert!(w1[3].starts_with("http://"), "{out}");
+    for worker in ["w1", "e1"] {
+        let w = row(worker);
+        assert_eq!(w[2], "running", "{out}");
+        assert!(w[3].starts_with("http://"), "{out}");
+    }
 }
 
 /// A DR region in a state directory of its own (no real service: two stand-in processes
@@ -463,7 +465,7 @@ fn down_stops_the_dr_region_with_a_line_and_status_follows() {
     std::fs::create_dir_all(dir.join("run")).unwrap();
     std::fs::create_dir_all(dir.join("dr")).unwrap();
     let mut procs = Vec::new();
-    for name in ["west", "w1"] {
+    for name in ["west", "w1", "e1"] {
         // Matched by `live_pid` through `-Dkco.testbed.process=NAME -Dkco.testbed.dir=STATE`.
         let child = std::process::Command::new("sh")
             .args(["-c", "while :; do sleep 1; done"])
@@ -486,6 +488,7 @@ fn down_stops_the_dr_region_with_a_line_and_status_follows() {
         .env("KCO_TESTBED_DIR", dir)
         // Ports nothing listens on: the shared bed's are never asked.
         .env("KCO_DR_CONNECT_PORT", "1")
+        .env("KCO_DR_BACK_PORT", "1")
         .env("KCO_TESTBED_A1_PORT", "1")
         .env("KCO_TESTBED_A2_PORT", "1")
         .env("KCO_TESTBED_B_PORT", "1")
@@ -511,10 +514,15 @@ fn down_stops_the_dr_region_with_a_line_and_status_follows() {
             .any(|l| l.starts_with("w1 ") && l.contains(&pid(1)) && l.contains("starting")),
         "w1 does not serve on port 1: {out}"
     );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("e1 ") && l.contains(&pid(2)) && l.contains("starting")),
+        "e1 does not serve on port 1: {out}"
+    );
     let (code, _, err) = script(&["local-connect.sh", "down"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("dr-connect: DR region west stopped (broker west, worker w1)"),
+        err.contains("dr-connect: DR region west stopped (broker west, workers w1 and e1)"),
         "{err}"
     );
     for (_, ended) in procs {
@@ -522,7 +530,10 @@ fn down_stops_the_dr_region_with_a_line_and_status_follows() {
         assert!(!status.success(), "stopped by a signal: {status}");
     }
     let (_, out, _) = script(&["local-connect.sh", "status"]);
-    assert!(!out.contains("west ") && !out.contains("w1 "), "{out}");
+    assert!(
+        !out.contains("west ") && !out.contains("w1 ") && !out.contains("e1 "),
+        "{out}"
+    );
     assert!(out.contains("test bed is down"), "{out}");
     // Nothing to stop: no line.
     let (code, _, err) = script(&["dr-connect.sh", "down"]);
