@@ -54,6 +54,19 @@ impl MirrorRelation {
         }
     }
 
+    /// Whether `topic` on the source came from the target itself (`<target alias><sep>T`
+    /// under the default policy): MirrorMaker 2 never mirrors it home, so this relation has
+    /// no checkpoint for it; its position on the target is found through the mirror the
+    /// other way (failback).
+    pub fn came_back(&self, topic: &str) -> bool {
+        match (&self.policy, &self.target_alias) {
+            (ReplicationPolicy::Default { separator }, Some(target)) => topic
+                .strip_prefix(&format!("{target}{separator}"))
+                .is_some_and(|t| !t.is_empty()),
+            _ => false,
+        }
+    }
+
     pub fn policy_name(&self) -> &'static str {
         match self.policy {
             ReplicationPolicy::Default { .. } => "default",
@@ -86,6 +99,7 @@ mod tests {
         // Failback: a topic that came from west itself gets its own name back.
         assert_eq!(r.target_topic("west.orders"), "orders");
         assert_eq!(r.target_topic("westorders"), "east.westorders");
+        assert!(r.came_back("west.orders") && !r.came_back("orders") && !r.came_back("west."));
         let r = relation(dot, None);
         assert_eq!(r.target_topic("west.orders"), "east.west.orders");
         let r = relation(

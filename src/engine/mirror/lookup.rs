@@ -33,6 +33,9 @@ pub struct Found {
 struct Slot {
     file_offset: i64,
     at_or_below: Option<Found>,
+    /// Failback: the checkpoint with the highest downstream offset at or below the file's
+    /// (the file's position is downstream of this mirror).
+    downstream_at_or_below: Option<Found>,
     latest: Option<Found>,
     oldest_upstream: Option<i64>,
 }
@@ -146,6 +149,13 @@ impl TopicScan {
         if value.upstream <= slot.file_offset {
             slot.at_or_below = Some(found);
         }
+        if value.downstream <= slot.file_offset
+            && slot
+                .downstream_at_or_below
+                .is_none_or(|d| d.downstream <= value.downstream)
+        {
+            slot.downstream_at_or_below = Some(found);
+        }
     }
 
     fn slot(&self, group: &str, topic: &str, partition: i64) -> Lookup<'_> {
@@ -182,12 +192,26 @@ pub(super) fn topic_error(e: &KafkaError, relation: &MirrorRelation, target: &Ta
     }
 }
 
-/// The translation of one file from what its checkpoints topic holds.
+/// Why the checkpoints of the mirror the other way could not be read (failback).
+pub(super) fn back_topic_error(e: &KafkaError, back: &super::Back, file: &OffsetsFile) -> String {
+    match e {
+        KafkaError::UnknownTopic { topic, bootstrap } => format!(
+            "the file's topics that came from this cluster are found through MirrorMaker 2's checkpoints of the mirror the other way, `{topic}` on cluster `{}`'s Kafka ({bootstrap}), which does not exist: it is written while that mirror (`source.cluster.alias={}`) runs",
+            file.metadata.cluster, back.relation.alias
+        ),
+        other => format!("cannot read MirrorMaker 2's checkpoints of the mirror the other way: {other}"),
+    }
+}
+
+/// The translation of one file from what its checkpoints topic holds; `back` (failback): the
+/// mirror from the target to the file's cluster and what its checkpoints topic holds, for the
+/// partitions of topics that came from the target.
 pub(super) fn through_checkpoints(
     file: &OffsetsFile,
     relation: &MirrorRelation,
     mode: TranslateMode,
     scan: &TopicScan,
+    back: Option<(&MirrorRelation, &TopicScan)>,
 ) -> Result<Translation, String> {
     let group = sink_group(file);
     let mut t = Translation {
@@ -212,6 +236,37 @@ pub(super) fn through_checkpoints(
         };
         let dr_topic = relation.target_topic(topic);
         t.renames.insert(topic.to_string(), dr_topic.clone());
+        if let Some((forward, back_scan)) = back.filter(|_| relation.came_back(topic)) {
+            match back_scan.slot(&group, topic, partition) {
+                Lookup::Slot(s) => match s.downstream_at_or_below {
+                    Some(found) => {
+                        t.offsets
+                            .push(OffsetEntry::sink(&dr_topic, partition, found.upstream));
+                        t.partitions.push(PartitionTranslation {
+                            topic: topic.to_string(),
+                            partition,
+                            file_offset: offset,
+                            dr_topic,
+                            dr_offset: found.upstream,
+                            checkpoint: Some(found),
+                            seconds_since_last_checkpoint: s
+                                .latest
+                                .map(|l| l.seconds_since_written),
+                            redelivers: offset - found.downstream,
+                        });
+                    }
+                    None => problems.push(format!(
+                        "no checkpoint of group `{group}` for `{topic}` partition {partition} at or below the file's offset {offset} in `{}` (the mirror from `{}`): the sink read less of the mirrored topic than MirrorMaker 2 had checkpointed; take a newer file",
+                        forward.checkpoints_topic, forward.alias
+                    )),
+                },
+                _ => problems.push(format!(
+                    "group `{group}` has no checkpoint for `{topic}` partition {partition} in `{}`, the mirror from `{}` that copied it here: its position on `{dr_topic}` cannot be told",
+                    forward.checkpoints_topic, forward.alias
+                )),
+            }
+            continue;
+        }
         let where_ = format!("`{dr_topic}` partition {partition}");
         let found = match scan.slot(&group, &dr_topic, partition) {
             Lookup::NoGroup => {
@@ -220,6 +275,13 @@ pub(super) fn through_checkpoints(
                     relation.checkpoints_topic, relation.alias
                 ));
                 break;
+            }
+            Lookup::NoPartition if relation.came_back(topic) => {
+                problems.push(format!(
+                    "`{topic}` came from this cluster, and MirrorMaker 2 never mirrors a topic home, so `{}` has no checkpoint for it: it is found through the mirror the other way, configured under cluster `{}` in kco.yaml with its `kafka:` (`mirrors: {{<this cluster>: {{alias: <its MM2 source alias>, targetAlias: {}}}}}`)",
+                    relation.checkpoints_topic, file.metadata.cluster, relation.alias
+                ));
+                continue;
             }
             Lookup::NoPartition => {
                 problems.push(format!(

@@ -58,6 +58,19 @@ pub struct Target {
     pub relations: BTreeMap<String, MirrorRelation>,
     /// `kafka:` of the cluster: where the checkpoints are read.
     pub kafka: Option<KafkaOptions>,
+    /// Failback: per cluster it mirrors (the key of `relations`), the mirror the other way,
+    /// from this cluster to that one, and that cluster's Kafka, where its checkpoints are.
+    /// A topic that came from this cluster (`east.orders` on west) is found there,
+    /// downstream to upstream.
+    pub back: BTreeMap<String, Back>,
+}
+
+/// The mirror from the target to a cluster it mirrors (configured under that cluster), and
+/// that cluster's Kafka.
+#[derive(Debug, Clone)]
+pub struct Back {
+    pub relation: MirrorRelation,
+    pub kafka: KafkaOptions,
 }
 
 /// Where checkpoints are read from: Kafka, or records in memory (tests).
@@ -250,6 +263,9 @@ pub fn translate(
 ) -> Result<BTreeMap<String, Result<Translation, String>>, KafkaError> {
     let mut out = BTreeMap::new();
     let mut wanted = lookup::Wanted::default();
+    // Failback: topics that came from the target, by the cluster whose Kafka has their
+    // checkpoints.
+    let mut wanted_back: BTreeMap<String, lookup::Wanted> = BTreeMap::new();
     let mut pending: Vec<(&str, &OffsetsFile, MirrorRelation, TranslateMode)> = Vec::new();
     for (name, file) in files {
         match decide(file, target, mode) {
@@ -262,8 +278,24 @@ pub fn translate(
             }
             Need::Checkpoints(relation, m) => {
                 let group = sink_group(file);
+                let back = target.back.get(&file.metadata.cluster);
                 for e in &file.offsets {
                     if let Some((topic, partition, offset)) = sink_partition(e) {
+                        if let Some(b) = back.filter(|_| relation.came_back(topic)) {
+                            // The mirror the other way checkpoints this group's position
+                            // of the primary under the name the file has (`east.orders`).
+                            wanted_back
+                                .entry(file.metadata.cluster.clone())
+                                .or_default()
+                                .add(
+                                    &b.relation.checkpoints_topic,
+                                    &group,
+                                    topic,
+                                    partition,
+                                    offset,
+                                );
+                            continue;
+                        }
                         wanted.add(
                             &relation.checkpoints_topic,
                             &group,
@@ -279,6 +311,23 @@ pub fn translate(
     }
     if pending.is_empty() {
         return Ok(out);
+    }
+    let mut back_scans = BTreeMap::new();
+    for (cluster, w) in wanted_back {
+        let Some(b) = target.back.get(&cluster) else {
+            continue;
+        };
+        let mut scans = match source {
+            Some(s) => w.scan_all(s, now_ms),
+            None => w.scan_all(&b.kafka, now_ms),
+        };
+        match scans.remove(&b.relation.checkpoints_topic) {
+            Some(Err(e @ KafkaError::Failed { .. })) => return Err(e),
+            Some(r) => {
+                back_scans.insert(cluster, r);
+            }
+            None => {}
+        }
     }
     let scans = match (source, &target.kafka) {
         (Some(s), _) => wanted.scan_all(s, now_ms),
@@ -305,10 +354,25 @@ pub fn translate(
         return Err(e);
     }
     for (name, file, relation, m) in pending {
-        let result = match scans.get(&relation.checkpoints_topic) {
-            Some(Err(e)) => Err(lookup::topic_error(e, &relation, target)),
-            Some(Ok(found)) => lookup::through_checkpoints(file, &relation, m, found),
-            None => Err("internal: checkpoints topic not scanned".into()),
+        let back = match (
+            target.back.get(&file.metadata.cluster),
+            back_scans.get(&file.metadata.cluster),
+        ) {
+            (Some(b), Some(Ok(scan))) => Some(Ok((&b.relation, scan))),
+            (Some(b), Some(Err(e))) => Some(Err(lookup::back_topic_error(e, b, file))),
+            _ => None,
+        };
+        let result = match (scans.get(&relation.checkpoints_topic), back) {
+            (_, Some(Err(e))) => Err(e),
+            (Some(Err(e)), _) => Err(lookup::topic_error(e, &relation, target)),
+            (Some(Ok(found)), back) => {
+                lookup::through_checkpoints(file, &relation, m, found, back.and_then(Result::ok))
+            }
+            (None, Some(Ok(back))) => {
+                let empty = lookup::TopicScan::default();
+                lookup::through_checkpoints(file, &relation, m, &empty, Some(back))
+            }
+            (None, None) => Err("internal: checkpoints topic not scanned".into()),
         };
         out.insert(name.to_string(), result);
     }
