@@ -323,5 +323,11 @@ fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
     let r = kco(d, &failback);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(r.stdout.contains("~ orders-sink"), "{}", r.stdout);
+    // East's sink reads `orders`; the file's offsets are of `east.orders`: said, with the fix.
+    assert!(
+        r.all().contains("`orders-sink` on `east` reads `topics=orders`, not `east.orders`: their offsets are set but it will not read them; delete it and apply with --create"),
+        "{}",
+        r.all()
+    );
     east.assert_no_mutations();
 }

@@ -574,7 +574,7 @@ fn plan_one(
     // A file of another Kafka cluster says where the sink stood there; one of its name that
     // runs here (a primary's old sink, resumed on its own when its region came back) reads
     // beside the sink the file was captured from, each record twice, until stopped.
-    if let (Some(f), Some(_)) = (file, &plan.translation) {
+    if let (Some(f), Some(t)) = (file, &plan.translation) {
         if live.state() == Some(ConnectorState::Running) && !opts.allow_running_primary {
             return error(
                 plan,
@@ -583,6 +583,24 @@ fn plan_one(
                     f.file.metadata.cluster
                 ),
             );
+        }
+        // An existing connector keeps its config: offsets of a topic it does not read move
+        // nothing it will read.
+        if let Some(read) = live.config.get("topics") {
+            let reads: BTreeSet<&str> = read.split(',').map(str::trim).collect();
+            let unread: BTreeSet<&str> = t
+                .offsets
+                .iter()
+                .filter_map(|e| e.partition.get("kafka_topic").and_then(|v| v.as_str()))
+                .filter(|topic| !reads.contains(topic))
+                .collect();
+            if !unread.is_empty() {
+                let names: Vec<String> = unread.iter().map(|t| format!("`{t}`")).collect();
+                plan.warnings.push(format!(
+                    "`{name}` on `{cluster}` reads `topics={read}`, not {}: their offsets are set but it will not read them; delete it and apply with --create, which makes it with the topics it reads here, or add them to its config",
+                    names.join(", ")
+                ));
+            }
         }
     }
     if let (Some(f), Some(t)) = (file, live.connector_type) {
