@@ -554,3 +554,215 @@ fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied()
     );
     assert!(!d.w.has_connector(&p.name), "nothing may be created on w");
 }
+
+/// A sink made on `c` (cluster `cluster`) from `file`: `kco apply --create`; before Connect
+/// 3.7 created STOPPED by the harness with `topics` (never touching them until stopped),
+/// then `kco apply` without `--create`, and resumed. The apply's output.
+fn create_from_file(
+    d: &Dr,
+    dir: &Path,
+    c: &Connect,
+    cluster: &str,
+    name: &str,
+    file: &Path,
+    config: Value,
+) -> (String, ConnectorGuard) {
+    let f = file.to_str().unwrap();
+    let mut args = vec!["--cluster", cluster, "apply", f, "--yes"];
+    if c.supports_initial_state() {
+        args.push("--create");
+        let (code, o, e) = d.kco(dir, &d.password, &args);
+        assert_eq!(code, 0, "apply on {cluster}: {o}{e}");
+        return (format!("{o}{e}"), c.adopt(name));
+    }
+    let guard = c.create_in_state(name, config, "STOPPED");
+    let (code, o, e) = d.kco(dir, &d.password, &args);
+    assert_eq!(code, 0, "apply on {cluster}: {o}{e}");
+    c.resume(name);
+    (format!("{o}{e}"), guard)
+}
+
+/// Issue 30, "Done when": the incident both ways on the bed. East's sink has read 1..=200
+/// when the region is lost; west takes over from MM2's checkpoints and reads what producers
+/// then write to west's own topic (201..=230); east comes back, its old sink resuming on its
+/// own; the failback refuses while it runs, and once it is stopped and gone, starts east's
+/// sink from west's file through both mirrors: `east.T` back to east's `T` through the
+/// forward mirror's checkpoints (downstream to upstream), west's `T` as `west.T` through the
+/// mirror back. Producers move back (231..=240). Every record counted by content across the
+/// three output files: none lost, and none written twice but what a translation re-reads.
+#[test]
+fn failover_then_failback_through_both_mirrors_loses_no_record() {
+    let Some(d) = dr_alone() else { return };
+    let a = d.tb.a();
+    let mut p = primary(&d, 200, None);
+    let dir = d.dir(true);
+    let east_bootstrap = d.w.config("mm2-east-source")["source.cluster.bootstrap.servers"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Both mirrors in kco.yaml: east mirrors west back, west mirrors east.
+    let config = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
+    let config = config.replacen(
+        "  w:\n",
+        &format!(
+            "    kafka: {{bootstrap: \"{east_bootstrap}\"}}\n    mirrors: {{w: {{alias: west, targetAlias: east, policy: default}}}}\n  w:\n"
+        ),
+        1,
+    );
+    let config = config.replace(
+        "mirrors: {a: {alias: east, policy: default}}",
+        "mirrors: {a: {alias: east, targetAlias: west, policy: default}}",
+    );
+    std::fs::write(dir.path().join("kco.yaml"), config).unwrap();
+    let west_out = dir.path().join("west.out");
+    let file = snapshot(&d, dir.path(), &p, &west_out);
+    // Region east is lost: its source and sink stop where they are (their target state stays
+    // RUNNING in a real outage: here they are paused, and resumed when east is back).
+    a.pause(&p.name);
+    a.wait_state(&p.name, "PAUSED");
+    // Fail over at MM2's latest checkpoint of the group (200, all of it).
+    wait_translated(&d, dir.path(), &file, &["--translate", "latest"], |c| {
+        c["translation"]["partitions"][0]["dr_offset"] == 200
+    });
+    let west_config = {
+        let mut c = file_sink_config(&west_out, &format!("east.{},{}", p.topic, p.topic));
+        c["name"] = json!(p.name);
+        c
+    };
+    let (_, west_sink) = create_from_file(
+        &d,
+        dir.path(),
+        &d.w,
+        "w",
+        &p.name,
+        &file,
+        west_config.clone(),
+    );
+    let _ = west_sink;
+    // Producers fail over to west's own topic.
+    let west_input = p.work.path().join("west-in.txt");
+    write_lines(&west_input, &numbered("r", 201..=230));
+    let west_source = d.w.create(
+        &unique_name("kco-dr-wsrc"),
+        file_source_config(&west_input, &p.topic),
+    );
+    wait_dr_output(&west_out, 230);
+    // West's nightly: the sink at 200 of east.T and 30 of west's T; the mirror back has
+    // copied west's T to east as west.T and checkpointed the group.
+    let (code, o, e) = d.kco(
+        dir.path(),
+        &d.password,
+        &["--cluster", "w", "snapshot", &p.name, "--with-config"],
+    );
+    assert_eq!(code, 0, "{o}{e}");
+    let west_file = dir.path().join(format!("snapshots/w/{}.yaml", p.name));
+    let back_out = dir.path().join("back.out");
+    let text = std::fs::read_to_string(&west_file).unwrap();
+    std::fs::write(
+        &west_file,
+        text.replace(west_out.to_str().unwrap(), back_out.to_str().unwrap()),
+    )
+    .unwrap();
+    drop(west_source);
+    // East is back: its old sink resumes on its own. The failback refuses while it runs.
+    a.resume(&p.name);
+    a.wait_running(&p.name);
+    let failback = [
+        "--cluster",
+        "a",
+        "apply",
+        west_file.to_str().unwrap(),
+        "--create",
+        "--dry-run",
+    ];
+    let plan = wait_for(
+        "the failback translated through both mirrors",
+        Duration::from_secs(120),
+        || {
+            let (code, o, e) = d.kco(dir.path(), &d.password, &failback);
+            let all = format!("{o}{e}");
+            if all.contains(&format!("`{}` is RUNNING on `a`", p.name)) {
+                Ok(all)
+            } else {
+                Err(format!("exit {code}: {all}"))
+            }
+        },
+    );
+    assert!(plan.contains("--allow-running-primary"), "{plan}");
+    // Stopped and deleted as the runbook says (its `topics` lack west.T); west's sink stops.
+    drop(p.sink.take());
+    a.wait_gone(&p.name);
+    d.w.stop(&p.name);
+    let plan = wait_for(
+        "the failback planned through both mirrors",
+        Duration::from_secs(120),
+        || {
+            let (code, o, e) = d.kco(dir.path(), &d.password, &failback);
+            let all = format!("{o}{e}");
+            let c = d.w.supports_initial_state();
+            if all.contains(&format!("east.{t}/0 200 -> {t}/0 200", t = p.topic))
+                && all.contains(&format!("{t}/0 30 -> west.{t}/0", t = p.topic))
+                && (code == 0 || !c)
+            {
+                Ok(all)
+            } else {
+                Err(format!("exit {code}: {all}"))
+            }
+        },
+    );
+    assert!(
+        plan.contains(&format!(
+            "config topics: east.{t},{t} -> {t},west.{t}",
+            t = p.topic
+        )),
+        "{plan}"
+    );
+    let back_config = file_sink_config(&back_out, &format!("{t},west.{t}", t = p.topic));
+    let (_, _east_sink) =
+        create_from_file(&d, dir.path(), &a, "a", &p.name, &west_file, back_config);
+    // Producers move back to east: 231..=240 on east's T.
+    append_lines(&p.input, &numbered("r", 231..=240));
+    let lines = wait_for(
+        "east's sink after failback",
+        Duration::from_secs(90),
+        || {
+            let l = dr_lines(&back_out);
+            if l.contains(&240) {
+                Ok(l)
+            } else {
+                Err(format!("{} lines, last {:?}", l.len(), l.last()))
+            }
+        },
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    // Every record 1..=240 written somewhere. Twice only records of west's own topic that
+    // the mirror back's checkpoint re-reads (within MM2's offset.lag.max); east's topic
+    // comes back at its exact position: none of it twice.
+    let mut all: Vec<usize> = dr_lines(&p.work.path().join("east.out"));
+    all.extend(dr_lines(&west_out));
+    all.extend(dr_lines(&back_out));
+    all.sort_unstable();
+    let seen = |what: &str| {
+        format!(
+            "{what}\neast {:?}\nwest {:?}\nback {lines:?}",
+            dr_lines(&p.work.path().join("east.out")),
+            dr_lines(&west_out)
+        )
+    };
+    let mut distinct = all.clone();
+    distinct.dedup();
+    assert_eq!(distinct, (1..=240).collect::<Vec<_>>(), "{}", seen("lost"));
+    let mut twice: Vec<usize> = all
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    twice.dedup();
+    assert!(
+        twice.iter().all(|r| (201..=230).contains(r)) && (twice.len() as i64) <= d.lag_max,
+        "{}",
+        seen(&format!("written twice: {twice:?}"))
+    );
+    assert_eq!(all.len(), 240 + twice.len(), "{}", seen("three times"));
+    let _ = (file, west_config);
+}
