@@ -57,31 +57,11 @@ pub(super) fn target_side(
     let env = |k: &str| std::env::var(k).ok();
     let dr = ctx.config.dr_settings(&target.name, &env)?;
     let info = crate::engine::probe(client)?;
-    // Failback: the mirror from this cluster to each cluster it mirrors, configured under
-    // that one with its Kafka, finds the topics that came from here.
-    let mut back = std::collections::BTreeMap::new();
-    // Another cluster's settings that cannot be resolved (a secret of its Kafka unset) leave
-    // its topics that came from here untranslated, named in the plan, not the whole command.
-    for other in dr.mirrors.keys() {
-        let Ok(theirs) = ctx.config.dr_settings(other, &env) else {
-            continue;
-        };
-        if let (Some(relation), Some(kafka)) = (theirs.mirrors.get(&target.name), theirs.kafka) {
-            back.insert(
-                other.clone(),
-                mirror::Back {
-                    relation: relation.clone(),
-                    kafka,
-                },
-            );
-        }
-    }
     Ok(Target {
         cluster: target.name.clone(),
         kafka_cluster_id: info.info.kafka_cluster_id,
         relations: dr.mirrors,
         kafka: dr.kafka,
-        back,
     })
 }
 

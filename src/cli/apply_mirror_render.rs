@@ -52,6 +52,15 @@ pub fn partition(pt: &PartitionTranslation) -> String {
             if pt.redelivers == -1 { "is" } else { "are" }
         )
     };
+    if let Some(topic) = &pt.offset_syncs {
+        // Failback: exact, one record's place on both sides.
+        return format!(
+            "{head}  (offset sync written {age} ago in `{topic}`: the record at {} was copied to {}; re-delivers {} before the file's position)",
+            cp.upstream,
+            cp.downstream,
+            crate::text::count(pt.redelivers.max(0) as usize, "record")
+        );
+    }
     format!(
         "{head}  (checkpoint written {age} ago, upstream {} -> downstream {}; {effect})",
         cp.upstream, cp.downstream

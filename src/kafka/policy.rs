@@ -67,6 +67,13 @@ impl MirrorRelation {
         }
     }
 
+    /// Where the mirror the other way (from this relation's target to its source alias)
+    /// writes its offset syncs, on this relation's target (MM2's default
+    /// `offset-syncs.topic.location=source`): `mm2-offset-syncs.<alias>.internal`.
+    pub fn back_syncs_topic(&self) -> String {
+        format!("mm2-offset-syncs.{}.internal", self.alias)
+    }
+
     pub fn policy_name(&self) -> &'static str {
         match self.policy {
             ReplicationPolicy::Default { .. } => "default",

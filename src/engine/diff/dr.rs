@@ -72,6 +72,18 @@ impl Alarm {
         let mut why = Vec::new();
         for p in &t.partitions {
             let Some(cp) = &p.checkpoint else { continue };
+            // An offset sync is written when the mirror's lag grows, not while it keeps up:
+            // its age says nothing of a stall (failback, `offset_syncs`).
+            if p.offset_syncs.is_some() {
+                if let Some(max) = self.max_behind.filter(|m| p.redelivers > *m as i64) {
+                    why.push(format!(
+                        "{}: {} behind the file, over the {max} allowed (--max-behind): a failback now delivers them again",
+                        p.crossing(),
+                        crate::text::count(p.redelivers as usize, "record"),
+                    ));
+                }
+                continue;
+            }
             let age = p
                 .seconds_since_last_checkpoint
                 .unwrap_or(cp.seconds_since_written)
@@ -189,6 +201,13 @@ pub fn readiness(p: &PartitionTranslation) -> String {
     let head = p.crossing();
     match &p.checkpoint {
         None => format!("{head}: offsets kept"),
+        Some(cp) if p.offset_syncs.is_some() => format!(
+            "{head}: {} behind the file; through the offset sync of record {} (copied to {}), written {} ago",
+            crate::text::count(p.redelivers.max(0) as usize, "record"),
+            cp.upstream,
+            cp.downstream,
+            ago(cp.seconds_since_written)
+        ),
         Some(cp) => format!(
             "{head}: {} behind the file; the group's last checkpoint was written {} ago",
             crate::text::count(p.redelivers.max(0) as usize, "record"),
@@ -268,6 +287,7 @@ mod tests {
                 }),
                 seconds_since_last_checkpoint: Some(42),
                 redelivers: 10,
+                offset_syncs: None,
             }],
             renames: BTreeMap::from([("orders".into(), "east.orders".into())]),
             offsets,

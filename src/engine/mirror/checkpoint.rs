@@ -3,6 +3,10 @@
 //! key `group` STRING, `topic` STRING, `partition` INT32; value `version` INT16 (only 0),
 //! `upstreamOffset` INT64, `offset` INT64, `metadata` STRING. A STRING is an INT16 length,
 //! then that many bytes of UTF-8.
+//!
+//! Also one record of MM2's offset syncs topic (`OffsetSync.java`): key `topic` STRING,
+//! `partition` INT32 (the source's partition); value `upstreamOffset` INT64, `offset` INT64
+//! (no version): the record at that offset on the source is at `offset` on the target.
 
 /// A decoded key, borrowing the record's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +94,42 @@ pub fn decode_value(bytes: &[u8]) -> Result<CheckpointValue, DecodeError> {
         upstream,
         downstream,
     })
+}
+
+/// A decoded offset sync: the record at `upstream` of `topic`'s `partition` on the source
+/// is at `downstream` on the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OffsetSync<'a> {
+    pub topic: &'a str,
+    pub partition: i32,
+    pub upstream: i64,
+    pub downstream: i64,
+}
+
+pub fn decode_sync<'a>(key: &'a [u8], value: &[u8]) -> Result<OffsetSync<'a>, DecodeError> {
+    let mut k = Reader { bytes: key };
+    let mut v = Reader { bytes: value };
+    Ok(OffsetSync {
+        topic: k.string()?,
+        partition: k.i32()?,
+        upstream: v.i64()?,
+        downstream: v.i64()?,
+    })
+}
+
+/// Encodes an offset sync as MM2 writes it (tests).
+pub fn encode_sync(
+    topic: &str,
+    partition: i32,
+    upstream: i64,
+    downstream: i64,
+) -> (Vec<u8>, Vec<u8>) {
+    let mut key = (topic.len() as i16).to_be_bytes().to_vec();
+    key.extend_from_slice(topic.as_bytes());
+    key.extend_from_slice(&partition.to_be_bytes());
+    let mut value = upstream.to_be_bytes().to_vec();
+    value.extend_from_slice(&downstream.to_be_bytes());
+    (key, value)
 }
 
 /// Encodes a checkpoint as MM2 writes it (tests, benchmarks and the fake checkpoints topic).

@@ -33,9 +33,6 @@ pub struct Found {
 struct Slot {
     file_offset: i64,
     at_or_below: Option<Found>,
-    /// Failback: the checkpoint with the highest downstream offset at or below the file's
-    /// (the file's position is downstream of this mirror).
-    downstream_at_or_below: Option<Found>,
     latest: Option<Found>,
     oldest_upstream: Option<i64>,
 }
@@ -149,13 +146,6 @@ impl TopicScan {
         if value.upstream <= slot.file_offset {
             slot.at_or_below = Some(found);
         }
-        if value.downstream <= slot.file_offset
-            && slot
-                .downstream_at_or_below
-                .is_none_or(|d| d.downstream <= value.downstream)
-        {
-            slot.downstream_at_or_below = Some(found);
-        }
     }
 
     fn slot(&self, group: &str, topic: &str, partition: i64) -> Lookup<'_> {
@@ -192,14 +182,91 @@ pub(super) fn topic_error(e: &KafkaError, relation: &MirrorRelation, target: &Ta
     }
 }
 
-/// Why the checkpoints of the mirror the other way could not be read (failback).
-pub(super) fn back_topic_error(e: &KafkaError, back: &super::Back, file: &OffsetsFile) -> String {
+/// Failback: the partitions asked for of topics that came from the target, by offset syncs
+/// topic, keyed by the target's name of the topic and the partition.
+#[derive(Debug, Default)]
+pub(super) struct WantedSyncs {
+    topics: BTreeMap<String, SyncScan>,
+}
+
+/// What one offset syncs topic holds for the partitions asked for: per partition, the file's
+/// offset (downstream of that mirror) and the sync with the highest downstream offset at or
+/// below it.
+#[derive(Debug, Default)]
+pub(super) struct SyncScan {
+    slots: HashMap<(String, i32), (i64, Option<Found>, bool)>,
+}
+
+impl WantedSyncs {
+    pub(super) fn add(&mut self, syncs_topic: &str, topic: &str, partition: i64, file_offset: i64) {
+        let Ok(partition) = i32::try_from(partition) else {
+            return;
+        };
+        self.topics
+            .entry(syncs_topic.to_string())
+            .or_default()
+            .slots
+            .entry((topic.to_string(), partition))
+            .and_modify(|s| s.0 = s.0.min(file_offset))
+            .or_insert((file_offset, None, false));
+    }
+
+    pub(super) fn scan_all(
+        self,
+        source: &dyn CheckpointSource,
+        now_ms: i64,
+    ) -> BTreeMap<String, Result<SyncScan, KafkaError>> {
+        let mut out = BTreeMap::new();
+        for (topic, mut scan) in self.topics {
+            let result = source
+                .scan(&topic, &mut |r| scan.visit(r, now_ms))
+                .map(|_| scan);
+            out.insert(topic, result);
+        }
+        out
+    }
+}
+
+impl SyncScan {
+    fn visit(&mut self, r: RawRecord<'_>, now_ms: i64) {
+        let (Some(k), Some(v)) = (r.key, r.value) else {
+            return;
+        };
+        let Ok(sync) = super::checkpoint::decode_sync(k, v) else {
+            return;
+        };
+        let Some(slot) = self
+            .slots
+            .get_mut(&(sync.topic.to_string(), sync.partition))
+        else {
+            return;
+        };
+        slot.2 = true;
+        // The record at `upstream` is at `downstream`: a sink that read up to the file's
+        // offset downstream read every record before `upstream` on the source.
+        if sync.downstream <= slot.0 && slot.1.is_none_or(|b| b.downstream <= sync.downstream) {
+            slot.1 = Some(Found {
+                upstream: sync.upstream,
+                downstream: sync.downstream,
+                written_ms: r.timestamp_ms,
+                seconds_since_written: ((now_ms - r.timestamp_ms) / 1000).max(0),
+            });
+        }
+    }
+}
+
+/// Why the offset syncs of the mirror from the target could not be read (failback).
+pub(super) fn syncs_topic_error(
+    e: &KafkaError,
+    relation: &MirrorRelation,
+    target: &Target,
+) -> String {
     match e {
         KafkaError::UnknownTopic { topic, bootstrap } => format!(
-            "the file's topics that came from this cluster are found through MirrorMaker 2's checkpoints of the mirror the other way, `{topic}` on cluster `{}`'s Kafka ({bootstrap}), which does not exist: it is written while that mirror (`source.cluster.alias={}`) runs",
-            file.metadata.cluster, back.relation.alias
+            "a topic that came from cluster `{}` (MirrorMaker 2 never mirrors a topic home) is found through the offset syncs of the mirror from it to `{}`, `{topic}` on its Kafka ({bootstrap}), which does not exist: MM2 writes it there by default (`offset-syncs.topic.location=source`) while that mirror runs",
+            target.cluster, relation.alias
         ),
-        other => format!("cannot read MirrorMaker 2's checkpoints of the mirror the other way: {other}"),
+        other => format!("cannot read MirrorMaker 2's offset syncs: {other}"),
     }
 }
 
@@ -211,7 +278,7 @@ pub(super) fn through_checkpoints(
     relation: &MirrorRelation,
     mode: TranslateMode,
     scan: &TopicScan,
-    back: Option<(&MirrorRelation, &TopicScan)>,
+    back: Option<&SyncScan>,
 ) -> Result<Translation, String> {
     let group = sink_group(file);
     let mut t = Translation {
@@ -236,33 +303,34 @@ pub(super) fn through_checkpoints(
         };
         let dr_topic = relation.target_topic(topic);
         t.renames.insert(topic.to_string(), dr_topic.clone());
-        if let Some((forward, back_scan)) = back.filter(|_| relation.came_back(topic)) {
-            match back_scan.slot(&group, topic, partition) {
-                Lookup::Slot(s) => match s.downstream_at_or_below {
-                    Some(found) => {
-                        t.offsets
-                            .push(OffsetEntry::sink(&dr_topic, partition, found.upstream));
-                        t.partitions.push(PartitionTranslation {
-                            topic: topic.to_string(),
-                            partition,
-                            file_offset: offset,
-                            dr_topic,
-                            dr_offset: found.upstream,
-                            checkpoint: Some(found),
-                            seconds_since_last_checkpoint: s
-                                .latest
-                                .map(|l| l.seconds_since_written),
-                            redelivers: offset - found.downstream,
-                        });
-                    }
-                    None => problems.push(format!(
-                        "no checkpoint of group `{group}` for `{topic}` partition {partition} at or below the file's offset {offset} in `{}` (the mirror from `{}`): the sink read less of the mirrored topic than MirrorMaker 2 had checkpointed; take a newer file",
-                        forward.checkpoints_topic, forward.alias
-                    )),
-                },
+        if let Some(syncs) = back.filter(|_| relation.came_back(topic)) {
+            let slot = i32::try_from(partition)
+                .ok()
+                .and_then(|p| syncs.slots.get(&(dr_topic.clone(), p)));
+            match slot {
+                Some((_, Some(found), _)) => {
+                    t.offsets
+                        .push(OffsetEntry::sink(&dr_topic, partition, found.upstream));
+                    t.partitions.push(PartitionTranslation {
+                        topic: topic.to_string(),
+                        partition,
+                        file_offset: offset,
+                        dr_topic,
+                        dr_offset: found.upstream,
+                        checkpoint: Some(*found),
+                        seconds_since_last_checkpoint: None,
+                        redelivers: offset - found.downstream,
+                        offset_syncs: Some(relation.back_syncs_topic()),
+                    });
+                }
+                Some((_, None, true)) => problems.push(format!(
+                    "no offset sync of `{dr_topic}` partition {partition} at or below the file's offset {offset} of `{topic}` in `{}`: the sink read less of the mirrored topic than MirrorMaker 2 has synced; take a newer file",
+                    relation.back_syncs_topic()
+                )),
                 _ => problems.push(format!(
-                    "group `{group}` has no checkpoint for `{topic}` partition {partition} in `{}`, the mirror from `{}` that copied it here: its position on `{dr_topic}` cannot be told",
-                    forward.checkpoints_topic, forward.alias
+                    "`{topic}` came from this cluster, and `{}` holds no offset sync of `{dr_topic}` partition {partition}: the mirror from this cluster to `{}` did not copy it",
+                    relation.back_syncs_topic(),
+                    relation.alias
                 )),
             }
             continue;
@@ -275,13 +343,6 @@ pub(super) fn through_checkpoints(
                     relation.checkpoints_topic, relation.alias
                 ));
                 break;
-            }
-            Lookup::NoPartition if relation.came_back(topic) => {
-                problems.push(format!(
-                    "`{topic}` came from this cluster, and MirrorMaker 2 never mirrors a topic home, so `{}` has no checkpoint for it: it is found through the mirror the other way, configured under cluster `{}` in kco.yaml with its `kafka:` (`mirrors: {{<this cluster>: {{alias: <its MM2 source alias>, targetAlias: {}}}}}`)",
-                    relation.checkpoints_topic, file.metadata.cluster, relation.alias
-                ));
-                continue;
             }
             Lookup::NoPartition => {
                 problems.push(format!(
@@ -320,6 +381,7 @@ pub(super) fn through_checkpoints(
             checkpoint: Some(found),
             seconds_since_last_checkpoint: last,
             redelivers: offset - found.upstream,
+            offset_syncs: None,
         });
     }
     if problems.is_empty() {

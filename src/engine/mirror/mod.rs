@@ -56,21 +56,9 @@ pub struct Target {
     pub kafka_cluster_id: Option<String>,
     /// `mirrors:` of the cluster, by source kco cluster name.
     pub relations: BTreeMap<String, MirrorRelation>,
-    /// `kafka:` of the cluster: where the checkpoints are read.
+    /// `kafka:` of the cluster: where the checkpoints are read, and the offset syncs of the
+    /// mirror from it for failback.
     pub kafka: Option<KafkaOptions>,
-    /// Failback: per cluster it mirrors (the key of `relations`), the mirror the other way,
-    /// from this cluster to that one, and that cluster's Kafka, where its checkpoints are.
-    /// A topic that came from this cluster (`east.orders` on west) is found there,
-    /// downstream to upstream.
-    pub back: BTreeMap<String, Back>,
-}
-
-/// The mirror from the target to a cluster it mirrors (configured under that cluster), and
-/// that cluster's Kafka.
-#[derive(Debug, Clone)]
-pub struct Back {
-    pub relation: MirrorRelation,
-    pub kafka: KafkaOptions,
 }
 
 /// Where checkpoints are read from: Kafka, or records in memory (tests).
@@ -199,6 +187,10 @@ pub struct PartitionTranslation {
     /// Records before the file's position that the target delivers again (upstream count;
     /// negative: records after it that are skipped, as `--translate latest` does on purpose).
     pub redelivers: i64,
+    /// Failback: the offset syncs topic `checkpoint` is a sync of (a topic that came from
+    /// the target, found downstream to upstream); `None`: a checkpoint of the group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_syncs: Option<String>,
 }
 
 impl PartitionTranslation {
@@ -263,9 +255,9 @@ pub fn translate(
 ) -> Result<BTreeMap<String, Result<Translation, String>>, KafkaError> {
     let mut out = BTreeMap::new();
     let mut wanted = lookup::Wanted::default();
-    // Failback: topics that came from the target, by the cluster whose Kafka has their
-    // checkpoints.
-    let mut wanted_back: BTreeMap<String, lookup::Wanted> = BTreeMap::new();
+    // Failback: topics that came from the target, found through the offset syncs the mirror
+    // from the target wrote there.
+    let mut wanted_syncs = lookup::WantedSyncs::default();
     let mut pending: Vec<(&str, &OffsetsFile, MirrorRelation, TranslateMode)> = Vec::new();
     for (name, file) in files {
         match decide(file, target, mode) {
@@ -278,22 +270,17 @@ pub fn translate(
             }
             Need::Checkpoints(relation, m) => {
                 let group = sink_group(file);
-                let back = target.back.get(&file.metadata.cluster);
                 for e in &file.offsets {
                     if let Some((topic, partition, offset)) = sink_partition(e) {
-                        if let Some(b) = back.filter(|_| relation.came_back(topic)) {
-                            // The mirror the other way checkpoints this group's position
-                            // of the primary under the name the file has (`east.orders`).
-                            wanted_back
-                                .entry(file.metadata.cluster.clone())
-                                .or_default()
-                                .add(
-                                    &b.relation.checkpoints_topic,
-                                    &group,
-                                    topic,
-                                    partition,
-                                    offset,
-                                );
+                        if relation.came_back(topic) {
+                            // MM2 never mirrors it home: the mirror from the target (which
+                            // copied it to the file's cluster) synced its offsets there.
+                            wanted_syncs.add(
+                                &relation.back_syncs_topic(),
+                                &relation.target_topic(topic),
+                                partition,
+                                offset,
+                            );
                             continue;
                         }
                         wanted.add(
@@ -312,22 +299,17 @@ pub fn translate(
     if pending.is_empty() {
         return Ok(out);
     }
-    let mut back_scans = BTreeMap::new();
-    for (cluster, w) in wanted_back {
-        let Some(b) = target.back.get(&cluster) else {
-            continue;
-        };
-        let mut scans = match source {
-            Some(s) => w.scan_all(s, now_ms),
-            None => w.scan_all(&b.kafka, now_ms),
-        };
-        match scans.remove(&b.relation.checkpoints_topic) {
-            Some(Err(e @ KafkaError::Failed { .. })) => return Err(e),
-            Some(r) => {
-                back_scans.insert(cluster, r);
-            }
-            None => {}
-        }
+    let mut syncs = match (source, &target.kafka) {
+        (Some(s), _) => wanted_syncs.scan_all(s, now_ms),
+        (None, Some(k)) => wanted_syncs.scan_all(k, now_ms),
+        (None, None) => BTreeMap::new(),
+    };
+    let failed = syncs
+        .iter()
+        .find(|(_, r)| matches!(r, Err(KafkaError::Failed { .. })))
+        .map(|(t, _)| t.clone());
+    if let Some(Err(e)) = failed.and_then(|t| syncs.remove(&t)) {
+        return Err(e);
     }
     let scans = match (source, &target.kafka) {
         (Some(s), _) => wanted.scan_all(s, now_ms),
@@ -354,20 +336,17 @@ pub fn translate(
         return Err(e);
     }
     for (name, file, relation, m) in pending {
-        let back = match (
-            target.back.get(&file.metadata.cluster),
-            back_scans.get(&file.metadata.cluster),
-        ) {
-            (Some(b), Some(Ok(scan))) => Some(Ok((&b.relation, scan))),
-            (Some(b), Some(Err(e))) => Some(Err(lookup::back_topic_error(e, b, file))),
-            _ => None,
-        };
+        let back = syncs.get(&relation.back_syncs_topic());
         let result = match (scans.get(&relation.checkpoints_topic), back) {
-            (_, Some(Err(e))) => Err(e),
+            (_, Some(Err(e))) => Err(lookup::syncs_topic_error(e, &relation, target)),
             (Some(Err(e)), _) => Err(lookup::topic_error(e, &relation, target)),
-            (Some(Ok(found)), back) => {
-                lookup::through_checkpoints(file, &relation, m, found, back.and_then(Result::ok))
-            }
+            (Some(Ok(found)), back) => lookup::through_checkpoints(
+                file,
+                &relation,
+                m,
+                found,
+                back.and_then(|b| b.as_ref().ok()),
+            ),
             (None, Some(Ok(back))) => {
                 let empty = lookup::TopicScan::default();
                 lookup::through_checkpoints(file, &relation, m, &empty, Some(back))
@@ -413,6 +392,7 @@ fn rename_only(
             checkpoint: None,
             seconds_since_last_checkpoint: None,
             redelivers: 0,
+            offset_syncs: None,
         });
     }
     Ok(t)

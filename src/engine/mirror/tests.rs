@@ -36,6 +36,22 @@ impl Memory {
     }
 }
 
+impl Memory {
+    /// With offset syncs topic `topic` too: `(source topic, partition, upstream, downstream)`.
+    fn with_syncs(mut self, topic: &str, syncs: &[(&str, i32, i64, i64)]) -> Self {
+        let records = syncs
+            .iter()
+            .enumerate()
+            .map(|(i, (t, p, up, down))| {
+                let (k, v) = super::checkpoint::encode_sync(t, *p, *up, *down);
+                (NOW - 30_000 + i as i64 * 1000, k, v)
+            })
+            .collect();
+        self.topics.insert(topic.to_string(), records);
+        self
+    }
+}
+
 impl CheckpointSource for Memory {
     fn scan(
         &self,
@@ -98,7 +114,6 @@ fn west(with_mirror: bool) -> Target {
         kafka_cluster_id: Some("K-WEST".into()),
         relations,
         kafka: None,
-        back: BTreeMap::new(),
     }
 }
 
@@ -385,27 +400,20 @@ fn the_dr_clusters_own_topics_are_checked_against_the_mirrored_copies() {
 
 /// Failback (issue 30): west's file of a sink that read `east.orders` (mirrored from east)
 /// and west's own `orders`, applied to east. West's own topic crosses through the mirror
-/// back (`west.checkpoints.internal` on east: `orders` -> `west.orders`); `east.orders` came
-/// from east and is never mirrored home: it crosses through the forward mirror's checkpoints
-/// (`east.checkpoints.internal` on west), downstream to upstream, at the highest checkpoint at
-/// or below the file's position: no record after it skipped.
+/// back's checkpoints (`west.checkpoints.internal` on east: `orders` -> `west.orders`);
+/// `east.orders` came from east and is never mirrored home: it crosses through the offset
+/// syncs the mirror from east wrote on east (`mm2-offset-syncs.west.internal`), downstream to
+/// upstream at the highest sync at or below the file's position: exact pairs, no record
+/// after it skipped (a checkpoint's downstream offset is only a lower bound).
 #[test]
-fn a_failback_translates_the_mirrored_topic_back_through_the_forward_mirror() {
-    let policy = ReplicationPolicy::Default {
-        separator: ".".into(),
-    };
-    let forward = MirrorRelation {
-        source_cluster: "east".into(),
-        alias: "east".into(),
-        target_alias: Some("west".into()),
-        policy: policy.clone(),
-        checkpoints_topic: "east.checkpoints.internal".into(),
-    };
+fn a_failback_translates_the_mirrored_topic_back_through_the_offset_syncs() {
     let reverse = MirrorRelation {
         source_cluster: "west".into(),
         alias: "west".into(),
         target_alias: Some("east".into()),
-        policy,
+        policy: ReplicationPolicy::Default {
+            separator: ".".into(),
+        },
         checkpoints_topic: "west.checkpoints.internal".into(),
     };
     let east = Target {
@@ -413,93 +421,100 @@ fn a_failback_translates_the_mirrored_topic_back_through_the_forward_mirror() {
         kafka_cluster_id: Some("K-EAST".into()),
         relations: BTreeMap::from([("west".to_string(), reverse)]),
         kafka: None,
-        back: BTreeMap::from([(
-            "west".to_string(),
-            Back {
-                relation: forward,
-                kafka: crate::kafka::KafkaOptions {
-                    bootstrap: vec!["west:9092".into()],
-                    sasl: None,
-                    tls: None,
-                    timeout: std::time::Duration::from_secs(1),
-                },
-            },
-        )]),
     };
-    // Both checkpoints topics: the forward one keyed by the name on west (`east.orders`),
-    // upstream east's offset, downstream west's; the reverse one for west's own `orders`.
-    let mut mem = Memory::new(
-        "east.checkpoints.internal",
+    let mem = Memory::new("west.checkpoints.internal", &[(G, "west.orders", 0, 10, 8)]).with_syncs(
+        "mm2-offset-syncs.west.internal",
         &[
-            (G, "east.orders", 0, 500, 480),
-            (G, "east.orders", 0, 600, 590),
-            (G, "east.orders", 0, 700, 695),
+            ("orders", 0, 0, 0),
+            ("orders", 0, 600, 590),
+            ("orders", 0, 700, 695),
+            ("payments", 0, 640, 640),
         ],
     );
-    let reverse_cps = Memory::new("west.checkpoints.internal", &[(G, "west.orders", 0, 10, 8)]);
-    mem.topics.extend(reverse_cps.topics);
-    let metadata = Metadata {
-        kafka_cluster_id: Some("K-WEST".into()),
-        ..Metadata::new("orders-sink", "west", ConnectorType::Sink)
+    let file_of = |entries: Vec<OffsetEntry>| {
+        let metadata = Metadata {
+            kafka_cluster_id: Some("K-WEST".into()),
+            ..Metadata::new("orders-sink", "west", ConnectorType::Sink)
+        };
+        OffsetsFile::new(metadata, entries, None)
     };
-    let file = OffsetsFile::new(
-        metadata,
-        vec![
-            OffsetEntry::sink("east.orders", 0, 650),
-            OffsetEntry::sink("orders", 0, 12),
-        ],
-        None,
-    );
+    let file = file_of(vec![
+        OffsetEntry::sink("east.orders", 0, 650),
+        OffsetEntry::sink("orders", 0, 12),
+    ]);
     let t = translate(&[("orders-sink", &file)], &east, None, Some(&mem), NOW)
         .unwrap()
         .remove("orders-sink")
         .unwrap()
         .unwrap();
-    // 650 on west's east.orders: the checkpoint at 590 (not 695, past the file) -> east's 600.
+    // 650 on west's east.orders: the sync at 590 (not 695, past the file) -> east's 600.
     assert_eq!(
         offsets_of(&t),
-        vec![("orders".into(), 0, 600), ("west.orders".into(), 0, 8),]
+        vec![("orders".into(), 0, 600), ("west.orders".into(), 0, 8)]
     );
     let back = &t.partitions[0];
     assert_eq!(back.crossing(), "east.orders/0 650 -> orders/0 600");
     assert_eq!(back.redelivers, 60, "650 - 590 records read again");
+    assert_eq!(
+        back.offset_syncs.as_deref(),
+        Some("mm2-offset-syncs.west.internal")
+    );
     assert_eq!(t.partitions[1].crossing(), "orders/0 12 -> west.orders/0 8");
+    assert_eq!(t.partitions[1].offset_syncs, None);
     // The restored sink reads east's own `orders` and west's, mirrored.
     let mut config = BTreeMap::from([("topics".to_string(), "east.orders,orders".to_string())]);
     rename_config(&mut config, &t);
     assert_eq!(config["topics"], "orders,west.orders");
 
-    // Below every checkpoint of the forward mirror: no position to tell, a plan error.
-    let early = OffsetsFile::new(
-        Metadata {
-            kafka_cluster_id: Some("K-WEST".into()),
-            ..Metadata::new("orders-sink", "west", ConnectorType::Sink)
-        },
-        vec![OffsetEntry::sink("east.orders", 0, 100)],
+    // Below the first sync of the partition, or a partition never synced: plan errors.
+    let mem = Memory::new("west.checkpoints.internal", &[])
+        .with_syncs("mm2-offset-syncs.west.internal", &[("orders", 0, 600, 590)]);
+    let e = translate(
+        &[(
+            "orders-sink",
+            &file_of(vec![OffsetEntry::sink("east.orders", 0, 100)]),
+        )],
+        &east,
         None,
-    );
-    let e = translate(&[("orders-sink", &early)], &east, None, Some(&mem), NOW)
-        .unwrap()
-        .remove("orders-sink")
-        .unwrap()
-        .unwrap_err();
+        Some(&mem),
+        NOW,
+    )
+    .unwrap()
+    .remove("orders-sink")
+    .unwrap()
+    .unwrap_err();
     assert!(
-        e.contains("no checkpoint of group `connect-orders-sink` for `east.orders` partition 0 at or below the file's offset 100 in `east.checkpoints.internal` (the mirror from `east`)"),
+        e.contains("no offset sync of `orders` partition 0 at or below the file's offset 100 of `east.orders` in `mm2-offset-syncs.west.internal`"),
         "{e}"
     );
-    // Without the mirror the other way configured: MM2 never mirrors it home; the error
-    // says where to configure it.
-    let mut alone = east.clone();
-    alone.back.clear();
-    let e = translate(&[("orders-sink", &file)], &alone, None, Some(&mem), NOW)
+    let e = translate(
+        &[(
+            "orders-sink",
+            &file_of(vec![OffsetEntry::sink("east.orders", 1, 100)]),
+        )],
+        &east,
+        None,
+        Some(&mem),
+        NOW,
+    )
+    .unwrap()
+    .remove("orders-sink")
+    .unwrap()
+    .unwrap_err();
+    assert!(
+        e.contains("holds no offset sync of `orders` partition 1"),
+        "{e}"
+    );
+    // No offset syncs topic on east: said, naming it and MM2's setting.
+    let none = Memory::new("west.checkpoints.internal", &[]);
+    let e = translate(&[("orders-sink", &file)], &east, None, Some(&none), NOW)
         .unwrap()
         .remove("orders-sink")
         .unwrap()
         .unwrap_err();
     assert!(
-        e.contains(
-            "`east.orders` came from this cluster, and MirrorMaker 2 never mirrors a topic home"
-        ) && e.contains("configured under cluster `west` in kco.yaml"),
+        e.contains("`mm2-offset-syncs.west.internal` on its Kafka")
+            && e.contains("offset-syncs.topic.location=source"),
         "{e}"
     );
 }
