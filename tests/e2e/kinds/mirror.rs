@@ -64,6 +64,17 @@ fn mirror_source_rewind_replicates_exactly_the_records_after_it() {
     let offsets = a.wait_offsets(&name, "offset 9 (the last record copied)", |o| {
         mirror_offset(o, &topic) == Some(9)
     });
+    // MM2 copies every heartbeats topic it finds on the source, whatever `topics` says: the
+    // DR bed's mirror back keeps `west.heartbeats` on this broker when a test runs a
+    // heartbeat connector on west. Those partitions are not this test's.
+    let offsets: Vec<Value> = offsets
+        .into_iter()
+        .filter(|o| {
+            !o["partition"]["topic"]
+                .as_str()
+                .is_some_and(|t| t == "heartbeats" || t.ends_with(".heartbeats"))
+        })
+        .collect();
     assert_eq!(
         offsets,
         vec![
