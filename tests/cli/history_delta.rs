@@ -773,3 +773,33 @@ fn a_review_says_it_compared_the_files_when_live_could_not_be_read() {
         "{text}"
     );
 }
+
+/// A review against a sink its cluster is rebalancing (UNASSIGNED for a moment, as Connect
+/// shows one being moved between workers) still counts as moving: its counts are bounds,
+/// as for RUNNING; only a stopped one's are exact.
+#[test]
+fn a_review_of_a_sink_mid_rebalance_gives_bounds_and_a_stopped_one_exact_counts() {
+    let r = nightly_then_pr();
+    let fake = moved_on();
+    fake.fault(
+        crate::fake_connect::Fault::on("GET", "/connectors/sink-x/status")
+            .always()
+            .respond_json(
+                200,
+                serde_json::json!({"name": "sink-x", "type": "sink", "tasks": [],
+                    "connector": {"state": "UNASSIGNED", "worker_id": "w1:8083"}}),
+            ),
+    );
+    let (code, out, err) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let labels = review_labels(&crate::support::json::parse_json(&out));
+    assert!(
+        labels[0].2.starts_with("at least 200 records"),
+        "{labels:?}"
+    );
+    let fake = moved_on();
+    fake.set_state("sink-x", State::Stopped);
+    let (_, out, err) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let labels = review_labels(&crate::support::json::parse_json(&out));
+    assert!(labels[0].2.starts_with("200 records"), "{labels:?}{err}");
+}

@@ -69,12 +69,17 @@ pub(super) fn label(
         }
     };
     // A running connector's offsets move on until an apply stops it: its counts are bounds,
-    // as the apply's plan says them.
-    let moving = client
+    // as the apply's plan says them. So are those of one whose state cannot be told or is
+    // passing (UNASSIGNED or RESTARTING while its cluster rebalances): only one paused,
+    // stopped or failed stands still.
+    let moving = !client
         .status(&c.name)
         .ok()
         .and_then(|s| s.state)
-        .is_some_and(|s| s == crate::model::ConnectorState::Running);
+        .is_some_and(|s| {
+            use crate::model::ConnectorState::{Failed, Paused, Stopped};
+            matches!(s, Paused | Stopped | Failed)
+        });
     let shape = crate::shapes::registry().find(kind, class);
     let by: BTreeMap<String, &Fields> = live
         .iter()
