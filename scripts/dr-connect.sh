@@ -6,17 +6,19 @@
 #          and Connect), SASL_PLAINTEXT with SCRAM-SHA-512 127.0.0.1:9194 (for kco),
 #          controller 127.0.0.1:9195
 #   w1     Connect cluster "w" on west (http://127.0.0.1:8090), running MirrorMaker 2 as
-#          connectors: `mm2-east-source` (MirrorSourceConnector) and `mm2-east-checkpoint`
-#          (MirrorCheckpointConnector), source alias `east` = the test bed's broker,
+#          connectors: `mm2-east-source` (MirrorSourceConnector), `mm2-east-checkpoint`
+#          (MirrorCheckpointConnector) and `mm2-east-heartbeat` (MirrorHeartbeatConnector:
+#          west's `heartbeats`, copied to east as `west.heartbeats`), source alias `east` = the test bed's broker,
 #          target alias `west`, default replication policy (`orders` -> `east.orders`),
 #          every topic and every group including `connect-.*` except the groups matching
 #          `kco-unmirrored-.*` (for tests of an excluded group); new topics and groups are
 #          picked up within seconds and checkpoints emitted every second.
 #   e1     Connect cluster "e" on east's broker (http://127.0.0.1:8091), running the mirror
-#          the other way for failback: `mm2-west-source` and `mm2-west-checkpoint`, source
-#          alias `west`, target alias `east` (west's `orders` -> `west.orders` on east; a
-#          topic that came from east is not mirrored home), the test topics only
-#          (`kco-dr-.*`, `kco-rb-.*`), every group.
+#          the other way for failback: `mm2-west-source`, `mm2-west-checkpoint` and
+#          `mm2-west-heartbeat` (east's `heartbeats`, copied to west as `east.heartbeats`:
+#          the heartbeats west's readiness check counts), source alias `west`, target alias
+#          `east` (west's `orders` -> `west.orders` on east; a topic that came from east is
+#          not mirrored home), the test topics only (`kco-dr-.*`, `kco-rb-.*`), every group.
 #
 # Usage: scripts/dr-connect.sh <command>
 #   up       start west, w1, e1 and the MM2 connectors (fresh data); harmless when already up
@@ -116,17 +118,23 @@ put_connector() {
   [[ ${out##*$'\n'} == 20[01] ]] || die "PUT /connectors/$name/config: ${out%$'\n'*}"
 }
 
-mm2_connectors() {
-  local common
+# One MirrorMaker 2 flow SOURCE->TARGET as connectors on the worker at URL (whose Kafka is
+# TARGET's, as MM2 runs them): `mm2-SOURCE-source` copies TOPICS (and every heartbeats
+# topic), `mm2-SOURCE-checkpoint` checkpoints every group but the excluded, and
+# `mm2-SOURCE-heartbeat` writes a heartbeat a second to TARGET's `heartbeats`: the flow the
+# other way copies them as `TARGET.heartbeats`, how a readiness check on SOURCE's side
+# knows that records come through.
+mm2_flow() {
+  local source=$1 target=$2 source_bootstrap=$3 target_bootstrap=$4 topics=$5 url=$6 common
   common=$(
     cat <<EOF
 "tasks.max": "1",
-"source.cluster.alias": "east",
-"target.cluster.alias": "west",
-"source.cluster.bootstrap.servers": "$HOST:$EAST_PORT",
-"target.cluster.bootstrap.servers": "$HOST:$KAFKA_PORT",
+"source.cluster.alias": "$source",
+"target.cluster.alias": "$target",
+"source.cluster.bootstrap.servers": "$source_bootstrap",
+"target.cluster.bootstrap.servers": "$target_bootstrap",
 "replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
-"topics": ".*",
+"topics": "$topics",
 "groups": ".*",
 "groups.exclude": "__.*, console-consumer-.*, kco-unmirrored-.*",
 "key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
@@ -135,63 +143,47 @@ mm2_connectors() {
 "offset.lag.max": "$OFFSET_LAG_MAX"
 EOF
   )
-  put_connector mm2-east-source "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorSourceConnector\",
+  put_connector "mm2-$source-source" "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorSourceConnector\",
     $common, \"refresh.topics.interval.seconds\": \"2\", \"replication.factor\": \"1\",
-    \"sync.topic.acls.enabled\": \"false\", \"sync.topic.configs.enabled\": \"false\"}"
-  put_connector mm2-east-checkpoint "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorCheckpointConnector\",
+    \"sync.topic.acls.enabled\": \"false\", \"sync.topic.configs.enabled\": \"false\"}" "$url"
+  put_connector "mm2-$source-checkpoint" "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorCheckpointConnector\",
     $common, \"refresh.groups.interval.seconds\": \"2\", \"emit.checkpoints.interval.seconds\": \"1\",
     \"emit.checkpoints.enabled\": \"true\", \"checkpoints.topic.replication.factor\": \"1\",
-    \"sync.group.offsets.enabled\": \"false\"}"
+    \"sync.group.offsets.enabled\": \"false\"}" "$url"
+  put_connector "mm2-$source-heartbeat" "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorHeartbeatConnector\",
+    $common, \"emit.heartbeats.interval.seconds\": \"1\", \"heartbeats.topic.replication.factor\": \"1\"}" "$url"
+}
+
+# The mirror east -> west on w1: every topic.
+mm2_connectors() {
+  mm2_flow east west "$HOST:$EAST_PORT" "$HOST:$KAFKA_PORT" ".*" "$(worker_url)"
 }
 
 # The mirror for failback, west -> east, on e1: only the test topics (not w1's own).
 mm2_back_connectors() {
-  local common
-  common=$(
-    cat <<EOF
-"tasks.max": "1",
-"source.cluster.alias": "west",
-"target.cluster.alias": "east",
-"source.cluster.bootstrap.servers": "$HOST:$KAFKA_PORT",
-"target.cluster.bootstrap.servers": "$HOST:$EAST_PORT",
-"replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
-"topics": "kco-dr-.*, kco-rb-.*",
-"groups": ".*",
-"groups.exclude": "__.*, console-consumer-.*, kco-unmirrored-.*",
-"key.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-"offset-syncs.topic.replication.factor": "1",
-"offset.lag.max": "$OFFSET_LAG_MAX"
-EOF
-  )
-  put_connector mm2-west-source "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorSourceConnector\",
-    $common, \"refresh.topics.interval.seconds\": \"2\", \"replication.factor\": \"1\",
-    \"sync.topic.acls.enabled\": \"false\", \"sync.topic.configs.enabled\": \"false\"}" "$(back_url)"
-  put_connector mm2-west-checkpoint "{\"connector.class\": \"org.apache.kafka.connect.mirror.MirrorCheckpointConnector\",
-    $common, \"refresh.groups.interval.seconds\": \"2\", \"emit.checkpoints.interval.seconds\": \"1\",
-    \"emit.checkpoints.enabled\": \"true\", \"checkpoints.topic.replication.factor\": \"1\",
-    \"sync.group.offsets.enabled\": \"false\"}" "$(back_url)"
+  mm2_flow west east "$HOST:$KAFKA_PORT" "$HOST:$EAST_PORT" "kco-dr-.*, kco-rb-.*" "$(back_url)"
 }
 
-# The source connector's task runs; the checkpoint connector runs (it has tasks only while
-# east has consumer groups to checkpoint).
-mm2_running() {
-  local status
-  status=$(curl -fsS -m 5 "http://$HOST:$CONNECT_PORT/connectors/mm2-east-source/status" 2>/dev/null) || return 1
-  [[ $status == *'"tasks":[{'*'"state":"RUNNING"'* ]] || return 1
-  status=$(curl -fsS -m 5 "http://$HOST:$CONNECT_PORT/connectors/mm2-east-checkpoint/status" 2>/dev/null) || return 1
-  [[ $status == *'"connector":{"state":"RUNNING"'* && $status != *'"state":"FAILED"'* ]]
+# The flow SOURCE's connectors on the worker at URL run: the checkpoint connector (it has
+# tasks only while there are consumer groups to checkpoint), the heartbeat connector's
+# task, and with `tasks` the source connector's task (it has one once a topic to copy
+# exists), else that connector.
+mm2_flow_running() {
+  local source=$1 url=$2 tasks=${3:-} status
+  status=$(curl -fsS -m 5 "$url/connectors/mm2-$source-source/status" 2>/dev/null) || return 1
+  if [[ -n $tasks ]]; then
+    [[ $status == *'"tasks":[{'*'"state":"RUNNING"'* ]] || return 1
+  else
+    [[ $status == *'"connector":{"state":"RUNNING"'* ]] || return 1
+  fi
+  status=$(curl -fsS -m 5 "$url/connectors/mm2-$source-checkpoint/status" 2>/dev/null) || return 1
+  [[ $status == *'"connector":{"state":"RUNNING"'* && $status != *'"state":"FAILED"'* ]] || return 1
+  status=$(curl -fsS -m 5 "$url/connectors/mm2-$source-heartbeat/status" 2>/dev/null) || return 1
+  [[ $status == *'"tasks":[{'*'"state":"RUNNING"'* ]]
 }
 
-# The mirror back runs (its source has tasks once a test topic exists on west: the
-# connectors are enough).
-mm2_back_running() {
-  local status
-  status=$(curl -fsS -m 5 "$(back_url)/connectors/mm2-west-source/status" 2>/dev/null) || return 1
-  [[ $status == *'"connector":{"state":"RUNNING"'* ]] || return 1
-  status=$(curl -fsS -m 5 "$(back_url)/connectors/mm2-west-checkpoint/status" 2>/dev/null) || return 1
-  [[ $status == *'"connector":{"state":"RUNNING"'* && $status != *'"state":"FAILED"'* ]]
-}
+mm2_running() { mm2_flow_running east "$(worker_url)" tasks; }
+mm2_back_running() { mm2_flow_running west "$(back_url)"; }
 
 all_up() {
   live_pid west >/dev/null && live_pid w1 >/dev/null && dr_worker_ready && mm2_running &&
@@ -201,8 +193,8 @@ all_up() {
 print_info() {
   echo "DR region west (Kafka $KAFKA_VERSION) is up:"
   echo "  kafka      $HOST:$KAFKA_PORT (PLAINTEXT), $HOST:$SASL_PORT (SASL_PLAINTEXT, SCRAM-SHA-512; $DR/scram)"
-  echo "  connect w1 http://$HOST:$CONNECT_PORT  (cluster w: mm2-east-source, mm2-east-checkpoint)"
-  echo "  connect e1 $(back_url)  (cluster e on east's broker: mm2-west-source, mm2-west-checkpoint)"
+  echo "  connect w1 http://$HOST:$CONNECT_PORT  (cluster w: mm2-east-source, mm2-east-checkpoint, mm2-east-heartbeat)"
+  echo "  connect e1 $(back_url)  (cluster e on east's broker: mm2-west-source, mm2-west-checkpoint, mm2-west-heartbeat)"
   echo "  kco.yaml   $DR/kco.yaml"
 }
 
