@@ -142,9 +142,10 @@ pub fn read(
         last_heartbeat_ms: None,
         seconds_since_last_heartbeat: None,
         problem: Some(format!(
-            "no heartbeat of `{}` in {}: run MirrorMaker 2's MirrorHeartbeatConnector (`source.cluster.alias={}`) to know whether the mirror is alive",
+            "no heartbeat of `{}` in {}: run a MirrorHeartbeatConnector on a Connect worker of `{}`'s own Kafka (MM2's heartbeat connector of the flow towards `{}`): the mirror copies its heartbeats here as `{mirrored}`, which says whether records come through",
             relation.alias,
             missing.join(" or "),
+            relation.alias,
             relation.alias
         )),
     })

@@ -518,3 +518,73 @@ fn a_failback_translates_the_mirrored_topic_back_through_the_offset_syncs() {
         "{e}"
     );
 }
+
+/// Issue 30: the mirror's liveness is the copy of the source's heartbeats
+/// (`east.heartbeats`, their own timestamps), before the DR side's `heartbeats` (the flow's
+/// heartbeat connector on this cluster writes them with the source down); a DR-side
+/// heartbeat of another flow is not this mirror's; with none, the hint says which
+/// connector to run where.
+#[test]
+fn the_mirrors_liveness_is_the_copy_of_the_sources_heartbeats() {
+    let relation = west(true).relations.remove("east").unwrap();
+    let beat = |source: &str, target: &str, at: i64| {
+        let (k, v) = heartbeat::encode(source, target, at);
+        (NOW, k, v)
+    };
+    let memory = |topics: Vec<(&str, Vec<Stored>)>| Memory {
+        topics: topics
+            .into_iter()
+            .map(|(t, r)| (t.to_string(), r))
+            .collect(),
+        scans: Cell::new(0),
+    };
+    // The source's copy is 90 s old, the DR side's own heartbeat fresh: the copy counts.
+    let both = memory(vec![
+        (
+            "east.heartbeats",
+            vec![
+                beat("west", "east", NOW - 120_000),
+                beat("west", "east", NOW - 90_000),
+            ],
+        ),
+        ("heartbeats", vec![beat("east", "west", NOW - 1_000)]),
+    ]);
+    let h = heartbeat::read(&relation, &both, NOW).unwrap();
+    assert_eq!(
+        (
+            h.topic.as_deref(),
+            h.mirrored,
+            h.seconds_since_last_heartbeat
+        ),
+        (Some("east.heartbeats"), true, Some(90)),
+        "{h:?}"
+    );
+    // Only the DR side's: shown, not mirrored; another flow's heartbeat is not this one's.
+    let local = memory(vec![(
+        "heartbeats",
+        vec![
+            beat("east", "west", NOW - 3_000),
+            beat("north", "west", NOW - 1_000),
+        ],
+    )]);
+    let h = heartbeat::read(&relation, &local, NOW).unwrap();
+    assert_eq!(
+        (
+            h.topic.as_deref(),
+            h.mirrored,
+            h.seconds_since_last_heartbeat
+        ),
+        (Some("heartbeats"), false, Some(3)),
+        "{h:?}"
+    );
+    // None: the hint names the connector that makes the copy, on the source's Kafka.
+    let h = heartbeat::read(&relation, &memory(vec![]), NOW).unwrap();
+    let problem = h.problem.unwrap();
+    assert!(
+        h.topic.is_none()
+            && problem.contains("`east.heartbeats` or `heartbeats`")
+            && problem.contains("on a Connect worker of `east`'s own Kafka")
+            && problem.contains("copies its heartbeats here as `east.heartbeats`"),
+        "{problem}"
+    );
+}
