@@ -74,27 +74,6 @@ pub fn load(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
     })
 }
 
-/// Takes over `text`, the journal another runner left on the shared remote (`remote_lock`),
-/// as this checkout's journal of `cluster`, so that it is finished here; checked first.
-pub fn adopt(state: &StateDir, cluster: &str, text: &str) -> Result<Journal> {
-    let journal: Journal = serde_json::from_str(text).map_err(|e| {
-        Error::Other(format!(
-            "{}: not a kco journal ({e}); `kco recover --discard` forgets it",
-            super::remote_journal::journal_ref(cluster)
-        ))
-    })?;
-    let path = state.journal_path(cluster);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    crate::fsutil::write_private(&path, text.as_bytes())
-        .map_err(|source| Error::Write { path, source })?;
-    Ok(journal)
-}
-
 /// The journal of an apply under way: rewritten as each connector's transaction ends.
 #[derive(Debug)]
 pub struct JournalFile {

@@ -136,7 +136,7 @@ impl Operation {
             }
             if journal::load(state, cluster)?.is_none() {
                 if let Some(text) = remote_journal::read_journal(remote, cluster)? {
-                    journal::adopt(state, cluster, &text)?;
+                    remote_journal::adopt(state, cluster, &text)?;
                     from_remote = Some(PathBuf::from(remote_journal::shown(remote, cluster)));
                 }
             }
@@ -469,7 +469,7 @@ pub fn discard(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
     if let Some(remote) = lock.remote() {
         if found.is_none() {
             if let Some(text) = remote_journal::read_journal(remote, cluster)? {
-                found = Some(journal::adopt(state, cluster, &text)?);
+                found = Some(remote_journal::adopt(state, cluster, &text)?);
             }
         }
         if let Some(j) = &found {

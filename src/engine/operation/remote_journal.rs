@@ -12,7 +12,8 @@ use super::journal::Journal;
 use super::remote_lock::{
     cannot_run, fetch, has_object, list_refs, run, run_with_input, stdout, succeeded, Remote,
 };
-use crate::error::Result;
+use super::state_dir::StateDir;
+use crate::error::{Error, Result};
 
 /// Where the journals travel on the remote, beside the locks: `refs/kco/journals/C` holds the
 /// journal of the operation on cluster `C` that has not finished (a commit whose tree has
@@ -23,6 +24,27 @@ pub const JOURNAL_PREFIX: &str = "refs/kco/journals/";
 /// The ref of `cluster`'s journal.
 pub fn journal_ref(cluster: &str) -> String {
     format!("{JOURNAL_PREFIX}{cluster}")
+}
+
+/// Takes over `text`, the journal another runner left on the shared remote (`remote_lock`),
+/// as this checkout's journal of `cluster`, so that it is finished here; checked first.
+pub fn adopt(state: &StateDir, cluster: &str, text: &str) -> Result<Journal> {
+    let journal: Journal = serde_json::from_str(text).map_err(|e| {
+        Error::Other(format!(
+            "{}: not a kco journal ({e}); `kco recover --discard` forgets it",
+            journal_ref(cluster)
+        ))
+    })?;
+    let path = state.journal_path(cluster);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    crate::fsutil::write_private(&path, text.as_bytes())
+        .map_err(|source| Error::Write { path, source })?;
+    Ok(journal)
 }
 
 /// `cluster`'s journal ref as a message names it: `refs/kco/journals/C on git remote `origin``.
