@@ -44,6 +44,22 @@ pub struct ConnectorStatus {
 }
 
 impl ConnectorStatus {
+    /// `RUNNING (tasks: 2 RUNNING, 1 FAILED)`, or `STOPPED (no tasks)`.
+    pub fn describe(&self) -> String {
+        if self.tasks.is_empty() {
+            return format!("{} (no tasks)", self.raw_state);
+        }
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for t in &self.tasks {
+            match counts.iter_mut().find(|(st, _)| *st == t.state) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((&t.state, 1)),
+            }
+        }
+        let parts: Vec<String> = counts.iter().map(|(st, n)| format!("{n} {st}")).collect();
+        format!("{} (tasks: {})", self.raw_state, parts.join(", "))
+    }
+
     /// Stopped, with every task gone: the state in which offsets may be altered.
     pub fn is_fully_stopped(&self) -> bool {
         self.state == Some(ConnectorState::Stopped) && self.tasks.is_empty()

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::client::{ClientError, Connect, ConnectorListing, ConnectorStatus};
-use crate::engine::apply::state::describe;
 use crate::wait::{until, Clock, Poll, SystemClock, WaitError, WaitPolicy};
 
 /// How long a listing waits for transient states: a rebalance on the test bed settles
@@ -38,7 +37,7 @@ pub fn settled_status(
 fn probe(status: Result<ConnectorStatus, ClientError>) -> Poll<ConnectorStatus> {
     match status {
         Ok(s) if !is_transient(&s) => Poll::Ready(s),
-        Ok(s) => Poll::Pending(describe(&s)),
+        Ok(s) => Poll::Pending(s.describe()),
         Err(e) => Poll::Pending(format!("status unreadable: {e}")),
     }
 }
@@ -92,8 +91,7 @@ fn settle_listing_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::apply::tests::cluster;
-    use crate::fake::{Fault, State};
+    use crate::fake::{ConnectorSpec, FakeConnect, Fault, State};
     use crate::model::ConnectorState;
     use crate::wait::ManualClock;
     use serde_json::json;
@@ -108,7 +106,9 @@ mod tests {
         status: Fault,
         picked: bool,
     ) -> (Option<ConnectorState>, usize, std::time::Duration) {
-        let fake = cluster(State::Stopped);
+        let fake = FakeConnect::builder()
+            .connector(ConnectorSpec::source("c", "K").state(State::Stopped))
+            .in_process();
         let client = fake.client();
         let mut listing = client.list_connectors().unwrap();
         let shown = ConnectorStatus::from_json(&unassigned()).unwrap();

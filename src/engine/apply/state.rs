@@ -5,22 +5,6 @@ use crate::client::{ClientError, ConnectorStatus};
 use crate::model::{ConnectorState, TargetState};
 use crate::wait::Poll;
 
-/// `RUNNING (tasks: 2 RUNNING, 1 FAILED)`, or `STOPPED (no tasks)`.
-pub fn describe(s: &ConnectorStatus) -> String {
-    if s.tasks.is_empty() {
-        return format!("{} (no tasks)", s.raw_state);
-    }
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    for t in &s.tasks {
-        match counts.iter_mut().find(|(st, _)| *st == t.state) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((t.state.clone(), 1)),
-        }
-    }
-    let parts: Vec<String> = counts.iter().map(|(st, n)| format!("{n} {st}")).collect();
-    format!("{} (tasks: {})", s.raw_state, parts.join(", "))
-}
-
 /// Whether `status` shows `target` reached. A failed connector (or, while not yet there, a
 /// failed task) is final: waiting for RUNNING or PAUSED then fails at once with Connect's trace.
 pub fn poll_target(
@@ -50,7 +34,7 @@ pub fn poll_target(
             return Poll::Failed(format!("task {} FAILED{}", t.id, trace_line(&t.trace)));
         }
     }
-    Poll::Pending(describe(&s))
+    Poll::Pending(s.describe())
 }
 
 /// What [`poll_tasks`] says after a first read with every task RUNNING.
@@ -77,9 +61,9 @@ pub fn poll_tasks(
         (true, true) => Poll::Ready(s),
         (true, false) => Poll::Pending(RUNNING_ONCE.into()),
         (false, _) if s.tasks.is_empty() => {
-            Poll::Pending(format!("{}: no task started", describe(&s)))
+            Poll::Pending(format!("{}: no task started", s.describe()))
         }
-        (false, _) => Poll::Pending(describe(&s)),
+        (false, _) => Poll::Pending(s.describe()),
     }
 }
 

@@ -8,7 +8,7 @@ pub(crate) mod requests;
 
 use super::plan::{Action, ConnectorPlan};
 pub use super::report::{ApplyOutcome, ConnectorApply, Step, StepRecord};
-use super::state::{describe, poll_target, poll_tasks, RUNNING_ONCE};
+use super::state::{poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
 
 use crate::client::Connect;
@@ -152,7 +152,7 @@ impl Tx<'_> {
                 raw: s.raw_state.clone(),
             };
             let state = s.state.ok_or_else(raw)?;
-            let detail = format!("{} (will be put back as {})", describe(&s), state.target());
+            let detail = format!("{} (will be put back as {})", s.describe(), state.target());
             Ok(((state.target(), s.is_fully_stopped()), detail))
         })?;
         self.report.prior_state = Some(prior);
@@ -312,7 +312,7 @@ impl Tx<'_> {
                 polled
             })
             .map_err(|source| TxError::Tasks { source })?;
-            let seen = describe(&s);
+            let seen = s.describe();
             tx.report.final_state = Some(seen.clone());
             Ok(((), seen))
         })
@@ -325,7 +325,7 @@ impl Tx<'_> {
                 poll_target(tx.client.status(tx.name()), target)
             })
             .map_err(|source| TxError::Wait { target, source })?;
-            let seen = describe(&s);
+            let seen = s.describe();
             tx.report.final_state = Some(seen.clone());
             Ok(((), seen))
         })
@@ -333,7 +333,7 @@ impl Tx<'_> {
 
     fn read_final_state(&mut self) {
         if let Ok(s) = self.client.status(self.name()) {
-            self.report.final_state = Some(describe(&s));
+            self.report.final_state = Some(s.describe());
         }
     }
 

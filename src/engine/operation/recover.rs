@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::journal::JournalEntry;
 use crate::client::{Connect, ConnectorStatus};
-use crate::engine::apply::state::{describe, poll_target};
+use crate::engine::apply::state::poll_target;
 use crate::engine::load_files;
 use crate::error::{Error, Result};
 use crate::model::{ConnectorState, TargetState};
@@ -149,7 +149,7 @@ fn one(
                 return RecoveredConnector {
                     name: name.to_string(),
                     wanted: e.prior_state,
-                    found: client.status(name).ok().map(|s| describe(&s)),
+                    found: client.status(name).ok().map(|s| s.describe()),
                     outcome: RecoverOutcome::Failed,
                     detail: why,
                 }
@@ -190,7 +190,7 @@ fn state_back(
             return r;
         }
     };
-    r.found = Some(describe(&status));
+    r.found = Some(status.describe());
     if e.created {
         r.outcome = RecoverOutcome::LeftCreated;
         r.detail = format!(
@@ -234,14 +234,14 @@ fn state_back(
             r.detail = format!(
                 "{} put it back: {}; nothing sent",
                 client.backend().service(),
-                describe(&s)
+                s.describe()
             );
             return r;
         }
     }
     if in_state && (!e.started || own_pause) {
         r.outcome = RecoverOutcome::AlreadyThere;
-        r.detail = format!("{}: nothing sent", describe(&status));
+        r.detail = format!("{}: nothing sent", status.describe());
         return r;
     }
     // A stop waits in the worker's request queue (behind a rebalance, say), but a resume or
@@ -284,7 +284,7 @@ fn state_back(
             r.outcome = RecoverOutcome::AlreadyThere;
             r.detail = format!(
                 "{}; asking for it again was refused: {err}",
-                describe(&status)
+                status.describe()
             );
             return r;
         }
@@ -303,10 +303,10 @@ fn state_back(
             r.detail = if fenced {
                 format!(
                     "stopped first (its transaction had started), then {}",
-                    describe(&s)
+                    s.describe()
                 )
             } else {
-                describe(&s)
+                s.describe()
             };
         }
         Err(err) => r.detail = format!("waiting for {}: {err}", e.prior_state),

@@ -13,7 +13,7 @@ use super::{Failure, Tx};
 use crate::client::{AlterKind, AlterStatus, ClientError, Phase};
 use crate::engine::apply::plan::Action;
 use crate::engine::apply::report::{SentRequest, Step};
-use crate::engine::apply::state::{describe, poll_target};
+use crate::engine::apply::state::poll_target;
 use crate::engine::apply::tx_error::TxError;
 use crate::engine::settle::settled_status;
 use crate::model::{canonical_fields, Fields, PatchEntry, TargetState};
@@ -508,7 +508,7 @@ impl Tx<'_> {
             Ok(s) => {
                 let service = self.service();
                 self.step(Step::WaitRestored, |tx| {
-                    let seen = describe(&s);
+                    let seen = s.describe();
                     tx.report.final_state = Some(seen.clone());
                     Ok(((), format!("{service} put it back: {seen}")))
                 })?;
