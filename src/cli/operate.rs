@@ -17,7 +17,7 @@ use super::words;
 use super::Context;
 use crate::config::ClusterTarget;
 use crate::engine::apply::{
-    ApplyDocument, BackupReport, Checked, ExecOptions, Observer, PlanOptions, SystemClock,
+    ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, Observer, PlanOptions, SystemClock,
     TargetCluster,
 };
 use crate::engine::guard::{Refusal, Refuse};
@@ -27,6 +27,20 @@ use crate::engine::operation::{Operation, Ran, Settings};
 use crate::engine::progress::Both;
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use crate::wait::WaitPolicy;
+
+/// The whole run, as `--output json` prints it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ApplyDocument<'a> {
+    pub plan: &'a ApplyPlan,
+    pub dry_run: bool,
+    /// `--at` / `--changed-since`: the commit the files came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<&'a FilesSource>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<&'a BackupReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<&'a ApplyReport>,
+}
 
 /// Flags of every command that changes a cluster.
 #[derive(Debug, Clone, clap::Args)]

@@ -277,20 +277,6 @@ pub struct ApplyReport {
     pub connectors: Vec<ConnectorApply>,
 }
 
-/// The whole run, as `--output json` prints it.
-#[derive(Debug, Clone, Serialize)]
-pub struct ApplyDocument<'a> {
-    pub plan: &'a ApplyPlan,
-    pub dry_run: bool,
-    /// `--at` / `--changed-since`: the commit the files came from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<&'a FilesSource>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub backup: Option<&'a BackupReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<&'a ApplyReport>,
-}
-
 /// Step 4: one transaction per changing connector, `parallel` at a time. Refuses a plan with
 /// errors (nothing is sent then).
 pub fn execute(
