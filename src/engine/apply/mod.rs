@@ -18,7 +18,7 @@ mod tx_error;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
-mod tests_cloud;
+pub(crate) mod tests_cloud;
 #[cfg(test)]
 mod tests_faults;
 #[cfg(test)]
@@ -37,7 +37,6 @@ pub use plan::{Action, ActionKind, ApplyPlan, ConnectorPlan, PlanOptions, Want};
 pub use transaction::{ApplyOutcome, ConnectorApply, Step, StepRecord, TxOptions};
 
 use crate::client::Connect;
-use crate::engine::history::at::FilesSource;
 pub use crate::engine::progress::{Observer, Unheard};
 use crate::engine::store::belongs_to;
 pub use crate::engine::store::TargetCluster;

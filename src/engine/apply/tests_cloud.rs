@@ -14,9 +14,6 @@ use super::ApplyOutcome as Outcome;
 use super::*;
 use crate::client::AlterKind;
 use crate::compare::compare;
-use crate::engine::operation::journal::{self, JournalFile, Journaled};
-use crate::engine::operation::{Operation, StateDir};
-use crate::engine::progress::Both;
 use crate::fake::{ConnectorSpec, FakeConnect, Fault, State};
 use crate::model::{ConnectorState, ConnectorType, OffsetEntry};
 
@@ -24,7 +21,7 @@ const ENV: &str = "env-abc123";
 const LKC: &str = "lkc-xyz789";
 
 /// A fake Confluent Cloud with these source connectors (class `K`), in process.
-fn cloud_with(
+pub(crate) fn cloud_with(
     connectors: &[(&str, State, Vec<OffsetEntry>)],
     tune: impl FnOnce(crate::fake::FakeConnectBuilder) -> crate::fake::FakeConnectBuilder,
 ) -> FakeConnect {
@@ -37,7 +34,7 @@ fn cloud_with(
 }
 
 /// Connector `c`, RUNNING, at position 10 of `f` and 5 of `g`.
-fn cloud() -> FakeConnect {
+pub(crate) fn cloud() -> FakeConnect {
     cloud_with(
         &[("c", State::Running, vec![src("f", 10), src("g", 5)])],
         |b| b,
@@ -45,7 +42,7 @@ fn cloud() -> FakeConnect {
 }
 
 /// Every request so far, as `METHOD /connectors/...` (the service's base path cut off).
-fn sent(fake: &FakeConnect) -> Vec<String> {
+pub(crate) fn sent(fake: &FakeConnect) -> Vec<String> {
     let base = format!("/connect/v1/environments/{ENV}/clusters/{LKC}");
     fake.requests()
         .iter()
@@ -64,7 +61,7 @@ fn alter_bodies(fake: &FakeConnect) -> Vec<Value> {
 
 /// The plan an apply of `wanted` to `name` makes (or of a reset), from the offsets the
 /// service shows now, as `plan::build` makes it.
-fn cloud_plan(
+pub(crate) fn cloud_plan(
     fake: &FakeConnect,
     name: &str,
     wanted: Option<Vec<OffsetEntry>>,
@@ -129,7 +126,7 @@ fn whole(p: ConnectorPlan, prune: bool) -> ApplyPlan {
     }
 }
 
-fn run(fake: &FakeConnect, plan: &ApplyPlan, progress: &dyn Observer) -> ConnectorApply {
+pub(crate) fn run(fake: &FakeConnect, plan: &ApplyPlan, progress: &dyn Observer) -> ConnectorApply {
     let opts = ExecOptions::new(plan.prune, 1, Duration::from_secs(30));
     let r = execute(
         &fake.client(),
@@ -267,73 +264,6 @@ fn a_failed_request_is_a_failure_with_the_services_message_and_nothing_changed()
 }
 
 #[test]
-fn a_request_stuck_pending_times_out_sends_nothing_more_and_the_journal_keeps_it() {
-    let fake = cloud_with(&[("c", State::Running, vec![src("f", 10)])], |b| {
-        b.alter_stuck("c")
-    });
-    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
-    let dir = tempfile::tempdir().unwrap();
-    let state_dir = StateDir::at(dir.path());
-    let j = JournalFile::begin(&state_dir, &p, None, "t0")
-        .unwrap()
-        .unwrap();
-    let c = run(&fake, &p, &Journaled::new(&j));
-    assert_eq!(c.outcome, Outcome::Failed);
-    assert_eq!(c.failed_step, Some(Step::WaitApplied));
-    let error = c.error.clone().unwrap();
-    assert!(
-        error.contains("was still PENDING after 30s; kco sent nothing more"),
-        "{error}"
-    );
-    assert_eq!(fake.alter_requests("c"), 1);
-    assert_eq!(fake.mutating_requests().len(), 1, "{:?}", sent(&fake));
-    assert!(c
-        .pending_request
-        .as_deref()
-        .unwrap()
-        .starts_with("PATCH of "));
-    assert_eq!(offsets(&fake, "c"), vec![src("f", 10)]);
-    // The journal keeps the connector and its request.
-    let kept = journal::load(&state_dir, "a")
-        .unwrap()
-        .expect("journal kept");
-    let entry = &kept.connectors["c"];
-    let request = entry.request.as_ref().expect("the request is journaled");
-    assert_eq!(request.kind, AlterKind::Patch);
-    assert!(request.requested_at.is_some(), "{request:?}");
-    // The request goes through later: the next command's recovery reads its status, sends no
-    // other, verifies it, and sees the state back.
-    fake.clear_alter_faults("c");
-    fake.clear_requests();
-    let op = open(&fake, &state_dir);
-    let rep = op.recovered().expect("recovered");
-    assert!(rep.ok, "{rep:#?}");
-    let d = &rep.connectors[0].detail;
-    assert!(
-        d.contains("APPLIED") && d.contains("read back as requested"),
-        "{d}"
-    );
-    assert_eq!(fake.alter_requests("c"), 1);
-    assert!(fake.mutating_requests().is_empty(), "{:?}", sent(&fake));
-    assert_eq!(offsets(&fake, "c"), vec![src("f", 3)]);
-    assert_eq!(state(&fake, "c"), ConnectorState::Running);
-    assert!(journal::load(&state_dir, "a").unwrap().is_none());
-}
-
-fn open(fake: &FakeConnect, state_dir: &StateDir) -> Operation {
-    let wait = WaitPolicy::with_timeout(Duration::from_secs(30));
-    let client = fake.client();
-    Operation::open(
-        state_dir,
-        "a",
-        &|| Ok(client.clone()),
-        &wait,
-        &ManualClock::default(),
-    )
-    .unwrap()
-}
-
-#[test]
 fn an_unknown_phase_counts_as_not_done() {
     let fake = cloud_with(&[("c", State::Running, vec![src("f", 10)])], |b| {
         b.alter_phase_reads(3).unknown_phase("c", "REVIEWING")
@@ -380,7 +310,7 @@ fn a_request_refused_as_pending_waits_for_the_pending_one_then_is_sent_once_more
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
 }
 
-fn patch(file: &str, pos: i64) -> crate::model::PatchEntry {
+pub(crate) fn patch(file: &str, pos: i64) -> crate::model::PatchEntry {
     let e = src(file, pos);
     crate::model::PatchEntry {
         partition: e.partition,
@@ -537,159 +467,6 @@ fn cloud_plan_for_create(
     };
     p.config = Some(ResolvedConfig(config));
     whole(p, false)
-}
-
-#[test]
-fn a_killed_run_is_recovered_by_reading_its_requests_status_not_by_sending_another() {
-    for with_id in [true, false] {
-        let fake = cloud();
-        let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
-        let dir = tempfile::tempdir().unwrap();
-        let state_dir = StateDir::at(dir.path());
-        // What the killed run did: the journal, its transaction started, the request
-        // journaled, sent; then it died (its answer lost when `with_id` is false).
-        let j = JournalFile::begin(&state_dir, &p, None, "t0")
-            .unwrap()
-            .unwrap();
-        j.started("c").unwrap();
-        let sent_at = crate::clock::now_rfc3339();
-        let answer = fake
-            .client()
-            .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
-            .unwrap();
-        let record = super::report::SentRequest {
-            kind: AlterKind::Patch,
-            requested_at: answer
-                .requested_at
-                .filter(|_| with_id)
-                .map(super::transaction::requests::exact_time),
-            sent_at,
-        };
-        j.requested("c", &record).unwrap();
-        drop(j);
-        fake.clear_requests();
-        let op = open(&fake, &state_dir);
-        let rep = op.recovered().expect("a journal was left");
-        assert!(rep.ok, "{rep:#?}");
-        let d = &rep.connectors[0].detail;
-        assert!(
-            d.contains("APPLIED at") && d.contains("its offsets read back as requested"),
-            "{with_id}: {d}"
-        );
-        assert!(fake.mutating_requests().is_empty(), "{:?}", sent(&fake));
-        assert_eq!(fake.alter_requests("c"), 1);
-        assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 5)]);
-        assert_eq!(state(&fake, "c"), ConnectorState::Running);
-        assert!(journal::load(&state_dir, "a").unwrap().is_none());
-    }
-}
-
-#[test]
-fn recovery_tells_its_request_from_a_later_one_of_the_same_connector_whose_id_is_the_same() {
-    // The status's `id` is the connector's: every request of `c` carries the same one. What
-    // tells the journaled request from a later one is when the service says it was made.
-    let fake = cloud();
-    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
-    let dir = tempfile::tempdir().unwrap();
-    let state_dir = StateDir::at(dir.path());
-    let j = JournalFile::begin(&state_dir, &p, None, "t0")
-        .unwrap()
-        .unwrap();
-    j.started("c").unwrap();
-    let ours = fake
-        .client()
-        .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
-        .unwrap();
-    j.requested(
-        "c",
-        &super::report::SentRequest {
-            kind: AlterKind::Patch,
-            requested_at: ours
-                .requested_at
-                .map(super::transaction::requests::exact_time),
-            sent_at: crate::clock::now_rfc3339(),
-        },
-    )
-    .unwrap();
-    drop(j);
-    fake.settle_alter("c");
-    // Someone else's request, a second later (the service dates requests to the second).
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    let theirs = fake
-        .client()
-        .request_alter("c", AlterKind::Patch, &[patch("f", 7)])
-        .unwrap();
-    assert_eq!(ours.id, theirs.id, "the service's id is the connector's");
-    fake.settle_alter("c");
-    let op = open(&fake, &state_dir);
-    let rep = op.recovered().expect("a journal was left");
-    let d = &rep.connectors[0].detail;
-    assert!(
-        d.contains("another one sent since") && d.contains("PATCH of "),
-        "{rep:#?}"
-    );
-    assert_eq!(offsets(&fake, "c")[0], src("f", 7));
-}
-
-#[test]
-fn recovery_reports_a_failed_request_as_nothing_changed() {
-    let fake = cloud_with(&[("c", State::Running, vec![src("f", 10)])], |b| {
-        b.alter_fails("c", "no such table")
-    });
-    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
-    let dir = tempfile::tempdir().unwrap();
-    let state_dir = StateDir::at(dir.path());
-    let j = JournalFile::begin(&state_dir, &p, None, "t0")
-        .unwrap()
-        .unwrap();
-    j.started("c").unwrap();
-    let answer = fake
-        .client()
-        .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
-        .unwrap();
-    let record = super::report::SentRequest {
-        kind: AlterKind::Patch,
-        requested_at: answer
-            .requested_at
-            .map(super::transaction::requests::exact_time),
-        sent_at: crate::clock::now_rfc3339(),
-    };
-    j.requested("c", &record).unwrap();
-    drop(j);
-    let op = open(&fake, &state_dir);
-    let rep = op.recovered().unwrap();
-    assert!(rep.ok, "{rep:#?}");
-    let d = &rep.connectors[0].detail;
-    assert!(
-        d.contains("FAILED (no such table); the offsets were not changed"),
-        "{d}"
-    );
-    assert_eq!(offsets(&fake, "c"), vec![src("f", 10)]);
-    assert_eq!(state(&fake, "c"), ConnectorState::Running);
-}
-
-#[test]
-fn the_journal_records_the_request_before_it_is_sent_and_when_the_service_made_it_after() {
-    struct Seen(std::sync::Mutex<Vec<Option<String>>>);
-    impl Observer for Seen {
-        fn requested(&self, _c: &str, r: &super::report::SentRequest) {
-            self.0.lock().unwrap().push(r.requested_at.clone());
-        }
-    }
-    let fake = cloud();
-    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
-    let dir = tempfile::tempdir().unwrap();
-    let j = JournalFile::begin(&StateDir::at(dir.path()), &p, None, "t0")
-        .unwrap()
-        .unwrap();
-    let seen = Seen(Default::default());
-    let c = run(&fake, &p, &Both(Journaled::new(&j), &seen));
-    assert_eq!(c.outcome, Outcome::Applied);
-    let ids = seen.0.into_inner().unwrap();
-    assert_eq!(ids.len(), 2, "{ids:?}");
-    assert!(ids[0].is_none() && ids[1].is_some(), "{ids:?}");
-    // The transaction ended with the state back: the journal is gone.
-    assert!(!j.path().exists());
 }
 
 #[test]

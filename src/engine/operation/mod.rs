@@ -25,6 +25,8 @@ pub mod state_dir;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_cloud;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
