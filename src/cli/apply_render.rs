@@ -8,7 +8,7 @@ use super::words;
 use crate::compare::{PartitionDiff, PartitionKind};
 use crate::engine::apply::{
     Action, ActionKind, ApplyOutcome, ApplyPlan, ApplyReport, ConnectorApply, ConnectorPlan,
-    Observer, StepRecord,
+    Observer, OperationObserver, StepRecord,
 };
 use crate::engine::risk::{assess, while_moving, RiskCode};
 use crate::model::{ConnectorType, Fields, TargetState};
@@ -416,7 +416,9 @@ fn connector_result(p: &Printer, c: &ConnectorApply) -> String {
 /// Prints each step as it ends, with `-v`.
 pub struct StepPrinter<'a>(pub &'a Printer);
 
-impl Observer for StepPrinter<'_> {
+impl Observer for StepPrinter<'_> {}
+
+impl OperationObserver for StepPrinter<'_> {
     fn step(&self, connector: &str, r: &StepRecord) {
         let mark = if r.ok { "ok" } else { "failed" };
         self.0

@@ -17,8 +17,8 @@ use super::words;
 use super::Context;
 use crate::config::ClusterTarget;
 use crate::engine::apply::{
-    ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, Observer, PlanOptions, SystemClock,
-    TargetCluster,
+    ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, Observer, OperationObserver,
+    PlanOptions, SystemClock, TargetCluster,
 };
 use crate::engine::guard::{Refusal, Refuse};
 use crate::engine::history::at::FilesSource;
@@ -270,7 +270,9 @@ struct BackupNote<'a> {
     ctx: &'a Context,
 }
 
-impl Observer for BackupNote<'_> {
+impl Observer for BackupNote<'_> {}
+
+impl OperationObserver for BackupNote<'_> {
     fn backed_up(&self, backup: &BackupReport) {
         if backup.is_empty() {
             return;

@@ -15,6 +15,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::apply_render::StepPrinter;
 use super::{OutputFormat, Printer};
+use crate::engine::apply::OperationObserver;
 use crate::engine::progress::{Both, Observer};
 
 /// How long a run goes before its bar appears.
@@ -104,6 +105,9 @@ fn style(total: usize) -> ProgressStyle {
     .expect("a valid template")
     .progress_chars("=> ")
 }
+
+/// An operation's bar counts connectors; its steps are not drawn.
+impl OperationObserver for Bar {}
 
 impl Observer for Bar {
     fn total(&self, connectors: usize) {

@@ -45,6 +45,7 @@ use crate::error::{Error, Result};
 use crate::model::file::{FileProblem, ProblemKind};
 use crate::model::secrets;
 use plan::ResolvedConfig;
+pub use report::OperationObserver;
 
 /// What the files-side checks need to know.
 #[derive(Debug, Clone)]
@@ -283,7 +284,7 @@ pub fn execute(
     plan: &ApplyPlan,
     opts: &ExecOptions,
     clock: &dyn Clock,
-    progress: &dyn Observer,
+    progress: &dyn OperationObserver,
 ) -> Result<ApplyReport> {
     if plan.errors() > 0 {
         return Err(Error::Other(format!(

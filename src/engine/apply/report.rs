@@ -1,8 +1,11 @@
-//! What a transaction reports: its steps, each step's record, and the connector's outcome.
+//! What a transaction reports: its steps, each step's record, and the connector's outcome;
+//! and the [`OperationObserver`] told them as they happen.
 
 use serde::Serialize;
 
+use super::backup::BackupReport;
 use super::plan::ActionKind;
+use crate::engine::progress::{Both, Observer, Unheard};
 use crate::model::TargetState;
 
 /// The steps of a transaction, in order. A report names the one that failed.
@@ -103,6 +106,67 @@ pub struct ConnectorApply {
 impl ConnectorApply {
     pub fn converged(&self) -> bool {
         !matches!(self.outcome, ApplyOutcome::Failed | ApplyOutcome::Skipped)
+    }
+}
+
+/// Told what an operation does as it does it, from several threads at once: besides how far
+/// it is ([`Observer`]), each transaction's steps and the backup. Every method does nothing
+/// unless implemented.
+pub trait OperationObserver: Observer {
+    /// A connector's transaction read the state it will put back, before its first change.
+    fn recorded(&self, _connector: &str, _prior: TargetState) {}
+    /// A connector's transaction is about to send an asynchronous alter request
+    /// (`requested_at` unknown), or learnt when the service made it: told before the request
+    /// is sent, and again after.
+    fn requested(&self, _connector: &str, _request: &SentRequest) {}
+    /// A step of a connector's transaction ended (the CLI prints them with `-v`).
+    fn step(&self, _connector: &str, _record: &StepRecord) {}
+    /// A connector's transaction ended, whatever its outcome.
+    fn transaction(&self, _report: &ConnectorApply) {}
+    /// The operation's backup is written, before its first change.
+    fn backed_up(&self, _backup: &BackupReport) {}
+}
+
+impl OperationObserver for Unheard {}
+
+impl<T: OperationObserver + ?Sized> OperationObserver for &T {
+    fn recorded(&self, connector: &str, prior: TargetState) {
+        (**self).recorded(connector, prior);
+    }
+    fn requested(&self, connector: &str, request: &SentRequest) {
+        (**self).requested(connector, request);
+    }
+    fn step(&self, connector: &str, record: &StepRecord) {
+        (**self).step(connector, record);
+    }
+    fn transaction(&self, report: &ConnectorApply) {
+        (**self).transaction(report);
+    }
+    fn backed_up(&self, backup: &BackupReport) {
+        (**self).backed_up(backup);
+    }
+}
+
+impl<A: OperationObserver, B: OperationObserver> OperationObserver for Both<A, B> {
+    fn recorded(&self, connector: &str, prior: TargetState) {
+        self.0.recorded(connector, prior);
+        self.1.recorded(connector, prior);
+    }
+    fn requested(&self, connector: &str, request: &SentRequest) {
+        self.0.requested(connector, request);
+        self.1.requested(connector, request);
+    }
+    fn step(&self, connector: &str, record: &StepRecord) {
+        self.0.step(connector, record);
+        self.1.step(connector, record);
+    }
+    fn transaction(&self, report: &ConnectorApply) {
+        self.0.transaction(report);
+        self.1.transaction(report);
+    }
+    fn backed_up(&self, backup: &BackupReport) {
+        self.0.backed_up(backup);
+        self.1.backed_up(backup);
     }
 }
 

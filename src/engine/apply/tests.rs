@@ -506,3 +506,6 @@ fn a_file_of_another_cluster_needs_that_cluster_named() {
     assert_eq!((ok.cluster(), ok.wants()[0].target()), ("b", "c2"));
     assert!(check(std::slice::from_ref(&path), &plain("a"), &|_| None).is_ok());
 }
+
+/// The progress tests' recorder, told an operation's steps too (it ignores them).
+impl super::OperationObserver for crate::engine::progress::tests::Heard {}

@@ -126,7 +126,11 @@ fn whole(p: ConnectorPlan, prune: bool) -> ApplyPlan {
     }
 }
 
-pub(crate) fn run(fake: &FakeConnect, plan: &ApplyPlan, progress: &dyn Observer) -> ConnectorApply {
+pub(crate) fn run(
+    fake: &FakeConnect,
+    plan: &ApplyPlan,
+    progress: &dyn OperationObserver,
+) -> ConnectorApply {
     let opts = ExecOptions::new(plan.prune, 1, Duration::from_secs(30));
     let r = execute(
         &fake.client(),
@@ -510,7 +514,8 @@ fn a_state_the_service_does_not_put_back_is_asked_for_and_said() {
     /// Once the state is recorded, status shows the connector PAUSED (a service that does
     /// not resume it) until kco resumes it itself.
     struct NoResume<'a>(&'a FakeConnect);
-    impl Observer for NoResume<'_> {
+    impl Observer for NoResume<'_> {}
+    impl OperationObserver for NoResume<'_> {
         fn recorded(&self, _c: &str, _prior: crate::model::TargetState) {
             let paused = json!({"name": "c", "type": "source",
                 "connector": {"state": "PAUSED", "worker_id": "w"},

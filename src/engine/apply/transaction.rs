@@ -11,9 +11,9 @@ pub use super::report::{ApplyOutcome, ConnectorApply, Step, StepRecord};
 use super::state::{poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
 
+use super::report::OperationObserver;
 use crate::client::Connect;
 use crate::compare::{compare, PartitionKind};
-use crate::engine::progress::Observer;
 use crate::engine::settle::settled_status;
 use crate::model::{canonical_fields, OffsetEntry, TargetState};
 use crate::wait::{until, Clock, Poll, WaitPolicy};
@@ -43,7 +43,7 @@ struct Tx<'a> {
     plan: &'a ConnectorPlan,
     opts: &'a TxOptions,
     clock: &'a dyn Clock,
-    progress: &'a dyn Observer,
+    progress: &'a dyn OperationObserver,
     report: ConnectorApply,
 }
 
@@ -81,7 +81,7 @@ pub fn run(
     plan: &ConnectorPlan,
     opts: &TxOptions,
     clock: &dyn Clock,
-    progress: &dyn Observer,
+    progress: &dyn OperationObserver,
 ) -> ConnectorApply {
     let (counting, mutating) = client.counting();
     let mut tx = Tx {

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::holder::host_name;
 use super::state_dir::StateDir;
 use crate::engine::apply::report::SentRequest;
+use crate::engine::apply::OperationObserver;
 use crate::engine::apply::{Action, ApplyPlan, ConnectorApply};
 use crate::engine::progress::Observer;
 use crate::error::{Error, Result};
@@ -257,7 +258,9 @@ impl Observer for Journaled<'_> {
     fn started(&self, connector: &str) {
         self.note(self.file.started(connector));
     }
+}
 
+impl OperationObserver for Journaled<'_> {
     fn recorded(&self, connector: &str, prior: TargetState) {
         self.note(self.file.recorded(connector, prior));
     }

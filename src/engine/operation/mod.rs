@@ -36,11 +36,12 @@ pub use recover::{RecoverOutcome, RecoverReport, RecoveredConnector};
 pub use state_dir::StateDir;
 
 use crate::client::Connect;
+use crate::engine::apply::OperationObserver;
 use crate::engine::apply::{
     self, backup, plan, ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, PlanOptions,
 };
 use crate::engine::guard::{refusals, Refusal, Refuse};
-use crate::engine::progress::{Both, Observer};
+use crate::engine::progress::Both;
 use crate::error::{Error, Result};
 use crate::wait::{Clock, WaitPolicy};
 use journal::{JournalFile, Journaled};
@@ -276,7 +277,7 @@ impl Operation {
         plan: &ApplyPlan,
         settings: &Settings,
         confirm: &mut dyn FnMut(&ApplyPlan) -> Result<bool>,
-        progress: &dyn Observer,
+        progress: &dyn OperationObserver,
         clock: &dyn Clock,
     ) -> Result<Ran> {
         if plan.cluster != self.cluster {

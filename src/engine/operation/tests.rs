@@ -47,7 +47,7 @@ fn execute_journaled(
     p: &ApplyPlan,
     j: &JournalFile,
     parallel: usize,
-    progress: &dyn Observer,
+    progress: &dyn OperationObserver,
 ) -> ApplyReport {
     let opts = ExecOptions::new(false, parallel, Duration::from_secs(30));
     let journaled = Journaled::new(j);
@@ -95,7 +95,9 @@ impl<F: Fn() -> bool + Sync> AtEachStep<F> {
     }
 }
 
-impl<F: Fn() -> bool + Sync> Observer for AtEachStep<F> {
+impl<F: Fn() -> bool + Sync> crate::engine::progress::Observer for AtEachStep<F> {}
+
+impl<F: Fn() -> bool + Sync> OperationObserver for AtEachStep<F> {
     fn step(&self, _: &str, _: &crate::engine::apply::StepRecord) {
         self.seen.lock().unwrap().push((self.check)());
     }
@@ -325,7 +327,7 @@ fn planned(pos: i64) -> (FakeConnect, tempfile::TempDir, Operation, ApplyPlan) {
 }
 
 /// Runs `plan` with no refusal and a yes to the confirmation, telling `progress`.
-fn run_confirmed(op: &Operation, plan: &ApplyPlan, progress: &dyn Observer) -> Ran {
+fn run_confirmed(op: &Operation, plan: &ApplyPlan, progress: &dyn OperationObserver) -> Ran {
     let mut yes = |_: &ApplyPlan| Ok(true);
     op.run(
         plan,

@@ -11,7 +11,7 @@ use crate::engine::apply::report::SentRequest;
 use crate::engine::apply::tests::{offsets, src, state};
 use crate::engine::apply::tests_cloud::{cloud, cloud_plan, cloud_with, patch, run, sent};
 use crate::engine::apply::transaction::requests::exact_time;
-use crate::engine::apply::{ApplyOutcome as Outcome, Observer, Step};
+use crate::engine::apply::{ApplyOutcome as Outcome, Observer, OperationObserver, Step};
 use crate::engine::progress::Both;
 use crate::fake::{FakeConnect, State};
 use crate::model::ConnectorState;
@@ -209,7 +209,8 @@ fn recovery_reports_a_failed_request_as_nothing_changed() {
 #[test]
 fn the_journal_records_the_request_before_it_is_sent_and_when_the_service_made_it_after() {
     struct Seen(std::sync::Mutex<Vec<Option<String>>>);
-    impl Observer for Seen {
+    impl Observer for Seen {}
+    impl OperationObserver for Seen {
         fn requested(&self, _c: &str, r: &SentRequest) {
             self.0.lock().unwrap().push(r.requested_at.clone());
         }

@@ -559,3 +559,49 @@ fn a_rewritten_file_always_gets_a_later_capture_time() {
         at("2026-12-02T02:00:00Z")
     );
 }
+
+#[test]
+fn snapshot_and_diff_report_each_connector_they_read_to_the_observer() {
+    use crate::engine::diff::{diff_live_reporting, ExitOn, LiveInput};
+    use crate::engine::progress::tests::Heard;
+    let offsets =
+        |o: i64| serde_json::json!([{"partition": {"f": "x"}, "offset": {"position": o}}]);
+    let fake = FakeConnect::builder()
+        .source(
+            "a",
+            "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            State::Running,
+            offsets(1),
+        )
+        .source(
+            "b",
+            "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            State::Running,
+            offsets(2),
+        )
+        .in_process();
+    let dir = tempfile::tempdir().unwrap();
+    let heard = Heard::default();
+    let now = || "2026-01-01T00:00:00Z".to_string();
+    let opts = SnapshotOptions::default();
+    snapshot_reporting(&fake.client(), "c", dir.path(), &opts, &now, &heard).unwrap();
+    let mut log = heard.0.into_inner().unwrap();
+    log.sort();
+    assert_eq!(log, ["end a", "end b", "start a", "start b", "total 2"]);
+
+    let (files, problems) = crate::engine::load_files(&[dir.path().join("c")]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let heard = Heard::default();
+    let input = LiveInput {
+        files: &files,
+        cluster: "c".into(),
+        whole_dir: true,
+        exit_on: ExitOn::Drift,
+        parallel: 1,
+        cwd: dir.path(),
+        freshness: Default::default(),
+    };
+    diff_live_reporting(&fake.client(), input, &heard).unwrap();
+    let log = heard.0.into_inner().unwrap();
+    assert_eq!(log, ["total 2", "start a", "end a", "start b", "end b"]);
+}
