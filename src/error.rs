@@ -115,6 +115,8 @@ pub enum Error {
         shared: Vec<String>,
         /// The `--allow-shared-group` flags that would let them through.
         allow: String,
+        /// The refused plan's warnings (neighbours that could not be looked at).
+        warnings: Vec<String>,
     },
 
     /// `kco undo` of a backup taken from another worker than the one `--url` names.

@@ -97,7 +97,7 @@ pub struct Args {
     /// (checkpoint at or below the file's offset), `latest` (MM2's latest checkpoint), `none`
     /// (topics renamed, offsets kept) [default: file, when the mirror is configured]
     #[arg(long, value_enum, value_name = "MODE")]
-    pub translate: Option<super::apply_mirror::TranslateArg>,
+    pub translate: Option<super::translate::TranslateArg>,
     /// Also plan source connectors captured on another Kafka cluster (left out by default:
     /// their positions belong to the primary's source systems)
     #[arg(long)]

@@ -95,9 +95,9 @@ pub struct Args {
     /// Against a DR cluster: how sink files of another Kafka cluster are translated (as
     /// `apply --translate`) [default: file, when the mirror is configured]
     #[arg(long, value_enum, value_name = "MODE")]
-    pub translate: Option<super::apply_mirror::TranslateArg>,
+    pub translate: Option<super::translate::TranslateArg>,
     #[command(flatten)]
-    pub thresholds: super::apply_mirror::Thresholds,
+    pub thresholds: super::translate::Thresholds,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
@@ -246,23 +246,22 @@ fn live(
         freshness: args.read.freshness(&ctx.config, &target.name),
     };
     // Sink files of another Kafka cluster are compared through MM2's checkpoints.
-    let dr = super::apply_mirror::diff_dr(
+    let dr = super::translate::options(
         ctx,
         &target,
-        &client,
-        &files,
         args.translate.map(Into::into),
+        false,
         &args.thresholds,
-    )?;
+    );
     if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
         let quiet = crate::engine::progress::Unheard;
-        let mut report = engine::diff_live_translated(&client, input, &quiet, &dr)?;
+        let mut report = crate::engine::dr::diff_live(&client, input, &quiet, &dr)?;
         settle_states(&mut report, ctx, &target.name);
         return Ok(report);
     }
     let bar = Bar::new(&ctx.printer, "diff");
-    let mut report = engine::diff_live_translated(&client, input, &bar, &dr)?;
+    let mut report = crate::engine::dr::diff_live(&client, input, &bar, &dr)?;
     settle_states(&mut report, ctx, &target.name);
     Ok(report)
 }

@@ -4,7 +4,6 @@
 mod all_clusters;
 mod apply;
 mod apply_git;
-mod apply_mirror;
 mod apply_mirror_render;
 mod apply_render;
 mod completions;
@@ -20,6 +19,7 @@ mod ls;
 #[cfg(test)]
 mod man;
 mod merge_file;
+mod neighbours;
 mod operate;
 mod output;
 mod progress;
@@ -29,9 +29,9 @@ mod reference;
 mod report_error;
 mod reset;
 mod schema;
-mod shared_group;
 mod show;
 mod snapshot;
+mod translate;
 mod undo;
 mod validate;
 mod words;

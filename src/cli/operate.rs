@@ -23,7 +23,7 @@ use crate::engine::apply::{
 use crate::engine::guard::{Refusal, Refuse};
 use crate::engine::history::at::FilesSource;
 use crate::engine::operation::remote_lock::LocalOnly;
-use crate::engine::operation::{Operation, Ran, Settings};
+use crate::engine::operation::{Operation, PlanInput, Ran, Settings};
 use crate::engine::progress::Both;
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
 use crate::wait::WaitPolicy;
@@ -145,22 +145,30 @@ pub fn drive(
         max_observed_age: ctx.config.max_observed_age(&target.name),
         ..req.plan
     };
-    let mut plan = super::apply_mirror::plan(
+    let dr = super::translate::options(
         ctx,
         target,
-        &op,
-        wants,
-        &plan_opts,
         req.translate,
         req.with_sources,
-    )?;
-    super::shared_group::guard(
-        ctx,
-        target,
-        op.client(),
-        &mut plan,
-        &args.allow_shared_group,
-    )?;
+        &Default::default(),
+    );
+    let neighbours = super::neighbours::neighbours(ctx, target)?;
+    let plan = op.plan_all(&PlanInput {
+        wants,
+        opts: &plan_opts,
+        dr: &dr,
+        neighbours: &neighbours,
+        allow_shared_group: &args.allow_shared_group,
+    });
+    let warnings = match &plan {
+        Ok(plan) => &plan.warnings,
+        Err(Error::SharedGroup { warnings, .. }) => warnings,
+        Err(_) => &Vec::new(),
+    };
+    for w in warnings {
+        p.warn(w);
+    }
+    let plan = plan?;
     if !p.is_structured() {
         if let Some(source) = req.source {
             super::apply_git::print_source(p, source);

@@ -13,7 +13,7 @@ use crate::client::{Backend, HttpOptions, TlsOptions};
 
 mod cloud;
 mod kafka;
-pub use kafka::MirrorAlarm;
+pub use kafka::{DrSettings, MirrorAlarm};
 mod raw;
 #[cfg(test)]
 mod tests;
@@ -27,7 +27,7 @@ pub const DEFAULT_SNAPSHOTS_DIR: &str = "snapshots";
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
 /// A configuration problem, naming the file and, where known, the line.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct ConfigError {
     pub path: PathBuf,

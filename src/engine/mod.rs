@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod diff;
+pub mod dr;
 pub mod fmt;
 pub mod guard;
 pub mod history;

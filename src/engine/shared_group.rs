@@ -5,7 +5,8 @@
 //! worker's own config sets `consumer.group.id` for every sink (which the REST API does not
 //! show). Two Connect clusters on one Kafka cluster with a sink of the same name therefore
 //! share one group: changing the offsets of one changes the other's. This module finds such
-//! sinks among the other clusters kco.yaml configures, for the guard in front of every change.
+//! sinks among the other clusters kco.yaml configures, and [`refuse_shared`] stands in front
+//! of every change of one.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,7 @@ use crate::client::{Connect, ConnectorListing};
 use crate::engine::apply::plan::{Action, ConnectorPlan};
 use crate::engine::apply::ApplyPlan;
 use crate::engine::membership::identity;
+use crate::error::{Error, Result};
 use crate::model::ConnectorType;
 
 /// The connector config key that gives a sink another consumer group.
@@ -48,6 +50,59 @@ pub struct SharedGroups {
     pub shared: Vec<Shared>,
     /// Clusters that could not be looked at, and why (not a failure: a warning).
     pub unchecked: Vec<(String, String)>,
+}
+
+/// Looks at `others` when `plan` changes a sink of cluster `cluster`: refuses a shared group
+/// that `allow` does not name (`Error::SharedGroup`, nothing changed), and warns in the plan
+/// of the sink for one it names. A neighbour that cannot be looked at is a warning of the
+/// plan as a whole.
+pub fn refuse_shared(
+    plan: &mut ApplyPlan,
+    own: &Connect,
+    others: &[Neighbour],
+    allow: &[String],
+) -> Result<()> {
+    let found = find(plan, own, others);
+    for (cluster, why) in &found.unchecked {
+        plan.warnings.push(format!(
+            "cannot look for sinks sharing a consumer group on cluster `{cluster}`: {why}"
+        ));
+    }
+    let (allowed, refused): (Vec<_>, Vec<_>) = found
+        .shared
+        .into_iter()
+        .partition(|s| allow.contains(&s.connector));
+    if !refused.is_empty() {
+        let mut names: Vec<&str> = refused.iter().map(|s| s.connector.as_str()).collect();
+        names.dedup();
+        return Err(Error::SharedGroup {
+            cluster: plan.cluster.clone(),
+            shared: refused
+                .iter()
+                .map(|s| {
+                    format!(
+                        "`{}` on cluster `{}` and `{}` on cluster `{}`: consumer group `{}`",
+                        s.connector, plan.cluster, s.other_connector, s.other_cluster, s.group
+                    )
+                })
+                .collect(),
+            allow: names
+                .iter()
+                .map(|n| format!("--allow-shared-group {n}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            warnings: std::mem::take(&mut plan.warnings),
+        });
+    }
+    for s in allowed {
+        if let Some(c) = plan.connectors.iter_mut().find(|c| c.name == s.connector) {
+            c.warnings.push(format!(
+                "consumer group `{}` is also the group of sink `{}` on cluster `{}` (the same Kafka cluster): its offsets change too (--allow-shared-group)",
+                s.group, s.other_connector, s.other_cluster
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The sinks `plan` changes (or creates) whose consumer group a sink of one of `others` uses, when that

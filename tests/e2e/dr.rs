@@ -12,10 +12,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::harness::{
-    append_lines, env_url, file_sink_config, file_source_config, kco_with_env, numbered,
-    output_parts, service_file, sink_offset, skip_unless_required, temp_dir, testbed, testbed_dir,
-    unique_name, wait_for, write_lines, Connect, ConnectorGuard, Testbed,
+    append_lines, env_url, file_sink_config, file_source_config, numbered, output_parts,
+    service_file, sink_offset, skip_unless_required, temp_dir, testbed, testbed_dir, unique_name,
+    wait_for, write_lines, Connect, ConnectorGuard, Testbed,
 };
+use crate::support::run::Kco;
 
 /// Cluster w (`KCO_E2E_DR_URL`) and west's SASL listener (`KCO_E2E_DR_KAFKA`).
 pub(crate) fn w_url() -> String {
@@ -101,12 +102,16 @@ impl Dr {
         dir
     }
 
+    /// kco on the real clock: MirrorMaker 2's records carry real times, against which
+    /// checkpoints and heartbeats are aged.
     fn kco(&self, dir: &Path, password: &str, args: &[&str]) -> (i32, String, String) {
-        output_parts(&kco_with_env(
-            args,
-            dir,
-            &[("KCO_DR_KAFKA_PASSWORD", password)],
-        ))
+        output_parts(
+            &Kco::new(dir)
+                .args(args)
+                .env("KCO_DR_KAFKA_PASSWORD", password)
+                .real_clock()
+                .output(),
+        )
     }
 }
 

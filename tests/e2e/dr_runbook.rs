@@ -44,8 +44,8 @@ fn blocks(page: &str) -> Vec<String> {
     out
 }
 
-/// The output of a block run with `sh -e` in `dir` with `env` set: Ok(stdout+stderr) when
-/// it succeeded.
+/// The output of a block run with `sh -e` in `dir` with `env` set, on the real clock
+/// (MirrorMaker 2's records carry real times): Ok(stdout+stderr) when it succeeded.
 fn run(dir: &Path, env: &[(&str, &str)], script: &str) -> Result<String, String> {
     let bin = Path::new(env!("CARGO_BIN_EXE_kco")).parent().unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
@@ -55,6 +55,7 @@ fn run(dir: &Path, env: &[(&str, &str)], script: &str) -> Result<String, String>
         .current_dir(dir)
         .env("PATH", &path)
         .envs(env.iter().copied())
+        .env_remove("KCO_NOW")
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")

@@ -118,6 +118,10 @@ pub struct ApplyPlan {
     /// `--with-sources`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<LeftOut>,
+    /// Warnings about the plan as a whole (a neighbour cluster that could not be looked at
+    /// for sinks sharing a consumer group).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A file the plan leaves out.
@@ -395,6 +399,7 @@ pub fn build_translated(
         prune: opts.prune,
         connectors,
         left_out: Vec::new(),
+        warnings: Vec::new(),
     })
 }
 

@@ -123,6 +123,7 @@ fn whole(p: ConnectorPlan, prune: bool) -> ApplyPlan {
         prune,
         connectors: vec![p],
         left_out: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 

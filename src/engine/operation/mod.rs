@@ -40,12 +40,26 @@ use crate::engine::apply::OperationObserver;
 use crate::engine::apply::{
     self, backup, plan, ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, PlanOptions,
 };
+use crate::engine::dr::{Crossing, DrOptions};
 use crate::engine::guard::{refusals, Refusal, Refuse};
 use crate::engine::progress::Both;
+use crate::engine::shared_group::{self, Neighbour};
 use crate::error::{Error, Result};
 use crate::wait::{Clock, WaitPolicy};
 use journal::{JournalFile, Journaled};
 use lock::ClusterLock;
+
+/// What an apply, reset or undo plans from, resolved once by the caller.
+pub struct PlanInput<'a> {
+    pub wants: &'a Checked,
+    pub opts: &'a PlanOptions,
+    /// Files of another Kafka cluster: translated, their sources left out (`engine::dr`).
+    pub dr: &'a DrOptions,
+    /// The other clusters of kco.yaml, looked at for sinks sharing a consumer group.
+    pub neighbours: &'a [Neighbour],
+    /// `--allow-shared-group`: sinks whose shared group is a warning, not a refusal.
+    pub allow_shared_group: &'a [String],
+}
 
 /// How an operation runs, once planned.
 #[derive(Debug, Clone)]
@@ -243,6 +257,31 @@ impl Operation {
     /// The plan, from live state (reads only).
     pub fn plan(&self, wants: &Checked, opts: &PlanOptions) -> Result<ApplyPlan> {
         self.plan_translated(wants, opts, &plan::Translations::new())
+    }
+
+    /// The whole plan of `input`: the files of another Kafka cluster translated through
+    /// MirrorMaker 2 and their sources left out (`engine::dr`), then the look for sinks that
+    /// share a consumer group with a neighbour's (`engine::shared_group`): a refusal is an
+    /// error, nothing changed; warnings are the plan's.
+    pub fn plan_all(&self, input: &PlanInput) -> Result<ApplyPlan> {
+        let mut plan =
+            match Crossing::of(&self.client, &self.cluster, input.wants.wants(), input.dr)? {
+                None => self.plan(input.wants, input.opts)?,
+                Some(crossing) => {
+                    let wants = input.wants.without(&crossing.left_out);
+                    let mut plan =
+                        self.plan_translated(&wants, input.opts, &crossing.translations)?;
+                    crossing.complete(&mut plan);
+                    plan
+                }
+            };
+        shared_group::refuse_shared(
+            &mut plan,
+            &self.client,
+            input.neighbours,
+            input.allow_shared_group,
+        )?;
+        Ok(plan)
     }
 
     /// [`Operation::plan`], with sink files of another Kafka cluster translated
