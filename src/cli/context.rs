@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
 use crate::client::layers::{RetryPolicy, Retrying, ServiceHints, TraceSink, Traced};
-use crate::client::{Auth, Backend, Connect, HttpTransport, ServerInfo};
+use crate::client::{Connect, HttpTransport, ServerInfo};
 use crate::config::{ClusterTarget, Config, ConfigError, Sources};
 use crate::engine::membership::{self, same_url, Membership};
 use crate::engine::operation::StateDir;
@@ -296,29 +296,19 @@ impl Context {
         http: Arc<HttpTransport>,
         policy: RetryPolicy,
     ) -> Connect {
-        if target.backend == Backend::Connect {
-            return self.stack(http, policy);
-        }
-        let key = match &target.http.auth {
-            Some(Auth::Basic { username, .. }) => format!("API key `{username}`"),
-            _ => "the credentials".to_string(),
-        };
         let file = self
             .config
             .path
             .as_deref()
             .map(|p| self.display_path(p))
             .unwrap_or_else(|| crate::config::FILE_NAME.to_string());
-        let service = target.backend.service();
-        let refused = format!(
-            "{service} refused {key} of cluster `{}`: check `confluentCloud.apiKey` and `apiSecret` in {file}; they must be a Cloud API key (`confluent api-key create --resource cloud`), not a Kafka cluster's API key, and the key's account needs access to the environment's connectors",
-            target.name,
-        );
-        let unreachable = format!(
-            "{service} does not answer at the endpoint of cluster `{}`: check `confluentCloud.endpoint` in {file} (default https://api.confluent.cloud) and the network path to it",
-            target.name,
-        );
-        let http = ServiceHints::new(http, refused, unreachable);
+        let Some(words) = target
+            .backend
+            .words(&target.name, target.http.auth.as_ref(), &file)
+        else {
+            return self.stack(http, policy);
+        };
+        let http = ServiceHints::new(http, words.refused, words.unreachable);
         let client = if self.printer.verbose && !self.printer.quiet {
             let printer = self.printer.clone();
             let sink: TraceSink = Box::new(move |line| printer.detail(line));

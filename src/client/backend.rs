@@ -7,6 +7,14 @@
 //! engine never asks which service it is, only what it can do ([`Capabilities`]), so that
 //! the operation, the plan and the renderers have no branch per service.
 
+/// What a service's failures mean, for a cluster configured in kco.yaml: its own words for
+/// refused credentials (the key named, never the secret) and an endpoint that does not answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceWords {
+    pub refused: String,
+    pub unreachable: String,
+}
+
 /// The service behind a cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Backend {
@@ -102,6 +110,35 @@ impl Backend {
         }
     }
 
+    /// What this service's failures mean for cluster `cluster` with `auth`, configured in
+    /// `file`, naming the keys to check; `None` for Kafka Connect, whose first contact says
+    /// it itself (`GET /`).
+    pub fn words(
+        &self,
+        cluster: &str,
+        auth: Option<&super::Auth>,
+        file: &str,
+    ) -> Option<ServiceWords> {
+        match self {
+            Backend::Connect => None,
+            Backend::ConfluentCloud(_) => {
+                let key = match auth {
+                    Some(super::Auth::Basic { username, .. }) => format!("API key `{username}`"),
+                    _ => "the credentials".to_string(),
+                };
+                let service = self.service();
+                Some(ServiceWords {
+                    refused: format!(
+                        "{service} refused {key} of cluster `{cluster}`: check `confluentCloud.apiKey` and `apiSecret` in {file}; they must be a Cloud API key (`confluent api-key create --resource cloud`), not a Kafka cluster's API key, and the key's account needs access to the environment's connectors"
+                    ),
+                    unreachable: format!(
+                        "{service} does not answer at the endpoint of cluster `{cluster}`: check `confluentCloud.endpoint` in {file} (default https://api.confluent.cloud) and the network path to it"
+                    ),
+                })
+            }
+        }
+    }
+
     /// The listing query: every connector with its config and state in one call.
     pub(crate) fn list_query(&self) -> &'static str {
         match self {
@@ -128,5 +165,34 @@ mod tests {
         assert!(b.capabilities().async_alter && !b.capabilities().version_endpoint);
         assert_eq!(Backend::Connect.base_path(), "");
         assert!(!Backend::Connect.capabilities().server_side_pause);
+    }
+
+    #[test]
+    fn each_service_says_what_its_refusals_mean_naming_the_key_never_the_secret() {
+        assert_eq!(Backend::Connect.words("a", None, "kco.yaml"), None);
+        let cloud = Backend::ConfluentCloud(CloudIds {
+            environment: "env-abc123".into(),
+            kafka_cluster: "lkc-xyz789".into(),
+        });
+        let auth = super::super::Auth::Basic {
+            username: "KEY1".into(),
+            password: super::super::Secret::new("s3cr3t"),
+        };
+        let w = cloud.words("prod", Some(&auth), "conf/kco.yaml").unwrap();
+        assert!(
+            w.refused
+                .starts_with("Confluent Cloud refused API key `KEY1` of cluster `prod`")
+                && w.refused
+                    .contains("`confluentCloud.apiKey` and `apiSecret` in conf/kco.yaml")
+                && !w.refused.contains("s3cr3t"),
+            "{}",
+            w.refused
+        );
+        assert!(
+            w.unreachable
+                .contains("`confluentCloud.endpoint` in conf/kco.yaml"),
+            "{}",
+            w.unreachable
+        );
     }
 }
