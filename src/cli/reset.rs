@@ -30,15 +30,18 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     ctx.ensure_cluster_named(&ctx.snapshots_dir())?;
     let target = ctx.target()?;
     let request = Request::exact(Verb::Reset, &args.change);
-    let names = if args.names.iter().any(|n| select::is_glob(n)) {
-        let live = ctx
-            .connect(&target)?
-            .list_connectors()
-            .map_err(|e| Error::client("cannot list connectors", e))?;
-        let live: Vec<&str> = live.keys().map(String::as_str).collect();
-        select::resolve(&live, &args.names, &format!("on cluster `{}`", target.name))?
-    } else {
-        args.names.clone()
+    // Names and globs alike are resolved against the cluster's connectors: one that is not
+    // there is a `no_match` error naming those that are, the closest first, nothing changed.
+    let live = ctx
+        .connect(&target)?
+        .list_connectors()
+        .map_err(|e| Error::client("cannot list connectors", e))?;
+    let live: Vec<&str> = live.keys().map(String::as_str).collect();
+    let matched = select::resolve(&live, &args.names, &format!("on cluster `{}`", target.name))?;
+    // Plain names keep the order they were given in.
+    let names = match args.names.iter().any(|n| select::is_glob(n)) {
+        true => matched,
+        false => args.names.clone(),
     };
     let wants = Checked::reset(&names, &target.name);
     drive(ctx, &target, &wants, &args.change, &request)

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::history::{orders, Repo};
+use crate::support::data::SOURCE;
 use crate::support::fakes::{orders_sink_offsets as sink_offsets, two_connectors};
 use crate::support::json::parse_json;
 use crate::support::run::Kco;
@@ -108,6 +109,37 @@ fn a_glob_that_matches_nothing_is_an_error_naming_what_exists() {
     let doc = parse_json(&r.stdout);
     assert_eq!(doc["error"]["kind"], "no_match", "{doc}");
     assert!(!dir.path().join("snapshots").exists(), "nothing written");
+}
+
+/// `reset` of a name that is not on the cluster is the same `no_match` as a glob's: the names
+/// that are there, the closest first, in the JSON `error` too; nothing sent (issue 34).
+#[test]
+fn reset_of_a_name_that_is_not_there_names_those_that_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::builder()
+        .source("orders-src", SOURCE, State::Running, serde_json::json!([]))
+        .source("orders-sink", SOURCE, State::Running, serde_json::json!([]))
+        .start();
+    let r = Kco::new(dir.path())
+        .on(&fake)
+        .args(["reset", "orders-snk", "--yes"])
+        .run();
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.stderr
+            .contains("error: `orders-snk` did not match any connector on cluster `a`")
+            && r.stderr.contains("`orders-sink`"),
+        "{}",
+        r.stderr
+    );
+    let r = Kco::new(dir.path())
+        .on(&fake)
+        .args(["-o", "json", "reset", "nosuch", "--yes"])
+        .run();
+    assert_eq!(r.code, 1, "{}", r.all());
+    let doc = parse_json(&r.stdout);
+    assert_eq!(doc["error"]["kind"], "no_match", "{doc}");
+    fake.assert_no_mutations();
 }
 
 #[test]
