@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::client::Connect;
+use crate::client::Service;
 use crate::config::{ConfigError, DrSettings};
 use crate::engine::apply::plan::{Action, ApplyPlan, LeftOut, Translations, Want};
 use crate::engine::diff::{diff_live_translated, Alarm, DiffReport, DrInput, LiveInput};
@@ -48,7 +48,7 @@ impl DrOptions {
 
 /// The target side of cluster `cluster`: its Kafka cluster id (from Connect), its `kafka:`
 /// and `mirrors:`.
-pub fn target(cluster: &str, dr: &DrOptions, client: &Connect) -> Result<Target> {
+pub fn target(cluster: &str, dr: &DrOptions, client: &dyn Service) -> Result<Target> {
     let settings = dr.settings.as_ref().map_err(|e| Error::from(e.clone()))?;
     let info = crate::engine::probe(client)?;
     Ok(Target {
@@ -109,7 +109,7 @@ pub struct Crossing {
 impl Crossing {
     /// `None` when every file of `wants` was captured on cluster `cluster` (nothing is read).
     pub fn of(
-        client: &Connect,
+        client: &dyn Service,
         cluster: &str,
         wants: &[Want],
         dr: &DrOptions,
@@ -194,7 +194,7 @@ fn check_own_topics(plan: &mut ApplyPlan, side: &Target) {
 /// captured on another Kafka cluster, the source files left out of readiness, and the
 /// mirrors' heartbeats (none, and no request, when every file is of this cluster).
 pub fn readiness(
-    client: &Connect,
+    client: &dyn Service,
     cluster: &str,
     files: &[LoadedFile],
     dr: &DrOptions,
@@ -242,7 +242,7 @@ pub fn readiness(
 /// A live diff whose files may be of another Kafka cluster: a DR readiness check when they
 /// are ([`readiness`]), a plain live diff when none is.
 pub fn diff_live(
-    client: &Connect,
+    client: &dyn Service,
     input: LiveInput<'_>,
     fleet: &dyn Observer,
     dr: &DrOptions,

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::diff::{diff_live, ExitOn, LiveInput, Status};
 use super::LoadedFile;
-use crate::client::Connect;
+use crate::client::Service;
 use crate::error::{Error, Result};
 use crate::model::ConnectorType;
 
@@ -42,7 +42,7 @@ pub struct LsReport {
 
 /// Lists the cluster's connectors against `files` (the cluster's snapshot directory).
 pub fn ls(
-    client: &Connect,
+    client: &dyn Service,
     files: &[LoadedFile],
     cluster: &str,
     (parallel, freshness): (usize, Freshness),

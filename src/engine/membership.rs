@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::client::{Connect, ConnectorListing, ServerInfo};
+use crate::client::{ConnectorListing, ServerInfo, Service};
 
 /// Whether a worker is one of a cluster's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,10 +28,10 @@ pub enum Membership {
 /// `cluster` whose configured workers are `workers` (one client per worker URL, read at once:
 /// one `GET /` each; then one `GET /connectors` on `given` and on the first that answered).
 pub fn check(
-    given: &Connect,
+    given: &dyn Service,
     given_info: &ServerInfo,
     cluster: &str,
-    workers: &[Connect],
+    workers: &[impl Service],
 ) -> Membership {
     let infos = super::parallel::map(workers, workers.len(), |w| w.server_info());
     let Some((worker, info)) = workers
@@ -196,7 +196,7 @@ mod tests {
     fn run(given: &FakeConnect, workers: &[&FakeConnect]) -> Membership {
         let g = given.client();
         let info = g.server_info().unwrap();
-        let ws: Vec<Connect> = workers.iter().map(|w| w.client()).collect();
+        let ws: Vec<_> = workers.iter().map(|w| w.client()).collect();
         check(&g, &info, "a", &ws)
     }
 

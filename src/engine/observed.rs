@@ -7,7 +7,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::client::{ClientError, Connect};
+use crate::client::{ClientError, Service};
 use crate::model::OffsetEntry;
 use crate::wait::{self, Clock, Poll, WaitPolicy};
 
@@ -92,7 +92,7 @@ impl std::fmt::Display for ReadError {
 
 /// `live offsets observed 45s ago by Confluent Cloud (2026-12-01T02:00:00Z)`: what a review
 /// says of observed offsets; `None` for offsets read live.
-pub fn observed_note(client: &Connect, o: &Observed) -> Option<String> {
+pub fn observed_note(client: &dyn Service, o: &Observed) -> Option<String> {
     o.observed_at.map(|at| {
         format!(
             "live offsets observed {} ago by {} ({})",
@@ -117,7 +117,7 @@ pub fn age_text(age: Duration) -> String {
 /// them, until an observation is at most `fresh.max_age` old (by `now`, the wall clock) or
 /// `fresh.wait` runs out.
 pub fn read_offsets(
-    client: &Connect,
+    client: &dyn Service,
     name: &str,
     fresh: &Freshness,
     now: &dyn Fn() -> SystemTime,

@@ -1,6 +1,6 @@
 //! Who is at the other end: `GET /`, and whether its Connect version can do what is asked.
 
-use crate::client::{Connect, ConnectVersion, ServerInfo};
+use crate::client::{ConnectVersion, ServerInfo, Service};
 use crate::error::{Error, Result};
 
 /// What `GET /` said, with the version parsed.
@@ -14,7 +14,7 @@ pub struct ClusterInfo {
 /// Reads `GET /` and checks that offsets can at least be read (Connect 3.5+). A service
 /// without `GET /` (Confluent Cloud) is not asked: the command's first request, the listing,
 /// proves that it answers and takes the credentials; it has no version to check.
-pub fn probe(client: &Connect) -> Result<ClusterInfo> {
+pub fn probe(client: &dyn Service) -> Result<ClusterInfo> {
     let info = client
         .server_info()
         .map_err(|e| Error::client(e.first_contact(), e))?;
@@ -78,32 +78,17 @@ mod tests {
         require_version(&c, ConnectVersion::OFFSETS_WRITE, "altering offsets")
     }
 
-    /// A service that must not be asked anything.
-    struct Untouched;
-    impl crate::client::Transport for Untouched {
-        fn send(
-            &self,
-            req: &crate::client::Request,
-        ) -> crate::client::Result<crate::client::transport::Body> {
-            panic!("sent {} {}", req.method, req.path)
-        }
-        fn endpoint(&self) -> String {
-            "https://api.confluent.cloud/connect/v1/environments/env-a/clusters/lkc-b".into()
-        }
-    }
-
     #[test]
     fn a_service_without_get_root_is_not_sent_one_and_passes_the_version_checks() {
-        let backend = crate::client::Backend::ConfluentCloud(crate::client::CloudIds {
-            environment: "env-a".into(),
-            kafka_cluster: "lkc-b".into(),
-        });
-        let client = Connect::new(Untouched).with_backend(backend);
-        let c = probe(&client).unwrap();
+        let fake = crate::fake::FakeConnect::builder()
+            .confluent_cloud("env-a", "lkc-b")
+            .in_process();
+        let c = probe(&fake.client()).unwrap();
+        assert!(fake.requests().is_empty(), "{:?}", fake.requests());
         assert_eq!(c.info.version, "Confluent Cloud");
         assert_eq!(c.info.kafka_cluster_id.as_deref(), Some("lkc-b"));
         require_version(&c, ConnectVersion::INITIAL_STATE, "creating stopped").unwrap();
-        assert!(c.url.ends_with("/clusters/lkc-b"));
+        assert!(c.url.ends_with("/clusters/lkc-b"), "{}", c.url);
     }
 
     #[test]

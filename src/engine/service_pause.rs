@@ -6,7 +6,7 @@
 //!
 //! [`Capabilities::server_side_pause`]: crate::client::Capabilities
 
-use crate::client::{AlterStatus, Connect};
+use crate::client::{AlterStatus, Service};
 use crate::engine::apply::transaction::requests::request_words;
 use crate::model::TargetState;
 
@@ -49,7 +49,7 @@ impl ServicePause {
 /// own. `None` on a service that never pauses a connector itself (Kafka Connect: no request
 /// is sent), when the last request is over, or when its status cannot be read (then the
 /// PAUSED is taken as it is shown).
-pub fn pending_request(client: &Connect, name: &str) -> Option<ServicePause> {
+pub fn pending_request(client: &dyn Service, name: &str) -> Option<ServicePause> {
     if !client.capabilities().server_side_pause {
         return None;
     }

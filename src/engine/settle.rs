@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::client::{ClientError, Connect, ConnectorListing, ConnectorStatus};
+use crate::client::{ClientError, ConnectorListing, ConnectorStatus, Service};
 use crate::wait::{until, Clock, Poll, SystemClock, WaitError, WaitPolicy};
 
 /// How long a listing waits for transient states: a rebalance on the test bed settles
@@ -22,7 +22,7 @@ pub fn is_transient(status: &ConnectorStatus) -> bool {
 /// `first`, or, when it is transient, the status read again until it is not. Fails with the
 /// wait's error (the last status seen) when `policy` runs out.
 pub fn settled_status(
-    client: &Connect,
+    client: &dyn Service,
     name: &str,
     first: ConnectorStatus,
     clock: &dyn Clock,
@@ -47,7 +47,7 @@ fn probe(status: Result<ConnectorStatus, ClientError>) -> Poll<ConnectorStatus> 
 /// A connector that stays transient (or whose status cannot be read) keeps what the listing
 /// said. (Another connector's rebalance is not waited for.)
 pub fn settle_listing(
-    client: &Connect,
+    client: &dyn Service,
     listing: &mut BTreeMap<String, ConnectorListing>,
     only: impl Fn(&ConnectorListing) -> bool,
 ) {
@@ -56,7 +56,7 @@ pub fn settle_listing(
 }
 
 fn settle_listing_with(
-    client: &Connect,
+    client: &dyn Service,
     listing: &mut BTreeMap<String, ConnectorListing>,
     only: impl Fn(&ConnectorListing) -> bool,
     clock: &dyn Clock,

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::client::{Connect, ConnectorListing};
+use crate::client::{ConnectorListing, Service};
 use crate::engine::apply::plan::{Action, ConnectorPlan};
 use crate::engine::apply::ApplyPlan;
 use crate::engine::membership::identity;
@@ -31,7 +31,7 @@ pub fn consumer_group(name: &str, config: &BTreeMap<String, String>) -> String {
 /// Another cluster of kco.yaml, to look at.
 pub struct Neighbour {
     pub cluster: String,
-    pub client: Connect,
+    pub client: Box<dyn Service>,
 }
 
 /// A sink about to change whose group a sink of another cluster uses.
@@ -58,7 +58,7 @@ pub struct SharedGroups {
 /// plan as a whole.
 pub fn refuse_shared(
     plan: &mut ApplyPlan,
-    own: &Connect,
+    own: &dyn Service,
     others: &[Neighbour],
     allow: &[String],
 ) -> Result<()> {
@@ -111,7 +111,7 @@ pub fn refuse_shared(
 /// same workers). Nothing is read unless
 /// the plan changes a sink: then one listing of `own`, and `GET /` and a listing of each
 /// neighbour (at once).
-pub fn find(plan: &ApplyPlan, own: &Connect, others: &[Neighbour]) -> SharedGroups {
+pub fn find(plan: &ApplyPlan, own: &dyn Service, others: &[Neighbour]) -> SharedGroups {
     let changing: Vec<&ConnectorPlan> = plan
         .connectors
         .iter()
@@ -247,7 +247,7 @@ mod tests {
     fn neighbour(cluster: &str, fake: &FakeConnect) -> Neighbour {
         Neighbour {
             cluster: cluster.into(),
-            client: fake.client(),
+            client: Box::new(fake.client()),
         }
     }
 

@@ -4,8 +4,8 @@
 //! [`Operation`](crate::engine::operation::Operation), which holds the lock and keeps the
 //! journal; nothing here prints.
 //!
-//! [`Connect`] is the seam for fault injection: every request of every step goes through the
-//! client passed in.
+//! The [`Service`](crate::client::Service) passed in is the seam for fault injection: every
+//! request of every step goes through it.
 
 pub mod backup;
 
@@ -36,7 +36,7 @@ pub use backup::BackupReport;
 pub use plan::{Action, ActionKind, ApplyPlan, ConnectorPlan, PlanOptions, Want};
 pub use transaction::{ApplyOutcome, ConnectorApply, Step, StepRecord, TxOptions};
 
-use crate::client::Connect;
+use crate::client::Service;
 pub use crate::engine::progress::{Observer, Unheard};
 use crate::engine::store::belongs_to;
 pub use crate::engine::store::TargetCluster;
@@ -280,7 +280,7 @@ pub struct ApplyReport {
 /// Step 4: one transaction per changing connector, `parallel` at a time. Refuses a plan with
 /// errors (nothing is sent then).
 pub fn execute(
-    client: &Connect,
+    client: &dyn Service,
     plan: &ApplyPlan,
     opts: &ExecOptions,
     clock: &dyn Clock,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::client::{Connect, ConnectVersion, ConnectorListing};
+use crate::client::{ConnectVersion, ConnectorListing, Service};
 use crate::compare::{compare, PartitionDiff, PartitionKind};
 use crate::engine::mirror::Translation;
 use crate::engine::settle::settle_listing;
@@ -334,7 +334,7 @@ pub enum ActionKind {
 /// Reads live state and plans every want. Fails before any plan when the cluster cannot
 /// alter offsets at all.
 pub fn build(
-    client: &Connect,
+    client: &dyn Service,
     cluster: &str,
     wants: &[Want],
     opts: &PlanOptions,
@@ -348,7 +348,7 @@ pub type Translations = BTreeMap<String, std::result::Result<Translation, String
 
 /// [`build`], with the sink files of another Kafka cluster translated.
 pub fn build_translated(
-    client: &Connect,
+    client: &dyn Service,
     cluster: &str,
     wants: &[Want],
     opts: &PlanOptions,
@@ -405,7 +405,7 @@ pub fn build_translated(
 
 /// What the service does itself in this action, in words (see
 /// [`ConnectorPlan::by_service`]).
-pub(crate) fn by_service(client: &Connect, action: &Action) -> Option<String> {
+pub(crate) fn by_service(client: &dyn Service, action: &Action) -> Option<String> {
     let can = client.capabilities();
     let service = client.backend().service();
     match action {
@@ -424,7 +424,7 @@ pub(crate) fn by_service(client: &Connect, action: &Action) -> Option<String> {
 }
 
 fn plan_one(
-    client: &Connect,
+    client: &dyn Service,
     info: &ClusterInfo,
     cluster: &str,
     live: Option<&ConnectorListing>,
@@ -715,7 +715,7 @@ const RELIST_PAUSE: std::time::Duration = std::time::Duration::from_millis(500);
 /// says whether it exists; while one does, the expanded listing is read again. Those still
 /// left out are returned, to be refused rather than created.
 fn list_wanted(
-    client: &Connect,
+    client: &dyn Service,
     cluster: &str,
     wants: &[Want],
 ) -> Result<(BTreeMap<String, ConnectorListing>, BTreeSet<String>)> {

@@ -12,7 +12,7 @@ use super::state::{poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
 
 use super::report::OperationObserver;
-use crate::client::Connect;
+use crate::client::Service;
 use crate::compare::{compare, PartitionKind};
 use crate::engine::settle::settled_status;
 use crate::model::{canonical_fields, OffsetEntry, TargetState};
@@ -39,7 +39,7 @@ struct Failure {
 }
 
 struct Tx<'a> {
-    client: &'a Connect,
+    client: &'a dyn Service,
     plan: &'a ConnectorPlan,
     opts: &'a TxOptions,
     clock: &'a dyn Clock,
@@ -77,7 +77,7 @@ fn blank_report(plan: &ConnectorPlan) -> ConnectorApply {
 
 /// Runs one connector's part of the plan.
 pub fn run(
-    client: &Connect,
+    client: &dyn Service,
     plan: &ConnectorPlan,
     opts: &TxOptions,
     clock: &dyn Clock,
@@ -85,7 +85,7 @@ pub fn run(
 ) -> ConnectorApply {
     let (counting, mutating) = client.counting();
     let mut tx = Tx {
-        client: &counting,
+        client: &*counting,
         plan,
         opts,
         clock,

@@ -23,7 +23,7 @@ use crate::model::FileLines;
 pub enum Against<'a> {
     /// The live offsets of this cluster: each label says what applying the change would do.
     Live {
-        client: &'a crate::client::Connect,
+        client: &'a dyn crate::client::Service,
         cluster: String,
         /// How fresh observed offsets must be (Confluent Cloud).
         freshness: crate::engine::observed::Freshness,
@@ -156,7 +156,7 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
                 if *cluster == k.0 {
                     let class = new.get(&k).or(old.get(&k));
                     let class = class.and_then(|(_, f)| f.metadata.connector_class.as_deref());
-                    match super::base_live::label(&mut c, client, cluster, class, freshness) {
+                    match super::base_live::label(&mut c, *client, cluster, class, freshness) {
                         Labelled::Live => read += 1,
                         Labelled::FilesOnly(why) => unread.push((c.name.clone(), why)),
                         Labelled::Nothing => {}

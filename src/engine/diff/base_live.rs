@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{ConnectorDiff, LiveOffset, Sides, Status};
-use crate::client::Connect;
+use crate::client::Service;
 use crate::compare::movement_in;
 use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
 use crate::engine::risk::{assess, passed, while_moving, PASSED};
@@ -26,7 +26,7 @@ pub(super) enum Labelled {
 /// offsets cannot be read keeps its file labels, with a note that says why.
 pub(super) fn label(
     c: &mut ConnectorDiff,
-    client: &Connect,
+    client: &dyn Service,
     cluster: &str,
     class: Option<&str>,
     freshness: &Freshness,

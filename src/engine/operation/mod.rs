@@ -35,7 +35,7 @@ pub use journal::{Journal, JournalEntry};
 pub use recover::{RecoverOutcome, RecoverReport, RecoveredConnector};
 pub use state_dir::StateDir;
 
-use crate::client::Connect;
+use crate::client::Service;
 use crate::engine::apply::OperationObserver;
 use crate::engine::apply::{
     self, backup, plan, ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, PlanOptions,
@@ -105,7 +105,7 @@ pub struct Done {
 
 /// An operation on one cluster, holding its lock (but for a dry run) until dropped.
 pub struct Operation {
-    client: Connect,
+    client: Box<dyn Service>,
     state: StateDir,
     cluster: String,
     _lock: Option<ClusterLock>,
@@ -133,10 +133,10 @@ impl Operation {
     /// error naming its holder when another process has it), then `connect`s and finishes an
     /// interrupted operation its journal records ([`Operation::recovered`]). A journal that
     /// could not be finished stays, and [`Operation::plan`] refuses.
-    pub fn open(
+    pub fn open<C: Service + 'static>(
         state: &StateDir,
         cluster: &str,
-        connect: &dyn Fn() -> Result<Connect>,
+        connect: &dyn Fn() -> Result<C>,
         wait: &WaitPolicy,
         clock: &dyn Clock,
     ) -> Result<Self> {
@@ -158,8 +158,8 @@ impl Operation {
                 }
             }
         }
-        let client = connect()?;
-        let finished = finish_journal(&client, state, cluster, from_remote, wait, clock)?;
+        let client: Box<dyn Service> = Box::new(connect()?);
+        let finished = finish_journal(&*client, state, cluster, from_remote, wait, clock)?;
         if let (Some(remote), Some((j, r))) = (lock.remote(), &finished) {
             if r.ok {
                 let at = crate::clock::now_rfc3339();
@@ -182,13 +182,13 @@ impl Operation {
     /// on the cluster or an interrupted one is left, in this checkout or on the shared remote
     /// (its plan would be built on connectors stopped half-way, where the real run finishes
     /// that operation first).
-    pub fn dry_run(
+    pub fn dry_run<C: Service + 'static>(
         state: &StateDir,
         cluster: &str,
-        connect: &dyn Fn() -> Result<Connect>,
+        connect: &dyn Fn() -> Result<C>,
     ) -> Result<Self> {
         let finished_elsewhere = ensure_settled_shared(state, cluster)?;
-        let client = connect()?;
+        let client: Box<dyn Service> = Box::new(connect()?);
         Ok(Operation {
             client,
             state: state.clone(),
@@ -231,8 +231,8 @@ impl Operation {
     }
 
     /// The client the operation talks to the cluster with.
-    pub fn client(&self) -> &Connect {
-        &self.client
+    pub fn client(&self) -> &dyn Service {
+        &*self.client
     }
 
     /// Puts back the states a backup records (when the journal is lost).
@@ -245,7 +245,7 @@ impl Operation {
         self.refuse_unfinished()?;
         let entries = recover::entries_from_backup(dir)?;
         Ok(recover::recover(
-            &self.client,
+            &*self.client,
             &self.cluster,
             dir,
             &entries,
@@ -265,7 +265,7 @@ impl Operation {
     /// error, nothing changed; warnings are the plan's.
     pub fn plan_all(&self, input: &PlanInput) -> Result<ApplyPlan> {
         let mut plan =
-            match Crossing::of(&self.client, &self.cluster, input.wants.wants(), input.dr)? {
+            match Crossing::of(&*self.client, &self.cluster, input.wants.wants(), input.dr)? {
                 None => self.plan(input.wants, input.opts)?,
                 Some(crossing) => {
                     let wants = input.wants.without(&crossing.left_out);
@@ -277,7 +277,7 @@ impl Operation {
             };
         shared_group::refuse_shared(
             &mut plan,
-            &self.client,
+            &*self.client,
             input.neighbours,
             input.allow_shared_group,
         )?;
@@ -301,7 +301,7 @@ impl Operation {
         }
         self.refuse_unfinished()?;
         plan::build_translated(
-            &self.client,
+            &*self.client,
             &self.cluster,
             wants.wants(),
             opts,
@@ -334,7 +334,7 @@ impl Operation {
         }
         if plan.changes() == 0 {
             // The (empty) transactions run, so that the report shows zero mutating calls.
-            let report = apply::execute(&self.client, plan, &settings.exec, clock, progress)?;
+            let report = apply::execute(&*self.client, plan, &settings.exec, clock, progress)?;
             return Ok(Ran::NoChanges(report));
         }
         if self.dry_run || settings.dry_run {
@@ -353,7 +353,7 @@ impl Operation {
         progress.backed_up(&backup);
         let journal = JournalFile::begin(&self.state, plan, Some(&backup.dir), &stamp)?;
         let Some(journal) = journal else {
-            let report = apply::execute(&self.client, plan, &settings.exec, clock, progress)?;
+            let report = apply::execute(&*self.client, plan, &settings.exec, clock, progress)?;
             return Ok(Ran::Done(Box::new(Done {
                 backup,
                 report,
@@ -369,7 +369,7 @@ impl Operation {
         }
         let journaled = Journaled::new(&journal);
         let both = Both(&journaled, progress);
-        let report = apply::execute(&self.client, plan, &settings.exec, clock, &both)?;
+        let report = apply::execute(&*self.client, plan, &settings.exec, clock, &both)?;
         let mut journal_error = journaled.take_write_error();
         if let Some(remote) = remote {
             // What is left of it travels on; nothing left, nothing travels.
@@ -532,7 +532,7 @@ pub fn discard(state: &StateDir, cluster: &str) -> Result<Option<Journal>> {
 /// remote's ref it was adopted from), as the report names it. The caller holds the cluster's
 /// lock.
 fn finish_journal(
-    client: &Connect,
+    client: &dyn Service,
     state: &StateDir,
     cluster: &str,
     from: Option<PathBuf>,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::journal::JournalEntry;
-use crate::client::{Connect, ConnectorStatus};
+use crate::client::{ConnectorStatus, Service};
 use crate::engine::apply::state::poll_target;
 use crate::engine::load_files;
 use crate::error::{Error, Result};
@@ -86,7 +86,7 @@ impl RecoverReport {
 
 /// Puts each connector back in its recorded state.
 pub fn recover(
-    client: &Connect,
+    client: &dyn Service,
     cluster: &str,
     source: &Path,
     entries: &BTreeMap<String, JournalEntry>,
@@ -133,7 +133,7 @@ pub fn recover(
 pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 fn one(
-    client: &Connect,
+    client: &dyn Service,
     name: &str,
     e: &JournalEntry,
     wait: &WaitPolicy,
@@ -165,7 +165,7 @@ fn one(
 
 /// Puts the recorded state back.
 fn state_back(
-    client: &Connect,
+    client: &dyn Service,
     name: &str,
     e: &JournalEntry,
     wait: &WaitPolicy,

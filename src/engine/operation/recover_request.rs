@@ -4,7 +4,7 @@
 //! for, an applied one is verified against the offsets observed after it, a failed one is
 //! reported (it changed nothing). Putting the state back is the caller's.
 
-use crate::client::{parse_time, AlterStatus, Connect, Phase};
+use crate::client::{parse_time, AlterStatus, Phase, Service};
 use crate::engine::apply::report::SentRequest;
 use crate::engine::apply::transaction::requests::{matches_request, request_words};
 use crate::model::canonical_fields;
@@ -12,7 +12,7 @@ use crate::wait::{until, Clock, Poll, WaitPolicy};
 
 /// What became of the request, in words, or why recovery cannot tell (a failure).
 pub fn settle_request(
-    client: &Connect,
+    client: &dyn Service,
     name: &str,
     sent: &SentRequest,
     wait: &WaitPolicy,
@@ -79,7 +79,7 @@ pub fn settle_request(
 /// The request was applied: its offsets (or their absence, for a DELETE) are read back from
 /// an observation made after it was applied.
 fn verify_applied(
-    client: &Connect,
+    client: &dyn Service,
     name: &str,
     label: &str,
     st: &AlterStatus,

@@ -21,7 +21,7 @@ use super::settle::settle_listing;
 use super::snapshot_stale::stale_files;
 pub use super::snapshot_stale::StaleFile;
 use super::{parallel, probe, store, Selector};
-use crate::client::{Connect, ConnectorListing};
+use crate::client::{ConnectorListing, Service};
 use crate::error::{Error, Result};
 use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT, SCHEMA_FILE};
 use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorState, ConnectorType};
@@ -152,7 +152,7 @@ impl SnapshotReport {
 /// Snapshots the selected connectors of `client` into `dir/<cluster_name>/`. Never prints;
 /// `now` gives the RFC 3339 capture time.
 pub fn snapshot(
-    client: &Connect,
+    client: &dyn Service,
     cluster_name: &str,
     dir: &Path,
     opts: &SnapshotOptions,
@@ -163,7 +163,7 @@ pub fn snapshot(
 
 /// [`snapshot`], telling `fleet` how the offset reads go.
 pub fn snapshot_reporting(
-    client: &Connect,
+    client: &dyn Service,
     cluster_name: &str,
     dir: &Path,
     opts: &SnapshotOptions,
@@ -311,7 +311,7 @@ struct Capture<'a> {
 
 /// Per connector class: the keys its plugin declares as PASSWORD, or why they are unknown.
 fn password_keys(
-    client: &Connect,
+    client: &dyn Service,
     connectors: &[&ConnectorListing],
     parallel: usize,
 ) -> BTreeMap<String, std::result::Result<BTreeSet<String>, String>> {
@@ -494,7 +494,7 @@ fn write(
 
 /// The cluster no longer has connector `name` (a 404 alone may be a worker that has not read
 /// the latest configs yet).
-fn gone(client: &Connect, name: &str) -> bool {
+fn gone(client: &dyn Service, name: &str) -> bool {
     client
         .connector_names()
         .is_ok_and(|names| !names.iter().any(|n| n == name))

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::dr::DrInput;
 use super::{DiffReport, ExitOn, Mode};
-use crate::client::Connect;
+use crate::client::Service;
 use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
 use crate::engine::progress::{self, Observer, Unheard};
 use crate::engine::service_pause::{self, ServicePause};
@@ -35,13 +35,13 @@ pub struct LiveInput<'a> {
 }
 
 /// Compares the files with the cluster.
-pub fn diff_live(client: &Connect, input: LiveInput<'_>) -> Result<DiffReport> {
+pub fn diff_live(client: &dyn Service, input: LiveInput<'_>) -> Result<DiffReport> {
     diff_live_reporting(client, input, &Unheard)
 }
 
 /// [`diff_live`], telling `fleet` how the offset reads go.
 pub fn diff_live_reporting(
-    client: &Connect,
+    client: &dyn Service,
     input: LiveInput<'_>,
     fleet: &dyn Observer,
 ) -> Result<DiffReport> {
@@ -51,7 +51,7 @@ pub fn diff_live_reporting(
 /// [`diff_live_reporting`], with the sink files of another Kafka cluster compared through
 /// their translation (`engine::mirror`): "could this cluster take over now?".
 pub fn diff_live_translated(
-    client: &Connect,
+    client: &dyn Service,
     input: LiveInput<'_>,
     fleet: &dyn Observer,
     dr: &DrInput,
@@ -191,7 +191,7 @@ pub fn diff_live_translated(
 /// The request `name` is paused around by its service, when it is shown PAUSED (read only
 /// then: one request more per paused connector, on a service that pauses them itself).
 fn paused_by_service(
-    client: &Connect,
+    client: &dyn Service,
     name: &str,
     shown: Option<ConnectorState>,
 ) -> Option<ServicePause> {
