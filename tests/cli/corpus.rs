@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::SINK;
-use crate::support::run::Kco;
+use crate::support::env::TestEnv;
 
 /// Cases whose problem has no line to point at (the error names the file).
 const NO_LINE: &[&str] = &["two-documents.yaml", "yaml-bomb-in-offset.yaml"];
@@ -38,10 +38,6 @@ fn fake() -> FakeConnect {
         .start()
 }
 
-fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
-    Kco::new(dir).args(args).run().code_and_text()
-}
-
 /// `apply` and `diff` of `target` (in `dir`) fail with exit 1, naming `name` (with a line
 /// unless `line` is false), and send nothing.
 fn refused(dir: &Path, fake: &FakeConnect, target: &str, name: &str, line: bool) {
@@ -50,7 +46,7 @@ fn refused(dir: &Path, fake: &FakeConnect, target: &str, name: &str, line: bool)
         vec!["--url", &url, "--cluster", "a", "apply", target, "--yes"],
         vec!["--url", &url, "--cluster", "a", "diff", target],
     ] {
-        let (code, out) = kco(dir, &cmd);
+        let (code, out) = TestEnv::at(dir).kco(&cmd).code_and_text();
         assert_eq!(code, 1, "{name}: {cmd:?}\n{out}");
         assert!(out.contains(name), "{name}: the file is named\n{out}");
         if line {
@@ -70,7 +66,7 @@ fn every_bad_snapshot_file_is_a_clear_error_with_no_request() {
     let files = corpus("files");
     assert!(files.len() >= 60, "{}", files.len());
     let fake = fake();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let snaps = dir.path().join("snapshots/a");
     std::fs::create_dir_all(&snaps).unwrap();
     for f in &files {
@@ -88,13 +84,13 @@ fn every_bad_config_is_a_clear_error_with_no_request() {
     let fake = fake();
     for f in &files {
         let name = f.file_name().unwrap().to_str().unwrap();
-        let dir = tempfile::tempdir().unwrap();
+        let dir = TestEnv::new();
         let text = std::fs::read_to_string(f)
             .unwrap()
             .replace("{URL}", &fake.url());
-        std::fs::write(dir.path().join("kco.yaml"), text).unwrap();
+        dir.config(text);
         for cmd in [["--cluster", "a", "snapshot"], ["--cluster", "a", "diff"]] {
-            let (code, out) = kco(dir.path(), &cmd);
+            let (code, out) = dir.kco(&cmd).code_and_text();
             assert_eq!(code, 1, "{name}: {cmd:?}\n{out}");
             assert!(out.contains("kco.yaml"), "{name}: names the file\n{out}");
             assert!(!out.contains("panicked"), "{out}");
@@ -106,7 +102,7 @@ fn every_bad_config_is_a_clear_error_with_no_request() {
 #[test]
 fn a_50_mb_file_a_symlink_loop_and_a_file_rewritten_while_read() {
     let fake = fake();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let snaps = dir.path().join("snapshots/a");
     std::fs::create_dir_all(&snaps).unwrap();
 
@@ -126,10 +122,9 @@ fn a_50_mb_file_a_symlink_loop_and_a_file_rewritten_while_read() {
     let started = std::time::Instant::now();
     let url = fake.url();
     let target = "snapshots/a/big.yaml";
-    let (code, out) = kco(
-        dir.path(),
-        &["--url", &url, "--cluster", "a", "apply", target, "--yes"],
-    );
+    let (code, out) = dir
+        .kco(&["--url", &url, "--cluster", "a", "apply", target, "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     let at: usize = out
         .split("big.yaml:")

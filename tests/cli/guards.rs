@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
+use crate::support::env::TestEnv;
 use crate::support::run::Kco;
 
 /// A fake on Kafka cluster `kafka` with running sinks `names` at 100.
@@ -26,13 +27,9 @@ fn config(dir: &Path, clusters: &[(&str, &str)]) {
     std::fs::write(dir.join("kco.yaml"), text).unwrap();
 }
 
-fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
-    Kco::new(dir).args(args).run().code_and_text()
-}
-
 #[test]
 fn a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused_unless_named() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let a = connect("k1", &["orders", "clicks"]);
     let b = connect("k1", &["orders"]);
     let elsewhere = connect("k2", &["orders"]);
@@ -49,10 +46,9 @@ fn a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused_unless_named() {
         .class(SINK)
         .cluster("b")
         .write_in(&t.path().join("snapshots/b"));
-    let (code, out) = kco(
-        t.path(),
-        &["--cluster", "b", "apply", "snapshots/b", "--yes"],
-    );
+    let (code, out) = t
+        .kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("1 sink on cluster `b` shares a consumer group with a sink of another Connect cluster on the same Kafka cluster; nothing was changed:\n  `orders` on cluster `b` and `orders` on cluster `a`: consumer group `connect-orders`"),
@@ -68,9 +64,8 @@ fn a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused_unless_named() {
         f.assert_no_mutations();
     }
 
-    let (code, out) = kco(
-        t.path(),
-        &[
+    let (code, out) = t
+        .kco(&[
             "--cluster",
             "b",
             "apply",
@@ -78,8 +73,8 @@ fn a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused_unless_named() {
             "--yes",
             "--allow-shared-group",
             "orders",
-        ],
-    );
+        ])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("warning: consumer group `connect-orders` is also the group of sink `orders` on cluster `a` (the same Kafka cluster)"),
@@ -90,7 +85,7 @@ fn a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused_unless_named() {
 
 #[test]
 fn a_group_override_is_the_group_and_a_plan_without_a_changing_sink_looks_nowhere() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let a = FakeConnect::builder()
         .kafka_cluster_id("k1")
         .connector(
@@ -106,10 +101,9 @@ fn a_group_override_is_the_group_and_a_plan_without_a_changing_sink_looks_nowher
         .class(SINK)
         .cluster("b")
         .write_in(&dir);
-    let (code, out) = kco(
-        t.path(),
-        &["--cluster", "b", "apply", "snapshots/b", "--yes"],
-    );
+    let (code, out) = t
+        .kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         a.requests().is_empty(),
@@ -120,10 +114,9 @@ fn a_group_override_is_the_group_and_a_plan_without_a_changing_sink_looks_nowher
         .class(SINK)
         .cluster("b")
         .write_in(&dir);
-    let (code, out) = kco(
-        t.path(),
-        &["--cluster", "b", "apply", "snapshots/b", "--yes"],
-    );
+    let (code, out) = t
+        .kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("`orders` on cluster `b` and `archiver` on cluster `a`: consumer group `connect-orders`"),
@@ -133,12 +126,14 @@ fn a_group_override_is_the_group_and_a_plan_without_a_changing_sink_looks_nowher
 
 #[test]
 fn a_url_that_is_not_a_worker_of_the_named_cluster_is_refused_naming_where_it_came_from() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let a = connect("k1", &["orders", "clicks"]);
     let b = connect("k1", &["orders"]);
     let elsewhere = connect("k2", &["orders", "clicks"]);
     config(t.path(), &[("a", &a.url())]);
-    let (code, out) = kco(t.path(), &["--url", &b.url(), "--cluster", "a", "ls"]);
+    let (code, out) = t
+        .kco(&["--url", &b.url(), "--cluster", "a", "ls"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(&format!(
@@ -164,16 +159,15 @@ fn a_url_that_is_not_a_worker_of_the_named_cluster_is_refused_naming_where_it_ca
     );
     assert!(!t.path().join("snapshots").exists(), "nothing written");
     // The cluster's own worker, however spelled, passes without a look at the others.
-    let (code, out) = kco(
-        t.path(),
-        &["--url", &format!("{}/", a.url()), "--cluster", "a", "ls"],
-    );
+    let (code, out) = t
+        .kco(&["--url", &format!("{}/", a.url()), "--cluster", "a", "ls"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
 }
 
 #[test]
 fn errors_caused_by_kco_url_and_kco_cluster_name_the_variable() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     config(t.path(), &[("a", "http://127.0.0.1:9")]);
     let r = Kco::new(t.path())
         .env("KCO_URL", "http://127.0.0.1:9")
@@ -198,22 +192,21 @@ fn errors_caused_by_kco_url_and_kco_cluster_name_the_variable() {
         "{}",
         r.stderr
     );
-    let (_, out) = kco(t.path(), &["--cluster", "zz", "ls"]);
+    let (_, out) = t.kco(&["--cluster", "zz", "ls"]).code_and_text();
     assert!(out.contains("no cluster `zz` (--cluster)"), "{out}");
 }
 
 #[test]
 fn undo_goes_to_the_worker_its_backup_was_taken_from() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let configured = connect("k1", &["s"]);
     let used = connect("k2", &["s"]);
     SnapshotFile::sink("s", offsets(5))
         .class(SINK)
         .write_in(&t.path().join("files"));
     // Applied with --url on a project without kco.yaml: the backup records that worker.
-    let (code, out) = kco(
-        t.path(),
-        &[
+    let (code, out) = t
+        .kco(&[
             "--url",
             &used.url(),
             "--cluster",
@@ -223,16 +216,15 @@ fn undo_goes_to_the_worker_its_backup_was_taken_from() {
             "--yes",
             "--backup-dir",
             "bk",
-        ],
-    );
+        ])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(used.offsets("s"), offsets(5));
     // Then kco.yaml names cluster `a` with another worker.
     config(t.path(), &[("a", &configured.url())]);
-    let (code, out) = kco(
-        t.path(),
-        &["undo", "bk", "--url", &configured.url(), "--yes"],
-    );
+    let (code, out) = t
+        .kco(&["undo", "bk", "--url", &configured.url(), "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(&format!(
@@ -242,7 +234,7 @@ fn undo_goes_to_the_worker_its_backup_was_taken_from() {
         )),
         "{out}"
     );
-    let (code, out) = kco(t.path(), &["undo", "bk", "--yes"]);
+    let (code, out) = t.kco(&["undo", "bk", "--yes"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains(&format!("The backup was taken from {}", used.url())),
@@ -254,7 +246,7 @@ fn undo_goes_to_the_worker_its_backup_was_taken_from() {
 
 #[test]
 fn undo_takes_fail_on() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let fake = connect("k1", &["s"]);
     SnapshotFile::sink("s", offsets(5))
         .class(SINK)
@@ -285,13 +277,13 @@ fn undo_takes_fail_on() {
 
 #[test]
 fn fmt_without_paths_says_where_it_reseals_and_how_many() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let file = SnapshotFile::sink("s", offsets(5))
         .class(SINK)
         .write_in(&t.path().join("snapshots/a"));
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, text.replace("kafka_offset: 5", "kafka_offset: 6")).unwrap();
-    let (code, out) = kco(t.path(), &["fmt"]);
+    let (code, out) = t.kco(&["fmt"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("No path given: formatting and re-sealing every file of snapshots/ (name files or directories to format only those)."),
@@ -305,16 +297,16 @@ fn fmt_without_paths_says_where_it_reseals_and_how_many() {
         out.contains("1 file formatted (1 checksum re-sealed), 0 unchanged, 0 invalid"),
         "{out}"
     );
-    let (code, out) = kco(t.path(), &["fmt", "snapshots/a/s.yaml"]);
+    let (code, out) = t.kco(&["fmt", "snapshots/a/s.yaml"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("No path given"), "{out}");
 }
 
 #[test]
 fn at_lists_the_times_it_takes_and_that_a_date_alone_is_midnight_utc() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     for cmd in ["apply", "show"] {
-        let (code, out) = kco(t.path(), &[cmd, "--help"]);
+        let (code, out) = t.kco(&[cmd, "--help"]).code_and_text();
         assert_eq!(code, 0, "{out}");
         let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
         for form in [
@@ -329,7 +321,7 @@ fn at_lists_the_times_it_takes_and_that_a_date_alone_is_midnight_utc() {
 
 #[test]
 fn creating_a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let a = connect("k1", &["orders"]);
     let b = FakeConnect::builder()
         .kafka_cluster_id("k1")
@@ -350,17 +342,16 @@ fn creating_a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused() {
         .cluster("b")
         .config(Some(config))
         .write_in(&t.path().join("snapshots/b"));
-    let (code, out) = kco(
-        t.path(),
-        &[
+    let (code, out) = t
+        .kco(&[
             "--cluster",
             "b",
             "apply",
             "snapshots/b",
             "--create",
             "--yes",
-        ],
-    );
+        ])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(
@@ -379,7 +370,7 @@ fn creating_a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused() {
 #[test]
 fn kco_url_without_kco_cluster_fails_every_command_naming_it_instead_of_reviewing_nothing() {
     let fake = connect("kafka", &["s"]);
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let dir = t.path();
     crate::support::git::git(dir, &["init", "-q", "-b", "main"]);
     let file = SnapshotFile::sink("s", offsets(100))

@@ -3,11 +3,12 @@
 //! `recover` refusing at once while another kco holds the cluster; `kco lock status` and
 //! `force-unlock`; and the line that says a lock is this machine's only.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::fake_connect::{FakeConnect, Fault, State};
 use crate::support::data::{sink_offset, SnapshotFile, SINK};
+use crate::support::env::TestEnv;
 use crate::support::fakes::sink_s;
 use crate::support::git::git;
 use crate::support::run::{wait_until, Kco};
@@ -16,7 +17,7 @@ use crate::support::run::{wait_until, Kco};
 /// project: kco.yaml with cluster `a` at `fake`, and `snapshots/a/s.yaml` at 5.
 struct Runners {
     dir: tempfile::TempDir,
-    clones: Vec<PathBuf>,
+    clones: Vec<TestEnv>,
 }
 
 impl Runners {
@@ -29,7 +30,7 @@ impl Runners {
                 git(dir.path(), &["clone", "--quiet", "remote.git", &name]);
                 let clone = dir.path().join(name);
                 project_in(&clone, fake);
-                clone
+                TestEnv::at(clone)
             })
             .collect();
         Runners { dir, clones }
@@ -63,10 +64,6 @@ fn project_in(dir: &Path, fake: &FakeConnect) {
         .write_in(&dir.join("snapshots/a"));
 }
 
-fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
-    Kco::new(dir).args(args).run().code_and_text()
-}
-
 #[test]
 fn two_clones_applying_at_once_one_proceeds_and_the_other_fails_naming_it_before_any_request() {
     let fake = sink_s(State::Running).start();
@@ -76,7 +73,8 @@ fn two_clones_applying_at_once_one_proceeds_and_the_other_fails_naming_it_before
             .delay_ms(4_000),
     );
     let r = Runners::new(&fake, 2);
-    let first = Kco::new(&r.clones[0])
+    let first = r.clones[0]
+        .cmd()
         .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
         .spawn();
     wait_until("the first apply to patch", || {
@@ -85,10 +83,9 @@ fn two_clones_applying_at_once_one_proceeds_and_the_other_fails_naming_it_before
     assert_eq!(r.lock_refs(), "refs/kco/locks/a");
     let sent = fake.requests().len();
     // The second runner: refused before any request, naming the first.
-    let (code, out) = kco(
-        &r.clones[1],
-        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
-    );
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     for part in [
         &format!(
@@ -104,7 +101,9 @@ fn two_clones_applying_at_once_one_proceeds_and_the_other_fails_naming_it_before
     assert!(!out.contains("Plan for cluster"), "{out}");
     // recover refuses at once too: it never waits on a connector another kco holds.
     let started = Instant::now();
-    let (code, out) = kco(&r.clones[1], &["--cluster", "a", "recover"]);
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "recover"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(&format!("is locked by another kco: pid {}", first.id())),
@@ -124,10 +123,9 @@ fn two_clones_applying_at_once_one_proceeds_and_the_other_fails_naming_it_before
     assert_eq!(fake.state("s"), Some(State::Running));
     assert_eq!(r.lock_refs(), "", "released");
     // Now the second runner goes ahead (nothing to change).
-    let (code, out) = kco(
-        &r.clones[1],
-        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
-    );
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("No changes."), "{out}");
 }
@@ -156,8 +154,8 @@ fn a_lost_runners_lock_is_shown_by_status_and_removed_by_force_unlock_only_with_
     let r = Runners::new(&fake, 1);
     let dir = &r.clones[0];
     let id = "0a1b2c3d4e5f6789";
-    lost_runner_lock(dir, id);
-    let (code, out) = kco(dir, &["lock", "status"]);
+    lost_runner_lock(dir.path(), id);
+    let (code, out) = dir.kco(&["lock", "status"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(
         out,
@@ -165,14 +163,18 @@ fn a_lost_runners_lock_is_shown_by_status_and_removed_by_force_unlock_only_with_
          a: pid 4242 on runner-9 (user ci, CI job GITHUB_RUN_ID=77, since 2026-11-30T23:00:00Z), \
          lock id 0a1b2c3d4e5f6789 (remote: refs/kco/locks/a on git remote `origin`)\n"
     );
-    let (code, out) = kco(dir, &["--cluster", "a", "lock", "status", "-o", "json"]);
+    let (code, out) = dir
+        .kco(&["--cluster", "a", "lock", "status", "-o", "json"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["remote"], "origin");
     assert_eq!(v["locks"][0]["id"], id);
     assert_eq!(v["locks"][0]["kind"], "remote");
     // An apply is refused naming it, with the id to force-unlock.
-    let (code, out) = kco(dir, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    let (code, out) = dir
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("pid 4242 on runner-9"), "{out}");
     assert!(
@@ -181,23 +183,29 @@ fn a_lost_runners_lock_is_shown_by_status_and_removed_by_force_unlock_only_with_
     );
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
     // A wrong id removes nothing; no terminal to ask on and no --yes: nothing either.
-    let (code, out) = kco(dir, &["lock", "force-unlock", "ffff", "--yes"]);
+    let (code, out) = dir
+        .kco(&["lock", "force-unlock", "ffff", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("no lock has id `ffff`"), "{out}");
-    let (code, out) = kco(dir, &["lock", "force-unlock", id]);
+    let (code, out) = dir.kco(&["lock", "force-unlock", id]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("Pass --yes"), "{out}");
     assert_eq!(r.lock_refs(), "refs/kco/locks/a");
-    let (code, out) = kco(dir, &["lock", "force-unlock", id, "--yes"]);
+    let (code, out) = dir
+        .kco(&["lock", "force-unlock", id, "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("Removed the lock of cluster `a` (refs/kco/locks/a on git remote `origin`)."),
         "{out}"
     );
     assert_eq!(r.lock_refs(), "");
-    let (code, out) = kco(dir, &["lock", "status"]);
+    let (code, out) = dir.kco(&["lock", "status"]).code_and_text();
     assert_eq!((code, out.contains("No lock is held.")), (0, true), "{out}");
-    let (code, out) = kco(dir, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    let (code, out) = dir
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(fake.offsets("s"), sink_offset(5));
 }
@@ -205,7 +213,7 @@ fn a_lost_runners_lock_is_shown_by_status_and_removed_by_force_unlock_only_with_
 #[test]
 fn without_a_remote_the_lock_is_this_machines_only_and_a_change_says_so_once() {
     let fake = sink_s(State::Running).start();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     project_in(dir.path(), &fake);
     let say = "Locked cluster `a` on this machine only (the project is not in a git repository): \
                another clone applying to it at once is not kept out (docs/apply.md#locking)";
@@ -214,39 +222,38 @@ fn without_a_remote_the_lock_is_this_machines_only_and_a_change_says_so_once() {
         &["--cluster", "a", "diff"][..],
         &["--cluster", "a", "apply", "snapshots/a", "--dry-run"],
     ] {
-        let (_, out) = kco(dir.path(), args);
+        let (_, out) = dir.kco(args).code_and_text();
         assert!(!out.contains("this machine only"), "{args:?}: {out}");
     }
-    let (code, out) = kco(
-        dir.path(),
-        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
-    );
+    let (code, out) = dir
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(out.matches(say).count(), 1, "{out}");
     // A git repository with no remote.
     git(dir.path(), &["init", "--quiet"]);
-    let (code, out) = kco(dir.path(), &["--cluster", "a", "reset", "s", "--yes"]);
+    let (code, out) = dir
+        .kco(&["--cluster", "a", "reset", "s", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("on this machine only (its git repository has no remote)"),
         "{out}"
     );
-    let (code, out) = kco(dir.path(), &["lock", "status"]);
+    let (code, out) = dir.kco(&["lock", "status"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(
         out,
         "Locks are held on this machine only: its git repository has no remote.\nNo lock is held.\n"
     );
     // `lock: local` is a choice: nothing to say.
-    std::fs::write(
-        dir.path().join("kco.yaml"),
-        format!("lock: local\nclusters:\n  a:\n    url: {}\n", fake.url()),
-    )
-    .unwrap();
-    let (code, out) = kco(
-        dir.path(),
-        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
-    );
+    dir.config(format!(
+        "lock: local\nclusters:\n  a:\n    url: {}\n",
+        fake.url()
+    ));
+    let (code, out) = dir
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(!out.contains("this machine only"), "{out}");
 }
@@ -254,7 +261,7 @@ fn without_a_remote_the_lock_is_this_machines_only_and_a_change_says_so_once() {
 #[test]
 fn a_remote_that_cannot_be_reached_refuses_the_change_before_any_request_and_says_which() {
     let fake = sink_s(State::Running).start();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     project_in(dir.path(), &fake);
     git(dir.path(), &["init", "--quiet"]);
     let gone = dir.path().join("gone.git");
@@ -262,10 +269,9 @@ fn a_remote_that_cannot_be_reached_refuses_the_change_before_any_request_and_say
         dir.path(),
         &["remote", "add", "origin", &gone.to_string_lossy()],
     );
-    let (code, out) = kco(
-        dir.path(),
-        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
-    );
+    let (code, out) = dir
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(
@@ -279,7 +285,7 @@ fn a_remote_that_cannot_be_reached_refuses_the_change_before_any_request_and_say
         !dir.path().join(".kco/locks/a.lock").exists(),
         "the local lock is let go"
     );
-    let (code, out) = kco(dir.path(), &["lock", "status"]);
+    let (code, out) = dir.kco(&["lock", "status"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("cannot read the cluster locks on git remote `origin`"),
@@ -293,14 +299,14 @@ fn a_remote_that_cannot_be_reached_refuses_the_change_before_any_request_and_say
 #[test]
 fn without_the_git_command_a_project_with_a_remote_is_refused_not_downgraded() {
     let fake = sink_s(State::Running).start();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     project_in(dir.path(), &fake);
     git(dir.path(), &["init", "--quiet"]);
     git(
         dir.path(),
         &["remote", "add", "origin", "https://git.example/kco.git"],
     );
-    let no_git = tempfile::tempdir().unwrap();
+    let no_git = TestEnv::new();
     let run = |dir: &Path| {
         Kco::new(dir)
             .env("PATH", no_git.path())
@@ -320,7 +326,7 @@ fn without_the_git_command_a_project_with_a_remote_is_refused_not_downgraded() {
 
     // Said on purpose: the lock is this machine's, and the apply goes ahead.
     let yaml = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
-    std::fs::write(dir.path().join("kco.yaml"), format!("lock: local\n{yaml}")).unwrap();
+    dir.config(format!("lock: local\n{yaml}"));
     let (code, out) = run(dir.path());
     assert_eq!(code, 0, "{out}");
 }
@@ -334,7 +340,8 @@ fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_
     let fake = sink_s(State::Running).start();
     fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
     let r = Runners::new(&fake, 2);
-    let first = Kco::new(&r.clones[0])
+    let first = r.clones[0]
+        .cmd()
         .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
         .spawn();
     wait_until("the first apply to patch", || {
@@ -350,7 +357,9 @@ fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_
     fake.clear_faults();
 
     // Runner 2's nightly: never records the STOPPED another runner's operation left.
-    let (code, out) = kco(&r.clones[1], &["--cluster", "a", "snapshot"]);
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "snapshot"])
+        .code_and_text();
     assert_ne!(code, 0, "{out}");
     assert!(
         out.contains("an interrupted operation on cluster `a` left 1 connector possibly out of their prior state (refs/kco/journals/a on git remote `origin`)"),
@@ -358,7 +367,9 @@ fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_
     );
     // Runner 2 recovers from its own clone (the killed holder's lock is stale: same host),
     // naming where the journal really came from: the remote's ref, not its own `.kco`.
-    let (code, out) = kco(&r.clones[1], &["--cluster", "a", "recover"]);
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "recover"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains(
@@ -370,12 +381,13 @@ fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_
     assert_eq!(fake.state("s"), Some(State::Running), "{out}");
     assert_eq!(r.journal_refs(), "", "finished: {out}");
     assert_eq!(r.lock_refs(), "", "released: {out}");
-    let (code, out) = kco(&r.clones[1], &["--cluster", "a", "snapshot"]);
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "snapshot"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
-    let (code, out) = kco(
-        &r.clones[1],
-        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
-    );
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
 }
 
@@ -383,7 +395,8 @@ fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_
 /// on the remote. Runner 2 applies, finishing the journal from the remote first.
 fn killed_then_finished_elsewhere(fake: &FakeConnect, r: &Runners) {
     fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
-    let first = Kco::new(&r.clones[0])
+    let first = r.clones[0]
+        .cmd()
         .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
         .spawn();
     wait_until("the first apply to patch", || {
@@ -392,11 +405,10 @@ fn killed_then_finished_elsewhere(fake: &FakeConnect, r: &Runners) {
     first.kill9();
     fake.clear_faults();
     assert_eq!(fake.state("s"), Some(State::Stopped), "left stopped");
-    assert!(r.clones[0].join(".kco/journal/a.json").exists());
-    let (code, out) = kco(
-        &r.clones[1],
-        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
-    );
+    assert!(r.clones[0].path().join(".kco/journal/a.json").exists());
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("did not finish"), "{out}");
     assert_eq!(fake.state("s"), Some(State::Running), "{out}");
@@ -412,14 +424,16 @@ fn a_killed_runners_own_journal_is_dropped_once_another_runner_finished_it_on_th
     let fake = sink_s(State::Running).start();
     let r = Runners::new(&fake, 2);
     killed_then_finished_elsewhere(&fake, &r);
-    let stale = r.clones[0].join(".kco/journal/a.json");
+    let stale = r.clones[0].path().join(".kco/journal/a.json");
     let kept = std::fs::read_to_string(&stale).unwrap();
     // The owner pauses the sink since.
     fake.set_state("s", State::Paused);
     fake.clear_requests();
 
     let finished_by = "was finished by pid ";
-    let (code, out) = kco(&r.clones[0], &["--cluster", "a", "recover"]);
+    let (code, out) = r.clones[0]
+        .kco(&["--cluster", "a", "recover"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     for part in [
         "whose journal this checkout kept (.kco/journal/a.json)",
@@ -443,11 +457,15 @@ fn a_killed_runners_own_journal_is_dropped_once_another_runner_finished_it_on_th
 
     // The same stale copy, and the nightly's snapshot on runner 1: it goes ahead, saying why.
     std::fs::write(&stale, &kept).unwrap();
-    let (code, out) = kco(&r.clones[0], &["--cluster", "a", "snapshot"]);
+    let (code, out) = r.clones[0]
+        .kco(&["--cluster", "a", "snapshot"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(finished_by), "{out}");
     assert!(!stale.exists());
-    let (code, out) = kco(&r.clones[0], &["--cluster", "a", "snapshot"]);
+    let (code, out) = r.clones[0]
+        .kco(&["--cluster", "a", "snapshot"])
+        .code_and_text();
     assert_eq!(
         (code, out.contains(finished_by)),
         (0, false),
@@ -465,7 +483,8 @@ fn a_dry_run_refuses_while_another_runners_journal_is_on_the_remote_and_changes_
     let fake = sink_s(State::Running).start();
     fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
     let r = Runners::new(&fake, 2);
-    let first = Kco::new(&r.clones[0])
+    let first = r.clones[0]
+        .cmd()
         .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
         .spawn();
     wait_until("the first apply to patch", || {
@@ -479,10 +498,9 @@ fn a_dry_run_refuses_while_another_runners_journal_is_on_the_remote_and_changes_
         &["rev-parse", "refs/kco/locks/a"],
     );
 
-    let (code, out) = kco(
-        &r.clones[1],
-        &["--cluster", "a", "apply", "snapshots/a", "--dry-run"],
-    );
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--dry-run"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     for part in [
         "an interrupted operation on cluster `a` left 1 connector possibly out of their prior state (refs/kco/journals/a on git remote `origin`)",
@@ -503,12 +521,11 @@ fn a_dry_run_refuses_while_another_runners_journal_is_on_the_remote_and_changes_
         &["rev-parse", "refs/kco/locks/a"],
     );
     assert_eq!(lock_after, lock_before, "the lock was not taken");
-    assert!(!r.clones[1].join(".kco/journal/a.json").exists());
+    assert!(!r.clones[1].path().join(".kco/journal/a.json").exists());
 
-    let (code, out) = kco(
-        &r.clones[1],
-        &["--cluster", "a", "apply", "snapshots/a", "--yes"],
-    );
+    let (code, out) = r.clones[1]
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("did not finish"), "{out}");
     assert_eq!(fake.state("s"), Some(State::Running));

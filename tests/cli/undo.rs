@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
-use crate::support::run::Kco;
+use crate::support::env::TestEnv;
 
 fn write_file(dir: &Path, name: &str, offset: i64, with_config: bool) {
     let config: Option<BTreeMap<String, String>> = with_config.then(|| {
@@ -30,13 +30,9 @@ fn write_file(dir: &Path, name: &str, offset: i64, with_config: bool) {
         .write_in(dir);
 }
 
-fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String) {
-    Kco::new(dir).on(fake).args(args).run().code_and_text()
-}
-
 #[test]
 fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let files = t.path().join("files");
     write_file(&files, "old", 5, false);
     write_file(&files, "new", 42, true);
@@ -44,11 +40,12 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
         .version("4.1.0")
         .sink("old", SINK, State::Running, offsets(100))
         .start();
-    let (code, out) = kco(
-        t.path(),
-        &fake,
-        &["apply", "files", "--create", "--yes", "--backup-dir", "bk"],
-    );
+    let (code, out) = t
+        .on(
+            &fake,
+            &["apply", "files", "--create", "--yes", "--backup-dir", "bk"],
+        )
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(fake.state("new"), Some(State::Running));
     let marker: Value = serde_json::from_str(
@@ -60,7 +57,7 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
 
     // The plan first: nothing changes on a dry run, nor without --yes.
     fake.clear_requests();
-    let (code, out) = kco(t.path(), &fake, &["undo", "bk", "--dry-run"]);
+    let (code, out) = t.on(&fake, &["undo", "bk", "--dry-run"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("new (sink, RUNNING): created by the operation being undone: stop, delete the offsets of its 1 partition, then delete the connector"),
@@ -70,11 +67,11 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
         out.contains("old (sink, RUNNING): stop, patch 1 partition,"),
         "{out}"
     );
-    let (code, _) = kco(t.path(), &fake, &["undo", "bk"]);
+    let (code, _) = t.on(&fake, &["undo", "bk"]).code_and_text();
     assert_eq!(code, 1, "no terminal, no --yes: refused");
     fake.assert_no_mutations();
 
-    let (code, out) = kco(t.path(), &fake, &["undo", "bk", "--yes"]);
+    let (code, out) = t.on(&fake, &["undo", "bk", "--yes"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("ok new: offsets deleted and verified, connector deleted\n"),
@@ -86,7 +83,9 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
     assert_eq!(fake.state("old"), Some(State::Running));
 
     // Applying the backup directory does the same (a second time: nothing left to do).
-    let (code, out) = kco(t.path(), &fake, &["apply", "bk", "--prune", "--yes"]);
+    let (code, out) = t
+        .on(&fake, &["apply", "bk", "--prune", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("No changes."), "{out}");
 }

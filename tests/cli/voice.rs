@@ -6,17 +6,15 @@ use std::net::TcpListener;
 use std::path::Path;
 
 use crate::support::data::{sink_offset, SnapshotFile, SINK};
+use crate::support::env::TestEnv;
 use crate::support::git::git;
-use crate::support::run::Kco;
-
-fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
-    Kco::new(dir).args(args).run().code_and_text()
-}
 
 #[test]
 fn a_url_without_a_scheme_is_blamed_on_the_flag_with_the_url_to_use() {
-    let t = tempfile::tempdir().unwrap();
-    let (code, out) = kco(t.path(), &["--url", "127.0.0.1:8083", "snapshot"]);
+    let t = TestEnv::new();
+    let (code, out) = t
+        .kco(&["--url", "127.0.0.1:8083", "snapshot"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("--url: invalid worker URL `127.0.0.1:8083`")
@@ -24,16 +22,12 @@ fn a_url_without_a_scheme_is_blamed_on_the_flag_with_the_url_to_use() {
         "{out}"
     );
     assert!(!out.contains("kco.yaml"), "not blamed on kco.yaml: {out}");
-    let (code, out) = kco(t.path(), &["--url", "ftp://x", "snapshot"]);
+    let (code, out) = t.kco(&["--url", "ftp://x", "snapshot"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("kco talks http:// or https://"), "{out}");
     // In kco.yaml, the line of that URL.
-    std::fs::write(
-        t.path().join("kco.yaml"),
-        "defaultCluster: b\nclusters:\n  a:\n    url: http://127.0.0.1:1\n  b:\n    url: connect:8085\n",
-    )
-    .unwrap();
-    let (code, out) = kco(t.path(), &["snapshot"]);
+    t.config("defaultCluster: b\nclusters:\n  a:\n    url: http://127.0.0.1:1\n  b:\n    url: connect:8085\n");
+    let (code, out) = t.kco(&["snapshot"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("kco.yaml:6: cluster `b`"), "{out}");
     assert!(out.contains("did you mean `http://connect:8085`?"), "{out}");
@@ -41,13 +35,9 @@ fn a_url_without_a_scheme_is_blamed_on_the_flag_with_the_url_to_use() {
 
 #[test]
 fn an_unknown_default_cluster_is_reported_on_its_own_line_with_the_likely_one() {
-    let t = tempfile::tempdir().unwrap();
-    std::fs::write(
-        t.path().join("kco.yaml"),
-        "clusters:\n  prod:\n    url: http://127.0.0.1:1\n  staging:\n    url: http://127.0.0.1:2\ndefaultCluster: prood\n",
-    )
-    .unwrap();
-    let (code, out) = kco(t.path(), &["snapshot"]);
+    let t = TestEnv::new();
+    t.config("clusters:\n  prod:\n    url: http://127.0.0.1:1\n  staging:\n    url: http://127.0.0.1:2\ndefaultCluster: prood\n");
+    let (code, out) = t.kco(&["snapshot"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("kco.yaml:6: defaultCluster `prood` is not a configured cluster"),
@@ -76,9 +66,9 @@ fn an_endpoint_that_is_not_connect_is_named_without_dumping_its_page() {
         s.write_all(head.as_bytes()).unwrap();
         s.write_all(page.as_bytes()).unwrap();
     });
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let url = format!("http://127.0.0.1:{port}");
-    let (code, out) = kco(t.path(), &["--url", &url, "snapshot"]);
+    let (code, out) = t.kco(&["--url", &url, "snapshot"]).code_and_text();
     server.join().unwrap();
     assert_eq!(code, 1, "{out}");
     assert!(
@@ -92,10 +82,10 @@ fn an_endpoint_that_is_not_connect_is_named_without_dumping_its_page() {
 
 #[test]
 fn a_yaml_syntax_error_is_pointed_at_with_line_and_column() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let text = "apiVersion: kco/v1\nkind: ConnectorOffsets\nmetadata:\n  name: x\n  cluster: a\n  type: [sink\n\noffsets: []\n";
     std::fs::write(t.path().join("x.yaml"), text).unwrap();
-    let (code, out) = kco(t.path(), &["validate", "x.yaml"]);
+    let (code, out) = t.kco(&["validate", "x.yaml"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("x.yaml:6:9: not valid YAML"), "{out}");
 }
@@ -103,7 +93,7 @@ fn a_yaml_syntax_error_is_pointed_at_with_line_and_column() {
 /// The checksum advice is the hint, once.
 #[test]
 fn the_checksum_advice_is_given_once() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     SnapshotFile::sink("s", sink_offset(5))
         .class(SINK)
         .write_in(t.path());
@@ -112,7 +102,7 @@ fn the_checksum_advice_is_given_once() {
         .unwrap()
         .replace("kafka_offset: 5", "kafka_offset: 6");
     std::fs::write(&path, edited).unwrap();
-    let (code, out) = kco(t.path(), &["validate", "s.yaml"]);
+    let (code, out) = t.kco(&["validate", "s.yaml"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert_eq!(out.matches("kco fmt").count(), 1, "{out}");
 }
@@ -280,7 +270,7 @@ fn no_message_in_the_code_writes_a_count_without_the_helper() {
 /// 4,999 unchanged are one count.
 #[test]
 fn the_markdown_of_five_thousand_connectors_fits_a_pull_request_comment() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let dir = t.path().join("snapshots/a");
     for i in 0..5000 {
         SnapshotFile::sink(&format!("connector-{i:04}"), sink_offset(1000))
@@ -293,7 +283,9 @@ fn the_markdown_of_five_thousand_connectors_fits_a_pull_request_comment() {
     SnapshotFile::sink("connector-2718", sink_offset(400))
         .class(SINK)
         .write_in(&dir);
-    let (code, out) = kco(t.path(), &["diff", "--base", "HEAD", "-o", "markdown"]);
+    let (code, out) = t
+        .kco(&["diff", "--base", "HEAD", "-o", "markdown"])
+        .code_and_text();
     assert_eq!(code, 2, "{}", &out[..out.len().min(2000)]);
     assert!(out.len() < 65_536, "{} characters", out.len());
     assert!(
@@ -305,10 +297,9 @@ fn the_markdown_of_five_thousand_connectors_fits_a_pull_request_comment() {
     assert!(out.contains("**REPROCESSING**: 600 records"), "{out}");
     assert!(out.contains("4999 unchanged (--all lists them)"), "{out}");
     // With --all every connector has its row; the comment is still cut to fit.
-    let (_, all) = kco(
-        t.path(),
-        &["diff", "--base", "HEAD", "-o", "markdown", "--all"],
-    );
+    let (_, all) = t
+        .kco(&["diff", "--base", "HEAD", "-o", "markdown", "--all"])
+        .code_and_text();
     assert!(all.len() < 65_536, "{} characters", all.len());
     assert!(all.contains("| `connector-2718` | changed |"));
     assert!(
@@ -323,7 +314,7 @@ fn the_markdown_of_five_thousand_connectors_fits_a_pull_request_comment() {
 /// all when one cluster directory holds the file.
 #[test]
 fn show_finds_a_connector_file_as_log_does() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     SnapshotFile::sink("sink-1", sink_offset(7))
         .cluster("default")
         .class(SINK)
@@ -344,7 +335,7 @@ fn show_finds_a_connector_file_as_log_does() {
             "HEAD",
         ],
     ] {
-        let (code, out) = kco(t.path(), args);
+        let (code, out) = t.kco(args).code_and_text();
         assert_eq!(code, 0, "{args:?}: {out}");
         assert!(out.contains("sink-1"), "{args:?}: {out}");
     }
@@ -353,7 +344,7 @@ fn show_finds_a_connector_file_as_log_does() {
         .cluster("other")
         .class(SINK)
         .write_in(&t.path().join("snapshots/other"));
-    let (code, out) = kco(t.path(), &["show", "sink-1"]);
+    let (code, out) = t.kco(&["show", "sink-1"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("several clusters (default, other)"), "{out}");
 }

@@ -1,11 +1,13 @@
 //! What the CLI tests (`tests/cli`) and the end-to-end tests (`tests/e2e`) share: the one
-//! hermetic way to run the `kco` binary ([`run`]) and the builders of their test data
+//! hermetic way to run the `kco` binary ([`run`]), one test's environment around it ([`env`]:
+//! its directory, `kco.yaml`, the arguments its runs share) and the builders of their test data
 //! ([`data`]: offsets and snapshot files; [`git`]: scratch repositories; [`fakes`]: fake
 //! Connect setups used by several files; [`json`]: JSON output read and compared; [`docs`]: the
 //! command blocks of the pages the tests run). docs/testing.md describes them.
 
 pub mod data;
 pub mod docs;
+pub mod env;
 pub mod fakes;
 pub mod git;
 pub mod json;

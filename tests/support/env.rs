@@ -1,0 +1,99 @@
+//! One test's environment: the directory kco runs in (a temp directory of its own, or one the
+//! test made: a repository, a clone), the arguments and variables every run of the test
+//! shares, its `kco.yaml`, and kco run there through the one runner ([`Kco`]).
+//!
+//! ```ignore
+//! let env = TestEnv::new().args(&["--cluster", "a"]);
+//! env.config("clusters: ...");
+//! let r = env.kco(&["diff", "-o", "json"]);
+//! assert_eq!(r.code, 2, "{}", r.all());
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use kco::fake::FakeConnect;
+
+use super::run::{Kco, Run};
+
+pub struct TestEnv {
+    dir: Dir,
+    args: Vec<String>,
+    vars: Vec<(String, String)>,
+}
+
+enum Dir {
+    Own(tempfile::TempDir),
+    At(PathBuf),
+}
+
+impl TestEnv {
+    /// A fresh temp directory, removed with the environment.
+    pub fn new() -> TestEnv {
+        TestEnv::of(Dir::Own(tempfile::tempdir().unwrap()))
+    }
+
+    /// `dir`, which the test owns.
+    pub fn at(dir: impl AsRef<Path>) -> TestEnv {
+        TestEnv::of(Dir::At(dir.as_ref().to_path_buf()))
+    }
+
+    fn of(dir: Dir) -> TestEnv {
+        TestEnv {
+            dir,
+            args: Vec::new(),
+            vars: Vec::new(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        match &self.dir {
+            Dir::Own(t) => t.path(),
+            Dir::At(p) => p,
+        }
+    }
+
+    /// `args` before every run's own (`--cluster a`).
+    pub fn args(mut self, args: &[&str]) -> TestEnv {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// Variables in every run's environment.
+    pub fn envs(mut self, vars: &[(&str, &str)]) -> TestEnv {
+        self.vars
+            .extend(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        self
+    }
+
+    /// Writes `kco.yaml`.
+    pub fn config(&self, text: impl AsRef<str>) {
+        std::fs::write(self.path().join("kco.yaml"), text.as_ref()).unwrap();
+    }
+
+    /// A run being set up here, the environment's arguments given (for stdin, a spawn, more
+    /// arguments or variables).
+    pub fn cmd(&self) -> Kco {
+        let vars: Vec<(&str, &str)> = self
+            .vars
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        Kco::new(self.path()).envs(&vars).args(&self.args)
+    }
+
+    /// Runs `kco <the environment's arguments> <args>` here to its end.
+    pub fn kco(&self, args: &[&str]) -> Run {
+        self.cmd().args(args).run()
+    }
+
+    /// [`TestEnv::kco`] against `fake`: `--url <fake>` first, and `--cluster a` unless the
+    /// environment's arguments name a cluster.
+    pub fn on(&self, fake: &FakeConnect, args: &[&str]) -> Run {
+        let cmd = self.cmd().args(["--url", &fake.url()]);
+        let cmd = match self.args.iter().any(|a| a == "--cluster") {
+            true => cmd,
+            false => cmd.args(["--cluster", "a"]),
+        };
+        cmd.args(args).run()
+    }
+}
