@@ -302,10 +302,12 @@ impl Context {
             .as_deref()
             .map(|p| self.display_path(p))
             .unwrap_or_else(|| crate::config::FILE_NAME.to_string());
-        let Some(words) = target
-            .backend
-            .words(&target.name, target.http.auth.as_ref(), &file)
-        else {
+        let Some(words) = target.backend.words(
+            &target.name,
+            target.http.auth.as_ref(),
+            &file,
+            &target.credential_vars,
+        ) else {
             return self.stack(http, policy);
         };
         let http = ServiceHints::new(http, words.refused, words.unreachable);

@@ -111,13 +111,15 @@ impl Backend {
     }
 
     /// What this service's failures mean for cluster `cluster` with `auth`, configured in
-    /// `file`, naming the keys to check; `None` for Kafka Connect, whose first contact says
-    /// it itself (`GET /`).
+    /// `file` (its credentials from the environment variables `vars`), naming the keys and
+    /// variables to check; `None` for Kafka Connect, whose first contact says it itself
+    /// (`GET /`).
     pub fn words(
         &self,
         cluster: &str,
         auth: Option<&super::Auth>,
         file: &str,
+        vars: &[String],
     ) -> Option<ServiceWords> {
         match self {
             Backend::Connect => None,
@@ -127,9 +129,19 @@ impl Backend {
                     _ => "the credentials".to_string(),
                 };
                 let service = self.service();
+                let from = match vars {
+                    [] => String::new(),
+                    vars => format!(
+                        " (set from {})",
+                        vars.iter()
+                            .map(|v| format!("${v}"))
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    ),
+                };
                 Some(ServiceWords {
                     refused: format!(
-                        "{service} refused {key} of cluster `{cluster}`: check `confluentCloud.apiKey` and `apiSecret` in {file}; they must be a Cloud API key (`confluent api-key create --resource cloud`), not a Kafka cluster's API key, and the key's account needs access to the environment's connectors"
+                        "{service} refused {key} of cluster `{cluster}`: check `confluentCloud.apiKey` and `apiSecret` in {file}{from}; they must be a Cloud API key (`confluent api-key create --resource cloud`), not a Kafka cluster's API key, and the key's account needs access to the environment's connectors"
                     ),
                     unreachable: format!(
                         "{service} does not answer at the endpoint of cluster `{cluster}`: check `confluentCloud.endpoint` in {file} (default https://api.confluent.cloud) and the network path to it"
@@ -169,7 +181,7 @@ mod tests {
 
     #[test]
     fn each_service_says_what_its_refusals_mean_naming_the_key_never_the_secret() {
-        assert_eq!(Backend::Connect.words("a", None, "kco.yaml"), None);
+        assert_eq!(Backend::Connect.words("a", None, "kco.yaml", &[]), None);
         let cloud = Backend::ConfluentCloud(CloudIds {
             environment: "env-abc123".into(),
             kafka_cluster: "lkc-xyz789".into(),
@@ -178,12 +190,15 @@ mod tests {
             username: "KEY1".into(),
             password: super::super::Secret::new("s3cr3t"),
         };
-        let w = cloud.words("prod", Some(&auth), "conf/kco.yaml").unwrap();
+        let vars = ["CC_KEY".to_string(), "CC_SECRET".to_string()];
+        let w = cloud
+            .words("prod", Some(&auth), "conf/kco.yaml", &vars)
+            .unwrap();
         assert!(
             w.refused
                 .starts_with("Confluent Cloud refused API key `KEY1` of cluster `prod`")
                 && w.refused
-                    .contains("`confluentCloud.apiKey` and `apiSecret` in conf/kco.yaml")
+                    .contains("`confluentCloud.apiKey` and `apiSecret` in conf/kco.yaml (set from $CC_KEY and $CC_SECRET)")
                 && !w.refused.contains("s3cr3t"),
             "{}",
             w.refused

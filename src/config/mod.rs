@@ -83,6 +83,9 @@ pub struct ClusterTarget {
     pub http: HttpOptions,
     /// The service behind it: Kafka Connect, or Confluent Cloud (`confluentCloud:`).
     pub backend: Backend,
+    /// The environment variables its credentials come from (`${env:VAR}` in kco.yaml), for
+    /// a refusal to name.
+    pub credential_vars: Vec<String>,
 }
 
 /// Every key under a cluster's `mirrors:` names a cluster of the file (the one whose
@@ -350,6 +353,7 @@ impl Config {
                 name,
                 http,
                 backend: Backend::Connect,
+                credential_vars: Vec::new(),
             });
         }
         let name = cluster
@@ -360,10 +364,17 @@ impl Config {
             Some(name) => match self.raw.clusters.get(&name) {
                 Some(raw) => {
                     let (http, backend) = self.cluster_options(&name, raw, env)?;
+                    let credential_vars = raw
+                        .confluent_cloud
+                        .iter()
+                        .flat_map(|c| [&c.api_key, &c.api_secret])
+                        .flat_map(|v| referenced_vars(v))
+                        .collect();
                     Ok(ClusterTarget {
                         http,
                         backend,
                         name,
+                        credential_vars,
                     })
                 }
                 None => Err(self.unknown_cluster(&name, cluster.map(|_| from.cluster))),
@@ -388,6 +399,7 @@ impl Config {
                 name: "default".into(),
                 http: plain_options(DEFAULT_URL),
                 backend: Backend::Connect,
+                credential_vars: Vec::new(),
             }),
         }
     }
@@ -557,6 +569,19 @@ fn plain_options(url: &str) -> HttpOptions {
         timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
         tls: TlsOptions::default(),
     }
+}
+
+/// The variables `value` references as `${env:VAR}`, in order.
+pub fn referenced_vars(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${env:") {
+        let after = &rest[start + 6..];
+        let Some(end) = after.find('}') else { break };
+        out.push(after[..end].to_string());
+        rest = &after[end + 1..];
+    }
+    out
 }
 
 /// Replaces every `${env:NAME}` in `value`; the name of the first unset variable is the error.
