@@ -10,9 +10,10 @@ use kco::model::file::OffsetsFile;
 use serde_json::{json, Value};
 
 use crate::support::data::sink_offsets;
+use crate::support::env::TestEnv;
 use crate::support::git::git;
 use crate::support::json::parse_json;
-use crate::support::run::{Kco, Run, FIXED_NOW};
+use crate::support::run::{Kco, FIXED_NOW};
 
 const ENV: &str = "env-abc123";
 const LKC: &str = "lkc-xyz789";
@@ -47,26 +48,18 @@ fn service() -> FakeConnectBuilder {
 }
 
 /// A directory with a kco.yaml naming the fake as cluster `cloud`.
-fn project(fake: &FakeConnect) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    write_config(dir.path(), fake);
+fn project(fake: &FakeConnect) -> TestEnv {
+    let dir = cloud_env();
+    dir.config(format!(
+        "clusters:\n  cloud:\n    confluentCloud:\n      environment: {ENV}\n      kafkaCluster: {LKC}\n      apiKey: ${{env:CC_KEY}}\n      apiSecret: ${{env:CC_SECRET}}\n      endpoint: {}\n",
+        fake.url()
+    ));
     dir
 }
 
-fn write_config(dir: &Path, fake: &FakeConnect) {
-    let config = format!(
-        "clusters:\n  cloud:\n    confluentCloud:\n      environment: {ENV}\n      kafkaCluster: {LKC}\n      apiKey: ${{env:CC_KEY}}\n      apiSecret: ${{env:CC_SECRET}}\n      endpoint: {}\n",
-        fake.url()
-    );
-    std::fs::write(dir.join("kco.yaml"), config).unwrap();
-}
-
-fn kco(dir: &Path, args: &[&str]) -> Run {
-    Kco::new(dir)
-        .env("CC_KEY", KEY)
-        .env("CC_SECRET", SECRET)
-        .args(args)
-        .run()
+/// A test environment with the API key in its variables.
+fn cloud_env() -> TestEnv {
+    TestEnv::new().envs(&[("CC_KEY", KEY), ("CC_SECRET", SECRET)])
 }
 
 /// Every request the fake received is one the contract lists: under the base path, the
@@ -97,7 +90,7 @@ fn file(dir: &Path, name: &str) -> OffsetsFile {
 fn snapshot_writes_files_with_observed_at_sending_only_the_contracts_requests() {
     let fake = service().start();
     let dir = project(&fake);
-    let r = kco(dir.path(), &["snapshot"]);
+    let r = dir.kco(&["snapshot"]);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(
         r.all().contains("Confluent") || r.all().contains("cloud"),
@@ -118,11 +111,11 @@ fn snapshot_writes_files_with_observed_at_sending_only_the_contracts_requests() 
     let path = dir.path().join("snapshots/cloud/orders-s3.yaml");
     let before = std::fs::read(&path).unwrap();
     std::thread::sleep(Duration::from_millis(1100));
-    let r = kco(dir.path(), &["snapshot", "-o", "json"]);
+    let r = dir.kco(&["snapshot", "-o", "json"]);
     assert_eq!(r.code, 0, "{}", r.all());
     assert_eq!(std::fs::read(&path).unwrap(), before);
     assert!(r.stdout.contains("\"unchanged\""), "{}", r.stdout);
-    let shown = kco(dir.path(), &["show", "orders-s3"]);
+    let shown = dir.kco(&["show", "orders-s3"]);
     assert!(
         shown.stdout.contains(&format!(
             "captured {FIXED_NOW}, observed {}",
@@ -142,20 +135,20 @@ fn snapshot_writes_files_with_observed_at_sending_only_the_contracts_requests() 
 fn ls_and_diff_live_read_the_observed_offsets_and_say_how_old_they_are() {
     let fake = service().start();
     let dir = project(&fake);
-    assert_eq!(kco(dir.path(), &["snapshot"]).code, 0);
-    let r = kco(dir.path(), &["ls"]);
+    assert_eq!(dir.kco(&["snapshot"]).code, 0);
+    let r = dir.kco(&["ls"]);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(
         r.stdout.contains("orders-s3") && r.stdout.contains("pg-source"),
         "{}",
         r.all()
     );
-    let r = kco(dir.path(), &["diff"]);
+    let r = dir.kco(&["diff"]);
     assert_eq!(r.code, 0, "in sync: {}", r.all());
     // The sink moves on; the next observation shows it (an advance: exit 0 unless
     // --fail-on any).
     fake.set_offsets("orders-s3", sink_offsets("orders", &[(0, 1600), (1, 700)]));
-    let r = kco(dir.path(), &["diff", "--fail-on", "any"]);
+    let r = dir.kco(&["diff", "--fail-on", "any"]);
     assert_eq!(r.code, 2, "{}", r.all());
     assert!(
         r.stdout
@@ -163,7 +156,7 @@ fn ls_and_diff_live_read_the_observed_offsets_and_say_how_old_they_are() {
         "{}",
         r.all()
     );
-    let r = kco(dir.path(), &["diff", "-o", "json"]);
+    let r = dir.kco(&["diff", "-o", "json"]);
     let report = parse_json(&r.stdout);
     let orders = report["connectors"]
         .as_array()
@@ -182,7 +175,7 @@ fn diff_base_labels_a_change_against_the_observed_live_offsets() {
     let fake = service().start();
     let dir = project(&fake);
     let root = dir.path();
-    assert_eq!(kco(root, &["snapshot"]).code, 0);
+    assert_eq!(dir.kco(&["snapshot"]).code, 0);
     git(root, &["init", "-q", "-b", "main"]);
     git(root, &["add", "."]);
     git(root, &["commit", "-q", "-m", "snapshot"]);
@@ -194,15 +187,15 @@ fn diff_base_labels_a_change_against_the_observed_live_offsets() {
         text.replace("kafka_offset: 1500", "kafka_offset: 1000"),
     )
     .unwrap();
-    assert_eq!(kco(root, &["fmt", path.to_str().unwrap()]).code, 0);
-    let r = kco(root, &["diff", "--base", "HEAD"]);
+    assert_eq!(dir.kco(&["fmt", path.to_str().unwrap()]).code, 0);
+    let r = dir.kco(&["diff", "--base", "HEAD"]);
     assert_eq!(r.code, 2, "{}", r.all());
     assert!(r.stdout.contains("REPROCESSING"), "{}", r.all());
     assert!(r.stdout.contains("500"), "{}", r.all());
-    let r = kco(root, &["diff", "--base", "HEAD", "-o", "json"]);
+    let r = dir.kco(&["diff", "--base", "HEAD", "-o", "json"]);
     let report = parse_json(&r.stdout);
     assert_eq!(report["labels"]["against"], "live", "{report}");
-    let r = kco(root, &["diff", "--base", "HEAD", "-o", "markdown"]);
+    let r = dir.kco(&["diff", "--base", "HEAD", "-o", "markdown"]);
     assert_eq!(r.code, 2, "{}", r.all());
     assert!(
         r.stdout.contains("REPROCESSING") && r.stdout.contains("orders-s3"),
@@ -216,7 +209,7 @@ fn diff_base_labels_a_change_against_the_observed_live_offsets() {
 fn a_stale_observation_is_read_again_then_recorded() {
     let fake = service().stale_observations(2).start();
     let dir = project(&fake);
-    let r = kco(dir.path(), &["snapshot", "orders-s3"]);
+    let r = dir.kco(&["snapshot", "orders-s3"]);
     assert_eq!(r.code, 0, "{}", r.all());
     assert_eq!(fake.count("GET", "*/connectors/orders-s3/offsets"), 3);
     let f = file(dir.path(), "orders-s3");
@@ -229,7 +222,7 @@ fn a_stale_observation_is_read_again_then_recorded() {
 fn an_observation_that_stays_stale_is_reported_and_never_written() {
     let fake = service().stale_observations(10_000).start();
     let dir = project(&fake);
-    let r = kco(dir.path(), &["snapshot", "--observed-wait", "2"]);
+    let r = dir.kco(&["snapshot", "--observed-wait", "2"]);
     assert_eq!(r.code, 1, "{}", r.all());
     let text = r.all();
     assert!(
@@ -242,22 +235,19 @@ fn an_observation_that_stays_stale_is_reported_and_never_written() {
     assert!(!dir.path().join("snapshots/cloud/orders-s3.yaml").exists());
     assert!(fake.count("GET", "*/connectors/orders-s3/offsets") >= 2);
     // A bound wider than its age takes it.
-    let r = kco(dir.path(), &["snapshot", "--max-observed-age", "600"]);
+    let r = dir.kco(&["snapshot", "--max-observed-age", "600"]);
     assert_eq!(r.code, 0, "{}", r.all());
     // So does the cluster's bound in kco.yaml (the flag, when given, wins).
     let config = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
     let lenient = format!("{config}      maxObservedAgeSeconds: 600\n");
-    std::fs::write(dir.path().join("kco.yaml"), &lenient).unwrap();
-    let r = kco(dir.path(), &["diff"]);
+    dir.config(&lenient);
+    let r = dir.kco(&["diff"]);
     assert_eq!(r.code, 0, "{}", r.all());
-    let r = kco(
-        dir.path(),
-        &["diff", "--max-observed-age", "120", "--observed-wait", "1"],
-    );
+    let r = dir.kco(&["diff", "--max-observed-age", "120", "--observed-wait", "1"]);
     assert_eq!(r.code, 1, "{}", r.all());
-    std::fs::write(dir.path().join("kco.yaml"), &config).unwrap();
+    dir.config(&config);
     // diff refuses to compare with an observation that old under the default bound.
-    let r = kco(dir.path(), &["diff", "--observed-wait", "1"]);
+    let r = dir.kco(&["diff", "--observed-wait", "1"]);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
         r.all().contains("connector `orders-s3` on cluster `cloud`")
@@ -304,7 +294,7 @@ fn a_429_is_answered_again_after_its_retry_after() {
     );
     let dir = project(&fake);
     let start = Instant::now();
-    let r = kco(dir.path(), &["snapshot"]);
+    let r = dir.kco(&["snapshot"]);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(
         start.elapsed() >= Duration::from_secs(1),
@@ -331,7 +321,7 @@ fn unknown_fields_of_the_services_answers_are_ignored() {
             .respond_json(200, answer),
     );
     let dir = project(&fake);
-    let r = kco(dir.path(), &["snapshot", "orders-s3"]);
+    let r = dir.kco(&["snapshot", "orders-s3"]);
     assert_eq!(r.code, 0, "{}", r.all());
     let f = file(dir.path(), "orders-s3");
     assert_eq!(f.offsets.len(), 1);
@@ -345,10 +335,7 @@ fn unknown_fields_of_the_services_answers_are_ignored() {
 fn url_beside_a_confluent_cloud_cluster_is_refused_before_any_request() {
     let fake = service().start();
     let dir = project(&fake);
-    let r = kco(
-        dir.path(),
-        &["--cluster", "cloud", "--url", &fake.url(), "snapshot"],
-    );
+    let r = dir.kco(&["--cluster", "cloud", "--url", &fake.url(), "snapshot"]);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
         r.all().contains("is a Confluent Cloud cluster"),
@@ -365,13 +352,13 @@ fn an_endpoint_where_nothing_answers_fails_at_once_and_says_what_to_check() {
         .local_addr()
         .unwrap()
         .port();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = cloud_env();
     let config = format!(
         "clusters:\n  cloud:\n    confluentCloud:\n      environment: {ENV}\n      kafkaCluster: {LKC}\n      apiKey: K\n      apiSecret: S\n      endpoint: http://127.0.0.1:{port}\n"
     );
-    std::fs::write(dir.path().join("kco.yaml"), config).unwrap();
+    dir.config(config);
     let start = Instant::now();
-    let r = kco(dir.path(), &["snapshot"]);
+    let r = dir.kco(&["snapshot"]);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
         start.elapsed() < Duration::from_secs(10),

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::fake_connect::{FakeConnect, FakeConnectBuilder, State};
 use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
+use crate::support::env::TestEnv;
 use crate::support::run::{Kco, FIXED_NOW};
 
 const ENV: &str = "env-abc123";
@@ -36,14 +37,11 @@ fn project(dir: &Path, fake: &FakeConnect, offset: i64) {
         .write_in(&dir.join("files"));
 }
 
-fn kco(dir: &Path, args: &[&str]) -> (i32, String) {
-    Kco::new(dir)
-        .env("CC_KEY", "KEY")
-        .env("CC_SECRET", "SECRET")
-        .args(["--cluster", "a"])
-        .args(args)
-        .run()
-        .code_and_text()
+/// A test environment with the API key in its variables, on cluster `a`.
+fn cloud_env() -> TestEnv {
+    TestEnv::new()
+        .envs(&[("CC_KEY", "KEY"), ("CC_SECRET", "SECRET")])
+        .args(&["--cluster", "a"])
 }
 
 /// The non-GET requests the fake got, as `METHOD /connectors/...`.
@@ -62,11 +60,11 @@ fn offset_of(fake: &FakeConnect) -> serde_json::Value {
 
 #[test]
 fn apply_plans_sends_one_request_and_never_a_stop_then_undo_puts_it_back() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b);
     project(t.path(), &fake, 40);
 
-    let (code, out) = kco(t.path(), &["apply", "files", "--dry-run"]);
+    let (code, out) = t.kco(&["apply", "files", "--dry-run"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     let header = format!(
         "Plan for cluster a ({}/connect/v1/environments/{ENV}/clusters/{LKC}, Confluent Cloud):",
@@ -81,7 +79,9 @@ fn apply_plans_sends_one_request_and_never_a_stop_then_undo_puts_it_back() {
     );
     fake.assert_no_mutations();
 
-    let (code, out) = kco(t.path(), &["apply", "files", "--yes", "--backup-dir", "bk"]);
+    let (code, out) = t
+        .kco(&["apply", "files", "--yes", "--backup-dir", "bk"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("ok c: offsets applied and verified; RUNNING"),
@@ -92,7 +92,7 @@ fn apply_plans_sends_one_request_and_never_a_stop_then_undo_puts_it_back() {
     assert_eq!(fake.state("c"), Some(State::Running));
 
     fake.clear_requests();
-    let (code, out) = kco(t.path(), &["undo", "bk", "--yes"]);
+    let (code, out) = t.kco(&["undo", "bk", "--yes"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(mutating(&fake), ["POST /connectors/c/offsets/request"]);
     assert_eq!(offset_of(&fake), json!({"kafka_offset": 100}));
@@ -101,10 +101,10 @@ fn apply_plans_sends_one_request_and_never_a_stop_then_undo_puts_it_back() {
 
 #[test]
 fn reset_is_one_delete_request() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b);
     project(t.path(), &fake, 40);
-    let (code, out) = kco(t.path(), &["reset", "c", "--yes", "-v"]);
+    let (code, out) = t.kco(&["reset", "c", "--yes", "-v"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("c: reset ok: request DELETE of ")
@@ -123,10 +123,10 @@ fn reset_is_one_delete_request() {
 
 #[test]
 fn a_failed_request_fails_with_the_services_message_and_changes_nothing() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b.alter_fails("c", "offset 40 is below the log start"));
     project(t.path(), &fake, 40);
-    let (code, out) = kco(t.path(), &["apply", "files", "--yes"]);
+    let (code, out) = t.kco(&["apply", "files", "--yes"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(
@@ -141,13 +141,12 @@ fn a_failed_request_fails_with_the_services_message_and_changes_nothing() {
 
 #[test]
 fn a_request_left_pending_is_recovered_by_reading_its_status() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b.alter_stuck("c"));
     project(t.path(), &fake, 40);
-    let (code, out) = kco(
-        t.path(),
-        &["apply", "files", "--yes", "--wait-timeout", "1"],
-    );
+    let (code, out) = t
+        .kco(&["apply", "files", "--yes", "--wait-timeout", "1"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("was still PENDING after 1s; kco sent nothing more: Confluent Cloud may still apply it (`kco recover` reads its status)"),
@@ -157,7 +156,7 @@ fn a_request_left_pending_is_recovered_by_reading_its_status() {
     // The service gets to it; recover reads the request's status, sends no other request.
     fake.clear_alter_faults("c");
     fake.clear_requests();
-    let (code, out) = kco(t.path(), &["recover"]);
+    let (code, out) = t.kco(&["recover"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("APPLIED at") && out.contains("its offsets read back as requested"),
@@ -167,7 +166,7 @@ fn a_request_left_pending_is_recovered_by_reading_its_status() {
     assert!(mutating(&fake).is_empty(), "{:?}", mutating(&fake));
     assert_eq!(offset_of(&fake), json!({"kafka_offset": 40}));
     assert_eq!(fake.state("c"), Some(State::Running));
-    let (code, out) = kco(t.path(), &["recover"]);
+    let (code, out) = t.kco(&["recover"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Nothing to recover"), "{out}");
 }
@@ -178,20 +177,19 @@ fn a_request_left_pending_is_recovered_by_reading_its_status() {
 #[test]
 fn a_connector_paused_around_a_pending_request_is_neither_a_state_change_nor_recorded_paused() {
     let fake = cloud(|b| b.alter_stuck("c"));
-    let nightly = tempfile::tempdir().unwrap();
+    let nightly = cloud_env();
     project(nightly.path(), &fake, 100);
-    let (code, out) = kco(nightly.path(), &["snapshot"]);
+    let (code, out) = nightly.kco(&["snapshot"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     let file = nightly.path().join("snapshots/a/c.yaml");
     let recorded = std::fs::read_to_string(&file).unwrap();
     assert!(recorded.contains("state: RUNNING"), "{recorded}");
     // The first runner's apply leaves its request pending: the service shows PAUSED.
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     project(t.path(), &fake, 40);
-    let (code, out) = kco(
-        t.path(),
-        &["apply", "files", "--yes", "--wait-timeout", "1"],
-    );
+    let (code, out) = t
+        .kco(&["apply", "files", "--yes", "--wait-timeout", "1"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert_eq!(fake.state("c"), Some(State::Paused));
     fake.clear_requests();
@@ -212,7 +210,7 @@ fn a_connector_paused_around_a_pending_request_is_neither_a_state_change_nor_rec
         "{notes}"
     );
     assert!(!notes.contains("outside kco"), "{notes}");
-    let (code, out) = kco(nightly.path(), &["snapshot"]);
+    let (code, out) = nightly.kco(&["snapshot"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("PAUSED by Confluent Cloud around its pending PATCH of ")
@@ -224,16 +222,16 @@ fn a_connector_paused_around_a_pending_request_is_neither_a_state_change_nor_rec
     assert!(mutating(&fake).is_empty(), "{:?}", mutating(&fake));
     // Once the request is over, a PAUSED shown is its owner's, recorded as such.
     fake.clear_alter_faults("c");
-    let (code, out) = kco(t.path(), &["recover"]);
+    let (code, out) = t.kco(&["recover"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(fake.state("c"), Some(State::Running));
-    let (code, out) = kco(nightly.path(), &["snapshot"]);
+    let (code, out) = nightly.kco(&["snapshot"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     fake.set_state("c", State::Paused);
-    let (code, out) = kco(nightly.path(), &["diff", "snapshots/a"]);
+    let (code, out) = nightly.kco(&["diff", "snapshots/a"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("paused or stopped outside kco"), "{out}");
-    let (code, out) = kco(nightly.path(), &["snapshot"]);
+    let (code, out) = nightly.kco(&["snapshot"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     let after = std::fs::read_to_string(&file).unwrap();
     assert!(after.contains("state: PAUSED"), "{after}");
@@ -241,7 +239,7 @@ fn a_connector_paused_around_a_pending_request_is_neither_a_state_change_nor_rec
 
 #[test]
 fn as_new_create_makes_the_connector_at_its_position_in_one_request() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b);
     project(t.path(), &fake, 40);
     let config = [
@@ -257,10 +255,9 @@ fn as_new_create_makes_the_connector_at_its_position_in_one_request() {
         .class(SINK)
         .config(Some(config))
         .write_in(&t.path().join("files"));
-    let (code, out) = kco(
-        t.path(),
-        &["apply", "files/c.yaml", "--as", "n", "--create", "--yes"],
-    );
+    let (code, out) = t
+        .kco(&["apply", "files/c.yaml", "--as", "n", "--create", "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("n (sink, from a/c): create from the file's config (4 keys) with the offsets of 1 partition, start RUNNING; Confluent Cloud creates it at its position in one request"),
@@ -287,11 +284,11 @@ fn as_new_create_makes_the_connector_at_its_position_in_one_request() {
 
 #[test]
 fn the_plan_reads_an_old_observation_again_before_planning_and_backing_up() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b);
     project(t.path(), &fake, 40);
     fake.stale_for("c", 1);
-    let (code, out) = kco(t.path(), &["apply", "files", "--dry-run"]);
+    let (code, out) = t.kco(&["apply", "files", "--dry-run"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("t/0: {\"kafka_offset\":100} -> {\"kafka_offset\":40}"),
@@ -302,13 +299,12 @@ fn the_plan_reads_an_old_observation_again_before_planning_and_backing_up() {
 
 #[test]
 fn the_json_plan_says_what_the_service_does_itself() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b);
     project(t.path(), &fake, 40);
-    let (code, out) = kco(
-        t.path(),
-        &["apply", "files", "--dry-run", "--output", "json"],
-    );
+    let (code, out) = t
+        .kco(&["apply", "files", "--dry-run", "--output", "json"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -320,7 +316,7 @@ fn the_json_plan_says_what_the_service_does_itself() {
 
 #[test]
 fn a_wrong_secret_fails_at_the_first_request_and_writes_nothing() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b);
     project(t.path(), &fake, 40);
     let run = Kco::new(t.path())
@@ -345,7 +341,7 @@ fn a_wrong_secret_fails_at_the_first_request_and_writes_nothing() {
 
 #[test]
 fn a_pending_request_is_waited_for_once_not_retried_in_a_loop() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b);
     project(t.path(), &fake, 40);
     // Someone else's request, pending when kco sends its own.
@@ -361,7 +357,7 @@ fn a_pending_request_is_waited_for_once_not_retried_in_a_loop() {
         )
         .unwrap();
     fake.clear_requests();
-    let (code, out) = kco(t.path(), &["apply", "files", "--yes", "-v"]);
+    let (code, out) = t.kco(&["apply", "files", "--yes", "-v"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     let at = humantime::format_rfc3339_seconds(theirs.requested_at.unwrap());
     assert!(
@@ -379,15 +375,15 @@ fn a_pending_request_is_waited_for_once_not_retried_in_a_loop() {
 
 #[test]
 fn the_plan_takes_the_clusters_bound_on_an_observations_age() {
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     let fake = cloud(|b| b);
     project(t.path(), &fake, 40);
     let yaml = std::fs::read_to_string(t.path().join("kco.yaml")).unwrap();
     let yaml = format!("{yaml}      maxObservedAgeSeconds: 600\n");
-    std::fs::write(t.path().join("kco.yaml"), yaml).unwrap();
+    t.config(yaml);
     // 300 s old: within the cluster's 600 s, so read once.
     fake.stale_for("c", 1);
-    let (code, out) = kco(t.path(), &["apply", "files", "--dry-run"]);
+    let (code, out) = t.kco(&["apply", "files", "--dry-run"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(fake.count("GET", "*/connectors/c/offsets"), 1);
 }
@@ -407,9 +403,11 @@ fn a_snapshot_with_config_recreates_the_connector_under_a_new_name_with_its_secr
                 .offsets(offsets(250)),
         )
     });
-    let t = tempfile::tempdir().unwrap();
+    let t = cloud_env();
     project(t.path(), &fake, 100);
-    let (code, out) = kco(t.path(), &["snapshot", "--with-config", "src-sink"]);
+    let (code, out) = t
+        .kco(&["snapshot", "--with-config", "src-sink"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     let file = std::fs::read_to_string(t.path().join("snapshots/a/src-sink.yaml")).unwrap();
     assert!(

@@ -2,17 +2,16 @@
 //! Kafka is read: `--translate none` (topics renamed, offsets kept) and source files. The
 //! translation through MM2's checkpoints is in `engine::mirror`'s tests and tests/e2e/dr.rs.
 
-use std::path::Path;
-
 use serde_json::{json, Value};
 
 use crate::fake_connect::{ConnectorSpec, FakeConnect};
 use crate::support::data::{SINK, SOURCE};
-use crate::support::run::{Kco, Run};
+use crate::support::env::TestEnv;
+use crate::support::run::Kco;
 
 /// East with a sink `orders-sink` (topic `orders`) and a source `orders-src`, west empty,
 /// on Kafka clusters K-EAST and K-WEST; the files of east snapshotted with their configs.
-fn regions(d: &Path, mirrors: &str) -> (FakeConnect, FakeConnect) {
+fn regions(dir: &TestEnv, mirrors: &str) -> (FakeConnect, FakeConnect) {
     let east = FakeConnect::builder()
         .version("4.1.0")
         .kafka_cluster_id("K-EAST")
@@ -36,35 +35,23 @@ fn regions(d: &Path, mirrors: &str) -> (FakeConnect, FakeConnect) {
         .version("4.1.0")
         .kafka_cluster_id("K-WEST")
         .start();
-    std::fs::write(
-        d.join("kco.yaml"),
-        format!(
-            "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n{mirrors}",
-            east.url(),
-            west.url()
-        ),
-    )
-    .unwrap();
-    let r = kco(d, &["--cluster", "east", "snapshot", "--with-config"]);
+    dir.config(format!(
+        "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n{mirrors}",
+        east.url(),
+        west.url()
+    ));
+    let r = dir.kco(&["--cluster", "east", "snapshot", "--with-config"]);
     assert_eq!(r.code, 0, "{}", r.all());
     (east, west)
-}
-
-fn kco(d: &Path, args: &[&str]) -> Run {
-    Kco::new(d).args(args).run()
 }
 
 /// The readiness check: a source file does not fail it, and the flag the hint suggests,
 /// `--translate none`, is accepted (issue 23).
 #[test]
 fn readiness_skips_sources_and_accepts_the_translate_flag_it_suggests() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let (_east, west) = regions(d, "");
-    let r = kco(
-        d,
-        &["--cluster", "west", "diff", "snapshots/east", "-o", "json"],
-    );
+    let dir = TestEnv::new();
+    let (_east, west) = regions(&dir, "");
+    let r = dir.kco(&["--cluster", "west", "diff", "snapshots/east", "-o", "json"]);
     assert_eq!(
         r.code,
         2,
@@ -83,19 +70,16 @@ fn readiness_skips_sources_and_accepts_the_translate_flag_it_suggests() {
     assert_eq!(doc["connectors"][1]["name"], "orders-src");
     assert_eq!(doc["connectors"][1]["status"], "skipped", "{doc}");
 
-    let r = kco(
-        d,
-        &[
-            "--cluster",
-            "west",
-            "diff",
-            "snapshots/east",
-            "--translate",
-            "none",
-            "-o",
-            "json",
-        ],
-    );
+    let r = dir.kco(&[
+        "--cluster",
+        "west",
+        "diff",
+        "snapshots/east",
+        "--translate",
+        "none",
+        "-o",
+        "json",
+    ]);
     assert_eq!(r.code, 0, "{}", r.all());
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     let statuses = &doc["summary"]["statuses"];
@@ -121,9 +105,8 @@ fn readiness_skips_sources_and_accepts_the_translate_flag_it_suggests() {
 /// plan shows the `topics` it sets on create (issue 23).
 #[test]
 fn a_cross_kafka_apply_leaves_sources_out_and_shows_the_config_it_changes() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let (_east, west) = regions(d, "    mirrors: {east: {alias: east}}\n");
+    let dir = TestEnv::new();
+    let (_east, west) = regions(&dir, "    mirrors: {east: {alias: east}}\n");
     let apply = [
         "--cluster",
         "west",
@@ -134,7 +117,7 @@ fn a_cross_kafka_apply_leaves_sources_out_and_shows_the_config_it_changes() {
         "none",
         "--dry-run",
     ];
-    let r = kco(d, &apply);
+    let r = dir.kco(&apply);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(
         r.stdout.contains("orders-src: left out: a source connector: its positions belong to the primary's source systems"),
@@ -148,14 +131,14 @@ fn a_cross_kafka_apply_leaves_sources_out_and_shows_the_config_it_changes() {
         "{}",
         r.stdout
     );
-    let r = kco(d, &[&apply[..], &["-o", "json"]].concat());
+    let r = dir.kco(&[&apply[..], &["-o", "json"]].concat());
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["plan"]["left_out"][0]["name"], "orders-src", "{doc}");
     let change = &doc["plan"]["connectors"][0]["config_changes"][0];
     assert_eq!(change["key"], "topics", "{doc}");
     assert_eq!(change["after"], "east.orders,orders", "{doc}");
 
-    let r = kco(d, &[&apply[..], &["--with-sources"]].concat());
+    let r = dir.kco(&[&apply[..], &["--with-sources"]].concat());
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(r.stdout.contains("+ orders-src"), "{}", r.stdout);
     west.assert_no_mutations();
@@ -165,7 +148,7 @@ fn a_cross_kafka_apply_leaves_sources_out_and_shows_the_config_it_changes() {
 /// default (in a DR the default often points at the lost region).
 #[test]
 fn an_unreachable_default_cluster_is_named_with_its_urls() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let d = dir.path();
     std::fs::create_dir_all(d.join("snapshots/east")).unwrap();
     std::fs::write(
@@ -173,7 +156,7 @@ fn an_unreachable_default_cluster_is_named_with_its_urls() {
         "defaultCluster: east\nclusters:\n  east:\n    urls: [http://127.0.0.1:9, http://127.0.0.1:10]\n  west: {url: http://127.0.0.1:11}\n",
     )
     .unwrap();
-    let r = kco(d, &["diff"]);
+    let r = dir.kco(&["diff"]);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
         r.stderr.contains(
@@ -197,10 +180,10 @@ fn a_kafka_listener_that_never_answers_fails_the_readiness_check_within_its_time
             kept.push(c);
         }
     });
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let d = dir.path();
     let (_east, west) = regions(
-        d,
+        &dir,
         &format!(
             "    kafka: {{bootstrap: \"{addr}\", timeoutSeconds: 1}}\n    mirrors: {{east: {{alias: east}}}}\n"
         ),
@@ -232,11 +215,10 @@ fn a_kafka_listener_that_never_answers_fails_the_readiness_check_within_its_time
 /// captured and `--create-state running`, which starts it.
 #[test]
 fn a_failover_names_a_sink_it_leaves_stopped_and_the_flag_that_starts_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let (east, west) = regions(d, "");
+    let dir = TestEnv::new();
+    let (east, west) = regions(&dir, "");
     east.set_state("orders-sink", crate::fake_connect::State::Stopped);
-    let r = kco(d, &["--cluster", "east", "snapshot", "--with-config"]);
+    let r = dir.kco(&["--cluster", "east", "snapshot", "--with-config"]);
     assert_eq!(r.code, 0, "{}", r.all());
     let apply = [
         "--cluster",
@@ -248,7 +230,7 @@ fn a_failover_names_a_sink_it_leaves_stopped_and_the_flag_that_starts_it() {
         "none",
         "--dry-run",
     ];
-    let r = kco(d, &apply);
+    let r = dir.kco(&apply);
     assert_eq!(r.code, 0, "{}", r.all());
     let all = r.all();
     assert!(
@@ -256,7 +238,7 @@ fn a_failover_names_a_sink_it_leaves_stopped_and_the_flag_that_starts_it() {
         "{all}"
     );
     assert!(all.contains("start STOPPED"), "{all}");
-    let r = kco(d, &[&apply[..], &["--create-state", "running"]].concat());
+    let r = dir.kco(&[&apply[..], &["--create-state", "running"]].concat());
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(
         r.all().contains("start RUNNING") && !r.all().contains("left STOPPED on `west`"),
@@ -271,7 +253,7 @@ fn a_failover_names_a_sink_it_leaves_stopped_and_the_flag_that_starts_it() {
 /// stop it; stopped, it is planned; --allow-running-primary moves it running.
 #[test]
 fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let d = dir.path();
     let sink = |id: &str, topic: &str, offset: i64| {
         FakeConnect::builder()
@@ -298,7 +280,7 @@ fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
         ),
     )
     .unwrap();
-    let r = kco(d, &["--cluster", "west", "snapshot"]);
+    let r = dir.kco(&["--cluster", "west", "snapshot"]);
     assert_eq!(r.code, 0, "{}", r.all());
     let failback = [
         "--cluster",
@@ -309,18 +291,18 @@ fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
         "none",
         "--dry-run",
     ];
-    let r = kco(d, &failback);
+    let r = dir.kco(&failback);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
         r.all().contains("`orders-sink` is RUNNING on `east`, and the file is of cluster `west`, where the sink it was captured from may run too: both read the same records, each delivered twice; stop it on `east` first (PUT /connectors/orders-sink/stop) and apply, or move it while it runs with --allow-running-primary"),
         "{}",
         r.all()
     );
-    let r = kco(d, &[&failback[..], &["--allow-running-primary"]].concat());
+    let r = dir.kco(&[&failback[..], &["--allow-running-primary"]].concat());
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(r.stdout.contains("~ orders-sink"), "{}", r.stdout);
     east.set_state("orders-sink", crate::fake_connect::State::Stopped);
-    let r = kco(d, &failback);
+    let r = dir.kco(&failback);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(r.stdout.contains("~ orders-sink"), "{}", r.stdout);
     // East's sink reads `orders`; the file's offsets are of `east.orders`: said, with the fix.

@@ -5,67 +5,71 @@
 
 use crate::fake_connect::{FakeConnect, Fault, State};
 use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
+use crate::support::env::TestEnv;
 use crate::support::fakes::sink_s;
 use crate::support::run::{wait_until, Kco};
 
 /// A project: kco.yaml with clusters `a` and `b` (the default), each a fake with sink `s`
 /// at 100 (on Kafka clusters of their own), and `snapshots/a/s.yaml` at 5, captured on `a`.
 struct Project {
-    dir: tempfile::TempDir,
+    dir: TestEnv,
     a: FakeConnect,
     b: FakeConnect,
 }
 
 fn project() -> Project {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     // Two Kafka clusters: on one, sink `s` of both would share its consumer group, which
     // every change refuses (tests/cli/guards.rs).
     let a = sink_s(State::Running).kafka_cluster_id("kafka-a").start();
     let b = sink_s(State::Running).kafka_cluster_id("kafka-b").start();
-    std::fs::write(
-        dir.path().join("kco.yaml"),
-        format!(
-            "defaultCluster: b\nclusters:\n  a:\n    url: {}\n  b:\n    url: {}\n",
-            a.url(),
-            b.url()
-        ),
-    )
-    .unwrap();
+    dir.config(format!(
+        "defaultCluster: b\nclusters:\n  a:\n    url: {}\n  b:\n    url: {}\n",
+        a.url(),
+        b.url()
+    ));
     SnapshotFile::sink("s", offsets(5))
         .class(SINK)
         .write_in(&dir.path().join("snapshots/a"));
     Project { dir, a, b }
 }
 
-/// Runs kco at the project's root; exit code and stdout + stderr.
-fn kco(p: &Project, args: &[&str]) -> (i32, String) {
-    Kco::new(p.dir.path()).args(args).run().code_and_text()
-}
-
 #[test]
 fn a_file_of_another_cluster_is_refused_unless_that_cluster_is_named() {
     let p = project();
     let file = "snapshots/a/s.yaml";
-    let (code, out) = kco(&p, &["apply", file, "--create", "--yes"]);
+    let (code, out) = p
+        .dir
+        .kco(&["apply", file, "--create", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("snapshots/a/s.yaml was captured on cluster `a`, not on `b`"),
         "{out}"
     );
     assert!(out.contains("--cluster b"), "{out}");
-    let (code, out) = kco(&p, &["apply", file, "--as", "s2", "--dry-run"]);
+    let (code, out) = p
+        .dir
+        .kco(&["apply", file, "--as", "s2", "--dry-run"])
+        .code_and_text();
     assert_eq!(code, 1, "--as without --cluster: {out}");
-    let (code, out) = kco(&p, &["diff", "snapshots/a"]);
+    let (code, out) = p.dir.kco(&["diff", "snapshots/a"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("captured on cluster `a`, not on `b`"), "{out}");
     assert!(p.b.requests().is_empty(), "{:?}", p.b.requests());
     assert!(p.a.requests().is_empty(), "{:?}", p.a.requests());
     // Named, it goes where it is told.
-    let (code, out) = kco(&p, &["--cluster", "b", "apply", file, "--yes"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "b", "apply", file, "--yes"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert_eq!(p.b.offsets("s"), offsets(5));
     // On its own cluster nothing needs naming.
-    let (code, out) = kco(&p, &["--cluster", "a", "diff", "snapshots/a"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "a", "diff", "snapshots/a"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("1 advanced"), "{out}");
 }
@@ -74,14 +78,17 @@ fn a_file_of_another_cluster_is_refused_unless_that_cluster_is_named() {
 fn undo_takes_only_a_kco_backup_and_puts_it_back_on_its_own_cluster() {
     let p = project();
     // Not a backup: refused, nothing read.
-    let (code, out) = kco(&p, &["undo", "snapshots/a", "--dry-run"]);
+    let (code, out) = p
+        .dir
+        .kco(&["undo", "snapshots/a", "--dry-run"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("snapshots/a is not a kco backup"), "{out}");
     assert!(out.contains("kco-backup.json"), "{out}");
     // A backup of cluster a (written by an apply there).
-    let (code, out) = kco(
-        &p,
-        &[
+    let (code, out) = p
+        .dir
+        .kco(&[
             "--cluster",
             "a",
             "apply",
@@ -89,20 +96,23 @@ fn undo_takes_only_a_kco_backup_and_puts_it_back_on_its_own_cluster() {
             "--yes",
             "--backup-dir",
             "bk",
-        ],
-    );
+        ])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("(undo: kco undo bk)"), "{out}");
     assert_eq!(p.a.offsets("s"), offsets(5));
     p.b.clear_requests();
-    let (code, out) = kco(&p, &["--cluster", "b", "undo", "bk", "--dry-run"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "b", "undo", "bk", "--dry-run"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("the backup bk was taken on cluster `a`, not on `b`"),
         "{out}"
     );
     // No --cluster: the backup's own cluster, not the default b.
-    let (code, out) = kco(&p, &["undo", "bk", "--yes"]);
+    let (code, out) = p.dir.kco(&["undo", "bk", "--yes"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("Plan for cluster a"), "{out}");
     assert_eq!(p.a.offsets("s"), offsets(100));
@@ -137,14 +147,17 @@ fn the_state_directory_is_next_to_kco_yaml_wherever_kco_runs() {
         "nothing in the working directory"
     );
     // From the project's root, the second apply sees the first one's lock.
-    let (code, out) = kco(&p, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(&format!("is locked by another kco: pid {}", first.id())),
         "{out}"
     );
     // A reader hears that an operation is in progress, not that one was interrupted.
-    let (code, out) = kco(&p, &["--cluster", "a", "diff"]);
+    let (code, out) = p.dir.kco(&["--cluster", "a", "diff"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("an operation on cluster `a` is in progress"),
@@ -168,7 +181,10 @@ fn a_refused_stop_leaves_no_journal_and_later_commands_run() {
             .always()
             .respond(403, "User kco may not stop connectors"),
     );
-    let (code, out) = kco(&p, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("may not stop connectors"), "{out}");
     assert!(!out.contains("kco recover"), "{out}");
@@ -176,10 +192,13 @@ fn a_refused_stop_leaves_no_journal_and_later_commands_run() {
     assert_eq!(p.a.count("PUT", "/connectors/s/resume"), 0);
     assert_eq!(p.a.state("s"), Some(State::Running));
     // The nightly snapshot and diff are not blocked.
-    let (code, out) = kco(&p, &["--cluster", "a", "diff"]);
+    let (code, out) = p.dir.kco(&["--cluster", "a", "diff"]).code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("1 advanced"), "{out}");
-    let (code, out) = kco(&p, &["--cluster", "a", "snapshot", "--dir", "snaps"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "a", "snapshot", "--dir", "snaps"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     p.a.clear_faults();
 }
@@ -193,20 +212,29 @@ fn a_journal_that_cannot_be_finished_is_discarded_by_a_documented_command() {
             .always()
             .respond(403, "User kco may not resume connectors"),
     );
-    let (code, out) = kco(&p, &["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(p.dir.path().join(".kco/journal/a.json").exists());
-    let (code, out) = kco(&p, &["--cluster", "a", "snapshot", "--dir", "snaps"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "a", "snapshot", "--dir", "snaps"])
+        .code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("kco recover --discard --cluster a"),
         "the refusal says how to get out: {out}"
     );
-    let (code, out) = kco(&p, &["--cluster", "a", "recover"]);
+    let (code, out) = p.dir.kco(&["--cluster", "a", "recover"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("RUNNING NOT put back"), "{out}");
     assert!(p.dir.path().join(".kco/journal/a.json").exists());
-    let (code, out) = kco(&p, &["--cluster", "a", "recover", "--discard"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "a", "recover", "--discard"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("Discarded the journal of cluster `a`") && out.contains("s: was RUNNING"),
@@ -214,7 +242,10 @@ fn a_journal_that_cannot_be_finished_is_discarded_by_a_documented_command() {
     );
     assert!(out.contains("Nothing was put back"), "{out}");
     assert!(!p.dir.path().join(".kco/journal/a.json").exists());
-    let (code, out) = kco(&p, &["--cluster", "a", "snapshot", "--dir", "snaps"]);
+    let (code, out) = p
+        .dir
+        .kco(&["--cluster", "a", "snapshot", "--dir", "snaps"])
+        .code_and_text();
     assert_eq!(code, 0, "{out}");
     p.a.clear_faults();
 }

@@ -8,15 +8,16 @@ use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{hand_edit, sink_offsets};
+use crate::support::env::TestEnv;
 use crate::support::git::git;
 use crate::support::json::parse_json;
-use crate::support::run::{Kco, Run};
+use crate::support::run::Kco;
 
 const SINK: &str = "FileStreamSink";
 
 /// A scratch repository on `main` with one commit (a README), and a staged edit of it.
-fn repo() -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
+fn repo() -> TestEnv {
+    let t = apply_job();
     git(t.path(), &["init", "-q", "-b", "main"]);
     std::fs::write(t.path().join("README.md"), "offsets\n").unwrap();
     git(t.path(), &["add", "-A"]);
@@ -24,18 +25,14 @@ fn repo() -> tempfile::TempDir {
     t
 }
 
-/// kco in `dir` against `fake` as cluster `prod`, with a git identity in the environment.
-fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> Run {
-    Kco::new(dir)
-        .args(["--url", &fake.url(), "--cluster", "prod"])
-        .args(args)
-        .envs(&[
-            ("GIT_AUTHOR_NAME", "Apply Job"),
-            ("GIT_AUTHOR_EMAIL", "apply@example.com"),
-            ("GIT_COMMITTER_NAME", "Apply Job"),
-            ("GIT_COMMITTER_EMAIL", "apply@example.com"),
-        ])
-        .run()
+/// A test environment on cluster `prod`, with a git identity in its variables.
+fn apply_job() -> TestEnv {
+    TestEnv::new().args(&["--cluster", "prod"]).envs(&[
+        ("GIT_AUTHOR_NAME", "Apply Job"),
+        ("GIT_AUTHOR_EMAIL", "apply@example.com"),
+        ("GIT_COMMITTER_NAME", "Apply Job"),
+        ("GIT_COMMITTER_EMAIL", "apply@example.com"),
+    ])
 }
 
 fn commits(dir: &Path) -> usize {
@@ -69,7 +66,7 @@ fn snapshot_commit_commits_its_files_alone_with_the_trailer_and_nothing_when_unc
     git(dir, &["add", "README.md"]);
     std::fs::write(dir.join("notes.yaml"), "mine: 1\n").unwrap();
 
-    let r = kco(dir, &fake, &["snapshot", "--commit"]);
+    let r = t.on(&fake, &["snapshot", "--commit"]);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(
         r.stderr.contains("Committed 3 files as ") && r.stderr.contains(": offsets of prod"),
@@ -88,7 +85,7 @@ fn snapshot_commit_commits_its_files_alone_with_the_trailer_and_nothing_when_unc
     );
 
     // Nothing moved: no commit, and kco says so.
-    let r = kco(dir, &fake, &["snapshot", "--commit"]);
+    let r = t.on(&fake, &["snapshot", "--commit"]);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(
         r.stderr
@@ -103,7 +100,7 @@ fn snapshot_commit_commits_its_files_alone_with_the_trailer_and_nothing_when_unc
         "orders",
         sink_offsets("orders", &[(0, 950), (1, 900), (2, 900)]),
     );
-    let r = kco(dir, &fake, &["snapshot", "--commit", "-o", "json"]);
+    let r = t.on(&fake, &["snapshot", "--commit", "-o", "json"]);
     assert_eq!(r.code, 0, "{}", r.all());
     let v = parse_json(&r.stdout);
     assert_eq!(
@@ -120,8 +117,7 @@ fn snapshot_commit_commits_its_files_alone_with_the_trailer_and_nothing_when_unc
         "orders",
         sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
     );
-    let r = kco(
-        dir,
+    let r = t.on(
         &fake,
         &[
             "snapshot",
@@ -176,16 +172,16 @@ fn snapshot_commit_without_a_git_identity_stops_before_writing() {
     );
 
     // Outside a git repository: said before any request.
-    let outside = tempfile::tempdir().unwrap();
-    let r = kco(outside.path(), &fake, &["snapshot", "--commit"]);
+    let outside = apply_job();
+    let r = outside.on(&fake, &["snapshot", "--commit"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("not in a git repository"), "{}", r.stderr);
     assert!(!outside.path().join("snapshots").exists());
 }
 
 /// The kinds and what `kco log -o json` says of connector `name`, newest first.
-fn log_entries(dir: &Path, fake: &FakeConnect, name: &str) -> Vec<Value> {
-    let r = kco(dir, fake, &["log", name, "-o", "json"]);
+fn log_entries(t: &TestEnv, fake: &FakeConnect, name: &str) -> Vec<Value> {
+    let r = t.on(fake, &["log", name, "-o", "json"]);
     assert_eq!(r.code, 0, "{}", r.all());
     parse_json(&r.stdout)["connectors"][0]["commits"]
         .as_array()
@@ -229,7 +225,7 @@ fn log_shows_what_an_apply_and_an_undo_did_to_the_cluster() {
     let dir = t.path();
     let fake = fake();
     // The nightly: the cluster at 900 on three partitions.
-    assert_eq!(kco(dir, &fake, &["snapshot", "--commit", "-q"]).code, 0);
+    assert_eq!(t.on(&fake, &["snapshot", "--commit", "-q"]).code, 0);
     // A pull request rewinds orders/0 to 800 (its file: 900 -> 800).
     git(dir, &["checkout", "-qb", "rewind"]);
     hand_edit(
@@ -257,9 +253,8 @@ fn log_shows_what_an_apply_and_an_undo_did_to_the_cluster() {
     let merge = git(dir, &["rev-parse", "HEAD"]);
 
     // The apply-on-merge recipe: observe, apply the merge's change, record.
-    assert_eq!(kco(dir, &fake, &["snapshot", "--commit", "-q"]).code, 0);
-    let r = kco(
-        dir,
+    assert_eq!(t.on(&fake, &["snapshot", "--commit", "-q"]).code, 0);
+    let r = t.on(
         &fake,
         &[
             "apply",
@@ -273,8 +268,7 @@ fn log_shows_what_an_apply_and_an_undo_did_to_the_cluster() {
     );
     assert_eq!(r.code, 0, "{}", r.all());
     let trailer = format!("Kco-Commit: {merge}");
-    let r = kco(
-        dir,
+    let r = t.on(
         &fake,
         &[
             "snapshot",
@@ -287,11 +281,11 @@ fn log_shows_what_an_apply_and_an_undo_did_to_the_cluster() {
     );
     assert_eq!(r.code, 0, "{}", r.all());
     // The undo, and its record.
-    assert_eq!(kco(dir, &fake, &["undo", "bk", "--yes"]).code, 0);
-    let r = kco(dir, &fake, &["snapshot", "--commit", "--record", "undo"]);
+    assert_eq!(t.on(&fake, &["undo", "bk", "--yes"]).code, 0);
+    let r = t.on(&fake, &["snapshot", "--commit", "--record", "undo"]);
     assert_eq!(r.code, 0, "{}", r.all());
 
-    let log = log_entries(dir, &fake, "orders");
+    let log = log_entries(&t, &fake, "orders");
     let kinds: Vec<&str> = log.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["undo", "apply", "snapshot", "change", "snapshot"]);
     // The undo put the cluster back: forward by 200 records.
@@ -312,7 +306,7 @@ fn log_shows_what_an_apply_and_an_undo_did_to_the_cluster() {
         [mv("orders/0", "backward", 100, "reprocessing")]
     );
 
-    let r = kco(dir, &fake, &["log", "orders"]);
+    let r = t.on(&fake, &["log", "orders"]);
     assert_eq!(r.code, 0, "{}", r.all());
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert!(lines[0].starts_with("orders (sink, cluster prod)  snapshots/prod/orders.yaml"));
@@ -345,7 +339,7 @@ fn a_record_without_an_observation_before_it_says_what_it_compares_with() {
     let t = repo();
     let dir = t.path();
     let fake = fake();
-    assert_eq!(kco(dir, &fake, &["snapshot", "--commit", "-q"]).code, 0);
+    assert_eq!(t.on(&fake, &["snapshot", "--commit", "-q"]).code, 0);
     hand_edit(
         &dir.join("snapshots/prod/orders.yaml"),
         sink_offsets("orders", &[(0, 700), (1, 900), (2, 900)]),
@@ -356,13 +350,9 @@ fn a_record_without_an_observation_before_it_says_what_it_compares_with() {
         "orders",
         sink_offsets("orders", &[(0, 650), (1, 900), (2, 900)]),
     );
-    let r = kco(
-        dir,
-        &fake,
-        &["snapshot", "--commit", "--record", "apply", "-q"],
-    );
+    let r = t.on(&fake, &["snapshot", "--commit", "--record", "apply", "-q"]);
     assert_eq!(r.code, 0, "{}", r.all());
-    let log = log_entries(dir, &fake, "orders");
+    let log = log_entries(&t, &fake, "orders");
     assert_eq!(log[0]["kind"], "apply");
     assert_eq!(log[1]["kind"], "change");
     assert_eq!(log[2]["kind"], "snapshot");

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault};
 use crate::support::data::SINK;
-use crate::support::run::Kco;
+use crate::support::env::TestEnv;
 
 const URL_PW: &str = "urlpass-S3CRET1";
 const ENV_PW: &str = "envpass-S3CRET2";
@@ -32,9 +32,9 @@ fn forbidden() -> Vec<String> {
     all
 }
 
-/// kco in `dir` with the secrets that kco.yaml and `--create` resolve in its environment.
-fn kco(dir: &Path, args: &[&str]) -> Kco {
-    Kco::new(dir).args(args).envs(&[
+/// A test environment with the secrets that kco.yaml and `--create` resolve in its variables.
+fn secrets_env() -> TestEnv {
+    TestEnv::new().envs(&[
         ("KCO_PW", ENV_PW),
         ("KCO_HDR", HEADER),
         ("KCO_TOKEN", TOKEN),
@@ -43,8 +43,8 @@ fn kco(dir: &Path, args: &[&str]) -> Kco {
 }
 
 /// Runs kco, returns its exit code; stdout and stderr are appended to `seen`.
-fn run(dir: &Path, args: &[&str], seen: &mut String) -> i32 {
-    let r = kco(dir, args).run();
+fn run(dir: &TestEnv, args: &[&str], seen: &mut String) -> i32 {
+    let r = dir.kco(args);
     seen.push_str(&r.all());
     r.code
 }
@@ -66,7 +66,7 @@ fn all_files(dir: &Path, out: &mut Vec<(String, String)>) {
 
 #[test]
 fn no_secret_reaches_any_output_or_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = secrets_env();
     let d = dir.path();
     let fake = FakeConnect::builder()
         .version("4.1.0")
@@ -88,7 +88,7 @@ fn no_secret_reaches_any_output_or_file() {
     let mut seen = String::new();
     let mut codes = Vec::new();
     let mut go =
-        |args: &[&str], seen: &mut String| codes.push((args.join(" "), run(d, args, seen)));
+        |args: &[&str], seen: &mut String| codes.push((args.join(" "), run(&dir, args, seen)));
     go(
         &["--cluster", "a", "-v", "snapshot", "--with-config"],
         &mut seen,
@@ -155,12 +155,11 @@ fn no_secret_reaches_any_output_or_file() {
     )
     .unwrap();
     go(&["fmt", "snapshots/a/orders.yaml"], &mut seen);
-    let child = kco(
-        d,
-        &["--cluster", "a", "-v", "apply", "snapshots/a", "--yes"],
-    )
-    .discard_output()
-    .spawn();
+    let child = dir
+        .cmd()
+        .args(&["--cluster", "a", "-v", "apply", "snapshots/a", "--yes"])
+        .discard_output()
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
     while fake.count("PATCH", "/connectors/orders/offsets") == 0 {
         assert!(Instant::now() < deadline, "the apply never patched");
@@ -210,7 +209,7 @@ const KAFKA_PW: &str = "kafkapass-S3CRET7";
 /// also when the broker cannot be reached and the error names its address.
 #[test]
 fn the_kafka_password_reaches_no_output_or_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = secrets_env();
     let d = dir.path();
     let offsets = json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 9}}]);
     let east = FakeConnect::builder()
@@ -238,7 +237,11 @@ fn the_kafka_password_reaches_no_output_or_file() {
     .unwrap();
     let mut seen = String::new();
     let run_pw = |args: &[&str], seen: &mut String| {
-        let r = kco(d, args).envs(&[("KCO_KAFKA_PW", KAFKA_PW)]).run();
+        let r = dir
+            .cmd()
+            .args(args)
+            .envs(&[("KCO_KAFKA_PW", KAFKA_PW)])
+            .run();
         seen.push_str(&r.all());
         r.code
     };
