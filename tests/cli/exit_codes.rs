@@ -147,11 +147,11 @@ fn log_of_a_glob_that_matches_nothing_is_an_error() {
     let r = Repo::new();
     r.write("snapshots/a/orders.yaml", "orders", Sink, orders(&[(0, 1)]));
     r.commit("2026-11-27T02:00:00Z", "nightly");
-    let (code, _, err) = crate::history::kco(r.path(), &["log", "zzz*"]);
+    let (code, _, err) = r.kco(&["log", "zzz*"]).parts();
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("`zzz*` did not match any connector"), "{err}");
     assert!(err.contains("`orders`"), "the names that exist: {err}");
-    let (code, out, err) = crate::history::kco(r.path(), &["log", "ord*"]);
+    let (code, out, err) = r.kco(&["log", "ord*"]).parts();
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("orders"), "{out}");
 }

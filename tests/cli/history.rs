@@ -1,13 +1,12 @@
 //! `kco log`, `kco show --at` and `kco apply --at / --changed-since / --fail-on` on a git
 //! history generated here (fixed dates, so commit ids are stable), against the fake Connect.
 
-use std::path::Path;
-
 use kco::model::ConnectorType::{Sink, Source};
 use serde_json::{json, Value};
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{hand_edit, sink_offsets, SnapshotFile};
+use crate::support::env::TestEnv;
 use crate::support::git::git_at;
 use crate::support::json::parse_json;
 use crate::support::run::Kco;
@@ -24,23 +23,27 @@ pub fn billing(pos: i64) -> Value {
     json!([{"partition":{"filename":"/data/b.txt"},"offset":{"position":pos}}])
 }
 
-/// A scratch repository with its files under `snapshots/a/`.
+/// A scratch repository with its files under `snapshots/a/`; kco runs in it on cluster `a`.
 pub struct Repo {
-    pub dir: tempfile::TempDir,
+    env: TestEnv,
+}
+
+impl std::ops::Deref for Repo {
+    type Target = TestEnv;
+    fn deref(&self) -> &TestEnv {
+        &self.env
+    }
 }
 
 impl Repo {
     pub fn new() -> Repo {
-        let dir = tempfile::tempdir().unwrap();
+        let env = offline();
         git_at(
-            dir.path(),
+            env.path(),
             "2026-11-01T00:00:00Z",
             &["init", "-q", "-b", "main"],
         );
-        Repo { dir }
-    }
-    pub fn path(&self) -> &Path {
-        self.dir.path()
+        Repo { env }
     }
     pub fn write(&self, rel: &str, name: &str, kind: kco::model::ConnectorType, offsets: Value) {
         SnapshotFile::captured(name, kind, offsets).write(&self.path().join(rel));
@@ -125,18 +128,9 @@ pub fn history() -> (Repo, Vec<String>) {
     (r, c)
 }
 
-/// kco in `dir`, offline, cluster `a`.
-pub fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let r = Kco::new(dir).args(["--cluster", "a"]).args(args).run();
-    (r.code, r.stdout, r.stderr)
-}
-
-/// [`kco`] against `fake`.
-pub fn on(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
-    let url = fake.url();
-    let mut all = vec!["--url", url.as_str()];
-    all.extend_from_slice(args);
-    kco(dir, &all)
+/// A test environment on cluster `a`, with no URL: offline unless a run names one.
+pub fn offline() -> TestEnv {
+    TestEnv::new().args(&["--cluster", "a"])
 }
 
 /// The cluster as [`history`]'s head found it before the fix: `orders` at 900, `newbie`
@@ -153,7 +147,7 @@ pub fn fake_at_head() -> FakeConnect {
 #[test]
 fn log_follows_a_connector_through_rewinds_skips_and_merges() {
     let (r, c) = history();
-    let (code, out, err) = kco(r.path(), &["log", "orders", "-o", "json"]);
+    let (code, out, err) = r.kco(&["log", "orders", "-o", "json"]).parts();
     assert_eq!(code, 0, "{err}");
     let v = parse_json(&out);
     let o = &v["connectors"][0];
@@ -184,17 +178,16 @@ fn log_follows_a_connector_through_rewinds_skips_and_merges() {
     assert_eq!(rewind["partitions"][1]["label"], "offset_reset");
     assert_eq!(o["commits"][3]["status"], "added");
 
-    let (code, text, _) = kco(
-        r.path(),
-        &[
+    let (code, text, _) = r
+        .kco(&[
             "log",
             "orders",
             "--since",
             "2026-11-28",
             "--until",
             "2026-11-29 12:00",
-        ],
-    );
+        ])
+        .parts();
     assert_eq!(code, 0);
     assert!(
         text.contains("bad rewind") && text.contains("nightly 2"),
@@ -210,7 +203,7 @@ fn log_follows_a_connector_through_rewinds_skips_and_merges() {
         "{text}"
     );
 
-    let (_, out, _) = kco(r.path(), &["log", "orders", "-n", "1", "-o", "json"]);
+    let (_, out, _) = r.kco(&["log", "orders", "-n", "1", "-o", "json"]).parts();
     assert_eq!(
         parse_json(&out)["connectors"][0]["commits"]
             .as_array()
@@ -223,7 +216,7 @@ fn log_follows_a_connector_through_rewinds_skips_and_merges() {
 #[test]
 fn log_pairs_moved_files_and_shows_connectors_that_came_and_went() {
     let (r, c) = history();
-    let (code, out, err) = kco(r.path(), &["log", "-o", "json"]);
+    let (code, out, err) = r.kco(&["log", "-o", "json"]).parts();
     assert_eq!(code, 0, "{err}");
     let v = parse_json(&out);
     let by = |n: &str| {
@@ -250,7 +243,7 @@ fn log_pairs_moved_files_and_shows_connectors_that_came_and_went() {
     assert_eq!(legacy["commits"][1]["status"], "added");
     assert_eq!(by("newbie")["commits"].as_array().unwrap().len(), 1);
 
-    let (code, _, err) = kco(r.path(), &["log", "nosuch"]);
+    let (code, _, err) = r.kco(&["log", "nosuch"]).parts();
     assert_eq!(code, 1);
     assert!(
         err.contains("`nosuch` did not match any connector changed by a commit under snapshots/a")
@@ -264,7 +257,7 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
     let (r, _) = history();
     // The last 2 commits that changed files: the merge (orders forward) and the move
     // (billing forward, legacy gone); newbie, added 3 commits back, never moved since.
-    let (code, out, err) = kco(r.path(), &["log", "--stalled", "2", "-o", "json"]);
+    let (code, out, err) = r.kco(&["log", "--stalled", "2", "-o", "json"]).parts();
     assert_eq!(code, 2, "a stalled connector is exit 2: {err}");
     let v = parse_json(&out);
     let stalled: Vec<(&str, bool)> = v["connectors"]
@@ -278,10 +271,12 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
         stalled,
         vec![("billing", false), ("newbie", true), ("orders", false)]
     );
-    let (_, text, _) = kco(r.path(), &["log", "--stalled", "2"]);
+    let (_, text, _) = r.kco(&["log", "--stalled", "2"]).parts();
     assert!(text.starts_with("1 of 3 connectors did not move forward over the last 2 commits:\n  newbie  snapshots/a/newbie.yaml  file unchanged in the last 2 commits  [STALLED]"), "{text}");
     // Over 3 commits orders rewound in one and moved forward in another: not stalled.
-    let (code, out, _) = kco(r.path(), &["log", "orders", "--stalled", "3", "-o", "json"]);
+    let (code, out, _) = r
+        .kco(&["log", "orders", "--stalled", "3", "-o", "json"])
+        .parts();
     assert_eq!(parse_json(&out)["connectors"][0]["stalled"], false);
     assert_eq!(code, 0, "none stalled");
 }
@@ -289,10 +284,9 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
 #[test]
 fn show_at_a_revision_and_a_time() {
     let (r, c) = history();
-    let (code, out, err) = kco(
-        r.path(),
-        &["show", "orders", "--at", "HEAD~2", "-o", "json"],
-    );
+    let (code, out, err) = r
+        .kco(&["show", "orders", "--at", "HEAD~2", "-o", "json"])
+        .parts();
     assert_eq!(code, 0, "{err}");
     let v = parse_json(&out);
     assert_eq!(v["commit"]["commit"], c[2].as_str());
@@ -301,7 +295,7 @@ fn show_at_a_revision_and_a_time() {
     assert_eq!(v["version"]["commit"], c[1].as_str());
     assert_eq!(v["not_applied"][0]["commit"], c[2].as_str());
     assert_eq!(v["file"], "snapshots/a/orders.yaml");
-    let (_, text, _) = kco(r.path(), &["show", "orders", "--at", "HEAD~2"]);
+    let (_, text, _) = r.kco(&["show", "orders", "--at", "HEAD~2"]).parts();
     assert!(
         text.contains(&format!(
             "the version the cluster had: commit {} 2026-11-28 02:00 \"nightly 2\" (passed over 1 change never applied ({}))",
@@ -311,7 +305,9 @@ fn show_at_a_revision_and_a_time() {
         "{text}"
     );
     // 2026-11-28 03:00 UTC is after nightly 2, before the rewind.
-    let (code, text, _) = kco(r.path(), &["show", "orders", "--at", "2026-11-28 03:00"]);
+    let (code, text, _) = r
+        .kco(&["show", "orders", "--at", "2026-11-28 03:00"])
+        .parts();
     assert_eq!(code, 0);
     assert!(
         text.contains(&format!(
@@ -360,7 +356,9 @@ fn show_at_a_revision_and_a_time() {
     // A moved file is found by its connector name, and followed to where it was: the move
     // kept the capture time and moved billing to 30 (a change, never applied), so the
     // cluster had nightly 1's 10.
-    let (_, out, _) = kco(r.path(), &["show", "billing", "--at", "HEAD", "-o", "yaml"]);
+    let (_, out, _) = r
+        .kco(&["show", "billing", "--at", "HEAD", "-o", "yaml"])
+        .parts();
     assert!(
         out.contains("file: snapshots/a/old/billing.yaml")
             && out.contains("position: 10")
@@ -368,20 +366,20 @@ fn show_at_a_revision_and_a_time() {
         "{out}"
     );
     // Bad input.
-    let (code, _, err) = kco(r.path(), &["show", "orders", "--at", "2026-01-01"]);
+    let (code, _, err) = r.kco(&["show", "orders", "--at", "2026-01-01"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains(&format!("no commit at or before 2026-01-01 (2026-01-01 00:00 UTC) on the current branch: its first commit, {}, is of 2026-11-27 02:00 UTC", &c[0][..12])), "{err}");
-    let (code, _, err) = kco(r.path(), &["show", "orders", "--at", "nope~1"]);
+    let (code, _, err) = r.kco(&["show", "orders", "--at", "nope~1"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("unknown git revision `nope~1`"), "{err}");
-    let (code, _, err) = kco(r.path(), &["show", "newbie", "--at", "HEAD~3"]);
+    let (code, _, err) = r.kco(&["show", "newbie", "--at", "HEAD~3"]).parts();
     assert_eq!(code, 1);
     assert!(
         err.contains("connector `newbie` has no snapshot file at `HEAD~3`"),
         "{err}"
     );
-    let outside = tempfile::tempdir().unwrap();
-    let (code, _, err) = kco(outside.path(), &["show", "orders", "--at", "HEAD"]);
+    let outside = offline();
+    let (code, _, err) = outside.kco(&["show", "orders", "--at", "HEAD"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("not in a git repository"), "{err}");
 }
@@ -395,10 +393,10 @@ fn a_file_invalid_at_a_revision_is_named_with_its_line() {
         .replace("kafka_offset: 300", "kafka_offset: [300");
     std::fs::write(&p, text).unwrap();
     let head = r.commit("2026-12-02T02:00:00Z", "broken");
-    let (code, _, err) = kco(r.path(), &["show", "orders", "--at", "HEAD"]);
+    let (code, _, err) = r.kco(&["show", "orders", "--at", "HEAD"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("HEAD:snapshots/a/orders.yaml:"), "{err}");
-    let (code, _, err) = kco(r.path(), &["log", "orders"]);
+    let (code, _, err) = r.kco(&["log", "orders"]).parts();
     assert_eq!(code, 1);
     assert!(
         err.contains(&format!("{}:snapshots/a/orders.yaml:", &head[..12])),
@@ -437,7 +435,7 @@ fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
     std::fs::write(r.path().join("README.md"), "offsets\n").unwrap();
     let docs = r.commit("2026-11-28T12:00:00Z", "docs");
     let show = |at: &str| {
-        let (code, out, err) = kco(r.path(), &["show", "orders", "--at", at, "-o", "json"]);
+        let (code, out, err) = r.kco(&["show", "orders", "--at", at, "-o", "json"]).parts();
         assert_eq!(code, 0, "{err}");
         parse_json(&out)
     };
@@ -456,11 +454,12 @@ fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
     let fake = FakeConnect::builder()
         .sink("orders", SINK, State::Running, orders(&[(0, 150), (1, 60)]))
         .start();
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &["apply", "snapshots/a", "--at", "HEAD", "--prune", "--yes"],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &["apply", "snapshots/a", "--at", "HEAD", "--prune", "--yes"],
+        )
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(fake.offsets("orders"), orders(&[(0, 100), (1, 50)]));
 
@@ -492,29 +491,30 @@ fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
         .collect::<Vec<_>>()
         .join("\n");
     std::fs::write(r.path().join("snapshots/a/fresh.yaml"), f + "\n").unwrap();
-    let (code, _, err) = kco(r.path(), &["fmt", "snapshots/a/fresh.yaml"]);
+    let (code, _, err) = r.kco(&["fmt", "snapshots/a/fresh.yaml"]).parts();
     assert_eq!(code, 0, "{err}");
     let fresh = r.commit("2026-11-29T10:00:00Z", "a hand-written file");
-    let (code, _, err) = kco(r.path(), &["show", "fresh", "--at", "HEAD"]);
+    let (code, _, err) = r.kco(&["show", "fresh", "--at", "HEAD"]).parts();
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("connector `fresh` has no position cluster `a` had at `HEAD`")
             && err.contains(&fresh[..12]),
         "{err}"
     );
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &[
-            "apply",
-            "snapshots/a",
-            "--at",
-            "HEAD",
-            "--dry-run",
-            "-o",
-            "json",
-        ],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &[
+                "apply",
+                "snapshots/a",
+                "--at",
+                "HEAD",
+                "--dry-run",
+                "-o",
+                "json",
+            ],
+        )
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(parse_json(&out)["source"]["never_had"], json!(["fresh"]));
 }
@@ -542,7 +542,7 @@ fn at_follows_a_moved_file_to_where_it_was_and_a_move_is_no_observation() {
     );
     let moved = r.commit("2026-11-28T10:00:00Z", "orders to the payments folder");
     let show = |at: &str| {
-        let (code, out, err) = kco(r.path(), &["show", "orders", "--at", at, "-o", "json"]);
+        let (code, out, err) = r.kco(&["show", "orders", "--at", at, "-o", "json"]).parts();
         assert_eq!(code, 0, "{err}");
         parse_json(&out)
     };
@@ -591,7 +591,7 @@ fn at_follows_a_moved_file_to_where_it_was_and_a_move_is_no_observation() {
         .collect();
     assert_eq!(passed, [back.as_str(), skip.as_str()]);
     // What log says of the same commits: the move and both edits are changes, not nightlies.
-    let (_, out, _) = kco(r.path(), &["log", "orders", "-o", "json"]);
+    let (_, out, _) = r.kco(&["log", "orders", "-o", "json"]).parts();
     let kinds: Vec<(String, String)> = parse_json(&out)["connectors"][0]["commits"]
         .as_array()
         .unwrap()

@@ -1,18 +1,18 @@
 //! `kco apply --at`, `--changed-since` and `--fail-on` on the generated history of
 //! `history.rs`, against the fake Connect.
 
-use std::path::Path;
-
 use kco::model::ConnectorType::Sink;
 
 use crate::fake_connect::FakeConnect;
-use crate::history::{fake_at_head, history, kco, on, orders};
+use crate::history::{fake_at_head, history, orders};
+use crate::support::env::TestEnv;
 use crate::support::git::git_at;
 use crate::support::json::parse_json;
 
 /// `kco apply snapshots/a <args>` against `fake`.
-fn apply(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
-    on(dir, fake, &[&["apply", "snapshots/a"], args].concat())
+fn apply(r: &TestEnv, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
+    r.on(fake, &[&["apply", "snapshots/a"], args].concat())
+        .parts()
 }
 
 #[test]
@@ -20,7 +20,7 @@ fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
     let (r, c) = history();
     let fake = fake_at_head();
     let before = std::fs::read_to_string(r.path().join("snapshots/a/orders.yaml")).unwrap();
-    let (code, out, err) = apply(r.path(), &fake, &["--at", "2026-11-29 12:00", "--yes"]);
+    let (code, out, err) = apply(&r, &fake, &["--at", "2026-11-29 12:00", "--yes"]);
     assert_eq!(code, 0, "{out}{err}");
     let short = &c[2][..12];
     assert!(
@@ -54,11 +54,7 @@ fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
     );
 
     fake.remove_connector("legacy");
-    let (code, out, _) = apply(
-        r.path(),
-        &fake,
-        &["--at", "HEAD~3", "--dry-run", "-o", "json"],
-    );
+    let (code, out, _) = apply(&r, &fake, &["--at", "HEAD~3", "--dry-run", "-o", "json"]);
     assert_eq!(code, 1, "legacy is no longer on the cluster: {out}");
     let v = parse_json(&out);
     assert_eq!(v["source"]["mode"], "at");
@@ -85,14 +81,14 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
     let fake = fake_at_head();
     // Since nightly 2: orders (rewound, then fixed), billing (moved, 30), newbie (added);
     // legacy was removed: not applied.
-    let (code, out, err) = apply(r.path(), &fake, &["--changed-since", "HEAD~1", "--dry-run"]);
+    let (code, out, err) = apply(&r, &fake, &["--changed-since", "HEAD~1", "--dry-run"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with(&format!("Changes since `HEAD~1` (commit {} 2026-11-30 02:00 \"move billing\"): 1 of 3 connectors; the others are left alone\n  snapshots/a/orders.yaml  1 partition set; changed by {} 2026-12-01 02:00 \"merge fix\"\n  left alone (unchanged): billing, newbie\n", &c[3][..12], &c[4][..12])), "{out}");
     fake.clear_requests();
     // The fix moved orders/0 forward (120 -> 300) and live is already past it (900): a
     // forward change never moves a partition back, so nothing rewinds.
     let (code, out, err) = apply(
-        r.path(),
+        &r,
         &fake,
         &[
             "--changed-since",
@@ -109,7 +105,7 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
     );
     fake.assert_no_mutations();
     let (code, _, err) = apply(
-        r.path(),
+        &r,
         &fake,
         &[
             "--changed-since",
@@ -125,7 +121,7 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
     // Uncommitted edits count, and name no commit.
     r.write("snapshots/a/newbie.yaml", "newbie", Sink, orders(&[(2, 9)]));
     let (code, out, err) = apply(
-        r.path(),
+        &r,
         &fake,
         &[
             "--changed-since",
@@ -152,17 +148,16 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
         "2026-12-03T00:00:00Z",
         &["checkout", "-q", "--", "."],
     );
-    let (code, out, _) = kco(
-        r.path(),
-        &[
+    let (code, out, _) = r
+        .kco(&[
             "--url",
             "http://127.0.0.1:9",
             "apply",
             "snapshots/a",
             "--changed-since",
             "HEAD",
-        ],
-    );
+        ])
+        .parts();
     assert_eq!(code, 0, "{out}");
     assert!(out.ends_with("No changes.\n"), "{out}");
 }

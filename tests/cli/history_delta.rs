@@ -9,7 +9,7 @@ use kco::model::ConnectorType::Sink;
 use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, State};
-use crate::history::{kco, on, Repo};
+use crate::history::Repo;
 use crate::support::data::sink_offsets;
 
 const SINK: &str = "FileStreamSink";
@@ -109,7 +109,7 @@ fn apply_of_a_merge_changes_only_the_partitions_the_pull_request_changed() {
     for how in [&["--changed-since", "HEAD~1"][..], &["--commit", "HEAD"]] {
         let fake = moved_on();
         let args = [&["apply", "snapshots/a"], how, &["--yes"]].concat();
-        let (code, out, err) = on(r.path(), &fake, &args);
+        let (code, out, err) = r.on(&fake, &args).parts();
         assert_eq!(code, 0, "{how:?}: {out}{err}");
         // clicks/1 (live 1003, file 900) was not part of the change: left where it is.
         assert_eq!(
@@ -145,38 +145,40 @@ fn apply_of_a_merge_changes_only_the_partitions_the_pull_request_changed() {
 fn a_removed_partition_is_reset_and_fail_on_reset_refuses_it() {
     let r = nightly_then_pr();
     let fake = moved_on();
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &[
-            "apply",
-            "snapshots/a",
-            "--changed-since",
-            "HEAD~1",
-            "--fail-on",
-            "reset",
-            "--yes",
-        ],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &[
+                "apply",
+                "snapshots/a",
+                "--changed-since",
+                "HEAD~1",
+                "--fail-on",
+                "reset",
+                "--yes",
+            ],
+        )
+        .parts();
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains("refused by --fail-on: 1 partition at risk; nothing was changed:\n  sink-x clicks/2: [OFFSET RESET]"),
         "{err}"
     );
     fake.assert_no_mutations();
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &[
-            "apply",
-            "snapshots/a",
-            "--commit",
-            "HEAD",
-            "-o",
-            "json",
-            "--yes",
-        ],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &[
+                "apply",
+                "snapshots/a",
+                "--commit",
+                "HEAD",
+                "-o",
+                "json",
+                "--yes",
+            ],
+        )
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(!live(&fake, "sink-x").contains_key("clicks/2"));
     let v = crate::support::json::parse_json(&out);
@@ -223,19 +225,20 @@ fn a_nightly_commit_is_never_applied() {
         )
         .sink("other", SINK, State::Running, sink_offsets("o", &[(0, 90)]))
         .start();
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &[
-            "apply",
-            "snapshots/a",
-            "--changed-since",
-            "HEAD~1",
-            "--fail-on",
-            "data-loss,reset",
-            "--yes",
-        ],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &[
+                "apply",
+                "snapshots/a",
+                "--changed-since",
+                "HEAD~1",
+                "--fail-on",
+                "data-loss,reset",
+                "--yes",
+            ],
+        )
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.ends_with("No changes.\n"), "{out}");
     assert!(
@@ -251,17 +254,16 @@ fn a_nightly_commit_is_never_applied() {
     );
     fake.assert_no_mutations();
 
-    let (code, out, _) = kco(
-        r.path(),
-        &[
+    let (code, out, _) = r
+        .kco(&[
             "--url",
             "http://127.0.0.1:9",
             "apply",
             "snapshots/a",
             "--commit",
             "HEAD",
-        ],
-    );
+        ])
+        .parts();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.starts_with(&format!(
@@ -283,7 +285,7 @@ fn a_nightly_commit_is_never_applied() {
         ][..],
         &["apply", "snapshots/a", "--commit", "HEAD", "-o", "json"][..],
     ] {
-        let (code, out, err) = on(r.path(), &fake, args);
+        let (code, out, err) = r.on(&fake, args).parts();
         assert_eq!(code, 0, "{out}{err}");
         let doc: serde_json::Value = serde_json::from_str(&out).expect(&out);
         assert!(doc["plan"].is_null() && doc["result"].is_null(), "{doc}");
@@ -298,11 +300,12 @@ fn a_nightly_commit_is_never_applied() {
     fake.assert_no_mutations();
 
     // Since before the merge: the pull request's change, not the nightly's.
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &["apply", "snapshots/a", "--changed-since", "HEAD~2", "--yes"],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &["apply", "snapshots/a", "--changed-since", "HEAD~2", "--yes"],
+        )
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
         live(&fake, "sink-x"),
@@ -324,11 +327,12 @@ fn changed_since_composes_commits_and_the_working_tree_later_wins() {
         NIGHT,
     );
     let fake = moved_on();
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &["apply", "snapshots/a", "--changed-since", "HEAD~1", "--yes"],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &["apply", "snapshots/a", "--changed-since", "HEAD~1", "--yes"],
+        )
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
         live(&fake, "sink-x"),
@@ -390,7 +394,9 @@ fn refused_labels(err: &str, connector: &str) -> Vec<(String, String, String)> {
 fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effect() {
     let r = nightly_then_pr();
     let fake = moved_on();
-    let (code, out, err) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let (code, out, err) = r
+        .on(&fake, &["diff", "--base", "HEAD~1", "-o", "json"])
+        .parts();
     assert_eq!(code, 2, "{out}{err}");
     let review = crate::support::json::parse_json(&out);
     assert_eq!(review["labels"]["against"], "live", "{out}");
@@ -418,23 +424,24 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
         1000
     );
     // The apply of the same change plans the same partitions with the same labels.
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &[
-            "apply",
-            "snapshots/a",
-            "--commit",
-            "HEAD",
-            "--fail-on",
-            "reprocessing,data-loss,reset",
-            "--yes",
-        ],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &[
+                "apply",
+                "snapshots/a",
+                "--commit",
+                "HEAD",
+                "--fail-on",
+                "reprocessing,data-loss,reset",
+                "--yes",
+            ],
+        )
+        .parts();
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(refused_labels(&err, "sink-x"), labels, "{err}");
     fake.assert_no_mutations();
-    let (code, text, _) = on(r.path(), &fake, &["diff", "--base", "HEAD~1"]);
+    let (code, text, _) = r.on(&fake, &["diff", "--base", "HEAD~1"]).parts();
     assert_eq!(code, 2);
     assert!(
         text.contains(
@@ -448,11 +455,12 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
     );
 
     // Applied, then live moves on to 1030; a revert of the merge puts 900 back in the file.
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &["apply", "snapshots/a", "--commit", "HEAD", "--yes"],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &["apply", "snapshots/a", "--commit", "HEAD", "--yes"],
+        )
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     fake.set_offsets("sink-x", clicks(&[(0, 1030), (1, 1040)]));
     r.git(
@@ -460,18 +468,21 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
         &["revert", "--no-edit", "-m", "1", "HEAD"],
     );
     // File against file, the revert reads as a skip ahead (800 -> 900)...
-    let (_, out, _) = on(
-        r.path(),
-        &fake,
-        &["diff", "--base", "HEAD~1", "--offline", "-o", "json"],
-    );
+    let (_, out, _) = r
+        .on(
+            &fake,
+            &["diff", "--base", "HEAD~1", "--offline", "-o", "json"],
+        )
+        .parts();
     let files = crate::support::json::parse_json(&out);
     assert_eq!(files["labels"]["against"], "files");
     assert_eq!(files["labels"]["why"], "--offline");
     assert_eq!(review_labels(&files)[0].1, "DATA LOSS", "{out}");
     // ...and applied to live (1030) it would rewind, but a forward change never moves a
     // partition back: the review says it is left where it is, and the apply leaves it.
-    let (_, out, _) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let (_, out, _) = r
+        .on(&fake, &["diff", "--base", "HEAD~1", "-o", "json"])
+        .parts();
     let doc = crate::support::json::parse_json(&out);
     assert!(
         review_labels(&doc).iter().all(|l| l.1 != "REPROCESSING"),
@@ -490,13 +501,14 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
         "left where it is: live is already past the change's target (a forward change)",
         "{out}"
     );
-    let (_, text, _) = on(r.path(), &fake, &["diff", "--base", "HEAD~1"]);
+    let (_, text, _) = r.on(&fake, &["diff", "--base", "HEAD~1"]).parts();
     assert!(text.contains("[LEFT]"), "{text}");
-    let (code, out, err) = on(
-        r.path(),
-        &fake,
-        &["apply", "snapshots/a", "--commit", "HEAD", "--yes"],
-    );
+    let (code, out, err) = r
+        .on(
+            &fake,
+            &["apply", "snapshots/a", "--commit", "HEAD", "--yes"],
+        )
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
         live(&fake, "sink-x"),
@@ -529,10 +541,9 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
     assert!(other.stdout.contains("[DATA LOSS]"), "{}", other.stdout);
 
     // A cluster that cannot be read: the labels compare the files only, and say why.
-    let (code, out, err) = kco(
-        r.path(),
-        &["--url", "http://127.0.0.1:9", "diff", "--base", "HEAD~1"],
-    );
+    let (code, out, err) = r
+        .kco(&["--url", "http://127.0.0.1:9", "diff", "--base", "HEAD~1"])
+        .parts();
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("cannot read cluster `a`"), "{err}");
     assert!(
@@ -543,11 +554,8 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
 
 /// `(code, stdout, stderr)` of `apply snapshots/a --unapplied --yes` against `fake`.
 fn apply_unapplied(r: &Repo, fake: &FakeConnect) -> (i32, String, String) {
-    on(
-        r.path(),
-        fake,
-        &["apply", "snapshots/a", "--unapplied", "--yes"],
-    )
+    r.on(fake, &["apply", "snapshots/a", "--unapplied", "--yes"])
+        .parts()
 }
 
 #[test]
@@ -573,7 +581,7 @@ fn a_plain_commit_of_a_snapshot_is_an_observation_and_a_mixed_commit_applies_onl
     for how in [&["--commit", "HEAD"][..], &["--changed-since", "HEAD~1"]] {
         let fake = moved_on();
         let args = [&["apply", "snapshots/a"], how, &["--yes"]].concat();
-        let (code, out, err) = on(r.path(), &fake, &args);
+        let (code, out, err) = r.on(&fake, &args).parts();
         assert_eq!(code, 0, "{how:?}: {out}{err}");
         assert_eq!(
             live(&fake, "sink-x"),
@@ -730,7 +738,9 @@ fn a_review_says_it_compared_the_files_when_live_could_not_be_read() {
     };
 
     let none = fake("/connectors/*/offsets");
-    let (code, out, err) = on(r.path(), &none, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let (code, out, err) = r
+        .on(&none, &["diff", "--base", "HEAD~1", "-o", "json"])
+        .parts();
     assert_eq!(code, 2, "{out}{err}");
     let doc = crate::support::json::parse_json(&out);
     assert_eq!(doc["labels"]["against"], "files", "{out}");
@@ -744,11 +754,9 @@ fn a_review_says_it_compared_the_files_when_live_could_not_be_read() {
         err.contains("warning: the review's labels compare the files only, not the cluster: cannot read the live offsets of `sink-x`"),
         "{err}"
     );
-    let (_, md, _) = on(
-        r.path(),
-        &none,
-        &["diff", "--base", "HEAD~1", "-o", "markdown"],
-    );
+    let (_, md, _) = r
+        .on(&none, &["diff", "--base", "HEAD~1", "-o", "markdown"])
+        .parts();
     assert!(
         md.contains("Labels compare the files only, not the cluster: cannot read the live offsets"),
         "{md}"
@@ -756,7 +764,9 @@ fn a_review_says_it_compared_the_files_when_live_could_not_be_read() {
     assert!(!md.contains("live offsets of cluster"), "{md}");
 
     let one = fake("/connectors/sink-y/offsets");
-    let (code, out, err) = on(r.path(), &one, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let (code, out, err) = r
+        .on(&one, &["diff", "--base", "HEAD~1", "-o", "json"])
+        .parts();
     assert_eq!(code, 2, "{out}{err}");
     let doc = crate::support::json::parse_json(&out);
     assert_eq!(doc["labels"]["against"], "live");
@@ -765,7 +775,7 @@ fn a_review_says_it_compared_the_files_when_live_could_not_be_read() {
         err.contains("compare the files only for 1 connector whose live offsets could not be read on cluster `a`: sink-y"),
         "{err}"
     );
-    let (_, text, _) = on(r.path(), &one, &["diff", "--base", "HEAD~1"]);
+    let (_, text, _) = r.on(&one, &["diff", "--base", "HEAD~1"]).parts();
     assert!(
         text.contains(
             "; the files only for 1 connector whose live offsets could not be read: sink-y"
@@ -790,7 +800,9 @@ fn a_review_of_a_sink_mid_rebalance_gives_bounds_and_a_stopped_one_exact_counts(
                     "connector": {"state": "UNASSIGNED", "worker_id": "w1:8083"}}),
             ),
     );
-    let (code, out, err) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let (code, out, err) = r
+        .on(&fake, &["diff", "--base", "HEAD~1", "-o", "json"])
+        .parts();
     assert_eq!(code, 2, "{out}{err}");
     let labels = review_labels(&crate::support::json::parse_json(&out));
     assert!(
@@ -799,7 +811,9 @@ fn a_review_of_a_sink_mid_rebalance_gives_bounds_and_a_stopped_one_exact_counts(
     );
     let fake = moved_on();
     fake.set_state("sink-x", State::Stopped);
-    let (_, out, err) = on(r.path(), &fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let (_, out, err) = r
+        .on(&fake, &["diff", "--base", "HEAD~1", "-o", "json"])
+        .parts();
     let labels = review_labels(&crate::support::json::parse_json(&out));
     assert!(labels[0].2.starts_with("200 records"), "{labels:?}{err}");
 }

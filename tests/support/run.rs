@@ -64,6 +64,11 @@ impl Run {
     pub fn code_and_text(&self) -> (i32, String) {
         (self.code, self.all())
     }
+
+    /// The exit code, stdout and stderr.
+    pub fn parts(self) -> (i32, String, String) {
+        (self.code, self.stdout, self.stderr)
+    }
 }
 
 impl Kco {

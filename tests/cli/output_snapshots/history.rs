@@ -2,29 +2,29 @@
 //! the generated history of `tests/cli/history.rs` (fixed dates: stable commit ids).
 
 use super::snap;
-use crate::history::{fake_at_head, history, on};
+use crate::history::{fake_at_head, history};
+use crate::support::run::Run;
 
 /// A run's exit code, stdout and stderr as one text.
-fn text((code, out, err): (i32, String, String)) -> String {
-    format!("exit: {code}\n[stdout]\n{out}[stderr]\n{err}")
-}
-
-fn kco(dir: &std::path::Path, args: &[&str]) -> String {
-    text(crate::history::kco(dir, args))
+fn text(r: Run) -> String {
+    format!(
+        "exit: {}\n[stdout]\n{}[stderr]\n{}",
+        r.code, r.stdout, r.stderr
+    )
 }
 
 #[test]
 fn log_and_show_as_text() {
     let (r, _) = history();
-    snap!("log", kco(r.path(), &["log"]));
-    snap!("log_stalled", kco(r.path(), &["log", "--stalled", "2"]));
+    snap!("log", text(r.kco(&["log"])));
+    snap!("log_stalled", text(r.kco(&["log", "--stalled", "2"])));
     snap!(
         "show_at",
-        kco(r.path(), &["show", "orders", "--at", "2026-11-28 03:00"])
+        text(r.kco(&["show", "orders", "--at", "2026-11-28 03:00"]))
     );
     snap!(
         "show_before_history",
-        kco(r.path(), &["show", "orders", "--at", "2026-01-01"])
+        text(r.kco(&["show", "orders", "--at", "2026-01-01"]))
     );
 }
 
@@ -32,7 +32,7 @@ fn log_and_show_as_text() {
 fn apply_from_history_as_text() {
     let (r, _) = history();
     let fake = fake_at_head();
-    let on = |args: &[&str]| text(on(r.path(), &fake, args));
+    let on = |args: &[&str]| text(r.on(&fake, args));
     snap!(
         "apply_at_dry_run",
         on(&["apply", "snapshots/a", "--at", "HEAD~2", "--dry-run"])
