@@ -7,25 +7,8 @@ use serde_json::{json, Value};
 
 use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault, State};
 use crate::support::data::{self, SnapshotFile, SINK, SOURCE};
-use crate::support::run::Kco;
+use crate::support::env::TestEnv;
 use kco::model::ConnectorState;
-
-/// Runs kco in `dir` against `fake` (hermetic, stdin not a terminal) with extra
-/// environment; returns its exit code, stdout and stderr.
-fn kco_env(
-    dir: &Path,
-    fake: &FakeConnect,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> (i32, String, String) {
-    let r = Kco::new(dir).on(fake).args(args).envs(env).run();
-    (r.code, r.stdout, r.stderr)
-}
-
-/// [`kco_env`] with no extra environment.
-fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
-    kco_env(dir, fake, args, &[])
-}
 
 fn sink_offsets(pairs: &[(i64, i64)]) -> Value {
     data::sink_offsets("t", pairs)
@@ -53,10 +36,10 @@ fn methods(fake: &FakeConnect) -> Vec<String> {
 
 #[test]
 fn dry_run_prints_the_plan_and_changes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = sink_fake(State::Running);
     let f = sink_snapshot(dir.path(), "s", &[(0, 10), (1, 5)]);
-    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--dry-run"]);
+    let (code, out, err) = dir.on(&fake, &["apply", &f, "--dry-run"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("~ s (sink, RUNNING): stop, patch 2 partitions, then RUNNING again"),
@@ -80,10 +63,10 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
 
 #[test]
 fn refuses_without_yes_when_stdin_is_not_a_terminal() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = sink_fake(State::Running);
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
-    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f]);
+    let (code, out, err) = dir.on(&fake, &["apply", &f]).parts();
     assert_eq!(code, 1);
     assert!(out.contains("t/0"), "the plan is shown first: {out}");
     assert!(err.contains("--yes"), "{err}");
@@ -92,11 +75,11 @@ fn refuses_without_yes_when_stdin_is_not_a_terminal() {
 
 #[test]
 fn apply_backs_up_and_the_backup_undoes_it() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = sink_fake(State::Running);
     let before = fake.offsets("s");
     let f = sink_snapshot(dir.path(), "s", &[(0, 10), (1, 5)]);
-    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes", "--prune"]);
+    let (code, out, err) = dir.on(&fake, &["apply", &f, "--yes", "--prune"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
         methods(&fake),
@@ -131,11 +114,9 @@ fn apply_backs_up_and_the_backup_undoes_it() {
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].file.metadata.state, Some(ConnectorState::Running));
 
-    let (code, out, err) = kco(
-        dir.path(),
-        &fake,
-        &["apply", backup_dir, "--prune", "--yes"],
-    );
+    let (code, out, err) = dir
+        .on(&fake, &["apply", backup_dir, "--prune", "--yes"])
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     let mut got: Vec<Value> = fake.offsets("s").as_array().unwrap().clone();
     let mut want: Vec<Value> = before.as_array().unwrap().clone();
@@ -146,18 +127,18 @@ fn apply_backs_up_and_the_backup_undoes_it() {
 
 #[test]
 fn a_second_apply_sends_no_mutating_request() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = sink_fake(State::Running);
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let f = &f;
-    let (code, out, err) = kco(dir.path(), &fake, &["apply", f, "--yes"]);
+    let (code, out, err) = dir.on(&fake, &["apply", f, "--yes"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     fake.clear_requests();
-    let (code, out, _) = kco(dir.path(), &fake, &["apply", f, "--yes"]);
+    let (code, out, _) = dir.on(&fake, &["apply", f, "--yes"]).parts();
     assert_eq!(code, 0);
     assert!(out.contains("No changes."), "{out}");
     fake.assert_no_mutations();
-    let (_, out, _) = kco(dir.path(), &fake, &["apply", f, "--output", "json"]);
+    let (_, out, _) = dir.on(&fake, &["apply", f, "--output", "json"]).parts();
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["result"]["mutating_calls"], 0, "{doc}");
     assert_eq!(doc["plan"]["connectors"][0]["action"]["kind"], "no_change");
@@ -166,7 +147,7 @@ fn a_second_apply_sends_no_mutating_request() {
 
 #[test]
 fn a_rebalance_conflict_is_retried() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = sink_fake(State::Paused);
     fake.fault(
         Fault::on("PATCH", "/connectors/s/offsets")
@@ -174,7 +155,7 @@ fn a_rebalance_conflict_is_retried() {
             .conflict(),
     );
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
-    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes", "-o", "json"]);
+    let (code, out, err) = dir.on(&fake, &["apply", &f, "--yes", "-o", "json"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(fake.count("PATCH", "/connectors/s/offsets"), 2);
     assert_eq!(fake.state("s"), Some(State::Paused));
@@ -187,14 +168,14 @@ fn a_rebalance_conflict_is_retried() {
 
 #[test]
 fn a_resume_that_never_takes_effect_fails_the_apply() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = FakeConnect::builder()
         .sink("s", SINK, State::Running, sink_offsets(&[(0, 100)]))
         .resume_ignored()
         .start();
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let args = ["apply", &f, "--yes", "--wait-timeout", "1"];
-    let (code, out, err) = kco(dir.path(), &fake, &args);
+    let (code, out, err) = dir.on(&fake, &args).parts();
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains("FAILED s: failed at wait_restored: waiting for RUNNING"),
@@ -209,14 +190,14 @@ fn a_resume_that_never_takes_effect_fails_the_apply() {
 
 #[test]
 fn invalid_files_stop_everything_before_any_request() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = sink_fake(State::Running);
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let edited = std::fs::read_to_string(&f)
         .unwrap()
         .replace("kafka_offset: 10", "kafka_offset: 11");
     std::fs::write(&f, edited).unwrap();
-    let (code, _, err) = kco(dir.path(), &fake, &["apply", &f, "--yes"]);
+    let (code, _, err) = dir.on(&fake, &["apply", &f, "--yes"]).parts();
     assert_eq!(code, 1);
     assert!(
         err.contains("s.yaml:") && err.contains("checksum mismatch"),
@@ -250,11 +231,11 @@ fn old_source_snapshot(dir: &Path) -> String {
 
 #[test]
 fn create_with_a_missing_secret_fails_before_any_request() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = FakeConnect::start();
     let f = old_source_snapshot(dir.path());
     let args = ["apply", &f, "--as", "new", "--create", "--yes"];
-    let (code, _, err) = kco(dir.path(), &fake, &args);
+    let (code, _, err) = dir.on(&fake, &args).parts();
     assert_eq!(code, 1);
     assert!(
         err.contains("old.yaml:") && err.contains("KCO_TEST_PW"),
@@ -265,12 +246,18 @@ fn create_with_a_missing_secret_fails_before_any_request() {
 
 #[test]
 fn create_moves_offsets_to_a_new_name_and_never_prints_the_secret() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = FakeConnect::start();
     let f = old_source_snapshot(dir.path());
     let secret = "hunter2-very-secret";
     let args = ["apply", &f, "--as", "new", "--create", "--yes", "-v"];
-    let (code, out, err) = kco_env(dir.path(), &fake, &args, &[("KCO_TEST_PW", secret)]);
+    let (code, out, err) = dir
+        .cmd()
+        .on(&fake)
+        .args(&args)
+        .envs(&[("KCO_TEST_PW", secret)])
+        .run()
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("+ new (source, from a/old): create STOPPED"),
@@ -297,12 +284,12 @@ fn create_moves_offsets_to_a_new_name_and_never_prints_the_secret() {
 
 #[test]
 fn create_state_overrides_the_state_in_the_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = FakeConnect::start();
     let f = old_source_snapshot(dir.path());
     let env = [("KCO_TEST_PW", "pw")];
     let args = ["apply", &f, "--create-state", "stopped"];
-    let (code, ..) = kco_env(dir.path(), &fake, &args, &env);
+    let (code, ..) = dir.cmd().on(&fake).args(&args).envs(&env).run().parts();
     assert_eq!(code, 1, "--create-state needs --create");
     assert!(fake.requests().is_empty());
     let args = [
@@ -313,7 +300,7 @@ fn create_state_overrides_the_state_in_the_file() {
         "stopped",
         "--yes",
     ];
-    let (code, out, err) = kco_env(dir.path(), &fake, &args, &env);
+    let (code, out, err) = dir.cmd().on(&fake).args(&args).envs(&env).run().parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(methods(&fake)[1..], ["PATCH /connectors/old/offsets"]);
     assert_eq!(fake.state("old"), Some(State::Stopped));
@@ -322,10 +309,10 @@ fn create_state_overrides_the_state_in_the_file() {
 
 #[test]
 fn a_missing_connector_without_create_is_a_plan_error() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = FakeConnect::start();
     let f = sink_snapshot(dir.path(), "ghost", &[(0, 1)]);
-    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes"]);
+    let (code, out, err) = dir.on(&fake, &["apply", &f, "--yes"]).parts();
     assert_eq!(code, 1);
     assert!(
         out.contains("! ghost (sink): error:") && out.contains("--create"),
@@ -337,7 +324,7 @@ fn a_missing_connector_without_create_is_a_plan_error() {
 
 #[test]
 fn externally_managed_offsets_are_a_warning() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = FakeConnect::builder()
         .connector(
             ConnectorSpec::sink("s", SINK)
@@ -346,7 +333,7 @@ fn externally_managed_offsets_are_a_warning() {
         )
         .start();
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
-    let (code, out, err) = kco(dir.path(), &fake, &["apply", &f, "--yes"]);
+    let (code, out, err) = dir.on(&fake, &["apply", &f, "--yes"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("warning:") && out.contains("externally"),
@@ -356,9 +343,9 @@ fn externally_managed_offsets_are_a_warning() {
 
 #[test]
 fn reset_deletes_offsets_and_keeps_a_stopped_connector_stopped() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let fake = sink_fake(State::Stopped);
-    let (code, out, _) = kco(dir.path(), &fake, &["reset", "s", "--dry-run"]);
+    let (code, out, _) = dir.on(&fake, &["reset", "s", "--dry-run"]).parts();
     assert_eq!(code, 0);
     assert!(
         out.contains(
@@ -367,18 +354,16 @@ fn reset_deletes_offsets_and_keeps_a_stopped_connector_stopped() {
         "{out}"
     );
     fake.assert_no_mutations();
-    let (code, out, err) = kco(
-        dir.path(),
-        &fake,
-        &["reset", "s", "--yes", "--backup-dir", "bk"],
-    );
+    let (code, out, err) = dir
+        .on(&fake, &["reset", "s", "--yes", "--backup-dir", "bk"])
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(methods(&fake), vec!["DELETE /connectors/s/offsets"]);
     assert_eq!(fake.offsets("s"), json!([]));
     assert_eq!(fake.state("s"), Some(State::Stopped));
     assert!(dir.path().join("bk/s.yaml").is_file());
     // The backup restores them.
-    let (code, out, err) = kco(dir.path(), &fake, &["apply", "bk", "--yes"]);
+    let (code, out, err) = dir.on(&fake, &["apply", "bk", "--yes"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(fake.offsets("s").as_array().unwrap().len(), 2);
 }

@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{self, source_offsets, SnapshotFile};
+use crate::support::env::TestEnv;
 use crate::support::git::git;
 use crate::support::json::{assert_json_eq, parse_json};
-use crate::support::run::Kco;
 
 const SINK: &str = "FileStreamSink";
 const SOURCE: &str = "FileStreamSource";
@@ -23,16 +23,10 @@ fn write(dir: &Path, name: &str, kind: ConnectorType, offsets: Value) {
     SnapshotFile::captured(name, kind, offsets).write_in(&dir.join("snapshots/a"));
 }
 
-/// kco in `dir` against the fake, as cluster `a`.
-fn kco(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
-    let r = Kco::new(dir).on(fake).args(args).run();
-    (r.code, r.stdout, r.stderr)
-}
-
 /// A running sink that progressed (advanced), a stopped source that was rewound (drift), a
 /// file for a deleted connector (missing) and a connector without a file (untracked).
-fn scenario() -> (tempfile::TempDir, FakeConnect) {
-    let t = tempfile::tempdir().unwrap();
+fn scenario() -> (TestEnv, FakeConnect) {
+    let t = TestEnv::new();
     write(
         t.path(),
         "orders",
@@ -68,7 +62,7 @@ fn scenario() -> (tempfile::TempDir, FakeConnect) {
 #[test]
 fn whole_directory_as_json() {
     let (t, fake) = scenario();
-    let (code, out, err) = kco(t.path(), &fake, &["diff", "-o", "json"]);
+    let (code, out, err) = t.on(&fake, &["diff", "-o", "json"]).parts();
     assert_eq!(code, 2, "{err}");
     let got = parse_json(&out);
     let expected = json!({
@@ -124,7 +118,7 @@ fn whole_directory_as_json() {
 fn advanced_is_fine_unless_fail_on_any() {
     let (t, fake) = scenario();
     // A connector name resolves to its file; named files report no untracked connectors.
-    let (code, out, err) = kco(t.path(), &fake, &["diff", "orders"]);
+    let (code, out, err) = t.on(&fake, &["diff", "orders"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("1 advanced"), "{out}");
     assert!(!out.contains("extra"), "{out}");
@@ -134,7 +128,7 @@ fn advanced_is_fine_unless_fail_on_any() {
     );
     assert!(out.contains("t/2: only live: {\"kafka_offset\":7} (not in the file)  [ADVANCED]"));
     assert!(out.contains("+++ live: a/orders"), "{out}");
-    let (code, _, _) = kco(t.path(), &fake, &["diff", "orders", "--fail-on", "any"]);
+    let (code, _, _) = t.on(&fake, &["diff", "orders", "--fail-on", "any"]).parts();
     assert_eq!(code, 2);
     fake.assert_no_mutations();
 }
@@ -143,13 +137,13 @@ fn advanced_is_fine_unless_fail_on_any() {
 fn drift_in_text_and_markdown() {
     let (t, fake) = scenario();
     let file = "snapshots/a/files.yaml";
-    let (code, out, _) = kco(t.path(), &fake, &["diff", file]);
+    let (code, out, _) = t.on(&fake, &["diff", file]).parts();
     assert_eq!(code, 2);
     assert!(
         out.contains("{\"filename\":\"/data/in.txt\"}: live behind file by 20 bytes: file {\"position\":120} -> live {\"position\":100}  [DRIFT]"),
         "{out}"
     );
-    let (code, out, _) = kco(t.path(), &fake, &["diff", file, "-o", "markdown"]);
+    let (code, out, _) = t.on(&fake, &["diff", file, "-o", "markdown"]).parts();
     assert_eq!(code, 2);
     assert!(
         out.starts_with("## kco diff: snapshot files against cluster `a`"),
@@ -167,7 +161,7 @@ fn drift_in_text_and_markdown() {
 
 #[test]
 fn in_sync_exits_0_and_type_change_is_reported() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     write(t.path(), "s", ConnectorType::Sink, sink_offsets(&[(0, 5)]));
     write(t.path(), "k", ConnectorType::Sink, sink_offsets(&[(0, 5)]));
     let fake = FakeConnect::builder()
@@ -176,18 +170,18 @@ fn in_sync_exits_0_and_type_change_is_reported() {
         .start();
     // The file records RUNNING: a connector stopped outside kco is a routine state, not
     // drift (exit 0); under --fail-on any it is a difference.
-    let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);
+    let (code, out, err) = t.on(&fake, &["diff", "s"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("1 state changed"), "{out}");
     assert!(
         out.contains("live state STOPPED, the file records RUNNING: paused or stopped outside kco"),
         "{out}"
     );
-    let (code, _, _) = kco(t.path(), &fake, &["diff", "s", "--fail-on", "any"]);
+    let (code, _, _) = t.on(&fake, &["diff", "s", "--fail-on", "any"]).parts();
     assert_eq!(code, 2);
     // A kco operation holding the cluster's shared lock (running, or killed on another
     // runner) may have left it stopped: state drift (exit 2), the holder named.
-    let bare = tempfile::tempdir().unwrap();
+    let bare = TestEnv::new();
     git(bare.path(), &["init", "-q", "--bare"]);
     git(t.path(), &["init", "-q", "-b", "main"]);
     git(
@@ -203,7 +197,7 @@ fn in_sync_exits_0_and_type_change_is_reported() {
         t.path(),
         &["push", "-q", "origin", &format!("{lock}:refs/kco/locks/a")],
     );
-    let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);
+    let (code, out, err) = t.on(&fake, &["diff", "s"]).parts();
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.contains("1 state drifted"), "{out}");
     assert!(
@@ -220,13 +214,13 @@ fn in_sync_exits_0_and_type_change_is_reported() {
     );
     git(t.path(), &["push", "-q", "origin", ":refs/kco/locks/a"]);
     fake.set_state("s", State::Running);
-    let (code, out, err) = kco(t.path(), &fake, &["diff", "s"]);
+    let (code, out, err) = t.on(&fake, &["diff", "s"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("1 in sync"), "{out}");
     fake.add_connector(
         crate::fake_connect::ConnectorSpec::source("k", SOURCE).offsets(source_offsets(1)),
     );
-    let (code, out, _) = kco(t.path(), &fake, &["diff", "k", "-o", "json"]);
+    let (code, out, _) = t.on(&fake, &["diff", "k", "-o", "json"]).parts();
     assert_eq!(code, 2);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["connectors"][0]["status"], "type_changed");
@@ -244,11 +238,11 @@ fn invalid_file_or_unknown_name_fails_before_any_request() {
         .unwrap()
         .replace("kafka_offset: 100", "kafka_offset: 101");
     std::fs::write(&path, text).unwrap();
-    let (code, _, err) = kco(t.path(), &fake, &["diff"]);
+    let (code, _, err) = t.on(&fake, &["diff"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("snapshots/a/orders.yaml:"), "{err}");
     assert!(err.contains("checksum mismatch"), "{err}");
-    let (code, _, err) = kco(t.path(), &fake, &["diff", "nosuch"]);
+    let (code, _, err) = t.on(&fake, &["diff", "nosuch"]).parts();
     assert_eq!(code, 1);
     assert!(
         err.contains("connector `nosuch` has no snapshot file"),
@@ -259,7 +253,7 @@ fn invalid_file_or_unknown_name_fails_before_any_request() {
 
 #[test]
 fn base_mode_sends_no_request() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     git(t.path(), &["init", "-q"]);
     write(
         t.path(),
@@ -276,7 +270,9 @@ fn base_mode_sends_no_request() {
         sink_offsets(&[(0, 90)]),
     );
     let fake = FakeConnect::builder().version("4.1.0").start();
-    let (code, out, err) = kco(t.path(), &fake, &["diff", "--base", "HEAD", "--offline"]);
+    let (code, out, err) = t
+        .on(&fake, &["diff", "--base", "HEAD", "--offline"])
+        .parts();
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.contains("10 records will be reprocessed"), "{out}");
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
@@ -288,7 +284,7 @@ fn base_mode_sends_no_request() {
 #[test]
 fn a_wide_connector_in_every_output_format() {
     const N: usize = 3000;
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let entries = |base: i64| -> Value {
         (0..N)
             .map(|i| {
@@ -302,7 +298,7 @@ fn a_wide_connector_in_every_output_format() {
         .sink("wide", SINK, State::Stopped, entries(1_000))
         .start();
 
-    let (code, text, err) = kco(t.path(), &fake, &["diff", "wide"]);
+    let (code, text, err) = t.on(&fake, &["diff", "wide"]).parts();
     assert_eq!(code, 2, "{err}");
     let minus = text
         .lines()
@@ -325,7 +321,7 @@ fn a_wide_connector_in_every_output_format() {
         "{unified:.400}"
     );
 
-    let (code, json, err) = kco(t.path(), &fake, &["diff", "wide", "-o", "json"]);
+    let (code, json, err) = t.on(&fake, &["diff", "wide", "-o", "json"]).parts();
     assert_eq!(code, 2, "{err}");
     assert!(json.len() > 4 << 16, "{} bytes", json.len());
     let doc: Value = serde_json::from_str(&json).unwrap();
@@ -334,7 +330,7 @@ fn a_wide_connector_in_every_output_format() {
     assert_eq!(rows[N - 1]["partition"]["kafka_topic"], "tópico-日本-299");
     assert_eq!(rows[N - 1]["distance"], 4_999_000);
 
-    let (code, yaml, err) = kco(t.path(), &fake, &["diff", "wide", "-o", "yaml"]);
+    let (code, yaml, err) = t.on(&fake, &["diff", "wide", "-o", "yaml"]).parts();
     assert_eq!(code, 2, "{err}");
     let doc: Value = serde_yaml::from_str(&yaml).unwrap();
     assert_eq!(

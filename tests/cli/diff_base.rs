@@ -1,15 +1,13 @@
 //! `kco diff --base REV`: snapshot files at a git revision against the working tree, in a
 //! temporary repository built by the test. No cluster: the URL points nowhere.
 
-use std::path::Path;
-
 use kco::model::ConnectorType;
 use serde_json::{json, Value};
 
 use crate::support::data::{self, SnapshotFile};
+use crate::support::env::TestEnv;
 use crate::support::git::git;
 use crate::support::json::{assert_json_eq, parse_json};
-use crate::support::run::Kco;
 
 fn snapshot_text(name: &str, kind: ConnectorType, offsets: Value) -> String {
     SnapshotFile::captured(name, kind, offsets).text()
@@ -19,16 +17,10 @@ fn sink_offsets(parts: &[(i64, i64)]) -> Value {
     data::sink_offsets("orders", parts)
 }
 
-/// kco in `dir`, with no config, no cluster and colors off.
-fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let r = Kco::new(dir).args(args).run();
-    (r.code, r.stdout, r.stderr)
-}
-
 /// A repository whose last commit rewinds `orders/0` by 500 and removes `orders/1` in the
 /// `orders-sink` file, and leaves `billing` alone.
-fn repo() -> tempfile::TempDir {
-    let t = tempfile::tempdir().unwrap();
+fn repo() -> TestEnv {
+    let t = TestEnv::new();
     let root = t.path();
     git(root, &["init", "-q", "-b", "main"]);
     std::fs::create_dir_all(root.join("snapshots/a")).unwrap();
@@ -69,7 +61,7 @@ fn repo() -> tempfile::TempDir {
 fn rewind_and_removal_as_json() {
     let t = repo();
     let base = git(t.path(), &["rev-parse", "HEAD~1"]);
-    let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let (code, out, err) = t.kco(&["diff", "--base", "HEAD~1", "-o", "json"]).parts();
     assert_eq!(code, 2, "{err}");
     let got = parse_json(&out);
     let expected = json!({
@@ -131,7 +123,7 @@ fn rewind_and_removal_as_json() {
 #[test]
 fn rewind_and_removal_as_text() {
     let t = repo();
-    let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD~1"]);
+    let (code, out, err) = t.kco(&["diff", "--base", "HEAD~1"]).parts();
     assert_eq!(code, 2, "{err}");
     assert!(
         out.contains("1 unchanged, 1 changed") || out.contains("1 changed, 1 unchanged"),
@@ -165,7 +157,9 @@ fn rewind_and_removal_as_text() {
 #[test]
 fn rewind_and_removal_as_markdown() {
     let t = repo();
-    let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD~1", "-o", "markdown"]);
+    let (code, out, err) = t
+        .kco(&["diff", "--base", "HEAD~1", "-o", "markdown"])
+        .parts();
     assert_eq!(code, 2, "{err}");
     assert!(
         out.starts_with("## kco diff: offsets changed since `HEAD~1` ("),
@@ -192,10 +186,10 @@ fn rewind_and_removal_as_markdown() {
 #[test]
 fn no_change_exits_0() {
     let t = repo();
-    let (code, out, err) = kco(t.path(), &["diff", "--base", "HEAD"]);
+    let (code, out, err) = t.kco(&["diff", "--base", "HEAD"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("2 unchanged"), "{out}");
-    let (code, out, _) = kco(t.path(), &["diff", "--base", "HEAD", "-o", "markdown"]);
+    let (code, out, _) = t.kco(&["diff", "--base", "HEAD", "-o", "markdown"]).parts();
     assert_eq!(code, 0);
     assert!(out.contains("No differences."), "{out}");
 }
@@ -210,7 +204,7 @@ fn names_files_and_added_or_removed_files() {
         snapshot_text("new-sink", ConnectorType::Sink, sink_offsets(&[(0, 3)])),
     )
     .unwrap();
-    let (code, out, err) = kco(root, &["diff", "--base", "HEAD", "-o", "json"]);
+    let (code, out, err) = t.kco(&["diff", "--base", "HEAD", "-o", "json"]).parts();
     assert_eq!(code, 2, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let statuses: Vec<(&str, &str)> = v["connectors"]
@@ -228,17 +222,16 @@ fn names_files_and_added_or_removed_files() {
         ]
     );
     // A removed file named explicitly is still compared.
-    let (code, out, err) = kco(
-        root,
-        &[
+    let (code, out, err) = t
+        .kco(&[
             "diff",
             "--base",
             "HEAD",
             "snapshots/a/billing.yaml",
             "-o",
             "json",
-        ],
-    );
+        ])
+        .parts();
     assert_eq!(code, 2, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["connectors"][0]["status"], "removed");
@@ -248,7 +241,7 @@ fn names_files_and_added_or_removed_files() {
 #[test]
 fn bad_revision_bad_file_and_no_repository_are_errors() {
     let t = repo();
-    let (code, _, err) = kco(t.path(), &["diff", "--base", "nope"]);
+    let (code, _, err) = t.kco(&["diff", "--base", "nope"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("unknown git revision `nope`"), "{err}");
 
@@ -257,7 +250,7 @@ fn bad_revision_bad_file_and_no_repository_are_errors() {
         "apiVersion: kco/v1\nkind: [\n",
     )
     .unwrap();
-    let (code, _, err) = kco(t.path(), &["diff", "--base", "HEAD"]);
+    let (code, _, err) = t.kco(&["diff", "--base", "HEAD"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("  snapshots/a/billing.yaml:3:"), "{err}");
 
@@ -268,13 +261,13 @@ fn bad_revision_bad_file_and_no_repository_are_errors() {
         snapshot_text("billing", ConnectorType::Source, json!([])),
     )
     .unwrap();
-    let (code, _, err) = kco(t.path(), &["diff", "--base", "HEAD"]);
+    let (code, _, err) = t.kco(&["diff", "--base", "HEAD"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("  HEAD:snapshots/a/billing.yaml:3:"), "{err}");
 
-    let outside = tempfile::tempdir().unwrap();
+    let outside = TestEnv::new();
     std::fs::create_dir_all(outside.path().join("snapshots")).unwrap();
-    let (code, _, err) = kco(outside.path(), &["diff", "--base", "HEAD"]);
+    let (code, _, err) = outside.kco(&["diff", "--base", "HEAD"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("not in a git repository"), "{err}");
 }
@@ -283,7 +276,7 @@ fn bad_revision_bad_file_and_no_repository_are_errors() {
 /// (docs/output.md: a count agrees with its noun).
 #[test]
 fn a_move_of_one_record_is_singular() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let root = t.path();
     git(root, &["init", "-q", "-b", "main"]);
     std::fs::create_dir_all(root.join("snapshots/a")).unwrap();
@@ -299,7 +292,7 @@ fn a_move_of_one_record_is_singular() {
     git(root, &["add", "."]);
     git(root, &["commit", "-q", "-m", "snapshot"]);
     std::fs::write(&path, at(101)).unwrap();
-    let (code, out, err) = kco(root, &["diff", "--base", "HEAD"]);
+    let (code, out, err) = t.kco(&["diff", "--base", "HEAD"]).parts();
     assert_eq!(code, 2, "{err}");
     assert!(
         out.contains("orders/0: moved forward by 1 record: {\"kafka_offset\":100} -> {\"kafka_offset\":101}  [DATA LOSS] 1 record will be skipped"),
@@ -313,7 +306,7 @@ fn a_move_of_one_record_is_singular() {
 /// not counted as the PR's; `--tip` compares with the target's tip.
 #[test]
 fn a_pull_request_is_reviewed_against_its_merge_base() {
-    let t = tempfile::tempdir().unwrap();
+    let t = TestEnv::new();
     let root = t.path();
     let file = root.join("snapshots/a/orders-sink.yaml");
     let night = |parts: &[(i64, i64)], at: &str| {
@@ -339,7 +332,7 @@ fn a_pull_request_is_reviewed_against_its_merge_base() {
     let tip = git(root, &["rev-parse", "HEAD"]);
     git(root, &["checkout", "-q", "rewind"]);
 
-    let (code, out, err) = kco(root, &["diff", "--base", "main", "-o", "json"]);
+    let (code, out, err) = t.kco(&["diff", "--base", "main", "-o", "json"]).parts();
     assert_eq!(code, 2, "{err}");
     let v = parse_json(&out);
     assert_eq!(v["base"], "main");
@@ -352,7 +345,7 @@ fn a_pull_request_is_reviewed_against_its_merge_base() {
     let p = &v["connectors"][0]["partitions"][0];
     assert_eq!(p["partition"]["kafka_partition"], 0);
     assert_eq!(p["risk"]["code"], "reprocessing");
-    let (_, text, _) = kco(root, &["diff", "--base", "main"]);
+    let (_, text, _) = t.kco(&["diff", "--base", "main"]).parts();
     assert!(
         text.starts_with(&format!(
             "working tree against the merge base of HEAD and `main` ({}; `main` is at {}): 1 connector: 1 changed",
@@ -361,7 +354,7 @@ fn a_pull_request_is_reviewed_against_its_merge_base() {
         )),
         "{text}"
     );
-    let (_, md, _) = kco(root, &["diff", "--base", "main", "-o", "markdown"]);
+    let (_, md, _) = t.kco(&["diff", "--base", "main", "-o", "markdown"]).parts();
     assert!(
         md.starts_with(&format!(
             "## kco diff: offsets changed since the merge base of HEAD and `main` ({}; `main` is at {})",
@@ -372,16 +365,18 @@ fn a_pull_request_is_reviewed_against_its_merge_base() {
     );
 
     // Two dots: every partition the nightlies moved is counted too.
-    let (_, out, _) = kco(root, &["diff", "--base", "main", "--tip", "-o", "json"]);
+    let (_, out, _) = t
+        .kco(&["diff", "--base", "main", "--tip", "-o", "json"])
+        .parts();
     let v = parse_json(&out);
     assert_eq!(v["base_commit"], tip.as_str());
     assert!(v.get("base_tip").is_none(), "{out}");
     assert_eq!(v["summary"]["partitions_changed"], 3, "{out}");
     // An ancestor of HEAD is its own merge base: nothing changes.
-    let (_, out, _) = kco(root, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    let (_, out, _) = t.kco(&["diff", "--base", "HEAD~1", "-o", "json"]).parts();
     let v = parse_json(&out);
     assert_eq!(v["base_commit"], fork.as_str());
     assert!(v.get("base_tip").is_none(), "{out}");
-    let (code, _, err) = kco(root, &["diff", "--tip"]);
+    let (code, _, err) = t.kco(&["diff", "--tip"]).parts();
     assert_eq!(code, 1, "--tip needs --base: {err}");
 }

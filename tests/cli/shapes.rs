@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::SnapshotFile;
+use crate::support::env::TestEnv;
 use crate::support::git::git;
-use crate::support::run::Kco;
 use kco::model::file::{OffsetsFile, DEFAULT_SCHEMA_REF};
 use kco::model::{ConnectorState, OffsetEntry};
 
@@ -29,18 +29,13 @@ fn write(dir: &Path, name: &str, class: &str, offsets: Value) -> PathBuf {
         .write_in(&dir.join("snapshots/a"))
 }
 
-fn kco(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let r = Kco::new(dir).args(args).run();
-    (r.code, r.stdout, r.stderr)
-}
-
 #[test]
 fn validate_and_fmt_name_the_line_and_the_expected_shape() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let d = dir.path();
     let good = write(d, "good", PG, pg_offsets(json!(23803720)));
     let bad = write(d, "bad", PG, pg_offsets(json!("not-a-number")));
-    let (code, out, err) = kco(d, &["validate", "snapshots"]);
+    let (code, out, err) = dir.kco(&["validate", "snapshots"]).parts();
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(
         out.trim(),
@@ -51,7 +46,7 @@ fn validate_and_fmt_name_the_line_and_the_expected_shape() {
         "{err}"
     );
     let before = std::fs::read_to_string(&bad).unwrap();
-    let (code, out, _) = kco(d, &["fmt", "snapshots"]);
+    let (code, out, _) = dir.kco(&["fmt", "snapshots"]).parts();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("bad.yaml:14: offset `lsn`"), "{out}");
     assert_eq!(
@@ -59,14 +54,14 @@ fn validate_and_fmt_name_the_line_and_the_expected_shape() {
         before,
         "left untouched"
     );
-    let (code, out, err) = kco(d, &["validate", good.to_str().unwrap()]);
+    let (code, out, err) = dir.kco(&["validate", good.to_str().unwrap()]).parts();
     assert_eq!((code, out.as_str()), (0, ""), "{err}");
     assert!(!err.contains("notice"), "a known class: {err}");
 }
 
 #[test]
 fn an_unknown_class_passes_with_one_notice() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let d = dir.path();
     write(
         d,
@@ -80,12 +75,12 @@ fn an_unknown_class_passes_with_one_notice() {
         "com.example.Custom",
         json!([{"partition": {"a": 2}, "offset": {"lns": -1}}]),
     );
-    let (code, out, err) = kco(d, &["validate"]);
+    let (code, out, err) = dir.kco(&["validate"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     let notices: Vec<&str> = err.lines().filter(|l| l.starts_with("notice:")).collect();
     assert_eq!(notices.len(), 1, "{err}");
     assert!(notices[0].contains("com.example.Custom (2 files)"), "{err}");
-    let (_, out, _) = kco(d, &["validate", "-o", "json"]);
+    let (_, out, _) = dir.kco(&["validate", "-o", "json"]).parts();
     let doc: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["unchecked"][0]["class"], "com.example.Custom");
     assert_eq!(doc["unchecked"][0]["files"].as_array().unwrap().len(), 2);
@@ -93,7 +88,7 @@ fn an_unknown_class_passes_with_one_notice() {
 
 #[test]
 fn apply_refuses_a_misfit_before_any_request_unless_allowed() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let d = dir.path();
     let fake = FakeConnect::builder()
         .source("dbz", PG, State::Stopped, pg_offsets(json!(23803720)))
@@ -119,7 +114,7 @@ fn apply_refuses_a_misfit_before_any_request_unless_allowed() {
             "--yes",
         ];
         args.extend_from_slice(extra);
-        kco(d, &args)
+        dir.kco(&args).parts()
     };
     let (code, out, err) = apply(&[]);
     assert_eq!(code, 1, "{out}{err}");
@@ -144,7 +139,7 @@ fn apply_refuses_a_misfit_before_any_request_unless_allowed() {
 
 #[test]
 fn kco_yaml_adds_a_class_and_schema_prints_the_table() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let d = dir.path();
     std::fs::write(
         d.join("kco.yaml"),
@@ -157,7 +152,7 @@ fn kco_yaml_adds_a_class_and_schema_prints_the_table() {
         "com.example.Custom",
         json!([{"partition": {"shard": 1}, "offset": {"sqe": 5}}]),
     );
-    let (code, out, err) = kco(d, &["validate"]);
+    let (code, out, err) = dir.kco(&["validate"]).parts();
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         out.contains(
@@ -165,7 +160,7 @@ fn kco_yaml_adds_a_class_and_schema_prints_the_table() {
         ),
         "{out}"
     );
-    let (code, out, _) = kco(d, &["schema", "--shapes", "-o", "json"]);
+    let (code, out, _) = dir.kco(&["schema", "--shapes", "-o", "json"]).parts();
     assert_eq!(code, 0);
     let doc: Value = serde_json::from_str(&out).unwrap();
     let classes: Vec<&str> = doc["shapes"]
@@ -182,14 +177,14 @@ fn kco_yaml_adds_a_class_and_schema_prints_the_table() {
         "shapes:\n  - class: com.example.Custom\n    title: x\n    source: y\n    partition: {}\n    offset:\n      seq: {type: integr}\n",
     )
     .unwrap();
-    let (code, _, err) = kco(d, &["validate"]);
+    let (code, _, err) = dir.kco(&["validate"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("kco.yaml:7"), "{err}");
 }
 
 #[test]
 fn diff_base_refuses_a_misfit_and_shows_readable_lsns() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = TestEnv::new();
     let d = dir.path();
     git(d, &["init", "-q", "-b", "main"]);
     write(d, "dbz", PG, pg_offsets(json!(23803720)));
@@ -197,7 +192,9 @@ fn diff_base_refuses_a_misfit_and_shows_readable_lsns() {
     git(d, &["commit", "-qm", "offsets"]);
     // A rewind to an earlier LSN: the markdown for the pull request shows it as PostgreSQL does.
     write(d, "dbz", PG, pg_offsets(json!(23800000)));
-    let (code, out, err) = kco(d, &["diff", "--base", "HEAD", "-o", "markdown"]);
+    let (code, out, err) = dir
+        .kco(&["diff", "--base", "HEAD", "-o", "markdown"])
+        .parts();
     assert_eq!(code, 2, "{out}{err}");
     assert!(
         out.contains("(0/16B3748, 2025-11-29T18:41:29.123456Z) -> "),
@@ -208,7 +205,7 @@ fn diff_base_refuses_a_misfit_and_shows_readable_lsns() {
         "{out}"
     );
     assert!(out.contains("moved backward by 3720 bytes"), "{out}");
-    let (_, out, _) = kco(d, &["diff", "--base", "HEAD", "-o", "json"]);
+    let (_, out, _) = dir.kco(&["diff", "--base", "HEAD", "-o", "json"]).parts();
     let doc: Value = serde_json::from_str(&out).unwrap();
     let p = &doc["connectors"][0]["partitions"][0];
     assert_eq!(p["after"]["lsn"], 23800000, "raw values kept");
@@ -222,7 +219,7 @@ fn diff_base_refuses_a_misfit_and_shows_readable_lsns() {
     );
     // A misfit in the working tree is refused with its line.
     write(d, "dbz", PG, pg_offsets(json!(-1)));
-    let (code, out, err) = kco(d, &["diff", "--base", "HEAD"]);
+    let (code, out, err) = dir.kco(&["diff", "--base", "HEAD"]).parts();
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains("dbz.yaml:14: offset `lsn` is -1: it must be >= 0"),
