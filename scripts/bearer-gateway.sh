@@ -22,7 +22,7 @@
 #
 # Environment:
 #   KCO_GATEWAY_PORT      the gateway's HTTPS port (default 8444)
-#   KCO_GATEWAY_UPSTREAM  the worker behind it (default http://127.0.0.1:8085, cluster b)
+#   KCO_GATEWAY_UPSTREAM  the worker behind it (default cluster b: http://127.0.0.1:8085, or KCO_TESTBED_B_PORT)
 #   KCO_TESTBED_DIR       as for scripts/local-connect.sh
 set -euo pipefail
 
@@ -33,7 +33,7 @@ STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
 GW="$STATE/gateway"
 HOST=127.0.0.1
 PORT=${KCO_GATEWAY_PORT:-8444}
-UPSTREAM=${KCO_GATEWAY_UPSTREAM:-http://127.0.0.1:8085}
+UPSTREAM=${KCO_GATEWAY_UPSTREAM:-http://127.0.0.1:${KCO_TESTBED_B_PORT:-8085}}
 
 NGINX=
 find_nginx() {

@@ -2,7 +2,9 @@
 # shellcheck source-path=SCRIPTDIR
 # Runs every check CI runs: formatting, lints, build, unit and CLI tests, then the
 # end-to-end suite against a local Kafka Connect test bed, which it starts and stops: on
-# the default Kafka release, then again on the oldest supported one (3.6.2). The whole
+# the default Kafka release, then again on the oldest supported one (3.6.2). A test bed
+# already running on the default ports (scripts/demo.sh leaves one up) is left alone: the
+# suite starts its own, every port 10000 higher, state in target/testbed. The whole
 # matrix of releases is scripts/compat.sh.
 #
 # Installs what is missing: the rustfmt and clippy components (rustup), actionlint (go
@@ -25,6 +27,18 @@ LC=(bash "$ROOT/scripts/local-connect.sh")
 # shellcheck source=lib/e2e-env.sh
 source "$ROOT/scripts/lib/e2e-env.sh"
 START=$SECONDS
+
+# The suite's own test beds, beside one already running on the default ports: every port
+# 10000 higher, state in target/testbed.
+suite_testbed() {
+  export KCO_TESTBED_DIR=$ROOT/target/testbed
+  export KCO_TESTBED_KAFKA_PORT=19092 KCO_TESTBED_CONTROLLER_PORT=19093
+  export KCO_TESTBED_A1_PORT=18083 KCO_TESTBED_A2_PORT=18084 KCO_TESTBED_B_PORT=18085
+  export KCO_TESTBED_S_PORT=18086 KCO_TESTBED_PG_PORT=15433
+  export KCO_SECURE_PORT=18443 KCO_GATEWAY_PORT=18444
+  export KCO_DR_KAFKA_PORT=19192 KCO_DR_SASL_PORT=19194 KCO_DR_CONTROLLER_PORT=19195
+  export KCO_DR_CONNECT_PORT=18090 KCO_DR_BACK_PORT=18091
+}
 STEP="start"
 STEP_START=$SECONDS
 TIMES=()
@@ -228,6 +242,13 @@ fi
 run scripts/bench.sh --quick
 
 step "test bed up"
+if [[ -z ${KCO_TESTBED_DIR:-} ]] && "${LC[@]}" status >/dev/null 2>&1; then
+  # A test bed already runs on the default ports (scripts/demo.sh leaves one up): the suite
+  # starts beds of its own, in a state directory and on ports of their own, so that it runs
+  # everything CI runs (both Kafka releases) and leaves that one as it is.
+  suite_testbed
+  echo "test.sh: a test bed already runs on the default ports; left alone: the suite's own is in $KCO_TESTBED_DIR, Kafka on 127.0.0.1:$KCO_TESTBED_KAFKA_PORT" >&2
+fi
 if "${LC[@]}" status >/dev/null 2>&1; then
   echo "test.sh: the test bed already runs; using it and leaving it up" >&2
 else
@@ -295,5 +316,5 @@ if ((TESTBED_OURS)) && [[ ${KCO_TEST_OLDEST:-1} == 1 && ${KAFKA_VERSION:-} != "$
   step "e2e tests (Kafka $OLDEST_KAFKA_VERSION)"
   run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-6}"
 elif ((!TESTBED_OURS)); then
-  echo "test.sh: the e2e run on Kafka $OLDEST_KAFKA_VERSION needs a test bed of its own; skipped because one was already up" >&2
+  echo "test.sh: the e2e run on Kafka $OLDEST_KAFKA_VERSION needs a test bed of its own; skipped because KCO_TESTBED_DIR names one that was already up" >&2
 fi
