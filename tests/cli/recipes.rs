@@ -11,6 +11,7 @@ use serde_yaml::Value;
 use crate::fake_connect::{ConnectorSpec, FakeConnect};
 use crate::output_snapshots::{billing_and_orders, sink_offsets, SINK};
 use crate::support::data::hand_edit;
+use crate::support::env::TestEnv;
 use crate::support::git::git;
 use crate::support::run::{hermetic, Kco};
 
@@ -180,14 +181,12 @@ impl Repo {
         (out.status.code().unwrap_or(-1), text.into_owned())
     }
 
-    /// kco in the repository (test setup: must succeed or find differences); its stdout.
-    fn kco(&self, fake: &FakeConnect, args: &[&str]) -> String {
-        let out = Kco::new(self.dir())
-            .args(["--url", &fake.url(), "--cluster", "prod"])
-            .args(args)
-            .run();
+    /// `kco snapshot <args>` in the repository against `fake` as cluster `prod` (test setup:
+    /// must succeed or find differences).
+    fn snapshot(&self, fake: &FakeConnect, args: &[&str]) {
+        let env = TestEnv::at(self.dir()).args(&["--cluster", "prod"]);
+        let out = env.on(fake, &[&["snapshot"], args].concat());
         assert!(matches!(out.code, 0 | 2), "{out:?}");
-        out.stdout
     }
 }
 
@@ -389,7 +388,7 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
         .collect();
     let fake = billing_and_orders();
     let repo = Repo::new();
-    repo.kco(&fake, &["snapshot", "-q"]);
+    repo.snapshot(&fake, &["-q"]);
     git(&repo.dir(), &["add", "-A"]);
     git(&repo.dir(), &["commit", "-qm", "offsets"]);
     git(&repo.dir(), &["push", "-q", "origin", "main"]);
@@ -401,7 +400,7 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
     fake.add_connector(
         ConnectorSpec::sink("payments", SINK).offsets(sink_offsets("pay", &[(0, 3)])),
     );
-    repo.kco(&fake, &["snapshot", "-q", "payments"]);
+    repo.snapshot(&fake, &["-q", "payments"]);
     let (code, err) = repo.run("pr-review.sh", &args, &[("PR_LABELS", "")]);
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -424,7 +423,7 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
 
     // A rewind of the sink: REPROCESSING, blocked without the label.
     fake.set_offsets("orders", sink_offsets("orders", &[(0, 1000), (1, 700)]));
-    repo.kco(&fake, &["snapshot", "-q", "orders"]);
+    repo.snapshot(&fake, &["-q", "orders"]);
     git(&repo.dir(), &["commit", "-qam", "rewind orders"]);
     // As the recipe runs it: no cluster configured, so its labels compare the files only.
     let markdown = Kco::new(repo.dir())
@@ -466,7 +465,7 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
 
     // Skipping ahead is DATA LOSS: blocked as well.
     fake.set_offsets("orders", sink_offsets("orders", &[(0, 1500), (1, 900)]));
-    repo.kco(&fake, &["snapshot", "-q", "orders"]);
+    repo.snapshot(&fake, &["-q", "orders"]);
     let (code, _) = repo.run("pr-review.sh", &args, &[]);
     assert_eq!(code, 1);
     assert!(
@@ -477,7 +476,7 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
 
     // A removed partition is OFFSET RESET: blocked by default, as the apply's guard refuses it.
     fake.set_offsets("orders", sink_offsets("orders", &[(0, 1500)]));
-    repo.kco(&fake, &["snapshot", "-q", "orders"]);
+    repo.snapshot(&fake, &["-q", "orders"]);
     let (code, err) = repo.run("pr-review.sh", &args, &[]);
     assert_eq!(code, 1, "{err}");
     assert!(
@@ -747,7 +746,7 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
         "orders",
         sink_offsets("orders", &[(0, 820), (1, 930), (2, 960)]),
     );
-    repo.kco(&fake, &["snapshot", "-q"]);
+    repo.snapshot(&fake, &["-q"]);
     git(&dir, &["commit", "-qam", "nightly by hand, no trailer"]);
     let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
     assert_eq!(code, 0, "{err}");

@@ -27,19 +27,19 @@ fn plan_then_apply_then_nothing_to_do() {
     let (env, fake) = moved_on();
     snap!(
         "apply_dry_run",
-        env.on(&fake, &["apply", "snapshots/a", "--dry-run"])
+        env.text_on(&fake, &["apply", "snapshots/a", "--dry-run"])
     );
     snap!(
         "apply_without_yes",
-        env.on(&fake, &["apply", "snapshots/a"])
+        env.text_on(&fake, &["apply", "snapshots/a"])
     );
     snap!(
         "apply_yes",
-        env.on(&fake, &["apply", "snapshots/a", "--yes"])
+        env.text_on(&fake, &["apply", "snapshots/a", "--yes"])
     );
     snap!(
         "apply_no_changes",
-        env.on(&fake, &["apply", "snapshots/a", "--yes"])
+        env.text_on(&fake, &["apply", "snapshots/a", "--yes"])
     );
 }
 
@@ -47,7 +47,7 @@ fn plan_then_apply_then_nothing_to_do() {
 fn prune_removes_live_only_partitions() {
     let (env, fake) = moved_on();
     let args = ["apply", "snapshots/a/orders.yaml", "--prune", "--dry-run"];
-    snap!("apply_prune_dry_run", env.on(&fake, &args));
+    snap!("apply_prune_dry_run", env.text_on(&fake, &args));
 }
 
 #[test]
@@ -56,7 +56,7 @@ fn a_failed_patch_is_reported_and_the_state_put_back() {
     fake.fault(Fault::on("PATCH", "/connectors/orders/offsets").respond(400, "bad offsets"));
     snap!(
         "apply_failure",
-        env.on(&fake, &["apply", "snapshots/a", "--yes"])
+        env.text_on(&fake, &["apply", "snapshots/a", "--yes"])
     );
 }
 
@@ -66,17 +66,17 @@ fn as_new_name_with_create() {
     let fake = FakeConnect::builder()
         .source("billing", SOURCE, State::Running, source_offsets(9))
         .start();
-    let out = env.on(&fake, &["snapshot", "--with-config"]);
+    let out = env.text_on(&fake, &["snapshot", "--with-config"]);
     assert!(out.starts_with("exit: 0\n"), "{out}");
     let file = "snapshots/a/billing.yaml";
     let args = ["apply", file, "--as", "billing-v2", "--create"];
     snap!(
         "apply_create_dry_run",
-        env.on(&fake, &[&args[..], &["--dry-run"]].concat())
+        env.text_on(&fake, &[&args[..], &["--dry-run"]].concat())
     );
     snap!(
         "apply_create",
-        env.on(&fake, &[&args[..], &["--yes"]].concat())
+        env.text_on(&fake, &[&args[..], &["--yes"]].concat())
     );
 }
 
@@ -86,7 +86,7 @@ fn a_missing_connector_without_create() {
     fake.remove_connector("audit");
     snap!(
         "apply_missing",
-        env.on(&fake, &["apply", "snapshots/a", "--dry-run"])
+        env.text_on(&fake, &["apply", "snapshots/a", "--dry-run"])
     );
 }
 
@@ -95,11 +95,11 @@ fn reset_dry_run_then_yes() {
     let (env, fake) = moved_on();
     snap!(
         "reset_dry_run",
-        env.on(&fake, &["reset", "orders", "audit", "--dry-run"])
+        env.text_on(&fake, &["reset", "orders", "audit", "--dry-run"])
     );
     snap!(
         "reset_yes",
-        env.on(&fake, &["reset", "orders", "audit", "--yes"])
+        env.text_on(&fake, &["reset", "orders", "audit", "--yes"])
     );
 }
 
@@ -107,17 +107,20 @@ fn reset_dry_run_then_yes() {
 #[test]
 fn undo_dry_run_then_yes_and_as_json() {
     let (env, fake) = moved_on();
-    let out = env.on(
+    let out = env.text_on(
         &fake,
         &["apply", "snapshots/a", "--yes", "--backup-dir", "bk"],
     );
     assert!(out.starts_with("exit: 0\n"), "{out}");
-    snap!("undo_dry_run", env.on(&fake, &["undo", "bk", "--dry-run"]));
+    snap!(
+        "undo_dry_run",
+        env.text_on(&fake, &["undo", "bk", "--dry-run"])
+    );
     snap!(
         "json_undo_dry_run",
-        env.on(&fake, &["-o", "json", "undo", "bk", "--dry-run"])
+        env.text_on(&fake, &["-o", "json", "undo", "bk", "--dry-run"])
     );
-    snap!("undo_yes", env.on(&fake, &["undo", "bk", "--yes"]));
+    snap!("undo_yes", env.text_on(&fake, &["undo", "bk", "--yes"]));
 }
 
 /// `kco recover`: nothing to do (text and JSON), then a journal left by a run whose resume the
@@ -125,19 +128,22 @@ fn undo_dry_run_then_yes_and_as_json() {
 #[test]
 fn recover_nothing_then_a_journal_then_discard() {
     let (env, fake) = moved_on();
-    snap!("recover_nothing", env.on(&fake, &["recover"]));
+    snap!("recover_nothing", env.text_on(&fake, &["recover"]));
     snap!(
         "json_recover_nothing",
-        env.on(&fake, &["-o", "json", "recover"])
+        env.text_on(&fake, &["-o", "json", "recover"])
     );
     fake.fault(
         Fault::on("PUT", "/connectors/orders/resume")
             .always()
             .respond(403, "may not resume"),
     );
-    let out = env.on(&fake, &["apply", "snapshots/a/orders.yaml", "--yes"]);
+    let out = env.text_on(&fake, &["apply", "snapshots/a/orders.yaml", "--yes"]);
     assert!(out.starts_with("exit: 1\n"), "{out}");
-    snap!("recover_failed", env.on(&fake, &["recover"]));
-    snap!("recover_discard", env.on(&fake, &["recover", "--discard"]));
+    snap!("recover_failed", env.text_on(&fake, &["recover"]));
+    snap!(
+        "recover_discard",
+        env.text_on(&fake, &["recover", "--discard"])
+    );
     fake.clear_faults();
 }

@@ -48,10 +48,10 @@ fn drift(fake: &FakeConnect) {
 #[test]
 fn in_sync() {
     let (env, fake) = snapshotted();
-    snap!("diff_in_sync", env.on(&fake, &["diff"]));
+    snap!("diff_in_sync", env.text_on(&fake, &["diff"]));
     snap!(
         "diff_in_sync_markdown",
-        env.on(&fake, &["diff", "-o", "markdown"])
+        env.text_on(&fake, &["diff", "-o", "markdown"])
     );
 }
 
@@ -59,10 +59,10 @@ fn in_sync() {
 fn advanced_is_normal_progress() {
     let (env, fake) = snapshotted();
     advance(&fake);
-    snap!("diff_advanced", env.on(&fake, &["diff"]));
+    snap!("diff_advanced", env.text_on(&fake, &["diff"]));
     snap!(
         "diff_advanced_fail_on_any",
-        env.on(&fake, &["diff", "--fail-on", "any"])
+        env.text_on(&fake, &["diff", "--fail-on", "any"])
     );
 }
 
@@ -70,10 +70,10 @@ fn advanced_is_normal_progress() {
 fn every_status() {
     let (env, fake) = snapshotted();
     drift(&fake);
-    snap!("diff_every_status", env.on(&fake, &["diff"]));
+    snap!("diff_every_status", env.text_on(&fake, &["diff"]));
     snap!(
         "diff_every_status_markdown",
-        env.on(&fake, &["diff", "-o", "markdown"])
+        env.text_on(&fake, &["diff", "-o", "markdown"])
     );
 }
 
@@ -82,7 +82,7 @@ fn named_connectors_only() {
     let (env, fake) = snapshotted();
     drift(&fake);
     let file = "snapshots/a/audit.yaml";
-    snap!("diff_named", env.on(&fake, &["diff", "cdc", file]));
+    snap!("diff_named", env.text_on(&fake, &["diff", "cdc", file]));
 }
 
 #[test]
@@ -94,6 +94,6 @@ fn type_and_class_changed() {
     fake.add_connector(ConnectorSpec::source("billing", mm2).offsets(source_offsets(9)));
     snap!(
         "diff_type_class_changed",
-        env.on(&fake, &["diff", "audit", "billing"])
+        env.text_on(&fake, &["diff", "audit", "billing"])
     );
 }

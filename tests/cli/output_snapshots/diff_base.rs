@@ -36,7 +36,7 @@ pub(super) fn repo() -> (Env, FakeConnect) {
     fake.set_offsets("orders", orders);
     fake.remove_connector("legacy");
     fake.add_connector(ConnectorSpec::sink("newbie", SINK).offsets(sink_offsets("new", &[(0, 3)])));
-    let out = env.on(&fake, &["snapshot", "--prune"]);
+    let out = env.text_on(&fake, &["snapshot", "--prune"]);
     assert!(out.starts_with("exit: 0\n"), "{out}");
     git(env.path(), &["add", "-A"]);
     git(env.path(), &["commit", "-q", "-m", "rewind orders"]);
@@ -46,16 +46,16 @@ pub(super) fn repo() -> (Env, FakeConnect) {
 #[test]
 fn a_change_as_text_and_markdown() {
     let (env, _fake) = repo();
-    snap!("diff_base", env.kco(&["diff", "--base", "HEAD~1"]));
-    let markdown = env.kco(&["diff", "--base", "HEAD~1", "-o", "markdown"]);
+    snap!("diff_base", env.text(&["diff", "--base", "HEAD~1"]));
+    let markdown = env.text(&["diff", "--base", "HEAD~1", "-o", "markdown"]);
     snap!("diff_base_markdown", markdown);
 }
 
 #[test]
 fn no_change() {
     let (env, _fake) = repo();
-    snap!("diff_base_unchanged", env.kco(&["diff", "--base", "HEAD"]));
-    let markdown = env.kco(&["diff", "--base", "HEAD", "-o", "markdown"]);
+    snap!("diff_base_unchanged", env.text(&["diff", "--base", "HEAD"]));
+    let markdown = env.text(&["diff", "--base", "HEAD", "-o", "markdown"]);
     snap!("diff_base_unchanged_markdown", markdown);
 }
 
@@ -64,6 +64,6 @@ fn an_unknown_revision() {
     let (env, _fake) = repo();
     snap!(
         "diff_base_unknown_rev",
-        env.kco(&["diff", "--base", "nope"])
+        env.text(&["diff", "--base", "nope"])
     );
 }

@@ -17,7 +17,7 @@ fn unreachable_cluster() {
     let url = nowhere();
     snap!(
         "error_unreachable_snapshot",
-        env.kco(&["--url", &url, "snapshot"])
+        env.text(&["--url", &url, "snapshot"])
     );
 }
 
@@ -28,7 +28,7 @@ fn connect_too_old() {
         .version("3.4.1")
         .source("c", super::SOURCE, State::Running, serde_json::json!([]))
         .start();
-    snap!("error_connect_too_old", env.on(&fake, &["snapshot"]));
+    snap!("error_connect_too_old", env.text_on(&fake, &["snapshot"]));
 }
 
 #[test]
@@ -37,16 +37,16 @@ fn unknown_connector() {
     let fake = billing_and_orders();
     snap!(
         "error_unknown_connector_snapshot",
-        env.on(&fake, &["snapshot", "nope"])
+        env.text_on(&fake, &["snapshot", "nope"])
     );
     snap!(
         "error_unknown_connector_reset",
-        env.on(&fake, &["reset", "nope", "--yes"])
+        env.text_on(&fake, &["reset", "nope", "--yes"])
     );
     env.snapshot(&fake);
     snap!(
         "error_unknown_connector_diff",
-        env.on(&fake, &["diff", "nope"])
+        env.text_on(&fake, &["diff", "nope"])
     );
 }
 
@@ -61,13 +61,13 @@ fn unknown_cluster_and_bad_config() {
     );
     snap!(
         "error_unknown_cluster",
-        env.kco(&["--cluster", "prod", "snapshot"])
+        env.text(&["--cluster", "prod", "snapshot"])
     );
     env.write(
         "kco.yaml",
         "clusters:\n  a:\n    urlz: [http://localhost:1]\n",
     );
-    snap!("error_bad_config", env.kco(&["snapshot"]));
+    snap!("error_bad_config", env.text(&["snapshot"]));
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn bad_files() {
     let fake = billing_and_orders();
     env.snapshot(&fake);
     let two = ["apply", "snapshots/a", "--as", "z", "--yes"];
-    snap!("error_as_with_two_files", env.on(&fake, &two));
+    snap!("error_as_with_two_files", env.text_on(&fake, &two));
     env.edit(
         "snapshots/a/orders.yaml",
         "kafka_offset: 700",
@@ -85,12 +85,12 @@ fn bad_files() {
     let bad = "snapshots/a/orders.yaml";
     snap!(
         "error_bad_file_apply",
-        env.on(&fake, &["apply", bad, "--yes"])
+        env.text_on(&fake, &["apply", bad, "--yes"])
     );
-    snap!("error_bad_file_diff", env.on(&fake, &["diff", bad]));
+    snap!("error_bad_file_diff", env.text_on(&fake, &["diff", bad]));
     snap!(
         "error_no_such_file",
-        env.on(&fake, &["apply", "nope.yaml", "--yes"])
+        env.text_on(&fake, &["apply", "nope.yaml", "--yes"])
     );
 }
 
@@ -99,11 +99,11 @@ fn usage_errors() {
     let env = Env::new();
     snap!(
         "error_unknown_flag",
-        env.kco(&["snapshot", "--no-such-flag"])
+        env.text(&["snapshot", "--no-such-flag"])
     );
     snap!(
         "error_markdown_outside_diff",
-        env.kco(&["-o", "markdown", "validate"])
+        env.text(&["-o", "markdown", "validate"])
     );
-    snap!("error_apply_without_paths", env.kco(&["apply"]));
+    snap!("error_apply_without_paths", env.text(&["apply"]));
 }

@@ -5,34 +5,34 @@ use super::{snap, Env};
 #[test]
 fn top_level_help() {
     let env = Env::new();
-    snap!("help", env.kco(&["--help"]));
-    snap!("help_short", env.kco(&["-h"]));
+    snap!("help", env.text(&["--help"]));
+    snap!("help_short", env.text(&["-h"]));
 }
 
 #[test]
 fn every_subcommand_help() {
     let env = Env::new();
-    snap!("help_snapshot", env.kco(&["snapshot", "--help"]));
-    snap!("help_diff", env.kco(&["diff", "--help"]));
-    snap!("help_apply", env.kco(&["apply", "--help"]));
-    snap!("help_reset", env.kco(&["reset", "--help"]));
-    snap!("help_log", env.kco(&["log", "--help"]));
-    snap!("help_show", env.kco(&["show", "--help"]));
-    snap!("help_validate", env.kco(&["validate", "--help"]));
-    snap!("help_fmt", env.kco(&["fmt", "--help"]));
-    snap!("help_merge_file", env.kco(&["merge-file", "--help"]));
-    snap!("help_schema", env.kco(&["schema", "--help"]));
-    snap!("help_completions", env.kco(&["completions", "--help"]));
-    snap!("help_import", env.kco(&["import", "--help"]));
-    snap!("help_export", env.kco(&["export", "--help"]));
-    snap!("help_ls", env.kco(&["ls", "--help"]));
+    snap!("help_snapshot", env.text(&["snapshot", "--help"]));
+    snap!("help_diff", env.text(&["diff", "--help"]));
+    snap!("help_apply", env.text(&["apply", "--help"]));
+    snap!("help_reset", env.text(&["reset", "--help"]));
+    snap!("help_log", env.text(&["log", "--help"]));
+    snap!("help_show", env.text(&["show", "--help"]));
+    snap!("help_validate", env.text(&["validate", "--help"]));
+    snap!("help_fmt", env.text(&["fmt", "--help"]));
+    snap!("help_merge_file", env.text(&["merge-file", "--help"]));
+    snap!("help_schema", env.text(&["schema", "--help"]));
+    snap!("help_completions", env.text(&["completions", "--help"]));
+    snap!("help_import", env.text(&["import", "--help"]));
+    snap!("help_export", env.text(&["export", "--help"]));
+    snap!("help_ls", env.text(&["ls", "--help"]));
 }
 
 /// Every subcommand's long help ends with an `Examples:` section of 2 to 4 commands.
 #[test]
 fn every_subcommand_ends_with_examples() {
     let env = Env::new();
-    let top = env.kco(&["--help"]);
+    let top = env.text(&["--help"]);
     let names: Vec<&str> = top
         .lines()
         .skip_while(|l| !l.starts_with("Commands:"))
@@ -45,7 +45,7 @@ fn every_subcommand_ends_with_examples() {
         .collect();
     assert!(names.len() >= 11, "{names:?}");
     for name in names {
-        let help = env.kco(&[name, "--help"]);
+        let help = env.text(&[name, "--help"]);
         let (_, examples) = help
             .split_once("\nExamples:\n")
             .unwrap_or_else(|| panic!("`kco {name} --help` has no Examples:\n{help}"));

@@ -10,10 +10,13 @@ use super::{billing_and_orders, snap, Env};
 fn snapshot_diff_and_ls() {
     let env = Env::new();
     let fake = billing_and_orders();
-    snap!("json_snapshot", env.on(&fake, &["snapshot", "-o", "json"]));
+    snap!(
+        "json_snapshot",
+        env.text_on(&fake, &["snapshot", "-o", "json"])
+    );
     let (env, fake) = moved_on();
-    snap!("json_diff", env.on(&fake, &["diff", "-o", "json"]));
-    snap!("json_ls", env.on(&fake, &["ls", "-o", "json"]));
+    snap!("json_diff", env.text_on(&fake, &["diff", "-o", "json"]));
+    snap!("json_ls", env.text_on(&fake, &["ls", "-o", "json"]));
 }
 
 #[test]
@@ -21,7 +24,7 @@ fn diff_base() {
     let (env, _fake) = repo();
     snap!(
         "json_diff_base",
-        env.kco(&["diff", "--base", "HEAD~1", "-o", "json"])
+        env.text(&["diff", "--base", "HEAD~1", "-o", "json"])
     );
 }
 
@@ -29,12 +32,12 @@ fn diff_base() {
 fn apply_plan_report_and_reset() {
     let (env, fake) = moved_on();
     let plan = ["apply", "snapshots/a", "--dry-run", "-o", "json"];
-    snap!("json_apply_plan", env.on(&fake, &plan));
+    snap!("json_apply_plan", env.text_on(&fake, &plan));
     let apply = ["apply", "snapshots/a", "--yes", "-o", "json"];
-    snap!("json_apply_report", env.on(&fake, &apply));
+    snap!("json_apply_report", env.text_on(&fake, &apply));
     snap!(
         "json_reset",
-        env.on(&fake, &["reset", "audit", "--yes", "-o", "json"])
+        env.text_on(&fake, &["reset", "audit", "--yes", "-o", "json"])
     );
 }
 
@@ -48,10 +51,10 @@ fn offline_commands_and_an_error() {
         "kafka_offset: 700",
         "kafka_offset: 701",
     );
-    snap!("json_validate", env.kco(&["validate", "-o", "json"]));
+    snap!("json_validate", env.text(&["validate", "-o", "json"]));
     snap!(
         "json_fmt",
-        env.kco(&["fmt", "snapshots/a/orders.yaml", "-o", "json"])
+        env.text(&["fmt", "snapshots/a/orders.yaml", "-o", "json"])
     );
     env.write(
         "orders.json",
@@ -69,10 +72,10 @@ fn offline_commands_and_an_error() {
     ];
     snap!(
         "json_import",
-        env.kco(&[&import[..], &["-o", "json"]].concat())
+        env.text(&[&import[..], &["-o", "json"]].concat())
     );
     snap!(
         "json_error",
-        env.on(&fake, &["snapshot", "nope", "-o", "json"])
+        env.text_on(&fake, &["snapshot", "nope", "-o", "json"])
     );
 }

@@ -30,7 +30,7 @@ fn cluster() -> (Env, FakeConnect) {
 #[test]
 fn ls_table() {
     let (env, fake) = cluster();
-    snap!("ls", env.on(&fake, &["ls"]));
+    snap!("ls", env.text_on(&fake, &["ls"]));
     fake.assert_no_mutations();
 }
 

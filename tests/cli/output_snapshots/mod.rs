@@ -21,42 +21,40 @@ mod ls;
 mod offline;
 mod snapshot;
 
-use std::path::Path;
-
 use crate::fake_connect::FakeConnect;
-use crate::support::run::Kco;
+use crate::support::env::TestEnv;
+use crate::support::run::Run;
 
 pub use crate::support::data::{sink_offsets, source_offsets, SINK, SOURCE};
 pub use crate::support::fakes::{billing_and_orders, billing_in};
 
-/// A temp working dir in which kco runs.
-pub struct Env {
-    dir: tempfile::TempDir,
+/// A test environment ([`TestEnv`]: a temp dir, `--color never`) whose runs are rendered as
+/// the text of a snapshot.
+pub struct Env(TestEnv);
+
+impl std::ops::Deref for Env {
+    type Target = TestEnv;
+    fn deref(&self) -> &TestEnv {
+        &self.0
+    }
 }
 
 impl Env {
     pub fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
+        Env(TestEnv::new().args(&["--color", "never"]))
     }
 
     /// Runs `kco --color never <args>` here; returns exit code, stdout and stderr as one text.
-    pub fn kco(&self, args: &[&str]) -> String {
-        self.kco_env(args, &[])
+    pub fn text(&self, args: &[&str]) -> String {
+        self.render(self.kco(args))
     }
 
-    /// [`Env::kco`] with extra environment variables.
-    pub fn kco_env(&self, args: &[&str], vars: &[(&str, &str)]) -> String {
-        let r = Kco::new(self.path())
-            .envs(vars)
-            .args(["--color", "never"])
-            .args(args)
-            .run();
+    /// [`Env::text`] of `kco --url <fake> --cluster a <args>`.
+    pub fn text_on(&self, fake: &FakeConnect, args: &[&str]) -> String {
+        self.render(self.on(fake, args))
+    }
+
+    fn render(&self, r: Run) -> String {
         let text = format!(
             "exit: {}\n[stdout]\n{}[stderr]\n{}",
             r.code,
@@ -66,17 +64,9 @@ impl Env {
         self.scrub(text)
     }
 
-    /// `kco --url <fake> --cluster a <args>`.
-    pub fn on(&self, fake: &FakeConnect, args: &[&str]) -> String {
-        let url = fake.url();
-        let mut all = vec!["--url", url.as_str(), "--cluster", "a"];
-        all.extend_from_slice(args);
-        self.kco(&all)
-    }
-
     /// Runs `kco snapshot` against the fake and panics unless it succeeds (test setup).
     pub fn snapshot(&self, fake: &FakeConnect) {
-        let out = self.on(fake, &["snapshot"]);
+        let out = self.text_on(fake, &["snapshot"]);
         assert!(out.starts_with("exit: 0\n"), "{out}");
     }
 

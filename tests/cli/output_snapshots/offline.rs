@@ -15,7 +15,7 @@ fn files() -> Env {
 #[test]
 fn validate_valid_files() {
     let env = files();
-    snap!("validate_ok", env.kco(&["validate"]));
+    snap!("validate_ok", env.text(&["validate"]));
 }
 
 #[test]
@@ -28,7 +28,7 @@ fn validate_one_file_with_several_problems() {
         "checksum:",
         "config:\n  db.password: hunter2\nchecksum:",
     );
-    snap!("validate_several_problems", env.kco(&["validate", SINK]));
+    snap!("validate_several_problems", env.text(&["validate", SINK]));
 }
 
 #[test]
@@ -59,34 +59,34 @@ fn validate_a_directory_of_bad_files() {
     for (name, text) in &bad {
         env.write(&format!("bad/{name}.yaml"), text);
     }
-    snap!("validate_bad_dir", env.kco(&["validate", "bad"]));
+    snap!("validate_bad_dir", env.text(&["validate", "bad"]));
 }
 
 #[test]
 fn validate_without_a_snapshots_dir() {
-    snap!("validate_no_dir", Env::new().kco(&["validate"]));
+    snap!("validate_no_dir", Env::new().text(&["validate"]));
 }
 
 #[test]
 fn fmt_check_then_fix() {
     let env = files();
-    snap!("fmt_check_clean", env.kco(&["fmt", "--check"]));
+    snap!("fmt_check_clean", env.text(&["fmt", "--check"]));
     env.edit(SINK, "kafka_offset: 700", "kafka_offset: 600");
-    snap!("fmt_check_edited", env.kco(&["fmt", "--check"]));
-    snap!("fmt_fix", env.kco(&["fmt"]));
-    snap!("fmt_fixed", env.kco(&["fmt"]));
+    snap!("fmt_check_edited", env.text(&["fmt", "--check"]));
+    snap!("fmt_fix", env.text(&["fmt"]));
+    snap!("fmt_fixed", env.text(&["fmt"]));
 }
 
 #[test]
 fn fmt_leaves_a_broken_file_alone() {
     let env = files();
     env.edit(SOURCE, "offsets:\n", "offsets: [\n");
-    snap!("fmt_broken", env.kco(&["fmt"]));
+    snap!("fmt_broken", env.text(&["fmt"]));
 }
 
 #[test]
 fn schema_prints_json_schema() {
-    let out = Env::new().kco(&["schema"]);
+    let out = Env::new().text(&["schema"]);
     let head: Vec<&str> = out.lines().take(8).collect();
     snap!("schema_head", head.join("\n") + "\n...\n");
 }

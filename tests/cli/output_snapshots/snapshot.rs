@@ -8,8 +8,8 @@ use crate::fake_connect::Fault;
 fn first_run_then_unchanged() {
     let env = Env::new();
     let fake = billing_and_orders();
-    snap!("snapshot_first_run", env.on(&fake, &["snapshot"]));
-    snap!("snapshot_unchanged", env.on(&fake, &["snapshot"]));
+    snap!("snapshot_first_run", env.text_on(&fake, &["snapshot"]));
+    snap!("snapshot_unchanged", env.text_on(&fake, &["snapshot"]));
 }
 
 #[test]
@@ -17,7 +17,7 @@ fn a_connector_that_cannot_be_read() {
     let env = Env::new();
     let fake = billing_and_orders();
     fake.fault(Fault::on("GET", "/connectors/orders/offsets").respond(500, "kaput"));
-    snap!("snapshot_with_failure", env.on(&fake, &["snapshot"]));
+    snap!("snapshot_with_failure", env.text_on(&fake, &["snapshot"]));
 }
 
 #[test]
@@ -26,6 +26,9 @@ fn stale_files_then_prune() {
     let fake = billing_and_orders();
     env.snapshot(&fake);
     fake.remove_connector("billing");
-    snap!("snapshot_stale", env.on(&fake, &["snapshot"]));
-    snap!("snapshot_prune", env.on(&fake, &["snapshot", "--prune"]));
+    snap!("snapshot_stale", env.text_on(&fake, &["snapshot"]));
+    snap!(
+        "snapshot_prune",
+        env.text_on(&fake, &["snapshot", "--prune"])
+    );
 }
