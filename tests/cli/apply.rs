@@ -254,7 +254,7 @@ fn create_moves_offsets_to_a_new_name_and_never_prints_the_secret() {
     let (code, out, err) = dir
         .cmd()
         .on(&fake)
-        .args(&args)
+        .args(args)
         .envs(&[("KCO_TEST_PW", secret)])
         .run()
         .parts();
@@ -289,7 +289,7 @@ fn create_state_overrides_the_state_in_the_file() {
     let f = old_source_snapshot(dir.path());
     let env = [("KCO_TEST_PW", "pw")];
     let args = ["apply", &f, "--create-state", "stopped"];
-    let (code, ..) = dir.cmd().on(&fake).args(&args).envs(&env).run().parts();
+    let (code, ..) = dir.cmd().on(&fake).args(args).envs(&env).run().parts();
     assert_eq!(code, 1, "--create-state needs --create");
     assert!(fake.requests().is_empty());
     let args = [
@@ -300,7 +300,7 @@ fn create_state_overrides_the_state_in_the_file() {
         "stopped",
         "--yes",
     ];
-    let (code, out, err) = dir.cmd().on(&fake).args(&args).envs(&env).run().parts();
+    let (code, out, err) = dir.cmd().on(&fake).args(args).envs(&env).run().parts();
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(methods(&fake)[1..], ["PATCH /connectors/old/offsets"]);
     assert_eq!(fake.state("old"), Some(State::Stopped));

@@ -157,7 +157,7 @@ fn no_secret_reaches_any_output_or_file() {
     go(&["fmt", "snapshots/a/orders.yaml"], &mut seen);
     let child = dir
         .cmd()
-        .args(&["--cluster", "a", "-v", "apply", "snapshots/a", "--yes"])
+        .args(["--cluster", "a", "-v", "apply", "snapshots/a", "--yes"])
         .discard_output()
         .spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
