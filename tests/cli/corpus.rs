@@ -46,17 +46,17 @@ fn refused(dir: &Path, fake: &FakeConnect, target: &str, name: &str, line: bool)
         vec!["--url", &url, "--cluster", "a", "apply", target, "--yes"],
         vec!["--url", &url, "--cluster", "a", "diff", target],
     ] {
-        let (code, out) = TestEnv::at(dir).kco(&cmd).code_and_text();
-        assert_eq!(code, 1, "{name}: {cmd:?}\n{out}");
-        assert!(out.contains(name), "{name}: the file is named\n{out}");
+        let r = TestEnv::at(dir).kco(&cmd);
+        assert_eq!(r.code, 1, "{name}: {cmd:?}\n{r}");
+        assert!(r.all().contains(name), "{name}: the file is named\n{r}");
         if line {
             let pattern = format!("{name}:");
-            let has_line = out
-                .match_indices(&pattern)
-                .any(|(i, _)| out[i + pattern.len()..].starts_with(|c: char| c.is_ascii_digit()));
-            assert!(has_line, "{name}: a line is named\n{out}");
+            let has_line = r.all().match_indices(&pattern).any(|(i, _)| {
+                r.all()[i + pattern.len()..].starts_with(|c: char| c.is_ascii_digit())
+            });
+            assert!(has_line, "{name}: a line is named\n{r}");
         }
-        assert!(!out.contains("panicked"), "{out}");
+        assert!(!r.all().contains("panicked"), "{r}");
     }
     assert!(fake.requests().is_empty(), "{name}: {:?}", fake.requests());
 }
@@ -90,10 +90,10 @@ fn every_bad_config_is_a_clear_error_with_no_request() {
             .replace("{URL}", &fake.url());
         dir.config(text);
         for cmd in [["--cluster", "a", "snapshot"], ["--cluster", "a", "diff"]] {
-            let (code, out) = dir.kco(&cmd).code_and_text();
-            assert_eq!(code, 1, "{name}: {cmd:?}\n{out}");
-            assert!(out.contains("kco.yaml"), "{name}: names the file\n{out}");
-            assert!(!out.contains("panicked"), "{out}");
+            let r = dir.kco(&cmd);
+            assert_eq!(r.code, 1, "{name}: {cmd:?}\n{r}");
+            assert!(r.all().contains("kco.yaml"), "{name}: names the file\n{r}");
+            assert!(!r.all().contains("panicked"), "{r}");
         }
         assert!(fake.requests().is_empty(), "{name}: {:?}", fake.requests());
     }
@@ -122,19 +122,18 @@ fn a_50_mb_file_a_symlink_loop_and_a_file_rewritten_while_read() {
     let started = std::time::Instant::now();
     let url = fake.url();
     let target = "snapshots/a/big.yaml";
-    let (code, out) = dir
-        .kco(&["--url", &url, "--cluster", "a", "apply", target, "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
-    let at: usize = out
+    let r = dir.kco(&["--url", &url, "--cluster", "a", "apply", target, "--yes"]);
+    assert_eq!(r.code, 1, "{r}");
+    let at: usize = r
+        .all()
         .split("big.yaml:")
         .nth(1)
         .and_then(|rest| rest.split(':').next())
         .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no line: {out}"));
+        .unwrap_or_else(|| panic!("no line: {r}"));
     assert!(
         at + 5 > lines,
-        "the error is at the end ({lines} lines): {out}"
+        "the error is at the end ({lines} lines): {r}"
     );
     assert!(fake.requests().is_empty());
     eprintln!("50 MB file refused in {:?}", started.elapsed());

@@ -38,40 +38,32 @@ fn project() -> Project {
 fn a_file_of_another_cluster_is_refused_unless_that_cluster_is_named() {
     let p = project();
     let file = "snapshots/a/s.yaml";
-    let (code, out) = p
-        .dir
-        .kco(&["apply", file, "--create", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let r = p.dir.kco(&["apply", file, "--create", "--yes"]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(
-        out.contains("snapshots/a/s.yaml was captured on cluster `a`, not on `b`"),
-        "{out}"
+        r.all()
+            .contains("snapshots/a/s.yaml was captured on cluster `a`, not on `b`"),
+        "{r}"
     );
-    assert!(out.contains("--cluster b"), "{out}");
-    let (code, out) = p
-        .dir
-        .kco(&["apply", file, "--as", "s2", "--dry-run"])
-        .code_and_text();
-    assert_eq!(code, 1, "--as without --cluster: {out}");
-    let (code, out) = p.dir.kco(&["diff", "snapshots/a"]).code_and_text();
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("captured on cluster `a`, not on `b`"), "{out}");
+    assert!(r.all().contains("--cluster b"), "{r}");
+    let r = p.dir.kco(&["apply", file, "--as", "s2", "--dry-run"]);
+    assert_eq!(r.code, 1, "--as without --cluster: {r}");
+    let r = p.dir.kco(&["diff", "snapshots/a"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(
+        r.all().contains("captured on cluster `a`, not on `b`"),
+        "{r}"
+    );
     assert!(p.b.requests().is_empty(), "{:?}", p.b.requests());
     assert!(p.a.requests().is_empty(), "{:?}", p.a.requests());
     // Named, it goes where it is told.
-    let (code, out) = p
-        .dir
-        .kco(&["--cluster", "b", "apply", file, "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = p.dir.kco(&["--cluster", "b", "apply", file, "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
     assert_eq!(p.b.offsets("s"), offsets(5));
     // On its own cluster nothing needs naming.
-    let (code, out) = p
-        .dir
-        .kco(&["--cluster", "a", "diff", "snapshots/a"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("1 advanced"), "{out}");
+    let r = p.dir.kco(&["--cluster", "a", "diff", "snapshots/a"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.all().contains("1 advanced"), "{r}");
 }
 
 #[test]
@@ -147,23 +139,24 @@ fn the_state_directory_is_next_to_kco_yaml_wherever_kco_runs() {
         "nothing in the working directory"
     );
     // From the project's root, the second apply sees the first one's lock.
-    let (code, out) = p
+    let r = p
         .dir
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(
-        out.contains(&format!("is locked by another kco: pid {}", first.id())),
-        "{out}"
+        r.all()
+            .contains(&format!("is locked by another kco: pid {}", first.id())),
+        "{r}"
     );
     // A reader hears that an operation is in progress, not that one was interrupted.
-    let (code, out) = p.dir.kco(&["--cluster", "a", "diff"]).code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let r = p.dir.kco(&["--cluster", "a", "diff"]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(
-        out.contains("an operation on cluster `a` is in progress"),
-        "{out}"
+        r.all()
+            .contains("an operation on cluster `a` is in progress"),
+        "{r}"
     );
-    assert!(!out.contains("interrupted"), "{out}");
+    assert!(!r.all().contains("interrupted"), "{r}");
     let out = first.wait();
     assert_eq!(out.status.code(), Some(0));
     let backups: Vec<_> = std::fs::read_dir(p.dir.path().join(".kco/backups"))
@@ -181,25 +174,21 @@ fn a_refused_stop_leaves_no_journal_and_later_commands_run() {
             .always()
             .respond(403, "User kco may not stop connectors"),
     );
-    let (code, out) = p
+    let r = p
         .dir
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("may not stop connectors"), "{out}");
-    assert!(!out.contains("kco recover"), "{out}");
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.all().contains("may not stop connectors"), "{r}");
+    assert!(!r.all().contains("kco recover"), "{r}");
     assert!(!p.dir.path().join(".kco/journal/a.json").exists());
     assert_eq!(p.a.count("PUT", "/connectors/s/resume"), 0);
     assert_eq!(p.a.state("s"), Some(State::Running));
     // The nightly snapshot and diff are not blocked.
-    let (code, out) = p.dir.kco(&["--cluster", "a", "diff"]).code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("1 advanced"), "{out}");
-    let (code, out) = p
-        .dir
-        .kco(&["--cluster", "a", "snapshot", "--dir", "snaps"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = p.dir.kco(&["--cluster", "a", "diff"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.all().contains("1 advanced"), "{r}");
+    let r = p.dir.kco(&["--cluster", "a", "snapshot", "--dir", "snaps"]);
+    assert_eq!(r.code, 0, "{r}");
     p.a.clear_faults();
 }
 
@@ -212,40 +201,31 @@ fn a_journal_that_cannot_be_finished_is_discarded_by_a_documented_command() {
             .always()
             .respond(403, "User kco may not resume connectors"),
     );
-    let (code, out) = p
+    let r = p
         .dir
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(p.dir.path().join(".kco/journal/a.json").exists());
-    let (code, out) = p
-        .dir
-        .kco(&["--cluster", "a", "snapshot", "--dir", "snaps"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let r = p.dir.kco(&["--cluster", "a", "snapshot", "--dir", "snaps"]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(
-        out.contains("kco recover --discard --cluster a"),
-        "the refusal says how to get out: {out}"
+        r.all().contains("kco recover --discard --cluster a"),
+        "the refusal says how to get out: {r}"
     );
-    let (code, out) = p.dir.kco(&["--cluster", "a", "recover"]).code_and_text();
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("RUNNING NOT put back"), "{out}");
+    let r = p.dir.kco(&["--cluster", "a", "recover"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.all().contains("RUNNING NOT put back"), "{r}");
     assert!(p.dir.path().join(".kco/journal/a.json").exists());
-    let (code, out) = p
-        .dir
-        .kco(&["--cluster", "a", "recover", "--discard"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = p.dir.kco(&["--cluster", "a", "recover", "--discard"]);
+    assert_eq!(r.code, 0, "{r}");
     assert!(
-        out.contains("Discarded the journal of cluster `a`") && out.contains("s: was RUNNING"),
-        "{out}"
+        r.all().contains("Discarded the journal of cluster `a`")
+            && r.all().contains("s: was RUNNING"),
+        "{r}"
     );
-    assert!(out.contains("Nothing was put back"), "{out}");
+    assert!(r.all().contains("Nothing was put back"), "{r}");
     assert!(!p.dir.path().join(".kco/journal/a.json").exists());
-    let (code, out) = p
-        .dir
-        .kco(&["--cluster", "a", "snapshot", "--dir", "snaps"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = p.dir.kco(&["--cluster", "a", "snapshot", "--dir", "snaps"]);
+    assert_eq!(r.code, 0, "{r}");
     p.a.clear_faults();
 }

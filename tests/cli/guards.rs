@@ -46,39 +46,39 @@ fn a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused_unless_named() {
         .class(SINK)
         .cluster("b")
         .write_in(&t.path().join("snapshots/b"));
-    let (code, out) = t
-        .kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let r = t.kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(
-        out.contains("1 sink on cluster `b` shares a consumer group with a sink of another Connect cluster on the same Kafka cluster; nothing was changed:\n  `orders` on cluster `b` and `orders` on cluster `a`: consumer group `connect-orders`"),
-        "{out}"
+        r.all().contains("1 sink on cluster `b` shares a consumer group with a sink of another Connect cluster on the same Kafka cluster; nothing was changed:\n  `orders` on cluster `b` and `orders` on cluster `a`: consumer group `connect-orders`"),
+        "{r}"
     );
-    assert!(out.contains("--allow-shared-group orders"), "{out}");
+    assert!(r.all().contains("--allow-shared-group orders"), "{r}");
     assert!(
-        out.contains("cannot look for sinks sharing a consumer group on cluster `down`"),
-        "an unreachable cluster is a warning: {out}"
+        r.all()
+            .contains("cannot look for sinks sharing a consumer group on cluster `down`"),
+        "an unreachable cluster is a warning: {r}"
     );
-    assert!(!out.contains("cluster `x`"), "another Kafka cluster: {out}");
+    assert!(
+        !r.all().contains("cluster `x`"),
+        "another Kafka cluster: {r}"
+    );
     for f in [&a, &b, &elsewhere] {
         f.assert_no_mutations();
     }
 
-    let (code, out) = t
-        .kco(&[
-            "--cluster",
-            "b",
-            "apply",
-            "snapshots/b",
-            "--yes",
-            "--allow-shared-group",
-            "orders",
-        ])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = t.kco(&[
+        "--cluster",
+        "b",
+        "apply",
+        "snapshots/b",
+        "--yes",
+        "--allow-shared-group",
+        "orders",
+    ]);
+    assert_eq!(r.code, 0, "{r}");
     assert!(
-        out.contains("warning: consumer group `connect-orders` is also the group of sink `orders` on cluster `a` (the same Kafka cluster)"),
-        "the plan warns: {out}"
+        r.all().contains("warning: consumer group `connect-orders` is also the group of sink `orders` on cluster `a` (the same Kafka cluster)"),
+        "the plan warns: {r}"
     );
     assert_eq!(b.offsets("orders"), offsets(5));
 }
@@ -101,10 +101,8 @@ fn a_group_override_is_the_group_and_a_plan_without_a_changing_sink_looks_nowher
         .class(SINK)
         .cluster("b")
         .write_in(&dir);
-    let (code, out) = t
-        .kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = t.kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
     assert!(
         a.requests().is_empty(),
         "no sink changes, no look: {:?}",
@@ -114,13 +112,11 @@ fn a_group_override_is_the_group_and_a_plan_without_a_changing_sink_looks_nowher
         .class(SINK)
         .cluster("b")
         .write_in(&dir);
-    let (code, out) = t
-        .kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let r = t.kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(
-        out.contains("`orders` on cluster `b` and `archiver` on cluster `a`: consumer group `connect-orders`"),
-        "{out}"
+        r.all().contains("`orders` on cluster `b` and `archiver` on cluster `a`: consumer group `connect-orders`"),
+        "{r}"
     );
 }
 
@@ -159,10 +155,8 @@ fn a_url_that_is_not_a_worker_of_the_named_cluster_is_refused_naming_where_it_ca
     );
     assert!(!t.path().join("snapshots").exists(), "nothing written");
     // The cluster's own worker, however spelled, passes without a look at the others.
-    let (code, out) = t
-        .kco(&["--url", &format!("{}/", a.url()), "--cluster", "a", "ls"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = t.kco(&["--url", &format!("{}/", a.url()), "--cluster", "a", "ls"]);
+    assert_eq!(r.code, 0, "{r}");
 }
 
 #[test]
@@ -192,8 +186,8 @@ fn errors_caused_by_kco_url_and_kco_cluster_name_the_variable() {
         "{}",
         r.stderr
     );
-    let (_, out) = t.kco(&["--cluster", "zz", "ls"]).code_and_text();
-    assert!(out.contains("no cluster `zz` (--cluster)"), "{out}");
+    let r = t.kco(&["--cluster", "zz", "ls"]);
+    assert!(r.all().contains("no cluster `zz` (--cluster)"), "{r}");
 }
 
 #[test]
@@ -205,40 +199,37 @@ fn undo_goes_to_the_worker_its_backup_was_taken_from() {
         .class(SINK)
         .write_in(&t.path().join("files"));
     // Applied with --url on a project without kco.yaml: the backup records that worker.
-    let (code, out) = t
-        .kco(&[
-            "--url",
-            &used.url(),
-            "--cluster",
-            "a",
-            "apply",
-            "files",
-            "--yes",
-            "--backup-dir",
-            "bk",
-        ])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = t.kco(&[
+        "--url",
+        &used.url(),
+        "--cluster",
+        "a",
+        "apply",
+        "files",
+        "--yes",
+        "--backup-dir",
+        "bk",
+    ]);
+    assert_eq!(r.code, 0, "{r}");
     assert_eq!(used.offsets("s"), offsets(5));
     // Then kco.yaml names cluster `a` with another worker.
     config(t.path(), &[("a", &configured.url())]);
-    let (code, out) = t
-        .kco(&["undo", "bk", "--url", &configured.url(), "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let r = t.kco(&["undo", "bk", "--url", &configured.url(), "--yes"]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(
-        out.contains(&format!(
+        r.all().contains(&format!(
             "the backup bk was taken from {} (cluster `a`), not from {} (--url)",
             used.url(),
             configured.url()
         )),
-        "{out}"
+        "{r}"
     );
-    let (code, out) = t.kco(&["undo", "bk", "--yes"]).code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = t.kco(&["undo", "bk", "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
     assert!(
-        out.contains(&format!("The backup was taken from {}", used.url())),
-        "{out}"
+        r.all()
+            .contains(&format!("The backup was taken from {}", used.url())),
+        "{r}"
     );
     assert_eq!(used.offsets("s"), offsets(100));
     configured.assert_no_mutations();
@@ -283,38 +274,40 @@ fn fmt_without_paths_says_where_it_reseals_and_how_many() {
         .write_in(&t.path().join("snapshots/a"));
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, text.replace("kafka_offset: 5", "kafka_offset: 6")).unwrap();
-    let (code, out) = t.kco(&["fmt"]).code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = t.kco(&["fmt"]);
+    assert_eq!(r.code, 0, "{r}");
     assert!(
-        out.contains("No path given: formatting and re-sealing every file of snapshots/ (name files or directories to format only those)."),
-        "{out}"
+        r.all().contains("No path given: formatting and re-sealing every file of snapshots/ (name files or directories to format only those)."),
+        "{r}"
     );
     assert!(
-        out.contains("formatted: snapshots/a/s.yaml (checksum re-sealed)"),
-        "{out}"
+        r.all()
+            .contains("formatted: snapshots/a/s.yaml (checksum re-sealed)"),
+        "{r}"
     );
     assert!(
-        out.contains("1 file formatted (1 checksum re-sealed), 0 unchanged, 0 invalid"),
-        "{out}"
+        r.all()
+            .contains("1 file formatted (1 checksum re-sealed), 0 unchanged, 0 invalid"),
+        "{r}"
     );
-    let (code, out) = t.kco(&["fmt", "snapshots/a/s.yaml"]).code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert!(!out.contains("No path given"), "{out}");
+    let r = t.kco(&["fmt", "snapshots/a/s.yaml"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(!r.all().contains("No path given"), "{r}");
 }
 
 #[test]
 fn at_lists_the_times_it_takes_and_that_a_date_alone_is_midnight_utc() {
     let t = TestEnv::new();
     for cmd in ["apply", "show"] {
-        let (code, out) = t.kco(&[cmd, "--help"]).code_and_text();
-        assert_eq!(code, 0, "{out}");
-        let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+        let r = t.kco(&[cmd, "--help"]);
+        assert_eq!(r.code, 0, "{r}");
+        let flat = r.all().split_whitespace().collect::<Vec<_>>().join(" ");
         for form in [
             "YYYY-MM-DD (a date alone means 00:00 UTC)",
             "YYYY-MM-DD HH:MM:SS",
             "Z, UTC, +HH:MM or -HHMM",
         ] {
-            assert!(flat.contains(form), "{cmd}: {form}: {out}");
+            assert!(flat.contains(form), "{cmd}: {form}: {r}");
         }
     }
 }
@@ -342,22 +335,20 @@ fn creating_a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused() {
         .cluster("b")
         .config(Some(config))
         .write_in(&t.path().join("snapshots/b"));
-    let (code, out) = t
-        .kco(&[
-            "--cluster",
-            "b",
-            "apply",
-            "snapshots/b",
-            "--create",
-            "--yes",
-        ])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let r = t.kco(&[
+        "--cluster",
+        "b",
+        "apply",
+        "snapshots/b",
+        "--create",
+        "--yes",
+    ]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(
-        out.contains(
+        r.all().contains(
             "`orders` on cluster `b` and `orders` on cluster `a`: consumer group `connect-orders`"
         ),
-        "{out}"
+        "{r}"
     );
     assert_eq!(b.state("orders"), None, "not created");
 }
@@ -417,12 +408,11 @@ fn kco_url_without_kco_cluster_fails_every_command_naming_it_instead_of_reviewin
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
 
     // Named, the review reviews: the rewind of s, against live.
-    let (code, out) = Kco::new(dir)
+    let r = Kco::new(dir)
         .env("KCO_URL", fake.url())
         .env("KCO_CLUSTER", "prod")
         .args(["diff", "--base", "HEAD^"])
-        .run()
-        .code_and_text();
-    assert_eq!(code, 2, "{out}");
-    assert!(out.contains("REPROCESSING"), "{out}");
+        .run();
+    assert_eq!(r.code, 2, "{r}");
+    assert!(r.all().contains("REPROCESSING"), "{r}");
 }

@@ -123,11 +123,9 @@ fn two_clones_applying_at_once_one_proceeds_and_the_other_fails_naming_it_before
     assert_eq!(fake.state("s"), Some(State::Running));
     assert_eq!(r.lock_refs(), "", "released");
     // Now the second runner goes ahead (nothing to change).
-    let (code, out) = r.clones[1]
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("No changes."), "{out}");
+    let run = r.clones[1].kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.all().contains("No changes."), "{run}");
 }
 
 /// A lock a lost runner left on the remote, as its kco wrote it.
@@ -155,58 +153,54 @@ fn a_lost_runners_lock_is_shown_by_status_and_removed_by_force_unlock_only_with_
     let dir = &r.clones[0];
     let id = "0a1b2c3d4e5f6789";
     lost_runner_lock(dir.path(), id);
-    let (code, out) = dir.kco(&["lock", "status"]).code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let run = dir.kco(&["lock", "status"]);
+    assert_eq!(run.code, 0, "{run}");
     assert_eq!(
-        out,
+        run.all(),
         "Locks are shared through git remote `origin`.\n\
          a: pid 4242 on runner-9 (user ci, CI job GITHUB_RUN_ID=77, since 2026-11-30T23:00:00Z), \
          lock id 0a1b2c3d4e5f6789 (remote: refs/kco/locks/a on git remote `origin`)\n"
     );
-    let (code, out) = dir
-        .kco(&["--cluster", "a", "lock", "status", "-o", "json"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let run = dir.kco(&["--cluster", "a", "lock", "status", "-o", "json"]);
+    assert_eq!(run.code, 0, "{run}");
+    let v: serde_json::Value = serde_json::from_str(&run.all()).unwrap();
     assert_eq!(v["remote"], "origin");
     assert_eq!(v["locks"][0]["id"], id);
     assert_eq!(v["locks"][0]["kind"], "remote");
     // An apply is refused naming it, with the id to force-unlock.
-    let (code, out) = dir
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("pid 4242 on runner-9"), "{out}");
+    let run = dir.kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.all().contains("pid 4242 on runner-9"), "{run}");
     assert!(
-        out.contains(&format!("`kco lock force-unlock {id} --cluster a`")),
-        "{out}"
+        run.all()
+            .contains(&format!("`kco lock force-unlock {id} --cluster a`")),
+        "{run}"
     );
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
     // A wrong id removes nothing; no terminal to ask on and no --yes: nothing either.
-    let (code, out) = dir
-        .kco(&["lock", "force-unlock", "ffff", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("no lock has id `ffff`"), "{out}");
-    let (code, out) = dir.kco(&["lock", "force-unlock", id]).code_and_text();
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("Pass --yes"), "{out}");
+    let run = dir.kco(&["lock", "force-unlock", "ffff", "--yes"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.all().contains("no lock has id `ffff`"), "{run}");
+    let run = dir.kco(&["lock", "force-unlock", id]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.all().contains("Pass --yes"), "{run}");
     assert_eq!(r.lock_refs(), "refs/kco/locks/a");
-    let (code, out) = dir
-        .kco(&["lock", "force-unlock", id, "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let run = dir.kco(&["lock", "force-unlock", id, "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
     assert!(
-        out.contains("Removed the lock of cluster `a` (refs/kco/locks/a on git remote `origin`)."),
-        "{out}"
+        run.all()
+            .contains("Removed the lock of cluster `a` (refs/kco/locks/a on git remote `origin`)."),
+        "{run}"
     );
     assert_eq!(r.lock_refs(), "");
-    let (code, out) = dir.kco(&["lock", "status"]).code_and_text();
-    assert_eq!((code, out.contains("No lock is held.")), (0, true), "{out}");
-    let (code, out) = dir
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let run = dir.kco(&["lock", "status"]);
+    assert_eq!(
+        (run.code, run.all().contains("No lock is held.")),
+        (0, true),
+        "{run}"
+    );
+    let run = dir.kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
     assert_eq!(fake.offsets("s"), sink_offset(5));
 }
 
@@ -222,28 +216,25 @@ fn without_a_remote_the_lock_is_this_machines_only_and_a_change_says_so_once() {
         &["--cluster", "a", "diff"][..],
         &["--cluster", "a", "apply", "snapshots/a", "--dry-run"],
     ] {
-        let (_, out) = dir.kco(args).code_and_text();
-        assert!(!out.contains("this machine only"), "{args:?}: {out}");
+        let run = dir.kco(args);
+        assert!(!run.all().contains("this machine only"), "{args:?}: {run}");
     }
-    let (code, out) = dir
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert_eq!(out.matches(say).count(), 1, "{out}");
+    let run = dir.kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(run.all().matches(say).count(), 1, "{run}");
     // A git repository with no remote.
     git(dir.path(), &["init", "--quiet"]);
-    let (code, out) = dir
-        .kco(&["--cluster", "a", "reset", "s", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let run = dir.kco(&["--cluster", "a", "reset", "s", "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
     assert!(
-        out.contains("on this machine only (its git repository has no remote)"),
-        "{out}"
+        run.all()
+            .contains("on this machine only (its git repository has no remote)"),
+        "{run}"
     );
-    let (code, out) = dir.kco(&["lock", "status"]).code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let run = dir.kco(&["lock", "status"]);
+    assert_eq!(run.code, 0, "{run}");
     assert_eq!(
-        out,
+        run.all(),
         "Locks are held on this machine only: its git repository has no remote.\nNo lock is held.\n"
     );
     // `lock: local` is a choice: nothing to say.
@@ -251,11 +242,9 @@ fn without_a_remote_the_lock_is_this_machines_only_and_a_change_says_so_once() {
         "lock: local\nclusters:\n  a:\n    url: {}\n",
         fake.url()
     ));
-    let (code, out) = dir
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert!(!out.contains("this machine only"), "{out}");
+    let run = dir.kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!run.all().contains("this machine only"), "{run}");
 }
 
 #[test]
@@ -269,27 +258,26 @@ fn a_remote_that_cannot_be_reached_refuses_the_change_before_any_request_and_say
         dir.path(),
         &["remote", "add", "origin", &gone.to_string_lossy()],
     );
-    let (code, out) = dir
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let run = dir.kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(run.code, 1, "{run}");
     assert!(
-        out.contains(
+        run.all().contains(
             "error: cannot take or read the lock of cluster `a` on git remote `origin`: git push: "
         ),
-        "{out}"
+        "{run}"
     );
-    assert!(out.contains("`lock: local`"), "{out}");
+    assert!(run.all().contains("`lock: local`"), "{run}");
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
     assert!(
         !dir.path().join(".kco/locks/a.lock").exists(),
         "the local lock is let go"
     );
-    let (code, out) = dir.kco(&["lock", "status"]).code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let run = dir.kco(&["lock", "status"]);
+    assert_eq!(run.code, 1, "{run}");
     assert!(
-        out.contains("cannot read the cluster locks on git remote `origin`"),
-        "{out}"
+        run.all()
+            .contains("cannot read the cluster locks on git remote `origin`"),
+        "{run}"
     );
 }
 
@@ -357,38 +345,30 @@ fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_
     fake.clear_faults();
 
     // Runner 2's nightly: never records the STOPPED another runner's operation left.
-    let (code, out) = r.clones[1]
-        .kco(&["--cluster", "a", "snapshot"])
-        .code_and_text();
-    assert_ne!(code, 0, "{out}");
+    let run = r.clones[1].kco(&["--cluster", "a", "snapshot"]);
+    assert_ne!(run.code, 0, "{run}");
     assert!(
-        out.contains("an interrupted operation on cluster `a` left 1 connector possibly out of their prior state (refs/kco/journals/a on git remote `origin`)"),
-        "{out}"
+        run.all().contains("an interrupted operation on cluster `a` left 1 connector possibly out of their prior state (refs/kco/journals/a on git remote `origin`)"),
+        "{run}"
     );
     // Runner 2 recovers from its own clone (the killed holder's lock is stale: same host),
     // naming where the journal really came from: the remote's ref, not its own `.kco`.
-    let (code, out) = r.clones[1]
-        .kco(&["--cluster", "a", "recover"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let run = r.clones[1].kco(&["--cluster", "a", "recover"]);
+    assert_eq!(run.code, 0, "{run}");
     assert!(
-        out.contains(
+        run.all().contains(
             "putting back the states it recorded in refs/kco/journals/a on git remote `origin`:"
         ),
-        "{out}"
+        "{run}"
     );
-    assert!(!out.contains(".kco/journal"), "{out}");
-    assert_eq!(fake.state("s"), Some(State::Running), "{out}");
-    assert_eq!(r.journal_refs(), "", "finished: {out}");
-    assert_eq!(r.lock_refs(), "", "released: {out}");
-    let (code, out) = r.clones[1]
-        .kco(&["--cluster", "a", "snapshot"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    let (code, out) = r.clones[1]
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    assert!(!run.all().contains(".kco/journal"), "{run}");
+    assert_eq!(fake.state("s"), Some(State::Running), "{run}");
+    assert_eq!(r.journal_refs(), "", "finished: {run}");
+    assert_eq!(r.lock_refs(), "", "released: {run}");
+    let run = r.clones[1].kco(&["--cluster", "a", "snapshot"]);
+    assert_eq!(run.code, 0, "{run}");
+    let run = r.clones[1].kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
 }
 
 /// Runner 1 killed mid-apply, the sink left STOPPED: its journal stays in its own `.kco` and
@@ -406,13 +386,11 @@ fn killed_then_finished_elsewhere(fake: &FakeConnect, r: &Runners) {
     fake.clear_faults();
     assert_eq!(fake.state("s"), Some(State::Stopped), "left stopped");
     assert!(r.clones[0].path().join(".kco/journal/a.json").exists());
-    let (code, out) = r.clones[1]
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("did not finish"), "{out}");
-    assert_eq!(fake.state("s"), Some(State::Running), "{out}");
-    assert_eq!(r.journal_refs(), "", "finished: {out}");
+    let run = r.clones[1].kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.all().contains("did not finish"), "{run}");
+    assert_eq!(fake.state("s"), Some(State::Running), "{run}");
+    assert_eq!(r.journal_refs(), "", "finished: {run}");
 }
 
 /// Crash safety across runners: once runner 2 finished runner 1's operation from the journal
@@ -431,17 +409,15 @@ fn a_killed_runners_own_journal_is_dropped_once_another_runner_finished_it_on_th
     fake.clear_requests();
 
     let finished_by = "was finished by pid ";
-    let (code, out) = r.clones[0]
-        .kco(&["--cluster", "a", "recover"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let run = r.clones[0].kco(&["--cluster", "a", "recover"]);
+    assert_eq!(run.code, 0, "{run}");
     for part in [
         "whose journal this checkout kept (.kco/journal/a.json)",
         finished_by,
         "(refs/kco/finished/a on git remote `origin`): its journal is dropped here",
         "Nothing to recover",
     ] {
-        assert!(out.contains(part), "{part}: {out}");
+        assert!(run.all().contains(part), "{part}: {run}");
     }
     assert_eq!(
         fake.state("s"),
@@ -457,19 +433,15 @@ fn a_killed_runners_own_journal_is_dropped_once_another_runner_finished_it_on_th
 
     // The same stale copy, and the nightly's snapshot on runner 1: it goes ahead, saying why.
     std::fs::write(&stale, &kept).unwrap();
-    let (code, out) = r.clones[0]
-        .kco(&["--cluster", "a", "snapshot"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains(finished_by), "{out}");
+    let run = r.clones[0].kco(&["--cluster", "a", "snapshot"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.all().contains(finished_by), "{run}");
     assert!(!stale.exists());
-    let (code, out) = r.clones[0]
-        .kco(&["--cluster", "a", "snapshot"])
-        .code_and_text();
+    let run = r.clones[0].kco(&["--cluster", "a", "snapshot"]);
     assert_eq!(
-        (code, out.contains(finished_by)),
+        (run.code, run.all().contains(finished_by)),
         (0, false),
-        "said once: {out}"
+        "said once: {run}"
     );
     assert_eq!(fake.state("s"), Some(State::Paused));
 }
@@ -498,17 +470,15 @@ fn a_dry_run_refuses_while_another_runners_journal_is_on_the_remote_and_changes_
         &["rev-parse", "refs/kco/locks/a"],
     );
 
-    let (code, out) = r.clones[1]
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--dry-run"])
-        .code_and_text();
-    assert_eq!(code, 1, "{out}");
+    let run = r.clones[1].kco(&["--cluster", "a", "apply", "snapshots/a", "--dry-run"]);
+    assert_eq!(run.code, 1, "{run}");
     for part in [
         "an interrupted operation on cluster `a` left 1 connector possibly out of their prior state (refs/kco/journals/a on git remote `origin`)",
         "any `kco apply` to it does so first",
     ] {
-        assert!(out.contains(part), "{part}: {out}");
+        assert!(run.all().contains(part), "{part}: {run}");
     }
-    assert!(!out.contains("Plan for cluster"), "{out}");
+    assert!(!run.all().contains("Plan for cluster"), "{run}");
     assert!(
         fake.mutating_requests().is_empty(),
         "{:?}",
@@ -523,11 +493,9 @@ fn a_dry_run_refuses_while_another_runners_journal_is_on_the_remote_and_changes_
     assert_eq!(lock_after, lock_before, "the lock was not taken");
     assert!(!r.clones[1].path().join(".kco/journal/a.json").exists());
 
-    let (code, out) = r.clones[1]
-        .kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("did not finish"), "{out}");
+    let run = r.clones[1].kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.all().contains("did not finish"), "{run}");
     assert_eq!(fake.state("s"), Some(State::Running));
     assert_eq!(r.journal_refs(), "");
 }

@@ -40,13 +40,11 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
         .version("4.1.0")
         .sink("old", SINK, State::Running, offsets(100))
         .start();
-    let (code, out) = t
-        .on(
-            &fake,
-            &["apply", "files", "--create", "--yes", "--backup-dir", "bk"],
-        )
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = t.on(
+        &fake,
+        &["apply", "files", "--create", "--yes", "--backup-dir", "bk"],
+    );
+    assert_eq!(r.code, 0, "{r}");
     assert_eq!(fake.state("new"), Some(State::Running));
     let marker: Value = serde_json::from_str(
         &std::fs::read_to_string(t.path().join("bk/kco-backup.json")).unwrap(),
@@ -57,25 +55,27 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
 
     // The plan first: nothing changes on a dry run, nor without --yes.
     fake.clear_requests();
-    let (code, out) = t.on(&fake, &["undo", "bk", "--dry-run"]).code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = t.on(&fake, &["undo", "bk", "--dry-run"]);
+    assert_eq!(r.code, 0, "{r}");
     assert!(
-        out.contains("new (sink, RUNNING): created by the operation being undone: stop, delete the offsets of its 1 partition, then delete the connector"),
-        "{out}"
+        r.all().contains("new (sink, RUNNING): created by the operation being undone: stop, delete the offsets of its 1 partition, then delete the connector"),
+        "{r}"
     );
     assert!(
-        out.contains("old (sink, RUNNING): stop, patch 1 partition,"),
-        "{out}"
+        r.all()
+            .contains("old (sink, RUNNING): stop, patch 1 partition,"),
+        "{r}"
     );
-    let (code, _) = t.on(&fake, &["undo", "bk"]).code_and_text();
-    assert_eq!(code, 1, "no terminal, no --yes: refused");
+    let r = t.on(&fake, &["undo", "bk"]);
+    assert_eq!(r.code, 1, "no terminal, no --yes: refused");
     fake.assert_no_mutations();
 
-    let (code, out) = t.on(&fake, &["undo", "bk", "--yes"]).code_and_text();
-    assert_eq!(code, 0, "{out}");
+    let r = t.on(&fake, &["undo", "bk", "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
     assert!(
-        out.contains("ok new: offsets deleted and verified, connector deleted\n"),
-        "{out}"
+        r.all()
+            .contains("ok new: offsets deleted and verified, connector deleted\n"),
+        "{r}"
     );
     assert_eq!(fake.state("new"), None, "the created connector is gone");
     assert_eq!(fake.offsets("new"), json!([]), "and its offsets with it");
@@ -83,9 +83,7 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
     assert_eq!(fake.state("old"), Some(State::Running));
 
     // Applying the backup directory does the same (a second time: nothing left to do).
-    let (code, out) = t
-        .on(&fake, &["apply", "bk", "--prune", "--yes"])
-        .code_and_text();
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("No changes."), "{out}");
+    let r = t.on(&fake, &["apply", "bk", "--prune", "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.all().contains("No changes."), "{r}");
 }

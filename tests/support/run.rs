@@ -71,6 +71,13 @@ impl Run {
     }
 }
 
+/// stdout then stderr, as [`Run::all`] gives them.
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.stdout, self.stderr)
+    }
+}
+
 impl Kco {
     /// kco in `dir`, hermetic (see the module).
     pub fn new(dir: impl AsRef<Path>) -> Kco {
