@@ -114,10 +114,8 @@ fn apply_backs_up_and_the_backup_undoes_it() {
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].file.metadata.state, Some(ConnectorState::Running));
 
-    let (code, out, err) = dir
-        .on(&fake, &["apply", backup_dir, "--prune", "--yes"])
-        .parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let r = dir.on(&fake, &["apply", backup_dir, "--prune", "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
     let mut got: Vec<Value> = fake.offsets("s").as_array().unwrap().clone();
     let mut want: Vec<Value> = before.as_array().unwrap().clone();
     got.sort_by_key(|v| v.to_string());
@@ -131,15 +129,15 @@ fn a_second_apply_sends_no_mutating_request() {
     let fake = sink_fake(State::Running);
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
     let f = &f;
-    let (code, out, err) = dir.on(&fake, &["apply", f, "--yes"]).parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let r = dir.on(&fake, &["apply", f, "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
     fake.clear_requests();
     let (code, out, _) = dir.on(&fake, &["apply", f, "--yes"]).parts();
     assert_eq!(code, 0);
     assert!(out.contains("No changes."), "{out}");
     fake.assert_no_mutations();
-    let (_, out, _) = dir.on(&fake, &["apply", f, "--output", "json"]).parts();
-    let doc: Value = serde_json::from_str(&out).unwrap();
+    let r = dir.on(&fake, &["apply", f, "--output", "json"]);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["result"]["mutating_calls"], 0, "{doc}");
     assert_eq!(doc["plan"]["connectors"][0]["action"]["kind"], "no_change");
     fake.assert_no_mutations();
@@ -155,11 +153,11 @@ fn a_rebalance_conflict_is_retried() {
             .conflict(),
     );
     let f = sink_snapshot(dir.path(), "s", &[(0, 10)]);
-    let (code, out, err) = dir.on(&fake, &["apply", &f, "--yes", "-o", "json"]).parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let r = dir.on(&fake, &["apply", &f, "--yes", "-o", "json"]);
+    assert_eq!(r.code, 0, "{r}");
     assert_eq!(fake.count("PATCH", "/connectors/s/offsets"), 2);
     assert_eq!(fake.state("s"), Some(State::Paused));
-    let doc: Value = serde_json::from_str(&out).unwrap();
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     let c = &doc["result"]["connectors"][0];
     assert_eq!(c["outcome"], "applied");
     assert_eq!(c["prior_state"], "PAUSED");
@@ -300,8 +298,8 @@ fn create_state_overrides_the_state_in_the_file() {
         "stopped",
         "--yes",
     ];
-    let (code, out, err) = dir.cmd().on(&fake).args(args).envs(&env).run().parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let r = dir.cmd().on(&fake).args(args).envs(&env).run();
+    assert_eq!(r.code, 0, "{r}");
     assert_eq!(methods(&fake)[1..], ["PATCH /connectors/old/offsets"]);
     assert_eq!(fake.state("old"), Some(State::Stopped));
     assert_eq!(fake.offsets("old")[0]["offset"]["position"], 42);
@@ -354,16 +352,14 @@ fn reset_deletes_offsets_and_keeps_a_stopped_connector_stopped() {
         "{out}"
     );
     fake.assert_no_mutations();
-    let (code, out, err) = dir
-        .on(&fake, &["reset", "s", "--yes", "--backup-dir", "bk"])
-        .parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let r = dir.on(&fake, &["reset", "s", "--yes", "--backup-dir", "bk"]);
+    assert_eq!(r.code, 0, "{r}");
     assert_eq!(methods(&fake), vec!["DELETE /connectors/s/offsets"]);
     assert_eq!(fake.offsets("s"), json!([]));
     assert_eq!(fake.state("s"), Some(State::Stopped));
     assert!(dir.path().join("bk/s.yaml").is_file());
     // The backup restores them.
-    let (code, out, err) = dir.on(&fake, &["apply", "bk", "--yes"]).parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let r = dir.on(&fake, &["apply", "bk", "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
     assert_eq!(fake.offsets("s").as_array().unwrap().len(), 2);
 }

@@ -128,8 +128,8 @@ fn advanced_is_fine_unless_fail_on_any() {
     );
     assert!(out.contains("t/2: only live: {\"kafka_offset\":7} (not in the file)  [ADVANCED]"));
     assert!(out.contains("+++ live: a/orders"), "{out}");
-    let (code, _, _) = t.on(&fake, &["diff", "orders", "--fail-on", "any"]).parts();
-    assert_eq!(code, 2);
+    let r = t.on(&fake, &["diff", "orders", "--fail-on", "any"]);
+    assert_eq!(r.code, 2);
     fake.assert_no_mutations();
 }
 
@@ -177,8 +177,8 @@ fn in_sync_exits_0_and_type_change_is_reported() {
         out.contains("live state STOPPED, the file records RUNNING: paused or stopped outside kco"),
         "{out}"
     );
-    let (code, _, _) = t.on(&fake, &["diff", "s", "--fail-on", "any"]).parts();
-    assert_eq!(code, 2);
+    let r = t.on(&fake, &["diff", "s", "--fail-on", "any"]);
+    assert_eq!(r.code, 2);
     // A kco operation holding the cluster's shared lock (running, or killed on another
     // runner) may have left it stopped: state drift (exit 2), the holder named.
     let bare = TestEnv::new();
@@ -220,9 +220,9 @@ fn in_sync_exits_0_and_type_change_is_reported() {
     fake.add_connector(
         crate::fake_connect::ConnectorSpec::source("k", SOURCE).offsets(source_offsets(1)),
     );
-    let (code, out, _) = t.on(&fake, &["diff", "k", "-o", "json"]).parts();
-    assert_eq!(code, 2);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let r = t.on(&fake, &["diff", "k", "-o", "json"]);
+    assert_eq!(r.code, 2);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["connectors"][0]["status"], "type_changed");
     assert_eq!(
         v["connectors"][0]["notes"][0],

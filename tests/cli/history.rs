@@ -203,9 +203,9 @@ fn log_follows_a_connector_through_rewinds_skips_and_merges() {
         "{text}"
     );
 
-    let (_, out, _) = r.kco(&["log", "orders", "-n", "1", "-o", "json"]).parts();
+    let run = r.kco(&["log", "orders", "-n", "1", "-o", "json"]);
     assert_eq!(
-        parse_json(&out)["connectors"][0]["commits"]
+        parse_json(&run.stdout)["connectors"][0]["commits"]
             .as_array()
             .unwrap()
             .len(),
@@ -274,11 +274,9 @@ fn stalled_connectors_are_the_ones_no_recent_commit_moved_forward() {
     let (_, text, _) = r.kco(&["log", "--stalled", "2"]).parts();
     assert!(text.starts_with("1 of 3 connectors did not move forward over the last 2 commits:\n  newbie  snapshots/a/newbie.yaml  file unchanged in the last 2 commits  [STALLED]"), "{text}");
     // Over 3 commits orders rewound in one and moved forward in another: not stalled.
-    let (code, out, _) = r
-        .kco(&["log", "orders", "--stalled", "3", "-o", "json"])
-        .parts();
-    assert_eq!(parse_json(&out)["connectors"][0]["stalled"], false);
-    assert_eq!(code, 0, "none stalled");
+    let run = r.kco(&["log", "orders", "--stalled", "3", "-o", "json"]);
+    assert_eq!(parse_json(&run.stdout)["connectors"][0]["stalled"], false);
+    assert_eq!(run.code, 0, "none stalled");
 }
 
 #[test]
@@ -454,13 +452,11 @@ fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
     let fake = FakeConnect::builder()
         .sink("orders", SINK, State::Running, orders(&[(0, 150), (1, 60)]))
         .start();
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &["apply", "snapshots/a", "--at", "HEAD", "--prune", "--yes"],
-        )
-        .parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let run = r.on(
+        &fake,
+        &["apply", "snapshots/a", "--at", "HEAD", "--prune", "--yes"],
+    );
+    assert_eq!(run.code, 0, "{run}");
     assert_eq!(fake.offsets("orders"), orders(&[(0, 100), (1, 50)]));
 
     // An apply record of another cluster covers nothing here.
@@ -501,22 +497,23 @@ fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
             && err.contains(&fresh[..12]),
         "{err}"
     );
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &[
-                "apply",
-                "snapshots/a",
-                "--at",
-                "HEAD",
-                "--dry-run",
-                "-o",
-                "json",
-            ],
-        )
-        .parts();
-    assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(parse_json(&out)["source"]["never_had"], json!(["fresh"]));
+    let run = r.on(
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--at",
+            "HEAD",
+            "--dry-run",
+            "-o",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(
+        parse_json(&run.stdout)["source"]["never_had"],
+        json!(["fresh"])
+    );
 }
 
 #[test]
@@ -591,8 +588,8 @@ fn at_follows_a_moved_file_to_where_it_was_and_a_move_is_no_observation() {
         .collect();
     assert_eq!(passed, [back.as_str(), skip.as_str()]);
     // What log says of the same commits: the move and both edits are changes, not nightlies.
-    let (_, out, _) = r.kco(&["log", "orders", "-o", "json"]).parts();
-    let kinds: Vec<(String, String)> = parse_json(&out)["connectors"][0]["commits"]
+    let run = r.kco(&["log", "orders", "-o", "json"]);
+    let kinds: Vec<(String, String)> = parse_json(&run.stdout)["connectors"][0]["commits"]
         .as_array()
         .unwrap()
         .iter()

@@ -165,23 +165,21 @@ fn a_removed_partition_is_reset_and_fail_on_reset_refuses_it() {
         "{err}"
     );
     fake.assert_no_mutations();
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &[
-                "apply",
-                "snapshots/a",
-                "--commit",
-                "HEAD",
-                "-o",
-                "json",
-                "--yes",
-            ],
-        )
-        .parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let run = r.on(
+        &fake,
+        &[
+            "apply",
+            "snapshots/a",
+            "--commit",
+            "HEAD",
+            "-o",
+            "json",
+            "--yes",
+        ],
+    );
+    assert_eq!(run.code, 0, "{run}");
     assert!(!live(&fake, "sink-x").contains_key("clicks/2"));
-    let v = crate::support::json::parse_json(&out);
+    let v = crate::support::json::parse_json(&run.stdout);
     let c = &v["plan"]["connectors"][0];
     assert_eq!(c["name"], "sink-x");
     assert_eq!(c["left_alone"], 1);
@@ -285,9 +283,9 @@ fn a_nightly_commit_is_never_applied() {
         ][..],
         &["apply", "snapshots/a", "--commit", "HEAD", "-o", "json"][..],
     ] {
-        let (code, out, err) = r.on(&fake, args).parts();
-        assert_eq!(code, 0, "{out}{err}");
-        let doc: serde_json::Value = serde_json::from_str(&out).expect(&out);
+        let run = r.on(&fake, args);
+        assert_eq!(run.code, 0, "{run}");
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stdout);
         assert!(doc["plan"].is_null() && doc["result"].is_null(), "{doc}");
         if args.contains(&"--commit") {
             assert_eq!(doc["record"]["kind"], "snapshot", "{doc}");
@@ -800,11 +798,9 @@ fn a_review_of_a_sink_mid_rebalance_gives_bounds_and_a_stopped_one_exact_counts(
                     "connector": {"state": "UNASSIGNED", "worker_id": "w1:8083"}}),
             ),
     );
-    let (code, out, err) = r
-        .on(&fake, &["diff", "--base", "HEAD~1", "-o", "json"])
-        .parts();
-    assert_eq!(code, 2, "{out}{err}");
-    let labels = review_labels(&crate::support::json::parse_json(&out));
+    let run = r.on(&fake, &["diff", "--base", "HEAD~1", "-o", "json"]);
+    assert_eq!(run.code, 2, "{run}");
+    let labels = review_labels(&crate::support::json::parse_json(&run.stdout));
     assert!(
         labels[0].2.starts_with("at least 200 records"),
         "{labels:?}"

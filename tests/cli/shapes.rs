@@ -80,8 +80,8 @@ fn an_unknown_class_passes_with_one_notice() {
     let notices: Vec<&str> = err.lines().filter(|l| l.starts_with("notice:")).collect();
     assert_eq!(notices.len(), 1, "{err}");
     assert!(notices[0].contains("com.example.Custom (2 files)"), "{err}");
-    let (_, out, _) = dir.kco(&["validate", "-o", "json"]).parts();
-    let doc: Value = serde_json::from_str(&out).unwrap();
+    let r = dir.kco(&["validate", "-o", "json"]);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["unchecked"][0]["class"], "com.example.Custom");
     assert_eq!(doc["unchecked"][0]["files"].as_array().unwrap().len(), 2);
 }
@@ -160,9 +160,9 @@ fn kco_yaml_adds_a_class_and_schema_prints_the_table() {
         ),
         "{out}"
     );
-    let (code, out, _) = dir.kco(&["schema", "--shapes", "-o", "json"]).parts();
-    assert_eq!(code, 0);
-    let doc: Value = serde_json::from_str(&out).unwrap();
+    let r = dir.kco(&["schema", "--shapes", "-o", "json"]);
+    assert_eq!(r.code, 0);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     let classes: Vec<&str> = doc["shapes"]
         .as_array()
         .unwrap()
@@ -205,8 +205,8 @@ fn diff_base_refuses_a_misfit_and_shows_readable_lsns() {
         "{out}"
     );
     assert!(out.contains("moved backward by 3720 bytes"), "{out}");
-    let (_, out, _) = dir.kco(&["diff", "--base", "HEAD", "-o", "json"]).parts();
-    let doc: Value = serde_json::from_str(&out).unwrap();
+    let r = dir.kco(&["diff", "--base", "HEAD", "-o", "json"]);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     let p = &doc["connectors"][0]["partitions"][0];
     assert_eq!(p["after"]["lsn"], 23800000, "raw values kept");
     assert_eq!(
