@@ -151,11 +151,7 @@ fn an_unreachable_default_cluster_is_named_with_its_urls() {
     let dir = TestEnv::new();
     let d = dir.path();
     std::fs::create_dir_all(d.join("snapshots/east")).unwrap();
-    std::fs::write(
-        d.join("kco.yaml"),
-        "defaultCluster: east\nclusters:\n  east:\n    urls: [http://127.0.0.1:9, http://127.0.0.1:10]\n  west: {url: http://127.0.0.1:11}\n",
-    )
-    .unwrap();
+    dir.config("defaultCluster: east\nclusters:\n  east:\n    urls: [http://127.0.0.1:9, http://127.0.0.1:10]\n  west: {url: http://127.0.0.1:11}\n");
     let r = dir.kco(&["diff"]);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
@@ -254,7 +250,6 @@ fn a_failover_names_a_sink_it_leaves_stopped_and_the_flag_that_starts_it() {
 #[test]
 fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
     let dir = TestEnv::new();
-    let d = dir.path();
     let sink = |id: &str, topic: &str, offset: i64| {
         FakeConnect::builder()
             .version("4.1.0")
@@ -271,15 +266,11 @@ fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
     };
     let east = sink("K-EAST", "orders", 600);
     let west = sink("K-WEST", "east.orders", 900);
-    std::fs::write(
-        d.join("kco.yaml"),
-        format!(
-            "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n",
-            east.url(),
-            west.url()
-        ),
-    )
-    .unwrap();
+    dir.config(format!(
+        "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n",
+        east.url(),
+        west.url()
+    ));
     let r = dir.kco(&["--cluster", "west", "snapshot"]);
     assert_eq!(r.code, 0, "{}", r.all());
     let failback = [

@@ -78,13 +78,9 @@ fn no_secret_reaches_any_output_or_file() {
         )
         .start();
     let url = fake.url();
-    std::fs::write(
-        d.join("kco.yaml"),
-        format!(
-            "clusters:\n  a:\n    urls: [{url}]\n    auth:\n      basic: {{username: kco, password: \"${{env:KCO_PW}}\"}}\n    headers: {{X-Gateway: \"${{env:KCO_HDR}}\"}}\n  t:\n    urls: [{url}]\n    auth:\n      bearer: {{token: \"${{env:KCO_TOKEN}}\"}}\n"
-        ),
-    )
-    .unwrap();
+    dir.config(format!(
+        "clusters:\n  a:\n    urls: [{url}]\n    auth:\n      basic: {{username: kco, password: \"${{env:KCO_PW}}\"}}\n    headers: {{X-Gateway: \"${{env:KCO_HDR}}\"}}\n  t:\n    urls: [{url}]\n    auth:\n      bearer: {{token: \"${{env:KCO_TOKEN}}\"}}\n"
+    ));
     let mut seen = String::new();
     let mut codes = Vec::new();
     let mut go =
@@ -226,15 +222,11 @@ fn the_kafka_password_reaches_no_output_or_file() {
         .kafka_cluster_id("K-WEST")
         .start();
     // Nothing listens on port 9 of the loopback: the read fails at the first request.
-    std::fs::write(
-        d.join("kco.yaml"),
-        format!(
-            "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n    kafka:\n      bootstrap: \"127.0.0.1:9\"\n      timeoutSeconds: 2\n      sasl: {{mechanism: SCRAM-SHA-512, username: kco, password: \"${{env:KCO_KAFKA_PW}}\"}}\n    mirrors: {{east: {{alias: east}}}}\n",
-            east.url(),
-            west.url()
-        ),
-    )
-    .unwrap();
+    dir.config(format!(
+        "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n    kafka:\n      bootstrap: \"127.0.0.1:9\"\n      timeoutSeconds: 2\n      sasl: {{mechanism: SCRAM-SHA-512, username: kco, password: \"${{env:KCO_KAFKA_PW}}\"}}\n    mirrors: {{east: {{alias: east}}}}\n",
+        east.url(),
+        west.url()
+    ));
     let mut seen = String::new();
     let run_pw = |args: &[&str], seen: &mut String| {
         let r = dir

@@ -141,11 +141,7 @@ fn apply_refuses_a_misfit_before_any_request_unless_allowed() {
 fn kco_yaml_adds_a_class_and_schema_prints_the_table() {
     let dir = TestEnv::new();
     let d = dir.path();
-    std::fs::write(
-        d.join("kco.yaml"),
-        "shapes:\n  - class: com.example.Custom\n    title: Custom source\n    source: https://example.com/Custom.java\n    partition:\n      shard: {type: integer, required: true}\n    offset:\n      seq: {type: integer, required: true, min: 0}\n    order: [seq]\n    unit: events\n",
-    )
-    .unwrap();
+    dir.config("shapes:\n  - class: com.example.Custom\n    title: Custom source\n    source: https://example.com/Custom.java\n    partition:\n      shard: {type: integer, required: true}\n    offset:\n      seq: {type: integer, required: true, min: 0}\n    order: [seq]\n    unit: events\n");
     write(
         d,
         "c",
@@ -172,11 +168,7 @@ fn kco_yaml_adds_a_class_and_schema_prints_the_table() {
     assert_eq!(classes[0], "com.example.Custom", "the user's entries first");
     assert!(classes.contains(&PG), "{classes:?}");
     // A bad entry is a config error with its line.
-    std::fs::write(
-        d.join("kco.yaml"),
-        "shapes:\n  - class: com.example.Custom\n    title: x\n    source: y\n    partition: {}\n    offset:\n      seq: {type: integr}\n",
-    )
-    .unwrap();
+    dir.config("shapes:\n  - class: com.example.Custom\n    title: x\n    source: y\n    partition: {}\n    offset:\n      seq: {type: integr}\n");
     let (code, _, err) = dir.kco(&["validate"]).parts();
     assert_eq!(code, 1);
     assert!(err.contains("kco.yaml:7"), "{err}");

@@ -1,13 +1,7 @@
 //! One test's environment: the directory kco runs in (a temp directory of its own, or one the
 //! test made: a repository, a clone), the arguments and variables every run of the test
-//! shares, its `kco.yaml`, and kco run there through the one runner ([`Kco`]).
-//!
-//! ```ignore
-//! let env = TestEnv::new().args(&["--cluster", "a"]);
-//! env.config("clusters: ...");
-//! let r = env.kco(&["diff", "-o", "json"]);
-//! assert_eq!(r.code, 2, "{}", r.all());
-//! ```
+//! shares, its `kco.yaml`, and kco run there through the one runner ([`Kco`]): `let r =
+//! TestEnv::new().args(&["--cluster", "a"]).kco(&["diff"]);` gives that run's [`Run`].
 
 use std::path::{Path, PathBuf};
 
@@ -15,41 +9,33 @@ use kco::fake::FakeConnect;
 
 use super::run::{Kco, Run};
 
+#[derive(Default)]
 pub struct TestEnv {
-    dir: Dir,
+    dir: PathBuf,
+    _temp: Option<tempfile::TempDir>,
     args: Vec<String>,
     vars: Vec<(String, String)>,
-}
-
-enum Dir {
-    Own(tempfile::TempDir),
-    At(PathBuf),
 }
 
 impl TestEnv {
     /// A fresh temp directory, removed with the environment.
     pub fn new() -> TestEnv {
-        TestEnv::of(Dir::Own(tempfile::tempdir().unwrap()))
+        let temp = tempfile::tempdir().unwrap();
+        let mut env = TestEnv::at(temp.path());
+        env._temp = Some(temp);
+        env
     }
 
     /// `dir`, which the test owns.
     pub fn at(dir: impl AsRef<Path>) -> TestEnv {
-        TestEnv::of(Dir::At(dir.as_ref().to_path_buf()))
-    }
-
-    fn of(dir: Dir) -> TestEnv {
         TestEnv {
-            dir,
-            args: Vec::new(),
-            vars: Vec::new(),
+            dir: dir.as_ref().to_path_buf(),
+            ..TestEnv::default()
         }
     }
 
     pub fn path(&self) -> &Path {
-        match &self.dir {
-            Dir::Own(t) => t.path(),
-            Dir::At(p) => p,
-        }
+        &self.dir
     }
 
     /// `args` before every run's own (`--cluster a`).
@@ -73,12 +59,8 @@ impl TestEnv {
     /// A run being set up here, the environment's arguments given (for stdin, a spawn, more
     /// arguments or variables).
     pub fn cmd(&self) -> Kco {
-        let vars: Vec<(&str, &str)> = self
-            .vars
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        Kco::new(self.path()).envs(&vars).args(&self.args)
+        let cmd = Kco::new(self.path()).args(&self.args);
+        self.vars.iter().fold(cmd, |cmd, (k, v)| cmd.env(k, v))
     }
 
     /// Runs `kco <the environment's arguments> <args>` here to its end.
