@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, Fault, State};
 use crate::support::data::{sink_offset as offsets, SnapshotFile, SINK};
+use crate::support::env::TestEnv;
 use crate::support::run::{wait_until, Kco, Running};
 
 fn names() -> Vec<String> {
@@ -16,8 +17,8 @@ fn names() -> Vec<String> {
 }
 
 /// Twelve running sinks at offset 100, files at 5, and a PATCH that takes 30 s.
-fn setup() -> (tempfile::TempDir, FakeConnect) {
-    let dir = tempfile::tempdir().unwrap();
+fn setup() -> (TestEnv, FakeConnect) {
+    let dir = TestEnv::new();
     let mut b = FakeConnect::builder();
     for n in names() {
         SnapshotFile::sink(&n, offsets(5))
@@ -57,10 +58,6 @@ fn kill_mid_apply(dir: &Path, fake: &FakeConnect, parallel: usize, args: &[&str]
     fake.clear_faults();
 }
 
-fn run(dir: &Path, fake: &FakeConnect, args: &[&str]) -> (i32, String) {
-    Kco::new(dir).on(fake).args(args).run().code_and_text()
-}
-
 fn stopped(fake: &FakeConnect) -> Vec<String> {
     names()
         .into_iter()
@@ -79,59 +76,62 @@ fn sigkill_mid_apply_then_the_next_apply_puts_every_state_back_first() {
 
     // Read-only commands refuse while the journal is there (a snapshot would record STOPPED).
     fake.clear_requests();
-    let (code, out) = run(dir.path(), &fake, &["snapshot"]);
-    assert_eq!(code, 1, "{out}");
+    let r = dir.on(&fake, &["snapshot"]);
+    assert_eq!(r.code, 1, "{r}");
     assert!(
-        out.contains("an interrupted operation on cluster `a` left 12 connectors"),
-        "{out}"
+        r.all()
+            .contains("an interrupted operation on cluster `a` left 12 connectors"),
+        "{r}"
     );
-    assert!(out.contains("kco recover --cluster a"), "{out}");
+    assert!(r.all().contains("kco recover --cluster a"), "{r}");
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
-    let (code, out) = run(dir.path(), &fake, &["diff", "files"]);
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains(".kco/journal/a.json"), "{out}");
+    let r = dir.on(&fake, &["diff", "files"]);
+    assert_eq!(r.code, 1, "{r}");
+    assert!(r.all().contains(".kco/journal/a.json"), "{r}");
 
     // The next apply finishes the interrupted one first, then applies.
-    let (code, out) = run(dir.path(), &fake, &["apply", "files", "--yes"]);
-    assert_eq!(code, 0, "{out}");
+    let r = dir.on(&fake, &["apply", "files", "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
     assert!(
-        out.contains("did not finish: putting back the states it recorded in .kco/journal/a.json"),
-        "{out}"
+        r.all()
+            .contains("did not finish: putting back the states it recorded in .kco/journal/a.json"),
+        "{r}"
     );
     assert!(
-        out.contains("c00: RUNNING put back (was STOPPED (no tasks))"),
-        "{out}"
+        r.all()
+            .contains("c00: RUNNING put back (was STOPPED (no tasks))"),
+        "{r}"
     );
-    assert!(!out.contains("left STOPPED"), "{out}");
+    assert!(!r.all().contains("left STOPPED"), "{r}");
     for n in names() {
         assert_eq!(fake.state(&n), Some(State::Running), "{n}");
         assert_eq!(fake.offsets(&n), offsets(5), "{n}");
     }
     assert!(!journal.exists(), "the journal is cleared");
-    let (code, out) = run(dir.path(), &fake, &["diff", "files"]);
-    assert_eq!(code, 0, "{out}");
+    let r = dir.on(&fake, &["diff", "files"]);
+    assert_eq!(r.code, 0, "{r}");
 }
 
 #[test]
 fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost() {
     let (dir, fake) = setup();
     kill_mid_apply(dir.path(), &fake, 2, &[]);
-    let (code, out) = run(dir.path(), &fake, &["recover"]);
-    assert_eq!(code, 0, "{out}");
-    assert!(stopped(&fake).is_empty(), "{out}");
+    let r = dir.on(&fake, &["recover"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(stopped(&fake).is_empty(), "{r}");
     assert!(!dir.path().join(".kco/journal/a.json").exists());
-    let (code, out) = run(dir.path(), &fake, &["recover"]);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains("Nothing to recover"), "{out}");
+    let r = dir.on(&fake, &["recover"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(r.all().contains("Nothing to recover"), "{r}");
 
     // Again, and this time the journal is lost with the runner: the backup has the states.
     kill_mid_apply(dir.path(), &fake, 3, &["--backup-dir", "bk"]);
     std::fs::remove_dir_all(dir.path().join(".kco")).unwrap();
     // The nightly diff sees them, with no lock left to blame (this machine's went with the
     // journal): a routine state, as docs/apply.md says of a runner lost without its journal.
-    let (code, out) = run(dir.path(), &fake, &["diff", "files", "-o", "json", "-q"]);
-    assert_eq!(code, 0, "the nightly diff sees them: {out}");
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let r = dir.on(&fake, &["diff", "files", "-o", "json", "-q"]);
+    assert_eq!(r.code, 0, "the nightly diff sees them: {r}");
+    let v: Value = serde_json::from_str(&r.all()).unwrap();
     let left: Vec<&str> = v["connectors"]
         .as_array()
         .unwrap()
@@ -139,10 +139,10 @@ fn sigkill_then_kco_recover_and_recover_from_the_backup_when_the_journal_is_lost
         .filter(|c| c["notes"].to_string().contains("live state STOPPED"))
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(left.len(), 3, "{out}");
-    let (code, out) = run(dir.path(), &fake, &["recover", "--from-backup", "bk"]);
-    assert_eq!(code, 0, "{out}");
-    assert!(stopped(&fake).is_empty(), "{out}");
+    assert_eq!(left.len(), 3, "{r}");
+    let r = dir.on(&fake, &["recover", "--from-backup", "bk"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(stopped(&fake).is_empty(), "{r}");
 }
 
 #[test]
@@ -162,7 +162,7 @@ fn a_second_apply_on_the_same_cluster_stops_before_sending_anything() {
         fake.count("PATCH", "/connectors/c00/offsets") > 0
     });
     let before = fake.requests().len();
-    let (code, out) = run(dir.path(), &fake, &["apply", "files", "--yes"]);
+    let (code, out) = dir.on(&fake, &["apply", "files", "--yes"]).code_and_text();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains(&format!(
@@ -197,19 +197,20 @@ fn recover_leaves_a_connector_its_owner_paused_since_the_kill_as_it_is() {
     let not_started = names().into_iter().find(|n| !left.contains(n)).unwrap();
     fake.set_state(&left[0], State::Paused);
     fake.set_state(&not_started, State::Paused);
-    let (code, out) = run(dir.path(), &fake, &["recover"]);
-    assert_eq!(code, 0, "{out}");
+    let r = dir.on(&fake, &["recover"]);
+    assert_eq!(r.code, 0, "{r}");
     for n in [&left[0], &not_started] {
-        assert_eq!(fake.state(n), Some(State::Paused), "{n}: {out}");
+        assert_eq!(fake.state(n), Some(State::Paused), "{n}: {r}");
         assert!(
-            out.contains(&format!("{n}: left as its owner set it (was PAUSED")),
-            "{n}: {out}"
+            r.all()
+                .contains(&format!("{n}: left as its owner set it (was PAUSED")),
+            "{n}: {r}"
         );
     }
     assert!(
-        out.contains("PAUSED since: the interrupted operation leaves a connector STOPPED or RUNNING, so its owner set it"),
-        "{out}"
+        r.all().contains("PAUSED since: the interrupted operation leaves a connector STOPPED or RUNNING, so its owner set it"),
+        "{r}"
     );
-    assert_eq!(fake.state(&left[1]), Some(State::Running), "{out}");
-    assert!(!dir.path().join(".kco/journal/a.json").exists(), "{out}");
+    assert_eq!(fake.state(&left[1]), Some(State::Running), "{r}");
+    assert!(!dir.path().join(".kco/journal/a.json").exists(), "{r}");
 }
