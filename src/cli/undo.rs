@@ -18,7 +18,8 @@ use crate::error::{Error, Result};
     after_long_help = "BACKUP is a directory that an apply, reset or undo wrote and printed (under \
 <state dir>/backups/); its kco-backup.json names the cluster it was taken from, and the undo goes \
 to that cluster (a different --cluster is refused), through the worker it was taken from (a \
---url that names another worker is refused). The offsets of the connectors the operation \
+--url that names another worker is refused; a Confluent Cloud cluster is named by its environment \
+and cluster ids, and the undo goes to the endpoint kco.yaml configures now). The offsets of the connectors the operation \
 changed are put back exactly, and the connectors it created are stopped, emptied of offsets and \
 deleted. Plan first; nothing changes without --yes (or a yes on the terminal). --fail-on refuses, \
 before any change, an undo that would rewind (reprocessing), skip ahead (data-loss) or remove \
@@ -72,7 +73,18 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         )));
     }
     let mut target = ctx.target_named(Some(&marker.cluster))?;
-    if !target.http.urls.iter().any(|u| same_url(u, &marker.url)) {
+    let taken_here = target.http.urls.iter().any(|u| same_url(u, &marker.url));
+    if !taken_here && !target.backend.addressed_by_url() {
+        // The ids in kco.yaml name the connectors: the undo goes to the endpoint configured
+        // now, whichever one the backup was taken through.
+        ctx.printer.status(&format!(
+            "The backup was taken through {}; the undo goes to cluster `{}`'s {} endpoint in kco.yaml, {}.",
+            marker.url,
+            marker.cluster,
+            target.backend.service(),
+            target.http.urls.join(", ")
+        ));
+    } else if !taken_here {
         if ctx.global.url.is_some() {
             return Err(Error::BackupOfOtherWorker {
                 dir: shown,

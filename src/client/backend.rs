@@ -88,6 +88,13 @@ impl Backend {
         }
     }
 
+    /// Whether a URL names the cluster (a Kafka Connect worker belongs to one Connect
+    /// cluster), rather than only where the service's API answers (Confluent Cloud: the
+    /// environment and cluster ids name the connectors, whatever endpoint serves them).
+    pub fn addressed_by_url(&self) -> bool {
+        matches!(self, Backend::Connect)
+    }
+
     /// The path under the service's URL at which `/connectors` is found: empty for Connect,
     /// `/connect/v1/environments/{env}/clusters/{lkc}` for Confluent Cloud.
     pub fn base_path(&self) -> String {

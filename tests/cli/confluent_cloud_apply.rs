@@ -99,6 +99,45 @@ fn apply_plans_sends_one_request_and_never_a_stop_then_undo_puts_it_back() {
     assert_eq!(fake.state("c"), Some(State::Running));
 }
 
+/// The undo goes to the endpoint kco.yaml configures now, not to the one the backup was
+/// taken through: Confluent Cloud's environment and cluster ids name the connectors
+/// (issue 34).
+#[test]
+fn undo_goes_to_the_configured_endpoint_whichever_the_backup_was_taken_through() {
+    let t = cloud_env();
+    let before = cloud(|b| b);
+    project(t.path(), &before, 40);
+    let (code, out) = t
+        .kco(&["apply", "files", "--yes", "--backup-dir", "bk"])
+        .code_and_text();
+    assert_eq!(code, 0, "{out}");
+    // The service is now reached through another endpoint (where the connector is at 40).
+    let now = FakeConnect::builder()
+        .confluent_cloud(ENV, LKC)
+        .clock_at(FIXED_NOW)
+        .api_key("KEY", "SECRET")
+        .sink("c", SINK, State::Running, offsets(40))
+        .start();
+    project(t.path(), &now, 40);
+    before.clear_requests();
+    let (code, out) = t.kco(&["undo", "bk", "--yes"]).code_and_text();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "The backup was taken through {}/connect/v1/environments/{ENV}/clusters/{LKC}; the undo goes to cluster `a`'s Confluent Cloud endpoint in kco.yaml, {}/connect/",
+            before.url(),
+            now.url()
+        )),
+        "{out}"
+    );
+    assert_eq!(mutating(&now), ["POST /connectors/c/offsets/request"]);
+    assert_eq!(
+        now.offset("c", &json!({"kafka_topic": "t", "kafka_partition": 0})),
+        Some(json!({"kafka_offset": 100}))
+    );
+    assert!(before.requests().is_empty(), "{:?}", before.requests());
+}
+
 #[test]
 fn reset_is_one_delete_request() {
     let t = cloud_env();
