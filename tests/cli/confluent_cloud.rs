@@ -272,7 +272,8 @@ fn a_wrong_secret_fails_at_the_first_request_naming_the_key_and_writes_nothing()
     assert!(
         text.contains(&format!("Confluent Cloud refused API key `{KEY}`"))
             && text.contains("Cloud API key")
-            && text.contains("not a Kafka cluster's API key"),
+            && text.contains("not a Kafka cluster's API key")
+            && text.contains("`apiSecret` in kco.yaml (set from $CC_KEY and $CC_SECRET)"),
         "{text}"
     );
     assert!(
