@@ -280,7 +280,11 @@ mod tests {
             ("ABCDKEY", "s3cr3t/+x")
         );
         assert!(t.backend.capabilities().observed_offsets);
-        assert_eq!(t.credential_vars, ["CC_KEY", "CC_SECRET"], "for a refusal to name");
+        assert_eq!(
+            t.credential_vars,
+            ["CC_KEY", "CC_SECRET"],
+            "for a refusal to name"
+        );
         assert!(!format!("{t:?}").contains("s3cr3t"));
         assert!(c.is_cloud("cloud-prod") && !c.is_cloud("self"));
         let selfm = c.resolve(Some("self"), None, &env).unwrap();
