@@ -315,6 +315,40 @@ fn a_request_refused_as_pending_waits_for_the_pending_one_then_is_sent_once_more
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
 }
 
+/// Issue 34: only what kco sent is verified. Another client's pending request moves `g`,
+/// which the file wants where the plan found it (so kco does not send it): the apply waits
+/// for that request, sends its own `f`, verifies `f`, and says that `g` was changed by
+/// another client, instead of waiting for `g` to come back and failing.
+#[test]
+fn a_partition_kco_did_not_send_that_another_client_moves_is_said_not_verified() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
+    let crate::engine::apply::plan::Action::Patch { entries, .. } = &p.connectors[0].action else {
+        panic!("{p:?}")
+    };
+    assert_eq!(entries.len(), 1, "only f is sent: {entries:?}");
+    fake.client()
+        .request_alter("c", AlterKind::Patch, &[patch("g", 7)])
+        .unwrap();
+    fake.clear_requests();
+    let c = run(&fake, &p, &Unheard);
+    assert_eq!(c.outcome, Outcome::Applied, "{c:#?}");
+    assert_eq!(offsets(&fake, "c"), vec![src("f", 3), src("g", 7)]);
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    assert!(
+        c.warnings[0].starts_with("another client changed 1 partition that kco did not send")
+            && c.warnings[0].contains("{\"position\":5} when planned, {\"position\":7} now"),
+        "{}",
+        c.warnings[0]
+    );
+    // Two reads of the offsets at most: nothing waited for `g`.
+    assert!(
+        fake.count("GET", "*/connectors/c/offsets") <= 2,
+        "{:?}",
+        sent(&fake)
+    );
+}
+
 pub(crate) fn patch(file: &str, pos: i64) -> crate::model::PatchEntry {
     let e = src(file, pos);
     crate::model::PatchEntry {

@@ -417,7 +417,7 @@ impl Tx<'_> {
                 Ok(live) => {
                     let bad = self.mismatches(step, &live);
                     if bad.is_empty() {
-                        Poll::Ready(live.len())
+                        Poll::Ready(live)
                     } else {
                         Poll::Pending(summarize(&bad))
                     }
@@ -425,8 +425,9 @@ impl Tx<'_> {
                 Err(e) => Poll::Pending(format!("reading offsets: {e}")),
             }
         })
-        .map(|n| {
-            let read = crate::text::count(n, "partition");
+        .map(|live| {
+            self.note_others(step, &live);
+            let read = crate::text::count(live.len(), "partition");
             ((), format!("read back: {read}, as wanted"))
         })
         .map_err(TxError::NotVerified)
@@ -444,8 +445,13 @@ impl Tx<'_> {
             &self.plan.wanted
         };
         let prune = self.opts.prune || step == Step::Reset;
+        let sent = self.sent_partitions(step);
         compare(wanted, live)
             .into_iter()
+            .filter(|d| {
+                sent.as_ref()
+                    .is_none_or(|s| s.contains(&canonical_fields(&d.partition)))
+            })
             .filter(|d| match d.kind {
                 PartitionKind::Unchanged => false,
                 PartitionKind::OnlyActual => prune || self.plan.removes(d, false),
@@ -461,6 +467,55 @@ impl Tx<'_> {
                 )
             })
             .collect()
+    }
+}
+
+impl Tx<'_> {
+    /// The partitions this step changes (`None`: every one, as a reset or a create does):
+    /// only these are verified. A wanted partition the plan found in place was not sent, and
+    /// another client may move it meanwhile.
+    fn sent_partitions(&self, step: Step) -> Option<std::collections::BTreeSet<String>> {
+        match (&self.plan.action, step) {
+            (crate::engine::apply::plan::Action::Patch { entries, .. }, Step::Patch) => Some(
+                entries
+                    .iter()
+                    .map(|e| canonical_fields(&e.partition))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Wanted partitions kco did not send whose offset another client changed since the
+    /// plan: said in the report, not a failure of this transaction.
+    fn note_others(&mut self, step: Step, live: &[OffsetEntry]) {
+        let Some(sent) = self.sent_partitions(step) else {
+            return;
+        };
+        let show = |f: &Option<crate::model::Fields>| match f {
+            Some(m) => canonical_fields(m),
+            None => "none".into(),
+        };
+        let others: Vec<String> = compare(&self.plan.wanted, live)
+            .into_iter()
+            .filter(|d| d.kind != PartitionKind::Unchanged && d.wanted.is_some())
+            .filter(|d| !sent.contains(&canonical_fields(&d.partition)))
+            .map(|d| {
+                format!(
+                    "{}: {} when planned, {} now",
+                    canonical_fields(&d.partition),
+                    show(&d.wanted),
+                    show(&d.actual)
+                )
+            })
+            .collect();
+        if !others.is_empty() {
+            self.report.warnings.push(format!(
+                "another client changed {} that kco did not send (left as they are): {}",
+                crate::text::count(others.len(), "partition"),
+                summarize(&others)
+            ));
+        }
     }
 }
 

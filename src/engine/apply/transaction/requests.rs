@@ -451,7 +451,7 @@ impl Tx<'_> {
                     let bad = self.mismatches(step, &read.entries);
                     if bad.is_empty() {
                         observed = read.observed_at;
-                        Poll::Ready(read.entries.len())
+                        Poll::Ready(read.entries)
                     } else {
                         Poll::Pending(super::summarize(&bad))
                     }
@@ -459,8 +459,9 @@ impl Tx<'_> {
                 Err(e) => Poll::Pending(format!("reading offsets: {e}")),
             }
         })
-        .map(|n| {
-            let read = crate::text::count(n, "partition");
+        .map(|live| {
+            self.note_others(step, &live);
+            let read = crate::text::count(live.len(), "partition");
             let at = observed
                 .map(|t| format!(" observed at {}", crate::clock::rfc3339(t)))
                 .unwrap_or_default();
