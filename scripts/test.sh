@@ -28,6 +28,18 @@ LC=(bash "$ROOT/scripts/local-connect.sh")
 source "$ROOT/scripts/lib/e2e-env.sh"
 START=$SECONDS
 
+# Whether something listens on a default port of the test bed (its broker, cluster a, the
+# DR region's broker).
+default_ports_taken() {
+  local port
+  for port in 9092 8083 9192; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      return 0
+    fi
+  done
+  return 1
+}
+
 # The suite's own test beds, beside one already running on the default ports: every port
 # 10000 higher, state in target/testbed.
 suite_testbed() {
@@ -242,10 +254,11 @@ fi
 run scripts/bench.sh --quick
 
 step "test bed up"
-if [[ -z ${KCO_TESTBED_DIR:-} ]] && "${LC[@]}" status >/dev/null 2>&1; then
-  # A test bed already runs on the default ports (scripts/demo.sh leaves one up): the suite
-  # starts beds of its own, in a state directory and on ports of their own, so that it runs
-  # everything CI runs (both Kafka releases) and leaves that one as it is.
+if [[ -z ${KCO_TESTBED_DIR:-} ]] && { "${LC[@]}" status >/dev/null 2>&1 || default_ports_taken; }; then
+  # A test bed already runs on the default ports (scripts/demo.sh leaves one up; or another
+  # checkout's): the suite starts beds of its own, in a state directory and on ports of
+  # their own, so that it runs everything CI runs (both Kafka releases) and leaves that one
+  # as it is.
   suite_testbed
   echo "test.sh: a test bed already runs on the default ports; left alone: the suite's own is in $KCO_TESTBED_DIR, Kafka on 127.0.0.1:$KCO_TESTBED_KAFKA_PORT" >&2
 fi
