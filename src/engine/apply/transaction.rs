@@ -435,10 +435,6 @@ impl Tx<'_> {
 
     /// Partitions whose live offset is not what this step wants, described.
     fn mismatches(&self, step: Step, live: &[OffsetEntry]) -> Vec<String> {
-        let show = |f: &Option<crate::model::Fields>| match f {
-            Some(m) => canonical_fields(m),
-            None => "none".into(),
-        };
         let wanted: &[OffsetEntry] = if step == Step::Reset {
             &[]
         } else {
@@ -462,8 +458,8 @@ impl Tx<'_> {
                 format!(
                     "{} wanted {} live {}",
                     canonical_fields(&d.partition),
-                    show(&d.wanted),
-                    show(&d.actual)
+                    shown(&d.wanted),
+                    shown(&d.actual)
                 )
             })
             .collect()
@@ -492,10 +488,6 @@ impl Tx<'_> {
         let Some(sent) = self.sent_partitions(step) else {
             return;
         };
-        let show = |f: &Option<crate::model::Fields>| match f {
-            Some(m) => canonical_fields(m),
-            None => "none".into(),
-        };
         let others: Vec<String> = compare(&self.plan.wanted, live)
             .into_iter()
             .filter(|d| d.kind != PartitionKind::Unchanged && d.wanted.is_some())
@@ -504,8 +496,8 @@ impl Tx<'_> {
                 format!(
                     "{}: {} when planned, {} now",
                     canonical_fields(&d.partition),
-                    show(&d.wanted),
-                    show(&d.actual)
+                    shown(&d.wanted),
+                    shown(&d.actual)
                 )
             })
             .collect();
@@ -516,6 +508,14 @@ impl Tx<'_> {
                 summarize(&others)
             ));
         }
+    }
+}
+
+/// An offset as a message shows it: canonical JSON, or `none`.
+fn shown(f: &Option<crate::model::Fields>) -> String {
+    match f {
+        Some(m) => canonical_fields(m),
+        None => "none".into(),
     }
 }
 
