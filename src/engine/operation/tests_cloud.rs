@@ -84,6 +84,33 @@ fn open(fake: &FakeConnect, state_dir: &StateDir) -> Operation {
     .unwrap()
 }
 
+/// What a run killed after sending its request leaves in `state_dir`: the journal of `p`,
+/// `c`'s transaction started, the PATCH of `f` to 3 journaled (with when the service made
+/// it, unless `with_id` is false: its answer lost) and sent. The service's answer.
+fn killed_after_its_request(
+    fake: &FakeConnect,
+    state_dir: &StateDir,
+    p: &crate::engine::apply::ApplyPlan,
+    with_id: bool,
+) -> crate::client::AlterRequest {
+    let j = JournalFile::begin(state_dir, p, None, "t0")
+        .unwrap()
+        .unwrap();
+    j.started("c").unwrap();
+    let sent_at = crate::clock::now_rfc3339();
+    let answer = fake
+        .client()
+        .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
+        .unwrap();
+    let record = SentRequest {
+        kind: AlterKind::Patch,
+        requested_at: answer.requested_at.filter(|_| with_id).map(exact_time),
+        sent_at,
+    };
+    j.requested("c", &record).unwrap();
+    answer
+}
+
 #[test]
 fn a_killed_run_is_recovered_by_reading_its_requests_status_not_by_sending_another() {
     for with_id in [true, false] {
@@ -91,24 +118,7 @@ fn a_killed_run_is_recovered_by_reading_its_requests_status_not_by_sending_anoth
         let p = cloud_plan(&fake, "c", Some(vec![src("f", 3), src("g", 5)]), false);
         let dir = tempfile::tempdir().unwrap();
         let state_dir = StateDir::at(dir.path());
-        // What the killed run did: the journal, its transaction started, the request
-        // journaled, sent; then it died (its answer lost when `with_id` is false).
-        let j = JournalFile::begin(&state_dir, &p, None, "t0")
-            .unwrap()
-            .unwrap();
-        j.started("c").unwrap();
-        let sent_at = crate::clock::now_rfc3339();
-        let answer = fake
-            .client()
-            .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
-            .unwrap();
-        let record = SentRequest {
-            kind: AlterKind::Patch,
-            requested_at: answer.requested_at.filter(|_| with_id).map(exact_time),
-            sent_at,
-        };
-        j.requested("c", &record).unwrap();
-        drop(j);
+        killed_after_its_request(&fake, &state_dir, &p, with_id);
         fake.clear_requests();
         let op = open(&fake, &state_dir);
         let rep = op.recovered().expect("a journal was left");
@@ -134,24 +144,7 @@ fn recovery_tells_its_request_from_a_later_one_of_the_same_connector_whose_id_is
     let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
     let dir = tempfile::tempdir().unwrap();
     let state_dir = StateDir::at(dir.path());
-    let j = JournalFile::begin(&state_dir, &p, None, "t0")
-        .unwrap()
-        .unwrap();
-    j.started("c").unwrap();
-    let ours = fake
-        .client()
-        .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
-        .unwrap();
-    j.requested(
-        "c",
-        &SentRequest {
-            kind: AlterKind::Patch,
-            requested_at: ours.requested_at.map(exact_time),
-            sent_at: crate::clock::now_rfc3339(),
-        },
-    )
-    .unwrap();
-    drop(j);
+    let ours = killed_after_its_request(&fake, &state_dir, &p, true);
     fake.settle_alter("c");
     // Someone else's request, a second later (the service dates requests to the second).
     std::thread::sleep(std::time::Duration::from_millis(1100));
@@ -179,21 +172,7 @@ fn recovery_reports_a_failed_request_as_nothing_changed() {
     let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
     let dir = tempfile::tempdir().unwrap();
     let state_dir = StateDir::at(dir.path());
-    let j = JournalFile::begin(&state_dir, &p, None, "t0")
-        .unwrap()
-        .unwrap();
-    j.started("c").unwrap();
-    let answer = fake
-        .client()
-        .request_alter("c", AlterKind::Patch, &[patch("f", 3)])
-        .unwrap();
-    let record = SentRequest {
-        kind: AlterKind::Patch,
-        requested_at: answer.requested_at.map(exact_time),
-        sent_at: crate::clock::now_rfc3339(),
-    };
-    j.requested("c", &record).unwrap();
-    drop(j);
+    killed_after_its_request(&fake, &state_dir, &p, true);
     let op = open(&fake, &state_dir);
     let rep = op.recovered().unwrap();
     assert!(rep.ok, "{rep:#?}");
