@@ -18,6 +18,8 @@ mod tx_error;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
+mod tests_capabilities;
+#[cfg(test)]
 pub(crate) mod tests_cloud;
 #[cfg(test)]
 mod tests_faults;

@@ -12,7 +12,7 @@ use super::state::{poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
 
 use super::report::OperationObserver;
-use crate::client::Service;
+use crate::client::{Capabilities, Service};
 use crate::compare::{compare, PartitionKind};
 use crate::engine::settle::settled_status;
 use crate::model::{canonical_fields, OffsetEntry, TargetState};
@@ -40,6 +40,9 @@ struct Failure {
 
 struct Tx<'a> {
     client: &'a dyn Service,
+    /// What the service can do: each capability decides one step on its own (who pauses the
+    /// connector around an alter; whether an alter is a request applied later).
+    can: Capabilities,
     plan: &'a ConnectorPlan,
     opts: &'a TxOptions,
     clock: &'a dyn Clock,
@@ -86,27 +89,25 @@ pub fn run(
     let (counting, mutating) = client.counting();
     let mut tx = Tx {
         client: &*counting,
+        can: client.capabilities(),
         plan,
         opts,
         clock,
         progress,
         report: blank_report(plan),
     };
-    let can = client.capabilities();
-    let by_request = can.server_side_pause && can.async_alter;
     match &plan.action {
         Action::NoChange { .. } => tx.report.state_restored = true,
-        Action::Patch { .. } if by_request => tx.existing_async(Step::Patch),
-        Action::Reset { .. } if by_request => tx.existing_async(Step::Reset),
-        Action::Create { start_state, .. } if can.create_with_offsets => tx.create_at(*start_state),
-        Action::Delete { .. } if by_request => tx.delete_async(),
         Action::Error { message } => {
             tx.report.outcome = ApplyOutcome::Failed;
             tx.report.error = Some(message.clone());
         }
+        Action::Create { start_state, .. } if tx.can.create_with_offsets => {
+            tx.create_at(*start_state)
+        }
+        Action::Create { start_state, .. } => tx.create(*start_state),
         Action::Patch { .. } => tx.existing(Step::Patch),
         Action::Reset { .. } => tx.existing(Step::Reset),
-        Action::Create { start_state, .. } => tx.create(*start_state),
         Action::Delete { .. } => tx.delete(),
     }
     tx.report.mutating_calls = mutating.get();
@@ -166,11 +167,43 @@ impl Tx<'_> {
             Ok(v) => v,
             Err(f) => return self.fail(f),
         };
-        let changed = self.stop_and_alter(alter, stopped);
+        let changed = self.hold(stopped).and_then(|()| self.change(alter));
+        // Read again when another request had to be waited for (its pause is not ours).
+        let prior = self.report.prior_state.unwrap_or(prior);
         self.settle(prior, changed);
     }
 
-    /// Puts `prior` back after `changed` and records the outcome.
+    /// Stops the connector and waits for it, unless the service pauses it around an alter
+    /// itself ([`Capabilities::server_side_pause`]).
+    fn hold(&mut self, already_stopped: bool) -> Result<(), Failure> {
+        if self.can.server_side_pause {
+            return Ok(());
+        }
+        if already_stopped {
+            self.step(Step::Stop, |_| {
+                Ok(((), "already stopped: nothing sent".into()))
+            })?;
+        } else {
+            self.step(Step::Stop, |tx| {
+                tx.client.stop(tx.name())?;
+                Ok(((), "PUT /stop accepted".into()))
+            })?;
+        }
+        self.wait_for(Step::WaitStopped, TargetState::Stopped)
+    }
+
+    /// Alters the offsets and verifies them: by requests whose status is read until they are
+    /// applied ([`Capabilities::async_alter`]), else by a PATCH or DELETE answered once done.
+    fn change(&mut self, step: Step) -> Result<(), Failure> {
+        if self.can.async_alter {
+            return self.alter_async(step);
+        }
+        self.step(step, |tx| tx.alter(step))?;
+        self.step(Step::Verify, |tx| tx.verify(step))
+    }
+
+    /// Puts `prior` back after `changed` and records the outcome. A service that pauses the
+    /// connector itself puts it back too: kco waits for it, and asks only when it does not.
     fn settle(&mut self, prior: TargetState, changed: Result<(), Failure>) {
         if let Err(f) = &changed {
             if f.step == Step::Stop && f.error.had_no_effect() {
@@ -180,6 +213,15 @@ impl Tx<'_> {
                 self.read_final_state();
                 return self.fail(changed.unwrap_err());
             }
+            if matches!(f.error, TxError::AlterNotDone { .. }) {
+                // A request still pending: the connector stays as it is until it is over.
+                let restored = self.leave_pending(prior);
+                return self.conclude(prior, changed, restored);
+            }
+        }
+        if self.can.server_side_pause {
+            let restored = self.await_state(prior);
+            return self.conclude(prior, changed, restored);
         }
         // A stop with no answer may still wait in the worker's request queue, and Connect
         // writes a resume or pause at once: that stop could land after the state is put
@@ -221,22 +263,6 @@ impl Tx<'_> {
         self.read_final_state();
     }
 
-    fn stop_and_alter(&mut self, alter: Step, already_stopped: bool) -> Result<(), Failure> {
-        if already_stopped {
-            self.step(Step::Stop, |_| {
-                Ok(((), "already stopped: nothing sent".into()))
-            })?;
-        } else {
-            self.step(Step::Stop, |tx| {
-                tx.client.stop(tx.name())?;
-                Ok(((), "PUT /stop accepted".into()))
-            })?;
-        }
-        self.wait_for(Step::WaitStopped, TargetState::Stopped)?;
-        self.step(alter, |tx| tx.alter(alter))?;
-        self.step(Step::Verify, |tx| tx.verify(alter))
-    }
-
     /// A connector to create: create it stopped, alter, verify, start it in `start`. A failure
     /// leaves it stopped (it held nothing before).
     fn create(&mut self, start: TargetState) {
@@ -256,8 +282,7 @@ impl Tx<'_> {
                 }
             })
             .and_then(|()| self.wait_for(Step::WaitStopped, TargetState::Stopped))
-            .and_then(|()| self.step(Step::Patch, |tx| tx.alter(Step::Patch)))
-            .and_then(|()| self.step(Step::Verify, |tx| tx.verify(Step::Patch)));
+            .and_then(|()| self.change(Step::Patch));
         let result = match result {
             Ok(()) => self.restore(start),
             Err(f) => {
@@ -536,7 +561,7 @@ impl Tx<'_> {
             Ok(v) => v,
             Err(f) => return self.fail(f),
         };
-        if let Err(f) = self.stop_and_alter(Step::Reset, stopped) {
+        if let Err(f) = self.hold(stopped).and_then(|()| self.change(Step::Reset)) {
             return self.settle(prior, Err(f));
         }
         match self.step(Step::Delete, |tx| {

@@ -1,11 +1,12 @@
-//! A transaction on a service that pauses the connector itself around an alter and applies
-//! the alter asynchronously ([`Capabilities`](crate::client::Capabilities)
-//! `server_side_pause` and `async_alter`): record the state; send no stop; send one request
-//! per kind of change (a PATCH of the partitions that change, a DELETE of those removed);
-//! read its status until it is applied or failed; check the service's record of the offsets
-//! before the change against the backup; read the offsets back until they were observed after
-//! the change; then wait for the service to have put the state back, and put it back only if
-//! it does not.
+//! The steps of a transaction that belong to a capability of the service
+//! ([`Capabilities`](crate::client::Capabilities)), each asked on its own:
+//! - `async_alter`: send one request per kind of change (a PATCH of the partitions that
+//!   change, a DELETE of those removed); read its status until it is applied or failed;
+//!   check the service's record of the offsets before the change against the backup; read
+//!   the offsets back until they were observed after the change.
+//! - `server_side_pause`: send no stop; wait for the service to have put the state back, and
+//!   put it back only if it does not.
+//! - `create_with_offsets`: create the connector at its position in one request.
 
 use std::time::{Duration, SystemTime};
 
@@ -125,19 +126,6 @@ impl Tx<'_> {
         self.client.backend().service()
     }
 
-    /// An existing connector: record its state, send the requests, wait for each, verify,
-    /// and see its state back.
-    pub(super) fn existing_async(&mut self, step: Step) {
-        let prior = match self.record_state() {
-            Ok((prior, _)) => prior,
-            Err(f) => return self.fail(f),
-        };
-        let changed = self.alter_async(step);
-        // Read again when another request had to be waited for (its pause is not ours).
-        let prior = self.report.prior_state.unwrap_or(prior);
-        self.settle_async(prior, changed);
-    }
-
     /// The state to put back, read again once another request's pause is over; the one
     /// recorded stays when it cannot be read.
     fn record_again(&mut self) -> Option<TargetState> {
@@ -154,7 +142,11 @@ impl Tx<'_> {
     /// contract's PATCH takes no null offset).
     fn requests(&self, step: Step) -> Vec<(AlterKind, Vec<PatchEntry>)> {
         let entries = match &self.plan.action {
-            Action::Patch { entries, .. } if step == Step::Patch => entries.clone(),
+            Action::Patch { entries, .. } | Action::Create { entries, .. }
+                if step == Step::Patch =>
+            {
+                entries.clone()
+            }
             _ => return vec![(AlterKind::Delete, Vec::new())],
         };
         let (set, removed): (Vec<_>, Vec<_>) =
@@ -170,7 +162,7 @@ impl Tx<'_> {
     }
 
     /// Sends each request and waits for it to be applied, then verifies the whole change.
-    fn alter_async(&mut self, step: Step) -> Result<(), Failure> {
+    pub(super) fn alter_async(&mut self, step: Step) -> Result<(), Failure> {
         let mut applied_at = None;
         let mut applied_one = false;
         for (kind, entries) in self.requests(step) {
@@ -470,31 +462,26 @@ impl Tx<'_> {
         .map_err(TxError::NotVerified)
     }
 
-    /// After the requests: the service puts the state back itself. A request still pending
-    /// keeps the connector in the service's hands: nothing is sent then, and the journal keeps
-    /// the request for a recovery to read.
-    fn settle_async(&mut self, prior: TargetState, changed: Result<(), Failure>) {
-        let pending = matches!(&changed, Err(f) if matches!(f.error, TxError::AlterNotDone { .. }));
-        let restored = if pending {
-            self.report.restored_state = Some(prior);
-            match self.client.status(self.name()) {
-                Ok(s) if matches!(poll_target(Ok(s.clone()), prior), Poll::Ready(_)) => {
-                    self.report.state_restored = true;
-                    Ok(())
-                }
-                _ => {
-                    self.report.warnings.push(format!(
-                        "`{}` stays in {}'s hands while its request is pending; the journal keeps it: `kco recover` reads the request's status and then sees {prior} back",
-                        self.plan.name,
-                        self.service()
-                    ));
-                    Ok(())
-                }
+    /// A request still pending once the wait is over: the connector is left as it is (in the
+    /// service's hands, or STOPPED by kco), nothing is sent, and the journal keeps the request
+    /// for a recovery to read.
+    pub(super) fn leave_pending(&mut self, prior: TargetState) -> Result<(), Failure> {
+        self.report.restored_state = Some(prior);
+        match self.client.status(self.name()) {
+            Ok(s) if matches!(poll_target(Ok(s.clone()), prior), Poll::Ready(_)) => {
+                self.report.state_restored = true;
             }
-        } else {
-            self.await_state(prior)
-        };
-        self.conclude(prior, changed, restored);
+            _ if self.can.server_side_pause => self.report.warnings.push(format!(
+                "`{}` stays in {}'s hands while its request is pending; the journal keeps it: `kco recover` reads the request's status and then sees {prior} back",
+                self.plan.name,
+                self.service()
+            )),
+            _ => self.report.warnings.push(format!(
+                "`{}` stays STOPPED while its request is pending; the journal keeps it: `kco recover` reads the request's status and then puts {prior} back",
+                self.plan.name
+            )),
+        }
+        Ok(())
     }
 
     /// Waits for the service to show `target` (it resumes or pauses the connector itself);
@@ -574,28 +561,5 @@ impl Tx<'_> {
             Err(f) => self.fail(f),
         }
         self.read_final_state();
-    }
-
-    /// Undoing a create: a DELETE request of every offset, verified, then the connector is
-    /// deleted.
-    pub(super) fn delete_async(&mut self) {
-        let prior = match self.record_state() {
-            Ok((prior, _)) => prior,
-            Err(f) => return self.fail(f),
-        };
-        if let Err(f) = self.alter_async(Step::Reset) {
-            return self.settle_async(prior, Err(f));
-        }
-        match self.step(Step::Delete, |tx| {
-            tx.client.delete(tx.name())?;
-            Ok(((), "DELETE accepted: the connector is gone".into()))
-        }) {
-            Ok(()) => {
-                self.report.outcome = super::ApplyOutcome::Applied;
-                self.report.state_restored = true;
-                self.report.final_state = Some("deleted".into());
-            }
-            Err(f) => self.settle_async(prior, Err(f)),
-        }
     }
 }

@@ -1,0 +1,416 @@
+//! Each capability of a service decides its own step of the transaction, whatever the others
+//! are. A service of the trait's own, in memory ([`Memory`]), takes any set of capabilities
+//! and refuses what a service without them refuses (a PATCH while the connector runs, unless
+//! it pauses the connector itself; a PATCH where alters are requests, or a request where they
+//! are not). Each test turns on one capability alone and sees the transaction take its path
+//! and only its path.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::tests::{src, want};
+use super::*;
+use crate::client::{
+    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ClientError, ConfigDef,
+    ConnectorListing, ConnectorStatus, Method, OffsetsRead, Phase, Request, ServerInfo, Service,
+    TaskStatus,
+};
+use crate::model::{
+    canonical_fields, ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState,
+};
+
+/// Kafka Connect's capabilities: none of Confluent Cloud's.
+fn connect() -> Capabilities {
+    Backend::Connect.capabilities()
+}
+
+/// A pending request: what it asks, how many more status reads it stays pending, and the
+/// state the service puts back once it is applied (when the service paused the connector).
+struct Pending {
+    kind: AlterKind,
+    entries: Vec<PatchEntry>,
+    reads_left: u32,
+    put_back: Option<ConnectorState>,
+}
+
+struct Inner {
+    state: ConnectorState,
+    offsets: Vec<OffsetEntry>,
+    pending: Option<Pending>,
+    /// How many status reads a new request stays pending.
+    pending_reads: u32,
+    last: Option<AlterStatus>,
+    /// The calls that change something, in order: `stop`, `PATCH`, `request PATCH`, ...
+    calls: Vec<String>,
+}
+
+/// One source connector `c` on a service with `caps`.
+#[derive(Clone)]
+struct Memory {
+    caps: Capabilities,
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl Memory {
+    fn new(caps: Capabilities, state: ConnectorState, offsets: Vec<OffsetEntry>) -> Memory {
+        let inner = Inner {
+            state,
+            offsets,
+            pending: None,
+            pending_reads: 1,
+            last: None,
+            calls: Vec::new(),
+        };
+        Memory {
+            caps,
+            inner: Arc::new(Mutex::new(inner)),
+        }
+    }
+
+    fn calls(&self) -> Vec<String> {
+        self.inner.lock().unwrap().calls.clone()
+    }
+
+    fn state(&self) -> ConnectorState {
+        self.inner.lock().unwrap().state
+    }
+
+    fn refuse<T>(method: Method, status: u16, why: &str) -> crate::client::Result<T> {
+        let req = Request::new(method, "/connectors/c/offsets");
+        Err(ClientError::http(&req, "memory://c", status, why))
+    }
+
+    /// What a change may do now: offsets are altered while the connector is stopped, unless
+    /// the service pauses it itself.
+    fn may_alter(&self, inner: &Inner, method: Method) -> crate::client::Result<()> {
+        if !self.caps.server_side_pause && inner.state != ConnectorState::Stopped {
+            return Memory::refuse(method, 400, "the connector must be stopped");
+        }
+        Ok(())
+    }
+}
+
+fn apply(offsets: &mut Vec<OffsetEntry>, kind: AlterKind, entries: &[PatchEntry]) {
+    if kind == AlterKind::Delete && entries.is_empty() {
+        offsets.clear();
+        return;
+    }
+    for e in entries {
+        let key = canonical_fields(&e.partition);
+        offsets.retain(|o| canonical_fields(&o.partition) != key);
+        if let (AlterKind::Patch, Some(offset)) = (kind, &e.offset) {
+            offsets.push(OffsetEntry {
+                partition: e.partition.clone(),
+                offset: offset.clone(),
+            });
+        }
+    }
+}
+
+impl Service for Memory {
+    fn backend(&self) -> &Backend {
+        &Backend::Connect
+    }
+    fn capabilities(&self) -> Capabilities {
+        self.caps
+    }
+    fn endpoint(&self) -> String {
+        "memory://c".into()
+    }
+    fn counting(&self) -> (Box<dyn Service>, crate::client::layers::Counter) {
+        (Box::new(self.clone()), Default::default())
+    }
+    fn server_info(&self) -> crate::client::Result<ServerInfo> {
+        Ok(ServerInfo {
+            version: "4.1.0".into(),
+            commit: None,
+            kafka_cluster_id: None,
+        })
+    }
+    fn list_connectors(
+        &self,
+    ) -> crate::client::Result<std::collections::BTreeMap<String, ConnectorListing>> {
+        let listing = ConnectorListing {
+            name: "c".into(),
+            connector_type: Some(ConnectorType::Source),
+            class: Some("K".into()),
+            config: [("connector.class".to_string(), "K".to_string())].into(),
+            status: Some(self.status("c")?),
+        };
+        Ok([("c".to_string(), listing)].into())
+    }
+    fn connector_names(&self) -> crate::client::Result<Vec<String>> {
+        Ok(vec!["c".into()])
+    }
+    fn status(&self, name: &str) -> crate::client::Result<ConnectorStatus> {
+        let state = self.inner.lock().unwrap().state;
+        let tasks = match state {
+            ConnectorState::Stopped => vec![],
+            s => vec![TaskStatus {
+                id: 0,
+                state: s.to_string(),
+                worker_id: None,
+                trace: None,
+            }],
+        };
+        Ok(ConnectorStatus {
+            name: name.into(),
+            state: Some(state),
+            raw_state: state.to_string(),
+            tasks,
+            connector_type: Some(ConnectorType::Source),
+            trace: None,
+            worker_id: None,
+        })
+    }
+    fn offsets(&self, _: &str) -> crate::client::Result<Vec<OffsetEntry>> {
+        Ok(self.inner.lock().unwrap().offsets.clone())
+    }
+    fn offsets_read(&self, name: &str) -> crate::client::Result<OffsetsRead> {
+        Ok(OffsetsRead {
+            entries: self.offsets(name)?,
+            observed_at: None,
+        })
+    }
+    fn request_alter(
+        &self,
+        _: &str,
+        kind: AlterKind,
+        entries: &[PatchEntry],
+    ) -> crate::client::Result<AlterRequest> {
+        if !self.caps.async_alter {
+            return Memory::refuse(Method::Post, 404, "no offsets requests here");
+        }
+        let mut inner = self.inner.lock().unwrap();
+        self.may_alter(&inner, Method::Post)?;
+        inner.calls.push(format!("request {kind}"));
+        let put_back = self.caps.server_side_pause.then_some(inner.state);
+        if self.caps.server_side_pause {
+            inner.state = ConnectorState::Paused;
+        }
+        inner.pending = Some(Pending {
+            kind,
+            entries: entries.to_vec(),
+            reads_left: inner.pending_reads,
+            put_back,
+        });
+        Ok(AlterRequest {
+            id: None,
+            name: Some("c".into()),
+            kind: Some(kind.to_string()),
+            offsets: Some(entries.to_vec()),
+            requested_at: Some(crate::clock::now()),
+        })
+    }
+    fn alter_status(&self, _: &str) -> crate::client::Result<AlterStatus> {
+        let mut inner = self.inner.lock().unwrap();
+        let Some(mut p) = inner.pending.take() else {
+            return inner
+                .last
+                .clone()
+                .ok_or_else(|| Memory::refuse::<()>(Method::Get, 404, "no request").unwrap_err());
+        };
+        let request = AlterRequest {
+            id: None,
+            name: Some("c".into()),
+            kind: Some(p.kind.to_string()),
+            offsets: Some(p.entries.clone()),
+            requested_at: None,
+        };
+        let status = |phase, applied_at| AlterStatus {
+            request: request.clone(),
+            phase,
+            message: String::new(),
+            previous_offsets: None,
+            applied_at,
+        };
+        if p.reads_left > 0 {
+            p.reads_left -= 1;
+            inner.pending = Some(p);
+            return Ok(status(Phase::Pending, None));
+        }
+        apply(&mut inner.offsets, p.kind, &p.entries);
+        if let Some(s) = p.put_back {
+            inner.state = s;
+        }
+        let done = status(Phase::Applied, Some(crate::clock::now()));
+        inner.last = Some(done.clone());
+        Ok(done)
+    }
+    fn patch_offsets(&self, _: &str, entries: &[PatchEntry]) -> crate::client::Result<AlterAck> {
+        if self.caps.async_alter {
+            return Memory::refuse(Method::Patch, 405, "offsets are altered by request here");
+        }
+        let mut inner = self.inner.lock().unwrap();
+        self.may_alter(&inner, Method::Patch)?;
+        inner.calls.push("PATCH".into());
+        apply(&mut inner.offsets, AlterKind::Patch, entries);
+        Ok(AlterAck {
+            message: String::new(),
+        })
+    }
+    fn reset_offsets(&self, _: &str) -> crate::client::Result<AlterAck> {
+        if self.caps.async_alter {
+            return Memory::refuse(Method::Delete, 405, "offsets are altered by request here");
+        }
+        let mut inner = self.inner.lock().unwrap();
+        self.may_alter(&inner, Method::Delete)?;
+        inner.calls.push("DELETE offsets".into());
+        inner.offsets.clear();
+        Ok(AlterAck {
+            message: String::new(),
+        })
+    }
+    fn stop(&self, _: &str) -> crate::client::Result<()> {
+        let mut inner = self.inner.lock().unwrap();
+        inner.calls.push("stop".into());
+        inner.state = ConnectorState::Stopped;
+        Ok(())
+    }
+    fn pause(&self, _: &str) -> crate::client::Result<()> {
+        let mut inner = self.inner.lock().unwrap();
+        inner.calls.push("pause".into());
+        inner.state = ConnectorState::Paused;
+        Ok(())
+    }
+    fn resume(&self, _: &str) -> crate::client::Result<()> {
+        let mut inner = self.inner.lock().unwrap();
+        inner.calls.push("resume".into());
+        inner.state = ConnectorState::Running;
+        Ok(())
+    }
+    fn create(
+        &self,
+        _: &str,
+        _: &std::collections::BTreeMap<String, String>,
+        _: Option<TargetState>,
+    ) -> crate::client::Result<()> {
+        Memory::refuse(Method::Post, 405, "not in this test")
+    }
+    fn create_at(
+        &self,
+        _: &str,
+        _: &std::collections::BTreeMap<String, String>,
+        _: &[PatchEntry],
+    ) -> crate::client::Result<()> {
+        Memory::refuse(Method::Post, 405, "not in this test")
+    }
+    fn delete(&self, _: &str) -> crate::client::Result<()> {
+        Memory::refuse(Method::Delete, 405, "not in this test")
+    }
+    fn plugin_config(&self, _: &str) -> crate::client::Result<Vec<ConfigDef>> {
+        Ok(vec![])
+    }
+}
+
+fn options() -> PlanOptions {
+    PlanOptions {
+        prune: false,
+        create: false,
+        parallel: 1,
+        create_state: None,
+        max_observed_age: None,
+        allow_running_primary: false,
+    }
+}
+
+/// Applies position 3 of `f` to `c` (at 10, in `state`) on a service with `caps`: the
+/// transaction's report and the service as it is left.
+fn moved(caps: Capabilities, state: ConnectorState) -> (ConnectorApply, Memory) {
+    let svc = Memory::new(caps, state, vec![src("f", 10)]);
+    let plan = plan::build(&svc, "a", &[want("c", vec![src("f", 3)])], &options()).unwrap();
+    let exec = ExecOptions::new(false, 1, Duration::from_secs(30));
+    let report = execute(&svc, &plan, &exec, &ManualClock::default(), &Unheard).unwrap();
+    let c = report.connectors.into_iter().next().unwrap();
+    assert_eq!(c.outcome, ApplyOutcome::Applied, "{caps:?}: {c:?}");
+    assert_eq!(svc.offsets("c").unwrap(), vec![src("f", 3)], "{caps:?}");
+    (c, svc)
+}
+
+#[test]
+fn kafka_connect_stops_patches_and_resumes() {
+    let (_, svc) = moved(connect(), ConnectorState::Running);
+    assert_eq!(svc.calls(), ["stop", "PATCH", "resume"]);
+    assert_eq!(svc.state(), ConnectorState::Running);
+}
+
+#[test]
+fn a_service_that_pauses_the_connector_itself_is_sent_no_stop_and_no_resume() {
+    let caps = Capabilities {
+        server_side_pause: true,
+        ..connect()
+    };
+    for state in [ConnectorState::Running, ConnectorState::Paused] {
+        let (c, svc) = moved(caps, state);
+        // The alter is Connect's own PATCH, answered once done: no request to wait for.
+        assert_eq!(svc.calls(), ["PATCH"], "{state}");
+        assert_eq!(svc.state(), state);
+        assert!(c.state_restored, "{c:?}");
+        assert!(
+            !c.steps.iter().any(|s| s.step == Step::WaitApplied),
+            "{c:?}"
+        );
+    }
+}
+
+#[test]
+fn a_service_whose_alters_are_requests_is_stopped_sent_a_request_and_resumed_by_kco() {
+    let caps = Capabilities {
+        async_alter: true,
+        ..connect()
+    };
+    let (c, svc) = moved(caps, ConnectorState::Running);
+    // kco stops the connector itself (the service does not), waits for the request to be
+    // applied, then puts RUNNING back.
+    assert_eq!(svc.calls(), ["stop", "request PATCH", "resume"]);
+    assert_eq!(svc.state(), ConnectorState::Running);
+    let steps: Vec<Step> = c.steps.iter().map(|s| s.step).collect();
+    for step in [
+        Step::Stop,
+        Step::WaitStopped,
+        Step::WaitApplied,
+        Step::Restore,
+    ] {
+        assert!(steps.contains(&step), "{step:?} in {steps:?}");
+    }
+}
+
+#[test]
+fn a_service_with_both_is_sent_only_the_request() {
+    let caps = Capabilities {
+        async_alter: true,
+        server_side_pause: true,
+        ..connect()
+    };
+    let (c, svc) = moved(caps, ConnectorState::Running);
+    assert_eq!(svc.calls(), ["request PATCH"]);
+    assert_eq!(svc.state(), ConnectorState::Running);
+    assert!(c.state_restored, "{c:?}");
+}
+
+#[test]
+fn a_request_still_pending_leaves_the_connector_kco_stopped_stopped_for_recovery() {
+    let caps = Capabilities {
+        async_alter: true,
+        ..connect()
+    };
+    let svc = Memory::new(caps, ConnectorState::Running, vec![src("f", 10)]);
+    svc.inner.lock().unwrap().pending_reads = u32::MAX;
+    let plan = plan::build(&svc, "a", &[want("c", vec![src("f", 3)])], &options()).unwrap();
+    let exec = ExecOptions::new(false, 1, Duration::from_secs(30));
+    let report = execute(&svc, &plan, &exec, &ManualClock::default(), &Unheard).unwrap();
+    let c = &report.connectors[0];
+    assert_eq!(c.outcome, ApplyOutcome::Failed, "{c:?}");
+    assert_eq!(c.failed_step, Some(Step::WaitApplied), "{c:?}");
+    // Not resumed under a pending request: the journal keeps it for `kco recover`.
+    assert_eq!(svc.calls(), ["stop", "request PATCH"]);
+    assert_eq!(svc.state(), ConnectorState::Stopped);
+    assert!(!c.state_restored, "{c:?}");
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("stays STOPPED while its request is pending")),
+        "{:?}",
+        c.warnings
+    );
+}
