@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
 use crate::client::layers::{RetryPolicy, Retrying, ServiceHints, TraceSink, Traced};
-use crate::client::{Connect, HttpTransport, ServerInfo};
+use crate::client::{service_for, Connect, HttpTransport, ServerInfo, Service};
 use crate::config::{ClusterTarget, Config, ConfigError, Sources};
 use crate::engine::membership::{self, same_url, Membership};
 use crate::engine::operation::StateDir;
@@ -186,7 +186,7 @@ impl Context {
     /// whose URL answers as something else than Kafka Connect, fails at once (a wrong URL
     /// should not wait out the retry deadline); once one has
     /// answered, transient failures are retried as usual.
-    pub fn connect(&self, target: &ClusterTarget) -> Result<Connect> {
+    pub fn connect(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
         if target.http.tls.insecure {
             self.printer.warn(&format!(
                 "TLS certificate checks are OFF for cluster `{}` (tls.insecureSkipVerify): anyone on the path can read its credentials and offsets",
@@ -214,11 +214,10 @@ impl Context {
             }
             Ok(info) => {
                 self.check_given_url(target, &once, &info)?;
-                Ok(self
-                    .stack(http, RetryPolicy::default())
-                    .with_first_info(info))
+                let client = self.stack(http, RetryPolicy::default());
+                Ok(Box::new(client.with_first_info(info)))
             }
-            Err(_) => Ok(self.stack(http, RetryPolicy::default())),
+            Err(_) => Ok(Box::new(self.stack(http, RetryPolicy::default()))),
         }
     }
 
@@ -238,7 +237,7 @@ impl Context {
     fn check_given_url(
         &self,
         target: &ClusterTarget,
-        given: &Connect,
+        given: &dyn Service,
         info: &ServerInfo,
     ) -> Result<()> {
         if self.global.url.is_none() {
@@ -280,7 +279,7 @@ impl Context {
 
     /// A client for `target` that tries each request once (a look at a cluster that must not
     /// wait out the retry deadline).
-    pub fn client_once(&self, target: &ClusterTarget) -> Result<Connect> {
+    pub fn client_once(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
         let http = HttpTransport::new(target.http.clone())
             .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
         Ok(self.stack_for(target, Arc::new(http), RetryPolicy::none()))
@@ -295,7 +294,7 @@ impl Context {
         target: &ClusterTarget,
         http: Arc<HttpTransport>,
         policy: RetryPolicy,
-    ) -> Connect {
+    ) -> Box<dyn Service> {
         let file = self
             .config
             .path
@@ -308,7 +307,7 @@ impl Context {
             &file,
             &target.credential_vars,
         ) else {
-            return self.stack(http, policy);
+            return Box::new(self.stack(http, policy));
         };
         let http = ServiceHints::new(http, words.refused, words.unreachable);
         let client = if self.printer.verbose && !self.printer.quiet {
@@ -318,7 +317,7 @@ impl Context {
         } else {
             Connect::new(Retrying::new(http, policy).unreachable_fails_first())
         };
-        client.with_backend(target.backend.clone())
+        service_for(client, &target.backend)
     }
 
     /// `cannot reach Kafka Connect of cluster `a` (tried URL, URL)`, and whether the cluster

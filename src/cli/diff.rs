@@ -130,7 +130,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             let live = review_cluster(&args, ctx, cluster.as_deref());
             let against = match &live {
                 Ok((name, client)) => Against::Live {
-                    client,
+                    client: &**client,
                     cluster: name.clone(),
                     freshness: args.read.freshness(&ctx.config, name),
                 },
@@ -173,7 +173,7 @@ fn review_cluster(
     args: &Args,
     ctx: &Context,
     cluster: Option<&str>,
-) -> std::result::Result<(String, crate::client::Connect), String> {
+) -> std::result::Result<(String, Box<dyn crate::client::Service>), String> {
     if args.offline {
         return Err("--offline".into());
     }
@@ -256,12 +256,12 @@ fn live(
     if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
         let quiet = crate::engine::progress::Unheard;
-        let mut report = crate::engine::dr::diff_live(&client, input, &quiet, &dr)?;
+        let mut report = crate::engine::dr::diff_live(&*client, input, &quiet, &dr)?;
         settle_states(&mut report, ctx, &target.name);
         return Ok(report);
     }
     let bar = Bar::new(&ctx.printer, "diff");
-    let mut report = crate::engine::dr::diff_live(&client, input, &bar, &dr)?;
+    let mut report = crate::engine::dr::diff_live(&*client, input, &bar, &dr)?;
     settle_states(&mut report, ctx, &target.name);
     Ok(report)
 }

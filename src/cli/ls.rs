@@ -65,7 +65,7 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
         Vec::new()
     };
     ls(
-        &client,
+        &*client,
         &files,
         &target.name,
         (

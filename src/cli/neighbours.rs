@@ -34,7 +34,7 @@ pub(super) fn neighbours(ctx: &Context, target: &ClusterTarget) -> Result<Vec<Ne
         if !shares_workers {
             others.push(Neighbour {
                 cluster: name,
-                client: Box::new(ctx.client_once(&other)?),
+                client: ctx.client_once(&other)?,
             });
         }
     }

@@ -143,10 +143,10 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
     let now = crate::clock::now_rfc3339;
     let mut report = if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
-        snapshot(&client, &target.name, &dir, &opts, &now)?
+        snapshot(&*client, &target.name, &dir, &opts, &now)?
     } else {
         let bar = Bar::new(&ctx.printer, "snapshot");
-        snapshot_reporting(&client, &target.name, &dir, &opts, &now, &bar)?
+        snapshot_reporting(&*client, &target.name, &dir, &opts, &now, &bar)?
     };
     if args.commit {
         report.commit = commit(args, &dir, &report)?;

@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 use super::layers::{Counter, Counting};
 use super::transport::{Method, Request, Transport};
 use super::{
-    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ClientError, ConfigDef,
-    ConnectorListing, ConnectorStatus, OffsetsRead, Result, ServerInfo,
+    AlterAck, Backend, Capabilities, ClientError, ConfigDef, ConnectorListing, ConnectorStatus,
+    OffsetsRead, Result, ServerInfo,
 };
 use crate::model::{OffsetEntry, PatchEntry, TargetState};
 
@@ -22,33 +22,35 @@ pub struct Connect {
     /// What `GET /` answered when the cluster was first contacted, so that the command's own
     /// probe costs no second round trip.
     first_info: Option<ServerInfo>,
-    /// The service behind the transport, whose dialect this client speaks.
-    backend: Backend,
 }
 
 impl Connect {
+    /// What Kafka Connect can do: none of Confluent Cloud's service-side steps; `GET /` and
+    /// plugin config definitions answer.
+    pub const CAPABILITIES: Capabilities = Capabilities {
+        server_side_pause: false,
+        async_alter: false,
+        observed_offsets: false,
+        version_endpoint: true,
+        create_with_offsets: false,
+        config_definitions: true,
+    };
+
     pub fn new(transport: impl Transport + 'static) -> Self {
         Connect {
             transport: Arc::new(transport),
             first_info: None,
-            backend: Backend::Connect,
         }
     }
 
-    /// This client, speaking to `backend` (the transport's URL already points at the
-    /// backend's [`base_path`](Backend::base_path)).
-    pub fn with_backend(self, backend: Backend) -> Self {
-        Connect { backend, ..self }
-    }
-
-    /// The service behind this client.
+    /// The service behind this client: Kafka Connect.
     pub fn backend(&self) -> &Backend {
-        &self.backend
+        &Backend::Connect
     }
 
-    /// What the service behind this client can do.
+    /// What Kafka Connect can do.
     pub fn capabilities(&self) -> Capabilities {
-        self.backend.capabilities()
+        Self::CAPABILITIES
     }
 
     /// This client, with what `GET /` answered at first contact:
@@ -68,7 +70,6 @@ impl Connect {
         let client = Connect {
             transport: Arc::new(layer),
             first_info: self.first_info.clone(),
-            backend: self.backend.clone(),
         };
         (client, counter)
     }
@@ -78,42 +79,38 @@ impl Connect {
         self.transport.endpoint()
     }
 
-    fn send(&self, req: Request) -> Result<Value> {
+    pub(super) fn send(&self, req: Request) -> Result<Value> {
         self.transport.send(&req).map(|b| b.value())
     }
 
     /// Sends `req` and decodes the answer straight into `T`.
-    fn read<T: DeserializeOwned>(&self, req: Request) -> Result<T> {
+    pub(super) fn read<T: DeserializeOwned>(&self, req: Request) -> Result<T> {
         let body = self.transport.send(&req)?;
         body.json().map_err(|e| self.bad(&req, e.to_string()))
     }
 
-    fn bad(&self, req: &Request, detail: impl Into<String>) -> ClientError {
+    pub(super) fn bad(&self, req: &Request, detail: impl Into<String>) -> ClientError {
         ClientError::decode(req, &format!("{}{}", self.endpoint(), req.path), detail)
     }
 
-    /// `GET /`. A service without it ([`Capabilities::version_endpoint`]: Confluent Cloud)
-    /// is not asked: its answer is made here, the version being the service's name and the
-    /// Kafka cluster id the one the backend names, and nothing is sent.
+    /// `GET /`, asked once per command: what it answered at first contact is kept.
     pub fn server_info(&self) -> Result<ServerInfo> {
-        if !self.capabilities().version_endpoint {
-            return Ok(ServerInfo {
-                version: self.backend.service().to_string(),
-                commit: None,
-                kafka_cluster_id: self.backend.kafka_cluster_id().map(str::to_string),
-            });
-        }
         match &self.first_info {
             Some(info) => Ok(info.clone()),
             None => self.read(Request::new(Method::Get, "/")),
         }
     }
 
-    /// `GET /connectors?expand=status&expand=info` (Confluent Cloud:
-    /// `?expand=id,info,status`): every connector, its type, class, config and state, in one
-    /// call.
+    /// `GET /connectors?expand=status&expand=info`: every connector, its type, class, config
+    /// and state, in one call.
     pub fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
-        let req = Request::new(Method::Get, self.backend.list_query());
+        self.list_with("/connectors?expand=status&expand=info")
+    }
+
+    /// The listing asked with `query` (a service that mirrors Connect's endpoints spells its
+    /// expansion its own way).
+    pub(super) fn list_with(&self, query: &str) -> Result<BTreeMap<String, ConnectorListing>> {
+        let req = Request::new(Method::Get, query);
         let v = self.transport.send(&req)?.value();
         let map = v
             .as_object()
@@ -165,7 +162,7 @@ impl Connect {
         let answer = self.read::<Answer>(req.clone())?;
         let observed_at = match answer.metadata.and_then(|m| m.observed_at) {
             Some(t) => Some(
-                super::cloud::parse_time(&t)
+                super::async_alter::parse_time(&t)
                     .ok_or_else(|| self.bad(&req, format!("observed_at `{t}` is not a time")))?,
             ),
             None => None,
@@ -182,33 +179,6 @@ impl Connect {
             entries: with_offsets.collect(),
             observed_at,
         })
-    }
-
-    /// `POST /connectors/{name}/offsets/request`: an asynchronous alter (a service with
-    /// [`Capabilities::async_alter`]). `entries` may be empty for a DELETE of every partition.
-    /// Not idempotent: a request that timed out is found by [`alter_status`](Self::alter_status).
-    pub fn request_alter(
-        &self,
-        name: &str,
-        kind: AlterKind,
-        entries: &[PatchEntry],
-    ) -> Result<AlterRequest> {
-        #[derive(serde::Serialize)]
-        struct Body<'a> {
-            #[serde(rename = "type")]
-            kind: AlterKind,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            offsets: Option<&'a [PatchEntry]>,
-        }
-        let offsets = (kind == AlterKind::Patch || !entries.is_empty()).then_some(entries);
-        let mut req = on(Method::Post, name, "/offsets/request").body(Body { kind, offsets });
-        req.idempotent = false;
-        self.read(req)
-    }
-
-    /// `GET /connectors/{name}/offsets/request/status`: the connector's last alter request.
-    pub fn alter_status(&self, name: &str) -> Result<AlterStatus> {
-        self.read(on(Method::Get, name, "/offsets/request/status"))
     }
 
     /// `PATCH /connectors/{name}/offsets`.
@@ -259,22 +229,6 @@ impl Connect {
         self.send(req).map(drop)
     }
 
-    /// `POST /connectors` with the offsets to start from (a service with
-    /// [`Capabilities::create_with_offsets`]): the connector is created at its position in
-    /// one request.
-    pub fn create_at(
-        &self,
-        name: &str,
-        config: &BTreeMap<String, String>,
-        offsets: &[PatchEntry],
-    ) -> Result<()> {
-        let body = json!({ "name": name, "config": config, "offsets": offsets });
-        let req = Request::new(Method::Post, "/connectors")
-            .body(body)
-            .about(name);
-        self.send(req).map(drop)
-    }
-
     /// `DELETE /connectors/{name}`.
     pub fn delete(&self, name: &str) -> Result<()> {
         self.send(on(Method::Delete, name, "")).map(drop)
@@ -288,7 +242,7 @@ impl Connect {
 }
 
 /// A request about one connector: `/connectors/{name}{rest}`.
-fn on(method: Method, name: &str, rest: &str) -> Request {
+pub(super) fn on(method: Method, name: &str, rest: &str) -> Request {
     Request::new(method, format!("{}{rest}", connector_path(name))).about(name)
 }
 

@@ -3,9 +3,11 @@
 //! kco talks to two kinds of service through the same [`Transport`](super::Transport):
 //! a Kafka Connect worker's REST API (KIP-875), and Confluent Cloud's managed connectors
 //! (`/connect/v1/environments/{env}/clusters/{lkc}`, whose connector endpoints mirror
-//! Connect's). The typed API ([`Connect`](super::Connect)) speaks each one's dialect; the
-//! engine never asks which service it is, only what it can do ([`Capabilities`]), so that
-//! the operation, the plan and the renderers have no branch per service.
+//! Connect's). Each is its own implementation of [`Service`](super::Service)
+//! ([`Connect`](super::Connect), [`ConfluentCloud`](super::ConfluentCloud)); a `Backend` says
+//! which one a cluster of kco.yaml is, where it lives and what its refusals mean. The engine
+//! never asks which service it is, only what it can do ([`Capabilities`]), so that the
+//! operation, the plan and the renderers have no branch per service.
 
 /// What a service's failures mean, for a cluster configured in kco.yaml: its own words for
 /// refused credentials (the key named, never the secret) and an endpoint that does not answer.
@@ -58,25 +60,11 @@ pub struct Capabilities {
 }
 
 impl Backend {
-    /// What this service can do.
+    /// What this service can do (each implementation's own).
     pub fn capabilities(&self) -> Capabilities {
         match self {
-            Backend::Connect => Capabilities {
-                server_side_pause: false,
-                async_alter: false,
-                observed_offsets: false,
-                version_endpoint: true,
-                create_with_offsets: false,
-                config_definitions: true,
-            },
-            Backend::ConfluentCloud(_) => Capabilities {
-                server_side_pause: true,
-                async_alter: true,
-                observed_offsets: true,
-                version_endpoint: false,
-                create_with_offsets: true,
-                config_definitions: false,
-            },
+            Backend::Connect => super::Connect::CAPABILITIES,
+            Backend::ConfluentCloud(_) => super::ConfluentCloud::CAPABILITIES,
         }
     }
 
@@ -155,14 +143,6 @@ impl Backend {
                     ),
                 })
             }
-        }
-    }
-
-    /// The listing query: every connector with its config and state in one call.
-    pub(crate) fn list_query(&self) -> &'static str {
-        match self {
-            Backend::Connect => "/connectors?expand=status&expand=info",
-            Backend::ConfluentCloud(_) => "/connectors?expand=id,info,status",
         }
     }
 }

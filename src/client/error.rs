@@ -44,6 +44,10 @@ pub enum ErrorKind {
     /// The answer was not what Connect sends.
     #[error("unexpected response: {detail}")]
     Decode { detail: String },
+    /// The service has no such call (Confluent Cloud has no STOPPED state, Kafka Connect no
+    /// asynchronous offsets request): nothing was sent.
+    #[error("{what}")]
+    Unsupported { what: String },
 }
 
 /// Why a TLS handshake failed, as far as kco can tell.
@@ -254,6 +258,12 @@ impl ClientError {
         Self::of(req, url, kind)
     }
 
+    /// A call that `service` does not have (`what` says which); nothing was sent.
+    pub fn unsupported(req: &Request, url: &str, service: &'static str, what: &str) -> Self {
+        let what = format!("{service} has no such call: {what}");
+        Self::of(req, url, ErrorKind::Unsupported { what })
+    }
+
     /// An answer that is not what Connect sends.
     pub fn decode(req: &Request, url: &str, detail: impl Into<String>) -> Self {
         let detail = detail.into();
@@ -305,7 +315,7 @@ impl ClientError {
                     | Problem::RateLimited
             ),
             ErrorKind::Transport { maybe_sent, .. } => !maybe_sent,
-            ErrorKind::Decode { .. } => false,
+            ErrorKind::Decode { .. } | ErrorKind::Unsupported { .. } => false,
         }
     }
 
@@ -315,14 +325,15 @@ impl ClientError {
         match &self.kind {
             ErrorKind::Transport { timeout, .. } => *timeout,
             ErrorKind::Http { problem, .. } => *problem == Problem::RequestTimedOut,
-            ErrorKind::Decode { .. } => false,
+            ErrorKind::Decode { .. } | ErrorKind::Unsupported { .. } => false,
         }
     }
 
     /// Connect answered with an error that says the request was not carried out (a refusal or
     /// a failure, not a timeout or a lost connection): it had no effect.
     pub fn had_no_effect(&self) -> bool {
-        self.status().is_some() && !self.outcome_unknown()
+        matches!(self.kind, ErrorKind::Unsupported { .. })
+            || self.status().is_some() && !self.outcome_unknown()
     }
 
     /// Whether the request may or may not have taken effect: it timed out, or the connection

@@ -1,14 +1,16 @@
 //! The seam the engine talks through: what it asks of a service that holds connectors and
-//! their offsets. [`Connect`] (Kafka Connect's REST API, and Confluent Cloud's, which mirrors
-//! it) is one implementation; the engine never names it, only this trait and what the
-//! service can do ([`Capabilities`]).
+//! their offsets. [`Connect`] (Kafka Connect's REST API) and
+//! [`ConfluentCloud`](super::ConfluentCloud) are its implementations; the engine never names
+//! them, only this trait and what the service can do ([`Capabilities`]).
 
 use std::collections::BTreeMap;
 
+use super::api::on;
 use super::layers::Counter;
+use super::transport::{Method, Request};
 use super::{
-    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ConfigDef, Connect,
-    ConnectorListing, ConnectorStatus, OffsetsRead, Result, ServerInfo,
+    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ClientError, ConfigDef,
+    ConfluentCloud, Connect, ConnectorListing, ConnectorStatus, OffsetsRead, Result, ServerInfo,
 };
 use crate::model::{OffsetEntry, PatchEntry, TargetState};
 
@@ -62,6 +64,105 @@ pub trait Service: Send + Sync {
     fn plugin_config(&self, class: &str) -> Result<Vec<ConfigDef>>;
 }
 
+/// A boxed service is the service it holds (the CLI and the fake hand out `Box<dyn Service>`).
+impl<S: Service + ?Sized> Service for Box<S> {
+    fn backend(&self) -> &Backend {
+        (**self).backend()
+    }
+    fn capabilities(&self) -> Capabilities {
+        (**self).capabilities()
+    }
+    fn endpoint(&self) -> String {
+        (**self).endpoint()
+    }
+    fn counting(&self) -> (Box<dyn Service>, Counter) {
+        (**self).counting()
+    }
+    fn server_info(&self) -> Result<ServerInfo> {
+        (**self).server_info()
+    }
+    fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
+        (**self).list_connectors()
+    }
+    fn connector_names(&self) -> Result<Vec<String>> {
+        (**self).connector_names()
+    }
+    fn status(&self, name: &str) -> Result<ConnectorStatus> {
+        (**self).status(name)
+    }
+    fn offsets(&self, name: &str) -> Result<Vec<OffsetEntry>> {
+        (**self).offsets(name)
+    }
+    fn offsets_read(&self, name: &str) -> Result<OffsetsRead> {
+        (**self).offsets_read(name)
+    }
+    fn request_alter(
+        &self,
+        name: &str,
+        kind: AlterKind,
+        entries: &[PatchEntry],
+    ) -> Result<AlterRequest> {
+        (**self).request_alter(name, kind, entries)
+    }
+    fn alter_status(&self, name: &str) -> Result<AlterStatus> {
+        (**self).alter_status(name)
+    }
+    fn patch_offsets(&self, name: &str, entries: &[PatchEntry]) -> Result<AlterAck> {
+        (**self).patch_offsets(name, entries)
+    }
+    fn reset_offsets(&self, name: &str) -> Result<AlterAck> {
+        (**self).reset_offsets(name)
+    }
+    fn stop(&self, name: &str) -> Result<()> {
+        (**self).stop(name)
+    }
+    fn pause(&self, name: &str) -> Result<()> {
+        (**self).pause(name)
+    }
+    fn resume(&self, name: &str) -> Result<()> {
+        (**self).resume(name)
+    }
+    fn create(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+        initial_state: Option<TargetState>,
+    ) -> Result<()> {
+        (**self).create(name, config, initial_state)
+    }
+    fn create_at(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+        offsets: &[PatchEntry],
+    ) -> Result<()> {
+        (**self).create_at(name, config, offsets)
+    }
+    fn delete(&self, name: &str) -> Result<()> {
+        (**self).delete(name)
+    }
+    fn plugin_config(&self, class: &str) -> Result<Vec<ConfigDef>> {
+        (**self).plugin_config(class)
+    }
+}
+
+/// The service behind `backend`, over `rest` (a client whose transport points at the
+/// backend's [`base_path`](Backend::base_path)).
+pub fn service_for(rest: Connect, backend: &Backend) -> Box<dyn Service> {
+    match backend {
+        Backend::Connect => Box::new(rest),
+        Backend::ConfluentCloud(ids) => Box::new(ConfluentCloud::new(rest, ids.clone())),
+    }
+}
+
+impl Connect {
+    /// A call Kafka Connect does not have: an error naming it, nothing sent.
+    fn lacks<T>(&self, req: Request, what: &str) -> Result<T> {
+        let url = format!("{}{}", self.endpoint(), req.path);
+        Err(ClientError::unsupported(&req, &url, "Kafka Connect", what))
+    }
+}
+
 impl Service for Connect {
     fn backend(&self) -> &Backend {
         Connect::backend(self)
@@ -100,10 +201,19 @@ impl Service for Connect {
         kind: AlterKind,
         entries: &[PatchEntry],
     ) -> Result<AlterRequest> {
-        Connect::request_alter(self, name, kind, entries)
+        let _ = (kind, entries);
+        let req = on(Method::Post, name, "/offsets/request");
+        self.lacks(
+            req,
+            "offsets are altered by PATCH and DELETE, answered once done",
+        )
     }
     fn alter_status(&self, name: &str) -> Result<AlterStatus> {
-        Connect::alter_status(self, name)
+        let req = on(Method::Get, name, "/offsets/request/status");
+        self.lacks(
+            req,
+            "offsets are altered by PATCH and DELETE, answered once done",
+        )
     }
     fn patch_offsets(&self, name: &str, entries: &[PatchEntry]) -> Result<AlterAck> {
         Connect::patch_offsets(self, name, entries)
@@ -134,7 +244,9 @@ impl Service for Connect {
         config: &BTreeMap<String, String>,
         offsets: &[PatchEntry],
     ) -> Result<()> {
-        Connect::create_at(self, name, config, offsets)
+        let _ = (config, offsets);
+        let req = Request::new(Method::Post, "/connectors").about(name);
+        self.lacks(req, "a connector is created, then its offsets altered")
     }
     fn delete(&self, name: &str) -> Result<()> {
         Connect::delete(self, name)

@@ -31,7 +31,7 @@ pub fn check(
     given: &dyn Service,
     given_info: &ServerInfo,
     cluster: &str,
-    workers: &[impl Service],
+    workers: &[Box<dyn Service>],
 ) -> Membership {
     let infos = super::parallel::map(workers, workers.len(), |w| w.server_info());
     let Some((worker, info)) = workers
@@ -56,7 +56,7 @@ pub fn check(
             ));
         }
     }
-    let sides = [given, worker];
+    let sides = [given, &**worker];
     let mut diff = None;
     // A connector created, deleted or moved a moment ago may not have reached every worker
     // of a group yet: a difference is read once more before it counts.

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{json, Value};
 
 use super::{FakeConnect, FakeConnectBuilder, Fault, State, PENDING_REQUEST, STALE_AGE};
-use crate::client::{AlterKind, Backend, Connect, Phase};
+use crate::client::{AlterKind, Backend, Phase, Service};
 use crate::model::{ConnectorState, PatchEntry};
 
 const ENV: &str = "env-abc123";
@@ -35,7 +35,7 @@ fn entries(v: Value) -> Vec<PatchEntry> {
     serde_json::from_value(v).expect("patch entries")
 }
 
-fn kafka_offset(client: &Connect, name: &str) -> i64 {
+fn kafka_offset(client: &dyn Service, name: &str) -> i64 {
     let read = client.offsets_read(name).expect("offsets read");
     let entry = &read.entries[0];
     serde_json::to_value(&entry.offset).unwrap()["kafka_offset"]
@@ -43,7 +43,7 @@ fn kafka_offset(client: &Connect, name: &str) -> i64 {
         .unwrap()
 }
 
-fn shown(client: &Connect, name: &str) -> ConnectorState {
+fn shown(client: &dyn Service, name: &str) -> ConnectorState {
     client
         .status(name)
         .expect("status")
@@ -377,27 +377,33 @@ fn create_at_starts_the_connector_at_its_position() {
 #[test]
 fn what_connect_has_and_the_service_has_not_is_absent() {
     let fake = with_sink(cloud());
-    let client = fake.client();
-    let status = |r: crate::client::Result<()>| r.unwrap_err().status();
-    assert_eq!(status(client.stop("s3")), Some(404));
-    // The client sends no `GET /` to the service; asked anyway, it answers 404.
+    // Connect's own calls, sent to the service: it has none of them.
     let raw = crate::client::Connect::new(fake.transport());
     assert_eq!(raw.server_info().unwrap_err().status(), Some(404));
+    assert_eq!(raw.stop("s3").unwrap_err().status(), Some(404));
+    let moved = entries(sink_offsets(1));
     assert_eq!(
-        client
-            .patch_offsets("s3", &entries(sink_offsets(1)))
-            .unwrap_err()
-            .status(),
+        raw.patch_offsets("s3", &moved).unwrap_err().status(),
         Some(405)
     );
-    assert_eq!(client.reset_offsets("s3").unwrap_err().status(), Some(405));
-    assert_eq!(
-        client
-            .plugin_config("S3SinkConnector")
-            .unwrap_err()
-            .status(),
-        Some(404)
-    );
+    assert_eq!(raw.reset_offsets("s3").unwrap_err().status(), Some(405));
+    let plugin = raw.plugin_config("S3SinkConnector");
+    assert_eq!(plugin.unwrap_err().status(), Some(404));
+    // The service's client does not send them: each is refused, naming what it lacks.
+    let client = fake.client();
+    let sent = fake.requests().len();
+    let refused = [
+        client.stop("s3").unwrap_err(),
+        client.patch_offsets("s3", &moved).unwrap_err(),
+        client.reset_offsets("s3").unwrap_err(),
+        client.plugin_config("S3SinkConnector").unwrap_err(),
+    ];
+    for e in &refused {
+        assert!(e.had_no_effect() && e.status().is_none(), "{e}");
+        assert!(e.to_string().contains("Confluent Cloud has no such call"), "{e}");
+    }
+    assert!(refused[0].to_string().contains("no STOPPED state"));
+    assert_eq!(fake.requests().len(), sent, "nothing sent");
     assert_eq!(kafka_offset(&client, "s3"), 10);
     assert_eq!(fake.state("s3"), Some(State::Running));
     // What it has: pause and resume.

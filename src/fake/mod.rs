@@ -228,22 +228,20 @@ impl FakeConnect {
     }
 
     /// A client of this fake that calls it in process, without HTTP: the same rules, faults,
-    /// recording and expectations. In Confluent Cloud mode it speaks the service's dialect
-    /// (`with_backend`) and sends the API key set with [`FakeConnectBuilder::api_key`].
-    pub fn client(&self) -> crate::client::Connect {
+    /// recording and expectations. In Confluent Cloud mode it is that service's client
+    /// ([`service_for`](crate::client::service_for)) and sends the API key set with
+    /// [`FakeConnectBuilder::api_key`].
+    pub fn client(&self) -> Box<dyn crate::client::Service> {
         let client = crate::client::Connect::new(self.transport());
-        match self.backend() {
-            crate::client::Backend::Connect => client,
-            backend => client.with_backend(backend),
-        }
+        crate::client::service_for(client, &self.backend())
     }
 
     /// In Confluent Cloud mode, a client that sends these credentials instead of the right
     /// ones (for tests of a wrong key or secret).
-    pub fn client_as(&self, key: &str, secret: &str) -> crate::client::Connect {
+    pub fn client_as(&self, key: &str, secret: &str) -> Box<dyn crate::client::Service> {
         let auth = cloud_auth(key, secret);
         let transport = in_process::InProcess::new(self.inner.clone(), Some(auth));
-        crate::client::Connect::new(transport).with_backend(self.backend())
+        crate::client::service_for(crate::client::Connect::new(transport), &self.backend())
     }
 
     /// The in-process transport under [`FakeConnect::client`], for tests of the layers that

@@ -133,10 +133,10 @@ impl Operation {
     /// error naming its holder when another process has it), then `connect`s and finishes an
     /// interrupted operation its journal records ([`Operation::recovered`]). A journal that
     /// could not be finished stays, and [`Operation::plan`] refuses.
-    pub fn open<C: Service + 'static>(
+    pub fn open(
         state: &StateDir,
         cluster: &str,
-        connect: &dyn Fn() -> Result<C>,
+        connect: &dyn Fn() -> Result<Box<dyn Service>>,
         wait: &WaitPolicy,
         clock: &dyn Clock,
     ) -> Result<Self> {
@@ -158,7 +158,7 @@ impl Operation {
                 }
             }
         }
-        let client: Box<dyn Service> = Box::new(connect()?);
+        let client = connect()?;
         let finished = finish_journal(&*client, state, cluster, from_remote, wait, clock)?;
         if let (Some(remote), Some((j, r))) = (lock.remote(), &finished) {
             if r.ok {
@@ -182,13 +182,13 @@ impl Operation {
     /// on the cluster or an interrupted one is left, in this checkout or on the shared remote
     /// (its plan would be built on connectors stopped half-way, where the real run finishes
     /// that operation first).
-    pub fn dry_run<C: Service + 'static>(
+    pub fn dry_run(
         state: &StateDir,
         cluster: &str,
-        connect: &dyn Fn() -> Result<C>,
+        connect: &dyn Fn() -> Result<Box<dyn Service>>,
     ) -> Result<Self> {
         let finished_elsewhere = ensure_settled_shared(state, cluster)?;
-        let client: Box<dyn Service> = Box::new(connect()?);
+        let client = connect()?;
         Ok(Operation {
             client,
             state: state.clone(),

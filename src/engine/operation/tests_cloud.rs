@@ -73,11 +73,10 @@ fn a_request_stuck_pending_times_out_sends_nothing_more_and_the_journal_keeps_it
 
 fn open(fake: &FakeConnect, state_dir: &StateDir) -> Operation {
     let wait = WaitPolicy::with_timeout(Duration::from_secs(30));
-    let client = fake.client();
     Operation::open(
         state_dir,
         "a",
-        &|| Ok(client.clone()),
+        &|| Ok(fake.client()),
         &wait,
         &ManualClock::default(),
     )
