@@ -400,7 +400,10 @@ fn what_connect_has_and_the_service_has_not_is_absent() {
     ];
     for e in &refused {
         assert!(e.had_no_effect() && e.status().is_none(), "{e}");
-        assert!(e.to_string().contains("Confluent Cloud has no such call"), "{e}");
+        assert!(
+            e.to_string().contains("Confluent Cloud has no such call"),
+            "{e}"
+        );
     }
     assert!(refused[0].to_string().contains("no STOPPED state"));
     assert_eq!(fake.requests().len(), sent, "nothing sent");
