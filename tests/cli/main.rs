@@ -1,6 +1,7 @@
 //! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
 mod apply;
+mod conformance;
 mod confluent_cloud;
 mod confluent_cloud_apply;
 mod corpus;

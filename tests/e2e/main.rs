@@ -5,6 +5,7 @@
 
 mod apply;
 mod compat_doc;
+mod conformance;
 mod crash;
 mod diff;
 mod dr;
