@@ -10,11 +10,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::harness::{
-    append_lines, assert_success, file_source_config, get, kco, local_connect, numbered, testbed,
-    testbed_alone, unique_name, wait_for, Connect, ConnectorGuard,
+    append_lines, file_source_config, get, local_connect, numbered, testbed, testbed_alone,
+    unique_name, wait_for, Connect, ConnectorGuard,
 };
-use crate::kco_steps::{kco_dir, kill_when_seen, set_offsets, write_snapshot};
-use crate::support::run::Kco;
+use crate::kco_steps::{kill_when_seen, set_offsets, testbed_env, write_snapshot};
+use crate::support::env::TestEnv;
 
 // Every test here runs `kco --cluster a ...`: the files are cluster a's.
 
@@ -62,9 +62,9 @@ fn snapshot_with_extra(a: &Connect, name: &str, dir: &Path, pos: u64) {
 
 /// Runs `kco --cluster a apply snaps/a --yes -v` and SIGKILLs it as soon as its stderr shows
 /// a step `marker` (e.g. ": patch ok"). Returns whether the marker was seen.
-fn apply_killed_at(dir: &Path, marker: &str, parallel: &str) -> bool {
+fn apply_killed_at(env: &TestEnv, marker: &str, parallel: &str) -> bool {
     killed_at(
-        dir,
+        env,
         &["apply", "snaps/a", "--yes", "--parallel", parallel],
         marker,
     )
@@ -72,8 +72,9 @@ fn apply_killed_at(dir: &Path, marker: &str, parallel: &str) -> bool {
 
 /// Runs `kco --cluster a -v ARGS` and SIGKILLs it as soon as its stderr shows a step
 /// `marker`. Returns whether the marker was seen.
-fn killed_at(dir: &Path, args: &[&str], marker: &str) -> bool {
-    let mut child = Kco::new(dir)
+fn killed_at(env: &TestEnv, args: &[&str], marker: &str) -> bool {
+    let mut child = env
+        .cmd()
         .args(["--cluster", "a", "-v"])
         .args(args)
         .discard_stdout()
@@ -85,9 +86,9 @@ fn killed_at(dir: &Path, args: &[&str], marker: &str) -> bool {
 fn kill_9_at_each_point_of_the_transaction_then_recovery_puts_every_state_back() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
-    let guards = sources(&a, dir.path(), "kco-e2e-kill", 4);
-    let journal = dir.path().join(".kco/journal/a.json");
+    let env = testbed_env(&tb);
+    let guards = sources(&a, env.path(), "kco-e2e-kill", 4);
+    let journal = env.path().join(".kco/journal/a.json");
     for (round, (marker, recover_with_apply)) in [
         (": wait_stopped ok", false),
         (": patch ok", true),
@@ -97,34 +98,25 @@ fn kill_9_at_each_point_of_the_transaction_then_recovery_puts_every_state_back()
     .enumerate()
     {
         for g in &guards {
-            snapshot_with_extra(&a, g.name(), dir.path(), 100 + round as u64);
+            snapshot_with_extra(&a, g.name(), env.path(), 100 + round as u64);
         }
-        assert!(
-            apply_killed_at(dir.path(), marker, "2"),
-            "{marker} never seen"
-        );
+        assert!(apply_killed_at(&env, marker, "2"), "{marker} never seen");
         assert!(journal.exists(), "killed at {marker}: the journal is left");
         // A snapshot now would record STOPPED connectors: refused.
-        let out = kco(&["--cluster", "a", "snapshot"], dir.path());
-        assert_eq!(
-            out.status.code(),
-            Some(1),
-            "snapshot after a kill at {marker}"
-        );
+        let out = env.kco(&["--cluster", "a", "snapshot"]);
+        assert_eq!(out.code, 1, "snapshot after a kill at {marker}");
         let next_apply = ["--cluster", "a", "apply", "snaps/a", "--yes"];
         let again = recover_with_apply.then_some(&next_apply[..]);
-        recover_after_kill(&a, dir.path(), &guards, marker, again);
+        recover_after_kill(&a, &env, &guards, marker, again);
     }
     // A last apply converges: every file's offsets, every connector running.
-    assert_success(
-        &kco(&["--cluster", "a", "apply", "snaps/a", "--yes"], dir.path()),
-        "the final apply",
-    );
+    env.kco(&["--cluster", "a", "apply", "snaps/a", "--yes"])
+        .success("the final apply");
     // Every connector RUNNING, as its file records (a rebalance of the two workers may show
     // one UNASSIGNED for a moment: waited for; a stop would never pass).
     all_running(&a, &guards, "the final apply");
-    let out = kco(&["--cluster", "a", "diff", "snaps/a"], dir.path());
-    let text = assert_success(&out, "diff after recovery");
+    let out = env.kco(&["--cluster", "a", "diff", "snaps/a"]);
+    let text = out.success("diff after recovery");
     assert!(!text.contains("state changed"), "{text}");
 }
 
@@ -133,24 +125,24 @@ fn kill_9_at_each_point_of_the_transaction_then_recovery_puts_every_state_back()
 /// is cleared and every connector of `guards` runs again.
 fn recover_after_kill(
     a: &Connect,
-    dir: &Path,
+    env: &TestEnv,
     guards: &[ConnectorGuard],
     marker: &str,
     again: Option<&[&str]>,
 ) {
     match again {
         Some(args) => {
-            let out = kco(args, dir);
-            let text = assert_success(&out, &format!("{args:?} after a kill at {marker}"));
-            let err = String::from_utf8_lossy(&out.stderr);
+            let out = env.kco(args);
+            let text = out.success(&format!("{args:?} after a kill at {marker}"));
+            let err = &out.stderr;
             assert!(err.contains("did not finish"), "{text}{err}");
         }
         None => {
-            assert_success(&kco(&["--cluster", "a", "recover"], dir), "recover");
+            env.kco(&["--cluster", "a", "recover"]).success("recover");
         }
     }
     assert!(
-        !dir.join(".kco/journal/a.json").exists(),
+        !env.path().join(".kco/journal/a.json").exists(),
         "killed at {marker}: the journal is cleared"
     );
     all_running(a, guards, marker);
@@ -177,10 +169,10 @@ fn all_running(a: &Connect, guards: &[ConnectorGuard], marker: &str) {
 fn kill_9_at_each_point_of_a_reset_then_the_next_command_puts_every_state_back() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
-    let guards = sources(&a, dir.path(), "kco-e2e-rkill", 3);
+    let env = testbed_env(&tb);
+    let guards = sources(&a, env.path(), "kco-e2e-rkill", 3);
     let names: Vec<&str> = guards.iter().map(|g| g.name()).collect();
-    let journal = dir.path().join(".kco/journal/a.json");
+    let journal = env.path().join(".kco/journal/a.json");
     for (marker, finish_with_reset) in [
         (": wait_stopped ok", true),
         (": reset ok", false),
@@ -193,17 +185,17 @@ fn kill_9_at_each_point_of_a_reset_then_the_next_command_puts_every_state_back()
         }
         let mut args = vec!["reset", "--yes"];
         args.extend(&names);
-        assert!(killed_at(dir.path(), &args, marker), "{marker} never seen");
+        assert!(killed_at(&env, &args, marker), "{marker} never seen");
         assert!(
             journal.exists(),
             "reset killed at {marker}: the journal is left"
         );
-        let out = kco(&["--cluster", "a", "diff", "snaps/a"], dir.path());
-        assert_eq!(out.status.code(), Some(1), "diff after a kill at {marker}");
+        let out = env.kco(&["--cluster", "a", "diff", "snaps/a"]);
+        assert_eq!(out.code, 1, "diff after a kill at {marker}");
         let mut next_reset = vec!["--cluster", "a", "reset", "--yes"];
         next_reset.extend(&names);
         let again = finish_with_reset.then_some(&next_reset[..]);
-        recover_after_kill(&a, dir.path(), &guards, marker, again);
+        recover_after_kill(&a, &env, &guards, marker, again);
     }
 }
 
@@ -215,8 +207,8 @@ fn kill_9_at_each_point_of_a_reset_then_the_next_command_puts_every_state_back()
 fn kill_9_at_each_point_of_an_undo_then_the_next_command_puts_every_state_back() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
-    let guards = sources(&a, dir.path(), "kco-e2e-ukill", 1);
+    let env = testbed_env(&tb);
+    let guards = sources(&a, env.path(), "kco-e2e-ukill", 1);
     let kept = guards[0].name().to_string();
     let kept_file = format!("snaps/a/{kept}.yaml");
     // `--create` needs Connect 3.7 (a connector created stopped): before, only the move.
@@ -233,41 +225,35 @@ fn kill_9_at_each_point_of_an_undo_then_the_next_command_puts_every_state_back()
     .filter(|(_, (_, moved, _))| creates || *moved)
     {
         let new = unique_name("kco-e2e-ukill-new");
-        snapshot_with_extra(&a, &kept, dir.path(), 200 + round as u64);
-        let copy = write_snapshot(&a, &kept, "a", &dir.path().join("copy"), true);
+        snapshot_with_extra(&a, &kept, env.path(), 200 + round as u64);
+        let copy = write_snapshot(&a, &kept, "a", &env.path().join("copy"), true);
         let bk_move = format!("bk{round}-move");
         let bk_create = format!("bk{round}-create");
-        let out = kco(
-            &[
+        let out = env.kco(&[
+            "--cluster",
+            "a",
+            "apply",
+            &kept_file,
+            "--yes",
+            "--backup-dir",
+            &bk_move,
+        ]);
+        out.success("the apply that moves");
+        let mut undos = vec![(&bk_move, moved)];
+        let guard = creates.then(|| {
+            let out = env.kco(&[
                 "--cluster",
                 "a",
                 "apply",
-                &kept_file,
+                copy.to_str().unwrap(),
+                "--as",
+                &new,
+                "--create",
                 "--yes",
                 "--backup-dir",
-                &bk_move,
-            ],
-            dir.path(),
-        );
-        assert_success(&out, "the apply that moves");
-        let mut undos = vec![(&bk_move, moved)];
-        let guard = creates.then(|| {
-            let out = kco(
-                &[
-                    "--cluster",
-                    "a",
-                    "apply",
-                    copy.to_str().unwrap(),
-                    "--as",
-                    &new,
-                    "--create",
-                    "--yes",
-                    "--backup-dir",
-                    &bk_create,
-                ],
-                dir.path(),
-            );
-            assert_success(&out, "the apply that creates");
+                &bk_create,
+            ]);
+            out.success("the apply that creates");
             a.wait_running(&new);
             a.adopt(&new)
         });
@@ -277,34 +263,29 @@ fn kill_9_at_each_point_of_an_undo_then_the_next_command_puts_every_state_back()
         for (backup, kill) in undos {
             if kill {
                 assert!(
-                    killed_at(dir.path(), &["undo", backup, "--yes"], marker),
+                    killed_at(&env, &["undo", backup, "--yes"], marker),
                     "{marker} never seen undoing {backup}"
                 );
-                let out = kco(&["--cluster", "a", "snapshot", "--dir", "x"], dir.path());
-                assert_eq!(
-                    out.status.code(),
-                    Some(1),
-                    "snapshot after a kill at {marker}"
-                );
+                let out = env.kco(&["--cluster", "a", "snapshot", "--dir", "x"]);
+                assert_eq!(out.code, 1, "snapshot after a kill at {marker}");
             }
             // The next command puts the states back first, then undoes to the end.
-            let out = kco(&["undo", backup, "--yes"], dir.path());
-            let text = assert_success(&out, "the undo");
-            let said = String::from_utf8_lossy(&out.stderr).contains("did not finish");
-            assert_eq!(said, kill, "{text}{}", String::from_utf8_lossy(&out.stderr));
-            assert!(!dir.path().join(".kco/journal/a.json").exists());
+            let out = env.kco(&["undo", backup, "--yes"]);
+            let text = out.success("the undo");
+            let said = out.stderr.contains("did not finish");
+            assert_eq!(said, kill, "{text}{}", out.stderr);
+            assert!(!env.path().join(".kco/journal/a.json").exists());
         }
         if creates {
             assert!(!a.has_connector(&new), "undo deleted the created connector");
         }
         drop(guard);
         all_running(&a, &guards, marker);
-        let out = kco(&["--cluster", "a", "diff", &kept_file], dir.path());
+        let out = env.kco(&["--cluster", "a", "diff", &kept_file]);
         assert_eq!(
-            out.status.code(),
-            Some(2),
+            out.code, 2,
             "the undo put the old offsets back: {}",
-            String::from_utf8_lossy(&out.stdout)
+            out.stdout
         );
     }
 }
@@ -317,11 +298,12 @@ fn kill_9_of_a_worker_during_an_apply_of_ten_then_a_second_apply_converges() {
         return;
     }
     let a = tb.a();
-    let dir = kco_dir(&tb);
-    let guards = sources(&a, dir.path(), "kco-e2e-wkill", 10);
+    let env = testbed_env(&tb);
+    let guards = sources(&a, env.path(), "kco-e2e-wkill", 10);
     let pid_file = crate::harness::testbed_dir().join("run/a2.pid");
     let pid = std::fs::read_to_string(&pid_file).expect("a2's pid file");
-    let child = Kco::new(dir.path())
+    let child = env
+        .cmd()
         .args([
             "--cluster",
             "a",
@@ -345,16 +327,14 @@ fn kill_9_of_a_worker_during_an_apply_of_ten_then_a_second_apply_converges() {
     // The killed member's session expires some seconds later, and the group rebalances
     // again: let that happen here, not in the next test.
     settle(&a);
-    let out = kco(&["--cluster", "a", "apply", "snaps/a", "--yes"], dir.path());
-    assert_success(&out, "the second apply");
+    let out = env.kco(&["--cluster", "a", "apply", "snaps/a", "--yes"]);
+    out.success("the second apply");
     for g in &guards {
         let s = a.wait_running(g.name());
         assert_eq!(s["connector"]["state"], "RUNNING", "{s}");
     }
-    assert_success(
-        &kco(&["--cluster", "a", "diff", "snaps/a"], dir.path()),
-        "diff after the second apply",
-    );
+    env.kco(&["--cluster", "a", "diff", "snaps/a"])
+        .success("diff after the second apply");
     settle(&a);
 }
 

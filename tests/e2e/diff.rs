@@ -8,20 +8,14 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::harness::{
-    append_lines, file_sink_config, file_source_config, sink_offset, source_position, temp_dir,
-    testbed, unique_name, wait_for, Connect, WAIT,
+    append_lines, file_sink_config, file_source_config, sink_offset, source_position, testbed,
+    unique_name, wait_for, Connect, WAIT,
 };
-use crate::kco_steps::kco_on;
+use crate::kco_steps::on;
+use crate::support::env::TestEnv;
 
-/// kco against cluster a's first worker, named `e2e` (its snapshots: `snapshots/e2e/`).
-fn kco(a: &Connect, dir: &Path, args: &[&str]) -> (i32, String, String) {
-    kco_on(a, "e2e", dir, args)
-}
-
-fn json_diff(a: &Connect, dir: &Path, args: &[&str]) -> (i32, Value) {
-    let mut all = vec!["diff", "-o", "json"];
-    all.extend_from_slice(args);
-    let (code, out, err) = kco(a, dir, &all);
+fn json_diff(env: &TestEnv, args: &[&str]) -> (i32, Value) {
+    let (code, out, err) = env.kco(&[&["diff", "-o", "json"], args].concat()).parts();
     let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
     (code, v)
 }
@@ -64,8 +58,9 @@ fn wait_progress(
 fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let tmp = temp_dir();
-    let dir = tmp.path();
+    // kco against cluster a's first worker, named `e2e` (its snapshots: `snapshots/e2e/`).
+    let env = TestEnv::new().args(&on(&a, "e2e"));
+    let dir = env.path();
     let input = dir.join("in.txt");
     std::fs::write(&input, "one\ntwo\nthree\nfour\nfive\n").unwrap();
     let topic = unique_name("kco-diff");
@@ -74,14 +69,14 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     let _snk_guard = a.create(&snk, file_sink_config(&dir.join("out.txt"), &topic));
     wait_progress(&a, &src, &snk, &input, &topic, 24, 5);
 
-    let (code, out, err) = kco(&a, dir, &["snapshot", &src, &snk]);
+    let (code, out, err) = env.kco(&["snapshot", &src, &snk]).parts();
     assert_eq!(code, 0, "{out}{err}");
     // The real FileStream connectors' offsets fit their shapes (schemas/shapes.yaml).
-    let (code, out, err) = kco(&a, dir, &["validate"]);
+    let (code, out, err) = env.kco(&["validate"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(!err.contains("notice"), "both classes are known: {err}");
     let names = [src.as_str(), snk.as_str()];
-    let (code, r) = json_diff(&a, dir, &names);
+    let (code, r) = json_diff(&env, &names);
     assert_eq!(code, 0, "{r}");
     assert_eq!(connector(&r, &snk)["status"], "in_sync");
     assert_eq!(connector(&r, &src)["status"], "in_sync");
@@ -96,7 +91,7 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     let (code, r) = loop {
         a.wait_running(&src);
         a.wait_running(&snk);
-        let (code, r) = json_diff(&a, dir, &names);
+        let (code, r) = json_diff(&env, &names);
         let running = [&src, &snk]
             .iter()
             .all(|n| connector(&r, n)["state"] == "RUNNING");
@@ -134,7 +129,7 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     assert_eq!(s["status"], "advanced");
     assert_eq!(s["partitions"][0]["distance"], 16);
     assert_eq!(s["partitions"][0]["unit"], "bytes");
-    let (code, out, _) = kco(&a, dir, &["diff", &src, &snk]);
+    let (code, out, _) = env.kco(&["diff", &src, &snk]).parts();
     assert_eq!(code, 0);
     assert!(
         out.contains(&format!("{topic}/0: live ahead of file by 3 records")),
@@ -142,7 +137,7 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
     );
     assert!(out.contains("[ADVANCED]"), "{out}");
 
-    let (code, r) = json_diff(&a, dir, &[&src, &snk, "--fail-on", "any"]);
+    let (code, r) = json_diff(&env, &[&src, &snk, "--fail-on", "any"]);
     assert_eq!(code, 2, "{r}");
     assert_eq!(r["summary"]["differences"], 2);
 
@@ -154,7 +149,7 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
         json!([{"partition": partition, "offset": {"kafka_offset": 2}}]),
     );
     assert_eq!(reply.status, 200, "{:?}", reply.body);
-    let (code, r) = json_diff(&a, dir, &names);
+    let (code, r) = json_diff(&env, &names);
     assert_eq!(code, 2, "{r}");
     let s = connector(&r, &snk);
     assert_eq!(s["status"], "drifted");
@@ -167,7 +162,7 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
         (&p["direction"], &p["distance"], &p["class"]),
         (&json!("backward"), &json!(3), &json!("drift"))
     );
-    let (code, out, _) = kco(&a, dir, &["diff", &src, &snk]);
+    let (code, out, _) = env.kco(&["diff", &src, &snk]).parts();
     assert_eq!(code, 2);
     assert!(
         out.contains(&format!("{topic}/0: live behind file by 3 records")),
@@ -188,7 +183,7 @@ fn advanced_drift_missing_and_untracked_on_the_test_bed() {
             seen => Err(format!("{seen:?}")),
         }
     });
-    let (code, r) = json_diff(&a, dir, &[]);
+    let (code, r) = json_diff(&env, &[]);
     assert_eq!(code, 2, "{r}");
     assert_eq!(connector(&r, &src)["status"], "missing");
     assert_eq!(connector(&r, &extra)["status"], "untracked");

@@ -12,11 +12,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::harness::{
-    append_lines, env_url, file_sink_config, file_source_config, numbered, output_parts,
-    service_file, sink_offset, skip_unless_required, temp_dir, testbed, testbed_dir, unique_name,
-    wait_for, write_lines, Connect, ConnectorGuard, Testbed,
+    append_lines, env_url, file_sink_config, file_source_config, numbered, service_file,
+    sink_offset, skip_unless_required, temp_dir, testbed, testbed_dir, unique_name, wait_for,
+    write_lines, Connect, ConnectorGuard, Testbed,
 };
-use crate::support::run::Kco;
+use crate::support::env::TestEnv;
 
 /// Cluster w (`KCO_E2E_DR_URL`) and west's SASL listener (`KCO_E2E_DR_KAFKA`).
 pub(crate) fn w_url() -> String {
@@ -81,38 +81,48 @@ fn dr_on(tb: Testbed) -> Option<Dr> {
 }
 
 impl Dr {
-    /// A kco.yaml with cluster a (east) and cluster w (west, mirroring a when `mirror`).
-    fn dir(&self, mirror: bool) -> tempfile::TempDir {
-        let dir = temp_dir();
+    /// kco beside a kco.yaml with cluster a (east) and cluster w (west, mirroring a when
+    /// `mirror`), west's SASL password in `KCO_DR_KAFKA_PASSWORD`; on the real clock:
+    /// MirrorMaker 2's records carry real times, against which checkpoints and heartbeats are
+    /// aged.
+    fn env(&self, mirror: bool) -> TestEnv {
+        let env = TestEnv::new().real_clock();
         let mirrors = if mirror {
             "    mirrors: {a: {alias: east, policy: default}}\n"
         } else {
             ""
         };
-        std::fs::write(
-            dir.path().join("kco.yaml"),
-            format!(
-                "clusters:\n  a:\n    urls: [{}]\n  w:\n    urls: [{}]\n    kafka:\n      bootstrap: \"{}\"\n      sasl: {{mechanism: SCRAM-SHA-512, username: kco, password: \"${{env:KCO_DR_KAFKA_PASSWORD}}\"}}\n{mirrors}",
-                self.tb.a_urls.join(", "),
-                w_url(),
-                sasl()
-            ),
-        )
-        .unwrap();
-        dir
+        env.config(format!(
+            "clusters:\n  a:\n    urls: [{}]\n  w:\n    urls: [{}]\n    kafka:\n      bootstrap: \"{}\"\n      sasl: {{mechanism: SCRAM-SHA-512, username: kco, password: \"${{env:KCO_DR_KAFKA_PASSWORD}}\"}}\n{mirrors}",
+            self.tb.a_urls.join(", "),
+            w_url(),
+            sasl()
+        ));
+        env.envs(&[("KCO_DR_KAFKA_PASSWORD", &self.password)])
     }
+}
 
-    /// kco on the real clock: MirrorMaker 2's records carry real times, against which
-    /// checkpoints and heartbeats are aged.
-    fn kco(&self, dir: &Path, password: &str, args: &[&str]) -> (i32, String, String) {
-        output_parts(
-            &Kco::new(dir)
-                .args(args)
-                .env("KCO_DR_KAFKA_PASSWORD", password)
-                .real_clock()
-                .output(),
-        )
-    }
+/// `kco` in `env` with `password` for west's SASL instead of the right one.
+fn with_password(env: &TestEnv, password: &str, args: &[&str]) -> (i32, String, String) {
+    let cmd = env.cmd().env("KCO_DR_KAFKA_PASSWORD", password);
+    cmd.args(args).run().parts()
+}
+
+/// `kco --cluster w diff <snapshots/a> -o json <extra>`, the readiness check (could w take
+/// over now?): the exit code and the report.
+fn dr_readiness(env: &TestEnv, extra: &[&str]) -> (i32, Value) {
+    let snapshots = env.path().join("snapshots/a");
+    let diff = [
+        "--cluster",
+        "w",
+        "diff",
+        snapshots.to_str().unwrap(),
+        "-o",
+        "json",
+    ];
+    let (code, o, e) = env.kco(&[&diff[..], extra].concat()).parts();
+    let report: Value = serde_json::from_str(&o).unwrap_or_else(|err| panic!("{err}: {o}{e}"));
+    (code, report)
 }
 
 /// A FileStream sink on cluster a that has consumed records 1..=`first` of a new topic.
@@ -159,14 +169,11 @@ pub(crate) fn wait_sink(a: &Connect, name: &str, topic: &str, at: i64) {
 }
 
 /// `kco snapshot NAME --with-config` on a, with the sink's output file moved to `out`.
-fn snapshot(d: &Dr, dir: &Path, p: &Primary, out: &Path) -> PathBuf {
-    let (code, o, e) = d.kco(
-        dir,
-        "",
-        &["--cluster", "a", "snapshot", &p.name, "--with-config"],
-    );
+fn snapshot(env: &TestEnv, p: &Primary, out: &Path) -> PathBuf {
+    let snapshot = ["--cluster", "a", "snapshot", &p.name, "--with-config"];
+    let (code, o, e) = with_password(env, "", &snapshot);
     assert_eq!(code, 0, "snapshot: {o}{e}");
-    let path = dir.join(format!("snapshots/a/{}.yaml", p.name));
+    let path = env.path().join(format!("snapshots/a/{}.yaml", p.name));
     let text = std::fs::read_to_string(&path).unwrap();
     let east_out = p.work.path().join("east.out");
     let text = text.replace(east_out.to_str().unwrap(), out.to_str().unwrap());
@@ -178,7 +185,7 @@ fn snapshot(d: &Dr, dir: &Path, p: &Primary, out: &Path) -> PathBuf {
 /// returns the plan's JSON.
 fn wait_translated(
     d: &Dr,
-    dir: &Path,
+    env: &TestEnv,
     file: &Path,
     extra: &[&str],
     ok: impl Fn(&Value) -> bool,
@@ -198,7 +205,7 @@ fn wait_translated(
         "a translated plan on cluster w",
         Duration::from_secs(120),
         || {
-            let (code, out, err) = d.kco(dir, &d.password, &args);
+            let (code, out, err) = env.kco(&args).parts();
             let doc: Value = serde_json::from_str(&out).map_err(|e| format!("{e}: {out}{err}"))?;
             let c = &doc["plan"]["connectors"][0];
             // Before Connect 3.7 `--create` is a plan error (no STOPPED creation), after the
@@ -212,35 +219,16 @@ fn wait_translated(
     )
 }
 
-/// Starts the captured sink on w from the file: `kco apply --create`; before Connect 3.7
-/// (no STOPPED creation, KIP-980) as the plan error says: created STOPPED by hand (never
-/// touching the topic), `kco apply` without `--create`, resumed.
+/// Starts the captured sink on w from the file ([`create_from_file`], the sink reading the
+/// mirrored topic when the harness creates it); the apply's stdout.
 fn start_on_w(
     d: &Dr,
-    dir: &Path,
-    p: &Primary,
-    file: &Path,
-    out: &Path,
+    env: &TestEnv,
+    (p, file, out): (&Primary, &Path, &Path),
     extra: &[&str],
 ) -> (String, ConnectorGuard) {
-    let f = file.to_str().unwrap();
-    let mut args = vec!["--cluster", "w", "apply", f, "--yes"];
-    args.extend_from_slice(extra);
-    if d.w.supports_initial_state() {
-        args.push("--create");
-        let (code, o, e) = d.kco(dir, &d.password, &args);
-        assert_eq!(code, 0, "apply on w: {o}{e}");
-        return (o, d.w.adopt(&p.name));
-    }
-    let guard = d.w.create_in_state(
-        &p.name,
-        file_sink_config(out, &format!("east.{}", p.topic)),
-        "STOPPED",
-    );
-    let (code, o, e) = d.kco(dir, &d.password, &args);
-    assert_eq!(code, 0, "apply on w: {o}{e}");
-    d.w.resume(&p.name);
-    (o, guard)
+    let config = file_sink_config(out, &format!("east.{}", p.topic));
+    create_from_file(env, &d.w, "w", &p.name, file, config, extra)
 }
 
 pub(crate) fn dr_lines(out: &Path) -> Vec<usize> {
@@ -249,6 +237,21 @@ pub(crate) fn dr_lines(out: &Path) -> Vec<usize> {
         .lines()
         .map(|l| l.trim_start_matches("r-").parse().expect("r-N"))
         .collect()
+}
+
+/// Waits until `out` holds record `last`, then 2 s more (for what a translation re-reads to
+/// show too): the records it held when it did.
+pub(crate) fn wait_dr_record(what: &str, out: &Path, last: usize) -> Vec<usize> {
+    let lines = wait_for(what, Duration::from_secs(90), || {
+        let l = dr_lines(out);
+        if l.contains(&last) {
+            Ok(l)
+        } else {
+            Err(format!("{} lines, last {:?}", l.len(), l.last()))
+        }
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    lines
 }
 
 fn wait_dr_output(out: &Path, last: usize) -> Vec<usize> {
@@ -279,10 +282,10 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
     let Some(d) = dr() else { return };
     let a = d.tb.a();
     let mut p = primary(&d, 600, None);
-    let dir = d.dir(true);
-    let out = dir.path().join("west.out");
-    let file = snapshot(&d, dir.path(), &p, &out);
-    let plan = wait_translated(&d, dir.path(), &file, &[], |c| {
+    let env = d.env(true);
+    let out = env.path().join("west.out");
+    let file = snapshot(&env, &p, &out);
+    let plan = wait_translated(&d, &env, &file, &[], |c| {
         c["translation"]["partitions"][0]["dr_offset"].is_i64()
     });
     let t = &plan["translation"];
@@ -297,23 +300,10 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
     );
 
     // Readiness: could w take over now? Not on w is expected there.
-    let snapshots = dir.path().join("snapshots/a");
-    let (code, o, e) = d.kco(
-        dir.path(),
-        &d.password,
-        &[
-            "--cluster",
-            "w",
-            "diff",
-            snapshots.to_str().unwrap(),
-            "-o",
-            "json",
-        ],
-    );
-    let report: Value = serde_json::from_str(&o).unwrap_or_else(|err| panic!("{err}: {o}{e}"));
+    let (code, report) = dr_readiness(&env, &[]);
     let c = &report["connectors"][0];
     assert_eq!(c["status"], "dr_ready", "{report}");
-    assert_eq!(code, 0, "{o}{e}");
+    assert_eq!(code, 0, "{report}");
     assert!(
         c["notes"]
             .to_string()
@@ -325,7 +315,7 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
     wait_sink(&a, &p.name, &p.topic, 1000);
     // Region east is lost.
     drop(p.sink.take());
-    let (o, _dr_sink) = start_on_w(&d, dir.path(), &p, &file, &out, &[]);
+    let (o, _dr_sink) = start_on_w(&d, &env, (&p, &file, &out), &[]);
     assert!(
         o.contains(&format!("{}/0 600 -> east.{}/0", p.topic, p.topic)),
         "{o}"
@@ -379,22 +369,11 @@ fn a_stalled_checkpoint_connector_rings_the_readiness_alarm() {
     let Some(d) = dr_alone() else { return };
     let a = d.tb.a();
     let p = primary(&d, 100, None);
-    let dir = d.dir(true);
-    let out = dir.path().join("west.out");
-    let file = snapshot(&d, dir.path(), &p, &out);
-    let snapshots = dir.path().join("snapshots/a");
+    let env = d.env(true);
+    let out = env.path().join("west.out");
+    let file = snapshot(&env, &p, &out);
     let readiness = |extra: &[&str]| {
-        let mut args = vec![
-            "--cluster",
-            "w",
-            "diff",
-            snapshots.to_str().unwrap(),
-            "-o",
-            "json",
-        ];
-        args.extend_from_slice(extra);
-        let (code, o, e) = d.kco(dir.path(), &d.password, &args);
-        let report: Value = serde_json::from_str(&o).unwrap_or_else(|err| panic!("{err}: {o}{e}"));
+        let (code, report) = dr_readiness(&env, extra);
         (code, report["connectors"][0].clone())
     };
     // Checkpointed at the file's position: ready within a 3 s bound.
@@ -420,7 +399,7 @@ fn a_stalled_checkpoint_connector_rings_the_readiness_alarm() {
     );
     append_lines(&p.input, &numbered("r", 101..=150));
     wait_sink(&a, &p.name, &p.topic, 150);
-    snapshot(&d, dir.path(), &p, &out);
+    snapshot(&env, &p, &out);
     std::thread::sleep(Duration::from_secs(4));
     let (code, c) = readiness(&tight);
     assert_eq!((code, c["status"].as_str()), (2, Some("dr_lagging")), "{c}");
@@ -458,28 +437,10 @@ fn a_stalled_checkpoint_connector_rings_the_readiness_alarm() {
 fn a_stalled_mirror_rings_from_the_heartbeats_that_come_through_it() {
     let Some(d) = dr_alone() else { return };
     let p = primary(&d, 20, None);
-    let dir = d.dir(true);
-    let out = dir.path().join("west.out");
-    snapshot(&d, dir.path(), &p, &out);
-    let snapshots = dir.path().join("snapshots/a");
-    let readiness = || {
-        let (code, o, e) = d.kco(
-            dir.path(),
-            &d.password,
-            &[
-                "--cluster",
-                "w",
-                "diff",
-                snapshots.to_str().unwrap(),
-                "-o",
-                "json",
-                "--max-mirror-silence",
-                "4s",
-            ],
-        );
-        let report: Value = serde_json::from_str(&o).unwrap_or_else(|err| panic!("{err}: {o}{e}"));
-        (code, report)
-    };
+    let env = d.env(true);
+    let out = env.path().join("west.out");
+    snapshot(&env, &p, &out);
+    let readiness = || dr_readiness(&env, &["--max-mirror-silence", "4s"]);
     let ready = |what: &str| {
         wait_for(what, Duration::from_secs(120), || match readiness() {
             (0, r) if r["connectors"][0]["status"] == "dr_ready" => Ok(r),
@@ -535,16 +496,16 @@ fn translate_latest_resumes_near_the_primarys_last_position() {
     let Some(d) = dr() else { return };
     let a = d.tb.a();
     let mut p = primary(&d, 300, None);
-    let dir = d.dir(true);
-    let out = dir.path().join("west.out");
-    let file = snapshot(&d, dir.path(), &p, &out);
+    let env = d.env(true);
+    let out = env.path().join("west.out");
+    let file = snapshot(&env, &p, &out);
     append_lines(&p.input, &numbered("r", 301..=1000));
     wait_sink(&a, &p.name, &p.topic, 1000);
     // MM2's latest checkpoint of the group at 1000, translated through an offset sync near
     // the end: a checkpoint can be emitted before the last sync (seen on 3.6.2: 810), and
     // later ones catch up.
     let lag_max = d.lag_max;
-    wait_translated(&d, dir.path(), &file, &["--translate", "latest"], |c| {
+    wait_translated(&d, &env, &file, &["--translate", "latest"], |c| {
         let cp = &c["translation"]["partitions"][0]["checkpoint"];
         cp["upstream"] == 1000
             && cp["downstream"]
@@ -552,7 +513,7 @@ fn translate_latest_resumes_near_the_primarys_last_position() {
                 .is_some_and(|o| o > 1000 - lag_max)
     });
     drop(p.sink.take());
-    let (_, _dr_sink) = start_on_w(&d, dir.path(), &p, &file, &out, &["--translate", "latest"]);
+    let (_, _dr_sink) = start_on_w(&d, &env, (&p, &file, &out), &["--translate", "latest"]);
     // Nothing new upstream: the sink copies at most the sync gap before record 1000.
     append_lines(&p.input, &numbered("r", 1001..=1001));
     let lines = wait_dr_output(&out, 1001);
@@ -575,9 +536,9 @@ fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied()
     // A checkpointed group on the same topic: the checkpoints topic exists.
     let reader = crate::harness::TopicReader::start(&d.tb.a(), &p.topic, p.work.path());
     reader.wait_lines(10);
-    let dir = d.dir(true);
-    let out = dir.path().join("west.out");
-    let file = snapshot(&d, dir.path(), &p, &out);
+    let env = d.env(true);
+    let out = env.path().join("west.out");
+    let file = snapshot(&env, &p, &out);
     let file_s = file.to_str().unwrap();
     let apply = ["--cluster", "w", "apply", file_s, "--create", "--yes"];
 
@@ -585,7 +546,7 @@ fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied()
         "a plan error naming groups.exclude",
         Duration::from_secs(90),
         || {
-            let r = d.kco(dir.path(), &d.password, &apply);
+            let r = env.kco(&apply).parts();
             if r.1.contains("groups.exclude") {
                 Ok(r)
             } else {
@@ -595,41 +556,39 @@ fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied()
     );
     assert_eq!(code, 1, "{o}{e}");
     assert!(o.contains(&group), "{o}");
-    let (code, o, e) = d.kco(
-        dir.path(),
-        &d.password,
-        &["--cluster", "w", "diff", file_s, "-o", "json"],
-    );
+    let (code, o, e) = env
+        .kco(&["--cluster", "w", "diff", file_s, "-o", "json"])
+        .parts();
     assert_eq!(code, 2, "no translation is a difference: {o}{e}");
     assert!(
         o.contains("no_translation") && o.contains("groups.exclude"),
         "{o}"
     );
 
-    let bare = d.dir(false);
+    let bare = d.env(false);
     std::fs::create_dir_all(bare.path().join("snapshots/a")).unwrap();
-    let (code, o, e) = d.kco(bare.path(), &d.password, &apply);
+    let (code, o, e) = bare.kco(&apply).parts();
     assert_eq!(code, 1, "{o}{e}");
     let ids = |c: &Connect| c.info()["kafka_cluster_id"].as_str().unwrap().to_string();
     assert!(o.contains(&ids(&d.tb.a())) && o.contains(&ids(&d.w)), "{o}");
 
     let wrong = "not-the-password-4711";
-    let (code, o, e) = d.kco(dir.path(), wrong, &apply);
+    let (code, o, e) = with_password(&env, wrong, &apply);
     assert_eq!(code, 1, "{o}{e}");
     assert!(format!("{o}{e}").contains(&sasl()), "{o}{e}");
     assert!(!format!("{o}{e}").contains(wrong), "{o}{e}");
     assert!(!format!("{o}{e}").contains(&d.password), "{o}{e}");
     // The readiness check cannot tell: exit 1, never no_translation (issue 23).
     let diff = ["--cluster", "w", "diff", file_s];
-    let (code, o, e) = d.kco(dir.path(), wrong, &diff);
+    let (code, o, e) = with_password(&env, wrong, &diff);
     assert_eq!(code, 1, "a refused password is not a gap: {o}{e}");
     assert!(!o.contains("no_translation"), "{o}{e}");
     assert!(e.contains("authentication failed"), "{e}");
     // West's PLAINTEXT listener given as the SASL bootstrap: named as such.
     let plain = mm2_target_bootstrap(&d);
-    let yaml = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
-    std::fs::write(dir.path().join("kco.yaml"), yaml.replace(&sasl(), &plain)).unwrap();
-    let (code, o, e) = d.kco(dir.path(), &d.password, &diff);
+    let yaml = std::fs::read_to_string(env.path().join("kco.yaml")).unwrap();
+    env.config(yaml.replace(&sasl(), &plain));
+    let (code, o, e) = env.kco(&diff).parts();
     assert_eq!(code, 1, "{o}{e}");
     assert!(
         e.contains("does not speak SASL") && e.contains(&plain),
@@ -638,31 +597,37 @@ fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied()
     assert!(!d.w.has_connector(&p.name), "nothing may be created on w");
 }
 
-/// A sink made on `c` (cluster `cluster`) from `file`: `kco apply --create`; before Connect
-/// 3.7 created STOPPED by the harness with `topics` (never touching them until stopped),
-/// then `kco apply` without `--create`, and resumed. The apply's output.
+/// A sink made on `c` (cluster `cluster`) from `file`: `kco apply --create <extra>`; before
+/// Connect 3.7 (no STOPPED creation, KIP-980) as the plan error says: created STOPPED by the
+/// harness with `config` (never touching its topics until resumed), then `kco apply` without
+/// `--create`, and resumed. The apply's stdout.
 fn create_from_file(
-    d: &Dr,
-    dir: &Path,
+    env: &TestEnv,
     c: &Connect,
     cluster: &str,
     name: &str,
     file: &Path,
     config: Value,
+    extra: &[&str],
 ) -> (String, ConnectorGuard) {
     let f = file.to_str().unwrap();
-    let mut args = vec!["--cluster", cluster, "apply", f, "--yes"];
-    if c.supports_initial_state() {
-        args.push("--create");
-        let (code, o, e) = d.kco(dir, &d.password, &args);
-        assert_eq!(code, 0, "apply on {cluster}: {o}{e}");
-        return (format!("{o}{e}"), c.adopt(name));
-    }
-    let guard = c.create_in_state(name, config, "STOPPED");
-    let (code, o, e) = d.kco(dir, &d.password, &args);
+    let mut args = [&["--cluster", cluster, "apply", f, "--yes"], extra].concat();
+    let guard = match c.supports_initial_state() {
+        true => {
+            args.push("--create");
+            None
+        }
+        false => Some(c.create_in_state(name, config, "STOPPED")),
+    };
+    let (code, o, e) = env.kco(&args).parts();
     assert_eq!(code, 0, "apply on {cluster}: {o}{e}");
-    c.resume(name);
-    (format!("{o}{e}"), guard)
+    match guard {
+        Some(guard) => {
+            c.resume(name);
+            (o, guard)
+        }
+        None => (o, c.adopt(name)),
+    }
 }
 
 /// Issue 30, "Done when": the incident both ways on the bed. East's sink has read 1..=200
@@ -678,13 +643,13 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
     let Some(d) = dr_alone() else { return };
     let a = d.tb.a();
     let mut p = primary(&d, 200, None);
-    let dir = d.dir(true);
+    let env = d.env(true);
     let east_bootstrap = d.w.config("mm2-east-source")["source.cluster.bootstrap.servers"]
         .as_str()
         .unwrap()
         .to_string();
     // Both mirrors in kco.yaml: east mirrors west back, west mirrors east.
-    let config = std::fs::read_to_string(dir.path().join("kco.yaml")).unwrap();
+    let config = std::fs::read_to_string(env.path().join("kco.yaml")).unwrap();
     let config = config.replacen(
         "  w:\n",
         &format!(
@@ -696,9 +661,9 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
         "mirrors: {a: {alias: east, policy: default}}",
         "mirrors: {a: {alias: east, targetAlias: west, policy: default}}",
     );
-    std::fs::write(dir.path().join("kco.yaml"), config).unwrap();
-    let west_out = dir.path().join("west.out");
-    let file = snapshot(&d, dir.path(), &p, &west_out);
+    env.config(config);
+    let west_out = env.path().join("west.out");
+    let file = snapshot(&env, &p, &west_out);
     // Region east is lost: its source and sink stop where they are (their target state stays
     // RUNNING in a real outage: here they are paused, and resumed when east is back).
     a.pause(&p.name);
@@ -706,7 +671,7 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
     // Fail over at MM2's checkpoint of the group at 200: all of it on 4.3; before, MM2
     // translates no further than its last offset sync (within offset.lag.max), and west
     // reads the rest again.
-    let plan = wait_translated(&d, dir.path(), &file, &[], |c| {
+    let plan = wait_translated(&d, &env, &file, &[], |c| {
         c["translation"]["partitions"][0]["checkpoint"]["upstream"] == 200
     });
     let failover_at = plan["translation"]["partitions"][0]["dr_offset"]
@@ -718,15 +683,8 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
         c["name"] = json!(p.name);
         c
     };
-    let (_, west_sink) = create_from_file(
-        &d,
-        dir.path(),
-        &d.w,
-        "w",
-        &p.name,
-        &file,
-        west_config.clone(),
-    );
+    let (_, west_sink) =
+        create_from_file(&env, &d.w, "w", &p.name, &file, west_config.clone(), &[]);
     let _ = west_sink;
     // Producers fail over to west's own topic.
     let west_input = p.work.path().join("west-in.txt");
@@ -753,14 +711,12 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
         sink_offset(o, &format!("east.{}", p.topic)) == Some(200)
             && sink_offset(o, &p.topic) == Some(30)
     });
-    let (code, o, e) = d.kco(
-        dir.path(),
-        &d.password,
-        &["--cluster", "w", "snapshot", &p.name, "--with-config"],
-    );
+    let (code, o, e) = env
+        .kco(&["--cluster", "w", "snapshot", &p.name, "--with-config"])
+        .parts();
     assert_eq!(code, 0, "{o}{e}");
-    let west_file = dir.path().join(format!("snapshots/w/{}.yaml", p.name));
-    let back_out = dir.path().join("back.out");
+    let west_file = env.path().join(format!("snapshots/w/{}.yaml", p.name));
+    let back_out = env.path().join("back.out");
     let text = std::fs::read_to_string(&west_file).unwrap();
     std::fs::write(
         &west_file,
@@ -783,7 +739,7 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
         "the failback translated through both mirrors",
         Duration::from_secs(120),
         || {
-            let (code, o, e) = d.kco(dir.path(), &d.password, &failback);
+            let (code, o, e) = env.kco(&failback).parts();
             let all = format!("{o}{e}");
             if all.contains(&format!("`{}` is RUNNING on `a`", p.name)) {
                 Ok(all)
@@ -801,7 +757,7 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
         "the failback planned through both mirrors",
         Duration::from_secs(120),
         || {
-            let (code, o, e) = d.kco(dir.path(), &d.password, &failback);
+            let (code, o, e) = env.kco(&failback).parts();
             let all = format!("{o}{e}");
             let c = d.w.supports_initial_state();
             if all.contains(&format!("east.{t}/0 200 -> {t}/0 ", t = p.topic))
@@ -823,11 +779,7 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
     );
     // Where east's topic comes back: the offset sync at or below west's 200 (all of it, or
     // within offset.lag.max of it).
-    let (_, o, _) = d.kco(
-        dir.path(),
-        &d.password,
-        &[&failback[..], &["-o", "json"]].concat(),
-    );
+    let (_, o, _) = env.kco(&[&failback[..], &["-o", "json"]].concat()).parts();
     let doc: Value = serde_json::from_str(&o).unwrap_or_else(|e| panic!("{e}: {o}"));
     let failback_at = doc["plan"]["connectors"][0]["translation"]["partitions"]
         .as_array()
@@ -841,23 +793,10 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
         "{doc}"
     );
     let back_config = file_sink_config(&back_out, &format!("{t},west.{t}", t = p.topic));
-    let (_, _east_sink) =
-        create_from_file(&d, dir.path(), &a, "a", &p.name, &west_file, back_config);
+    let (_, _east_sink) = create_from_file(&env, &a, "a", &p.name, &west_file, back_config, &[]);
     // Producers move back to east: 231..=240 on east's T.
     append_lines(&p.input, &numbered("r", 231..=240));
-    let lines = wait_for(
-        "east's sink after failback",
-        Duration::from_secs(90),
-        || {
-            let l = dr_lines(&back_out);
-            if l.contains(&240) {
-                Ok(l)
-            } else {
-                Err(format!("{} lines, last {:?}", l.len(), l.last()))
-            }
-        },
-    );
-    std::thread::sleep(Duration::from_secs(2));
+    let lines = wait_dr_record("east's sink after failback", &back_out, 240);
     // Every record 1..=240 written somewhere. More than once only what a translation
     // re-reads, each within MM2's offset.lag.max: east's records after the failover's
     // position and after the failback's (none of either on 4.3), and west's own re-read

@@ -5,18 +5,18 @@
 //! `connect-<name>`) is not changed without `--allow-shared-group`.
 
 use crate::harness::{
-    file_sink_config, file_source_config, kco, kco_with_env, output_parts, temp_dir, testbed,
-    unique_name, write_lines, FILE_SINK,
+    file_sink_config, file_source_config, testbed, unique_name, write_lines, FILE_SINK,
 };
-use crate::kco_steps::kco_dir;
+use crate::kco_steps::testbed_env;
 use crate::support::data::{sink_offsets, SnapshotFile};
+use crate::support::env::TestEnv;
 
 #[test]
 fn a_url_of_cluster_b_given_for_cluster_a_is_refused() {
     let Some(tb) = testbed() else { return };
-    let dir = kco_dir(&tb);
+    let env = testbed_env(&tb);
     // Something on b, so that its Connect group shows (two empty groups look alike).
-    let input = dir.path().join("in.txt");
+    let input = env.path().join("in.txt");
     write_lines(&input, &["x".to_string()]);
     let name = unique_name("kco-e2e-guard-url");
     let _on_b = tb.b().create_in_state(
@@ -24,10 +24,9 @@ fn a_url_of_cluster_b_given_for_cluster_a_is_refused() {
         file_source_config(&input, &unique_name("kco-e2e-guard-url")),
         "STOPPED",
     );
-    let (code, out, err) = output_parts(&kco(
-        &["--url", &tb.b_url, "--cluster", "a", "ls"],
-        dir.path(),
-    ));
+    let (code, out, err) = env
+        .kco(&["--url", &tb.b_url, "--cluster", "a", "ls"])
+        .parts();
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains(&format!(
@@ -36,27 +35,23 @@ fn a_url_of_cluster_b_given_for_cluster_a_is_refused() {
         )),
         "{err}"
     );
-    let (code, out, err) = output_parts(&kco_with_env(
-        &["--cluster", "a", "snapshot"],
-        dir.path(),
-        &[("KCO_URL", tb.b_url.as_str())],
-    ));
+    let (code, out, err) = env
+        .cmd()
+        .env("KCO_URL", &tb.b_url)
+        .args(["--cluster", "a", "snapshot"])
+        .run()
+        .parts();
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains(&format!("{} (KCO_URL)", tb.b_url)), "{err}");
-    assert!(!dir.path().join("snapshots").exists(), "nothing written");
+    assert!(!env.path().join("snapshots").exists(), "nothing written");
 
     // A worker of a that kco.yaml does not list is one of a's: same connectors, same workers.
     if tb.a_urls.len() > 1 {
-        let one = temp_dir();
-        std::fs::write(
-            one.path().join("kco.yaml"),
-            format!("clusters:\n  a:\n    urls: [{}]\n", tb.a_urls[0]),
-        )
-        .unwrap();
-        let (code, out, err) = output_parts(&kco(
-            &["--url", &tb.a_urls[1], "--cluster", "a", "ls"],
-            one.path(),
-        ));
+        let one = TestEnv::new();
+        one.config(format!("clusters:\n  a:\n    urls: [{}]\n", tb.a_urls[0]));
+        let (code, out, err) = one
+            .kco(&["--url", &tb.a_urls[1], "--cluster", "a", "ls"])
+            .parts();
         assert_eq!(code, 0, "{out}{err}");
         assert!(!err.contains("is not a worker"), "{err}");
     }
@@ -66,23 +61,22 @@ fn a_url_of_cluster_b_given_for_cluster_a_is_refused() {
 fn a_sink_of_the_same_name_on_a_and_b_is_not_changed_without_allow_shared_group() {
     let Some(tb) = testbed() else { return };
     let (a, b) = (tb.a(), tb.b());
-    let dir = kco_dir(&tb);
+    let env = testbed_env(&tb);
     let name = unique_name("kco-e2e-guard-group");
     let topic = unique_name("kco-e2e-guard-group");
-    let _on_a = a.create(&name, file_sink_config(&dir.path().join("a.out"), &topic));
-    let _on_b = b.create(&name, file_sink_config(&dir.path().join("b.out"), &topic));
+    let _on_a = a.create(&name, file_sink_config(&env.path().join("a.out"), &topic));
+    let _on_b = b.create(&name, file_sink_config(&env.path().join("b.out"), &topic));
     a.wait_running(&name);
     b.wait_running(&name);
     let before = b.offsets(&name);
     SnapshotFile::sink(&name, sink_offsets(&topic, &[(0, 0)]))
         .class(FILE_SINK)
         .cluster("b")
-        .write_in(&dir.path().join("snapshots/b"));
+        .write_in(&env.path().join("snapshots/b"));
 
-    let (code, out, err) = output_parts(&kco(
-        &["--cluster", "b", "apply", "snapshots/b", "--yes"],
-        dir.path(),
-    ));
+    let (code, out, err) = env
+        .kco(&["--cluster", "b", "apply", "snapshots/b", "--yes"])
+        .parts();
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains(&format!(
@@ -94,8 +88,8 @@ fn a_sink_of_the_same_name_on_a_and_b_is_not_changed_without_allow_shared_group(
     assert_eq!(b.state(&name), "RUNNING", "never stopped");
     assert_eq!(b.offsets(&name), before, "offsets untouched");
 
-    let (code, out, err) = output_parts(&kco(
-        &[
+    let (code, out, err) = env
+        .kco(&[
             "--cluster",
             "b",
             "apply",
@@ -103,9 +97,8 @@ fn a_sink_of_the_same_name_on_a_and_b_is_not_changed_without_allow_shared_group(
             "--dry-run",
             "--allow-shared-group",
             &name,
-        ],
-        dir.path(),
-    ));
+        ])
+        .parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains(&format!(

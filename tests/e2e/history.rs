@@ -6,20 +6,11 @@ use std::path::Path;
 use serde_json::json;
 
 use crate::harness::{
-    append_lines, file_source_config, kco, numbered, output_parts, testbed, unique_name,
-    TopicReader,
+    append_lines, file_source_config, numbered, testbed, unique_name, TopicReader,
 };
-use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
+use crate::kco_steps::{apply_snapshots, set_offsets, testbed_env, write_snapshot};
 use crate::support::data::sink_entry;
 use crate::support::git::git;
-
-/// `kco --cluster a apply snapshots/a <args> --yes` in `dir`: exit code, stdout, stderr.
-fn apply_snapshots(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut all = vec!["--cluster", "a", "apply", "snapshots/a"];
-    all.extend_from_slice(args);
-    all.push("--yes");
-    output_parts(&kco(&all, dir))
-}
 
 fn commit(dir: &Path, msg: &str) {
     git(dir, &["add", "-A"]);
@@ -30,10 +21,10 @@ fn commit(dir: &Path, msg: &str) {
 fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
-    let snaps = dir.path().join("snapshots");
+    let env = testbed_env(&tb);
+    let snaps = env.path().join("snapshots");
     let (t1, t2) = (unique_name("kco-e2e-cs1"), unique_name("kco-e2e-cs2"));
-    let (in1, in2) = (dir.path().join("in1.txt"), dir.path().join("in2.txt"));
+    let (in1, in2) = (env.path().join("in1.txt"), env.path().join("in2.txt"));
     append_lines(&in1, &numbered("one", 1..=20));
     append_lines(&in2, &numbered("two", 1..=20));
     let _s1 = a.create(
@@ -44,26 +35,26 @@ fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
         &unique_name("kco-e2e-cs-src2"),
         file_source_config(&in2, &t2),
     );
-    let r1 = TopicReader::start(&a, &t1, dir.path());
-    let r2 = TopicReader::start(&a, &t2, dir.path());
+    let r1 = TopicReader::start(&a, &t1, env.path());
+    let r2 = TopicReader::start(&a, &t2, env.path());
     let (k1, k2) = (r1.sink.name().to_string(), r2.sink.name().to_string());
     r1.wait_lines(20);
     r2.wait_lines(20);
     a.wait_offsets(&k1, "offset 20", |o| o == [sink_entry(&t1, 0, 20)]);
     a.wait_offsets(&k2, "offset 20", |o| o == [sink_entry(&t2, 0, 20)]);
-    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(env.path(), &["init", "-q", "-b", "main"]);
     write_snapshot(&a, &k1, "a", &snaps, false);
     let f2 = write_snapshot(&a, &k2, "a", &snaps, false);
-    commit(dir.path(), "nightly");
+    commit(env.path(), "nightly");
     set_offsets(&f2, vec![sink_entry(&t2, 0, 15)]);
-    commit(dir.path(), "rewind the second sink");
+    commit(env.path(), "rewind the second sink");
     // The first sink moves on after the commits: --changed-since must leave it alone.
     append_lines(&in1, &numbered("one", 21..=25));
     r1.wait_lines(25);
     a.wait_offsets(&k1, "offset 25", |o| o == [sink_entry(&t1, 0, 25)]);
 
     let refused = apply_snapshots(
-        dir.path(),
+        &env,
         &["--changed-since", "HEAD~1", "--fail-on", "reprocessing"],
     );
     assert_eq!(refused.0, 1, "{refused:?}");
@@ -74,7 +65,7 @@ fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
     assert_eq!(a.offsets(&k2), vec![sink_entry(&t2, 0, 20)]);
     assert_eq!(a.state(&k2), "RUNNING");
 
-    let done = apply_snapshots(dir.path(), &["--changed-since", "HEAD~1"]);
+    let done = apply_snapshots(&env, &["--changed-since", "HEAD~1"]);
     assert_eq!(done.0, 0, "{done:?}");
     assert!(done.1.contains("1 of 2 connectors"), "{}", done.1);
     let got = r2.wait_lines_settled(25);
@@ -87,28 +78,28 @@ fn changed_since_moves_only_the_rewound_sink_and_fail_on_refuses_it() {
 fn apply_at_the_first_nightly_commit_undoes_a_bad_manual_rewind() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
-    let snaps = dir.path().join("snapshots");
+    let env = testbed_env(&tb);
+    let snaps = env.path().join("snapshots");
     let topic = unique_name("kco-e2e-at");
-    let input = dir.path().join("in.txt");
+    let input = env.path().join("in.txt");
     append_lines(&input, &numbered("line", 1..=10));
     let _src = a.create(
         &unique_name("kco-e2e-at-src"),
         file_source_config(&input, &topic),
     );
-    let reader = TopicReader::start(&a, &topic, dir.path());
+    let reader = TopicReader::start(&a, &topic, env.path());
     let sink = reader.sink.name().to_string();
     reader.wait_lines(10);
     a.wait_offsets(&sink, "offset 10", |o| o == [sink_entry(&topic, 0, 10)]);
-    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(env.path(), &["init", "-q", "-b", "main"]);
     write_snapshot(&a, &sink, "a", &snaps, false);
-    commit(dir.path(), "nightly 1");
+    commit(env.path(), "nightly 1");
     // Traffic, then the next nightly snapshot.
     append_lines(&input, &numbered("line", 11..=30));
     reader.wait_lines(30);
     a.wait_offsets(&sink, "offset 30", |o| o == [sink_entry(&topic, 0, 30)]);
     write_snapshot(&a, &sink, "a", &snaps, false);
-    commit(dir.path(), "nightly 2");
+    commit(env.path(), "nightly 2");
     // A bad manual rewind to 0 on the cluster: everything is consumed again.
     a.stop(&sink);
     a.wait_stopped(&sink);
@@ -121,13 +112,13 @@ fn apply_at_the_first_nightly_commit_undoes_a_bad_manual_rewind() {
     reader.wait_lines_settled(60);
 
     // Back to where the first nightly commit says: offset 10, so lines 11..30 once more.
-    let out = apply_snapshots(dir.path(), &["--at", "HEAD~1"]);
+    let out = apply_snapshots(&env, &["--at", "HEAD~1"]);
     assert_eq!(out.0, 0, "{out:?}");
     assert!(out.1.contains("Files as of `HEAD~1`"), "{}", out.1);
     let got = reader.wait_lines_settled(80);
     assert_eq!(got.len(), 80, "{got:?}");
     assert_eq!(got[60..], numbered("line", 11..=30)[..]);
-    let changed = git(dir.path(), &["status", "--porcelain", "--", "snapshots"]);
+    let changed = git(env.path(), &["status", "--porcelain", "--", "snapshots"]);
     assert!(
         changed.is_empty(),
         "the snapshot files are untouched: {changed}"

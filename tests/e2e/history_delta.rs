@@ -2,25 +2,14 @@
 //! rewinds the partition the pull request rewound, resets the one it removed (refused under
 //! `--fail-on reset`), and leaves the partition it did not touch where live has it.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::harness::{
-    append_lines, file_sink_config, file_source_config, kco, numbered, output_parts, testbed,
-    unique_name,
+    append_lines, file_sink_config, file_source_config, numbered, testbed, unique_name,
 };
-use crate::kco_steps::{kco_dir, set_offsets, write_snapshot};
+use crate::kco_steps::{apply_snapshots, set_offsets, testbed_env, write_snapshot};
 use crate::support::data::sink_entry;
 use crate::support::git::git;
-
-/// `kco --cluster a apply snapshots/a <args> --yes` in `dir`.
-fn apply(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let mut all = vec!["--cluster", "a", "apply", "snapshots/a"];
-    all.extend_from_slice(args);
-    all.push("--yes");
-    output_parts(&kco(&all, dir))
-}
 
 /// Offsets as sorted JSON texts, for comparing sets.
 fn sorted(offsets: &[Value]) -> Vec<String> {
@@ -37,13 +26,13 @@ fn sorted(offsets: &[Value]) -> Vec<String> {
 fn apply_of_a_merge_moves_only_what_the_pull_request_changed() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
-    let snaps = dir.path().join("snapshots");
+    let env = testbed_env(&tb);
+    let snaps = env.path().join("snapshots");
     let topics: Vec<String> = (1..=3)
         .map(|i| unique_name(&format!("kco-e2e-delta{i}")))
         .collect();
     let inputs: Vec<_> = (1..=3)
-        .map(|i| dir.path().join(format!("in{i}.txt")))
+        .map(|i| env.path().join(format!("in{i}.txt")))
         .collect();
     let mut sources = Vec::new();
     for (i, (t, f)) in topics.iter().zip(&inputs).enumerate() {
@@ -53,7 +42,7 @@ fn apply_of_a_merge_moves_only_what_the_pull_request_changed() {
             file_source_config(f, t),
         ));
     }
-    let out = dir.path().join("sink.out");
+    let out = env.path().join("sink.out");
     let sink = a.create(
         &unique_name("kco-e2e-delta-sink"),
         file_sink_config(&out, &topics.join(",")),
@@ -73,11 +62,11 @@ fn apply_of_a_merge_moves_only_what_the_pull_request_changed() {
 
     // The nightly commits the snapshot; a pull request rewinds topic 1 by 5 and removes
     // topic 3's partition; it is merged.
-    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(env.path(), &["init", "-q", "-b", "main"]);
     let file = write_snapshot(&a, &name, "a", &snaps, false);
-    git(dir.path(), &["add", "-A"]);
+    git(env.path(), &["add", "-A"]);
     git(
-        dir.path(),
+        env.path(),
         &[
             "commit",
             "-q",
@@ -87,18 +76,18 @@ fn apply_of_a_merge_moves_only_what_the_pull_request_changed() {
             "Kco-Snapshot: a",
         ],
     );
-    git(dir.path(), &["checkout", "-q", "-b", "pr"]);
+    git(env.path(), &["checkout", "-q", "-b", "pr"]);
     set_offsets(
         &file,
         vec![sink_entry(&topics[0], 0, 15), sink_entry(&topics[1], 0, 20)],
     );
     git(
-        dir.path(),
+        env.path(),
         &["commit", "-q", "-am", "rewind topic 1, drop topic 3"],
     );
-    git(dir.path(), &["checkout", "-q", "main"]);
+    git(env.path(), &["checkout", "-q", "main"]);
     git(
-        dir.path(),
+        env.path(),
         &["merge", "-q", "--no-ff", "-m", "merge pr", "pr"],
     );
 
@@ -111,7 +100,7 @@ fn apply_of_a_merge_moves_only_what_the_pull_request_changed() {
     a.stop(&name);
     a.wait_stopped(&name);
 
-    let (code, stdout, stderr) = apply(dir.path(), &["--commit", "HEAD", "--fail-on", "reset"]);
+    let (code, stdout, stderr) = apply_snapshots(&env, &["--commit", "HEAD", "--fail-on", "reset"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(
         stderr.contains(&format!("{name} {}/0: [OFFSET RESET]", topics[2])),
@@ -119,7 +108,7 @@ fn apply_of_a_merge_moves_only_what_the_pull_request_changed() {
     );
     assert_eq!(sorted(&a.offsets(&name)), moved, "refused: nothing changed");
 
-    let (code, stdout, stderr) = apply(dir.path(), &["--commit", "HEAD"]);
+    let (code, stdout, stderr) = apply_snapshots(&env, &["--commit", "HEAD"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
         stdout.contains("1 other partition not in the change, left as live has it"),

@@ -15,7 +15,7 @@ use crate::harness::{
     append_lines, file_source_config, numbered, output_parts, temp_dir, testbed, unique_name,
     TopicReader,
 };
-use crate::kco_steps::{kco_dir, set_offsets};
+use crate::kco_steps::{set_offsets, testbed_env};
 use crate::support::data::sink_entry;
 
 /// The image's user (Containerfile), who owns the checkout here.
@@ -179,7 +179,7 @@ fn the_image_works_on_a_mounted_checkout_as_its_owner_and_says_why_not_as_anothe
     a.wait_offsets(&sink, "offset 20", |o| o == [sink_entry(&topic, 0, 20)]);
 
     // A checkout as CI mounts one: the owner's, readable by others (0755).
-    let repo = kco_dir(&tb);
+    let repo = testbed_env(&tb);
     let dir = repo.path();
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     git(dir, &["init", "-q", "-b", "main"]);
@@ -349,7 +349,7 @@ fn the_image_takes_the_shared_lock_with_the_runners_git_credentials_and_leaves_t
     let basic = base64::engine::general_purpose::STANDARD.encode(format!("runner:{token}"));
     let http = Http::serve(&bare, &format!("Basic {basic}"));
 
-    let repo = kco_dir(&tb);
+    let repo = testbed_env(&tb);
     let dir = repo.path();
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     git(dir, &["init", "-q", "-b", "main"]);

@@ -1,6 +1,6 @@
 //! Steps around the `kco` binary for the end-to-end tests: a kco.yaml naming the test
 //! bed's clusters, snapshot files written from live state, edits to those files, and
-//! running kco against one worker.
+//! kco's arguments for one worker.
 
 use std::path::{Path, PathBuf};
 
@@ -9,8 +9,9 @@ use serde_json::Value;
 use kco::model::file::{OffsetsFile, DEFAULT_SCHEMA_REF};
 use kco::model::{secrets, ConnectorState, ConnectorType, OffsetEntry};
 
-use crate::harness::{kco, output_parts, temp_dir, Connect, Testbed};
+use crate::harness::{Connect, Testbed};
 use crate::support::data::SnapshotFile;
+use crate::support::env::TestEnv;
 use crate::support::git::git;
 
 /// Writes `<dir>/kco.yaml` with cluster "a" (both workers) and cluster "b".
@@ -23,11 +24,17 @@ pub fn write_config(dir: &Path, tb: &Testbed) {
     std::fs::write(dir.join("kco.yaml"), yaml).expect("write kco.yaml");
 }
 
-/// A temporary directory with a kco.yaml for the test bed's clusters (see [`write_config`]).
-pub fn kco_dir(tb: &Testbed) -> tempfile::TempDir {
-    let dir = temp_dir();
-    write_config(dir.path(), tb);
-    dir
+/// A [`TestEnv`] in a temp directory of its own, with a kco.yaml for the test bed's clusters
+/// (see [`write_config`]).
+pub fn testbed_env(tb: &Testbed) -> TestEnv {
+    let env = TestEnv::new();
+    write_config(env.path(), tb);
+    env
+}
+
+/// kco's arguments for `connect` as `cluster`: `--url <connect> --cluster <cluster>`.
+pub fn on<'a>(connect: &'a Connect, cluster: &'a str) -> [&'a str; 4] {
+    ["--url", &connect.base, "--cluster", cluster]
 }
 
 /// A capture time later than any this process gave before (a second apart at least), so
@@ -109,17 +116,10 @@ fn edit_file(path: &Path, edit: impl FnOnce(&mut OffsetsFile)) {
     std::fs::write(path, f.render(DEFAULT_SCHEMA_REF)).unwrap();
 }
 
-/// Runs `kco --url <connect> --cluster <cluster> <args>` in `dir`; returns the exit code
-/// (-1 when killed by a signal), stdout and stderr.
-pub fn kco_on(
-    connect: &Connect,
-    cluster: &str,
-    dir: &Path,
-    args: &[&str],
-) -> (i32, String, String) {
-    let mut all = vec!["--url", connect.base.as_str(), "--cluster", cluster];
-    all.extend_from_slice(args);
-    output_parts(&kco(&all, dir))
+/// `kco --cluster a apply snapshots/a <args> --yes`: exit code, stdout, stderr.
+pub fn apply_snapshots(env: &TestEnv, args: &[&str]) -> (i32, String, String) {
+    let head = ["--cluster", "a", "apply", "snapshots/a"];
+    env.kco(&[&head[..], args, &["--yes"]].concat()).parts()
 }
 
 // What week.rs and month.rs share: a sink reading three single-partition topics, its offsets
@@ -217,6 +217,41 @@ pub fn clone(root: &Path, name: &str) -> PathBuf {
         &["config", "user.email", &format!("{name}@example.com")],
     );
     dir
+}
+
+/// `git merge --no-ff -m <title> <branch>` in `clone`, pushed to origin's `main`: the merge.
+pub fn merge_pr(clone: &Path, title: &str, branch: &str) -> String {
+    git(clone, &["merge", "-q", "--no-ff", "-m", title, branch]);
+    git(clone, &["push", "-q", "origin", "main"]);
+    git(clone, &["rev-parse", "HEAD"])
+}
+
+/// `kco --cluster a <args>` in both `clones` at once, two runners applying through their
+/// shared remote: exactly one goes ahead; the other fails at once naming the lock's holder,
+/// before any plan. Afterwards no lock is left on `remote`.
+pub fn one_goes_ahead(clones: &[PathBuf], args: &[&str], remote: &Path) {
+    let spawn = |dir: &Path| TestEnv::at(dir).cmd().args(["--cluster", "a"]).args(args);
+    let (one, two) = (spawn(&clones[0]).spawn(), spawn(&clones[1]).spawn());
+    let runs = [one.finish(), two.finish()];
+    let mut codes: Vec<i32> = runs.iter().map(|r| r.code).collect();
+    codes.sort();
+    assert_eq!(codes, [0, 1], "{runs:#?}");
+    let loser = runs.iter().find(|r| r.code == 1).unwrap();
+    assert!(
+        loser
+            .stderr
+            .contains("cluster `a` is locked by another kco: pid ")
+            && loser
+                .stderr
+                .contains("refs/kco/locks/a on git remote `origin`"),
+        "{loser:#?}"
+    );
+    assert!(!loser.stdout.contains("Plan for cluster"), "{loser:#?}");
+    let refs = git(
+        remote,
+        &["for-each-ref", "--format=%(refname)", "refs/kco/"],
+    );
+    assert_eq!(refs, "", "the lock is released");
 }
 
 /// How many times the sink wrote `line` to its output file.

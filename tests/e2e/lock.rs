@@ -2,16 +2,14 @@
 //! cluster a at once. Exactly one goes ahead; the other fails at once naming it; the worker
 //! ends exactly where the applied files say, every connector running.
 
-use std::path::Path;
-
 use serde_json::{json, Value};
 
 use crate::harness::{
-    append_lines, file_source_config, numbered, output_parts, testbed, unique_name, ConnectorGuard,
+    append_lines, file_source_config, numbered, testbed, unique_name, ConnectorGuard,
 };
-use crate::kco_steps::{set_offsets, write_config, write_snapshot};
+use crate::kco_steps::{one_goes_ahead, set_offsets, write_config, write_snapshot};
+use crate::support::env::TestEnv;
 use crate::support::git::git;
-use crate::support::run::Kco;
 
 fn position(file: &str, pos: u64) -> Value {
     json!({"partition": {"filename": file}, "offset": {"position": pos}})
@@ -62,36 +60,9 @@ fn two_clones_applying_to_cluster_a_at_once_through_one_remote_one_goes_ahead() 
         }
         wanted.push((g.name().to_string(), offsets));
     }
-    let apply = |clone: &Path| {
-        Kco::new(clone)
-            .args([
-                "--cluster",
-                "a",
-                "apply",
-                "snaps/a",
-                "--yes",
-                "--parallel",
-                "1",
-            ])
-            .spawn()
-    };
-    let (first, second) = (apply(&clones[0]), apply(&clones[1]));
-    let runs = [first.wait(), second.wait()];
-    let parts: Vec<(i32, String, String)> = runs.iter().map(output_parts).collect();
-    let codes: Vec<i32> = parts.iter().map(|p| p.0).collect();
-    let mut sorted = codes.clone();
-    sorted.sort();
-    assert_eq!(sorted, [0, 1], "{parts:#?}");
-    let loser = parts.iter().find(|p| p.0 == 1).unwrap();
-    assert!(
-        loser
-            .2
-            .contains("cluster `a` is locked by another kco: pid ")
-            && loser.2.contains("refs/kco/locks/a on git remote `origin`"),
-        "{loser:#?}"
-    );
-    assert!(!loser.1.contains("Plan for cluster"), "{loser:#?}");
-    // The worker is exactly where the files say, every connector running; no lock is left.
+    let apply = ["apply", "snaps/a", "--yes", "--parallel", "1"];
+    one_goes_ahead(&clones, &apply, &dir.path().join("remote.git"));
+    // The worker is exactly where the files say, every connector running.
     for (name, offsets) in &wanted {
         let mut live = a.offsets(name);
         let mut want = offsets.clone();
@@ -100,16 +71,9 @@ fn two_clones_applying_to_cluster_a_at_once_through_one_remote_one_goes_ahead() 
         assert_eq!(live, want, "{name}");
         a.wait_running(name);
     }
-    let refs = git(
-        &dir.path().join("remote.git"),
-        &["for-each-ref", "--format=%(refname)", "refs/kco/"],
-    );
-    assert_eq!(refs, "");
     // Both clones now agree with the worker.
     for clone in &clones {
-        let out = Kco::new(clone)
-            .args(["--cluster", "a", "diff", "snaps/a"])
-            .output();
-        assert_eq!(out.status.code(), Some(0), "{:?}", output_parts(&out));
+        let out = TestEnv::at(clone).kco(&["--cluster", "a", "diff", "snaps/a"]);
+        assert_eq!(out.code, 0, "{out:?}");
     }
 }

@@ -24,7 +24,7 @@
 //! - Day 10, finding 7: runner A killed mid-apply with the sink STOPPED, twice; runner B's
 //!   nightly refuses to record it, `kco recover` on B and B's next apply finish A's journal
 //!   from the remote, and the sink runs again.
-//! - Finding 8 (the image): every kco command of a runner goes through [`Runner::kco`]. The
+//! - Finding 8 (the image): every kco command of a runner goes through [`Runner::env`]. The
 //!   image test (`image::a_month_of_gitops_with_runner_b_in_the_image`) lives the same month
 //!   with runner B's kco the release image run by podman on its checkout: its shared lock,
 //!   the journal it finishes from the remote, and its `snapshot --commit` pushes all go
@@ -52,6 +52,7 @@ use crate::kco_steps::{
     by_topic, clone, file_offsets, hand_edit_offset, kill_when_seen, review, text_offsets,
     wait_live, Offs,
 };
+use crate::support::env::TestEnv;
 use crate::support::git::{git, git_may_fail};
 use crate::support::run::hermetic;
 
@@ -64,7 +65,7 @@ struct Runner {
     name: &'static str,
     root: PathBuf,
     dir: PathBuf,
-    /// The program every kco command of this runner runs, directly ([`Runner::kco`],
+    /// The program every kco command of this runner runs, directly ([`Runner::env`],
     /// [`Runner::killed_at`]) and in the recipes (their `KCO`): the binary, or for runner B
     /// in the image test a wrapper that runs the image on the checkout and passes its
     /// arguments on. Nothing else of the month changes.
@@ -73,7 +74,7 @@ struct Runner {
     /// Else a kept checkout on `trunk` (a self-hosted runner), brought up to date by each job.
     ephemeral: bool,
     /// Environment of every command (`KCO_BRANCH` for a detached checkout).
-    env: Vec<(&'static str, String)>,
+    vars: Vec<(&'static str, String)>,
     /// The day of the month: kco's clock (`KCO_NOW`) is 02:00 UTC of it.
     day: Rc<Cell<u32>>,
     home: tempfile::TempDir,
@@ -87,7 +88,7 @@ impl Runner {
             dir: root.join(name),
             kco: PathBuf::from(env!("CARGO_BIN_EXE_kco")),
             ephemeral,
-            env: if ephemeral {
+            vars: if ephemeral {
                 vec![("KCO_BRANCH", "trunk".to_string())]
             } else {
                 Vec::new()
@@ -120,38 +121,28 @@ impl Runner {
         self.git(&["rev-parse", "HEAD"])
     }
 
-    /// `program` in the checkout, hermetic (`support::run::hermetic`), kco's clock at 02:00
-    /// of the day.
+    /// The runner's variables and kco's clock at 02:00 of the day.
+    fn vars(&self) -> Vec<(&str, String)> {
+        let now = format!("2026-11-{:02}T02:00:00Z", self.day.get());
+        let vars = self.vars.iter().map(|(k, v)| (*k, v.clone()));
+        std::iter::once(("KCO_NOW", now)).chain(vars).collect()
+    }
+
+    /// `program` in the checkout, hermetic (`support::run::hermetic`), with [`Runner::vars`].
     fn command(&self, program: &Path) -> Command {
         let mut cmd = Command::new(program);
         hermetic(&mut cmd, self.home.path())
             .current_dir(&self.dir)
-            .env(
-                "KCO_NOW",
-                format!("2026-11-{:02}T02:00:00Z", self.day.get()),
-            )
-            .envs(self.env.iter().map(|(k, v)| (*k, v.as_str())))
+            .envs(self.vars())
             .stdin(Stdio::null());
         cmd
     }
 
-    /// `kco <args>` with `env`: exit code, stdout, stderr.
-    fn kco_env(&self, env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
-        let out = self
-            .command(&self.kco)
-            .envs(env.iter().copied())
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    fn kco(&self, args: &[&str]) -> (i32, String, String) {
-        self.kco_env(&[], args)
+    /// kco as this runner runs it (its program) in the checkout, with [`Runner::vars`].
+    fn env(&self) -> TestEnv {
+        let vars = self.vars();
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        TestEnv::at(&self.dir).program(&self.kco).envs(&vars)
     }
 
     /// `./ci/<script> <args>`, executed by path as a CI job does (its `#!/bin/sh`, not
@@ -181,13 +172,12 @@ impl Runner {
     /// its transaction); whether the marker was seen.
     fn killed_at(&self, args: &[&str], marker: &str) -> bool {
         let mut child = self
-            .command(&self.kco)
+            .env()
+            .cmd()
             .arg("-v")
             .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .discard_stdout()
+            .spawn();
         kill_when_seen(&mut child, marker)
     }
 }
@@ -424,7 +414,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     flow.feed(10);
     check(&flow, "30 on each topic");
     run_b.job();
-    let (code, so, se) = run_b.kco(&["--cluster", "a", "snapshot"]);
+    let (code, so, se) = run_b.env().kco(&["--cluster", "a", "snapshot"]).parts();
     assert_eq!(code, 0, "{so}{se}");
     run_b.git(&["add", "snapshots"]);
     run_b.git(&["commit", "-qm", "nightly backup"]);
@@ -432,7 +422,10 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     let by_hand = run_b.head();
     let body = run_b.git(&["log", "-1", "--format=%B"]);
     assert!(!body.contains("Kco-"), "no trailer: {body}");
-    let (code, log, se) = run_b.kco(&["--cluster", "a", "log", &sink, "-o", "json"]);
+    let (code, log, se) = run_b
+        .env()
+        .kco(&["--cluster", "a", "log", &sink, "-o", "json"])
+        .parts();
     assert_eq!(code, 0, "{log}{se}");
     let newest = &json(&log)["connectors"][0]["commits"][0];
     assert_eq!(newest["commit"], by_hand.as_str(), "{log}");
@@ -459,7 +452,10 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
         for (i, to) in edits {
             hand_edit_offset(&pr_file, &topics[*i], *to);
         }
-        let (code, so, se) = mate.kco(&["--cluster", "a", "fmt", &file_rel]);
+        let (code, so, se) = mate
+            .env()
+            .kco(&["--cluster", "a", "fmt", &file_rel])
+            .parts();
         assert_eq!(code, 0, "{so}{se}");
         mate.git(&["commit", "-qam", msg]);
         mate.git(&["push", "-q", "-u", "origin", branch]);
@@ -488,7 +484,10 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     let accepted = [("PR_LABELS", "offsets-risk-accepted")];
     let (code, said) = mate.recipe("pr-review.sh", &["origin/trunk", body_arg], &accepted);
     assert_eq!(code, 0, "the label accepts it: {said}");
-    let (code, report, se) = mate.kco(&["diff", "--base", "origin/trunk", "-o", "json"]);
+    let (code, report, se) = mate
+        .env()
+        .kco(&["diff", "--base", "origin/trunk", "-o", "json"])
+        .parts();
     assert_eq!(code, 2, "{report}{se}");
     let v = json(&report);
     let merge_base = mate.git(&["merge-base", "HEAD", "origin/trunk"]);
@@ -526,7 +525,10 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
         "{body}"
     );
     //    Against trunk's tip (two dots) the nightly's progress would be listed too.
-    let (_, tip_report, _) = mate.kco(&["diff", "--base", "origin/trunk", "--tip", "-o", "json"]);
+    let (_, tip_report, _) = mate
+        .env()
+        .kco(&["diff", "--base", "origin/trunk", "--tip", "-o", "json"])
+        .parts();
     assert!(
         json(&tip_report)["summary"]["differences"].as_u64() > Some(1),
         "{tip_report}"
@@ -603,7 +605,10 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     assert!(reverted, "{said}");
     assert_eq!(file_offsets(&pr_file, &topics)[1], Some(40), "{said}");
     mate.git(&["push", "-q", "-u", "origin", "revert-2"]);
-    let (_, report, se) = mate.kco(&["diff", "--base", "origin/trunk", "-o", "json"]);
+    let (_, report, se) = mate
+        .env()
+        .kco(&["diff", "--base", "origin/trunk", "-o", "json"])
+        .parts();
     let labels = review(&report, &sink);
     assert_eq!(labels.len(), 1, "{report}{se}");
     assert_eq!(
@@ -694,8 +699,10 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     let had_text = git(&remote, &["show", &format!("{refused}^1:{file_rel}")]);
     let had = text_offsets(&had_text, &topics);
     assert!(had.iter().all(Option::is_some), "{had_text}");
-    let (code, shown, se) =
-        run_b.kco(&["--cluster", "a", "show", &sink, "--at", &at, "-o", "json"]);
+    let (code, shown, se) = run_b
+        .env()
+        .kco(&["--cluster", "a", "show", &sink, "--at", &at, "-o", "json"])
+        .parts();
     assert_eq!(code, 0, "{shown}{se}");
     let v = json(&shown);
     let entries = v["offsets"].as_array().unwrap_or_else(|| panic!("{shown}"));
@@ -716,7 +723,10 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     let passed_over: Vec<&Value> = v["not_applied"].as_array().into_iter().flatten().collect();
     assert_eq!(passed_over.len(), 1, "{shown}");
     assert_eq!(passed_over[0]["commit"], refused.as_str(), "{shown}");
-    let (code, text, se) = run_b.kco(&["--cluster", "a", "show", &sink, "--at", &at]);
+    let (code, text, se) = run_b
+        .env()
+        .kco(&["--cluster", "a", "show", &sink, "--at", &at])
+        .parts();
     assert_eq!(code, 0, "{text}{se}");
     assert!(
         text.contains("passed over 1 change never applied"),
@@ -724,16 +734,19 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     );
     //    `apply --at --prune` puts the sink back there: each topic replayed from the version
     //    the cluster had, t0 not skipped to 400, t2 kept (not re-read from the start).
-    let (code, so, se) = run_b.kco(&[
-        "--cluster",
-        "a",
-        "apply",
-        &file_rel,
-        "--at",
-        &at,
-        "--prune",
-        "--yes",
-    ]);
+    let (code, so, se) = run_b
+        .env()
+        .kco(&[
+            "--cluster",
+            "a",
+            "apply",
+            &file_rel,
+            "--at",
+            &at,
+            "--prune",
+            "--yes",
+        ])
+        .parts();
     assert_eq!(code, 0, "{so}{se}");
     for (i, o) in had.iter().enumerate() {
         flow.rewind(i, o.unwrap());
@@ -753,7 +766,10 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
         "-m",
         &format!("Kco-Apply: a\nKco-Commit: {refused}"),
     ]);
-    let (code, so, se) = run_b.kco(&["--cluster", "a", "snapshot", "--commit"]);
+    let (code, so, se) = run_b
+        .env()
+        .kco(&["--cluster", "a", "snapshot", "--commit"])
+        .parts();
     assert_eq!(code, 0, "{so}{se}");
     run_b.git(&["push", "-q", "origin", "HEAD:trunk"]);
     run_a.job();
@@ -792,12 +808,16 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
         "{body}"
     );
     assert!(!body.contains("live offsets"), "{body}");
-    let (_, report, _) = mate.kco_env(
-        &unreachable[..1],
-        &["diff", "--base", "origin/trunk", "-o", "json"],
-    );
+    let (_, report, _) = mate
+        .env()
+        .envs(&unreachable[..1])
+        .kco(&["diff", "--base", "origin/trunk", "-o", "json"])
+        .parts();
     assert_eq!(json(&report)["labels"]["against"], "files", "{report}");
-    let (_, report, _) = mate.kco(&["diff", "--base", "origin/trunk", "-o", "json"]);
+    let (_, report, _) = mate
+        .env()
+        .kco(&["diff", "--base", "origin/trunk", "-o", "json"])
+        .parts();
     assert_eq!(json(&report)["labels"]["against"], "live", "{report}");
 
     // Day 10, finding 7. PR #5 is merged; runner A's apply (the recipe's apply step) is
@@ -836,14 +856,14 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
             && said.contains("`kco recover`"),
         "{said}"
     );
-    let (code, so, se) = run_b.kco(&["--cluster", "a", "snapshot"]);
+    let (code, so, se) = run_b.env().kco(&["--cluster", "a", "snapshot"]).parts();
     assert_eq!(code, 1, "{so}{se}");
     assert!(se.contains("refs/kco/journals/a"), "{se}");
     assert_eq!(tip(), merge5);
     assert_eq!(a.state(&sink), "STOPPED");
     assert_eq!(by_topic(&topics, &a.offsets(&sink)), flow.end());
     //    `kco recover` on runner B finishes A's journal: the sink RUNNING, no ref left.
-    let (code, so, se) = run_b.kco(&["--cluster", "a", "recover"]);
+    let (code, so, se) = run_b.env().kco(&["--cluster", "a", "recover"]).parts();
     assert_eq!(code, 0, "{so}{se}");
     let said = format!("{so}{se}");
     assert!(
@@ -860,20 +880,23 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     assert!(run_a.killed_at(&apply, &stop_ok), "{stop_ok} never seen");
     a.wait_stopped(&sink);
     run_b.job();
-    let (code, so, se) = run_b.kco(&apply);
+    let (code, so, se) = run_b.env().kco(&apply).parts();
     assert_eq!(code, 0, "{so}{se}");
     assert!(format!("{so}{se}").contains("did not finish"), "{so}{se}");
     let trailer = format!("Kco-Commit: {merge5}");
-    let (code, so, se) = run_b.kco(&[
-        "--cluster",
-        "a",
-        "snapshot",
-        "--commit",
-        "--record",
-        "apply",
-        "--trailer",
-        &trailer,
-    ]);
+    let (code, so, se) = run_b
+        .env()
+        .kco(&[
+            "--cluster",
+            "a",
+            "snapshot",
+            "--commit",
+            "--record",
+            "apply",
+            "--trailer",
+            &trailer,
+        ])
+        .parts();
     assert_eq!(code, 0, "{so}{se}");
     run_b.git(&["push", "-q", "origin", "HEAD:trunk"]);
     flow.rewind(2, 40);

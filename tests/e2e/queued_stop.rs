@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::harness::{
-    append_lines, assert_success, file_source_config, kco, numbered, put, testbed_alone,
-    testbed_dir, unique_name, Connect,
+    append_lines, file_source_config, numbered, put, testbed_alone, testbed_dir, unique_name,
+    Connect,
 };
-use crate::kco_steps::kco_dir;
+use crate::kco_steps::testbed_env;
 
 /// The broker frozen until dropped (then it runs again, even when the test panics).
 struct Frozen(String);
@@ -87,9 +87,9 @@ fn journal(dir: &Path, b: &Connect, name: &str) -> PathBuf {
 fn a_queued_stop_lands_after_a_later_resume_and_recovery_fences_it_off() {
     let Some(tb) = testbed_alone() else { return };
     let b = tb.b();
-    let dir = kco_dir(&tb);
+    let env = testbed_env(&tb);
     let name = unique_name("kco-e2e-qstop");
-    let input = dir.path().join("in.txt");
+    let input = env.path().join("in.txt");
     append_lines(&input, &numbered("line", 1..=5));
     let _guard = b.create(
         &name,
@@ -116,17 +116,17 @@ fn a_queued_stop_lands_after_a_later_resume_and_recovery_fences_it_off() {
     b.resume(&name);
 
     // kco: a dead run's stop waits in the queue while `kco recover` puts RUNNING back.
-    let path = journal(dir.path(), &b, &name);
+    let path = journal(env.path(), &b, &name);
     let frozen = Frozen::broker();
     let stop = send_later(&b, &name, "stop");
     thread::sleep(Duration::from_secs(1));
-    let cwd = dir.path().to_path_buf();
-    let recover = thread::spawn(move || kco(&["--cluster", "b", "recover"], &cwd));
+    let cmd = env.cmd().args(["--cluster", "b", "recover"]);
+    let recover = thread::spawn(move || cmd.run());
     thread::sleep(Duration::from_secs(1));
     drop(frozen);
     assert_eq!(stop.join().unwrap().0, 204);
     let out = recover.join().unwrap();
-    let text = assert_success(&out, "recover");
+    let text = out.success("recover");
     assert!(text.contains("stopped first"), "{text}");
     assert!(!path.exists(), "the journal is cleared");
     assert_eq!(

@@ -13,7 +13,7 @@ use crate::harness::{
     append_lines, file_source_config, numbered, output_text, source_position, testbed_alone,
     unique_name,
 };
-use crate::kco_steps::kco_dir;
+use crate::kco_steps::testbed_env;
 use crate::support::git::git;
 use crate::support::run::hermetic;
 
@@ -56,8 +56,8 @@ fn the_nightly_recipe_commits_progress_only_and_fails_on_a_rewind() {
     // Alone: the recipe snapshots the whole cluster, which no other test may change meanwhile.
     let Some(tb) = testbed_alone() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
-    let input = dir.path().join("in.txt");
+    let env = testbed_env(&tb);
+    let input = env.path().join("in.txt");
     append_lines(&input, &numbered("line", 1..=5));
     let name = unique_name("kco-e2e-nightly");
     let config = file_source_config(&input, &unique_name("kco-e2e-nightly"));
@@ -68,22 +68,22 @@ fn the_nightly_recipe_commits_progress_only_and_fails_on_a_rewind() {
     };
     let len = |p: &Path| std::fs::metadata(p).unwrap().len() as i64;
     a.wait_offsets(&name, "all 5 lines read", at(len(&input)));
-    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(env.path(), &["init", "-q", "-b", "main"]);
 
-    let (code, said) = nightly(dir.path());
+    let (code, said) = nightly(env.path());
     assert_eq!(code, 0, "{said}");
-    assert_eq!(commits(dir.path()), 1, "the first night commits: {said}");
-    let file = dir.path().join(format!("snapshots/a/{name}.yaml"));
+    assert_eq!(commits(env.path()), 1, "the first night commits: {said}");
+    let file = env.path().join(format!("snapshots/a/{name}.yaml"));
     assert!(file.is_file(), "{said}");
 
-    let (code, said) = nightly(dir.path());
-    assert_eq!((code, commits(dir.path())), (0, 1), "nothing moved: {said}");
+    let (code, said) = nightly(env.path());
+    assert_eq!((code, commits(env.path())), (0, 1), "nothing moved: {said}");
 
     append_lines(&input, &numbered("line", 6..=8));
     a.wait_offsets(&name, "all 8 lines read", at(len(&input)));
-    let (code, said) = nightly(dir.path());
+    let (code, said) = nightly(env.path());
     assert_eq!(
-        (code, commits(dir.path())),
+        (code, commits(env.path())),
         (0, 2),
         "progress is committed: {said}"
     );
@@ -94,10 +94,10 @@ fn the_nightly_recipe_commits_progress_only_and_fails_on_a_rewind() {
     let rewind = json!([{"partition": {"filename": input.to_str().unwrap()},
                          "offset": {"position": 0}}]);
     assert_eq!(a.patch_offsets(&name, rewind).status, 200);
-    let (code, said) = nightly(dir.path());
+    let (code, said) = nightly(env.path());
     assert_eq!(code, 2, "a rewind is drift: {said}");
     assert!(said.contains("nothing committed"), "{said}");
-    assert_eq!(commits(dir.path()), 2);
+    assert_eq!(commits(env.path()), 2);
     let committed = std::fs::read_to_string(&file).unwrap();
     assert!(
         committed.contains(&format!("position: {}", len(&input))),
@@ -110,8 +110,8 @@ fn apply_on_merge_applies_a_merged_rewind_once_and_records_what_it_did() {
     // Alone: the recipe snapshots the whole cluster, which no other test may change meanwhile.
     let Some(tb) = testbed_alone() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
-    let input = dir.path().join("in.txt");
+    let env = testbed_env(&tb);
+    let input = env.path().join("in.txt");
     append_lines(&input, &numbered("line", 1..=6));
     let len = std::fs::metadata(&input).unwrap().len() as i64;
     let name = unique_name("kco-e2e-merge");
@@ -128,7 +128,7 @@ fn apply_on_merge_applies_a_merged_rewind_once_and_records_what_it_did() {
     a.stop(&name);
     let position = |o: &[serde_json::Value]| source_position(o, &input);
     let kco = std::path::PathBuf::from(env!("CARGO_BIN_EXE_kco"));
-    let d = dir.path();
+    let d = env.path();
     git(d, &["init", "-q", "-b", "main"]);
     let (code, said) = nightly(d);
     assert_eq!(code, 0, "{said}");
@@ -161,9 +161,7 @@ fn apply_on_merge_applies_a_merged_rewind_once_and_records_what_it_did() {
             .ends_with(&format!("Kco-Apply: a\nKco-Commit: {merge}")),
         "{said}"
     );
-    let r = crate::support::run::Kco::new(d)
-        .args(["--cluster", "a", "log", &name, "-o", "json"])
-        .run();
+    let r = env.kco(&["--cluster", "a", "log", &name, "-o", "json"]);
     assert_eq!(r.code, 0, "{}", r.all());
     let log: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let commits = log["connectors"][0]["commits"].as_array().unwrap();

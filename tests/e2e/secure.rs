@@ -9,16 +9,17 @@
 //! `<test bed dir>/secure`) point elsewhere.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::harness::{
-    append_lines, env_url, file_source_config, kco_with_env, numbered, output_text as text,
-    service_dir, service_file, skip_unless_required, temp_dir, unique_name, wait_for,
+    append_lines, env_url, file_source_config, numbered, service_dir, service_file,
+    skip_unless_required, unique_name, wait_for,
 };
 use crate::kco_steps::set_offsets;
+use crate::support::env::TestEnv;
+use crate::support::run::Run;
 
 struct Secure {
     url: String,
@@ -39,27 +40,24 @@ fn secure() -> Option<Secure> {
 
 impl Secure {
     /// A kco.yaml for cluster s; `tls` replaces the TLS block.
-    fn config(&self, dir: &Path, tls: &str) {
-        let yaml = format!(
+    fn config(&self, tls: &str) -> String {
+        format!(
             "clusters:\n  s:\n    urls: [{}]\n    auth:\n      basic: {{username: kco, password: \"${{env:KCO_S_PASSWORD}}\"}}\n{tls}",
             self.url
-        );
-        std::fs::write(dir.join("kco.yaml"), yaml).unwrap();
+        )
+    }
+
+    /// kco on cluster s (`--cluster s`, the password in `KCO_S_PASSWORD`), beside
+    /// [`Secure::config`] of `tls`.
+    fn env(&self, tls: &str) -> TestEnv {
+        let env = TestEnv::new().args(&["--cluster", "s"]);
+        env.config(self.config(tls));
+        env.envs(&[("KCO_S_PASSWORD", &self.password)])
     }
 
     fn full_tls(&self) -> String {
         let d = self.dir.display();
         format!("    tls: {{caFile: {d}/ca.pem, certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n")
-    }
-
-    fn kco(&self, dir: &Path, args: &[&str], password: &str) -> Output {
-        let mut all = vec!["--cluster", "s"];
-        all.extend_from_slice(args);
-        kco_with_env(
-            &all,
-            dir,
-            &[("KCO_S_PASSWORD", password), ("NO_COLOR", "1")],
-        )
     }
 
     /// A client of the worker for the test's own setup (mutual TLS and basic auth).
@@ -87,9 +85,9 @@ impl Secure {
 }
 
 /// Asserts a failure at the first request: exit 1, `cause` and the URL named, one attempt.
-fn fails_at_once(s: &Secure, out: &Output, cause: &str) {
-    let t = text(out);
-    assert_eq!(out.status.code(), Some(1), "{t}");
+fn fails_at_once(s: &Secure, out: &Run, cause: &str) {
+    let t = out.all();
+    assert_eq!(out.code, 1, "{t}");
     assert!(t.contains(cause), "{t}");
     assert!(t.contains(&format!("{}/", s.url)), "names the URL: {t}");
     let attempts = t
@@ -103,10 +101,9 @@ fn fails_at_once(s: &Secure, out: &Output, cause: &str) {
 #[test]
 fn snapshot_diff_and_apply_over_mutual_tls_and_basic_auth() {
     let Some(s) = secure() else { return };
-    let dir = temp_dir();
-    s.config(dir.path(), &s.full_tls());
+    let env = s.env(&s.full_tls());
     let name = unique_name("kco-e2e-secure");
-    let input = dir.path().join("in.txt");
+    let input = env.path().join("in.txt");
     append_lines(&input, &numbered("line", 1..=10));
     let config = file_source_config(&input, &unique_name("kco-e2e-secure-topic"));
     let created = s
@@ -123,11 +120,11 @@ fn snapshot_diff_and_apply_over_mutual_tls_and_basic_auth() {
         Some(v) if !v["offsets"].as_array().unwrap().is_empty() => Ok(()),
         other => Err(format!("{other:?}")),
     });
-    let out = s.kco(dir.path(), &["snapshot", &name], &s.password);
-    assert!(out.status.success(), "{}", text(&out));
-    let file = dir.path().join(format!("snapshots/s/{name}.yaml"));
-    let out = s.kco(dir.path(), &["diff", &name], &s.password);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = env.kco(&["snapshot", &name]);
+    assert_eq!(out.code, 0, "{out}");
+    let file = env.path().join(format!("snapshots/s/{name}.yaml"));
+    let out = env.kco(&["diff", &name]);
+    assert_eq!(out.code, 0, "{out}");
     let mut offsets = s.get(&format!("/connectors/{name}/offsets")).unwrap()["offsets"]
         .as_array()
         .unwrap()
@@ -135,13 +132,9 @@ fn snapshot_diff_and_apply_over_mutual_tls_and_basic_auth() {
     offsets
         .push(json!({"partition": {"filename": "/kco/secure/extra"}, "offset": {"position": 3}}));
     set_offsets(&file, offsets);
-    let out = s.kco(
-        dir.path(),
-        &["-v", "apply", file.to_str().unwrap(), "--yes"],
-        &s.password,
-    );
-    let t = text(&out);
-    assert!(out.status.success(), "{t}");
+    let out = env.kco(&["-v", "apply", file.to_str().unwrap(), "--yes"]);
+    let t = out.all();
+    assert_eq!(out.code, 0, "{t}");
     assert!(!t.contains(&s.password), "{t}");
     let live = s.get(&format!("/connectors/{name}/offsets")).unwrap();
     assert!(live.to_string().contains("/kco/secure/extra"), "{live}");
@@ -161,33 +154,30 @@ fn wrong_password_unknown_ca_and_missing_client_certificate_fail_at_once() {
     let Some(s) = secure() else { return };
     // "Unknown CA" means unknown to the system too: not while another test installs it.
     let _trust = SYSTEM_TRUST.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = temp_dir();
-    s.config(dir.path(), &s.full_tls());
-    let out = s.kco(dir.path(), &["-v", "snapshot"], "not-the-password");
+    let env = s.env(&s.full_tls());
+    let wrong = env.cmd().env("KCO_S_PASSWORD", "not-the-password");
+    let out = wrong.args(["-v", "snapshot"]).run();
     fails_at_once(&s, &out, "Kafka Connect refused the credentials");
-    assert!(text(&out).contains("HTTP 401"));
+    assert!(out.all().contains("HTTP 401"));
 
     let d = s.dir.display();
-    s.config(
-        dir.path(),
-        &format!("    tls: {{certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n"),
-    );
-    let out = s.kco(dir.path(), &["-v", "snapshot"], &s.password);
+    env.config(s.config(&format!(
+        "    tls: {{certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n"
+    )));
+    let out = env.kco(&["-v", "snapshot"]);
     fails_at_once(&s, &out, "not signed by a CA kco trusts");
-    assert!(text(&out).contains("UnknownIssuer"));
+    assert!(out.all().contains("UnknownIssuer"));
 
-    s.config(dir.path(), &format!("    tls: {{caFile: {d}/ca.pem}}\n"));
-    let out = s.kco(dir.path(), &["-v", "snapshot"], &s.password);
+    env.config(s.config(&format!("    tls: {{caFile: {d}/ca.pem}}\n")));
+    let out = env.kco(&["-v", "snapshot"]);
     fails_at_once(&s, &out, "wants a client certificate");
 
     // The insecure switch works, and says so on stderr.
-    s.config(
-        dir.path(),
-        &format!("    tls: {{insecureSkipVerify: true, certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n"),
-    );
-    let out = s.kco(dir.path(), &["snapshot"], &s.password);
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr)
+    env.config(s.config(&format!("    tls: {{insecureSkipVerify: true, certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n")));
+    let out = env.kco(&["snapshot"]);
+    assert_eq!(out.code, 0, "{out}");
+    assert!(out
+        .stderr
         .contains("warning: TLS certificate checks are OFF for cluster `s`"));
 }
 
@@ -251,19 +241,17 @@ fn a_ca_installed_system_wide_is_trusted_without_naming_it() {
         return;
     }
     let _trust = SYSTEM_TRUST.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = temp_dir();
     let d = s.dir.display();
     // No caFile: only the system's trust store can vouch for the worker.
-    s.config(
-        dir.path(),
-        &format!("    tls: {{certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n"),
-    );
-    let before = s.kco(dir.path(), &["snapshot"], &s.password);
-    assert_eq!(before.status.code(), Some(1), "{}", text(&before));
+    let env = s.env(&format!(
+        "    tls: {{certFile: {d}/client.pem, keyFile: {d}/client-key.pem}}\n"
+    ));
+    let before = env.kco(&["snapshot"]);
+    assert_eq!(before.code, 1, "{before}");
     let installed = SystemCa::install(&s.dir.join("ca.pem"));
-    let after = s.kco(dir.path(), &["snapshot"], &s.password);
-    assert!(after.status.success(), "{}", text(&after));
+    let after = env.kco(&["snapshot"]);
+    assert_eq!(after.code, 0, "{after}");
     drop(installed);
-    let removed = s.kco(dir.path(), &["snapshot"], &s.password);
-    assert_eq!(removed.status.code(), Some(1), "{}", text(&removed));
+    let removed = env.kco(&["snapshot"]);
+    assert_eq!(removed.code, 1, "{removed}");
 }

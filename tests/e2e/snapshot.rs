@@ -9,7 +9,8 @@ use crate::harness::{
     file_sink_config, file_source_config, numbered, sink_offset, source_position, temp_dir,
     testbed, unique_name, write_lines,
 };
-use crate::kco_steps::kco_on;
+use crate::kco_steps::on;
+use crate::support::env::TestEnv;
 
 fn sorted(offsets: &[Value]) -> Value {
     let mut e: Vec<kco::model::OffsetEntry> =
@@ -42,13 +43,13 @@ fn snapshot_of_real_source_and_sink_matches_get_offsets_and_is_idempotent() {
     a.stop(&src);
     a.stop(&sink);
 
-    let dir = temp_dir();
+    let env = TestEnv::new().args(&on(&a, "a"));
     let glob = format!("{id}-*");
-    let (code, stdout, stderr) = kco_on(&a, "a", dir.path(), &["snapshot", &glob]);
+    let (code, stdout, stderr) = env.kco(&["snapshot", &glob]).parts();
     assert_eq!(code, 0, "{stdout}{stderr}");
     let mut before = Vec::new();
     for name in [&src, &sink] {
-        let path = dir.path().join(format!("snapshots/a/{name}.yaml"));
+        let path = env.path().join(format!("snapshots/a/{name}.yaml"));
         let (file, text) = kco::model::file::OffsetsFile::load(&path).unwrap();
         assert!(file.check(&path, &text).is_empty());
         assert_eq!(
@@ -63,14 +64,14 @@ fn snapshot_of_real_source_and_sink_matches_get_offsets_and_is_idempotent() {
         assert!(file.metadata.kafka_cluster_id.is_some());
         before.push(std::fs::read(&path).unwrap());
     }
-    let (code, stdout, stderr) = kco_on(&a, "a", dir.path(), &["snapshot", "--all", &glob]);
+    let (code, stdout, stderr) = env.kco(&["snapshot", "--all", &glob]).parts();
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert_eq!(stdout.matches("unchanged").count(), 2, "{stdout}");
     assert!(stderr.contains("2 connectors: 2 unchanged"), "{stderr}");
     for (name, b) in [&src, &sink].iter().zip(&before) {
-        let path = dir.path().join(format!("snapshots/a/{name}.yaml"));
+        let path = env.path().join(format!("snapshots/a/{name}.yaml"));
         assert_eq!(&std::fs::read(&path).unwrap(), b, "{name} changed");
     }
-    let (code, stdout, _) = kco_on(&a, "a", dir.path(), &["validate"]);
+    let (code, stdout, _) = env.kco(&["validate"]).parts();
     assert_eq!(code, 0, "{stdout}");
 }

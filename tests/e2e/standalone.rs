@@ -5,24 +5,24 @@
 use std::path::Path;
 
 use crate::harness::{
-    file_source_config, numbered, source_position, temp_dir, testbed, unique_name, write_lines,
-    TopicReader,
+    file_source_config, numbered, source_position, testbed, unique_name, write_lines, TopicReader,
 };
-use crate::kco_steps::kco_on;
+use crate::kco_steps::on;
+use crate::support::env::TestEnv;
 
 #[test]
 fn standalone_source_snapshot_diff_apply_replays() {
     let Some(tb) = testbed() else { return };
     let Some(s) = tb.standalone() else { return };
     let a = tb.a();
-    let dir = temp_dir();
-    let input = dir.path().join("in.txt");
+    let env = TestEnv::new();
+    let input = env.path().join("in.txt");
     let lines = numbered("solo", 0..10);
     let starts = write_lines(&input, &lines);
     let len = std::fs::metadata(&input).unwrap().len() as i64;
     let topic = unique_name("kco-e2e-solo");
     // Both clusters share the broker: cluster a reads what the standalone worker writes.
-    let reader = TopicReader::start(&a, &topic, dir.path());
+    let reader = TopicReader::start(&a, &topic, env.path());
     let name = unique_name("kco-e2e-solo");
     let _src = s.create(&name, file_source_config(&input, &topic));
     s.wait_offsets(&name, "the whole file read", |o| {
@@ -30,13 +30,13 @@ fn standalone_source_snapshot_diff_apply_replays() {
     });
     assert_eq!(reader.wait_lines(10), lines);
 
-    let kco = |args: &[&str]| kco_on(&s, "solo", dir.path(), args);
-    let (code, out, err) = kco(&["snapshot", &name]);
+    let env = env.args(&on(&s, "solo"));
+    let (code, out, err) = env.kco(&["snapshot", &name]).parts();
     assert_eq!(code, 0, "snapshot: {out}{err}");
-    let file = dir.path().join(format!("snapshots/solo/{name}.yaml"));
+    let file = env.path().join(format!("snapshots/solo/{name}.yaml"));
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains(&format!("position: {len}")), "{text}");
-    let (code, out, err) = kco(&["diff", &name]);
+    let (code, out, err) = env.kco(&["diff", &name]).parts();
     assert_eq!(code, 0, "in sync: {out}{err}");
 
     // The change: rewind to line 4 in the file, as a pull request would.
@@ -45,13 +45,13 @@ fn standalone_source_snapshot_diff_apply_replays() {
         &format!("position: {}", starts[4]),
     );
     std::fs::write(&file, rewound).unwrap();
-    let (code, out, err) = kco(&["fmt", file.to_str().unwrap()]);
+    let (code, out, err) = env.kco(&["fmt", file.to_str().unwrap()]).parts();
     assert_eq!(code, 0, "fmt: {out}{err}");
     // Live is ahead of the file: normal progress for a running connector (exit 0), a
     // difference under --fail-on any.
-    let (code, out, err) = kco(&["diff", &name]);
+    let (code, out, err) = env.kco(&["diff", &name]).parts();
     assert_eq!(code, 0, "advanced: {out}{err}");
-    let (code, out, err) = kco(&["diff", &name, "--fail-on", "any"]);
+    let (code, out, err) = env.kco(&["diff", &name, "--fail-on", "any"]).parts();
     assert_eq!(code, 2, "a difference: {out}{err}");
     let ahead = len as u64 - starts[4];
     assert!(
@@ -59,7 +59,7 @@ fn standalone_source_snapshot_diff_apply_replays() {
         "{out}"
     );
 
-    let (code, out, err) = kco(&["apply", file.to_str().unwrap(), "--yes"]);
+    let (code, out, err) = env.kco(&["apply", file.to_str().unwrap(), "--yes"]).parts();
     assert_eq!(code, 0, "apply: {out}{err}");
     s.wait_running(&name);
     let seen = reader.wait_lines_settled(10 + 6);

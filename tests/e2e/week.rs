@@ -11,19 +11,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::harness::{
-    append_lines, file_sink_config, file_source_config, kco, numbered, output_parts, temp_dir,
-    testbed, unique_name,
+    append_lines, file_sink_config, file_source_config, numbered, temp_dir, testbed, unique_name,
 };
 use crate::kco_steps::{
-    by_topic, clone, count, file_offsets, hand_edit_offset, review, wait_live, write_config, Offs,
+    by_topic, clone, count, file_offsets, hand_edit_offset, merge_pr, one_goes_ahead, review,
+    wait_live, write_config, Offs,
 };
+use crate::support::env::TestEnv;
 use crate::support::git::{git, git_may_fail};
-use crate::support::run::Kco;
-
-/// `kco <args>` in `dir`: exit code, stdout, stderr.
-fn kco_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    output_parts(&kco(args, dir))
-}
 
 #[test]
 fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_said() {
@@ -54,6 +49,7 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
         env!("CARGO_BIN_EXE_kco")
     );
     git(&mate, &["config", "merge.kco.driver", &driver]);
+    let teammate = TestEnv::at(&mate).args(&["--cluster", "a"]);
     let runners = [clone(root, "runner1"), clone(root, "runner2")];
 
     //    A sink running on cluster a over three topic-partitions, records flowing.
@@ -95,12 +91,12 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
     //    does from one night to the next).
     let night = |day: u32, expect: Offs| -> String {
         git(&nightly, &["pull", "-q", "--ff-only"]);
-        let r = Kco::new(&nightly)
+        let r = TestEnv::at(&nightly)
+            .cmd()
             .env("KCO_NOW", format!("2026-11-{day:02}T02:00:00Z"))
             .args(["--cluster", "a", "snapshot", &sink, "--commit"])
             .run();
-        let (code, so, se) = (r.code, r.stdout.clone(), r.stderr.clone());
-        assert_eq!(code, 0, "{so}{se}");
+        assert_eq!(r.code, 0, "{r}");
         let body = git(&nightly, &["log", "-1", "--format=%B"]);
         assert!(body.contains("Kco-Snapshot: a"), "{body}");
         assert_eq!(
@@ -123,9 +119,9 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
     let pr_file = mate.join(&file_rel);
     hand_edit_offset(&pr_file, &topics[0], Some(25));
     hand_edit_offset(&pr_file, &topics[2], None);
-    let (code, so, se) = kco_in(&mate, &["--cluster", "a", "fmt", &file_rel]);
+    let (code, so, se) = teammate.kco(&["fmt", &file_rel]).parts();
     assert_eq!(code, 0, "{so}{se}");
-    let (code, so, se) = kco_in(&mate, &["--cluster", "a", "validate", &file_rel]);
+    let (code, so, se) = teammate.kco(&["validate", &file_rel]).parts();
     assert_eq!(code, 0, "re-sealed: {so}{se}");
     git(&mate, &["commit", "-qam", "replay t0 from 25, drop t2"]);
     git(&mate, &["push", "-q", "-u", "origin", "rewind-t0"]);
@@ -135,7 +131,7 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
     //    OFFSET RESET, nothing else listed.
     let fed = feed([5, 5, 5]);
     wait_live(&a, &sink, &topics, fed, "35 on each topic");
-    let (code, text, se) = kco_in(&mate, &["--cluster", "a", "diff", "--base", "origin/main"]);
+    let (code, text, se) = teammate.kco(&["diff", "--base", "origin/main"]).parts();
     assert_eq!(code, 2, "differences: {text}{se}");
     assert!(
         text.contains(
@@ -143,18 +139,9 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
         ),
         "{text}"
     );
-    let (_, json, se) = kco_in(
-        &mate,
-        &[
-            "--cluster",
-            "a",
-            "diff",
-            "--base",
-            "origin/main",
-            "-o",
-            "json",
-        ],
-    );
+    let (_, json, se) = teammate
+        .kco(&["diff", "--base", "origin/main", "-o", "json"])
+        .parts();
     let labels = review(&json, &sink);
     let labels_only: Vec<(&str, &str)> = labels
         .iter()
@@ -192,26 +179,14 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
         [Some(25), Some(40), None],
         "{said}"
     );
-    let (code, so, se) = kco_in(&mate, &["--cluster", "a", "fmt", "--check", &file_rel]);
+    let (code, so, se) = teammate.kco(&["fmt", "--check", &file_rel]).parts();
     assert_eq!(code, 0, "the merge is sealed: {so}{se}");
     git(&mate, &["push", "-q", "origin", "rewind-t0"]);
 
     // 5. The PR is merged into main (a merge commit, --no-ff) and pushed.
     git(&mate, &["checkout", "-q", "main"]);
     git(&mate, &["pull", "-q", "--ff-only"]);
-    git(
-        &mate,
-        &[
-            "merge",
-            "-q",
-            "--no-ff",
-            "-m",
-            "Merge pull request #1",
-            "rewind-t0",
-        ],
-    );
-    git(&mate, &["push", "-q", "origin", "main"]);
-    let merge = git(&mate, &["rev-parse", "HEAD"]);
+    let merge = merge_pr(&mate, "Merge pull request #1", "rewind-t0");
 
     //    Live moves past the nightly on t1 (45); the sink is stopped so that what the apply
     //    writes can be read back as it is (kco keeps it STOPPED).
@@ -224,9 +199,8 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
     //    Apply on merge, as the recipe spells it (`--fail-on data-loss,reset`): refused on
     //    the OFFSET RESET, nothing changed.
     let apply = |dir: &Path, rev: &str, fail_on: &str| {
-        kco_in(
-            dir,
-            &[
+        TestEnv::at(dir)
+            .kco(&[
                 "--cluster",
                 "a",
                 "apply",
@@ -236,8 +210,8 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
                 "--fail-on",
                 fail_on,
                 "--yes",
-            ],
-        )
+            ])
+            .parts()
     };
     let (code, so, se) = apply(run, &merge, "data-loss,reset");
     assert_eq!(code, 1, "{so}{se}");
@@ -305,18 +279,9 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
         [Some(40), Some(40), Some(40)]
     );
     git(&mate, &["push", "-q", "-u", "origin", "revert-1"]);
-    let (_, json, se) = kco_in(
-        &mate,
-        &[
-            "--cluster",
-            "a",
-            "diff",
-            "--base",
-            "origin/main",
-            "-o",
-            "json",
-        ],
-    );
+    let (_, json, se) = teammate
+        .kco(&["diff", "--base", "origin/main", "-o", "json"])
+        .parts();
     let live_labels = review(&json, &sink);
     let got: Vec<(&str, &str, &str)> = live_labels
         .iter()
@@ -330,38 +295,16 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
         "{json}"
     );
     assert!(got[1].2.starts_with("5 records"), "{json}");
-    let (_, json, _) = kco_in(
-        &mate,
-        &[
-            "--cluster",
-            "a",
-            "diff",
-            "--base",
-            "origin/main",
-            "--offline",
-            "-o",
-            "json",
-        ],
-    );
+    let (_, json, _) = teammate
+        .kco(&["diff", "--base", "origin/main", "--offline", "-o", "json"])
+        .parts();
     let offline = review(&json, &sink);
     assert_eq!(offline[0].0, topics[0]);
     assert_eq!(offline[0].1, "DATA LOSS", "files only: 25 -> 40 {json}");
 
     //    The revert is merged and applied: t2 back to 40, t0 left at 45, t1 untouched (50).
     git(&mate, &["checkout", "-q", "main"]);
-    git(
-        &mate,
-        &[
-            "merge",
-            "-q",
-            "--no-ff",
-            "-m",
-            "Merge pull request #2",
-            "revert-1",
-        ],
-    );
-    git(&mate, &["push", "-q", "origin", "main"]);
-    let revert_merge = git(&mate, &["rev-parse", "HEAD"]);
+    let revert_merge = merge_pr(&mate, "Merge pull request #2", "revert-1");
     git(run, &["pull", "-q", "--ff-only"]);
     let (code, so, se) = apply(run, &revert_merge, "data-loss,reset");
     assert_eq!(code, 0, "{so}{se}");
@@ -383,61 +326,30 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
     git(&mate, &["pull", "-q", "--ff-only"]);
     git(&mate, &["checkout", "-q", "-b", "replay-t1"]);
     hand_edit_offset(&pr_file, &topics[1], Some(42));
-    let (code, so, se) = kco_in(&mate, &["--cluster", "a", "fmt", &file_rel]);
+    let (code, so, se) = teammate.kco(&["fmt", &file_rel]).parts();
     assert_eq!(code, 0, "{so}{se}");
     git(&mate, &["commit", "-qam", "replay t1 from 42"]);
     git(&mate, &["checkout", "-q", "main"]);
-    git(
-        &mate,
-        &[
-            "merge",
-            "-q",
-            "--no-ff",
-            "-m",
-            "Merge pull request #3",
-            "replay-t1",
-        ],
-    );
-    git(&mate, &["push", "-q", "origin", "main"]);
-    let replay = git(&mate, &["rev-parse", "HEAD"]);
+    let replay = merge_pr(&mate, "Merge pull request #3", "replay-t1");
     for r in &runners {
         git(r, &["pull", "-q", "--ff-only"]);
     }
-    let spawn = |dir: &Path| {
-        Kco::new(dir)
-            .args([
-                "--cluster",
-                "a",
-                "apply",
-                "snapshots/a",
-                "--commit",
-                &replay,
-                "--fail-on",
-                "data-loss,reset",
-                "--yes",
-            ])
-            .spawn()
-    };
     let written = |i: usize| -> Vec<usize> {
         (1..=lines[i])
             .map(|n| count(&out, &format!("t{i}-{n}")))
             .collect()
     };
     let others_before = (written(0), written(2));
-    let (one, two) = (spawn(&runners[0]), spawn(&runners[1]));
-    let runs = [output_parts(&one.wait()), output_parts(&two.wait())];
-    let mut codes: Vec<i32> = runs.iter().map(|r| r.0).collect();
-    codes.sort();
-    assert_eq!(codes, [0, 1], "{runs:#?}");
-    let loser = runs.iter().find(|r| r.0 == 1).unwrap();
-    assert!(
-        loser
-            .2
-            .contains("cluster `a` is locked by another kco: pid ")
-            && loser.2.contains("refs/kco/locks/a on git remote `origin`"),
-        "{loser:#?}"
-    );
-    assert!(!loser.1.contains("Plan for cluster"), "{loser:#?}");
+    let apply = [
+        "apply",
+        "snapshots/a",
+        "--commit",
+        &replay,
+        "--fail-on",
+        "data-loss,reset",
+        "--yes",
+    ];
+    one_goes_ahead(&runners, &apply, &root.join("remote.git"));
 
     //    The worker ends where the change said: t1 replayed from 42 (records 43..50 written
     //    a second time, none before), t0 and t2 never rewound again; the sink RUNNING, as it
@@ -456,11 +368,6 @@ fn a_week_of_pull_requests_moves_the_worker_exactly_where_each_reviewed_change_s
         "t0 and t2 not replayed"
     );
     assert_eq!(a.state(&sink), "RUNNING");
-    let refs = git(
-        &root.join("remote.git"),
-        &["for-each-ref", "--format=%(refname)", "refs/kco/"],
-    );
-    assert_eq!(refs, "", "the lock is released");
     drop(sink_guard);
     drop(guards);
 }

@@ -15,6 +15,8 @@ pub struct TestEnv {
     _temp: Option<tempfile::TempDir>,
     args: Vec<String>,
     vars: Vec<(String, String)>,
+    real_clock: bool,
+    program: Option<PathBuf>,
 }
 
 impl TestEnv {
@@ -51,6 +53,18 @@ impl TestEnv {
         self
     }
 
+    /// Every run on the real clock ([`Kco::real_clock`]).
+    pub fn real_clock(mut self) -> TestEnv {
+        self.real_clock = true;
+        self
+    }
+
+    /// `program` instead of the kco binary ([`Kco::program`]).
+    pub fn program(mut self, program: impl AsRef<Path>) -> TestEnv {
+        self.program = Some(program.as_ref().to_path_buf());
+        self
+    }
+
     /// Writes `kco.yaml`.
     pub fn config(&self, text: impl AsRef<str>) {
         std::fs::write(self.path().join("kco.yaml"), text.as_ref()).unwrap();
@@ -59,8 +73,16 @@ impl TestEnv {
     /// A run being set up here, the environment's arguments given (for stdin, a spawn, more
     /// arguments or variables).
     pub fn cmd(&self) -> Kco {
-        let cmd = Kco::new(self.path()).args(&self.args);
-        self.vars.iter().fold(cmd, |cmd, (k, v)| cmd.env(k, v))
+        let cmd = match &self.program {
+            Some(program) => Kco::program(program, self.path()),
+            None => Kco::new(self.path()),
+        };
+        let cmd = cmd.args(&self.args);
+        let cmd = self.vars.iter().fold(cmd, |cmd, (k, v)| cmd.env(k, v));
+        match self.real_clock {
+            true => cmd.real_clock(),
+            false => cmd,
+        }
     }
 
     /// Runs `kco <the environment's arguments> <args>` here to its end.

@@ -65,6 +65,17 @@ impl Run {
         (self.code, self.all())
     }
 
+    /// stdout, the run asserted to have succeeded (`what`, its code, stdout and stderr, when
+    /// not).
+    pub fn success(&self, what: &str) -> String {
+        assert_eq!(
+            self.code, 0,
+            "{what} failed\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self.stdout.clone()
+    }
+
     /// The exit code, stdout and stderr.
     pub fn parts(self) -> (i32, String, String) {
         (self.code, self.stdout, self.stderr)
@@ -81,11 +92,17 @@ impl std::fmt::Display for Run {
 impl Kco {
     /// kco in `dir`, hermetic (see the module).
     pub fn new(dir: impl AsRef<Path>) -> Kco {
+        Kco::program(env!("CARGO_BIN_EXE_kco"), dir)
+    }
+
+    /// `program` in `dir` instead of the kco binary, as hermetic: a wrapper that runs kco
+    /// elsewhere (in the release image).
+    pub fn program(program: impl AsRef<OsStr>, dir: impl AsRef<Path>) -> Kco {
         let home = tempfile::Builder::new()
             .prefix("kco-home-")
             .tempdir()
             .unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kco"));
+        let mut cmd = Command::new(program);
         hermetic(&mut cmd, home.path())
             .current_dir(dir.as_ref())
             .stdin(Stdio::null())
@@ -173,7 +190,7 @@ impl Kco {
         let mut child = self
             .cmd
             .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}", env!("CARGO_BIN_EXE_kco")));
+            .unwrap_or_else(|e| panic!("start {:?}: {e}", self.cmd.get_program()));
         if let Some(bytes) = self.stdin.take() {
             // kco may exit before reading it all (a usage error): not the test's concern here.
             let _ = child.stdin.take().unwrap().write_all(&bytes);

@@ -1,20 +1,8 @@
-//! Running the `kco` binary and the test bed script.
+//! Running the test bed script and reading other programs' output (kco itself runs through
+//! `crate::support::env::TestEnv`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
-
-use crate::support::run::Kco;
-
-/// Runs the `kco` binary in `cwd`, hermetic: a cleared environment (only `PATH` kept), a
-/// temp `HOME`, `NO_COLOR`, no stdin and a fixed clock (`crate::support::run`).
-pub fn kco(args: &[&str], cwd: &Path) -> Output {
-    kco_with_env(args, cwd, &[])
-}
-
-/// Like [`kco`], with extra environment variables.
-pub fn kco_with_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
-    Kco::new(cwd).args(args).envs(env).output()
-}
 
 /// A process's stdout, then its stderr, as text.
 pub fn output_text(out: &Output) -> String {

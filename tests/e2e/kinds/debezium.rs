@@ -9,12 +9,11 @@ use std::process::{Command, Output};
 
 use serde_json::{json, Value};
 
-use super::{kco_apply, kco_diff_differs, kco_snapshot};
+use super::{apply_converged, diff_that_differs, on_a, snapshot_of};
 use crate::harness::{
     output_text, skip_unless_required, temp_dir, testbed, unique_name, wait_for, Connect,
     ConnectorGuard, Testbed, TopicReader, WAIT,
 };
-use crate::kco_steps::{kco_dir, kco_on};
 
 const POSTGRES: &str = "io.debezium.connector.postgresql.PostgresConnector";
 
@@ -164,7 +163,7 @@ fn debezium_postgres_restore_resumes_without_a_new_snapshot() {
     else {
         return;
     };
-    let dir = kco_dir(&tb);
+    let env = on_a(&tb);
     let snap = expected(&[(1, "r"), (2, "r"), (3, "r")]);
     assert_eq!(changes(&reader.wait_lines(3)), snap, "the initial snapshot");
     let after_snapshot = a.wait_offsets(&name, "the snapshot's offsets", |o| !o.is_empty());
@@ -188,7 +187,7 @@ fn debezium_postgres_restore_resumes_without_a_new_snapshot() {
             && o[0]["offset"]["lsn"] != first["lsn"]
             && o[0]["offset"].get("snapshot").is_none()
     });
-    let file = kco_snapshot(&a, dir.path(), &name);
+    let file = snapshot_of(&env, &name);
 
     // Offsets lost (kco reset of a stopped connector) while rows 6 and 7 arrive.
     a.stop(&name);
@@ -196,12 +195,12 @@ fn debezium_postgres_restore_resumes_without_a_new_snapshot() {
         pg,
         &format!("INSERT INTO {table} VALUES (6, 'row-6'), (7, 'row-7')"),
     );
-    let (code, out, err) = kco_on(&a, "a", dir.path(), &["reset", &name, "--yes"]);
+    let (code, out, err) = env.kco(&["reset", &name, "--yes"]).parts();
     assert_eq!(code, 0, "kco reset: {out}{err}");
     a.wait_offsets(&name, "no offsets after the reset", <[Value]>::is_empty);
-    kco_diff_differs(&a, dir.path(), &name);
+    diff_that_differs(&env, &name);
 
-    kco_apply(&a, dir.path(), &file);
+    apply_converged(&env, &file);
     assert_eq!(a.state(&name), "STOPPED", "apply puts the prior state back");
     assert_eq!(
         a.wait_offsets(&name, "the restored offsets", |o| o == live.as_slice()),

@@ -7,9 +7,9 @@
 use serde_json::{json, Value};
 
 use super::debezium::{capture, changes, expected, psql, psql_output, Capture};
-use super::kco_snapshot;
+use super::{on_a, snapshot_of};
 use crate::harness::{temp_dir, testbed, wait_for, WAIT};
-use crate::kco_steps::{kco_dir, kco_on, set_offsets};
+use crate::kco_steps::set_offsets;
 
 /// The offset keys that carry Debezium PostgreSQL's position.
 const LSN_KEYS: [&str; 3] = ["lsn", "lsn_proc", "lsn_commit"];
@@ -33,7 +33,7 @@ fn debezium_postgres_offsets_fit_their_shape_and_misfits_never_reach_the_worker(
     else {
         return;
     };
-    let dir = kco_dir(&tb);
+    let env = on_a(&tb);
     assert_eq!(changes(&reader.wait_lines(1)), expected(&[(1, "r")]));
     psql(pg, &format!("INSERT INTO {table} VALUES (2, 'row-2')"));
     assert_eq!(
@@ -54,11 +54,11 @@ fn debezium_postgres_offsets_fit_their_shape_and_misfits_never_reach_the_worker(
     });
     a.stop(&name);
     let live = a.offsets(&name);
-    let file = kco_snapshot(&a, dir.path(), &name);
+    let file = snapshot_of(&env, &name);
     let f = file.to_str().unwrap();
 
     // What the real connector writes fits the table's shape.
-    let (code, out, err) = kco_on(&a, "a", dir.path(), &["validate", f]);
+    let (code, out, err) = env.kco(&["validate", f]).parts();
     assert_eq!(code, 0, "the connector's own offsets fit: {out}{err}");
     assert!(!err.contains("not checked"), "{err}");
 
@@ -96,7 +96,7 @@ fn debezium_postgres_offsets_fit_their_shape_and_misfits_never_reach_the_worker(
     for (what, change, message) in &cases {
         edit(change.as_ref());
         let text = std::fs::read_to_string(&file).unwrap();
-        let (code, out, err) = kco_on(&a, "a", dir.path(), &["validate", f]);
+        let (code, out, err) = env.kco(&["validate", f]).parts();
         assert_eq!(code, 1, "{what}: validate refuses: {out}{err}");
         let line = out
             .lines()
@@ -118,9 +118,9 @@ fn debezium_postgres_offsets_fit_their_shape_and_misfits_never_reach_the_worker(
             at.starts_with("lns:") || at.starts_with("lsn:") || at == "offset:",
             "{what}: line {n} is `{at}`"
         );
-        let (code, out, err) = kco_on(&a, "a", dir.path(), &["fmt", f]);
+        let (code, out, err) = env.kco(&["fmt", f]).parts();
         assert_eq!(code, 1, "{what}: fmt refuses: {out}{err}");
-        let (code, out, err) = kco_on(&a, "a", dir.path(), &["-v", "apply", f, "--yes"]);
+        let (code, out, err) = env.kco(&["-v", "apply", f, "--yes"]).parts();
         assert_eq!(code, 1, "{what}: apply refuses: {out}{err}");
         assert!(err.contains(message), "{what}: {err}");
         assert!(
@@ -144,9 +144,9 @@ fn debezium_postgres_offsets_fit_their_shape_and_misfits_never_reach_the_worker(
             }
         }
     });
-    let (code, out, err) = kco_on(&a, "a", dir.path(), &["validate", f]);
+    let (code, out, err) = env.kco(&["validate", f]).parts();
     assert_eq!(code, 0, "an earlier LSN fits: {out}{err}");
-    let (code, out, err) = kco_on(&a, "a", dir.path(), &["apply", f, "--yes"]);
+    let (code, out, err) = env.kco(&["apply", f, "--yes"]).parts();
     assert_eq!(code, 0, "apply: {out}{err}");
     // The plan shows the LSNs as PostgreSQL does, beside the raw values.
     let pg_lsn = |n: i64| format!("{:X}/{:X}", n >> 32, n & 0xFFFF_FFFF);

@@ -4,11 +4,11 @@
 
 use serde_json::{json, Value};
 
-use super::{kco_apply, kco_diff_differs, kco_snapshot};
+use super::{apply_converged, diff_that_differs, on_a, snapshot_of};
 use crate::harness::{
     file_source_config, numbered, temp_dir, testbed, unique_name, write_lines, TopicReader,
 };
-use crate::kco_steps::{kco_dir, set_offsets};
+use crate::kco_steps::set_offsets;
 
 const MIRROR_SOURCE: &str = "org.apache.kafka.connect.mirror.MirrorSourceConnector";
 const BYTES: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
@@ -24,7 +24,7 @@ fn mirror_offset(offsets: &[Value], topic: &str) -> Option<i64> {
 fn mirror_source_rewind_replicates_exactly_the_records_after_it() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
+    let env = on_a(&tb);
     let work = temp_dir();
     let input = work.path().join("in.txt");
     let lines = numbered("mm", 0..10);
@@ -83,7 +83,7 @@ fn mirror_source_rewind_replicates_exactly_the_records_after_it() {
         ]
     );
 
-    let file = kco_snapshot(&a, dir.path(), &name);
+    let file = snapshot_of(&env, &name);
     // Rewind: record 3 counts as copied, so 4..9 are copied again.
     set_offsets(
         &file,
@@ -92,8 +92,8 @@ fn mirror_source_rewind_replicates_exactly_the_records_after_it() {
                     "offset": {"offset": 3}}),
         ],
     );
-    kco_diff_differs(&a, dir.path(), &name);
-    kco_apply(&a, dir.path(), &file);
+    diff_that_differs(&env, &name);
+    apply_converged(&env, &file);
     a.wait_running(&name);
     let seen = downstream.wait_lines_settled(16);
     assert_eq!(seen.len(), 16, "records 4..9 once more: {seen:?}");

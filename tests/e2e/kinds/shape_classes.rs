@@ -4,9 +4,9 @@
 
 use serde_json::{json, Value};
 
-use super::kco_apply;
+use super::{apply_converged, on_a};
 use crate::harness::{testbed, unique_name};
-use crate::kco_steps::{kco_dir, kco_on, set_offsets};
+use crate::kco_steps::set_offsets;
 
 const VERIFIABLE: &str = "org.apache.kafka.connect.tools.VerifiableSourceConnector";
 
@@ -24,7 +24,7 @@ fn an_unknown_class_passes_with_one_notice_and_applies() {
         eprintln!("skipping: {VERIFIABLE} is not installed (Kafka's test connectors)");
         return;
     }
-    let dir = kco_dir(&tb);
+    let env = on_a(&tb);
     let name = unique_name("kco-e2e-verifiable");
     let _v = a.create(
         &name,
@@ -39,10 +39,10 @@ fn an_unknown_class_passes_with_one_notice_and_applies() {
     a.wait_offsets(&name, "a few records' offsets", |o| seqno(o) > Some(5));
     a.stop(&name);
     let live = a.offsets(&name);
-    let (code, out, err) = kco_on(&a, "a", dir.path(), &["snapshot", &name]);
+    let (code, out, err) = env.kco(&["snapshot", &name]).parts();
     assert_eq!(code, 0, "{out}{err}");
-    let file = dir.path().join(format!("snapshots/a/{name}.yaml"));
-    let (code, out, err) = kco_on(&a, "a", dir.path(), &["validate", file.to_str().unwrap()]);
+    let file = env.path().join(format!("snapshots/a/{name}.yaml"));
+    let (code, out, err) = env.kco(&["validate", file.to_str().unwrap()]).parts();
     assert_eq!(code, 0, "an unknown class is not an error: {out}{err}");
     let notices: Vec<&str> = err.lines().filter(|l| l.starts_with("notice:")).collect();
     assert_eq!(notices.len(), 1, "{err}");
@@ -51,6 +51,6 @@ fn an_unknown_class_passes_with_one_notice_and_applies() {
     let mut rewound = live.clone();
     rewound[0]["offset"]["seqno"] = json!(1);
     set_offsets(&file, rewound.clone());
-    kco_apply(&a, dir.path(), &file);
+    apply_converged(&env, &file);
     assert_eq!(a.offsets(&name), rewound);
 }

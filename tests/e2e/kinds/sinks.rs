@@ -4,12 +4,12 @@
 
 use serde_json::{json, Value};
 
-use super::{kco_apply, kco_diff_differs, kco_snapshot};
+use super::{apply_converged, diff_that_differs, on_a, snapshot_of};
 use crate::harness::{
     file_sink_config, file_source_config, numbered, sink_offset, temp_dir, testbed, unique_name,
     write_lines, Connect,
 };
-use crate::kco_steps::{kco_dir, set_offsets};
+use crate::kco_steps::set_offsets;
 
 fn read_lines(path: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(path)
@@ -39,7 +39,7 @@ fn settled_lines(path: &std::path::Path, n: usize) -> Vec<String> {
 fn sink_with_overridden_group_id_rewinds() {
     let Some(tb) = testbed() else { return };
     let a = tb.a();
-    let dir = kco_dir(&tb);
+    let env = on_a(&tb);
     let work = temp_dir();
     let input = work.path().join("in.txt");
     let lines = numbered("grp", 0..10);
@@ -61,7 +61,7 @@ fn sink_with_overridden_group_id_rewinds() {
     });
     assert_eq!(settled_lines(&out, 10), lines);
 
-    let file = kco_snapshot(&a, dir.path(), &name);
+    let file = snapshot_of(&env, &name);
     set_offsets(
         &file,
         vec![
@@ -69,8 +69,8 @@ fn sink_with_overridden_group_id_rewinds() {
                     "offset": {"kafka_offset": 3}}),
         ],
     );
-    kco_diff_differs(&a, dir.path(), &name);
-    kco_apply(&a, dir.path(), &file);
+    diff_that_differs(&env, &name);
+    apply_converged(&env, &file);
     let seen = settled_lines(&out, 17);
     assert_eq!(seen.len(), 17, "records 3.. once more: {seen:?}");
     assert_eq!(&seen[10..], &lines[3..]);
@@ -92,7 +92,7 @@ fn total_consumed(offsets: &[Value]) -> i64 {
 fn sink_over_100_partitions_rewinds_every_partition() {
     let Some(tb) = testbed() else { return };
     let a: Connect = tb.a();
-    let dir = kco_dir(&tb);
+    let env = on_a(&tb);
     let work = temp_dir();
     let input = work.path().join("in.txt");
     let lines = numbered("wide", 0..300);
@@ -116,7 +116,7 @@ fn sink_over_100_partitions_rewinds_every_partition() {
     a.wait_offsets(&name, "300 records consumed", |o| total_consumed(o) == 300);
     assert_eq!(settled_lines(&out, 300).len(), 300);
 
-    let file = kco_snapshot(&a, dir.path(), &name);
+    let file = snapshot_of(&env, &name);
     // Every one of the 100 partitions back to 0, also those the sink never committed.
     let all: Vec<Value> = (0..PARTITIONS)
         .map(|p| {
@@ -125,8 +125,8 @@ fn sink_over_100_partitions_rewinds_every_partition() {
         })
         .collect();
     set_offsets(&file, all);
-    kco_diff_differs(&a, dir.path(), &name);
-    kco_apply(&a, dir.path(), &file);
+    diff_that_differs(&env, &name);
+    apply_converged(&env, &file);
     // Connect refuses offsets of partitions the topic lacks: all 100 exist and are listed.
     assert_eq!(a.offsets(&name).len(), PARTITIONS as usize);
     let seen = settled_lines(&out, 600);
