@@ -7,21 +7,19 @@
 //! placeholders a page keeps (a commit id, a backup's name, a secret's value) are replaced
 //! explicitly, after checking that the page still has them.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{json, Value};
 
 use crate::fake_connect::{ConnectorSpec, FakeConnect, State};
 use crate::support::data::{sink_offsets, source_offsets, SINK, SOURCE};
-use crate::support::docs::{page, shell_blocks};
+use crate::support::docs::{page, page_shell, shell_blocks, succeeded};
 use crate::support::git::{git, git_at};
-use crate::support::run::hermetic;
 
 /// A scratch directory with a git repository `repo` in it, and the way to run a page's block.
 struct Scratch {
     dir: tempfile::TempDir,
-    path: String,
 }
 
 impl Scratch {
@@ -32,10 +30,9 @@ impl Scratch {
             Command::new("jq").arg("--version").output().is_ok(),
             "the pages pipe to jq: install it (scripts/test.sh does)"
         );
-        let dir = tempfile::tempdir().unwrap();
-        let bin = Path::new(env!("CARGO_BIN_EXE_kco")).parent().unwrap();
-        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-        let scratch = Scratch { dir, path };
+        let scratch = Scratch {
+            dir: tempfile::tempdir().unwrap(),
+        };
         std::fs::create_dir(scratch.repo()).unwrap();
         git(&scratch.repo(), &["init", "-q", "-b", "main"]);
         let mut yaml = String::from("clusters:\n");
@@ -54,27 +51,11 @@ impl Scratch {
     /// `script` in the repository, with `kco` on PATH, a git identity and `env`; it must
     /// succeed. Its stdout then stderr.
     fn run(&self, script: &str, env: &[(&str, &str)]) -> String {
-        let mut bash = Command::new("bash");
-        hermetic(&mut bash, self.dir.path())
-            .args(["-e", "-o", "pipefail", "-c", script])
-            .current_dir(self.repo())
-            .env("PATH", &self.path)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .env("GIT_CONFIG_NOSYSTEM", "1");
-        for (k, v) in env {
-            bash.env(k, v);
-        }
-        let out = bash.output().unwrap();
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "{script}\n---\n{all}");
-        all
+        let mut bash = page_shell("bash", self.dir.path(), &self.repo());
+        bash.args(["-e", "-o", "pipefail", "-c", script])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .envs(env.iter().copied());
+        succeeded(script, &bash.output().unwrap())
     }
 
     /// A commit of snapshot files written by `kco snapshot` while `connector` of `fake` held

@@ -3,15 +3,13 @@
 //! A step of the page that stops working fails here, so the page cannot rot.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::json;
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::SINK;
-use crate::support::docs::shell_blocks;
+use crate::support::docs::{page_shell, shell_blocks, succeeded};
 use crate::support::git::git;
-use crate::support::run::hermetic;
 
 const PAGE_URL: &str = "http://localhost:8083";
 
@@ -33,27 +31,10 @@ fn the_getting_started_page_runs_from_an_empty_directory_to_a_nightly_commit() {
         .sink("orders-sink", SINK, State::Running, offsets(10))
         .start();
     let dir = tempfile::tempdir().unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_kco")).parent().unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let script = blocks.join("\n").replace(PAGE_URL, &fake.url());
     let run = |script: &str| {
-        let mut sh = Command::new("sh");
-        let out = hermetic(&mut sh, dir.path())
-            .args(["-e", "-c", script])
-            .current_dir(dir.path())
-            .env("PATH", &path)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        let all = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "{script}\n---\n{all}");
+        let mut sh = page_shell("sh", dir.path(), dir.path());
+        succeeded(script, &sh.args(["-e", "-c", script]).output().unwrap());
     };
     run(&script);
     let repo = dir.path().join("offsets");

@@ -15,62 +15,25 @@
 //! on 3.6 by hand).
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use crate::dr::{dr, dr_lines, sasl, w_url, wait_sink};
+use crate::dr::{dr, dr_lines, sasl, w_url, wait_dr_record, wait_sink};
 use crate::harness::{
     append_lines, file_sink_config, file_source_config, numbered, sink_offset, temp_dir,
     unique_name, wait_for, write_lines,
 };
-use crate::support::run::hermetic;
-
-/// The ```sh blocks of `page`, in order.
-fn blocks(page: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current: Option<String> = None;
-    for line in page.lines() {
-        let t = line.trim_end();
-        match &mut current {
-            None if t == "```sh" => current = Some(String::new()),
-            None => {}
-            Some(_) if t == "```" => out.extend(current.take()),
-            Some(block) => {
-                block.push_str(line);
-                block.push('\n');
-            }
-        }
-    }
-    out
-}
+use crate::support::docs::{page_shell, shell_blocks};
 
 /// The output of a block run with `sh -e` in `dir` with `env` set, on the real clock
 /// (MirrorMaker 2's records carry real times): Ok(stdout+stderr) when it succeeded.
 fn run(dir: &Path, env: &[(&str, &str)], script: &str) -> Result<String, String> {
-    let bin = Path::new(env!("CARGO_BIN_EXE_kco")).parent().unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let mut sh = Command::new("sh");
-    let out = hermetic(&mut sh, dir)
-        .args(["-e", "-c", script])
-        .current_dir(dir)
-        .env("PATH", &path)
-        .envs(env.iter().copied())
-        .env_remove("KCO_NOW")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if out.status.success() {
-        Ok(all)
-    } else {
-        Err(format!("{script}\n--- exit {:?}\n{all}", out.status.code()))
+    let mut sh = page_shell("sh", dir, dir);
+    sh.args(["-e", "-c", script]).envs(env.iter().copied());
+    let out = sh.env_remove("KCO_NOW").output().unwrap();
+    let all = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    match out.status.success() {
+        true => Ok(all.into_owned()),
+        false => Err(format!("{script}\n--- exit {:?}\n{all}", out.status.code())),
     }
 }
 
@@ -85,7 +48,7 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
         "every block of the runbook runs"
     );
     let name = unique_name("kco-rb");
-    let steps: Vec<String> = blocks(runbook)
+    let steps: Vec<String> = shell_blocks(runbook)
         .iter()
         .map(|b| b.replace("orders", &name))
         .collect();
@@ -344,19 +307,7 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     a.wait_running(&sink);
     // Producers move back to east (records 311..=320).
     append_lines(&input, &numbered("r", 311..=320));
-    let back = wait_for(
-        "east's sink after failback",
-        Duration::from_secs(90),
-        || {
-            let l = dr_lines(&east_out);
-            if l.contains(&320) {
-                Ok(l[before..].to_vec())
-            } else {
-                Err(format!("{} lines, last {:?}", l.len(), l.last()))
-            }
-        },
-    );
-    std::thread::sleep(Duration::from_secs(2));
+    let back = wait_dr_record("east's sink after failback", &east_out, 320)[before..].to_vec();
     // Every record 1..=320 written somewhere; more than once only what a translation
     // re-reads: east's records from west's first (the failover), and what the failback
     // sink re-reads before 311 (within MM2's offset.lag.max).
