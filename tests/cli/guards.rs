@@ -359,7 +359,7 @@ fn creating_a_sink_whose_group_a_sink_of_another_cluster_uses_is_refused() {
 /// clusters the files are of, and `diff`, `snapshot` and `apply` say the same, before any
 /// request and writing nothing. With KCO_CLUSTER named, the review reviews.
 #[test]
-fn kco_url_without_kco_cluster_fails_every_command_naming_it_instead_of_reviewing_nothing() {
+fn url_in_kco_url_without_kco_cluster_fails_every_command_naming_it_instead_of_reviewing_nothing() {
     let fake = connect("kafka", &["s"]);
     let t = TestEnv::new();
     let dir = t.path();

@@ -138,7 +138,7 @@ fn apply_refuses_a_misfit_before_any_request_unless_allowed() {
 }
 
 #[test]
-fn kco_yaml_adds_a_class_and_schema_prints_the_table() {
+fn a_kco_yaml_adds_a_class_and_schema_prints_the_table() {
     let dir = TestEnv::new();
     let d = dir.path();
     dir.config("shapes:\n  - class: com.example.Custom\n    title: Custom source\n    source: https://example.com/Custom.java\n    partition:\n      shard: {type: integer, required: true}\n    offset:\n      seq: {type: integer, required: true, min: 0}\n    order: [seq]\n    unit: events\n");
