@@ -9,7 +9,6 @@ use crate::support::data::{hand_edit, sink_offsets, SnapshotFile};
 use crate::support::env::TestEnv;
 use crate::support::git::git_at;
 use crate::support::json::parse_json;
-use crate::support::run::Kco;
 
 /// The connector classes as the files of [`history`] name them.
 const SINK: &str = "FileStreamSink";
@@ -319,17 +318,11 @@ fn show_at_a_revision_and_a_time() {
         "{text}"
     );
     // Relative times, against the clock (fixed here): "yesterday 03:00" is 11-28 03:00.
-    let r2 = Kco::new(r.path())
-        .env("KCO_NOW", "2026-11-29T10:00:00Z")
-        .args([
-            "--cluster",
-            "a",
-            "show",
-            "orders",
-            "--at",
-            "yesterday 03:00",
-        ])
-        .run();
+    let at = |at: &[&str]| {
+        let cmd = r.cmd().env("KCO_NOW", "2026-11-29T10:00:00Z");
+        cmd.args(["show", "orders", "--at"]).args(at).run()
+    };
+    let r2 = at(&["yesterday 03:00"]);
     assert_eq!(r2.code, 0, "{}", r2.all());
     assert!(
         r2.stdout
@@ -337,19 +330,7 @@ fn show_at_a_revision_and_a_time() {
         "{}",
         r2.stdout
     );
-    let r2 = Kco::new(r.path())
-        .env("KCO_NOW", "2026-11-29T10:00:00Z")
-        .args([
-            "--cluster",
-            "a",
-            "show",
-            "orders",
-            "--at",
-            "2 days ago",
-            "-o",
-            "json",
-        ])
-        .run();
+    let r2 = at(&["2 days ago", "-o", "json"]);
     assert_eq!(parse_json(&r2.stdout)["commit"]["commit"], c[0].as_str());
     // A moved file is found by its connector name, and followed to where it was: the move
     // kept the capture time and moved billing to 30 (a change, never applied), so the

@@ -108,9 +108,7 @@ fn apply_of_a_merge_changes_only_the_partitions_the_pull_request_changed() {
     let r = nightly_then_pr();
     for how in [&["--changed-since", "HEAD~1"][..], &["--commit", "HEAD"]] {
         let fake = moved_on();
-        let args = [&["apply", "snapshots/a"], how, &["--yes"]].concat();
-        let (code, out, err) = r.on(&fake, &args).parts();
-        assert_eq!(code, 0, "{how:?}: {out}{err}");
+        let out = applied(&r, &fake, how);
         // clicks/1 (live 1003, file 900) was not part of the change: left where it is.
         assert_eq!(
             live(&fake, "sink-x"),
@@ -298,13 +296,7 @@ fn a_nightly_commit_is_never_applied() {
     fake.assert_no_mutations();
 
     // Since before the merge: the pull request's change, not the nightly's.
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &["apply", "snapshots/a", "--changed-since", "HEAD~2", "--yes"],
-        )
-        .parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let out = applied(&r, &fake, &["--changed-since", "HEAD~2"]);
     assert_eq!(
         live(&fake, "sink-x"),
         map(&[("clicks/0", 800), ("clicks/1", 1010)]),
@@ -325,13 +317,7 @@ fn changed_since_composes_commits_and_the_working_tree_later_wins() {
         NIGHT,
     );
     let fake = moved_on();
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &["apply", "snapshots/a", "--changed-since", "HEAD~1", "--yes"],
-        )
-        .parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let out = applied(&r, &fake, &["--changed-since", "HEAD~1"]);
     assert_eq!(
         live(&fake, "sink-x"),
         map(&[("clicks/0", 700), ("clicks/1", 1003), ("clicks/3", 5)]),
@@ -453,13 +439,7 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
     );
 
     // Applied, then live moves on to 1030; a revert of the merge puts 900 back in the file.
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &["apply", "snapshots/a", "--commit", "HEAD", "--yes"],
-        )
-        .parts();
-    assert_eq!(code, 0, "{out}{err}");
+    applied(&r, &fake, &["--commit", "HEAD"]);
     fake.set_offsets("sink-x", clicks(&[(0, 1030), (1, 1040)]));
     r.git(
         "2026-12-02T09:00:00Z",
@@ -501,13 +481,7 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
     );
     let (_, text, _) = r.on(&fake, &["diff", "--base", "HEAD~1"]).parts();
     assert!(text.contains("[LEFT]"), "{text}");
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &["apply", "snapshots/a", "--commit", "HEAD", "--yes"],
-        )
-        .parts();
-    assert_eq!(code, 0, "{out}{err}");
+    let out = applied(&r, &fake, &["--commit", "HEAD"]);
     assert_eq!(
         live(&fake, "sink-x"),
         map(&[("clicks/0", 1030), ("clicks/1", 1040), ("clicks/2", 900)]),
@@ -550,6 +524,13 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
     );
 }
 
+/// `apply snapshots/a <how> --yes` against `fake`, asserted to succeed: its stdout.
+fn applied(r: &Repo, fake: &FakeConnect, how: &[&str]) -> String {
+    let run = r.on(fake, &[&["apply", "snapshots/a"], how, &["--yes"]].concat());
+    assert_eq!(run.code, 0, "{how:?}: {run}");
+    run.stdout
+}
+
 /// `(code, stdout, stderr)` of `apply snapshots/a --unapplied --yes` against `fake`.
 fn apply_unapplied(r: &Repo, fake: &FakeConnect) -> (i32, String, String) {
     r.on(fake, &["apply", "snapshots/a", "--unapplied", "--yes"])
@@ -578,9 +559,7 @@ fn a_plain_commit_of_a_snapshot_is_an_observation_and_a_mixed_commit_applies_onl
     r.commit("2026-12-01T02:00:00Z", "nightly, and other back to 40");
     for how in [&["--commit", "HEAD"][..], &["--changed-since", "HEAD~1"]] {
         let fake = moved_on();
-        let args = [&["apply", "snapshots/a"], how, &["--yes"]].concat();
-        let (code, out, err) = r.on(&fake, &args).parts();
-        assert_eq!(code, 0, "{how:?}: {out}{err}");
+        let out = applied(&r, &fake, how);
         assert_eq!(
             live(&fake, "sink-x"),
             map(&[("clicks/0", 1000), ("clicks/1", 1003), ("clicks/2", 1006)]),

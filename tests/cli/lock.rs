@@ -44,6 +44,21 @@ impl Runners {
         )
     }
 
+    /// Runner 1's `apply snapshots/a`, killed (SIGKILL) once it sent its PATCH (held back
+    /// meanwhile): the sink left STOPPED, its journal on the remote. The fault then cleared.
+    fn first_killed_mid_apply(&self, fake: &FakeConnect) {
+        fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
+        let first = self.clones[0]
+            .cmd()
+            .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
+            .spawn();
+        wait_until("the first apply to patch", || {
+            fake.count("PATCH", "/connectors/s/offsets") > 0
+        });
+        first.kill9();
+        fake.clear_faults();
+    }
+
     /// The journal refs on the remote.
     fn journal_refs(&self) -> String {
         git(
@@ -326,23 +341,14 @@ fn without_the_git_command_a_project_with_a_remote_is_refused_not_downgraded() {
 #[test]
 fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_the_remote() {
     let fake = sink_s(State::Running).start();
-    fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
     let r = Runners::new(&fake, 2);
-    let first = r.clones[0]
-        .cmd()
-        .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .spawn();
-    wait_until("the first apply to patch", || {
-        fake.count("PATCH", "/connectors/s/offsets") > 0
-    });
+    r.first_killed_mid_apply(&fake);
     assert_eq!(
         r.journal_refs(),
         "refs/kco/journals/a",
         "pushed before any change"
     );
-    first.kill9();
     assert_eq!(fake.state("s"), Some(State::Stopped), "left stopped");
-    fake.clear_faults();
 
     // Runner 2's nightly: never records the STOPPED another runner's operation left.
     let run = r.clones[1].kco(&["--cluster", "a", "snapshot"]);
@@ -374,16 +380,7 @@ fn a_runner_killed_mid_apply_is_finished_by_the_next_runner_from_the_journal_on_
 /// Runner 1 killed mid-apply, the sink left STOPPED: its journal stays in its own `.kco` and
 /// on the remote. Runner 2 applies, finishing the journal from the remote first.
 fn killed_then_finished_elsewhere(fake: &FakeConnect, r: &Runners) {
-    fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
-    let first = r.clones[0]
-        .cmd()
-        .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .spawn();
-    wait_until("the first apply to patch", || {
-        fake.count("PATCH", "/connectors/s/offsets") > 0
-    });
-    first.kill9();
-    fake.clear_faults();
+    r.first_killed_mid_apply(fake);
     assert_eq!(fake.state("s"), Some(State::Stopped), "left stopped");
     assert!(r.clones[0].path().join(".kco/journal/a.json").exists());
     let run = r.clones[1].kco(&["--cluster", "a", "apply", "snapshots/a", "--yes"]);
@@ -453,17 +450,8 @@ fn a_killed_runners_own_journal_is_dropped_once_another_runner_finished_it_on_th
 #[test]
 fn a_dry_run_refuses_while_another_runners_journal_is_on_the_remote_and_changes_nothing() {
     let fake = sink_s(State::Running).start();
-    fake.fault(Fault::on("PATCH", "/connectors/s/offsets").delay_ms(30_000));
     let r = Runners::new(&fake, 2);
-    let first = r.clones[0]
-        .cmd()
-        .args(["--cluster", "a", "apply", "snapshots/a", "--yes"])
-        .spawn();
-    wait_until("the first apply to patch", || {
-        fake.count("PATCH", "/connectors/s/offsets") > 0
-    });
-    first.kill9();
-    fake.clear_faults();
+    r.first_killed_mid_apply(&fake);
     fake.clear_requests();
     let lock_before = git(
         &r.dir.path().join("remote.git"),

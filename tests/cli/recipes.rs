@@ -649,24 +649,22 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
         "only reads"
     );
 
+    // A pull request on `branch` sets the orders file to `offsets`, merged into main.
+    let pull_request = |branch: &str, offsets: &[(i64, i64)], message: &str, title: &str| {
+        git(&dir, &["checkout", "-qb", branch]);
+        let file = dir.join("snapshots/prod/orders.yaml");
+        hand_edit(&file, sink_offsets("orders", offsets));
+        git(&dir, &["commit", "-qam", message]);
+        git(&dir, &["checkout", "-q", "main"]);
+        git(&dir, &["merge", "-q", "--no-ff", "-m", title, branch]);
+    };
     // A pull request rewinds orders/0 to 800; merged while live stays at 900.
-    git(&dir, &["checkout", "-qb", "rewind"]);
-    hand_edit(
-        &dir.join("snapshots/prod/orders.yaml"),
-        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
-    );
-    git(&dir, &["commit", "-qam", "rewind orders/0"]);
-    git(&dir, &["checkout", "-q", "main"]);
-    git(
-        &dir,
-        &[
-            "merge",
-            "-q",
-            "--no-ff",
-            "-m",
-            "Merge pull request #7",
-            "rewind",
-        ],
+    let orders = [(0, 800), (1, 900), (2, 900)];
+    pull_request(
+        "rewind",
+        &orders,
+        "rewind orders/0",
+        "Merge pull request #7",
     );
     let merge = head();
     git(&dir, &["push", "-q", "origin", "main"]);
@@ -723,23 +721,12 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
     // A pull request rewinds orders/2 to 850 and is merged; live moves on and the nightly
     // lands before the apply job runs (its commit at HEAD, committed with a trailer or not):
     // the merge is applied all the same, and the nightly's observation is not.
-    git(&dir, &["checkout", "-qb", "rewind2"]);
-    hand_edit(
-        &dir.join("snapshots/prod/orders.yaml"),
-        sink_offsets("orders", &[(0, 800), (1, 900), (2, 850)]),
-    );
-    git(&dir, &["commit", "-qam", "rewind orders/2"]);
-    git(&dir, &["checkout", "-q", "main"]);
-    git(
-        &dir,
-        &[
-            "merge",
-            "-q",
-            "--no-ff",
-            "-m",
-            "Merge pull request #8",
-            "rewind2",
-        ],
+    let orders = [(0, 800), (1, 900), (2, 850)];
+    pull_request(
+        "rewind2",
+        &orders,
+        "rewind orders/2",
+        "Merge pull request #8",
     );
     git(&dir, &["push", "-q", "origin", "main"]);
     fake.set_offsets(

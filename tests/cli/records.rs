@@ -117,18 +117,12 @@ fn snapshot_commit_commits_its_files_alone_with_the_trailer_and_nothing_when_unc
         "orders",
         sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
     );
-    let r = t.on(
+    record(
+        &t,
         &fake,
-        &[
-            "snapshot",
-            "--commit",
-            "--record",
-            "apply",
-            "--trailer",
-            "Kco-Commit: 0123456789abcdef",
-        ],
+        "apply",
+        &["--trailer", "Kco-Commit: 0123456789abcdef"],
     );
-    assert_eq!(r.code, 0, "{}", r.all());
     assert_eq!(
         git(dir, &["log", "-1", "--format=%B"]),
         "offsets of prod after an apply of 0123456789ab\n\nKco-Apply: prod\nKco-Commit: 0123456789abcdef"
@@ -180,6 +174,15 @@ fn snapshot_commit_without_a_git_identity_stops_before_writing() {
 }
 
 /// The kinds and what `kco log -o json` says of connector `name`, newest first.
+/// `snapshot --commit --record <kind> <args>` against `fake`, which must succeed.
+fn record(t: &TestEnv, fake: &FakeConnect, kind: &str, args: &[&str]) {
+    let r = t.on(
+        fake,
+        &[&["snapshot", "--commit", "--record", kind], args].concat(),
+    );
+    assert_eq!(r.code, 0, "{r}");
+}
+
 fn log_entries(t: &TestEnv, fake: &FakeConnect, name: &str) -> Vec<Value> {
     let r = t.on(fake, &["log", name, "-o", "json"]);
     assert_eq!(r.code, 0, "{}", r.all());
@@ -268,22 +271,10 @@ fn log_shows_what_an_apply_and_an_undo_did_to_the_cluster() {
     );
     assert_eq!(r.code, 0, "{}", r.all());
     let trailer = format!("Kco-Commit: {merge}");
-    let r = t.on(
-        &fake,
-        &[
-            "snapshot",
-            "--commit",
-            "--record",
-            "apply",
-            "--trailer",
-            &trailer,
-        ],
-    );
-    assert_eq!(r.code, 0, "{}", r.all());
+    record(&t, &fake, "apply", &["--trailer", &trailer]);
     // The undo, and its record.
     assert_eq!(t.on(&fake, &["undo", "bk", "--yes"]).code, 0);
-    let r = t.on(&fake, &["snapshot", "--commit", "--record", "undo"]);
-    assert_eq!(r.code, 0, "{}", r.all());
+    record(&t, &fake, "undo", &[]);
 
     let log = log_entries(&t, &fake, "orders");
     let kinds: Vec<&str> = log.iter().map(|e| e["kind"].as_str().unwrap()).collect();
@@ -350,8 +341,7 @@ fn a_record_without_an_observation_before_it_says_what_it_compares_with() {
         "orders",
         sink_offsets("orders", &[(0, 650), (1, 900), (2, 900)]),
     );
-    let r = t.on(&fake, &["snapshot", "--commit", "--record", "apply", "-q"]);
-    assert_eq!(r.code, 0, "{}", r.all());
+    record(&t, &fake, "apply", &["-q"]);
     let log = log_entries(&t, &fake, "orders");
     assert_eq!(log[0]["kind"], "apply");
     assert_eq!(log[1]["kind"], "change");
