@@ -6,7 +6,7 @@ use super::apply_render::Verb;
 use super::operate::{drive, target_cluster, ChangeArgs, Request};
 use super::Context;
 use crate::engine::apply::{self, CheckOptions, PlanOptions};
-use crate::engine::guard::Refuse;
+use crate::engine::fail_on::Refuse;
 use crate::engine::history;
 use crate::engine::history::delta::CommitDelta;
 use crate::engine::shape_gate::AllowUnknownShape;

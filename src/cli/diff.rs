@@ -210,7 +210,7 @@ fn live(
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
-    if let Some(f) = crate::engine::operation::ensure_settled(&ctx.state_dir(), &target.name)? {
+    if let Some(f) = crate::engine::operation::ensure_finished(&ctx.state_dir(), &target.name)? {
         super::recover::say_finished_elsewhere(ctx, &f);
     }
     let paths = resolve_paths(&args.paths, dir, Some(&target.name), ctx, false)?;
@@ -257,19 +257,19 @@ fn live(
         // Clusters run side by side: one bar each would overwrite the others.
         let quiet = crate::engine::progress::Unheard;
         let mut report = crate::engine::dr::diff_live(&*client, input, &quiet, &dr)?;
-        settle_states(&mut report, ctx, &target.name);
+        attribute_state_changes(&mut report, ctx, &target.name);
         return Ok(report);
     }
     let bar = Bar::new(&ctx.printer, "diff");
     let mut report = crate::engine::dr::diff_live(&*client, input, &bar, &dr)?;
-    settle_states(&mut report, ctx, &target.name);
+    attribute_state_changes(&mut report, ctx, &target.name);
     Ok(report)
 }
 
 /// A connector less active than its file is routine (`state_changed`) unless a kco operation
 /// holds the cluster's shared lock: then it may be what that operation left (`state_drifted`).
 /// The remote is read only when a state changed.
-fn settle_states(report: &mut DiffReport, ctx: &Context, cluster: &str) {
+fn attribute_state_changes(report: &mut DiffReport, ctx: &Context, cluster: &str) {
     if report.has_state_changes() {
         if let Some(holder) = crate::engine::operation::shared_holder(&ctx.state_dir(), cluster) {
             report.state_left_by(&holder);

@@ -13,7 +13,7 @@ use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
 the cluster's lock while it runs. In a project under git with a remote (the current branch's \
 upstream remote, else `origin`; `lock:` in kco.yaml names another, or `local`), the lock is the \
 ref refs/kco/locks/<cluster> on that remote, so two runners (two clones) are kept apart; it is \
-also held in <state dir>/locks/<cluster>.lock, which guards the checkout's journal. Each lock \
+also held in <state dir>/locks/<cluster>.lock, which keeps the checkout's journal to one kco at a time. Each lock \
 records a lock id, who holds it (host, pid, user, CI job) and since when.\n\n\
 `status` lists the locks held (of --cluster, or of every cluster). `force-unlock LOCK_ID` removes \
 the locks with that id, on the remote and here, after asking (--yes: without asking); use it only \

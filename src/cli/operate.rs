@@ -20,7 +20,7 @@ use crate::engine::apply::{
     ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, Observer, OperationObserver,
     PlanOptions, SystemClock, TargetCluster,
 };
-use crate::engine::guard::{Refusal, Refuse};
+use crate::engine::fail_on::{Refusal, Refuse};
 use crate::engine::history::at::FilesSource;
 use crate::engine::operation::remote_lock::LocalOnly;
 use crate::engine::operation::{Operation, PlanInput, Ran, Settings};

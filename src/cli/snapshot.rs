@@ -120,7 +120,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         None => ctx.target()?,
     };
     if let Some(f) =
-        crate::engine::operation::ensure_settled_shared(&ctx.state_dir(), &target.name)?
+        crate::engine::operation::ensure_finished_shared(&ctx.state_dir(), &target.name)?
     {
         super::recover::say_finished_elsewhere(ctx, &f);
     }

@@ -4,8 +4,8 @@
 pub mod apply;
 pub mod diff;
 pub mod dr;
+pub mod fail_on;
 pub mod fmt;
-pub mod guard;
 pub mod history;
 pub mod import;
 pub mod interchange;

@@ -191,14 +191,14 @@ fn one_request_at_a_time_per_connector() {
     assert_eq!(refused.message(), Some(PENDING_REQUEST));
     // Another connector is not held up.
     client.request_alter("pg", AlterKind::Delete, &[]).unwrap();
-    fake.settle_alter("s3");
+    fake.finish_alter("s3");
     assert_eq!(fake.alter_phase("s3").as_deref(), Some("APPLIED"));
     client
         .request_alter("s3", AlterKind::Patch, &patch)
         .expect("accepted once the last one is over");
     assert_eq!(fake.alter_requests("s3"), 2);
     // The paused source comes back paused.
-    fake.settle_alter("pg");
+    fake.finish_alter("pg");
     assert_eq!(shown(&client, "pg"), ConnectorState::Paused);
 }
 
@@ -236,7 +236,7 @@ fn a_stuck_request_stays_pending_and_an_unknown_phase_is_shown_as_spelled() {
     for _ in 0..10 {
         assert_eq!(client.alter_status("a").unwrap().phase, Phase::Pending);
     }
-    fake.settle_alter("a");
+    fake.finish_alter("a");
     assert_eq!(client.alter_status("a").unwrap().phase, Phase::Pending);
     assert_eq!(shown(&client, "a"), ConnectorState::Paused);
     assert_eq!(kafka_offset(&client, "a"), 1);
@@ -424,7 +424,7 @@ fn a_pause_during_a_request_is_the_state_that_comes_back() {
         .request_alter("s3", AlterKind::Patch, &entries(sink_offsets(3)))
         .unwrap();
     client.pause("s3").unwrap();
-    fake.settle_alter("s3");
+    fake.finish_alter("s3");
     assert_eq!(fake.state("s3"), Some(State::Paused));
 }
 

@@ -395,7 +395,7 @@ impl FakeConnect {
 
     /// Carry `name`'s last alter request as far as it goes now, as if its status had been
     /// read enough times (a stuck request stays PENDING).
-    pub fn settle_alter(&self, name: &str) {
+    pub fn finish_alter(&self, name: &str) {
         let mut cloud = self.cloud();
         cloud::advance(&mut cloud.0, name, true);
     }

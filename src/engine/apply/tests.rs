@@ -259,7 +259,7 @@ fn a_change_patches_and_removes_only_its_partitions_and_verifies_them() {
         }
         other => panic!("{other:?}"),
     }
-    let refused = crate::engine::guard::refusals(&p, &[crate::engine::guard::Refuse::Reset]);
+    let refused = crate::engine::fail_on::refusals(&p, &[crate::engine::fail_on::Refuse::Reset]);
     assert_eq!(refused.len(), 1);
     let r = exec(&fake, &p, false);
     assert!(r.converged, "{r:?}");

@@ -170,7 +170,7 @@ impl Tx<'_> {
         let changed = self.hold(stopped).and_then(|()| self.change(alter));
         // Read again when another request had to be waited for (its pause is not ours).
         let prior = self.report.prior_state.unwrap_or(prior);
-        self.settle(prior, changed);
+        self.after_change(prior, changed);
     }
 
     /// Stops the connector and waits for it, unless the service pauses it around an alter
@@ -204,7 +204,7 @@ impl Tx<'_> {
 
     /// Puts `prior` back after `changed` and records the outcome. A service that pauses the
     /// connector itself puts it back too: kco waits for it, and asks only when it does not.
-    fn settle(&mut self, prior: TargetState, changed: Result<(), Failure>) {
+    fn after_change(&mut self, prior: TargetState, changed: Result<(), Failure>) {
         if let Err(f) = &changed {
             if f.step == Step::Stop && f.error.had_no_effect() {
                 // The stop was refused: the connector never left its state, so there is
@@ -562,7 +562,7 @@ impl Tx<'_> {
             Err(f) => return self.fail(f),
         };
         if let Err(f) = self.hold(stopped).and_then(|()| self.change(Step::Reset)) {
-            return self.settle(prior, Err(f));
+            return self.after_change(prior, Err(f));
         }
         match self.step(Step::Delete, |tx| {
             tx.client.delete(tx.name())?;
@@ -573,7 +573,7 @@ impl Tx<'_> {
                 self.report.state_restored = true;
                 self.report.final_state = Some("deleted".into());
             }
-            Err(f) => self.settle(prior, Err(f)),
+            Err(f) => self.after_change(prior, Err(f)),
         }
     }
 }

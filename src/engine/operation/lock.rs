@@ -4,8 +4,8 @@
 //! - on the git remote every runner pushes to, when there is one (`remote_lock`): two
 //!   runners (two clones) applying to one cluster at once are kept apart there;
 //! - in `<state dir>/locks/<cluster>.lock` (the holder's pid, host and start time), which
-//!   also guards this checkout's journal. The file is created atomically (written aside,
-//!   then hard-linked into place, which fails when it exists).
+//!   also keeps this checkout's journal to one kco at a time. The file is created
+//!   atomically (written aside, then hard-linked into place, which fails when it exists).
 //!
 //! A lock whose holder is a process of this host that no longer exists is stale and taken
 //! over; any other holder makes the second process stop before sending anything. Both locks

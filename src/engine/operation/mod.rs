@@ -41,7 +41,7 @@ use crate::engine::apply::{
     self, backup, plan, ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, PlanOptions,
 };
 use crate::engine::dr::{Crossing, DrOptions};
-use crate::engine::guard::{refusals, Refusal, Refuse};
+use crate::engine::fail_on::{refusals, Refusal, Refuse};
 use crate::engine::progress::Both;
 use crate::engine::shared_group::{self, Neighbour};
 use crate::error::{Error, Result};
@@ -187,7 +187,7 @@ impl Operation {
         cluster: &str,
         connect: &dyn Fn() -> Result<Box<dyn Service>>,
     ) -> Result<Self> {
-        let finished_elsewhere = ensure_settled_shared(state, cluster)?;
+        let finished_elsewhere = ensure_finished_shared(state, cluster)?;
         let client = connect()?;
         Ok(Operation {
             client,
@@ -412,7 +412,7 @@ impl Operation {
 /// A journal of this checkout whose operation another runner finished since (the shared
 /// remote records it, read only when there is such a journal) is dropped, and returned to be
 /// said.
-pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<Option<FinishedElsewhere>> {
+pub fn ensure_finished(state: &StateDir, cluster: &str) -> Result<Option<FinishedElsewhere>> {
     if let Some(holder) = lock::live_holder(state, cluster) {
         if holder.pid != std::process::id() {
             return Err(Error::InProgress {
@@ -438,12 +438,15 @@ pub fn ensure_settled(state: &StateDir, cluster: &str) -> Result<Option<Finished
     })
 }
 
-/// [`ensure_settled`], and on the shared remote too: refused while another runner's
+/// [`ensure_finished`], and on the shared remote too: refused while another runner's
 /// operation on `cluster` left a journal there (killed, or its lock force-unlocked), so that
 /// what a snapshot records is never a state that operation caused. Reads the remote once
 /// (twice when this checkout has a journal of its own).
-pub fn ensure_settled_shared(state: &StateDir, cluster: &str) -> Result<Option<FinishedElsewhere>> {
-    let finished = ensure_settled(state, cluster)?;
+pub fn ensure_finished_shared(
+    state: &StateDir,
+    cluster: &str,
+) -> Result<Option<FinishedElsewhere>> {
+    let finished = ensure_finished(state, cluster)?;
     let Ok(remote_lock::Store::Remote(remote)) = state.lock_store(cluster) else {
         return Ok(finished);
     };
@@ -487,7 +490,7 @@ fn drop_finished(
 
 /// Who holds `cluster`'s shared lock on the git remote, if anyone: a kco operation running,
 /// or killed and never recovered, on any runner. `None` with a lock on this machine only
-/// ([`ensure_settled`] speaks for this machine) or when the remote cannot be read.
+/// ([`ensure_finished`] speaks for this machine) or when the remote cannot be read.
 pub fn shared_holder(state: &StateDir, cluster: &str) -> Option<String> {
     match state.lock_store(cluster).ok()? {
         remote_lock::Store::Remote(r) => remote_lock::read(&r, cluster).ok().flatten().map(|h| {

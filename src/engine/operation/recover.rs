@@ -143,7 +143,7 @@ fn one(
     // it, and no other is sent; then the state is seen to.
     let mut note = None;
     if let (Some(sent), true) = (&e.request, client.capabilities().async_alter) {
-        match super::recover_request::settle_request(client, name, sent, wait, clock) {
+        match super::recover_request::await_request(client, name, sent, wait, clock) {
             Ok(n) => note = Some(n),
             Err(why) => {
                 return RecoveredConnector {

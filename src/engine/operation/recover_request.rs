@@ -11,7 +11,7 @@ use crate::model::canonical_fields;
 use crate::wait::{until, Clock, Poll, WaitPolicy};
 
 /// What became of the request, in words, or why recovery cannot tell (a failure).
-pub fn settle_request(
+pub fn await_request(
     client: &dyn Service,
     name: &str,
     sent: &SentRequest,

@@ -426,7 +426,7 @@ fn a_refused_stop_leaves_nothing_behind() {
         assert_eq!(state(&fake, "c"), ConnectorState::Running);
         drop(op);
         // A later reader is not blocked.
-        ensure_settled(&StateDir::at(dir.path()), "a").unwrap();
+        ensure_finished(&StateDir::at(dir.path()), "a").unwrap();
     }
 }
 
@@ -449,7 +449,7 @@ fn opening_finishes_an_interrupted_operation_reading_before_writing() {
         c.live_state = Some(ConnectorState::Running);
     }
     std::mem::forget(begin(&dir, &p));
-    let e = ensure_settled(&StateDir::at(dir.path()), "a").unwrap_err();
+    let e = ensure_finished(&StateDir::at(dir.path()), "a").unwrap_err();
     assert!(matches!(e, Error::Unfinished { connectors: 2, .. }), "{e}");
     fake.clear_requests();
     let op = open(&fake, &dir);
@@ -512,14 +512,14 @@ fn a_live_lock_is_an_operation_in_progress() {
     };
     std::fs::create_dir_all(state.lock_path("a").parent().unwrap()).unwrap();
     std::fs::write(state.lock_path("a"), serde_json::to_string(&other).unwrap()).unwrap();
-    let e = ensure_settled(&state, "a").unwrap_err();
+    let e = ensure_finished(&state, "a").unwrap_err();
     let text = e.to_string();
     assert!(matches!(e, Error::InProgress { .. }), "{text}");
     assert!(
         text.contains("in progress") && text.contains("pid 1 on elsewhere"),
         "{text}"
     );
-    assert!(ensure_settled(&state, "b").is_ok());
+    assert!(ensure_finished(&state, "b").is_ok());
 }
 
 /// A connector whose transaction had started may have been sent a stop that status does not

@@ -144,7 +144,7 @@ fn recovery_tells_its_request_from_a_later_one_of_the_same_connector_whose_id_is
     let dir = tempfile::tempdir().unwrap();
     let state_dir = StateDir::at(dir.path());
     let ours = killed_after_its_request(&fake, &state_dir, &p, true);
-    fake.settle_alter("c");
+    fake.finish_alter("c");
     // Someone else's request, a second later (the service dates requests to the second).
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let theirs = fake
@@ -152,7 +152,7 @@ fn recovery_tells_its_request_from_a_later_one_of_the_same_connector_whose_id_is
         .request_alter("c", AlterKind::Patch, &[patch("f", 7)])
         .unwrap();
     assert_eq!(ours.id, theirs.id, "the service's id is the connector's");
-    fake.settle_alter("c");
+    fake.finish_alter("c");
     let op = open(&fake, &state_dir);
     let rep = op.recovered().expect("a journal was left");
     let d = &rep.connectors[0].detail;
