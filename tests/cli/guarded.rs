@@ -20,7 +20,7 @@ struct Project {
 fn project() -> Project {
     let dir = TestEnv::new();
     // Two Kafka clusters: on one, sink `s` of both would share its consumer group, which
-    // every change refuses (tests/cli/guards.rs).
+    // every change refuses (tests/cli/target_cluster.rs).
     let a = sink_s(State::Running).kafka_cluster_id("kafka-a").start();
     let b = sink_s(State::Running).kafka_cluster_id("kafka-b").start();
     dir.config(format!(

@@ -1,9 +1,9 @@
 //! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
 mod apply;
-mod conformance;
 mod confluent_cloud;
 mod confluent_cloud_apply;
+mod conformance;
 mod corpus;
 mod crash;
 mod crash_snapshot;
@@ -22,7 +22,6 @@ mod fmt;
 mod getting_started;
 mod global_flags;
 mod guarded;
-mod guards;
 mod history;
 mod history_apply;
 mod history_delta;
@@ -40,6 +39,7 @@ mod snapshot;
 #[path = "../support/mod.rs"]
 #[allow(dead_code)] // shared with tests/e2e, which uses parts this suite does not
 mod support;
+mod target_cluster;
 mod undo;
 mod validate;
 mod voice;

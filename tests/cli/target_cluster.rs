@@ -1,4 +1,4 @@
-//! The guards around which cluster a change lands on: a sink whose consumer group a sink of
+//! The checks of which cluster a change lands on: a sink whose consumer group a sink of
 //! another cluster of the same Kafka cluster uses; a `--url` that is not a worker of the
 //! cluster it is given for; an undo that goes back to the worker its backup was taken from
 //! (with `--fail-on`); and errors that name KCO_URL and KCO_CLUSTER when those caused them.

@@ -11,7 +11,6 @@ mod diff;
 mod dr;
 mod dr_runbook;
 mod gateway;
-mod guards;
 mod harness;
 mod history;
 mod history_delta;
@@ -30,6 +29,7 @@ mod standalone;
 #[path = "../support/mod.rs"]
 #[allow(dead_code)] // shared with tests/cli; this suite uses a part
 mod support;
+mod target_cluster;
 mod tasks;
 mod testbed;
 mod testbed_sink;

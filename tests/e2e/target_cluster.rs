@@ -1,5 +1,5 @@
-//! The guards on the real test bed, where clusters a and b are two Connect groups on one
-//! Kafka cluster: a `--url` of cluster b's worker given for cluster a is refused (the Kafka
+//! The checks of which cluster a change lands on, on the real test bed, where clusters a
+//! and b are two Connect groups on one Kafka cluster: a `--url` of cluster b's worker given for cluster a is refused (the Kafka
 //! cluster id is the same, the Connect group is not), a worker of cluster a that kco.yaml
 //! does not list passes, and a sink with the same name on a and b (one consumer group,
 //! `connect-<name>`) is not changed without `--allow-shared-group`.
