@@ -107,6 +107,10 @@ pub enum Problem {
     /// Cloud takes one at a time per connector). Sending it again changes nothing until that
     /// one is over, so it is not retried.
     RequestPending,
+    /// 405: the method is not allowed on that path: the release has no such call, or
+    /// something in front of the service refuses it (a proxy or gateway that lets reads
+    /// through only); nothing happened.
+    MethodNotAllowed,
     Other,
 }
 
@@ -163,6 +167,9 @@ impl Problem {
             Problem::NotStopped => Some(
                 "the connector was no longer STOPPED when its offsets were sent, so Connect changed nothing: something started or resumed it after kco stopped it (another kco applying to this cluster at once, or someone by hand)",
             ),
+            Problem::MethodNotAllowed => Some(
+                "the method is not allowed there (405 Method Not Allowed): this release of the service has no such call, or something in front of it refuses it (a proxy or gateway that lets reads through only); nothing was changed",
+            ),
             Problem::RequestPending => Some(
                 "the connector already has an offsets request pending, and the service takes one at a time: nothing was sent; wait for it to finish (its status is `GET .../offsets/request/status`), then run again",
             ),
@@ -184,6 +191,7 @@ impl Problem {
             Some((_, _, p)) => *p,
             None if status == 409 => Problem::Rebalance,
             None if status == 429 => Problem::RateLimited,
+            None if status == 405 => Problem::MethodNotAllowed,
             None => Problem::Other,
         }
     }
@@ -411,6 +419,27 @@ impl ClientError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_405_says_what_it_means_instead_of_the_raw_answer() {
+        let req = Request::new(Method::Post, "/connectors").about("c");
+        let e = ClientError::http(
+            &req,
+            "http://w/connectors",
+            405,
+            "HTTP 405 Method Not Allowed",
+        );
+        assert_eq!(e.problem(), Some(Problem::MethodNotAllowed));
+        let shown = e.to_string();
+        assert!(
+            shown
+                .starts_with("POST http://w/connectors: HTTP 405: the method is not allowed there")
+                && shown.contains("nothing was changed")
+                && !shown.contains("HTTP 405 Method Not Allowed"),
+            "{shown}"
+        );
+        assert!(e.had_no_effect() && !e.is_retryable());
+    }
 
     fn http(status: u16, message: &str) -> ClientError {
         let req = Request::new(Method::Put, "/connectors/c/stop").about("c");
