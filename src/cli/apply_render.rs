@@ -424,4 +424,7 @@ impl OperationObserver for StepPrinter<'_> {
         self.0
             .detail(&format!("{connector}: {} {mark}: {}", r.step, r.detail));
     }
+    fn waiting(&self, connector: &str, seen: &str) {
+        self.0.detail(&format!("{connector}: {seen}"));
+    }
 }

@@ -496,3 +496,26 @@ fn a_snapshot_with_config_recreates_the_connector_under_a_new_name_with_its_secr
     );
     assert_eq!(mutating(&fake), ["POST /connectors"], "one request");
 }
+
+#[test]
+fn with_v_an_apply_shows_each_phase_of_its_request_once() {
+    let t = cloud_env();
+    let fake = cloud(|b| b.alter_phase_reads(2));
+    project(t.path(), &fake, 40);
+    let (code, out) = t.kco(&["-v", "apply", "files", "--yes"]).code_and_text();
+    assert_eq!(code, 0, "{out}");
+    // Read five times (two PENDING, two PENDING_VALIDATION, then APPLIED), told once each.
+    let request = format!("c: request PATCH of {FIXED_NOW}");
+    for phase in ["PENDING", "PENDING_VALIDATION", "APPLIED"] {
+        let line = format!("{request}: {phase}\n");
+        assert_eq!(out.matches(&line).count(), 1, "{line} once in {out}");
+    }
+    assert_eq!(
+        out.matches("/offsets/request/status: ok").count(),
+        5,
+        "{out}"
+    );
+    // The verify step says where the partition it sent is now.
+    let verified = r#"as wanted: {"kafka_partition":0,"kafka_topic":"t"} at {"kafka_offset":40}"#;
+    assert!(out.contains(verified), "{out}");
+}

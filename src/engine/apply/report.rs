@@ -121,6 +121,10 @@ pub trait OperationObserver: Observer {
     fn requested(&self, _connector: &str, _request: &SentRequest) {}
     /// A step of a connector's transaction ended (the CLI prints them with `-v`).
     fn step(&self, _connector: &str, _record: &StepRecord) {}
+    /// A step that waits on the service saw something new: an asynchronous alter's next phase
+    /// (`request PATCH of T: PENDING_VALIDATION`), the state the service holds the connector in
+    /// while it alters its offsets. Told once per change, not per read (`-v` prints it).
+    fn waiting(&self, _connector: &str, _seen: &str) {}
     /// A connector's transaction ended, whatever its outcome.
     fn transaction(&self, _report: &ConnectorApply) {}
     /// The operation's backup is written, before its first change.
@@ -138,6 +142,9 @@ impl<T: OperationObserver + ?Sized> OperationObserver for &T {
     }
     fn step(&self, connector: &str, record: &StepRecord) {
         (**self).step(connector, record);
+    }
+    fn waiting(&self, connector: &str, seen: &str) {
+        (**self).waiting(connector, seen);
     }
     fn transaction(&self, report: &ConnectorApply) {
         (**self).transaction(report);
@@ -159,6 +166,10 @@ impl<A: OperationObserver, B: OperationObserver> OperationObserver for Both<A, B
     fn step(&self, connector: &str, record: &StepRecord) {
         self.0.step(connector, record);
         self.1.step(connector, record);
+    }
+    fn waiting(&self, connector: &str, seen: &str) {
+        self.0.waiting(connector, seen);
+        self.1.waiting(connector, seen);
     }
     fn transaction(&self, report: &ConnectorApply) {
         self.0.transaction(report);

@@ -453,7 +453,8 @@ impl Tx<'_> {
         .map(|live| {
             self.note_others(step, &live);
             let read = crate::text::count(live.len(), "partition");
-            ((), format!("read back: {read}, as wanted"))
+            let now = self.now_at(step, &live);
+            ((), format!("read back: {read}, as wanted{now}"))
         })
         .map_err(TxError::NotVerified)
     }
@@ -504,6 +505,34 @@ impl Tx<'_> {
                     .collect(),
             ),
             _ => None,
+        }
+    }
+
+    /// The offsets read back of the partitions this step sent (all, for a create), for the
+    /// verify step's detail: `: {"p":1} at {"o":3}; ...` (three at most, then how many more);
+    /// empty for a reset, whose read back is empty.
+    fn now_at(&self, step: Step, live: &[OffsetEntry]) -> String {
+        if step == Step::Reset {
+            return String::new();
+        }
+        let sent = self.sent_partitions(step);
+        let shown: Vec<String> = live
+            .iter()
+            .filter(|e| {
+                sent.as_ref()
+                    .is_none_or(|s| s.contains(&canonical_fields(&e.partition)))
+            })
+            .map(|e| {
+                format!(
+                    "{} at {}",
+                    canonical_fields(&e.partition),
+                    canonical_fields(&e.offset)
+                )
+            })
+            .collect();
+        match shown.is_empty() {
+            true => String::new(),
+            false => format!(": {}", summarize(&shown)),
         }
     }
 

@@ -273,12 +273,16 @@ impl Tx<'_> {
     fn wait_other(&self, refused: &ClientError) -> Result<String, String> {
         let policy = status_policy(self.opts.wait);
         let said = refused.message().unwrap_or("a request is pending");
-        let mut last = None;
+        let mut last: Option<String> = None;
         let over = until(self.clock, &policy, || {
             match self.client.alter_status(self.name()) {
                 Ok(st) if st.phase.is_final() => Poll::Ready(st),
                 Ok(st) => {
                     let seen = format!("{} {}", request_words(&st), st.phase);
+                    if last.as_ref() != Some(&seen) {
+                        let told = format!("waiting for another client's request {seen}");
+                        self.progress.waiting(self.name(), &told);
+                    }
                     last = Some(seen.clone());
                     Poll::Pending(seen)
                 }
@@ -308,14 +312,23 @@ impl Tx<'_> {
             let mut phase = Phase::Pending;
             let mut theirs = None;
             let mut unreadable = None;
+            let mut told: Option<Phase> = None;
+            let label = sent.label();
             let over = until(tx.clock, &policy, || {
                 match tx.client.alter_status(tx.name()) {
                     Ok(st) if !is_ours(sent, &st) => {
                         theirs = Some(request_words(&st));
                         Poll::Failed("another request".into())
                     }
-                    Ok(st) if st.phase.is_final() => Poll::Ready(st),
                     Ok(st) => {
+                        if told.as_ref() != Some(&st.phase) {
+                            let seen = format!("request {label}: {}", st.phase);
+                            tx.progress.waiting(tx.name(), &seen);
+                            told = Some(st.phase.clone());
+                        }
+                        if st.phase.is_final() {
+                            return Poll::Ready(st);
+                        }
                         phase = st.phase.clone();
                         Poll::Pending(st.phase.to_string())
                     }
@@ -457,7 +470,8 @@ impl Tx<'_> {
             let at = observed
                 .map(|t| format!(" observed at {}", crate::clock::rfc3339(t)))
                 .unwrap_or_default();
-            ((), format!("read back: {read}{at}, as wanted"))
+            let now = self.now_at(step, &live);
+            ((), format!("read back: {read}{at}, as wanted{now}"))
         })
         .map_err(TxError::NotVerified)
     }
@@ -489,8 +503,18 @@ impl Tx<'_> {
     pub(super) fn await_state(&mut self, target: TargetState) -> Result<(), Failure> {
         self.report.restored_state = Some(target);
         let policy = self.opts.wait;
+        let service = self.service();
+        let mut told: Option<String> = None;
         let seen = until(self.clock, &policy, || {
-            poll_target(self.client.status(self.name()), target)
+            let polled = poll_target(self.client.status(self.name()), target);
+            if let Poll::Pending(now) = &polled {
+                if told.as_ref() != Some(now) {
+                    let held = format!("{service} holds it: {now}; waiting for {target}");
+                    self.progress.waiting(self.name(), &held);
+                    told = Some(now.clone());
+                }
+            }
+            polled
         });
         match seen {
             Ok(s) => {
