@@ -50,6 +50,43 @@ where
         .collect()
 }
 
+/// `first` on a thread of its own while `f` maps `items` on the other `parallel - 1`: the two
+/// overlap, and at most `parallel` run at once (a listing beside the offsets reads of the
+/// connectors a command already knows, so that the listing costs no round trip of its own).
+/// `f` is told whether `first` has failed, so that it can stop asking (`Err` of `first`).
+pub fn beside<A, E, T, R>(
+    first: impl FnOnce() -> std::result::Result<A, E> + Send,
+    items: &[T],
+    parallel: usize,
+    f: impl Fn(&T, &dyn Fn() -> bool) -> R + Sync,
+) -> (std::result::Result<A, E>, Vec<R>)
+where
+    A: Send,
+    E: Send,
+    T: Sync,
+    R: Send,
+{
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let has_failed = || failed.load(Ordering::Relaxed);
+    if parallel <= 1 {
+        // One at a time, as asked: no overlap.
+        let first = first();
+        failed.store(first.is_err(), Ordering::Relaxed);
+        return (first, items.iter().map(|i| f(i, &has_failed)).collect());
+    }
+    std::thread::scope(|s| {
+        let first = s.spawn(|| {
+            let r = first();
+            failed.store(r.is_err(), Ordering::Relaxed);
+            r
+        });
+        let mapped = map(items, parallel.saturating_sub(1).max(1), |item| {
+            f(item, &has_failed)
+        });
+        (first.join().expect("no panic beside the map"), mapped)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +108,53 @@ mod tests {
         assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
         let p = peak.load(Ordering::SeqCst);
         assert!((2..=4).contains(&p), "peak {p}");
+    }
+
+    #[test]
+    fn beside_runs_first_while_the_items_are_mapped_within_the_bound() {
+        let live = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        let (started, heard) = std::sync::mpsc::channel::<()>();
+        let (started, heard) = (Mutex::new(started), Mutex::new(heard));
+        let items: Vec<u32> = (0..20).collect();
+        let enter = || {
+            let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+        };
+        let (first, out) = beside(
+            || {
+                enter();
+                // Done only once an item has started: the two overlap.
+                let overlapped = heard.lock().unwrap().recv_timeout(Duration::from_secs(10));
+                let overlapped = overlapped.is_ok();
+                live.fetch_sub(1, Ordering::SeqCst);
+                overlapped.then_some("listed").ok_or("no item started meanwhile")
+            },
+            &items,
+            4,
+            |x, _| {
+                enter();
+                let _ = started.lock().unwrap().send(());
+                std::thread::sleep(Duration::from_millis(1));
+                live.fetch_sub(1, Ordering::SeqCst);
+                x + 1
+            },
+        );
+        assert_eq!(first, Ok("listed"));
+        assert_eq!(out, items.iter().map(|x| x + 1).collect::<Vec<_>>());
+        assert!(peak.load(Ordering::SeqCst) <= 4, "{peak:?}");
+        // One at a time when asked: first, then the items.
+        let order = Mutex::new(Vec::new());
+        let (first, _) = beside(
+            || {
+                order.lock().unwrap().push(0);
+                Err::<(), _>("refused")
+            },
+            &[1, 2],
+            1,
+            |x, failed| order.lock().unwrap().push(*x * 10 + u32::from(failed())),
+        );
+        assert_eq!(first, Err("refused"));
+        assert_eq!(*order.lock().unwrap(), [0, 11, 21], "each item told first failed");
     }
 }

@@ -9,7 +9,7 @@ use super::dr::DrInput;
 use super::{DiffReport, ExitOn, Mode};
 use crate::client::Service;
 use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
-use crate::engine::progress::{self, Observer, Unheard};
+use crate::engine::progress::{Observer, Unheard};
 use crate::engine::service_pause::{self, ServicePause};
 use crate::engine::settle::settle_listing;
 use crate::engine::{probe, LoadedFile};
@@ -76,65 +76,99 @@ pub fn diff_live_translated(
     if !problems.is_empty() {
         return Err(Error::Files(problems));
     }
-    probe(client)?;
-    let mut listing = client
-        .list_connectors()
-        .map_err(|e| Error::client("listing connectors", e))?;
     let by_name: BTreeMap<&str, &LoadedFile> = input
         .files
         .iter()
         .map(|f| (f.file.metadata.name.as_str(), f))
         .collect();
-    settle_listing(client, &mut listing, |l| {
-        input.whole_dir || by_name.contains_key(l.name.as_str())
-    });
-    let mut names: Vec<&str> = by_name.keys().copied().collect();
-    if input.whole_dir {
-        names.extend(
-            listing
-                .keys()
-                .map(String::as_str)
-                .filter(|n| !by_name.contains_key(n)),
+    let filed: Vec<&str> = by_name.keys().copied().collect();
+    let read_one = |name: &&str| {
+        fleet.started(name);
+        let read = read_offsets(
+            client,
+            name,
+            &input.freshness,
+            &crate::clock::now,
+            &crate::wait::SystemClock,
         );
+        fleet.finished(name);
+        read
+    };
+    // The files name the connectors to read: their offsets are read while the cluster is
+    // probed and listed (the listing takes one of the parallel slots), so that the listing
+    // costs no round trip of its own. A file whose connector the listing lacks is missing,
+    // whatever its read said.
+    fleet.total(filed.len());
+    let (listed, ahead) = crate::engine::parallel::beside(
+        || -> Result<_> {
+            probe(client)?;
+            let mut listing = client
+                .list_connectors()
+                .map_err(|e| Error::client("listing connectors", e))?;
+            settle_listing(client, &mut listing, |l| {
+                input.whole_dir || by_name.contains_key(l.name.as_str())
+            });
+            Ok(listing)
+        },
+        &filed,
+        input.parallel,
+        |name, listing_failed| (!listing_failed()).then(|| read_one(name)),
+    );
+    let listing = listed?;
+    let mut names: Vec<&str> = filed.clone();
+    let untracked: Vec<&str> = match input.whole_dir {
+        true => listing
+            .keys()
+            .map(String::as_str)
+            .filter(|n| !by_name.contains_key(n))
+            .collect(),
+        false => Vec::new(),
+    };
+    if !untracked.is_empty() {
+        fleet.total(filed.len() + untracked.len());
     }
-    names.sort_unstable();
-    // Only connectors on the cluster have offsets to read.
-    let to_read: Vec<&str> = names
+    let rest = crate::engine::parallel::map(&untracked, input.parallel, |n| Some(read_one(n)));
+    names.extend(&untracked);
+    let reads: Vec<(&str, _)> = filed
         .iter()
         .copied()
-        .filter(|n| listing.contains_key(*n))
+        .zip(ahead)
+        .chain(untracked.iter().copied().zip(rest))
         .collect();
-    let read = progress::map(
-        &to_read,
-        input.parallel,
-        fleet,
-        |n| n,
-        |name| {
-            let read = read_offsets(
-                client,
-                name,
-                &input.freshness,
-                &crate::clock::now,
-                &crate::wait::SystemClock,
-            );
-            match read {
-                Ok(o) => {
-                    let shown = listing.get(*name).and_then(|l| l.state());
-                    Ok(Some((o, paused_by_service(client, name, shown))))
-                }
-                // Deleted between the list and the read: it is missing.
-                Err(ReadError::Client(e)) if e.is_not_found() => Ok(None),
-                Err(ReadError::Client(e)) => Err(Error::client(
-                    format!("reading the offsets of connector `{name}`"),
-                    e,
-                )),
-                Err(stale) => Err(Error::Other(format!(
-                    "connector `{name}` on cluster `{}`: {stale}; compare again later, or allow older observations with --max-observed-age",
-                    input.cluster
-                ))),
-            }
-        },
-    );
+    names.sort_unstable();
+    // Only connectors on the cluster have offsets.
+    let mut to_read = Vec::new();
+    let mut read = Vec::new();
+    for (name, r) in reads {
+        let (true, Some(r)) = (listing.contains_key(name), r) else {
+            continue;
+        };
+        to_read.push(name);
+        read.push(match r {
+            Ok(o) => Ok(Some(o)),
+            // Deleted between the list and the read: it is missing.
+            Err(ReadError::Client(e)) if e.is_not_found() => Ok(None),
+            Err(ReadError::Client(e)) => Err(Error::client(
+                format!("reading the offsets of connector `{name}`"),
+                e,
+            )),
+            Err(stale) => Err(Error::Other(format!(
+                "connector `{name}` on cluster `{}`: {stale}; compare again later, or allow older observations with --max-observed-age",
+                input.cluster
+            ))),
+        });
+    }
+    // A connector shown PAUSED on a service that pauses connectors itself: whose pause it is
+    // (one request more for each, read in parallel too).
+    let pauses = crate::engine::parallel::map(&to_read, input.parallel, |name| {
+        let shown = listing.get(*name).and_then(|l| l.state());
+        paused_by_service(client, name, shown)
+    });
+    let read: Vec<Result<_>> = read
+        .into_iter()
+        .zip(pauses)
+        .map(|(r, pause)| r.map(|o| o.map(|o| (o, pause))))
+        .collect();
     let mut live_offsets: BTreeMap<&str, Vec<OffsetEntry>> = BTreeMap::new();
     let mut observed: BTreeMap<&str, String> = BTreeMap::new();
     let mut paused_by: BTreeMap<&str, ServicePause> = BTreeMap::new();

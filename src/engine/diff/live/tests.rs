@@ -254,6 +254,30 @@ fn calls(fake: &FakeConnect) -> Vec<String> {
 }
 
 #[test]
+fn the_files_connectors_are_read_while_the_cluster_is_listed_and_the_listings_error_wins() {
+    // The listing answers late, with an error: the file's connector was read meanwhile (one
+    // after the other, nothing would be read), and the diff fails with the listing's error.
+    let fake = FakeConnect::builder()
+        .sink("c", "KSink", State::Running, json!([sink(0, 1)]))
+        .in_process();
+    let listing = crate::fake::Fault::on("GET", "/connectors?*");
+    fake.fault(listing.delay_ms(500).respond(500, "listing broke"));
+    let files = vec![file(
+        "c",
+        ConnectorType::Sink,
+        "KSink",
+        entries(json!([sink(0, 1)])),
+    )];
+    let e = diff_live(&fake.client(), testkit::live_input(&files, "a")).unwrap_err();
+    assert!(e.to_string().contains("listing connectors"), "{e}");
+    assert!(
+        calls(&fake).contains(&"GET /connectors/c/offsets".to_string()),
+        "{:?}",
+        calls(&fake)
+    );
+}
+
+#[test]
 fn whole_dir_reports_untracked_and_reads_each_connector_once() {
     let fake = FakeConnect::builder()
         .sink("c", "KSink", State::Running, json!([sink(0, 1)]))
@@ -289,6 +313,8 @@ fn whole_dir_reports_untracked_and_reads_each_connector_once() {
     );
     assert_eq!(r.exit_code, 2);
     assert_eq!(r.summary.differences, 2);
+    // Each connector read once: the files' beside the listing (`gone`'s read answers 404
+    // and counts for nothing: the listing says it is missing), then the untracked one.
     let mut calls = calls(&fake);
     calls.sort();
     assert_eq!(
@@ -297,6 +323,7 @@ fn whole_dir_reports_untracked_and_reads_each_connector_once() {
             "GET /",
             "GET /connectors/c/offsets",
             "GET /connectors/extra/offsets",
+            "GET /connectors/gone/offsets",
             "GET /connectors?expand=status&expand=info",
         ]
     );
