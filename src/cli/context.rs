@@ -187,6 +187,16 @@ impl Context {
     /// should not wait out the retry deadline); once one has
     /// answered, transient failures are retried as usual.
     pub fn connect(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
+        self.connect_with(target, false)
+    }
+
+    /// [`Context::connect`] for a command that lists the cluster first (snapshot, diff, ls):
+    /// the listing is asked for beside the first contact's `GET /`.
+    pub fn connect_listing(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
+        self.connect_with(target, true)
+    }
+
+    fn connect_with(&self, target: &ClusterTarget, listing: bool) -> Result<Box<dyn Service>> {
         if target.http.tls.insecure {
             self.printer.warn(&format!(
                 "TLS certificate checks are OFF for cluster `{}` (tls.insecureSkipVerify): anyone on the path can read its credentials and offsets",
@@ -203,6 +213,11 @@ impl Context {
             return Ok(self.stack_for(target, http, RetryPolicy::default()));
         }
         let once = self.stack(http.clone(), RetryPolicy::none());
+        let client = self.stack(http.clone(), RetryPolicy::default());
+        let client = match listing {
+            true => client.with_listing_ahead(self.stack(http.clone(), RetryPolicy::none())),
+            false => client,
+        };
         match once.server_info() {
             // Nothing listens, or what listens never answers: waiting out the retry
             // deadline would not change that.
@@ -214,10 +229,9 @@ impl Context {
             }
             Ok(info) => {
                 self.check_given_url(target, &once, &info)?;
-                let client = self.stack(http, RetryPolicy::default());
                 Ok(Box::new(client.with_first_info(info)))
             }
-            Err(_) => Ok(Box::new(self.stack(http, RetryPolicy::default()))),
+            Err(_) => Ok(Box::new(client)),
         }
     }
 

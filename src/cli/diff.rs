@@ -186,7 +186,7 @@ fn review_cluster(
     let target = ctx
         .target_named(cluster)
         .map_err(|e| format!("cluster not configured: {e}"))?;
-    match ctx.connect(&target) {
+    match ctx.connect_listing(&target) {
         Ok(client) => Ok((target.name, client)),
         Err(e) => {
             let why = format!("cannot read cluster `{}`: {e}", target.name);
@@ -227,7 +227,7 @@ fn live(
         },
     )?;
     files.iter_mut().for_each(store::LoadedFile::forget_text);
-    let client = ctx.connect(&target)?;
+    let client = ctx.connect_listing(&target)?;
     ctx.printer.status(&format!(
         "Comparing {} with cluster `{}` at {}",
         super::words::count(files.len(), "file"),

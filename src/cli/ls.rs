@@ -53,7 +53,7 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
             ctx.target()?
         }
     };
-    let client = ctx.connect(&target)?;
+    let client = ctx.connect_listing(&target)?;
     let cluster_dir = store::cluster_dir(&dir, &target.name);
     let files = if cluster_dir.is_dir() {
         let (files, problems) = load_files(&[cluster_dir]);

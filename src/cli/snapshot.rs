@@ -124,7 +124,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
     {
         super::recover::say_finished_elsewhere(ctx, &f);
     }
-    let client = ctx.connect(&target)?;
+    let client = ctx.connect_listing(&target)?;
     let dir = snapshots_dir(args, ctx);
     let opts = SnapshotOptions {
         selector: Selector::new(&args.names, args.kind.map(Into::into))?,

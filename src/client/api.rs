@@ -2,7 +2,7 @@
 //! [`Request`] and decoding the answer. Adding an endpoint touches this file only.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -22,7 +22,12 @@ pub struct Connect {
     /// What `GET /` answered when the cluster was first contacted, so that the command's own
     /// probe costs no second round trip.
     first_info: Option<ServerInfo>,
+    /// The listing asked for at first contact, beside `GET /`: the command's first
+    /// [`list_connectors`](Self::list_connectors) takes it instead of asking again.
+    listing_ahead: Option<Arc<Mutex<Option<Ahead>>>>,
 }
+
+type Ahead = std::thread::JoinHandle<Result<BTreeMap<String, ConnectorListing>>>;
 
 impl Connect {
     /// What Kafka Connect can do: none of Confluent Cloud's service-side steps; `GET /` and
@@ -40,6 +45,7 @@ impl Connect {
         Connect {
             transport: Arc::new(transport),
             first_info: None,
+            listing_ahead: None,
         }
     }
 
@@ -63,6 +69,18 @@ impl Connect {
         }
     }
 
+    /// This client, its listing asked for now through `lister` (on a thread of its own,
+    /// beside the first contact's `GET /`), for a command that lists the cluster first: the
+    /// round trips of `GET /` and the listing overlap. `lister` tries once (no retries): a
+    /// listing that fails is asked again, through this client, when the command lists.
+    pub fn with_listing_ahead(self, lister: Connect) -> Self {
+        let handle = std::thread::spawn(move || lister.list_connectors());
+        Connect {
+            listing_ahead: Some(Arc::new(Mutex::new(Some(handle)))),
+            ..self
+        }
+    }
+
     /// The same cluster through a layer that counts the mutating requests sent.
     pub fn counting(&self) -> (Connect, Counter) {
         let counter = Counter::default();
@@ -70,6 +88,7 @@ impl Connect {
         let client = Connect {
             transport: Arc::new(layer),
             first_info: self.first_info.clone(),
+            listing_ahead: self.listing_ahead.clone(),
         };
         (client, counter)
     }
@@ -104,6 +123,13 @@ impl Connect {
     /// `GET /connectors?expand=status&expand=info`: every connector, its type, class, config
     /// and state, in one call.
     pub fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
+        let ahead = self
+            .listing_ahead
+            .as_ref()
+            .and_then(|a| a.lock().ok()?.take());
+        if let Some(listed) = ahead.and_then(|h| h.join().ok()) {
+            return listed;
+        }
         self.list_with("/connectors?expand=status&expand=info")
     }
 
@@ -272,6 +298,32 @@ fn ack(v: &Value) -> AlterAck {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_asked_ahead_is_the_first_listing_and_is_not_asked_again() {
+        let fake = crate::fake::FakeConnect::builder()
+            .source("c", "K", crate::fake::State::Running, json!([]))
+            .in_process();
+        let listings = || {
+            let requests = fake.requests();
+            let listing = |r: &&crate::fake::RecordedRequest| r.path.starts_with("/connectors?");
+            requests.iter().filter(listing).count()
+        };
+        let lister = Connect::new(fake.transport());
+        let client = Connect::new(fake.transport()).with_listing_ahead(lister);
+        // Sent before anything asks for it.
+        let start = std::time::Instant::now();
+        while listings() == 0 && start.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(listings(), 1);
+        let listed = client.list_connectors().unwrap();
+        assert!(listed.contains_key("c"), "{listed:?}");
+        assert_eq!(listings(), 1, "the first listing is the one asked ahead");
+        // Later listings are asked again (the cluster changes).
+        client.list_connectors().unwrap();
+        assert_eq!(listings(), 2);
+    }
 
     #[test]
     fn connector_names_are_one_percent_encoded_path_segment() {
