@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::harness::{
-    append_lines, env_url, file_source_config, numbered, service_dir, service_file,
-    source_position, testbed, unique_name,
+    append_lines, env_url, file_source_config, first_contact_only, numbered, service_dir,
+    service_file, source_position, testbed, unique_name,
 };
 use crate::kco_steps::set_offsets;
 use crate::support::env::TestEnv;
@@ -141,8 +141,7 @@ fn a_wrong_token_and_no_token_fail_at_the_first_request() {
     assert!(t.contains("refused the credentials"), "{t}");
     assert!(t.contains("HTTP 401"), "{t}");
     assert!(t.contains(&format!("{}/", g.url)), "names the URL: {t}");
-    let requests = t.lines().filter(|l| l.starts_with("GET ")).count();
-    assert_eq!(requests, 1, "one request, nothing else: {t}");
+    assert!(first_contact_only(&t), "first contact only, once: {t}");
     assert!(!env.path().join("snapshots").exists(), "nothing written");
 
     // The variable the token comes from, unset: named, and nothing is sent.

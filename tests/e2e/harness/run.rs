@@ -86,3 +86,21 @@ pub fn parse_version(version: &str) -> Option<(u32, u32, u32)> {
     let patch = parts.next().flatten().unwrap_or(0);
     Some((major, minor, patch))
 }
+
+/// Whether a `-v` trace `t` made only the first contact's requests, each once: `GET /`, and
+/// the listing a snapshot, diff or ls asks for beside it (its line missing when the command
+/// ended first).
+pub fn first_contact_only(t: &str) -> bool {
+    let mut sent: Vec<&str> = t
+        .lines()
+        .filter(|l| {
+            ["GET ", "PUT ", "POST ", "PATCH ", "DELETE "]
+                .iter()
+                .any(|m| l.starts_with(m))
+        })
+        .map(|l| l.split(": ").next().unwrap_or(l))
+        .collect();
+    sent.sort_unstable();
+    let listing = "GET /connectors?expand=status&expand=info";
+    sent == ["GET /"] || sent == ["GET /", listing]
+}
