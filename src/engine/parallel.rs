@@ -128,7 +128,9 @@ mod tests {
                 let overlapped = heard.lock().unwrap().recv_timeout(Duration::from_secs(10));
                 let overlapped = overlapped.is_ok();
                 live.fetch_sub(1, Ordering::SeqCst);
-                overlapped.then_some("listed").ok_or("no item started meanwhile")
+                overlapped
+                    .then_some("listed")
+                    .ok_or("no item started meanwhile")
             },
             &items,
             4,
@@ -155,6 +157,10 @@ mod tests {
             |x, failed| order.lock().unwrap().push(*x * 10 + u32::from(failed())),
         );
         assert_eq!(first, Err("refused"));
-        assert_eq!(*order.lock().unwrap(), [0, 11, 21], "each item told first failed");
+        assert_eq!(
+            *order.lock().unwrap(),
+            [0, 11, 21],
+            "each item told first failed"
+        );
     }
 }
