@@ -24,7 +24,7 @@ pub struct Connect {
     first_info: Option<ServerInfo>,
     /// The listing asked for at first contact, beside `GET /`: the command's first
     /// [`list_connectors`](Self::list_connectors) takes it instead of asking again.
-    listing_ahead: Option<Arc<Mutex<Option<Ahead>>>>,
+    listing_ahead: Arc<Mutex<Option<Ahead>>>,
 }
 
 type Ahead = std::thread::JoinHandle<Result<BTreeMap<String, ConnectorListing>>>;
@@ -45,7 +45,7 @@ impl Connect {
         Connect {
             transport: Arc::new(transport),
             first_info: None,
-            listing_ahead: None,
+            listing_ahead: Arc::default(),
         }
     }
 
@@ -76,7 +76,7 @@ impl Connect {
     pub fn with_listing_ahead(self, lister: Connect) -> Self {
         let handle = std::thread::spawn(move || lister.list_connectors());
         Connect {
-            listing_ahead: Some(Arc::new(Mutex::new(Some(handle)))),
+            listing_ahead: Arc::new(Mutex::new(Some(handle))),
             ..self
         }
     }
@@ -123,12 +123,10 @@ impl Connect {
     /// `GET /connectors?expand=status&expand=info`: every connector, its type, class, config
     /// and state, in one call.
     pub fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
-        let ahead = self
-            .listing_ahead
-            .as_ref()
-            .and_then(|a| a.lock().ok()?.take());
-        if let Some(listed) = ahead.and_then(|h| h.join().ok()) {
-            return listed;
+        // Taken once; one that failed (tried once, with no retry) is asked again here.
+        let ahead = self.listing_ahead.lock().ok().and_then(|mut a| a.take());
+        if let Some(Ok(Ok(listed))) = ahead.map(|h| h.join()) {
+            return Ok(listed);
         }
         self.list_with("/connectors?expand=status&expand=info")
     }
@@ -323,6 +321,23 @@ mod tests {
         // Later listings are asked again (the cluster changes).
         client.list_connectors().unwrap();
         assert_eq!(listings(), 2);
+    }
+
+    #[test]
+    fn a_listing_asked_ahead_that_failed_is_asked_again() {
+        let fake = crate::fake::FakeConnect::builder()
+            .source("c", "K", crate::fake::State::Running, json!([]))
+            .in_process();
+        let first = crate::fake::Fault::on("GET", "/connectors?*").nth(1);
+        fake.fault(first.status(500));
+        let lister = Connect::new(fake.transport());
+        let client = Connect::new(fake.transport()).with_listing_ahead(lister);
+        let listed = client.list_connectors().unwrap();
+        assert!(listed.contains_key("c"), "{listed:?}");
+        assert_eq!(
+            fake.count("GET", "/connectors?expand=status&expand=info"),
+            2
+        );
     }
 
     #[test]
