@@ -16,9 +16,8 @@ use super::api::on;
 use super::layers::Counter;
 use super::transport::{Method, Request};
 use super::{
-    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ClientError, CloudIds,
-    ConfigDef, Connect, ConnectorListing, ConnectorStatus, OffsetsRead, Result, ServerInfo,
-    Service,
+    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, CloudIds, ConfigDef,
+    Connect, ConnectorListing, ConnectorStatus, OffsetsRead, Result, ServerInfo, Service,
 };
 use crate::model::{OffsetEntry, PatchEntry, TargetState};
 
@@ -53,17 +52,6 @@ impl ConfluentCloud {
             Backend::ConfluentCloud(ids) => ids,
             Backend::Connect => unreachable!("a ConfluentCloud holds its ids"),
         }
-    }
-
-    /// A call the service does not have: an error naming it, nothing sent.
-    fn lacks<T>(&self, req: Request, what: &str) -> Result<T> {
-        let url = format!("{}{}", self.rest.endpoint(), req.path);
-        Err(ClientError::unsupported(
-            &req,
-            &url,
-            "Confluent Cloud",
-            what,
-        ))
     }
 }
 
@@ -138,14 +126,26 @@ impl Service for ConfluentCloud {
     }
     fn patch_offsets(&self, name: &str, _: &[PatchEntry]) -> Result<AlterAck> {
         let req = on(Method::Patch, name, "/offsets");
-        self.lacks(req, "offsets change by request (POST .../offsets/request)")
+        self.rest.lacks(
+            "Confluent Cloud",
+            req,
+            "offsets change by request (POST .../offsets/request)",
+        )
     }
     fn reset_offsets(&self, name: &str) -> Result<AlterAck> {
         let req = on(Method::Delete, name, "/offsets");
-        self.lacks(req, "offsets change by request (POST .../offsets/request)")
+        self.rest.lacks(
+            "Confluent Cloud",
+            req,
+            "offsets change by request (POST .../offsets/request)",
+        )
     }
     fn stop(&self, name: &str) -> Result<()> {
-        self.lacks(on(Method::Put, name, "/stop"), "no STOPPED state")
+        self.rest.lacks(
+            "Confluent Cloud",
+            on(Method::Put, name, "/stop"),
+            "no STOPPED state",
+        )
     }
     fn pause(&self, name: &str) -> Result<()> {
         self.rest.pause(name)
@@ -180,6 +180,7 @@ impl Service for ConfluentCloud {
     }
     fn plugin_config(&self, class: &str) -> Result<Vec<ConfigDef>> {
         let req = Request::new(Method::Get, format!("/connector-plugins/{class}/config"));
-        self.lacks(req, "no plugin config definitions")
+        self.rest
+            .lacks("Confluent Cloud", req, "no plugin config definitions")
     }
 }

@@ -156,10 +156,11 @@ pub fn service_for(rest: Connect, backend: &Backend) -> Box<dyn Service> {
 }
 
 impl Connect {
-    /// A call Kafka Connect does not have: an error naming it, nothing sent.
-    fn lacks<T>(&self, req: Request, what: &str) -> Result<T> {
+    /// A call `service` does not have, at this client's endpoint: an error naming it, nothing
+    /// sent.
+    pub(super) fn lacks<T>(&self, service: &'static str, req: Request, what: &str) -> Result<T> {
         let url = format!("{}{}", self.endpoint(), req.path);
-        Err(ClientError::unsupported(&req, &url, "Kafka Connect", what))
+        Err(ClientError::unsupported(&req, &url, service, what))
     }
 }
 
@@ -204,6 +205,7 @@ impl Service for Connect {
         let _ = (kind, entries);
         let req = on(Method::Post, name, "/offsets/request");
         self.lacks(
+            "Kafka Connect",
             req,
             "offsets are altered by PATCH and DELETE, answered once done",
         )
@@ -211,6 +213,7 @@ impl Service for Connect {
     fn alter_status(&self, name: &str) -> Result<AlterStatus> {
         let req = on(Method::Get, name, "/offsets/request/status");
         self.lacks(
+            "Kafka Connect",
             req,
             "offsets are altered by PATCH and DELETE, answered once done",
         )
@@ -246,7 +249,11 @@ impl Service for Connect {
     ) -> Result<()> {
         let _ = (config, offsets);
         let req = Request::new(Method::Post, "/connectors").about(name);
-        self.lacks(req, "a connector is created, then its offsets altered")
+        self.lacks(
+            "Kafka Connect",
+            req,
+            "a connector is created, then its offsets altered",
+        )
     }
     fn delete(&self, name: &str) -> Result<()> {
         Connect::delete(self, name)
