@@ -11,9 +11,11 @@ use std::time::SystemTime;
 
 /// Directories whose new entries are given back to their directory's owner when dropped.
 pub struct Keep {
-    /// The nearest existing directory of each root when the command started (kco may create
-    /// the root itself), none inside another.
-    tops: Vec<PathBuf>,
+    /// Each root with the nearest directory of it that existed when the command started
+    /// (kco may create the root itself), none inside another root. Only the path from that
+    /// directory down to the root is the command's: a missing `.kco` of a run in `/` makes
+    /// `/` the nearest directory, and nothing else of `/` is looked at.
+    roots: Vec<(PathBuf, PathBuf)>,
     /// Entries changed at or after this (nanoseconds since the epoch) are the command's.
     since: i128,
 }
@@ -33,25 +35,68 @@ impl Keep {
         Some(Keep::since(roots, now - 1_000_000_000))
     }
 
-    fn since(roots: Vec<PathBuf>, since: i128) -> Keep {
-        let mut tops: Vec<PathBuf> = roots
+    fn since(mut roots: Vec<PathBuf>, since: i128) -> Keep {
+        roots.sort();
+        roots.dedup();
+        let nested: Vec<PathBuf> = roots
             .iter()
-            .filter_map(|r| r.ancestors().find(|a| a.is_dir()).map(Path::to_path_buf))
-            .collect();
-        tops.sort();
-        tops.dedup();
-        let nested: Vec<PathBuf> = tops
-            .iter()
-            .filter(|t| tops.iter().any(|o| o != *t && t.starts_with(o)))
+            .filter(|r| roots.iter().any(|o| o != *r && r.starts_with(o)))
             .cloned()
             .collect();
-        tops.retain(|t| !nested.contains(t));
-        Keep { tops, since }
+        roots.retain(|r| !nested.contains(r));
+        let roots = roots
+            .into_iter()
+            .filter_map(|r| {
+                let base = r.ancestors().find(|a| a.is_dir())?.to_path_buf();
+                Some((base, r))
+            })
+            .collect();
+        Keep { roots, since }
     }
 
     /// Gives back what the command created; returns how many entries changed owner.
     pub fn give_back(&self) -> usize {
-        self.tops.iter().map(|t| self.walk(t)).sum()
+        let mut changed = 0;
+        for (base, root) in &self.roots {
+            // The directories the command created on the way to the root, top down.
+            let mut parent = base.clone();
+            for part in root
+                .strip_prefix(base)
+                .into_iter()
+                .flat_map(Path::components)
+            {
+                let path = parent.join(part);
+                if !path.is_dir() {
+                    break;
+                }
+                changed += usize::from(self.give(&path, &parent));
+                parent = path;
+            }
+            changed += self.walk(root);
+        }
+        changed
+    }
+
+    /// Gives `path` the owner of `dir`, which holds it, if the command created or changed it
+    /// as root; says whether it did.
+    fn give(&self, path: &Path, dir: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(d), Ok(m)) = (
+            std::fs::symlink_metadata(dir),
+            std::fs::symlink_metadata(path),
+        ) else {
+            return false;
+        };
+        self.takes(&m, d.uid())
+            && std::os::unix::fs::lchown(path, Some(d.uid()), Some(d.gid())).is_ok()
+    }
+
+    /// Whether an entry is the command's to give to `owner`: root's, changed since the
+    /// command started, in a directory root does not own.
+    fn takes(&self, m: &std::fs::Metadata, owner: u32) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let changed_at = i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec());
+        m.uid() == 0 && owner != 0 && changed_at >= self.since
     }
 
     /// Gives the command's entries under `dir` (itself already right) the owner of their
@@ -74,11 +119,7 @@ impl Keep {
             let Ok(m) = std::fs::symlink_metadata(&path) else {
                 continue;
             };
-            let changed_at = i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec());
-            if m.uid() == 0
-                && uid != 0
-                && changed_at >= self.since
-                && std::os::unix::fs::lchown(&path, Some(uid), Some(gid)).is_ok()
+            if self.takes(&m, uid) && std::os::unix::fs::lchown(&path, Some(uid), Some(gid)).is_ok()
             {
                 changed += 1;
             }
@@ -190,5 +231,47 @@ mod tests {
             );
         }
         drop(keep);
+    }
+
+    #[test]
+    fn a_root_the_command_creates_is_the_only_place_looked_at_in_the_directory_it_is_made_in() {
+        if !is_root() {
+            eprintln!("skipping: not root");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let cwd = t.path().join("cwd");
+        std::fs::create_dir(&cwd).unwrap();
+        std::os::unix::fs::lchown(&cwd, Some(OWNER), Some(OWNER)).unwrap();
+        let keep = Keep::since(
+            vec![cwd.join("snapshots/a"), cwd.join(".kco")],
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as i128
+                - 15_000_000,
+        );
+        // Root writes, during the command, beside the roots it never created: not the
+        // command's (a run in `/` or a home directory would otherwise walk all of it).
+        std::fs::create_dir_all(cwd.join("other/deep")).unwrap();
+        std::fs::write(cwd.join("other/deep/f"), "x").unwrap();
+        std::fs::create_dir_all(cwd.join("snapshots/a")).unwrap();
+        std::fs::write(cwd.join("snapshots/a/s.yaml"), "x").unwrap();
+
+        assert_eq!(keep.give_back(), 3, "snapshots, snapshots/a, s.yaml");
+        for p in ["snapshots", "snapshots/a", "snapshots/a/s.yaml"] {
+            assert_eq!(
+                std::fs::symlink_metadata(cwd.join(p)).unwrap().uid(),
+                OWNER,
+                "{p}"
+            );
+        }
+        for p in ["other", "other/deep", "other/deep/f"] {
+            assert_eq!(
+                std::fs::symlink_metadata(cwd.join(p)).unwrap().uid(),
+                0,
+                "{p}"
+            );
+        }
     }
 }
