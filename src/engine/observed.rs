@@ -113,6 +113,26 @@ pub fn age_text(age: Duration) -> String {
     }
 }
 
+/// [`read_offsets`] with the system's clock, telling `fleet` when it starts and ends (the
+/// reads of a fleet's `snapshot` and `diff`).
+pub fn read_reporting(
+    client: &dyn Service,
+    name: &str,
+    fresh: &Freshness,
+    fleet: &dyn super::progress::Observer,
+) -> Result<Observed, ReadError> {
+    fleet.started(name);
+    let read = read_offsets(
+        client,
+        name,
+        fresh,
+        &crate::clock::now,
+        &crate::wait::SystemClock,
+    );
+    fleet.finished(name);
+    read
+}
+
 /// Reads `name`'s offsets: once from a service that reads them live; from one that observes
 /// them, until an observation is at most `fresh.max_age` old (by `now`, the wall clock) or
 /// `fresh.wait` runs out.

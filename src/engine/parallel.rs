@@ -87,6 +87,90 @@ where
     })
 }
 
+/// `first` on a thread of its own while `read` maps `items` on the other `parallel - 1`;
+/// each item is then finished by `then`, with what `first` gave, on the thread that read
+/// it, as soon as `first` is done. The reads overlap `first`, and each `then` overlaps the
+/// other items' reads (a snapshot reads the connectors its files name while the cluster is
+/// listed, and writes each file as soon as the listing says what goes into it). No item is
+/// finished when `first` fails (`None`); `read` is told whether it has, so that it can stop
+/// asking.
+pub fn ahead<A, E, T, M, R>(
+    first: impl FnOnce() -> std::result::Result<A, E> + Send,
+    items: &[T],
+    parallel: usize,
+    read: impl Fn(&T, &dyn Fn() -> bool) -> M + Sync,
+    then: impl Fn(&T, M, &A) -> R + Sync,
+) -> (std::result::Result<A, E>, Vec<Option<R>>)
+where
+    A: Send + Sync,
+    E: Send + Sync,
+    T: Sync,
+    R: Send,
+{
+    let done: std::sync::OnceLock<std::result::Result<A, E>> = std::sync::OnceLock::new();
+    let failed = || done.get().is_some_and(|r| r.is_err());
+    if parallel <= 1 {
+        // One at a time, as asked: `first`, then each item.
+        let first = done.get_or_init(first);
+        let finished = items
+            .iter()
+            .map(|item| {
+                let m = read(item, &failed);
+                first.as_ref().ok().map(|a| then(item, m, a))
+            })
+            .collect();
+        return (done.into_inner().expect("set above"), finished);
+    }
+    let gate = Gate::default();
+    let finished = std::thread::scope(|s| {
+        s.spawn(|| {
+            // Opened even if `first` panics: no item waits for ever.
+            let _open = gate.opener();
+            let _ = done.set(first());
+        });
+        map(items, parallel - 1, |item| {
+            let m = read(item, &failed);
+            gate.wait();
+            done.get()
+                .and_then(|r| r.as_ref().ok())
+                .map(|a| then(item, m, a))
+        })
+    });
+    let first = done.into_inner().expect("`first` ran to its end");
+    (first, finished)
+}
+
+/// Closed until opened once; [`Gate::wait`] blocks until then.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().expect("the gate's holder does not panic");
+        while !*open {
+            open = self
+                .opened
+                .wait(open)
+                .expect("the gate's holder does not panic");
+        }
+    }
+
+    /// Opens the gate when dropped.
+    fn opener(&self) -> impl Drop + '_ {
+        struct Opener<'g>(&'g Gate);
+        impl Drop for Opener<'_> {
+            fn drop(&mut self) {
+                *self.0.open.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                self.0.opened.notify_all();
+            }
+        }
+        Opener(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +246,57 @@ mod tests {
             [0, 11, 21],
             "each item told first failed"
         );
+    }
+
+    #[test]
+    fn ahead_reads_while_first_runs_and_finishes_each_item_only_once_it_is_done() {
+        let (started, heard) = std::sync::mpsc::channel::<()>();
+        let (started, heard) = (Mutex::new(started), Mutex::new(heard));
+        let first_done = std::sync::atomic::AtomicBool::new(false);
+        let items: Vec<u32> = (0..12).collect();
+        let (first, out) = ahead(
+            || {
+                // Done only once a read has started: the two overlap.
+                let overlapped = heard.lock().unwrap().recv_timeout(Duration::from_secs(10));
+                first_done.store(true, Ordering::SeqCst);
+                overlapped
+                    .map(|_| 100)
+                    .map_err(|_| "no read started meanwhile")
+            },
+            &items,
+            4,
+            |x, _| {
+                let _ = started.lock().unwrap().send(());
+                x * 2
+            },
+            |x, read, listed| {
+                // Finished only with what `first` gave, after it ended.
+                assert!(first_done.load(Ordering::SeqCst));
+                listed + read + x
+            },
+        );
+        assert_eq!(first, Ok(100));
+        let want: Vec<_> = items.iter().map(|x| Some(100 + 3 * x)).collect();
+        assert_eq!(out, want);
+        // `first` failed: nothing is finished, and the reads are told.
+        for parallel in [1, 4] {
+            let told = AtomicUsize::new(0);
+            let (first, out) = ahead(
+                || Err::<u32, _>("refused"),
+                &items,
+                parallel,
+                |_, failed| {
+                    // Each read after the failure is told of it (the first ones may not be).
+                    std::thread::sleep(Duration::from_millis(1));
+                    if failed() {
+                        told.fetch_add(1, Ordering::SeqCst);
+                    }
+                },
+                |_, (), _| unreachable!("nothing is finished when `first` fails"),
+            );
+            assert_eq!(first, Err("refused"));
+            assert!(out.iter().all(Option::is_none));
+            assert!(told.load(Ordering::SeqCst) > 0, "parallel {parallel}");
+        }
     }
 }

@@ -42,13 +42,19 @@ impl Selector {
     }
 
     pub fn matches(&self, name: &str, kind: Option<ConnectorType>) -> bool {
-        let name_ok = self.set.as_ref().is_none_or(|s| s.is_match(name));
+        let name_ok = self.matches_name(name);
         let kind_ok = match (self.kind, kind) {
             (None, _) => true,
             (Some(want), Some(k)) => want == k,
             (Some(_), None) => false,
         };
         name_ok && kind_ok
+    }
+
+    /// Whether `name` is selected, its type aside (a file's connector before the listing
+    /// says its type).
+    pub fn matches_name(&self, name: &str) -> bool {
+        self.set.as_ref().is_none_or(|s| s.is_match(name))
     }
 
     /// Every pattern is a plain name (and there is at least one).

@@ -13,6 +13,17 @@ pub fn file_path(dir: &Path, cluster: &str, connector: &str) -> PathBuf {
     cluster_dir(dir, cluster).join(format!("{}.yaml", safe_name(connector)))
 }
 
+/// The connector whose file [`file_path`] names `path`: its file name decoded, or `None`
+/// for a name that `file_path` would not have written (not `.yaml`, or not encoded so).
+pub fn connector_of(path: &Path) -> Option<String> {
+    let stem = path.file_name()?.to_str()?.strip_suffix(".yaml")?;
+    let name = percent_encoding::percent_decode_str(stem)
+        .decode_utf8()
+        .ok()?
+        .into_owned();
+    (!name.is_empty() && safe_name(&name) == stem).then_some(name)
+}
+
 /// Writes the format's JSON Schema at `<dir>/connector-offsets-v1.json`, where the `$schema`
 /// line of the files under `<dir>` points, unless it is there already as this kco writes it.
 /// Returns whether it was written.
@@ -206,6 +217,25 @@ mod tests {
             file_path(Path::new("s"), "a", "orders.v1"),
             PathBuf::from("s/a/orders.v1.yaml")
         );
+    }
+
+    #[test]
+    fn a_file_name_gives_back_its_connector_and_other_names_none() {
+        for name in ["../evil/x y", "orders.v1", "café-ü", "100%", "a.b"] {
+            let p = file_path(Path::new("s"), "a", name);
+            assert_eq!(connector_of(&p).as_deref(), Some(name), "{}", p.display());
+        }
+        // Not a name kco writes: another extension, a raw `%`, an unencoded leading dot.
+        for other in [
+            "x.yml",
+            "x.json",
+            "a%zz.yaml",
+            ".x.yaml",
+            "a b.yaml",
+            ".yaml",
+        ] {
+            assert_eq!(connector_of(Path::new(other)), None, "{other}");
+        }
     }
 }
 

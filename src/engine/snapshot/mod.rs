@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::observed::{self, Freshness, Observed};
-use super::progress::{self, Observer, Unheard};
+use super::progress::{Observer, Unheard};
 use super::service_pause::{self, ServicePause};
-use super::settle::settle_listing;
+use super::settle::{is_transient, settle_listing};
 use super::snapshot_stale::stale_files;
 pub use super::snapshot_stale::StaleFile;
 use super::{parallel, probe, store, Selector};
@@ -162,6 +162,14 @@ pub fn snapshot(
 }
 
 /// [`snapshot`], telling `fleet` how the offset reads go.
+///
+/// The connectors the directory's files name (a nightly's case: nearly all of them) have
+/// their offsets read while the cluster is probed and listed, so that the listing costs no
+/// round trip of its own; each such file is written as soon as the listing says what goes
+/// into it, while the other reads go on. Nothing is written before the listing has
+/// succeeded and the selection matched. A connector the listing showed in a transient state,
+/// or whose read came before it existed, is read again after the listing, like those no
+/// file names.
 pub fn snapshot_reporting(
     client: &dyn Service,
     cluster_name: &str,
@@ -170,99 +178,62 @@ pub fn snapshot_reporting(
     now: &dyn Fn() -> String,
     fleet: &dyn Observer,
 ) -> Result<SnapshotReport> {
-    let cluster = probe(client)?;
-    let mut listing = client
-        .list_connectors()
-        .map_err(|e| Error::client("cannot list connectors", e))?;
-    settle_listing(client, &mut listing, |l| {
-        opts.selector.matches(&l.name, l.connector_type)
-    });
-    let live: Vec<&str> = listing.keys().map(String::as_str).collect();
-    opts.selector.check_matched(
-        &live,
-        &format!("on cluster `{cluster_name}` ({})", cluster.url),
-    )?;
-    let selected: Vec<&ConnectorListing> = listing
+    // The plugins' config definitions (`--with-config` on Connect) are read after the
+    // listing names the classes: their reads would add to those in flight, so then nothing
+    // is read ahead.
+    let reads_secrets = opts.with_config && client.capabilities().config_definitions;
+    let filed = match reads_secrets {
+        true => Vec::new(),
+        false => filed_names(dir, cluster_name, &opts.selector),
+    };
+    let read = |name: &str| observed::read_reporting(client, name, &opts.freshness, fleet);
+    let captured_at = now();
+    if !filed.is_empty() {
+        fleet.total(filed.len());
+    }
+    let (listed, ahead) = parallel::ahead(
+        || list(client, cluster_name, dir, opts, captured_at),
+        &filed,
+        opts.parallel,
+        |name, failed| (!failed()).then(|| read(name)),
+        |name, read, listed| {
+            let l = listed.selected(name, &opts.selector)?;
+            match read? {
+                // Read before the listing: read again after it (created meanwhile, or
+                // deleted since).
+                Err(observed::ReadError::Client(e)) if e.is_unknown_connector() => None,
+                _ if listed.unsettled.contains(name) => None,
+                read => Some(listed.finish(client, l, Some(read), opts)),
+            }
+        },
+    );
+    let listed = listed?;
+    let mut done: BTreeMap<String, Result<(ConnectorSnapshot, bool)>> = filed
+        .iter()
+        .zip(ahead)
+        .filter_map(|(name, r)| Some((name.clone(), r.flatten()?)))
+        .collect();
+    let rest: Vec<&ConnectorListing> = listed
+        .listing
         .values()
         .filter(|l| opts.selector.matches(&l.name, l.connector_type))
+        .filter(|l| !done.contains_key(&l.name))
         .collect();
-    let readable: Vec<&ConnectorListing> = selected
-        .iter()
-        .copied()
-        .filter(|l| l.connector_type.is_some())
-        .collect();
-    // A service without config definitions (Confluent Cloud) masks its secret values itself:
-    // those, and keys that look secret by name, become placeholders (`secrets::redact`).
-    let secret_keys = if opts.with_config && client.capabilities().config_definitions {
-        password_keys(client, &readable, opts.parallel)
-    } else {
-        BTreeMap::new()
-    };
-    let base = Capture {
-        cluster_name,
-        kafka_cluster_id: cluster.info.kafka_cluster_id.clone(),
-        connect_version: cluster.info.version.clone(),
-        captured_at: now(),
-    };
-    // Each worker reads a connector's offsets and writes its file at once, so that the file
-    // writes overlap the other connectors' round trips. Many files are made durable together
-    // at the end (one flush, then the renames); a few are each synced as written.
-    let files = crate::fsutil::Batch::new(selected.len());
-    // Whether a file written now points at the schema kco keeps at `<dir>/`.
-    let points_at_schema = std::sync::atomic::AtomicBool::new(false);
-    // What a run killed before its renames left behind.
-    crate::fsutil::remove_stale_temps(&store::cluster_dir(dir, cluster_name), STALE_TEMP);
-    let one = |l: &&ConnectorListing| -> Result<(ConnectorSnapshot, bool)> {
-        let path = store::file_path(dir, cluster_name, &l.name);
-        let Some(kind) = l.connector_type else {
-            return Ok((skipped(l, path), false));
-        };
-        let read = observed::read_offsets(
-            client,
-            &l.name,
-            &opts.freshness,
-            &crate::clock::now,
-            &crate::wait::SystemClock,
-        );
-        match read {
-            Ok(read) => {
-                let secrets = l.class.as_ref().and_then(|c| secret_keys.get(c));
-                let paused_by = (l.state() == Some(ConnectorState::Paused))
-                    .then(|| service_pause::pending_request(client, &l.name))
-                    .flatten();
-                match capture(l, kind, read, secrets, opts, &base) {
-                    Ok((file, redacted)) => write(
-                        &path,
-                        file,
-                        redacted,
-                        paused_by.as_ref(),
-                        opts,
-                        &files,
-                        &points_at_schema,
-                    ),
-                    Err(message) => Ok((failed(l, path, message), false)),
-                }
-            }
-            // Listed, then deleted before its offsets were read (connectors come and go on a
-            // live cluster): nothing to capture, and no reason to fail the others' snapshot.
-            Err(observed::ReadError::Client(e)) if e.is_unknown_connector() && gone(client, &l.name) => Ok((
-                ConnectorSnapshot {
-                    message: Some(
-                        "deleted while the snapshot ran: no file written (a file it had is left as it was)".into(),
-                    ),
-                    connector_type: l.connector_type,
-                    ..skipped(l, path)
-                },
-                false,
-            )),
-            Err(e) => Ok((failed(l, path, e.to_string()), false)),
-        }
-    };
-    let mut connectors = Vec::new();
-    // Files known to hold a listed connector (written now, or found holding these offsets):
-    // not stale, so not read again below.
-    let mut current = BTreeSet::new();
-    let results = progress::map(&selected, opts.parallel, fleet, |l| &l.name, one);
+    if !rest.is_empty() {
+        fleet.total(filed.len() + rest.len());
+    }
+    let results = parallel::map(&rest, opts.parallel, |l| {
+        let read = l.connector_type.map(|_| read(&l.name));
+        listed.finish(client, l, read, opts)
+    });
+    done.extend(rest.iter().map(|l| l.name.clone()).zip(results));
+    let Listed {
+        cluster,
+        listing,
+        files,
+        points_at_schema,
+        ..
+    } = listed;
     files
         .commit()
         .map_err(|(path, source)| Error::Write { path, source })?;
@@ -270,7 +241,11 @@ pub fn snapshot_reporting(
     if schema.is_some() {
         store::write_schema(dir)?;
     }
-    for done in results {
+    let mut connectors = Vec::new();
+    // Files known to hold a listed connector (written now, or found holding these offsets):
+    // not stale, so not read again below.
+    let mut current = BTreeSet::new();
+    for (_, done) in done {
         let (report, is_current) = done?;
         if is_current {
             current.insert(report.path.clone());
@@ -296,6 +271,152 @@ pub fn snapshot_reporting(
         schema,
         commit: None,
     })
+}
+
+/// The selected connectors that the cluster's directory has files for, by their file names
+/// (a name the listing lacks is read for nothing, and its file is then found stale).
+fn filed_names(dir: &Path, cluster_name: &str, selector: &Selector) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(store::cluster_dir(dir, cluster_name)) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| store::connector_of(&e.ok()?.path()))
+        .filter(|name| selector.matches_name(name))
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// What the listing gives every connector's file, once the cluster has answered.
+struct Listed<'a> {
+    cluster: probe::ClusterInfo,
+    listing: BTreeMap<String, ConnectorListing>,
+    /// Listed in a transient state (its offsets are read after the listing).
+    unsettled: BTreeSet<String>,
+    secret_keys: BTreeMap<String, std::result::Result<BTreeSet<String>, String>>,
+    base: Capture<'a>,
+    dir: &'a Path,
+    /// Many files are made durable together at the end (one flush, then the renames); a few
+    /// are each synced as written.
+    files: crate::fsutil::Batch,
+    /// Whether a file written now points at the schema kco keeps at `<dir>/`.
+    points_at_schema: std::sync::atomic::AtomicBool,
+}
+
+/// Probes and lists the cluster, checks the selection and prepares the writes: the first
+/// step, after which nothing can stop the run before its files are written.
+fn list<'a>(
+    client: &dyn Service,
+    cluster_name: &'a str,
+    dir: &'a Path,
+    opts: &SnapshotOptions,
+    captured_at: String,
+) -> Result<Listed<'a>> {
+    let cluster = probe(client)?;
+    let mut listing = client
+        .list_connectors()
+        .map_err(|e| Error::client("cannot list connectors", e))?;
+    let selected = |l: &ConnectorListing| opts.selector.matches(&l.name, l.connector_type);
+    let unsettled = listing
+        .values()
+        .filter(|l| selected(l) && l.status.as_ref().is_some_and(is_transient))
+        .map(|l| l.name.clone())
+        .collect();
+    settle_listing(client, &mut listing, selected);
+    let live: Vec<&str> = listing.keys().map(String::as_str).collect();
+    opts.selector.check_matched(
+        &live,
+        &format!("on cluster `{cluster_name}` ({})", cluster.url),
+    )?;
+    let readable: Vec<&ConnectorListing> = listing
+        .values()
+        .filter(|l| selected(l) && l.connector_type.is_some())
+        .collect();
+    // A service without config definitions (Confluent Cloud) masks its secret values itself:
+    // those, and keys that look secret by name, become placeholders (`secrets::redact`).
+    let secret_keys = if opts.with_config && client.capabilities().config_definitions {
+        password_keys(client, &readable, opts.parallel)
+    } else {
+        BTreeMap::new()
+    };
+    let selected_count = listing.values().filter(|l| selected(l)).count();
+    // What a run killed before its renames left behind.
+    crate::fsutil::remove_stale_temps(&store::cluster_dir(dir, cluster_name), STALE_TEMP);
+    Ok(Listed {
+        base: Capture {
+            cluster_name,
+            kafka_cluster_id: cluster.info.kafka_cluster_id.clone(),
+            connect_version: cluster.info.version.clone(),
+            captured_at,
+        },
+        cluster,
+        listing,
+        unsettled,
+        secret_keys,
+        dir,
+        files: crate::fsutil::Batch::new(selected_count),
+        points_at_schema: std::sync::atomic::AtomicBool::new(false),
+    })
+}
+
+impl Listed<'_> {
+    /// Connector `name`, when the listing has it and `selector` takes it.
+    fn selected(&self, name: &str, selector: &Selector) -> Option<&ConnectorListing> {
+        let l = self.listing.get(name)?;
+        selector.matches(&l.name, l.connector_type).then_some(l)
+    }
+
+    /// Connector `l`'s report, its file written from its offsets `read` (`None`: its type is
+    /// unknown, so it is not captured), and whether its file is known to hold it.
+    fn finish(
+        &self,
+        client: &dyn Service,
+        l: &ConnectorListing,
+        read: Option<std::result::Result<Observed, observed::ReadError>>,
+        opts: &SnapshotOptions,
+    ) -> Result<(ConnectorSnapshot, bool)> {
+        let path = store::file_path(self.dir, self.base.cluster_name, &l.name);
+        let (Some(kind), Some(read)) = (l.connector_type, read) else {
+            return Ok((skipped(l, path), false));
+        };
+        match read {
+            Ok(read) => {
+                let secrets = l.class.as_ref().and_then(|c| self.secret_keys.get(c));
+                let paused_by = (l.state() == Some(ConnectorState::Paused))
+                    .then(|| service_pause::pending_request(client, &l.name))
+                    .flatten();
+                match capture(l, kind, read, secrets, opts, &self.base) {
+                    Ok((file, redacted)) => write(
+                        &path,
+                        file,
+                        redacted,
+                        paused_by.as_ref(),
+                        opts,
+                        &self.files,
+                        &self.points_at_schema,
+                    ),
+                    Err(message) => Ok((failed(l, path, message), false)),
+                }
+            }
+            // Listed, then deleted before its offsets were read (connectors come and go on a
+            // live cluster): nothing to capture, and no reason to fail the others' snapshot.
+            Err(observed::ReadError::Client(e))
+                if e.is_unknown_connector() && gone(client, &l.name) =>
+            {
+                Ok((
+                    ConnectorSnapshot {
+                        message: Some(
+                            "deleted while the snapshot ran: no file written (a file it had is left as it was)".into(),
+                        ),
+                        connector_type: l.connector_type,
+                        ..skipped(l, path)
+                    },
+                    false,
+                ))
+            }
+            Err(e) => Ok((failed(l, path, e.to_string()), false)),
+        }
+    }
 }
 
 /// A temporary file this old is a killed run's, not a running one's.

@@ -20,14 +20,17 @@ fn source_offsets(pos: i64) -> Value {
     json!([{"partition": {"filename": "/tmp/in.txt"}, "offset": {"position": pos}}])
 }
 
+/// A FileStream sink of topic `t` at offset `n`.
+fn sink(name: &str, n: i64) -> ConnectorSpec {
+    ConnectorSpec::sink(name, SINK)
+        .config("topics", "t")
+        .offsets(sink_offsets(n))
+}
+
 fn builder() -> FakeConnectBuilder {
     FakeConnect::builder()
         .kafka_cluster_id("kc-1")
-        .connector(
-            ConnectorSpec::sink("orders-sink", SINK)
-                .config("topics", "t")
-                .offsets(sink_offsets(5)),
-        )
+        .connector(sink("orders-sink", 5))
         .connector(
             ConnectorSpec::source("file-src", SRC)
                 .config("file", "/tmp/in.txt")
@@ -604,4 +607,126 @@ fn snapshot_and_diff_report_each_connector_they_read_to_the_observer() {
     diff_live_reporting(&fake.client(), input, &heard).unwrap();
     let log = heard.0.into_inner().unwrap();
     assert_eq!(log, ["total 2", "start a", "end a", "start b", "end b"]);
+}
+
+/// The nightly's case: the connectors the directory's files name are read while the cluster
+/// is listed, each once; a connector created since is read after the listing, and the file
+/// of one deleted since (read for nothing) is reported stale.
+#[test]
+fn a_nightly_reads_its_files_connectors_beside_the_listing_each_once() {
+    let dir = tempfile::tempdir().unwrap();
+    run(&cluster(), dir.path(), &SnapshotOptions::default());
+    let m = FakeConnect::builder()
+        .kafka_cluster_id("kc-1")
+        .connector(sink("orders-sink", 6))
+        .connector(sink("new-sink", 1))
+        .in_process();
+    let opts = SnapshotOptions {
+        parallel: 4,
+        ..SnapshotOptions::default()
+    };
+    let r = run(&m, dir.path(), &opts);
+    assert_eq!(
+        outcomes(&r),
+        [
+            ("new-sink".into(), SnapshotOutcome::Created),
+            ("orders-sink".into(), SnapshotOutcome::Updated)
+        ]
+    );
+    assert_eq!(
+        r.stale.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+        ["file-src"]
+    );
+    let mut calls = calls(&m);
+    calls.sort();
+    assert_eq!(
+        calls,
+        [
+            "GET /",
+            "GET /connectors/file-src/offsets",
+            "GET /connectors/new-sink/offsets",
+            "GET /connectors/orders-sink/offsets",
+            "GET /connectors?expand=status&expand=info",
+        ]
+    );
+}
+
+/// The reads ahead of the listing write nothing when the listing then fails: the files are
+/// as they were, and the listing's error is the run's.
+#[test]
+fn a_listing_that_fails_after_the_reads_ahead_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    run(&cluster(), dir.path(), &SnapshotOptions::default());
+    let before = std::fs::read_to_string(dir.path().join("a/orders-sink.yaml")).unwrap();
+    let m = FakeConnect::builder()
+        .connector(ConnectorSpec::sink("orders-sink", SINK).offsets(sink_offsets(9)))
+        .connector(ConnectorSpec::source("file-src", SRC).offsets(source_offsets(50)))
+        .in_process();
+    // Slow to fail: the reads ahead have long been sent.
+    m.fault(
+        Fault::on("GET", "/connectors?expand=status&expand=info")
+            .delay_ms(500)
+            .respond(400, "no listing today"),
+    );
+    let opts = SnapshotOptions {
+        parallel: 4,
+        ..SnapshotOptions::default()
+    };
+    let e = snapshot(
+        &m.client(),
+        "a",
+        dir.path(),
+        &opts,
+        &at("2026-02-01T00:00:00Z"),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("cannot list connectors"), "{e}");
+    assert!(e.to_string().contains("no listing today"), "{e}");
+    let calls = calls(&m);
+    for read in [
+        "GET /connectors/orders-sink/offsets",
+        "GET /connectors/file-src/offsets",
+    ] {
+        assert!(calls.iter().any(|c| c == read), "read ahead: {calls:?}");
+    }
+    let after = std::fs::read_to_string(dir.path().join("a/orders-sink.yaml")).unwrap();
+    assert_eq!(before, after, "nothing written");
+    m.assert_no_mutations();
+}
+
+/// A connector the listing shows in a transient state is read again once it has settled:
+/// its offsets read ahead may be older than the state the file records.
+#[test]
+fn a_connector_listed_in_a_transient_state_is_read_again_after_it_settles() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = cluster();
+    run(&m, dir.path(), &SnapshotOptions::default());
+    m.clear_requests();
+    let info = |state: &str| {
+        json!({
+            "info": {"name": "orders-sink", "type": "sink", "tasks": [],
+                     "config": {"name": "orders-sink", "connector.class": SINK, "topics": "t"}},
+            "status": {"name": "orders-sink", "type": "sink", "tasks": [],
+                       "connector": {"state": state, "worker_id": "w:8083"}}
+        })
+    };
+    m.fault(
+        Fault::on("GET", "/connectors?expand=status&expand=info")
+            .nth(1)
+            .respond_json(200, json!({"orders-sink": info("UNASSIGNED")})),
+    );
+    let opts = SnapshotOptions {
+        parallel: 4,
+        ..SnapshotOptions::default()
+    };
+    let r = run(&m, dir.path(), &opts);
+    assert_eq!(
+        outcomes(&r),
+        [("orders-sink".into(), SnapshotOutcome::Unchanged)]
+    );
+    let reads = calls(&m)
+        .into_iter()
+        .filter(|c| c == "GET /connectors/orders-sink/offsets")
+        .count();
+    assert_eq!(reads, 2, "{:?}", calls(&m));
 }

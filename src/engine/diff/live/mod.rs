@@ -8,7 +8,7 @@ use std::path::Path;
 use super::dr::DrInput;
 use super::{DiffReport, ExitOn, Mode};
 use crate::client::Service;
-use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
+use crate::engine::observed::{observed_note, read_reporting, Freshness, ReadError};
 use crate::engine::progress::{Observer, Unheard};
 use crate::engine::service_pause::{self, ServicePause};
 use crate::engine::settle::settle_listing;
@@ -82,18 +82,7 @@ pub fn diff_live_translated(
         .map(|f| (f.file.metadata.name.as_str(), f))
         .collect();
     let filed: Vec<&str> = by_name.keys().copied().collect();
-    let read_one = |name: &&str| {
-        fleet.started(name);
-        let read = read_offsets(
-            client,
-            name,
-            &input.freshness,
-            &crate::clock::now,
-            &crate::wait::SystemClock,
-        );
-        fleet.finished(name);
-        read
-    };
+    let read_one = |name: &&str| read_reporting(client, name, &input.freshness, fleet);
     // The files name the connectors to read: their offsets are read while the cluster is
     // probed and listed (the listing takes one of the parallel slots), so that the listing
     // costs no round trip of its own. A file whose connector the listing lacks is missing,
