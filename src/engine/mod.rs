@@ -15,6 +15,7 @@ pub mod merge;
 pub mod mirror;
 pub mod observed;
 pub mod operation;
+pub mod orphaned;
 pub mod parallel;
 pub mod probe;
 pub mod progress;

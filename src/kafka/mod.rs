@@ -1,7 +1,8 @@
-//! Reading Kafka itself (not Connect): one partition of one topic, from its first kept record
-//! to the end it had when the read began. kco never writes to Kafka.
+//! Reading Kafka itself (not Connect): one partition of a topic, or all of them, from the
+//! first kept record to the end each had when its read began. kco never writes to Kafka.
 //!
-//! Used for MirrorMaker 2's checkpoints topic (`engine::mirror`). The client is rskafka (pure
+//! Used for MirrorMaker 2's checkpoints topic (`engine::mirror`) and for Connect's offsets
+//! topic (`engine::leftovers`: offsets of connectors that no longer exist). The client is rskafka (pure
 //! Rust, rustls for TLS, SASL PLAIN and SCRAM); its async calls run on a current-thread Tokio
 //! runtime made for the read.
 
@@ -114,81 +115,123 @@ pub fn scan_partition(
     let runtime = runtime(opts)?;
     let work = async {
         let client = connect(opts).await?;
-        // A metadata request naming a missing topic makes a broker with
-        // `auto.create.topics.enable` create it: ask for all topics first (that creates
-        // nothing), and name this one only when it exists.
-        let topics = bounded(opts, "listing topics", client.list_topics())
-            .await?
-            .map_err(|e| map_err(e, topic, opts))?;
-        if !topics.iter().any(|t| t.name == topic) {
-            return Err(KafkaError::UnknownTopic {
-                topic: topic.to_string(),
-                bootstrap: opts.bootstrap_display(),
-            });
-        }
-        let part = bounded(
-            opts,
-            "finding the partition's leader",
-            client.partition_client(topic, partition, UnknownTopicHandling::Error),
-        )
-        .await?
-        .map_err(|e| map_err(e, topic, opts))?;
-        let start = bounded(
-            opts,
-            "reading the first offset",
-            part.get_offset(OffsetAt::Earliest),
-        )
-        .await?
-        .map_err(|e| map_err(e, topic, opts))?;
-        let end = bounded(
-            opts,
-            "reading the end offset",
-            part.get_offset(OffsetAt::Latest),
-        )
-        .await?
-        .map_err(|e| map_err(e, topic, opts))?;
-        let mut offset = match tail {
-            Some(n) => start.max(end - n),
-            None => start,
-        };
-        let mut records = 0u64;
-        while offset < end {
-            let (batch, _high) = bounded(
-                opts,
-                "fetching records",
-                part.fetch_records(offset, 1..FETCH_MAX_BYTES, 100),
-            )
-            .await?
-            .map_err(|e| map_err(e, topic, opts))?;
-            if batch.is_empty() {
-                // Only a transaction marker (or an aborted or open transaction's records,
-                // which read_committed leaves out) at this offset: step over it.
-                offset += 1;
-                continue;
-            }
-            for r in &batch {
-                if r.offset >= end {
-                    break;
-                }
-                records += 1;
-                visit(RawRecord {
-                    offset: r.offset,
-                    timestamp_ms: r.record.timestamp.timestamp_millis(),
-                    key: r.record.key.as_deref(),
-                    value: r.record.value.as_deref(),
-                });
-            }
-            offset = batch.last().map_or(offset + 1, |r| r.offset + 1);
-        }
-        Ok(ScanEnd {
-            start,
-            end,
-            records,
-        })
+        ensure_topic(&client, opts, topic).await?;
+        scan_one(&client, opts, topic, partition, tail, visit).await
     };
     // The deadline covers connecting and one stalled request; a long topic takes as long as
     // it takes.
     runtime.block_on(work)
+}
+
+/// Reads every partition of `topic`, one after the other over one connection, each from its
+/// first kept record to the end it had when its read began; `visit` is told the partition
+/// of each record (a compacted topic of Connect's, whose records of one key share a
+/// partition). Returns what each partition's scan saw, by partition.
+pub fn scan_topic(
+    opts: &KafkaOptions,
+    topic: &str,
+    visit: &mut dyn FnMut(i32, RawRecord<'_>),
+) -> Result<Vec<ScanEnd>, KafkaError> {
+    runtime(opts)?.block_on(async {
+        let client = connect(opts).await?;
+        let partitions = ensure_topic(&client, opts, topic).await?;
+        let mut ends = Vec::with_capacity(partitions);
+        for partition in 0..partitions as i32 {
+            let mut each = |r: RawRecord<'_>| visit(partition, r);
+            ends.push(scan_one(&client, opts, topic, partition, None, &mut each).await?);
+        }
+        Ok(ends)
+    })
+}
+
+/// Fails unless `topic` exists; returns its number of partitions. A metadata request naming
+/// a missing topic makes a broker with `auto.create.topics.enable` create it: this asks for
+/// all topics (that creates nothing).
+async fn ensure_topic(
+    client: &rskafka::client::Client,
+    opts: &KafkaOptions,
+    topic: &str,
+) -> Result<usize, KafkaError> {
+    let topics = bounded(opts, "listing topics", client.list_topics())
+        .await?
+        .map_err(|e| map_err(e, topic, opts))?;
+    match topics.iter().find(|t| t.name == topic) {
+        Some(t) => Ok(t.partitions.len()),
+        None => Err(KafkaError::UnknownTopic {
+            topic: topic.to_string(),
+            bootstrap: opts.bootstrap_display(),
+        }),
+    }
+}
+
+/// One partition's scan, over a client already connected.
+async fn scan_one(
+    client: &rskafka::client::Client,
+    opts: &KafkaOptions,
+    topic: &str,
+    partition: i32,
+    tail: Option<i64>,
+    visit: &mut dyn FnMut(RawRecord<'_>),
+) -> Result<ScanEnd, KafkaError> {
+    let part = bounded(
+        opts,
+        "finding the partition's leader",
+        client.partition_client(topic, partition, UnknownTopicHandling::Error),
+    )
+    .await?
+    .map_err(|e| map_err(e, topic, opts))?;
+    let start = bounded(
+        opts,
+        "reading the first offset",
+        part.get_offset(OffsetAt::Earliest),
+    )
+    .await?
+    .map_err(|e| map_err(e, topic, opts))?;
+    let end = bounded(
+        opts,
+        "reading the end offset",
+        part.get_offset(OffsetAt::Latest),
+    )
+    .await?
+    .map_err(|e| map_err(e, topic, opts))?;
+    let mut offset = match tail {
+        Some(n) => start.max(end - n),
+        None => start,
+    };
+    let mut records = 0u64;
+    while offset < end {
+        let (batch, _high) = bounded(
+            opts,
+            "fetching records",
+            part.fetch_records(offset, 1..FETCH_MAX_BYTES, 100),
+        )
+        .await?
+        .map_err(|e| map_err(e, topic, opts))?;
+        if batch.is_empty() {
+            // Only a transaction marker (or an aborted or open transaction's records,
+            // which read_committed leaves out) at this offset: step over it.
+            offset += 1;
+            continue;
+        }
+        for r in &batch {
+            if r.offset >= end {
+                break;
+            }
+            records += 1;
+            visit(RawRecord {
+                offset: r.offset,
+                timestamp_ms: r.record.timestamp.timestamp_millis(),
+                key: r.record.key.as_deref(),
+                value: r.record.value.as_deref(),
+            });
+        }
+        offset = batch.last().map_or(offset + 1, |r| r.offset + 1);
+    }
+    Ok(ScanEnd {
+        start,
+        end,
+        records,
+    })
 }
 
 /// A current-thread runtime for one read.
