@@ -27,11 +27,19 @@ pub struct Args {
     #[command(flatten)]
     pub read: super::ReadArgs,
     /// List every cluster of kco.yaml at once
-    #[arg(long)]
+    #[arg(long, conflicts_with = "orphaned")]
     pub all_clusters: bool,
+    /// List instead the connector names with source offsets left in the workers' offsets
+    /// topic (`connectTopics.offsets`, read through `kafka:`) that no connector of the
+    /// cluster has: a connector created under such a name resumes from them
+    #[arg(long)]
+    pub orphaned: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    if args.orphaned {
+        return orphaned(ctx);
+    }
     if args.all_clusters {
         let work = |name: &str| gather(&args, ctx, Some(name));
         return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx));
@@ -146,4 +154,77 @@ fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `kco ls --orphaned`: the offsets topic's names that no connector of the cluster has.
+fn orphaned(ctx: &Context) -> Result<u8> {
+    let target = ctx.target()?;
+    let env = |k: &str| std::env::var(k).ok();
+    let kafka = ctx.config.dr_settings(&target.name, &env)?.kafka;
+    let (Some(kafka), Some(topic)) = (kafka, ctx.config.offsets_topic(&target.name)) else {
+        return Err(Error::Other(format!(
+            "cluster `{}`: `ls --orphaned` reads the workers' offsets topic, and kco.yaml sets no `kafka:` and `connectTopics: {{offsets: ...}}` for it (hint: `offsets` is the workers' `offset.storage.topic`)",
+            target.name
+        )));
+    };
+    let client = ctx.connect_listing(&target)?;
+    let live: std::collections::BTreeSet<String> = client
+        .list_connectors()
+        .map_err(|e| {
+            Error::client(
+                format!("cluster `{}`: listing its connectors", target.name),
+                e,
+            )
+        })?
+        .into_keys()
+        .collect();
+    let found = crate::engine::orphaned::find(&kafka, topic, &live).map_err(|e| {
+        Error::Other(format!(
+            "cluster `{}`: reading topic `{topic}`: {e}",
+            target.name
+        ))
+    })?;
+    let p = &ctx.printer;
+    if p.is_structured() {
+        p.structured(&found);
+        return Ok(EXIT_OK);
+    }
+    if found.unread_records > 0 {
+        p.warn(&format!(
+            "{} of topic `{topic}` not a Connect source offset (left out)",
+            crate::text::count(found.unread_records as usize, "record")
+        ));
+    }
+    if found.orphans.is_empty() {
+        p.out(&format!(
+            "No offsets left in topic `{topic}` by connectors that cluster `{}` no longer has.\n",
+            target.name
+        ));
+        return Ok(EXIT_OK);
+    }
+    let mut out = format!(
+        "Offsets left in topic `{topic}` by {} that cluster `{}` does not have (a connector created under one of these names resumes from them):\n",
+        crate::text::count(found.orphans.len(), "connector name"),
+        target.name
+    );
+    let width = found
+        .orphans
+        .iter()
+        .map(|o| o.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    out.push_str(&format!("{:width$}  PARTITIONS  LAST COMMIT\n", "NAME"));
+    for o in &found.orphans {
+        let at = std::time::UNIX_EPOCH
+            + std::time::Duration::from_millis(o.last_commit_ms.max(0) as u64);
+        out.push_str(&format!(
+            "{:width$}  {:>10}  {}\n",
+            o.name,
+            o.partitions.len(),
+            crate::clock::rfc3339(at)
+        ));
+    }
+    p.out(&out);
+    Ok(EXIT_OK)
 }

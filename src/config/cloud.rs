@@ -20,6 +20,7 @@ const REFUSED: &[(&str, &str)] = &[
     ("urls", "the service's address is `confluentCloud.endpoint` (default https://api.confluent.cloud)"),
     ("auth", "the credentials are `confluentCloud.apiKey` and `apiSecret` (a Cloud API key)"),
     ("kafka", "kco reads MirrorMaker 2 checkpoints (`apply --translate`) for self-managed Connect clusters only"),
+    ("connectTopics", "Confluent Cloud keeps its managed connectors' offsets in the service, not in a topic kco can read"),
     ("mirrors", "kco translates offsets across Kafka clusters (`apply --translate`) for self-managed Connect clusters only"),
 ];
 
@@ -84,6 +85,7 @@ impl Config {
                 "urls" => !raw.urls.is_empty(),
                 "auth" => raw.auth.is_some(),
                 "kafka" => raw.kafka.is_some(),
+                "connectTopics" => raw.connect_topics.is_some(),
                 _ => !raw.mirrors.is_empty(),
             };
             if set {
@@ -320,6 +322,13 @@ mod tests {
         let e = c.resolve(Some("cloud-prod"), None, &env).unwrap_err();
         assert!(e.message.contains("takes no `urls:`"), "{e}");
         assert_eq!(e.line, Some(5), "{e}");
+        let topics = CLOUD.replace(
+            "    confluentCloud:",
+            "    connectTopics: {offsets: o}\n    confluentCloud:",
+        );
+        let (_d, c) = load(&topics);
+        let e = c.resolve(Some("cloud-prod"), None, &env).unwrap_err();
+        assert!(e.message.contains("takes no `connectTopics:`"), "{e}");
         let swapped = CLOUD
             .replace("env-abc123", "lkc-xyz789x")
             .replace("kafkaCluster: lkc-xyz789\n", "kafkaCluster: env-abc123\n");

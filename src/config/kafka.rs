@@ -32,6 +32,12 @@ pub struct MirrorAlarm {
 }
 
 impl Config {
+    /// The workers' offsets topic of cluster `name` (`connectTopics.offsets`), if set.
+    pub fn offsets_topic(&self, name: &str) -> Option<&str> {
+        let raw = self.raw.clusters.get(name)?;
+        Some(raw.connect_topics.as_ref()?.offsets.as_str())
+    }
+
     /// `kafka:` and `mirrors:` of cluster `name` (none for an unknown cluster or `--url`
     /// without a configured one).
     pub fn dr_settings(

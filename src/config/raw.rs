@@ -83,6 +83,9 @@ pub(super) struct RawCluster {
     #[serde(default)]
     #[serde(deserialize_with = "crate::model::strict::unique_map")]
     pub(super) mirrors: BTreeMap<String, RawMirror>,
+    /// The Connect cluster's internal topics on its Kafka (`config/kafka.rs`).
+    #[serde(default)]
+    pub(super) connect_topics: Option<RawConnectTopics>,
     /// A Confluent Cloud cluster's managed connectors, in place of `urls` (`config/cloud.rs`).
     #[serde(default)]
     pub(super) confluent_cloud: Option<RawCloud>,
@@ -136,6 +139,13 @@ pub(super) struct RawTls {
     pub(super) key_file: Option<String>,
     #[serde(default)]
     pub(super) insecure_skip_verify: bool,
+}
+
+/// A cluster's `connectTopics:`: the workers' `offset.storage.topic`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConnectTopics {
+    pub(super) offsets: String,
 }
 
 /// A cluster's `kafka:`: how kco reads its Kafka (config/kafka.rs resolves it).

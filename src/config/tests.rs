@@ -76,3 +76,17 @@ fn lock_is_local_or_a_named_remote_and_anything_else_is_an_error_on_its_line() {
         assert_eq!(e.line, Some(2), "{bad}: {e}");
     }
 }
+
+#[test]
+fn connect_topics_names_the_offsets_topic_and_nothing_else() {
+    let parse = |t: &str| Config::parse(Path::new("kco.yaml"), t);
+    let c = parse("clusters:\n  a:\n    url: http://x:1\n    connectTopics: {offsets: connect-offsets}\n  b:\n    url: http://y:1\n").unwrap();
+    assert_eq!(c.offsets_topic("a"), Some("connect-offsets"));
+    assert_eq!(c.offsets_topic("b"), None);
+    assert_eq!(c.offsets_topic("zz"), None);
+    let e = parse(
+        "clusters:\n  a:\n    url: http://x:1\n    connectTopics: {offset: connect-offsets}\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.line, Some(4), "{e}");
+}

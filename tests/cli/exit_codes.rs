@@ -253,3 +253,44 @@ fn commands_that_read_only_files_need_no_cluster_chosen() {
     let out = Kco::new(r.path()).args(["log"]).run();
     assert!(out.stdout.contains("orders"), "{}", out.stdout);
 }
+
+#[test]
+fn ls_orphaned_without_the_offsets_topic_or_its_kafka_is_an_error_naming_what_to_set() {
+    let fake = two_connectors();
+    let dir = tempfile::tempdir().unwrap();
+    config(dir.path(), &[("a", &fake.url())]);
+    let r = Kco::new(dir.path())
+        .args(["--cluster", "a", "ls", "--orphaned"])
+        .run();
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("cluster `a`")
+            && r.stderr.contains("`kafka:`")
+            && r.stderr.contains("connectTopics")
+            && r.stderr.contains("offset.storage.topic"),
+        "{}",
+        r.stderr
+    );
+    // A Kafka that nothing serves: named, nothing changed.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    std::fs::write(
+        dir.path().join("kco.yaml"),
+        format!(
+            "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"127.0.0.1:{port}\"}}\n    connectTopics: {{offsets: connect-offsets}}\n",
+            fake.url()
+        ),
+    )
+    .unwrap();
+    let r = Kco::new(dir.path())
+        .args(["--cluster", "a", "ls", "--orphaned"])
+        .run();
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!("127.0.0.1:{port}")) && r.stderr.contains("connect-offsets"),
+        "{}",
+        r.stderr
+    );
+    fake.assert_no_mutations();
+}
