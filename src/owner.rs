@@ -155,6 +155,15 @@ mod tests {
 
     const OWNER: u32 = 10001;
 
+    /// A command's start, 15 ms ago (the kernel's clock ticks coarsely).
+    fn started_a_moment_ago() -> i128 {
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128
+            - 15_000_000
+    }
+
     #[test]
     fn what_root_creates_in_a_checkout_goes_to_the_owner_of_its_directory() {
         if !is_root() {
@@ -188,11 +197,7 @@ mod tests {
                 checkout.join(".kco"),
                 checkout.join(".git"),
             ],
-            SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as i128
-                - 15_000_000,
+            started_a_moment_ago(),
         );
         // What the command makes: new directories and files, a symlink.
         std::fs::create_dir_all(checkout.join("snapshots/a")).unwrap();
@@ -245,11 +250,7 @@ mod tests {
         std::os::unix::fs::lchown(&cwd, Some(OWNER), Some(OWNER)).unwrap();
         let keep = Keep::since(
             vec![cwd.join("snapshots/a"), cwd.join(".kco")],
-            SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as i128
-                - 15_000_000,
+            started_a_moment_ago(),
         );
         // Root writes, during the command, beside the roots it never created: not the
         // command's (a run in `/` or a home directory would otherwise walk all of it).

@@ -152,9 +152,7 @@ async fn ensure_topic(
     opts: &KafkaOptions,
     topic: &str,
 ) -> Result<usize, KafkaError> {
-    let topics = bounded(opts, "listing topics", client.list_topics())
-        .await?
-        .map_err(|e| map_err(e, topic, opts))?;
+    let topics = ask(opts, topic, "listing topics", client.list_topics()).await?;
     match topics.iter().find(|t| t.name == topic) {
         Some(t) => Ok(t.partitions.len()),
         None => Err(KafkaError::UnknownTopic {
@@ -173,40 +171,40 @@ async fn scan_one(
     tail: Option<i64>,
     visit: &mut dyn FnMut(RawRecord<'_>),
 ) -> Result<ScanEnd, KafkaError> {
-    let part = bounded(
+    let part = ask(
         opts,
+        topic,
         "finding the partition's leader",
         client.partition_client(topic, partition, UnknownTopicHandling::Error),
     )
-    .await?
-    .map_err(|e| map_err(e, topic, opts))?;
-    let start = bounded(
+    .await?;
+    let start = ask(
         opts,
+        topic,
         "reading the first offset",
         part.get_offset(OffsetAt::Earliest),
     )
-    .await?
-    .map_err(|e| map_err(e, topic, opts))?;
-    let end = bounded(
+    .await?;
+    let end = ask(
         opts,
+        topic,
         "reading the end offset",
         part.get_offset(OffsetAt::Latest),
     )
-    .await?
-    .map_err(|e| map_err(e, topic, opts))?;
+    .await?;
     let mut offset = match tail {
         Some(n) => start.max(end - n),
         None => start,
     };
     let mut records = 0u64;
     while offset < end {
-        let (batch, _high) = bounded(
+        let (batch, _high) = ask(
             opts,
+            topic,
             "fetching records",
             part.fetch_records(offset, 1..FETCH_MAX_BYTES, 100),
         )
-        .await?
-        .map_err(|e| map_err(e, topic, opts))?;
+        .await?;
         if batch.is_empty() {
             // Only a transaction marker (or an aborted or open transaction's records,
             // which read_committed leaves out) at this offset: step over it.
@@ -304,6 +302,19 @@ pub fn topic_partitions(
             .map(|t| (t.name, t.partitions.len()))
             .collect())
     })
+}
+
+/// One request about `topic` within `timeoutSeconds` ([`bounded`]), its error told as
+/// [`map_err`] tells it.
+async fn ask<T>(
+    opts: &KafkaOptions,
+    topic: &str,
+    step: &str,
+    work: impl std::future::Future<Output = Result<T, RsError>>,
+) -> Result<T, KafkaError> {
+    bounded(opts, step, work)
+        .await?
+        .map_err(|e| map_err(e, topic, opts))
 }
 
 /// `step` (connecting, or one request) within `timeoutSeconds`: a listener that accepts the
