@@ -169,6 +169,24 @@ pub enum Error {
         me: Option<u32>,
     },
 
+    /// Reading or writing Kafka itself (Connect's offsets topic, MirrorMaker 2's
+    /// checkpoints); `context` names the cluster and the topic.
+    #[error("{context}: {source}")]
+    Kafka {
+        context: String,
+        #[source]
+        source: crate::kafka::KafkaError,
+    },
+
+    /// Offsets kco would write to Connect's offsets topic under names that connectors of the
+    /// cluster have now: a running connector writes them too. Nothing was written.
+    #[error("{} on cluster `{cluster}` now, so {} offsets are not leftovers kco writes in topic `{topic}`; nothing was written", names_exist(names), if names.len() == 1 { "its" } else { "their" })]
+    ConnectorsExist {
+        cluster: String,
+        topic: String,
+        names: Vec<String>,
+    },
+
     /// Arguments that do not fit together.
     #[error("{0}")]
     Usage(String),
@@ -196,6 +214,8 @@ pub enum ErrorKind {
     SharedGroup,
     NoMatch,
     NotTrusted,
+    Kafka,
+    ConnectorsExist,
     Usage,
     Other,
 }
@@ -226,6 +246,8 @@ impl Error {
             Error::SharedGroup { .. } => ErrorKind::SharedGroup,
             Error::NoMatch { .. } => ErrorKind::NoMatch,
             Error::NotTrusted { .. } => ErrorKind::NotTrusted,
+            Error::Kafka { .. } => ErrorKind::Kafka,
+            Error::ConnectorsExist { .. } => ErrorKind::ConnectorsExist,
             Error::Usage(_) => ErrorKind::Usage,
             Error::NoGitIdentity { .. } | Error::Other(_) => ErrorKind::Other,
         }
@@ -250,6 +272,8 @@ impl Error {
             | ErrorKind::SharedGroup
             | ErrorKind::NoMatch
             | ErrorKind::NotTrusted
+            | ErrorKind::Kafka
+            | ErrorKind::ConnectorsExist
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -258,6 +282,9 @@ impl Error {
     /// A next step for the user, when there is one.
     pub fn hint(&self) -> Option<String> {
         match self {
+            Error::ConnectorsExist { cluster, .. } => Some(format!(
+                "a connector's own offsets change through Connect (`kco reset NAME --cluster {cluster}`, `kco apply`); to write these keys, delete the connector first (`kco ls --orphaned --cluster {cluster}` then lists its offsets)"
+            )),
             Error::Client { source, .. } => client_hint(source),
             Error::UnsupportedVersion { .. } => Some(format!(
                 "offsets can be read from Kafka Connect {} and altered from {}",
@@ -391,6 +418,19 @@ pub fn files_hint(problems: &[FileProblem]) -> Option<&'static str> {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// "connector `a` exists" or "connectors `a`, `b` exist".
+fn names_exist(names: &[String]) -> String {
+    let list = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match names.len() {
+        1 => format!("connector {list} exists"),
+        _ => format!("connectors {list} exist"),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,10 @@
 //! Reading Kafka itself (not Connect): one partition of a topic, or all of them, from the
-//! first kept record to the end each had when its read began. kco never writes to Kafka.
+//! first kept record to the end each had when its read began; and writing records to a
+//! topic's partitions, which kco does only to Connect's offsets topic (`kco reset
+//! --orphaned` and its undo).
 //!
 //! Used for MirrorMaker 2's checkpoints topic (`engine::mirror`) and for Connect's offsets
-//! topic (`engine::leftovers`: offsets of connectors that no longer exist). The client is rskafka (pure
+//! topic (`engine::orphaned`: offsets of connectors that no longer exist). The client is rskafka (pure
 //! Rust, rustls for TLS, SASL PLAIN and SCRAM); its async calls run on a current-thread Tokio
 //! runtime made for the read.
 
@@ -141,6 +143,76 @@ pub fn scan_topic(
             ends.push(scan_one(&client, opts, topic, partition, None, &mut each).await?);
         }
         Ok(ends)
+    })
+}
+
+/// One record to write: its partition, key and value (`None`: a deletion, a tombstone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutRecord {
+    pub partition: i32,
+    pub key: Vec<u8>,
+    pub value: Option<Vec<u8>>,
+}
+
+/// Writes `records` to `topic`, each to its partition, in their order within a partition,
+/// stamped `timestamp_ms`; returns once every broker leading one has acknowledged them (all
+/// in-sync replicas). Nothing is written to a topic that does not exist, nor to a partition
+/// it does not have.
+pub fn produce(
+    opts: &KafkaOptions,
+    topic: &str,
+    records: &[OutRecord],
+    timestamp_ms: i64,
+) -> Result<(), KafkaError> {
+    let timestamp = chrono::DateTime::from_timestamp_millis(timestamp_ms).unwrap_or_default();
+    let mut by_partition: std::collections::BTreeMap<i32, Vec<rskafka::record::Record>> =
+        Default::default();
+    for r in records {
+        by_partition
+            .entry(r.partition)
+            .or_default()
+            .push(rskafka::record::Record {
+                key: Some(r.key.clone()),
+                value: r.value.clone(),
+                headers: Default::default(),
+                timestamp,
+            });
+    }
+    runtime(opts)?.block_on(async {
+        let client = connect(opts).await?;
+        let partitions = ensure_topic(&client, opts, topic).await?;
+        if let Some(p) = by_partition
+            .keys()
+            .find(|p| **p < 0 || **p as usize >= partitions)
+        {
+            return Err(KafkaError::Failed {
+                bootstrap: opts.bootstrap_display(),
+                message: format!(
+                    "topic `{topic}` has {}, not a partition {p}: nothing written",
+                    crate::text::count(partitions, "partition")
+                ),
+            });
+        }
+        for (partition, batch) in by_partition {
+            let part = ask(
+                opts,
+                topic,
+                "finding the partition's leader",
+                client.partition_client(topic, partition, UnknownTopicHandling::Error),
+            )
+            .await?;
+            ask(
+                opts,
+                topic,
+                "writing records",
+                part.produce(
+                    batch,
+                    rskafka::client::partition::Compression::NoCompression,
+                ),
+            )
+            .await?;
+        }
+        Ok(())
     })
 }
 

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::plan::{Action, ApplyPlan, Want};
+use crate::engine::orphaned::TopicRecord;
 use crate::engine::store;
 use crate::error::{Error, Result};
 use crate::fsutil::write_private;
@@ -55,6 +56,10 @@ pub struct Marker {
     /// Connectors the operation creates: undoing deletes them.
     #[serde(default)]
     pub created: Vec<String>,
+    /// A backup of keys of this offsets topic (`kco reset --orphaned`, or its undo), kept in
+    /// [`TOPIC_RECORDS`]: undoing writes them back through Kafka.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offsets_topic: Option<String>,
 }
 
 /// Writes one file per connector that the plan changes and that exists now, then the marker.
@@ -98,6 +103,7 @@ pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupRe
         url: crate::client::redact_url(&plan.url),
         captured_at: captured_at.to_string(),
         created: created.clone(),
+        offsets_topic: None,
     };
     let text = serde_json::to_string_pretty(&marker).expect("a marker serializes");
     write_file(&dir.join(MARKER), text.as_bytes())?;
@@ -105,6 +111,52 @@ pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupRe
         dir: dir.to_path_buf(),
         files,
         created,
+    })
+}
+
+/// The file of a backup of offsets-topic keys: each key's value before the operation.
+pub const TOPIC_RECORDS: &str = "offsets-topic.json";
+
+/// Writes the backup of offsets-topic keys: `records` (each key as it was) in
+/// [`TOPIC_RECORDS`], then the marker naming `topic`.
+pub fn write_topic(
+    cluster: &str,
+    url: &str,
+    topic: &str,
+    records: &[TopicRecord],
+    dir: &Path,
+    captured_at: &str,
+) -> Result<BackupReport> {
+    let path = dir.join(TOPIC_RECORDS);
+    let text = serde_json::to_string_pretty(records).expect("records serialize");
+    write_file(&path, text.as_bytes())?;
+    let marker = Marker {
+        kind: MARKER_KIND.into(),
+        cluster: cluster.to_string(),
+        url: crate::client::redact_url(url),
+        captured_at: captured_at.to_string(),
+        created: Vec::new(),
+        offsets_topic: Some(topic.to_string()),
+    };
+    let text = serde_json::to_string_pretty(&marker).expect("a marker serializes");
+    write_file(&dir.join(MARKER), text.as_bytes())?;
+    Ok(BackupReport {
+        dir: dir.to_path_buf(),
+        files: vec![path],
+        created: Vec::new(),
+    })
+}
+
+/// The offsets-topic keys a backup directory keeps ([`write_topic`]).
+pub fn read_topic(dir: &Path) -> Result<Vec<TopicRecord>> {
+    let path = dir.join(TOPIC_RECORDS);
+    let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
+        path: path.clone(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| Error::NotABackup {
+        dir: dir.to_path_buf(),
+        why: format!("{}:{}: {e}", path.display(), e.line()),
     })
 }
 

@@ -22,6 +22,7 @@ mod recover_request;
 pub mod remote_journal;
 pub mod remote_lock;
 pub mod state_dir;
+mod topic;
 
 #[cfg(test)]
 mod tests;
@@ -34,6 +35,7 @@ use std::path::{Path, PathBuf};
 pub use journal::{Journal, JournalEntry};
 pub use recover::{RecoverOutcome, RecoverReport, RecoveredConnector};
 pub use state_dir::StateDir;
+pub use topic::{TopicDone, TopicRan};
 
 use crate::client::Service;
 use crate::engine::apply::OperationObserver;
