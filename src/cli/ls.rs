@@ -159,14 +159,8 @@ fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
 /// `kco ls --orphaned`: the offsets topic's names that no connector of the cluster has.
 fn orphaned(ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
-    let env = |k: &str| std::env::var(k).ok();
-    let kafka = ctx.config.dr_settings(&target.name, &env)?.kafka;
-    let (Some(kafka), Some(topic)) = (kafka, ctx.config.offsets_topic(&target.name)) else {
-        return Err(Error::Other(format!(
-            "cluster `{}`: `ls --orphaned` reads the workers' offsets topic, and kco.yaml sets no `kafka:` and `connectTopics: {{offsets: ...}}` for it (hint: `offsets` is the workers' `offset.storage.topic`)",
-            target.name
-        )));
-    };
+    let (kafka, topic) = super::orphaned::offsets_topic(ctx, &target, "ls --orphaned")?;
+    let topic = topic.as_str();
     let client = ctx.connect_listing(&target)?;
     let live: std::collections::BTreeSet<String> = client
         .list_connectors()
@@ -178,12 +172,11 @@ fn orphaned(ctx: &Context) -> Result<u8> {
         })?
         .into_keys()
         .collect();
-    let found = crate::engine::orphaned::find(&kafka, topic, &live).map_err(|e| {
-        Error::Other(format!(
-            "cluster `{}`: reading topic `{topic}`: {e}",
-            target.name
-        ))
-    })?;
+    let found =
+        crate::engine::orphaned::find(&kafka, topic, &live).map_err(|source| Error::Kafka {
+            context: format!("cluster `{}`: reading topic `{topic}`", target.name),
+            source,
+        })?;
     let p = &ctx.printer;
     if p.is_structured() {
         p.structured(&found);

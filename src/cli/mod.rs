@@ -21,6 +21,7 @@ mod man;
 mod merge_file;
 mod neighbours;
 mod operate;
+mod orphaned;
 mod output;
 mod progress;
 mod recover;

@@ -339,7 +339,7 @@ fn on_interrupt_finish_in_flight() {
 /// Says, once, before the first change, that the cluster's lock is this machine's only
 /// (nothing keeps out another machine or clone applying at once); not where kco.yaml says
 /// `lock: local`, which is a choice already made.
-fn say_local_only(ctx: &Context, cluster: &str, why: LocalOnly) {
+pub(super) fn say_local_only(ctx: &Context, cluster: &str, why: LocalOnly) {
     if why != LocalOnly::Configured {
         ctx.printer.status(&format!(
             "Locked cluster `{cluster}` on this machine only ({}): another clone applying to it at once is not kept out (docs/apply.md#locking)",

@@ -1,9 +1,13 @@
 //! `kco reset`: delete connectors' offsets, inside the same guarded operation as apply.
 
+use std::collections::BTreeSet;
+
 use super::apply_render::Verb;
 use super::operate::{drive, ChangeArgs, Request};
 use super::Context;
 use crate::engine::apply::Checked;
+use crate::engine::operation::Operation;
+use crate::engine::orphaned;
 use crate::engine::select;
 use crate::error::{Error, Result};
 
@@ -12,14 +16,26 @@ use crate::error::{Error, Result};
 #[command(
     after_long_help = "Each connector is stopped, its offsets deleted (DELETE .../offsets) and read back \
 as empty, and its prior state put back. The live offsets are backed up first; `kco undo <backup dir>` \
-restores them.\n\nExit codes: 0 every connector reset (or had no offsets); 1 otherwise (also when a \
+restores them.\n\n\
+With --orphaned, the names are those of deleted connectors whose source offsets are left in the \
+workers' offsets topic (`kco ls --orphaned` lists them): each of their keys is deleted there (a null \
+value, as the worker deletes one), through Kafka (`kafka:` and `connectTopics.offsets` of the cluster \
+in kco.yaml), under the cluster's lock, after a backup of the keys that `kco undo` writes back; every \
+key is read back. A connector created under such a name then starts afresh. Refused, nothing \
+written, while a connector of the name exists.\n\n\
+Exit codes: 0 every connector reset (or had no offsets); 1 otherwise (also when a \
 name or glob matches no connector).\n\n\
-Examples:\n  kco reset orders-sink --dry-run\n  kco reset 'orders-*' --yes"
+Examples:\n  kco reset orders-sink --dry-run\n  kco reset 'orders-*' --yes\n  \
+kco reset --orphaned old-orders-source --yes"
 )]
 pub struct Args {
     /// Connector names or globs (globs are resolved against the cluster's connectors)
     #[arg(required = true)]
     pub names: Vec<String>,
+    /// Delete instead the source offsets that deleted connectors of these names left in the
+    /// workers' offsets topic (`kco ls --orphaned` lists them)
+    #[arg(long)]
+    pub orphaned: bool,
     #[command(flatten)]
     pub change: ChangeArgs,
 }
@@ -28,6 +44,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     // A URL alone stands for cluster `default`: not this project's cluster, whose lock and
     // journal it would miss.
     ctx.ensure_cluster_named(&ctx.snapshots_dir())?;
+    if args.orphaned {
+        return orphaned(&args, ctx);
+    }
     let target = ctx.target()?;
     let request = Request::exact(Verb::Reset, &args.change);
     // Names and globs alike are resolved against the cluster's connectors: one that is not
@@ -45,4 +64,49 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     };
     let wants = Checked::reset(&names, &target.name);
     drive(ctx, &target, &wants, &args.change, &request)
+}
+
+/// `kco reset --orphaned`: the offsets deleted connectors left, deleted in the offsets topic.
+fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
+    let target = ctx.target()?;
+    let (kafka, topic) = super::orphaned::offsets_topic(ctx, &target, "reset --orphaned")?;
+    let plan = |op: &Operation| {
+        let live: BTreeSet<String> = op
+            .client()
+            .list_connectors()
+            .map_err(|e| {
+                Error::client(
+                    format!("cluster `{}`: listing its connectors", target.name),
+                    e,
+                )
+            })?
+            .into_keys()
+            .collect();
+        // A name a connector has is that connector's: `kco reset NAME` resets it.
+        let present: Vec<String> = args
+            .names
+            .iter()
+            .filter(|n| !select::is_glob(n) && live.contains(*n))
+            .cloned()
+            .collect();
+        if !present.is_empty() {
+            return Err(Error::ConnectorsExist {
+                cluster: target.name.clone(),
+                topic: topic.clone(),
+                names: present,
+            });
+        }
+        let found = orphaned::find(&kafka, &topic, &live).map_err(|source| Error::Kafka {
+            context: format!("cluster `{}`: reading topic `{topic}`", target.name),
+            source,
+        })?;
+        let left: Vec<&str> = found.orphans.iter().map(|o| o.name.as_str()).collect();
+        let place = format!(
+            "with offsets left in topic `{topic}` on cluster `{}` (`kco ls --orphaned`)",
+            target.name
+        );
+        let names = select::resolve(&left, &args.names, &place)?;
+        Ok(orphaned::plan_reset(&target.name, &found, &names))
+    };
+    super::orphaned::drive(ctx, &target, &kafka, &args.change, Verb::Reset, &plan)
 }

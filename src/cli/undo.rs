@@ -24,6 +24,9 @@ changed are put back exactly, and the connectors it created are stopped, emptied
 deleted. Plan first; nothing changes without --yes (or a yes on the terminal). --fail-on refuses, \
 before any change, an undo that would rewind (reprocessing), skip ahead (data-loss) or remove \
 (reset) a partition's offset.\n\n\
+The backup of a `kco reset --orphaned` holds keys of the workers' offsets topic: the undo writes \
+each one's value back through Kafka (`kafka:` and `connectTopics.offsets` of the cluster), refused \
+while a connector has one of their names.\n\n\
 Exit codes: 0 everything undone (or nothing to undo); 1 otherwise.\n\n\
 Examples:\n  kco undo .kco/backups/20240131T120000Z/prod --dry-run\n  \
 kco undo .kco/backups/20240131T120000Z/prod --yes"
@@ -102,6 +105,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         ));
         target.http.urls = vec![marker.url.clone()];
     }
+    if let Some(topic) = &marker.offsets_topic {
+        return undo_topic(ctx, &target, &dir, topic, &args.change);
+    }
     let env = |k: &str| std::env::var(k).ok();
     let check = CheckOptions {
         as_name: None,
@@ -116,4 +122,48 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let mut request = Request::exact(Verb::Undo, &args.change);
     request.refuse = args.fail_on.into_iter().map(Into::into).collect();
     drive(ctx, &target, &wants, &args.change, &request)
+}
+
+/// The undo of a `kco reset --orphaned` (or of such an undo): each key of the offsets topic
+/// the backup keeps gets its value back, through Kafka, while no connector has its name.
+fn undo_topic(
+    ctx: &Context,
+    target: &crate::config::ClusterTarget,
+    dir: &std::path::Path,
+    topic: &str,
+    change: &ChangeArgs,
+) -> Result<u8> {
+    let (kafka, _) = super::orphaned::offsets_topic(ctx, target, "undo")?;
+    let records = backup::read_topic(dir)?;
+    let plan = |op: &crate::engine::operation::Operation| {
+        let plan = crate::engine::orphaned::plan_restore(&kafka, &target.name, topic, &records)
+            .map_err(|e| {
+                Error::Other(format!(
+                    "cluster `{}`: the backup {}: {e}",
+                    target.name,
+                    ctx.display_path(dir)
+                ))
+            })?;
+        let live = op.client().list_connectors().map_err(|e| {
+            Error::client(
+                format!("cluster `{}`: listing its connectors", target.name),
+                e,
+            )
+        })?;
+        let present: Vec<String> = plan
+            .names
+            .iter()
+            .filter(|n| live.contains_key(*n))
+            .cloned()
+            .collect();
+        if !present.is_empty() {
+            return Err(Error::ConnectorsExist {
+                cluster: target.name.clone(),
+                topic: topic.to_string(),
+                names: present,
+            });
+        }
+        Ok(plan)
+    };
+    super::orphaned::drive(ctx, target, &kafka, change, Verb::Undo, &plan)
 }

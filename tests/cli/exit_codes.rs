@@ -255,42 +255,92 @@ fn commands_that_read_only_files_need_no_cluster_chosen() {
 }
 
 #[test]
-fn ls_orphaned_without_the_offsets_topic_or_its_kafka_is_an_error_naming_what_to_set() {
+fn ls_and_reset_orphaned_without_the_offsets_topic_or_its_kafka_are_errors_naming_what_to_set() {
+    let fake = two_connectors();
+    for cmd in [
+        &["ls", "--orphaned"][..],
+        &["reset", "--orphaned", "gone", "--yes"][..],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        config(dir.path(), &[("a", &fake.url())]);
+        let args = [&["--cluster", "a"][..], cmd].concat();
+        let r = Kco::new(dir.path()).args(args.clone()).run();
+        assert_eq!(r.code, 1, "{cmd:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("cluster `a`")
+                && r.stderr.contains("`kafka:`")
+                && r.stderr.contains("connectTopics")
+                && r.stderr.contains("offset.storage.topic"),
+            "{cmd:?}: {}",
+            r.stderr
+        );
+        // A Kafka that nothing serves: named, nothing changed.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        std::fs::write(
+            dir.path().join("kco.yaml"),
+            format!(
+                "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"127.0.0.1:{port}\"}}\n    connectTopics: {{offsets: connect-offsets}}\n",
+                fake.url()
+            ),
+        )
+        .unwrap();
+        let r = Kco::new(dir.path()).args(args).run();
+        assert_eq!(r.code, 1, "{cmd:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains(&format!("127.0.0.1:{port}")) && r.stderr.contains("connect-offsets"),
+            "{cmd:?}: {}",
+            r.stderr
+        );
+        assert!(
+            !dir.path().join(".kco/backups").exists(),
+            "{cmd:?}: no backup of nothing"
+        );
+    }
+    fake.assert_no_mutations();
+}
+
+/// A name a connector of the cluster has is that connector's: `reset --orphaned` of it is
+/// refused before Kafka is even read, with the command that resets the connector.
+#[test]
+fn reset_orphaned_of_a_live_connectors_name_is_refused_with_what_to_run() {
     let fake = two_connectors();
     let dir = tempfile::tempdir().unwrap();
-    config(dir.path(), &[("a", &fake.url())]);
-    let r = Kco::new(dir.path())
-        .args(["--cluster", "a", "ls", "--orphaned"])
-        .run();
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr.contains("cluster `a`")
-            && r.stderr.contains("`kafka:`")
-            && r.stderr.contains("connectTopics")
-            && r.stderr.contains("offset.storage.topic"),
-        "{}",
-        r.stderr
-    );
-    // A Kafka that nothing serves: named, nothing changed.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
+    let live = "orders-sink".to_string();
     std::fs::write(
         dir.path().join("kco.yaml"),
         format!(
-            "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"127.0.0.1:{port}\"}}\n    connectTopics: {{offsets: connect-offsets}}\n",
+            "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"127.0.0.1:9\"}}\n    connectTopics: {{offsets: connect-offsets}}\n",
             fake.url()
         ),
     )
     .unwrap();
     let r = Kco::new(dir.path())
-        .args(["--cluster", "a", "ls", "--orphaned"])
+        .args([
+            "--cluster",
+            "a",
+            "reset",
+            "--orphaned",
+            &live,
+            "--yes",
+            "-o",
+            "json",
+        ])
         .run();
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "connectors_exist", "{v}");
     assert!(
-        r.stderr.contains(&format!("127.0.0.1:{port}")) && r.stderr.contains("connect-offsets"),
-        "{}",
-        r.stderr
+        v["error"]["message"].as_str().unwrap().contains(&live),
+        "{v}"
+    );
+    assert!(
+        v["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("kco reset NAME"),
+        "{v}"
     );
     fake.assert_no_mutations();
 }

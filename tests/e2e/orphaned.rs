@@ -1,5 +1,7 @@
-//! `kco ls --orphaned` on the real test bed: a deleted FileStream source's offsets stay in the
-//! workers' offsets topic, and kco finds them there, at the position Connect committed.
+//! `kco ls --orphaned` and `kco reset --orphaned` on the real test bed: a deleted FileStream
+//! source's offsets stay in the workers' offsets topic, kco finds them there at the position
+//! Connect committed, deletes them so that a source created under the name starts afresh, and
+//! its undo writes them back.
 
 use crate::harness::{
     file_source_config, numbered, source_position, testbed, unique_name, write_lines, TopicReader,
@@ -11,15 +13,7 @@ fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_pos
     let Some(tb) = testbed() else { return };
     let a = tb.a();
     let env = testbed_env(&tb);
-    std::fs::write(
-        env.path().join("kco.yaml"),
-        format!(
-            "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"{}\"}}\n    connectTopics: {{offsets: kco-a-offsets}}\n",
-            tb.a_urls.join(", "),
-            tb.kafka()
-        ),
-    )
-    .unwrap();
+    with_offsets_topic(&env, &tb);
     let input = env.path().join("in.txt");
     write_lines(&input, &numbered("left", 0..7));
     let len = std::fs::metadata(&input).unwrap().len() as i64;
@@ -86,4 +80,138 @@ fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_pos
     let (code, out, err) = env.kco(&["--cluster", "a", "ls", "--orphaned"]).parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains(&gone) && !out.contains(&kept), "{out}");
+}
+
+/// kco.yaml naming cluster `a`'s Kafka and offsets topic.
+fn with_offsets_topic(env: &crate::support::env::TestEnv, tb: &crate::harness::Testbed) {
+    std::fs::write(
+        env.path().join("kco.yaml"),
+        format!(
+            "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"{}\"}}\n    connectTopics: {{offsets: kco-a-offsets}}\n",
+            tb.a_urls.join(", "),
+            tb.kafka()
+        ),
+    )
+    .unwrap();
+}
+
+/// The name's leftovers as `kco ls --orphaned -o json` lists them (`None`: nothing left).
+fn left_by(env: &crate::support::env::TestEnv, name: &str) -> Option<serde_json::Value> {
+    let (code, out, err) = env
+        .kco(&["--cluster", "a", "ls", "--orphaned", "-o", "json"])
+        .parts();
+    assert_eq!(code, 0, "kco ls --orphaned: {out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v["orphans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == name)
+        .cloned()
+}
+
+#[test]
+fn a_reset_of_a_deleted_sources_leftovers_makes_a_source_of_its_name_start_afresh_and_undo_puts_them_back(
+) {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let env = testbed_env(&tb);
+    with_offsets_topic(&env, &tb);
+    let input = env.path().join("in.txt");
+    write_lines(&input, &numbered("again", 0..5));
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let topic = unique_name("kco-e2e-reset-orphaned");
+    let reader = TopicReader::start(&a, &topic, env.path());
+    let name = unique_name("kco-e2e-reset-orphaned-src");
+    let src = a.create(&name, file_source_config(&input, &topic));
+    a.wait_offsets(&name, "the whole file read", |o| {
+        source_position(o, &input) == Some(len)
+    });
+    reader.wait_lines(5);
+
+    // While the connector exists its offsets are its own: refused, nothing written.
+    let (code, out, err) = env
+        .kco(&["--cluster", "a", "reset", "--orphaned", &name, "--yes"])
+        .parts();
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("exists on cluster `a` now"), "{err}");
+
+    drop(src);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let left = loop {
+        if let Some(left) = left_by(&env, &name) {
+            break left;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name}'s offsets left over"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    assert_eq!(left["partitions"][0]["offset"]["position"], len);
+
+    // A dry run plans the deletion and writes nothing.
+    let (code, out, err) = env
+        .kco(&["--cluster", "a", "reset", "--orphaned", &name, "--dry-run"])
+        .parts();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&name) && out.contains("(deleted)"), "{out}");
+    assert!(left_by(&env, &name).is_some(), "a dry run writes nothing");
+
+    let reset = |env: &crate::support::env::TestEnv| {
+        let (code, out, err) = env
+            .kco(&[
+                "--cluster",
+                "a",
+                "reset",
+                "--orphaned",
+                &name,
+                "--yes",
+                "-o",
+                "json",
+            ])
+            .parts();
+        assert_eq!(code, 0, "kco reset --orphaned: {out}{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["ok"], true, "{v}");
+        assert_eq!(v["plan"]["writes"].as_array().unwrap().len(), 1, "{v}");
+        v["backup"]["dir"].as_str().unwrap().to_string()
+    };
+    let backup = reset(&env);
+    assert_eq!(left_by(&env, &name), None, "nothing left under the name");
+
+    // The undo writes the offsets back, as they were.
+    let (code, out, err) = env.kco(&["undo", &backup, "--yes"]).parts();
+    assert_eq!(code, 0, "kco undo: {out}{err}");
+    let back = left_by(&env, &name).expect("the undo puts the offsets back");
+    assert_eq!(back["partitions"], left["partitions"]);
+
+    // Reset again, then a source of the same name reads the file from its beginning: the
+    // topic gets its five records a second time.
+    let backup = reset(&env);
+    let again = a.create(&name, file_source_config(&input, &topic));
+    let lines = reader.wait_lines_settled(10);
+    assert_eq!(lines.len(), 10, "re-delivered exactly once more: {lines:?}");
+    a.wait_offsets(&name, "the whole file read again", |o| {
+        source_position(o, &input) == Some(len)
+    });
+    // Where the source stands where the backup has it, its undo has nothing to write.
+    let (code, out, err) = env.kco(&["undo", &backup, "--yes"]).parts();
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("No changes."), "{out}");
+    // Past it, the undo meets a connector of the name: refused, nothing written.
+    let mut more = numbered("again", 0..5);
+    more.extend(numbered("more", 0..2));
+    write_lines(&input, &more);
+    let grown = std::fs::metadata(&input).unwrap().len() as i64;
+    a.wait_offsets(&name, "the grown file read", |o| {
+        source_position(o, &input) == Some(grown)
+    });
+    let (code, out, err) = env.kco(&["undo", &backup, "--yes"]).parts();
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("exists on cluster `a` now"), "{err}");
+    a.wait_offsets(&name, "the position kept", |o| {
+        source_position(o, &input) == Some(grown)
+    });
+    drop(again);
 }

@@ -1,0 +1,227 @@
+//! The CLI side of the offsets deleted connectors left in Connect's offsets topic: where kco
+//! reads them (`kafka:` and `connectTopics.offsets` of the cluster), and the run of a reset of
+//! them (`kco reset --orphaned`) or of its undo (`kco undo` of such a reset's backup) through
+//! the guarded operation (`engine::operation::Operation::run_topic`): the plan, the
+//! confirmation and what happened.
+
+use serde_json::Value;
+
+use super::apply_render::Verb;
+use super::operate::{ask, say_local_only, ChangeArgs};
+use super::{words, Context};
+use crate::config::ClusterTarget;
+use crate::engine::apply::{BackupReport, SystemClock};
+use crate::engine::operation::{Operation, Settings, TopicRan};
+use crate::engine::orphaned::{TopicPlan, TopicWrite};
+use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
+use crate::kafka::KafkaOptions;
+use crate::wait::WaitPolicy;
+
+/// The Kafka cluster and the offsets topic of `target`, from kco.yaml; `what` (the command)
+/// names the missing keys in the error.
+pub fn offsets_topic(
+    ctx: &Context,
+    target: &ClusterTarget,
+    what: &str,
+) -> Result<(KafkaOptions, String)> {
+    let env = |k: &str| std::env::var(k).ok();
+    let kafka = ctx.config.dr_settings(&target.name, &env)?.kafka;
+    match (kafka, ctx.config.offsets_topic(&target.name)) {
+        (Some(kafka), Some(topic)) => Ok((kafka, topic.to_string())),
+        _ => Err(Error::Other(format!(
+            "cluster `{}`: `{what}` reads the workers' offsets topic, and kco.yaml sets no `kafka:` and `connectTopics: {{offsets: ...}}` for it (hint: `offsets` is the workers' `offset.storage.topic`)",
+            target.name
+        ))),
+    }
+}
+
+/// The whole run, as `--output json` prints it.
+#[derive(serde::Serialize)]
+struct Document<'a> {
+    plan: &'a TopicPlan,
+    dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    backup: Option<&'a BackupReport>,
+    /// Writes whose key, read back, does not hold the value written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mismatched: Option<&'a [TopicWrite]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ok: Option<bool>,
+}
+
+/// Opens the operation on `target`, plans with `plan` (reads only), prints the plan, and
+/// runs it: confirmed, backed up, written, read back.
+pub fn drive(
+    ctx: &Context,
+    target: &ClusterTarget,
+    kafka: &KafkaOptions,
+    args: &ChangeArgs,
+    verb: Verb,
+    plan: &dyn Fn(&Operation) -> Result<TopicPlan>,
+) -> Result<u8> {
+    let p = &ctx.printer;
+    let state = ctx.state_dir();
+    let connect = || ctx.connect(target);
+    let op = if args.dry_run {
+        Operation::dry_run(&state, &target.name, &connect)?
+    } else {
+        let wait = WaitPolicy::with_timeout(std::time::Duration::from_secs(args.wait_timeout));
+        Operation::open(&state, &target.name, &connect, &wait, &SystemClock)?
+    };
+    if let Some(f) = op.finished_elsewhere() {
+        super::recover::say_finished_elsewhere(ctx, f);
+    }
+    if let Some(r) = op.recovered() {
+        p.status(super::recover::render_recovery(ctx, r).trim_end());
+    }
+    let plan = plan(&op)?;
+    if !p.is_structured() {
+        p.out(&render_plan(&plan));
+    }
+    let settings = Settings {
+        dry_run: args.dry_run,
+        refuse: Vec::new(),
+        exec: crate::engine::apply::ExecOptions::new(true, 1, Default::default()),
+        backup_dir: args.backup_dir.as_ref().map(|d| ctx.cwd.join(d)),
+    };
+    let mut confirm = |_: &TopicPlan| {
+        if let Some(why) = op.local_only() {
+            say_local_only(ctx, &target.name, why);
+        }
+        let question = match verb {
+            Verb::Undo => "Write these offsets back",
+            _ => "Delete these offsets",
+        };
+        Ok(args.yes
+            || ask(
+                ctx,
+                &format!(
+                    "{question} in topic `{}` of cluster `{}`?",
+                    plan.topic, target.name
+                ),
+            )?)
+    };
+    let document = |backup, mismatched, ok| Document {
+        plan: &plan,
+        dry_run: args.dry_run,
+        backup,
+        mismatched,
+        ok,
+    };
+    match op.run_topic(&plan, &settings, kafka, &mut confirm)? {
+        TopicRan::NoChanges => {
+            if p.is_structured() {
+                p.structured(&document(None, None, Some(true)));
+            } else {
+                p.line("No changes.");
+            }
+            Ok(EXIT_OK)
+        }
+        TopicRan::DryRun => {
+            if p.is_structured() {
+                p.structured(&document(None, None, None));
+            } else {
+                p.status("Dry run: nothing was changed.");
+            }
+            Ok(EXIT_OK)
+        }
+        TopicRan::Declined => {
+            p.status("Nothing was changed.");
+            Ok(EXIT_ERROR)
+        }
+        TopicRan::Done(done) => {
+            let dir = ctx.display_path(&done.backup.dir);
+            let ok = done.error.is_none() && done.mismatched.is_empty();
+            if p.is_structured() {
+                p.structured(&document(
+                    Some(&done.backup),
+                    Some(&done.mismatched),
+                    Some(ok),
+                ));
+            } else {
+                p.status(&format!(
+                    "Backup of the keys as they were: {dir} (undo: kco undo {dir})"
+                ));
+            }
+            if let Some(e) = &done.error {
+                super::report_error::failure(
+                    p,
+                    &format!("{e}; some keys may be written: `kco undo {dir}` puts them back"),
+                );
+                return Ok(EXIT_ERROR);
+            }
+            for w in &done.mismatched {
+                p.warn(&format!(
+                    "{} {}: read back, the key does not hold what was written (another client wrote it since?)",
+                    w.name,
+                    source_partition(&w.source_partition)
+                ));
+            }
+            if !ok {
+                super::report_error::failure(p, "not every key holds what was written (see above)");
+                return Ok(EXIT_ERROR);
+            }
+            if !p.is_structured() {
+                let done = match verb {
+                    Verb::Undo => "written back",
+                    _ => "deleted",
+                };
+                p.line(&format!(
+                    "{} of {} {done} in topic `{}`, each read back.",
+                    words::count(plan.writes.len(), "offset"),
+                    words::count(plan.names.len(), "connector name"),
+                    plan.topic
+                ));
+            }
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+/// The plan: per name, each key's offset now and what it becomes.
+fn render_plan(plan: &TopicPlan) -> String {
+    if plan.writes.is_empty() {
+        return format!(
+            "Plan for cluster {} (offsets topic `{}`): every key holds what it should.\n",
+            plan.cluster, plan.topic
+        );
+    }
+    let mut out = format!(
+        "Plan for cluster {} (offsets topic `{}`):\n",
+        plan.cluster, plan.topic
+    );
+    for name in &plan.names {
+        out.push_str(&format!("\n  {name}  (no connector of that name)\n"));
+        for w in plan.writes.iter().filter(|w| &w.name == name) {
+            out.push_str(&format!(
+                "    {}  {} -> {}\n",
+                source_partition(&w.source_partition),
+                offset(w.from.as_ref()),
+                match &w.to {
+                    Some(o) => offset(Some(o)),
+                    None => "(deleted)".into(),
+                }
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\n{} of {} to write.\n",
+        words::count(plan.writes.len(), "offset"),
+        words::count(plan.names.len(), "connector name")
+    ));
+    out
+}
+
+fn source_partition(p: &Value) -> String {
+    match p.as_object() {
+        Some(m) => words::partition(&m.clone().into()),
+        None => p.to_string(),
+    }
+}
+
+fn offset(o: Option<&Value>) -> String {
+    match o.and_then(Value::as_object) {
+        Some(m) => words::offset(Some(&m.clone().into())),
+        None => words::offset(None),
+    }
+}
