@@ -6,7 +6,7 @@
 use crate::harness::{
     file_source_config, numbered, source_position, testbed, unique_name, write_lines, TopicReader,
 };
-use crate::kco_steps::testbed_env;
+use crate::kco_steps::{testbed_env, write_snapshot};
 
 #[test]
 fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_position() {
@@ -214,4 +214,65 @@ fn a_reset_of_a_deleted_sources_leftovers_makes_a_source_of_its_name_start_afres
         source_position(o, &input) == Some(grown)
     });
     drop(again);
+}
+
+/// A name whose earlier connectors left offsets in the topic: `apply --create` of its file
+/// leaves the file's offsets only (a merge would resume the new connector from the old
+/// ones), and says what it removed.
+#[test]
+fn a_connector_created_under_a_name_with_leftovers_gets_the_files_offsets_only() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    if !a.supports_initial_state() {
+        // Before 3.7 kco does not create connectors (tests/e2e/apply.rs: the refusal).
+        return;
+    }
+    let env = testbed_env(&tb);
+    let (new_in, old_in) = (env.path().join("new.txt"), env.path().join("old.txt"));
+    write_lines(&new_in, &numbered("new", 0..4));
+    write_lines(&old_in, &numbered("old", 0..3));
+    let len = |p: &std::path::Path| std::fs::metadata(p).unwrap().len() as i64;
+    let topic = unique_name("kco-e2e-create-left");
+    let name = unique_name("kco-e2e-create-left-src");
+    // The connector the file records: reading new.txt, captured while running.
+    let first = a.create(&name, file_source_config(&new_in, &topic));
+    a.wait_offsets(&name, "new.txt read", |o| {
+        source_position(o, &new_in) == Some(len(&new_in))
+    });
+    let snap = write_snapshot(&a, &name, "a", &env.path().join("snapshots"), true);
+    a.stop(&name);
+    drop(first);
+    // A later life of the name, on another file; deleted too, its offsets stay behind.
+    let later = a.create(&name, file_source_config(&old_in, &topic));
+    a.wait_offsets(&name, "old.txt read", |o| {
+        source_position(o, &old_in) == Some(len(&old_in))
+    });
+    a.stop(&name);
+    drop(later);
+
+    let _created = a.adopt(&name);
+    let (code, out, err) = env
+        .kco(&[
+            "--cluster",
+            "a",
+            "apply",
+            snap.to_str().unwrap(),
+            "--create",
+            "--yes",
+        ])
+        .parts();
+    assert_eq!(code, 0, "kco apply --create: {out}{err}");
+    assert!(
+        format!("{out}{err}").contains("left by an earlier connector of its name"),
+        "{out}{err}"
+    );
+    a.wait_running(&name);
+    let live = a.offsets(&name);
+    assert_eq!(source_position(&live, &new_in), Some(len(&new_in)));
+    assert_eq!(
+        source_position(&live, &old_in),
+        None,
+        "the other file's leftover removed: {live:?}"
+    );
+    assert_eq!(live.len(), 1, "{live:?}");
 }

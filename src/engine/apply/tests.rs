@@ -291,6 +291,52 @@ fn reset_deletes_everything_inside_the_transaction() {
     assert_eq!(p.changes(), 0);
 }
 
+/// A connector of the name was deleted and left its offsets (Connect keeps them): created
+/// again, it shows them, and the file's offsets replace them rather than merge with them.
+#[test]
+fn a_create_removes_the_offsets_an_earlier_connector_of_its_name_left() {
+    let fake = fake_with("4.1.0", &[]);
+    fake.set_offsets(
+        "again",
+        serde_json::json!([
+            {"partition": {"f": "left"}, "offset": {"pos": 99}},
+            {"partition": {"f": "f"}, "offset": {"pos": 1}},
+        ]),
+    );
+    let config = BTreeMap::from([("connector.class".to_string(), "K".to_string())]);
+    let file = loaded(
+        "again",
+        vec![src("f", 7)],
+        Some(ConnectorState::Running),
+        Some(config),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("again.yaml");
+    std::fs::write(&path, &file.text).unwrap();
+    let opts = CheckOptions {
+        as_name: None,
+        create: true,
+        target: on("a"),
+        allow_unknown_shape: Default::default(),
+    };
+    let wants = check(&[path], &opts, &|_| None).unwrap();
+    let p = plan(&fake, wants.wants(), false, true);
+    let r = exec(&fake, &p, false);
+    assert!(r.converged, "{r:?}");
+    assert_eq!(
+        offsets(&fake, "again"),
+        vec![src("f", 7)],
+        "the file's only"
+    );
+    let warnings = &r.connectors[0].warnings;
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("left by an earlier connector") && w.contains("left")),
+        "{warnings:?}"
+    );
+}
+
 #[test]
 fn create_makes_a_stopped_connector_patches_then_starts_it() {
     let fake = fake_with("4.1.0", &[]);

@@ -370,10 +370,11 @@ impl Tx<'_> {
             Vec::new()
         } else {
             let live = self.read_offsets()?;
-            let entries = (self.plan).entries(&compare(&self.plan.wanted, &live), self.opts.prune);
+            let entries = (self.plan).entries(&compare(&self.plan.wanted, &live), self.prunes());
             if entries.is_empty() {
                 return Ok(((), "live offsets already as wanted: nothing sent".into()));
             }
+            self.note_leftovers(&entries);
             entries
         };
         let attempts = self.opts.alter_attempts.max(1);
@@ -428,6 +429,35 @@ impl Tx<'_> {
         unreachable!("the loop returns on its last attempt")
     }
 
+    /// Whether partitions live has and the file lacks are removed: with `--prune`, and always
+    /// for a connector this apply creates. Offsets a deleted connector of the same name left
+    /// (in the workers' offsets topic, or a sink's consumer group) show up once it exists
+    /// again: the file's offsets replace them, never merge with them.
+    fn prunes(&self) -> bool {
+        self.opts.prune || matches!(self.plan.action, Action::Create { .. })
+    }
+
+    /// Says, for a connector this apply creates, which offsets of an earlier connector of its
+    /// name the PATCH removes.
+    fn note_leftovers(&mut self, entries: &[crate::model::PatchEntry]) {
+        if !matches!(self.plan.action, Action::Create { .. }) {
+            return;
+        }
+        let left: Vec<String> = entries
+            .iter()
+            .filter(|e| e.offset.is_none())
+            .map(|e| canonical_fields(&e.partition))
+            .collect();
+        if !left.is_empty() {
+            self.report.warnings.push(format!(
+                "`{}` had offsets left by an earlier connector of its name ({}): removed, so that the file's offsets replace them: {}",
+                self.plan.name,
+                crate::text::count(left.len(), "partition"),
+                summarize(&left)
+            ));
+        }
+    }
+
     fn read_offsets(&self) -> Result<Vec<OffsetEntry>, TxError> {
         self.client
             .offsets(self.name())
@@ -466,7 +496,7 @@ impl Tx<'_> {
         } else {
             &self.plan.wanted
         };
-        let prune = self.opts.prune || step == Step::Reset;
+        let prune = self.prunes() || step == Step::Reset;
         let sent = self.sent_partitions(step);
         compare(wanted, live)
             .into_iter()
