@@ -153,12 +153,20 @@ pub fn drive(
         &Default::default(),
     );
     let neighbours = super::neighbours::neighbours(ctx, target)?;
+    // Only a plan that creates connectors looks in the offsets topic.
+    let offsets_topic = match req.plan.create {
+        true => super::orphaned::offsets_topic(ctx, target, "apply --create").ok(),
+        false => None,
+    };
     let plan = op.plan_all(&PlanInput {
         wants,
         opts: &plan_opts,
         dr: &dr,
         neighbours: &neighbours,
         allow_shared_group: &args.allow_shared_group,
+        offsets_topic: offsets_topic
+            .as_ref()
+            .map(|(k, t)| (k as &dyn crate::engine::orphaned::OffsetsTopic, t.as_str())),
     });
     let warnings = match &plan {
         Ok(plan) => &plan.warnings,

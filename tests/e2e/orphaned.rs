@@ -250,6 +250,21 @@ fn a_connector_created_under_a_name_with_leftovers_gets_the_files_offsets_only()
     a.stop(&name);
     drop(later);
 
+    // The plan says so where kco.yaml names the offsets topic (a dry run: nothing made).
+    with_offsets_topic(&env, &tb);
+    let snap_arg = snap.to_str().unwrap();
+    let (code, out, err) = env
+        .kco(&["--cluster", "a", "apply", snap_arg, "--create", "--dry-run"])
+        .parts();
+    assert_eq!(code, 0, "kco apply --create --dry-run: {out}{err}");
+    assert!(
+        err.contains(&format!(
+            "`{name}` (to create) has offsets left in topic `kco-a-offsets`"
+        )) && err.contains("2 partitions"),
+        "{out}{err}"
+    );
+    assert!(a.status(&name).is_none(), "a dry run creates nothing");
+
     let _created = a.adopt(&name);
     let (code, out, err) = env
         .kco(&[

@@ -44,6 +44,7 @@ use crate::engine::apply::{
 };
 use crate::engine::dr::{Crossing, DrOptions};
 use crate::engine::fail_on::{refusals, Refusal, Refuse};
+use crate::engine::orphaned::OffsetsTopic;
 use crate::engine::progress::Both;
 use crate::engine::shared_group::{self, Neighbour};
 use crate::error::{Error, Result};
@@ -61,6 +62,9 @@ pub struct PlanInput<'a> {
     pub neighbours: &'a [Neighbour],
     /// `--allow-shared-group`: sinks whose shared group is a warning, not a refusal.
     pub allow_shared_group: &'a [String],
+    /// The workers' offsets topic, where kco.yaml says how to reach it: looked at for the
+    /// offsets earlier connectors left under the names the plan creates.
+    pub offsets_topic: Option<(&'a dyn OffsetsTopic, &'a str)>,
 }
 
 /// How an operation runs, once planned.
@@ -283,6 +287,9 @@ impl Operation {
             input.neighbours,
             input.allow_shared_group,
         )?;
+        if let Some((topic, name)) = input.offsets_topic {
+            warn_leftovers(&mut plan, topic, name);
+        }
         Ok(plan)
     }
 
@@ -405,6 +412,43 @@ impl Operation {
             }),
             _ => Ok(()),
         }
+    }
+}
+
+/// Warns, in `plan`, of the offsets that earlier connectors left in the offsets topic `name`
+/// under the names the plan creates: the created connector's PATCH removes them, so that the
+/// file's offsets replace them (`apply::transaction`). A topic that cannot be read is a
+/// warning too: the transaction still removes them.
+fn warn_leftovers(plan: &mut ApplyPlan, topic: &dyn OffsetsTopic, name: &str) {
+    let created: std::collections::BTreeSet<String> = plan
+        .connectors
+        .iter()
+        .filter(|c| matches!(c.action, plan::Action::Create { .. }))
+        .map(|c| c.name.clone())
+        .collect();
+    if created.is_empty() {
+        return;
+    }
+    let found = match crate::engine::orphaned::find(topic, name, &Default::default()) {
+        Ok(found) => found,
+        Err(e) => {
+            plan.warnings.push(format!(
+                "could not look in topic `{name}` for offsets left under the names to create: {e}"
+            ));
+            return;
+        }
+    };
+    for o in found.orphans.iter().filter(|o| created.contains(&o.name)) {
+        plan.warnings.push(format!(
+            "`{}` (to create) has offsets left in topic `{name}` by an earlier connector of its name ({}, last written {}): the file's offsets replace them; `kco reset --orphaned {}` first keeps a backup of them",
+            o.name,
+            crate::text::count(o.partitions.len(), "partition"),
+            crate::clock::rfc3339(
+                std::time::UNIX_EPOCH
+                    + std::time::Duration::from_millis(o.last_commit_ms.max(0) as u64)
+            ),
+            o.name
+        ));
     }
 }
 
