@@ -122,11 +122,21 @@ impl Connect {
     }
 
     /// The connector's state (`RUNNING`, `PAUSED`, `STOPPED`...) from its status.
+    ///
+    /// A state Connect shows only while the connector moves between workers (`UNASSIGNED`
+    /// during a rebalance that another test's create or delete set off on the shared group,
+    /// `RESTARTING`) says nothing of the state it was left in: it is read again until it has
+    /// passed (within [`WAIT`]), so that an assertion on the result never flakes on one.
     pub fn state(&self, name: &str) -> String {
-        let st = self
-            .status(name)
-            .unwrap_or_else(|| panic!("{name}: no such connector"));
-        st["connector"]["state"].as_str().unwrap_or("?").to_string()
+        wait_for(&format!("{name} out of a rebalance"), WAIT, || {
+            let st = self
+                .status(name)
+                .unwrap_or_else(|| panic!("{name}: no such connector"));
+            match st["connector"]["state"].as_str().unwrap_or("?") {
+                "UNASSIGNED" | "RESTARTING" => Err(st.to_string()),
+                state => Ok(state.to_string()),
+            }
+        })
     }
 
     /// `GET /connectors/{name}/config`.
