@@ -285,11 +285,14 @@ impl Connect {
         get(&self.connector_url(name, "")).status == 200
     }
 
-    /// Waits until this worker no longer knows the connector (deleted).
+    /// Waits until this worker no longer knows the connector (deleted): neither its config
+    /// nor its status (the status store hears of a deletion a moment after the config).
     pub fn wait_gone(&self, name: &str) {
         wait_for(&format!("{name} deleted"), WAIT, || {
             if self.has_connector(name) {
                 Err("still listed".to_string())
+            } else if let Some(st) = self.status(name) {
+                Err(format!("deleted, its status still {st}"))
             } else {
                 Ok(())
             }
