@@ -30,8 +30,9 @@ pub struct Args {
     #[arg(long, conflicts_with = "orphaned")]
     pub all_clusters: bool,
     /// List instead the connector names with source offsets left in the workers' offsets
-    /// topic (`connectTopics.offsets`, read through `kafka:`) that no connector of the
-    /// cluster has: a connector created under such a name resumes from them
+    /// topic (`connectTopics.offsets`, read through `kafka:`), or sink offsets left in their
+    /// consumer group (`connect-<name>`), that no connector of the cluster has: a connector
+    /// created under such a name resumes from them
     #[arg(long)]
     pub orphaned: bool,
 }
@@ -156,26 +157,29 @@ fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
     out
 }
 
-/// `kco ls --orphaned`: the offsets topic's names that no connector of the cluster has.
+/// `kco ls --orphaned`: the names in the offsets topic and the sinks' groups that no connector
+/// of the cluster has.
 fn orphaned(ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
     let (kafka, topic) = super::orphaned::offsets_topic(ctx, &target, "ls --orphaned")?;
     let topic = topic.as_str();
     let client = ctx.connect_listing(&target)?;
-    let live: std::collections::BTreeSet<String> = client
-        .list_connectors()
-        .map_err(|e| {
-            Error::client(
-                format!("cluster `{}`: listing its connectors", target.name),
-                e,
-            )
-        })?
-        .into_keys()
-        .collect();
+    let live = client.list_connectors().map_err(|e| {
+        Error::client(
+            format!("cluster `{}`: listing its connectors", target.name),
+            e,
+        )
+    })?;
+    let elsewhere = super::orphaned::groups_used_elsewhere(ctx, &target, &*client)?;
     let found =
-        crate::engine::orphaned::find(&kafka, topic, &live).map_err(|source| Error::Kafka {
-            context: format!("cluster `{}`: reading topic `{topic}`", target.name),
-            source,
+        crate::engine::orphaned::find_all(&kafka, topic, &live, &elsewhere).map_err(|source| {
+            Error::Kafka {
+                context: format!(
+                    "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
+                    target.name
+                ),
+                source,
+            }
         })?;
     let p = &ctx.printer;
     if p.is_structured() {
@@ -188,34 +192,47 @@ fn orphaned(ctx: &Context) -> Result<u8> {
             crate::text::count(found.unread_records as usize, "record")
         ));
     }
-    if found.orphans.is_empty() {
+    if found.orphans.is_empty() && found.sinks.is_empty() {
         p.out(&format!(
-            "No offsets left in topic `{topic}` by connectors that cluster `{}` no longer has.\n",
+            "No offsets left in topic `{topic}` or in a sink's consumer group by connectors that cluster `{}` no longer has.\n",
             target.name
         ));
         return Ok(EXIT_OK);
     }
+    let count = found.orphans.len() + found.sinks.len();
     let mut out = format!(
-        "Offsets left in topic `{topic}` by {} that cluster `{}` does not have (a connector created under one of these names resumes from them):\n",
-        crate::text::count(found.orphans.len(), "connector name"),
+        "Offsets left in topic `{topic}` and in sinks' consumer groups by {} that cluster `{}` does not have (a connector created under one of these names resumes from them):\n",
+        crate::text::count(count, "connector name"),
         target.name
     );
-    let width = found
-        .orphans
-        .iter()
-        .map(|o| o.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    out.push_str(&format!("{:width$}  PARTITIONS  LAST COMMIT\n", "NAME"));
+    // (name, type, partitions, where, last commit)
+    let mut rows: Vec<(&str, &str, usize, String, String)> = Vec::new();
     for o in &found.orphans {
         let at = std::time::UNIX_EPOCH
             + std::time::Duration::from_millis(o.last_commit_ms.max(0) as u64);
-        out.push_str(&format!(
-            "{:width$}  {:>10}  {}\n",
-            o.name,
+        let at = crate::clock::rfc3339(at);
+        rows.push((&o.name, "source", o.partitions.len(), topic.to_string(), at));
+    }
+    for o in &found.sinks {
+        // Kafka keeps no time for a committed offset that kco can read.
+        rows.push((
+            &o.name,
+            "sink",
             o.partitions.len(),
-            crate::clock::rfc3339(at)
+            o.group.clone(),
+            "-".into(),
+        ));
+    }
+    rows.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
+    let place = rows.iter().map(|r| r.3.len()).max().unwrap_or(5).max(5);
+    out.push_str(&format!(
+        "{:width$}  TYPE    PARTITIONS  {:place$}  LAST COMMIT\n",
+        "NAME", "WHERE"
+    ));
+    for (name, kind, partitions, at_place, at) in rows {
+        out.push_str(&format!(
+            "{name:width$}  {kind:<6}  {partitions:>10}  {at_place:place$}  {at}\n"
         ));
     }
     p.out(&out);

@@ -12,7 +12,7 @@ use super::{words, Context};
 use crate::config::ClusterTarget;
 use crate::engine::apply::{BackupReport, SystemClock};
 use crate::engine::operation::{Operation, Settings, TopicRan};
-use crate::engine::orphaned::{TopicPlan, TopicWrite};
+use crate::engine::orphaned::{GroupWrite, TopicPlan, TopicWrite};
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
 use crate::kafka::KafkaOptions;
 use crate::wait::WaitPolicy;
@@ -35,6 +35,24 @@ pub fn offsets_topic(
     }
 }
 
+/// The consumer groups that the connectors of kco.yaml's other clusters on the same Kafka
+/// cluster as `own` use: not a deleted connector's leftovers, whatever their name. A cluster
+/// that cannot be looked at is a warning.
+pub fn groups_used_elsewhere(
+    ctx: &Context,
+    target: &ClusterTarget,
+    own: &dyn crate::client::Service,
+) -> Result<std::collections::BTreeSet<String>> {
+    let others = super::neighbours::neighbours(ctx, target)?;
+    let used = crate::engine::shared_group::groups_used_by(own, &others);
+    for (cluster, why) in &used.unchecked {
+        ctx.printer.warn(&format!(
+            "cannot look at cluster `{cluster}` for the consumer groups its connectors use (a sink's group listed here may be one of them): {why}"
+        ));
+    }
+    Ok(used.groups.into_keys().collect())
+}
+
 /// The whole run, as `--output json` prints it.
 #[derive(serde::Serialize)]
 struct Document<'a> {
@@ -45,6 +63,12 @@ struct Document<'a> {
     /// Writes whose key, read back, does not hold the value written.
     #[serde(skip_serializing_if = "Option::is_none")]
     mismatched: Option<&'a [TopicWrite]>,
+    /// Group offsets that, read back, are not the ones written.
+    #[serde(
+        rename = "mismatchedGroups",
+        skip_serializing_if = "<[GroupWrite]>::is_empty"
+    )]
+    mismatched_groups: &'a [GroupWrite],
     #[serde(skip_serializing_if = "Option::is_none")]
     ok: Option<bool>,
 }
@@ -101,17 +125,18 @@ pub fn drive(
                 ),
             )?)
     };
-    let document = |backup, mismatched, ok| Document {
+    let document = |backup, mismatched, mismatched_groups, ok| Document {
         plan: &plan,
         dry_run: args.dry_run,
         backup,
         mismatched,
+        mismatched_groups,
         ok,
     };
     match op.run_topic(&plan, &settings, kafka, &mut confirm)? {
         TopicRan::NoChanges => {
             if p.is_structured() {
-                p.structured(&document(None, None, Some(true)));
+                p.structured(&document(None, None, &[], Some(true)));
             } else {
                 p.line("No changes.");
             }
@@ -119,7 +144,7 @@ pub fn drive(
         }
         TopicRan::DryRun => {
             if p.is_structured() {
-                p.structured(&document(None, None, None));
+                p.structured(&document(None, None, &[], None));
             } else {
                 p.status("Dry run: nothing was changed.");
             }
@@ -131,16 +156,19 @@ pub fn drive(
         }
         TopicRan::Done(done) => {
             let dir = ctx.display_path(&done.backup.dir);
-            let ok = done.error.is_none() && done.mismatched.is_empty();
+            let ok = done.error.is_none()
+                && done.mismatched.is_empty()
+                && done.mismatched_groups.is_empty();
             if p.is_structured() {
                 p.structured(&document(
                     Some(&done.backup),
                     Some(&done.mismatched),
+                    &done.mismatched_groups,
                     Some(ok),
                 ));
             } else {
                 p.status(&format!(
-                    "Backup of the keys as they were: {dir} (undo: kco undo {dir})"
+                    "Backup of the offsets as they were: {dir} (undo: kco undo {dir})"
                 ));
             }
             if let Some(e) = &done.error {
@@ -157,6 +185,12 @@ pub fn drive(
                     source_partition(&w.source_partition)
                 ));
             }
+            for w in &done.mismatched_groups {
+                p.warn(&format!(
+                    "{} {}-{} (group `{}`): read back, the committed offset is not what was written (a consumer committed since?)",
+                    w.name, w.topic, w.partition, w.group
+                ));
+            }
             if !ok {
                 super::report_error::failure(p, "not every key holds what was written (see above)");
                 return Ok(EXIT_ERROR);
@@ -166,11 +200,18 @@ pub fn drive(
                     Verb::Undo => "written back",
                     _ => "deleted",
                 };
+                let mut places = Vec::new();
+                if !plan.writes.is_empty() {
+                    places.push(format!("topic `{}`", plan.topic));
+                }
+                for g in plan.groups() {
+                    places.push(format!("group `{g}`"));
+                }
                 p.line(&format!(
-                    "{} of {} {done} in topic `{}`, each read back.",
-                    words::count(plan.writes.len(), "offset"),
+                    "{} of {} {done} in {}, each read back.",
+                    words::count(plan.writes.len() + plan.group_writes.len(), "offset"),
                     words::count(plan.names.len(), "connector name"),
-                    plan.topic
+                    places.join(", ")
                 ));
             }
             Ok(EXIT_OK)
@@ -180,16 +221,22 @@ pub fn drive(
 
 /// The plan: per name, each key's offset now and what it becomes.
 fn render_plan(plan: &TopicPlan) -> String {
-    if plan.writes.is_empty() {
+    if plan.is_empty() {
         return format!(
             "Plan for cluster {} (offsets topic `{}`): every key holds what it should.\n",
             plan.cluster, plan.topic
         );
     }
-    let mut out = format!(
-        "Plan for cluster {} (offsets topic `{}`):\n",
-        plan.cluster, plan.topic
-    );
+    let mut out = match plan.group_writes.is_empty() {
+        true => format!(
+            "Plan for cluster {} (offsets topic `{}`):\n",
+            plan.cluster, plan.topic
+        ),
+        false => format!(
+            "Plan for cluster {} (offsets topic `{}` and sinks' consumer groups):\n",
+            plan.cluster, plan.topic
+        ),
+    };
     for name in &plan.names {
         out.push_str(&format!("\n  {name}  (no connector of that name)\n"));
         for w in plan.writes.iter().filter(|w| &w.name == name) {
@@ -203,10 +250,24 @@ fn render_plan(plan: &TopicPlan) -> String {
                 }
             ));
         }
+        for w in plan.group_writes.iter().filter(|w| &w.name == name) {
+            let at = |o: Option<i64>| o.map_or("(none)".to_string(), |o| o.to_string());
+            out.push_str(&format!(
+                "    {}-{} (group `{}`)  {} -> {}\n",
+                w.topic,
+                w.partition,
+                w.group,
+                at(w.from),
+                match w.to {
+                    Some(o) => o.to_string(),
+                    None => "(deleted)".into(),
+                }
+            ));
+        }
     }
     out.push_str(&format!(
         "\n{} of {} to write.\n",
-        words::count(plan.writes.len(), "offset"),
+        words::count(plan.writes.len() + plan.group_writes.len(), "offset"),
         words::count(plan.names.len(), "connector name")
     ));
     out

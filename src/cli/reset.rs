@@ -18,11 +18,12 @@ use crate::error::{Error, Result};
 as empty, and its prior state put back. The live offsets are backed up first; `kco undo <backup dir>` \
 restores them.\n\n\
 With --orphaned, the names are those of deleted connectors whose source offsets are left in the \
-workers' offsets topic (`kco ls --orphaned` lists them): each of their keys is deleted there (a null \
-value, as the worker deletes one), through Kafka (`kafka:` and `connectTopics.offsets` of the cluster \
-in kco.yaml), under the cluster's lock, after a backup of the keys that `kco undo` writes back; every \
-key is read back. A connector created under such a name then starts afresh. Refused, nothing \
-written, while a connector of the name exists.\n\n\
+workers' offsets topic, or whose sink offsets are left in their consumer group `connect-<name>` \
+(`kco ls --orphaned` lists them): each of their keys is deleted there (a null value, as the worker \
+deletes one), and each group's committed offsets, through Kafka (`kafka:` and `connectTopics.offsets` \
+of the cluster in kco.yaml), under the cluster's lock, after a backup that `kco undo` writes back; \
+everything is read back. A connector created under such a name then starts afresh. Refused, nothing \
+written, while a connector of the name exists or a group has members.\n\n\
 Exit codes: 0 every connector reset (or had no offsets); 1 otherwise (also when a \
 name or glob matches no connector).\n\n\
 Examples:\n  kco reset orders-sink --dry-run\n  kco reset 'orders-*' --yes\n  \
@@ -32,8 +33,8 @@ pub struct Args {
     /// Connector names or globs (globs are resolved against the cluster's connectors)
     #[arg(required = true)]
     pub names: Vec<String>,
-    /// Delete instead the source offsets that deleted connectors of these names left in the
-    /// workers' offsets topic (`kco ls --orphaned` lists them)
+    /// Delete instead the offsets that deleted connectors of these names left in the workers'
+    /// offsets topic or in their sink's consumer group (`kco ls --orphaned` lists them)
     #[arg(long)]
     pub orphaned: bool,
     #[command(flatten)]
@@ -66,27 +67,24 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     drive(ctx, &target, &wants, &args.change, &request)
 }
 
-/// `kco reset --orphaned`: the offsets deleted connectors left, deleted in the offsets topic.
+/// `kco reset --orphaned`: the offsets deleted connectors left, deleted in the offsets topic
+/// and in the sinks' groups.
 fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
     let (kafka, topic) = super::orphaned::offsets_topic(ctx, &target, "reset --orphaned")?;
     let plan = |op: &Operation| {
-        let live: BTreeSet<String> = op
-            .client()
-            .list_connectors()
-            .map_err(|e| {
-                Error::client(
-                    format!("cluster `{}`: listing its connectors", target.name),
-                    e,
-                )
-            })?
-            .into_keys()
-            .collect();
+        let listing = op.client().list_connectors().map_err(|e| {
+            Error::client(
+                format!("cluster `{}`: listing its connectors", target.name),
+                e,
+            )
+        })?;
+        let elsewhere = super::orphaned::groups_used_elsewhere(ctx, &target, op.client())?;
         // A name a connector has is that connector's: `kco reset NAME` resets it.
         let present: Vec<String> = args
             .names
             .iter()
-            .filter(|n| !select::is_glob(n) && live.contains(*n))
+            .filter(|n| !select::is_glob(n) && listing.contains_key(*n))
             .cloned()
             .collect();
         if !present.is_empty() {
@@ -96,13 +94,24 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
                 names: present,
             });
         }
-        let found = orphaned::find(&kafka, &topic, &live).map_err(|source| Error::Kafka {
-            context: format!("cluster `{}`: reading topic `{topic}`", target.name),
-            source,
+        let found = orphaned::find_all(&kafka, &topic, &listing, &elsewhere).map_err(|source| {
+            Error::Kafka {
+                context: format!(
+                    "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
+                    target.name
+                ),
+                source,
+            }
         })?;
-        let left: Vec<&str> = found.orphans.iter().map(|o| o.name.as_str()).collect();
+        let left: BTreeSet<&str> = found
+            .orphans
+            .iter()
+            .map(|o| o.name.as_str())
+            .chain(found.sinks.iter().map(|o| o.name.as_str()))
+            .collect();
+        let left: Vec<&str> = left.into_iter().collect();
         let place = format!(
-            "with offsets left in topic `{topic}` on cluster `{}` (`kco ls --orphaned`)",
+            "with offsets left in topic `{topic}` or a sink's consumer group on cluster `{}` (`kco ls --orphaned`)",
             target.name
         );
         let names = select::resolve(&left, &args.names, &place)?;

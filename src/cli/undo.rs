@@ -24,9 +24,10 @@ changed are put back exactly, and the connectors it created are stopped, emptied
 deleted. Plan first; nothing changes without --yes (or a yes on the terminal). --fail-on refuses, \
 before any change, an undo that would rewind (reprocessing), skip ahead (data-loss) or remove \
 (reset) a partition's offset.\n\n\
-The backup of a `kco reset --orphaned` holds keys of the workers' offsets topic: the undo writes \
-each one's value back through Kafka (`kafka:` and `connectTopics.offsets` of the cluster), refused \
-while a connector has one of their names.\n\n\
+The backup of a `kco reset --orphaned` holds keys of the workers' offsets topic and deleted sinks' \
+group offsets: the undo writes each key's value back and commits each group's offsets again, through \
+Kafka (`kafka:` and `connectTopics.offsets` of the cluster), refused while a connector has one of \
+their names or a group has members.\n\n\
 Exit codes: 0 everything undone (or nothing to undo); 1 otherwise.\n\n\
 Examples:\n  kco undo .kco/backups/20240131T120000Z/prod --dry-run\n  \
 kco undo .kco/backups/20240131T120000Z/prod --yes"
@@ -125,7 +126,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
 }
 
 /// The undo of a `kco reset --orphaned` (or of such an undo): each key of the offsets topic
-/// the backup keeps gets its value back, through Kafka, while no connector has its name.
+/// and each group offset the backup keeps gets its value back, through Kafka, while no
+/// connector has its name.
 fn undo_topic(
     ctx: &Context,
     target: &crate::config::ClusterTarget,
@@ -134,10 +136,11 @@ fn undo_topic(
     change: &ChangeArgs,
 ) -> Result<u8> {
     let (kafka, _) = super::orphaned::offsets_topic(ctx, target, "undo")?;
-    let records = backup::read_topic(dir)?;
+    let (records, groups) = backup::read_topic(dir)?;
     let plan = |op: &crate::engine::operation::Operation| {
-        let plan = crate::engine::orphaned::plan_restore(&kafka, &target.name, topic, &records)
-            .map_err(|e| {
+        let plan =
+            crate::engine::orphaned::plan_restore(&kafka, &target.name, topic, &records, &groups)
+                .map_err(|e| {
                 Error::Other(format!(
                     "cluster `{}`: the backup {}: {e}",
                     target.name,

@@ -1,7 +1,15 @@
 //! Offsets that outlive their connector: the source offsets left in a Connect cluster's
-//! offsets topic (`offset.storage.topic`) under names that no connector of the cluster has.
-//! Delete a connector and create one of the same name later, and it resumes from them; the
-//! REST API cannot even read them, since the connector is gone.
+//! offsets topic (`offset.storage.topic`) under names that no connector of the cluster has,
+//! and the committed offsets left in a sink's consumer group (`connect-<name>`) that no
+//! connector of the cluster consumes with. Delete a connector and create one of the same name
+//! later, and it resumes from them; the REST API cannot even read them, since the connector
+//! is gone.
+//!
+//! A sink's group counts only while it has no members (nothing consumes with it, Connect or
+//! another client) and is not the group of a connector of the cluster (its
+//! `consumer.override.group.id`). Its reset deletes the group's committed offsets; its undo
+//! commits them back, as a client outside the group does, which Kafka accepts only while the
+//! group has no members.
 //!
 //! Each record of the topic is one source partition's offset, as the worker writes it with
 //! its internal JSON converter (schemas off): the key `["<connector>", {partition}]`, the
@@ -22,10 +30,20 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::kafka::groups::{Committed, GroupListing, GroupState};
 use crate::kafka::{KafkaError, KafkaOptions, OutRecord, RawRecord};
 
-/// Where the offsets topic is read from and written to: Kafka, or records in memory (tests).
+/// Where the offsets topic is read from and written to, and the sinks' consumer groups:
+/// Kafka, or records in memory (tests).
 pub trait OffsetsTopic {
+    /// Every consumer group of the Kafka cluster.
+    fn groups(&self) -> Result<Vec<GroupListing>, KafkaError>;
+    /// A group's state, members and committed offsets.
+    fn group(&self, group: &str) -> Result<GroupState, KafkaError>;
+    /// Commits `offsets` for `group` (a group with no members).
+    fn commit(&self, group: &str, offsets: &[Committed]) -> Result<(), KafkaError>;
+    /// Deletes `group`'s committed offsets of `partitions` (topic, partition).
+    fn delete_offsets(&self, group: &str, partitions: &[(String, i32)]) -> Result<(), KafkaError>;
     /// Every record of `topic`, each with its partition.
     fn scan(
         &self,
@@ -42,6 +60,22 @@ pub trait OffsetsTopic {
 }
 
 impl OffsetsTopic for KafkaOptions {
+    fn groups(&self) -> Result<Vec<GroupListing>, KafkaError> {
+        crate::kafka::groups::list_groups(self)
+    }
+
+    fn group(&self, group: &str) -> Result<GroupState, KafkaError> {
+        crate::kafka::groups::describe(self, group)
+    }
+
+    fn commit(&self, group: &str, offsets: &[Committed]) -> Result<(), KafkaError> {
+        crate::kafka::groups::commit(self, group, offsets)
+    }
+
+    fn delete_offsets(&self, group: &str, partitions: &[(String, i32)]) -> Result<(), KafkaError> {
+        crate::kafka::groups::delete_offsets(self, group, partitions)
+    }
+
     fn scan(
         &self,
         topic: &str,
@@ -94,11 +128,27 @@ pub struct OrphanPartition {
     pub offset: Value,
 }
 
-/// What the topic held that no connector of the cluster has.
+/// A sink connector name's committed offsets left in its consumer group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SinkOrphan {
+    pub name: String,
+    pub group: String,
+    /// Its partitions and offsets in Connect's shape for a sink (`kafka_topic`,
+    /// `kafka_partition`; `kafka_offset`), by topic and partition.
+    pub partitions: Vec<OrphanPartition>,
+    /// The same, as Kafka has them: what a reset deletes.
+    #[serde(skip)]
+    pub committed: Vec<Committed>,
+}
+
+/// What the topic and the groups held that no connector of the cluster has.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Orphans {
     pub topic: String,
+    /// Source offsets left in the offsets topic.
     pub orphans: Vec<Orphan>,
+    /// Sinks' committed offsets left in their consumer groups.
+    pub sinks: Vec<SinkOrphan>,
     /// Records that were not a Connect source offset (left out).
     #[serde(rename = "unreadRecords")]
     pub unread_records: u64,
@@ -162,8 +212,75 @@ pub fn find(
     Ok(Orphans {
         topic: topic.to_string(),
         orphans: by_name.into_values().collect(),
+        sinks: Vec::new(),
         unread_records: unread,
     })
+}
+
+/// Everything the cluster's deleted connectors left behind: the source offsets in `topic`
+/// under names that no connector of `live` (the cluster's, as listed with their configs)
+/// has, and the sinks' groups that none of them, nor a connector of another Connect cluster
+/// on the same Kafka (`used_elsewhere`), consumes with. A connector's group is its
+/// `consumer.override.group.id`, or `connect-<name>`.
+pub fn find_all(
+    store: &dyn OffsetsTopic,
+    topic: &str,
+    live: &BTreeMap<String, crate::client::ConnectorListing>,
+    used_elsewhere: &BTreeSet<String>,
+) -> Result<Orphans, KafkaError> {
+    let names: BTreeSet<String> = live.keys().cloned().collect();
+    let mut in_use: BTreeSet<String> = live
+        .iter()
+        .map(|(name, l)| crate::engine::shared_group::consumer_group(name, &l.config))
+        .collect();
+    in_use.extend(used_elsewhere.iter().cloned());
+    let mut found = find(store, topic, &names)?;
+    found.sinks = find_sinks(store, &names, &in_use)?;
+    Ok(found)
+}
+
+/// The sinks' groups (`connect-<name>`) with committed offsets whose name no connector of
+/// the cluster has (`live`), that no connector consumes with (`in_use`: each connector's
+/// group) and that have no members.
+pub fn find_sinks(
+    store: &dyn OffsetsTopic,
+    live: &BTreeSet<String>,
+    in_use: &BTreeSet<String>,
+) -> Result<Vec<SinkOrphan>, KafkaError> {
+    let mut found = Vec::new();
+    for g in store.groups()? {
+        let Some(name) = g.id.strip_prefix("connect-") else {
+            continue;
+        };
+        // Connect workers' own group is of type `connect`; a sink's is `consumer`, or empty
+        // for a group that only ever had offsets committed for it.
+        if !matches!(g.protocol_type.as_str(), "consumer" | "")
+            || live.contains(name)
+            || in_use.contains(&g.id)
+        {
+            continue;
+        }
+        let state = store.group(&g.id)?;
+        if state.members > 0 || state.offsets.is_empty() {
+            continue;
+        }
+        found.push(SinkOrphan {
+            name: name.to_string(),
+            group: g.id.clone(),
+            partitions: state.offsets.iter().map(sink_partition).collect(),
+            committed: state.offsets,
+        });
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(found)
+}
+
+/// A committed offset in Connect's shape for a sink.
+fn sink_partition(c: &Committed) -> OrphanPartition {
+    OrphanPartition {
+        partition: serde_json::json!({"kafka_topic": c.topic, "kafka_partition": c.partition}),
+        offset: serde_json::json!({"kafka_offset": c.offset}),
+    }
 }
 
 /// One key's change: from the value it has to the value wanted.
@@ -186,25 +303,91 @@ pub struct TopicWrite {
     pub had: Option<String>,
 }
 
-/// What a reset of leftovers, or its undo, writes to the offsets topic.
+/// One committed offset of a sink's group to change: kept in a backup as it was, and
+/// written back by an undo.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupRecord {
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+    /// `None`: no committed offset (deleted).
+    pub offset: Option<i64>,
+}
+
+/// One committed offset's change in a sink's group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupWrite {
+    /// The connector name of the group (`connect-<name>`).
+    pub name: String,
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+    /// The offset it has (`None`: none).
+    pub from: Option<i64>,
+    /// The offset wanted (`None`: deleted).
+    pub to: Option<i64>,
+}
+
+impl GroupWrite {
+    fn record(&self, offset: Option<i64>) -> GroupRecord {
+        GroupRecord {
+            group: self.group.clone(),
+            topic: self.topic.clone(),
+            partition: self.partition,
+            offset,
+        }
+    }
+}
+
+/// What a reset of leftovers, or its undo, writes to the offsets topic and the sinks'
+/// groups.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TopicPlan {
     pub cluster: String,
     pub topic: String,
-    /// The connector names whose keys change, sorted.
+    /// The connector names whose keys or groups change, sorted.
     pub names: Vec<String>,
     pub writes: Vec<TopicWrite>,
+    #[serde(rename = "groupWrites", skip_serializing_if = "Vec::is_empty")]
+    pub group_writes: Vec<GroupWrite>,
 }
 
 impl TopicPlan {
-    fn new(cluster: &str, topic: &str, writes: Vec<TopicWrite>) -> Self {
-        let names: BTreeSet<String> = writes.iter().map(|w| w.name.clone()).collect();
+    fn new(
+        cluster: &str,
+        topic: &str,
+        writes: Vec<TopicWrite>,
+        group_writes: Vec<GroupWrite>,
+    ) -> Self {
+        let names: BTreeSet<String> = writes
+            .iter()
+            .map(|w| w.name.clone())
+            .chain(group_writes.iter().map(|w| w.name.clone()))
+            .collect();
         TopicPlan {
             cluster: cluster.to_string(),
             topic: topic.to_string(),
             names: names.into_iter().collect(),
             writes,
+            group_writes,
         }
+    }
+
+    /// Nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty() && self.group_writes.is_empty()
+    }
+
+    /// The groups the plan changes, sorted.
+    pub fn groups(&self) -> Vec<String> {
+        let groups: BTreeSet<String> = self.group_writes.iter().map(|w| w.group.clone()).collect();
+        groups.into_iter().collect()
+    }
+
+    /// What the backup keeps of the groups: each offset as it is now.
+    pub fn backup_groups(&self) -> Vec<GroupRecord> {
+        self.group_writes.iter().map(|w| w.record(w.from)).collect()
     }
 
     /// What the backup keeps: each key as it is now (`None`: none), for an undo to write back.
@@ -240,65 +423,164 @@ pub fn plan_reset(cluster: &str, found: &Orphans, names: &[String]) -> TopicPlan
             });
         }
     }
-    TopicPlan::new(cluster, &found.topic, writes)
+    let mut group_writes = Vec::new();
+    for o in found.sinks.iter().filter(|o| names.contains(&o.name)) {
+        for c in &o.committed {
+            group_writes.push(GroupWrite {
+                name: o.name.clone(),
+                group: o.group.clone(),
+                topic: c.topic.clone(),
+                partition: c.partition,
+                from: Some(c.offset),
+                to: None,
+            });
+        }
+    }
+    TopicPlan::new(cluster, &found.topic, writes, group_writes)
 }
 
-/// The writes that make each key of `records` (a backup's) hold its value again, from what
-/// the topic holds now; a key that already does is left alone. A record that is not a
-/// Connect source offset is an error naming it.
+/// The writes that make each key of `records` (a backup's) hold its value again, and each
+/// offset of `groups` (the backup's sinks' groups) be what it was, from what the topic and
+/// the groups hold now; what already does is left alone. A record that is not a Connect
+/// source offset is an error naming it.
 pub fn plan_restore(
     source: &dyn OffsetsTopic,
     cluster: &str,
     topic: &str,
     records: &[TopicRecord],
+    groups: &[GroupRecord],
 ) -> Result<TopicPlan, String> {
-    let keys: BTreeSet<(i32, String)> = records
-        .iter()
-        .map(|r| (r.partition, r.key.clone()))
-        .collect();
-    let now = last_values(source, topic, &keys).map_err(|e| e.to_string())?;
     let mut writes = Vec::new();
-    for r in records {
-        let had = now.get(&(r.partition, r.key.clone())).cloned().flatten();
-        if had == r.value {
+    if !records.is_empty() {
+        let keys: BTreeSet<(i32, String)> = records
+            .iter()
+            .map(|r| (r.partition, r.key.clone()))
+            .collect();
+        let now = last_values(source, topic, &keys).map_err(|e| e.to_string())?;
+        for r in records {
+            let had = now.get(&(r.partition, r.key.clone())).cloned().flatten();
+            if had == r.value {
+                continue;
+            }
+            let (name, partition, to) = decode_text(&r.key, r.value.as_deref())
+                .ok_or_else(|| format!("key {} is not a Connect source offset's", r.key))?;
+            let from = decode_text(&r.key, had.as_deref()).and_then(|(_, _, o)| o);
+            writes.push(TopicWrite {
+                name,
+                source_partition: partition,
+                from,
+                to,
+                record: r.clone(),
+                had,
+            });
+        }
+    }
+    let now = group_offsets(source, groups.iter().map(|g| g.group.as_str()))
+        .map_err(|e| e.to_string())?;
+    let mut group_writes = Vec::new();
+    for g in groups {
+        let had = now
+            .get(&(g.group.clone(), g.topic.clone(), g.partition))
+            .copied();
+        if had == g.offset {
             continue;
         }
-        let (name, partition, to) = decode_text(&r.key, r.value.as_deref())
-            .ok_or_else(|| format!("key {} is not a Connect source offset's", r.key))?;
-        let from = decode_text(&r.key, had.as_deref()).and_then(|(_, _, o)| o);
-        writes.push(TopicWrite {
-            name,
-            source_partition: partition,
-            from,
-            to,
-            record: r.clone(),
-            had,
+        group_writes.push(GroupWrite {
+            name: g
+                .group
+                .strip_prefix("connect-")
+                .unwrap_or(&g.group)
+                .to_string(),
+            group: g.group.clone(),
+            topic: g.topic.clone(),
+            partition: g.partition,
+            from: had,
+            to: g.offset,
         });
     }
-    Ok(TopicPlan::new(cluster, topic, writes))
+    Ok(TopicPlan::new(cluster, topic, writes, group_writes))
 }
 
-/// Writes the plan's values, stamped `timestamp_ms`.
+/// The committed offsets of each of `groups`, by (group, topic, partition).
+fn group_offsets<'a>(
+    source: &dyn OffsetsTopic,
+    groups: impl Iterator<Item = &'a str>,
+) -> Result<BTreeMap<(String, String, i32), i64>, KafkaError> {
+    let groups: BTreeSet<&str> = groups.collect();
+    let mut now = BTreeMap::new();
+    for g in groups {
+        for c in source.group(g)?.offsets {
+            now.insert((g.to_string(), c.topic, c.partition), c.offset);
+        }
+    }
+    Ok(now)
+}
+
+/// The plan's groups that have members now (a consumer of the group would race the write,
+/// and Kafka refuses a commit from outside a group that has members), with how many.
+pub fn groups_in_use(
+    source: &dyn OffsetsTopic,
+    plan: &TopicPlan,
+) -> Result<Vec<(String, usize)>, KafkaError> {
+    let mut busy = Vec::new();
+    for g in plan.groups() {
+        let members = source.group(&g)?.members;
+        if members > 0 {
+            busy.push((g, members));
+        }
+    }
+    Ok(busy)
+}
+
+/// Writes the plan's values, stamped `timestamp_ms`: the offsets topic's keys, then each
+/// group's offsets (deleted, or committed).
 pub fn write(
     source: &dyn OffsetsTopic,
     plan: &TopicPlan,
     timestamp_ms: i64,
 ) -> Result<(), KafkaError> {
-    let records: Vec<OutRecord> = plan
-        .writes
-        .iter()
-        .map(|w| OutRecord {
-            partition: w.record.partition,
-            key: w.record.key.clone().into_bytes(),
-            value: w.record.value.clone().map(String::into_bytes),
-        })
-        .collect();
-    source.write(&plan.topic, &records, timestamp_ms)
+    if !plan.writes.is_empty() {
+        let records: Vec<OutRecord> = plan
+            .writes
+            .iter()
+            .map(|w| OutRecord {
+                partition: w.record.partition,
+                key: w.record.key.clone().into_bytes(),
+                value: w.record.value.clone().map(String::into_bytes),
+            })
+            .collect();
+        source.write(&plan.topic, &records, timestamp_ms)?;
+    }
+    for g in plan.groups() {
+        let of_group = plan.group_writes.iter().filter(|w| w.group == g);
+        let (set, deleted): (Vec<&GroupWrite>, Vec<&GroupWrite>) =
+            of_group.partition(|w| w.to.is_some());
+        let deleted: Vec<(String, i32)> = deleted
+            .iter()
+            .map(|w| (w.topic.clone(), w.partition))
+            .collect();
+        source.delete_offsets(&g, &deleted)?;
+        let set: Vec<Committed> = set
+            .iter()
+            .filter_map(|w| {
+                w.to.map(|offset| Committed {
+                    topic: w.topic.clone(),
+                    partition: w.partition,
+                    offset,
+                })
+            })
+            .collect();
+        source.commit(&g, &set)?;
+    }
+    Ok(())
 }
 
 /// The plan's writes whose key, read back, does not hold the value written (another client
 /// wrote it since, or the write was lost).
 pub fn verify(source: &dyn OffsetsTopic, plan: &TopicPlan) -> Result<Vec<TopicWrite>, KafkaError> {
+    if plan.writes.is_empty() {
+        return Ok(Vec::new());
+    }
     let keys: BTreeSet<(i32, String)> = plan
         .writes
         .iter()
@@ -311,6 +593,24 @@ pub fn verify(source: &dyn OffsetsTopic, plan: &TopicPlan) -> Result<Vec<TopicWr
         .filter(|w| {
             let key = (w.record.partition, w.record.key.clone());
             now.get(&key).cloned().flatten() != w.record.value
+        })
+        .cloned()
+        .collect())
+}
+
+/// The plan's group writes whose offset, read back, is not the one written.
+pub fn verify_groups(
+    source: &dyn OffsetsTopic,
+    plan: &TopicPlan,
+) -> Result<Vec<GroupWrite>, KafkaError> {
+    let now = group_offsets(source, plan.group_writes.iter().map(|w| w.group.as_str()))?;
+    Ok(plan
+        .group_writes
+        .iter()
+        .filter(|w| {
+            now.get(&(w.group.clone(), w.topic.clone(), w.partition))
+                .copied()
+                != w.to
         })
         .cloned()
         .collect())
@@ -373,47 +673,76 @@ fn decode(r: &RawRecord<'_>) -> Option<(String, Value, Option<Value>)> {
     Some((name, partition.clone(), offset))
 }
 
+/// One Kafka in memory for the engine's unit tests: the offsets topic's records and the
+/// consumer groups, each write kept (or, `lose`, acknowledged and dropped).
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
+pub(crate) mod memory {
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
 
-    /// A record in memory: (partition, key, value, timestamp).
-    type Rec = (i32, Option<String>, Option<String>, i64);
+    use super::{Committed, GroupListing, GroupState, OffsetsTopic};
+    use crate::kafka::{KafkaError, OutRecord, RawRecord};
 
-    /// Records in memory.
-    struct Topic(Vec<Rec>);
+    /// A record: (partition, key, value, timestamp).
+    pub type Rec = (i32, Option<String>, Option<String>, i64);
 
-    impl OffsetsTopic for Topic {
-        fn scan(
-            &self,
-            topic: &str,
-            visit: &mut dyn FnMut(i32, RawRecord<'_>),
-        ) -> Result<(), KafkaError> {
-            Written::new(self.0.clone(), false).scan(topic, visit)
-        }
-
-        fn write(&self, _: &str, _: &[OutRecord], _: i64) -> Result<(), KafkaError> {
-            unreachable!("a read-only topic")
-        }
+    /// A group: its type, members and offsets by (topic, partition).
+    #[derive(Debug, Clone, Default)]
+    pub struct Group {
+        pub protocol_type: String,
+        pub members: usize,
+        pub offsets: BTreeMap<(String, i32), i64>,
     }
 
-    /// A topic that takes writes (or, `lose`, acknowledges and drops them).
-    struct Written {
-        records: std::cell::RefCell<Vec<Rec>>,
-        lose: bool,
+    pub struct MemoryKafka {
+        pub records: RefCell<Vec<Rec>>,
+        pub groups: RefCell<BTreeMap<String, Group>>,
+        pub lose: bool,
     }
 
-    impl Written {
-        fn new(records: Vec<Rec>, lose: bool) -> Self {
-            Written {
+    impl MemoryKafka {
+        pub fn new(records: Vec<Rec>, lose: bool) -> Self {
+            MemoryKafka {
                 records: records.into(),
+                groups: Default::default(),
                 lose,
             }
         }
+
+        /// Adds `group` of `protocol_type` with `members` and `offsets` (topic, partition, offset).
+        pub fn with_group(
+            self,
+            group: &str,
+            protocol_type: &str,
+            members: usize,
+            offsets: &[(&str, i32, i64)],
+        ) -> Self {
+            let offsets = offsets
+                .iter()
+                .map(|(t, p, o)| ((t.to_string(), *p), *o))
+                .collect();
+            self.groups.borrow_mut().insert(
+                group.to_string(),
+                Group {
+                    protocol_type: protocol_type.to_string(),
+                    members,
+                    offsets,
+                },
+            );
+            self
+        }
+
+        /// `group`'s offsets now.
+        pub fn offsets(&self, group: &str) -> BTreeMap<(String, i32), i64> {
+            self.groups
+                .borrow()
+                .get(group)
+                .map(|g| g.offsets.clone())
+                .unwrap_or_default()
+        }
     }
 
-    impl OffsetsTopic for Written {
+    impl OffsetsTopic for MemoryKafka {
         fn write(&self, topic: &str, records: &[OutRecord], at: i64) -> Result<(), KafkaError> {
             assert_eq!(topic, "connect-offsets");
             if !self.lose {
@@ -449,7 +778,74 @@ mod tests {
             }
             Ok(())
         }
+
+        fn groups(&self) -> Result<Vec<GroupListing>, KafkaError> {
+            Ok(self
+                .groups
+                .borrow()
+                .iter()
+                .map(|(id, g)| GroupListing {
+                    id: id.clone(),
+                    protocol_type: g.protocol_type.clone(),
+                })
+                .collect())
+        }
+
+        fn group(&self, group: &str) -> Result<GroupState, KafkaError> {
+            let g = self.groups.borrow().get(group).cloned().unwrap_or_default();
+            Ok(GroupState {
+                state: if g.members > 0 { "Stable" } else { "Empty" }.into(),
+                members: g.members,
+                offsets: g
+                    .offsets
+                    .iter()
+                    .map(|((topic, partition), offset)| Committed {
+                        topic: topic.clone(),
+                        partition: *partition,
+                        offset: *offset,
+                    })
+                    .collect(),
+            })
+        }
+
+        fn commit(&self, group: &str, offsets: &[Committed]) -> Result<(), KafkaError> {
+            let mut groups = self.groups.borrow_mut();
+            let g = groups.entry(group.to_string()).or_default();
+            assert_eq!(
+                g.members, 0,
+                "Kafka refuses a commit from outside a group with members"
+            );
+            if !self.lose {
+                for c in offsets {
+                    g.offsets.insert((c.topic.clone(), c.partition), c.offset);
+                }
+            }
+            Ok(())
+        }
+
+        fn delete_offsets(
+            &self,
+            group: &str,
+            partitions: &[(String, i32)],
+        ) -> Result<(), KafkaError> {
+            let mut groups = self.groups.borrow_mut();
+            let g = groups.entry(group.to_string()).or_default();
+            if !self.lose {
+                for p in partitions {
+                    g.offsets.remove(p);
+                }
+            }
+            Ok(())
+        }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    use super::memory::{MemoryKafka, Rec};
 
     fn rec(p: i32, key: Value, value: Option<Value>, at: i64) -> Rec {
         (p, Some(key.to_string()), value.map(|v| v.to_string()), at)
@@ -458,61 +854,64 @@ mod tests {
     #[test]
     fn the_last_offset_of_each_partition_of_a_name_no_connector_has_is_left_over() {
         let file = |f: &str| json!({"filename": f});
-        let topic = Topic(vec![
-            rec(
-                3,
-                json!(["gone", file("/a")]),
-                Some(json!({"position": 10})),
-                100,
-            ),
-            rec(
-                3,
-                json!(["gone", file("/a")]),
-                Some(json!({"position": 42})),
-                200,
-            ),
-            rec(
-                7,
-                json!(["gone", file("/b")]),
-                Some(json!({"position": 5})),
-                150,
-            ),
-            // A live connector's offsets are its own.
-            rec(
-                1,
-                json!(["live", file("/c")]),
-                Some(json!({"position": 9})),
-                300,
-            ),
-            // Every partition deleted: nothing left.
-            rec(
-                2,
-                json!(["reset", file("/d")]),
-                Some(json!({"position": 1})),
-                50,
-            ),
-            rec(2, json!(["reset", file("/d")]), None, 60),
-            // A partition deleted, another kept.
-            rec(
-                4,
-                json!(["half", {"table": "t1"}]),
-                Some(json!({"id": 1})),
-                70,
-            ),
-            rec(4, json!(["half", {"table": "t1"}]), Some(Value::Null), 80),
-            rec(
-                5,
-                json!(["half", {"table": "t2"}]),
-                Some(json!({"id": 2})),
-                75,
-            ),
-            // Not Connect's: left out and counted.
-            (0, Some("not json".into()), Some("{}".into()), 1),
-            (0, None, Some("{}".into()), 1),
-            rec(0, json!(["x"]), Some(json!({})), 1),
-            rec(0, json!(["x", "not a map"]), Some(json!({})), 1),
-            rec(0, json!(["x", {}]), Some(json!(3)), 1),
-        ]);
+        let topic = MemoryKafka::new(
+            vec![
+                rec(
+                    3,
+                    json!(["gone", file("/a")]),
+                    Some(json!({"position": 10})),
+                    100,
+                ),
+                rec(
+                    3,
+                    json!(["gone", file("/a")]),
+                    Some(json!({"position": 42})),
+                    200,
+                ),
+                rec(
+                    7,
+                    json!(["gone", file("/b")]),
+                    Some(json!({"position": 5})),
+                    150,
+                ),
+                // A live connector's offsets are its own.
+                rec(
+                    1,
+                    json!(["live", file("/c")]),
+                    Some(json!({"position": 9})),
+                    300,
+                ),
+                // Every partition deleted: nothing left.
+                rec(
+                    2,
+                    json!(["reset", file("/d")]),
+                    Some(json!({"position": 1})),
+                    50,
+                ),
+                rec(2, json!(["reset", file("/d")]), None, 60),
+                // A partition deleted, another kept.
+                rec(
+                    4,
+                    json!(["half", {"table": "t1"}]),
+                    Some(json!({"id": 1})),
+                    70,
+                ),
+                rec(4, json!(["half", {"table": "t1"}]), Some(Value::Null), 80),
+                rec(
+                    5,
+                    json!(["half", {"table": "t2"}]),
+                    Some(json!({"id": 2})),
+                    75,
+                ),
+                // Not Connect's: left out and counted.
+                (0, Some("not json".into()), Some("{}".into()), 1),
+                (0, None, Some("{}".into()), 1),
+                rec(0, json!(["x"]), Some(json!({})), 1),
+                rec(0, json!(["x", "not a map"]), Some(json!({})), 1),
+                rec(0, json!(["x", {}]), Some(json!(3)), 1),
+            ],
+            false,
+        );
         let live = BTreeSet::from(["live".to_string()]);
         let found = find(&topic, "connect-offsets", &live).unwrap();
         assert_eq!(found.unread_records, 5);
@@ -547,7 +946,7 @@ mod tests {
     #[test]
     fn a_reset_deletes_every_key_a_name_left_in_its_own_partition_and_its_undo_writes_them_back() {
         let file = |f: &str| json!({"filename": f});
-        let topic = Written::new(
+        let topic = MemoryKafka::new(
             vec![
                 rec(
                     3,
@@ -613,7 +1012,7 @@ mod tests {
         );
 
         // The undo: the backed-up values back, the same keys and partitions.
-        let undo = plan_restore(&topic, "a", "connect-offsets", &kept).unwrap();
+        let undo = plan_restore(&topic, "a", "connect-offsets", &kept, &[]).unwrap();
         assert_eq!(undo.writes.len(), 3);
         assert!(undo
             .writes
@@ -629,13 +1028,13 @@ mod tests {
             "every key as it was, bytes and all"
         );
         // Nothing left to write a second time.
-        let again = plan_restore(&topic, "a", "connect-offsets", &kept).unwrap();
+        let again = plan_restore(&topic, "a", "connect-offsets", &kept, &[]).unwrap();
         assert_eq!(again.writes, []);
     }
 
     #[test]
     fn a_write_that_does_not_read_back_is_reported() {
-        let topic = Written::new(
+        let topic = MemoryKafka::new(
             vec![rec(0, json!(["gone", {"f": 1}]), Some(json!({"p": 1})), 1)],
             true,
         );
@@ -649,13 +1048,108 @@ mod tests {
 
     #[test]
     fn a_backup_record_that_is_not_a_connect_offset_is_an_error_naming_it() {
-        let topic = Written::new(Vec::new(), false);
+        let topic = MemoryKafka::new(Vec::new(), false);
         let bad = TopicRecord {
             partition: 0,
             key: "not json".into(),
             value: Some("{}".into()),
         };
-        let e = plan_restore(&topic, "a", "connect-offsets", &[bad]).unwrap_err();
+        let e = plan_restore(&topic, "a", "connect-offsets", &[bad], &[]).unwrap_err();
         assert!(e.contains("not json"), "{e}");
+    }
+
+    /// A sink's group is left over when its name (`connect-<name>`) is no connector's, no
+    /// connector consumes with it, it has no members and it has committed offsets; Connect
+    /// workers' own group and other consumers' groups are not.
+    #[test]
+    fn a_deleted_sinks_group_with_offsets_and_no_members_is_left_over() {
+        let kafka = MemoryKafka::new(Vec::new(), false)
+            .with_group(
+                "connect-gone",
+                "consumer",
+                0,
+                &[("orders", 1, 40), ("orders", 0, 12)],
+            )
+            .with_group("connect-committed-only", "", 0, &[("t", 0, 3)])
+            .with_group("connect-live", "consumer", 1, &[("t", 0, 5)])
+            .with_group("connect-stopped-live", "consumer", 0, &[("t", 0, 5)])
+            .with_group("connect-used-by-override", "consumer", 0, &[("t", 0, 5)])
+            .with_group("connect-busy", "consumer", 2, &[("t", 0, 5)])
+            .with_group("connect-drained", "consumer", 0, &[])
+            .with_group("connect-cluster", "connect", 3, &[])
+            .with_group("app", "consumer", 0, &[("t", 0, 5)]);
+        let live = BTreeSet::from(["live".to_string(), "stopped-live".to_string()]);
+        let in_use = BTreeSet::from(["connect-used-by-override".to_string()]);
+        let found = find_sinks(&kafka, &live, &in_use).unwrap();
+        let names: Vec<(&str, &str)> = found
+            .iter()
+            .map(|o| (o.name.as_str(), o.group.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("committed-only", "connect-committed-only"),
+                ("gone", "connect-gone")
+            ]
+        );
+        assert_eq!(
+            found[1].partitions,
+            [
+                OrphanPartition {
+                    partition: json!({"kafka_topic": "orders", "kafka_partition": 0}),
+                    offset: json!({"kafka_offset": 12})
+                },
+                OrphanPartition {
+                    partition: json!({"kafka_topic": "orders", "kafka_partition": 1}),
+                    offset: json!({"kafka_offset": 40})
+                },
+            ]
+        );
+        let plan = plan_reset(
+            "a",
+            &Orphans {
+                topic: "connect-offsets".into(),
+                orphans: Vec::new(),
+                sinks: found,
+                unread_records: 0,
+            },
+            &["gone".to_string()],
+        );
+        assert_eq!(plan.groups(), ["connect-gone"]);
+        assert_eq!(
+            plan.group_writes
+                .iter()
+                .map(|w| (w.partition, w.from, w.to))
+                .collect::<Vec<_>>(),
+            [(0, Some(12), None), (1, Some(40), None)]
+        );
+    }
+
+    /// A group that a live connector consumes with (its override), or that a connector of
+    /// another Connect cluster on the same Kafka uses, is not left over, whatever its name.
+    #[test]
+    fn a_group_a_connector_here_or_on_another_cluster_uses_is_not_left_over() {
+        let kafka = MemoryKafka::new(Vec::new(), false)
+            .with_group("connect-overridden", "consumer", 0, &[("t", 0, 1)])
+            .with_group("connect-on-b", "consumer", 0, &[("t", 0, 2)])
+            .with_group("connect-gone", "consumer", 0, &[("t", 0, 3)]);
+        let live = BTreeMap::from([(
+            "renamed".to_string(),
+            crate::client::ConnectorListing {
+                name: "renamed".into(),
+                connector_type: None,
+                class: None,
+                config: BTreeMap::from([(
+                    "consumer.override.group.id".to_string(),
+                    "connect-overridden".to_string(),
+                )]),
+                status: None,
+            },
+        )]);
+        let elsewhere = BTreeSet::from(["connect-on-b".to_string()]);
+        let found = find_all(&kafka, "connect-offsets", &live, &elsewhere).unwrap();
+        let names: Vec<&str> = found.sinks.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["gone"]);
+        assert!(found.orphans.is_empty());
     }
 }

@@ -8,6 +8,7 @@
 //! Rust, rustls for TLS, SASL PLAIN and SCRAM); its async calls run on a current-thread Tokio
 //! runtime made for the read.
 
+pub mod groups;
 mod tls;
 
 use std::time::Duration;

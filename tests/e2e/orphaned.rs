@@ -1,10 +1,11 @@
 //! `kco ls --orphaned` and `kco reset --orphaned` on the real test bed: a deleted FileStream
-//! source's offsets stay in the workers' offsets topic, kco finds them there at the position
-//! Connect committed, deletes them so that a source created under the name starts afresh, and
-//! its undo writes them back.
+//! source's offsets stay in the workers' offsets topic, and a deleted FileStream sink's in its
+//! consumer group; kco finds them there at the position Connect committed, deletes them so
+//! that a connector created under the name starts afresh, and its undo writes them back.
 
 use crate::harness::{
-    file_source_config, numbered, source_position, testbed, unique_name, write_lines, TopicReader,
+    file_sink_config, file_source_config, numbered, sink_offset, source_position, testbed,
+    unique_name, wait_for, write_lines, TopicReader,
 };
 use crate::kco_steps::{testbed_env, write_snapshot};
 
@@ -84,30 +85,170 @@ fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_pos
 
 /// kco.yaml naming cluster `a`'s Kafka and offsets topic.
 fn with_offsets_topic(env: &crate::support::env::TestEnv, tb: &crate::harness::Testbed) {
-    std::fs::write(
-        env.path().join("kco.yaml"),
-        format!(
-            "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"{}\"}}\n    connectTopics: {{offsets: kco-a-offsets}}\n",
-            tb.a_urls.join(", "),
-            tb.kafka()
-        ),
+    std::fs::write(env.path().join("kco.yaml"), cluster_a(tb)).unwrap();
+}
+
+fn cluster_a(tb: &crate::harness::Testbed) -> String {
+    format!(
+        "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"{}\"}}\n    connectTopics: {{offsets: kco-a-offsets}}\n",
+        tb.a_urls.join(", "),
+        tb.kafka()
     )
-    .unwrap();
 }
 
 /// The name's leftovers as `kco ls --orphaned -o json` lists them (`None`: nothing left).
 fn left_by(env: &crate::support::env::TestEnv, name: &str) -> Option<serde_json::Value> {
+    left_in(env, "orphans", name)
+}
+
+/// The name's leftovers in a sink's consumer group, as `kco ls --orphaned -o json` lists them.
+fn sink_left_by(env: &crate::support::env::TestEnv, name: &str) -> Option<serde_json::Value> {
+    left_in(env, "sinks", name)
+}
+
+fn left_in(
+    env: &crate::support::env::TestEnv,
+    list: &str,
+    name: &str,
+) -> Option<serde_json::Value> {
     let (code, out, err) = env
         .kco(&["--cluster", "a", "ls", "--orphaned", "-o", "json"])
         .parts();
     assert_eq!(code, 0, "kco ls --orphaned: {out}{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    v["orphans"]
+    v[list]
         .as_array()
         .unwrap()
         .iter()
         .find(|o| o["name"] == name)
         .cloned()
+}
+
+/// `kco reset --orphaned NAME --yes -o json`, which must succeed with one write of `writes`
+/// (`writes`: the offsets topic's keys, `groupWrites`: a sink's group's offsets); the backup.
+fn reset_orphaned(env: &crate::support::env::TestEnv, name: &str, writes: &str) -> String {
+    let args = [
+        "--cluster",
+        "a",
+        "reset",
+        "--orphaned",
+        name,
+        "--yes",
+        "-o",
+        "json",
+    ];
+    let (code, out, err) = env.kco(&args).parts();
+    assert_eq!(code, 0, "kco reset --orphaned: {out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["plan"][writes].as_array().unwrap().len(), 1, "{v}");
+    v["backup"]["dir"].as_str().unwrap().to_string()
+}
+
+/// A deleted FileStream sink's committed offsets stay in its consumer group
+/// (`connect-<name>`): kco lists them at the records the sink wrote, deletes them so that a
+/// sink created under the name reads its topic from the beginning, and its undo commits them
+/// back; while the name's sink runs (its group has members), nothing is listed.
+#[test]
+fn a_deleted_sinks_group_offsets_are_listed_reset_and_put_back_and_a_sink_of_its_name_starts_over()
+{
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let env = testbed_env(&tb);
+    // Cluster b too: its connectors' groups are on the same Kafka.
+    std::fs::write(
+        env.path().join("kco.yaml"),
+        format!("{}  b:\n    urls: [{}]\n", cluster_a(&tb), tb.b_url),
+    )
+    .unwrap();
+    let input = env.path().join("in.txt");
+    write_lines(&input, &numbered("sunk", 0..6));
+    let topic = unique_name("kco-e2e-orphaned-sink");
+    let _source = a.create(
+        &unique_name("kco-e2e-orphaned-sink-src"),
+        file_source_config(&input, &topic),
+    );
+    let name = unique_name("kco-e2e-orphaned-sink");
+    let first_out = env.path().join("first.out");
+    let sink = a.create(&name, file_sink_config(&first_out, &topic));
+    a.wait_offsets(&name, "kafka_offset 6", |o| {
+        sink_offset(o, &topic) == Some(6)
+    });
+    // A sink of cluster b, stopped: its group has offsets and no member, and is b's.
+    let b = tb.b();
+    let on_b = unique_name("kco-e2e-orphaned-sink-b");
+    let _on_b = b.create(&on_b, file_sink_config(&env.path().join("b.out"), &topic));
+    b.wait_offsets(&on_b, "kafka_offset 6", |o| {
+        sink_offset(o, &topic) == Some(6)
+    });
+    b.stop(&on_b);
+    assert_eq!(
+        sink_left_by(&env, &name),
+        None,
+        "a live sink's group is its own"
+    );
+
+    drop(sink);
+    // Its task leaves the group as it stops.
+    let left = wait_for(
+        &format!("{name}'s group left over"),
+        std::time::Duration::from_secs(60),
+        || sink_left_by(&env, &name).ok_or_else(|| "not listed".to_string()),
+    );
+    assert_eq!(left["group"], format!("connect-{name}"), "{left}");
+    let partitions = left["partitions"].as_array().unwrap();
+    assert_eq!(partitions.len(), 1, "{left}");
+    assert_eq!(partitions[0]["partition"]["kafka_topic"], topic.as_str());
+    assert_eq!(
+        partitions[0]["offset"]["kafka_offset"], 6,
+        "the records written"
+    );
+    let (code, out, err) = env.kco(&["--cluster", "a", "ls", "--orphaned"]).parts();
+    assert_eq!(code, 0, "{out}{err}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with(&name))
+        .unwrap_or_default();
+    assert!(
+        row.contains("sink") && row.contains(&format!("connect-{name}")),
+        "{out}"
+    );
+    assert_eq!(
+        sink_left_by(&env, &on_b),
+        None,
+        "cluster b's stopped sink's group"
+    );
+    let (code, out, err) = env
+        .kco(&["--cluster", "a", "reset", "--orphaned", &on_b, "--yes"])
+        .parts();
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("did not match any connector"), "{err}");
+    b.wait_offsets(&on_b, "b's offsets kept", |o| {
+        sink_offset(o, &topic) == Some(6)
+    });
+
+    let backup = reset_orphaned(&env, &name, "groupWrites");
+    assert_eq!(sink_left_by(&env, &name), None, "nothing left in the group");
+
+    // The undo commits the offsets back, as they were.
+    let (code, out, err) = env.kco(&["undo", &backup, "--yes"]).parts();
+    assert_eq!(code, 0, "kco undo: {out}{err}");
+    let back = sink_left_by(&env, &name).expect("the undo puts the offsets back");
+    assert_eq!(back["partitions"], left["partitions"]);
+
+    // Reset again: a sink of the same name reads the topic from its first record.
+    reset_orphaned(&env, &name, "groupWrites");
+    let again_out = env.path().join("again.out");
+    let _again = a.create(&name, file_sink_config(&again_out, &topic));
+    a.wait_offsets(&name, "kafka_offset 6 again", |o| {
+        sink_offset(o, &topic) == Some(6)
+    });
+    let lines = std::fs::read_to_string(&again_out).unwrap_or_default();
+    assert_eq!(
+        lines.lines().collect::<Vec<_>>(),
+        numbered("sunk", 0..6),
+        "the whole topic again, from its beginning"
+    );
 }
 
 #[test]
@@ -158,26 +299,7 @@ fn a_reset_of_a_deleted_sources_leftovers_makes_a_source_of_its_name_start_afres
     assert!(out.contains(&name) && out.contains("(deleted)"), "{out}");
     assert!(left_by(&env, &name).is_some(), "a dry run writes nothing");
 
-    let reset = |env: &crate::support::env::TestEnv| {
-        let (code, out, err) = env
-            .kco(&[
-                "--cluster",
-                "a",
-                "reset",
-                "--orphaned",
-                &name,
-                "--yes",
-                "-o",
-                "json",
-            ])
-            .parts();
-        assert_eq!(code, 0, "kco reset --orphaned: {out}{err}");
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["ok"], true, "{v}");
-        assert_eq!(v["plan"]["writes"].as_array().unwrap().len(), 1, "{v}");
-        v["backup"]["dir"].as_str().unwrap().to_string()
-    };
-    let backup = reset(&env);
+    let backup = reset_orphaned(&env, &name, "writes");
     assert_eq!(left_by(&env, &name), None, "nothing left under the name");
 
     // The undo writes the offsets back, as they were.
@@ -188,7 +310,7 @@ fn a_reset_of_a_deleted_sources_leftovers_makes_a_source_of_its_name_start_afres
 
     // Reset again, then a source of the same name reads the file from its beginning: the
     // topic gets its five records a second time.
-    let backup = reset(&env);
+    let backup = reset_orphaned(&env, &name, "writes");
     let again = a.create(&name, file_source_config(&input, &topic));
     let lines = reader.wait_lines_settled(10);
     assert_eq!(lines.len(), 10, "re-delivered exactly once more: {lines:?}");
@@ -249,6 +371,7 @@ fn a_connector_created_under_a_name_with_leftovers_gets_the_files_offsets_only()
     });
     a.stop(&name);
     drop(later);
+    a.wait_gone(&name);
 
     // The plan says so where kco.yaml names the offsets topic (a dry run: nothing made).
     with_offsets_topic(&env, &tb);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::plan::{Action, ApplyPlan, Want};
-use crate::engine::orphaned::TopicRecord;
+use crate::engine::orphaned::{GroupRecord, TopicRecord};
 use crate::engine::store;
 use crate::error::{Error, Result};
 use crate::fsutil::write_private;
@@ -117,19 +117,31 @@ pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupRe
 /// The file of a backup of offsets-topic keys: each key's value before the operation.
 pub const TOPIC_RECORDS: &str = "offsets-topic.json";
 
-/// Writes the backup of offsets-topic keys: `records` (each key as it was) in
-/// [`TOPIC_RECORDS`], then the marker naming `topic`.
+/// The file of a backup of sinks' consumer-group offsets: each offset before the operation
+/// (absent from a backup that changed no group).
+pub const GROUP_RECORDS: &str = "consumer-groups.json";
+
+/// Writes the backup of offsets-topic keys and sinks' group offsets: `records` (each key as
+/// it was) in [`TOPIC_RECORDS`], `groups` (each offset as it was) in [`GROUP_RECORDS`], then
+/// the marker naming `topic`.
 pub fn write_topic(
     cluster: &str,
     url: &str,
     topic: &str,
-    records: &[TopicRecord],
+    (records, groups): (&[TopicRecord], &[GroupRecord]),
     dir: &Path,
     captured_at: &str,
 ) -> Result<BackupReport> {
     let path = dir.join(TOPIC_RECORDS);
     let text = serde_json::to_string_pretty(records).expect("records serialize");
     write_file(&path, text.as_bytes())?;
+    let mut files = vec![path];
+    if !groups.is_empty() {
+        let path = dir.join(GROUP_RECORDS);
+        let text = serde_json::to_string_pretty(groups).expect("records serialize");
+        write_file(&path, text.as_bytes())?;
+        files.push(path);
+    }
     let marker = Marker {
         kind: MARKER_KIND.into(),
         cluster: cluster.to_string(),
@@ -142,14 +154,24 @@ pub fn write_topic(
     write_file(&dir.join(MARKER), text.as_bytes())?;
     Ok(BackupReport {
         dir: dir.to_path_buf(),
-        files: vec![path],
+        files,
         created: Vec::new(),
     })
 }
 
-/// The offsets-topic keys a backup directory keeps ([`write_topic`]).
-pub fn read_topic(dir: &Path) -> Result<Vec<TopicRecord>> {
-    let path = dir.join(TOPIC_RECORDS);
+/// The offsets-topic keys and the sinks' group offsets a backup directory keeps
+/// ([`write_topic`]).
+pub fn read_topic(dir: &Path) -> Result<(Vec<TopicRecord>, Vec<GroupRecord>)> {
+    let records = read_json(dir, TOPIC_RECORDS)?;
+    let groups = match dir.join(GROUP_RECORDS).exists() {
+        true => read_json(dir, GROUP_RECORDS)?,
+        false => Vec::new(),
+    };
+    Ok((records, groups))
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, file: &str) -> Result<T> {
+    let path = dir.join(file);
     let text = std::fs::read_to_string(&path).map_err(|source| Error::Read {
         path: path.clone(),
         source,

@@ -5,7 +5,7 @@
 
 use super::{Operation, Settings};
 use crate::engine::apply::{backup, BackupReport};
-use crate::engine::orphaned::{self, OffsetsTopic, TopicPlan, TopicWrite};
+use crate::engine::orphaned::{self, GroupWrite, OffsetsTopic, TopicPlan, TopicWrite};
 use crate::error::{Error, Result};
 
 /// What [`Operation::run_topic`] did.
@@ -26,6 +26,8 @@ pub struct TopicDone {
     pub backup: BackupReport,
     /// Writes whose key, read back, does not hold the value written.
     pub mismatched: Vec<TopicWrite>,
+    /// Group offsets that, read back, are not the ones written.
+    pub mismatched_groups: Vec<GroupWrite>,
     /// The write or the read-back failed (some keys may be written: the backup undoes them).
     pub error: Option<Error>,
 }
@@ -48,7 +50,7 @@ impl Operation {
             )));
         }
         self.refuse_unfinished()?;
-        if plan.writes.is_empty() {
+        if plan.is_empty() {
             return Ok(TopicRan::NoChanges);
         }
         if self.dry_run || settings.dry_run {
@@ -76,6 +78,23 @@ impl Operation {
                 names: present,
             });
         }
+        let kafka =
+            |what: &str| format!("cluster `{}`: {what} topic `{}`", self.cluster, plan.topic);
+        let busy = orphaned::groups_in_use(topic, plan).map_err(|source| Error::Kafka {
+            context: format!("cluster `{}`: reading consumer groups", self.cluster),
+            source,
+        })?;
+        if !busy.is_empty() {
+            let busy: Vec<String> = busy
+                .iter()
+                .map(|(g, n)| format!("`{g}` ({})", crate::text::count(*n, "member")))
+                .collect();
+            return Err(Error::Other(format!(
+                "cluster `{}`: nothing written: consumer group {} has members now, which would race the write (hint: stop what consumes with it, then run this again)",
+                self.cluster,
+                busy.join(", ")
+            )));
+        }
         let now = crate::clock::now();
         let stamp = crate::clock::rfc3339(now);
         let dir = match &settings.backup_dir {
@@ -86,31 +105,32 @@ impl Operation {
             &self.cluster,
             &self.client.endpoint(),
             &plan.topic,
-            &plan.backup_records(),
+            (&plan.backup_records(), &plan.backup_groups()),
             &dir,
             &stamp,
         )?;
-        let kafka =
-            |what: &str| format!("cluster `{}`: {what} topic `{}`", self.cluster, plan.topic);
         let millis = now
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        let done = |mismatched, error| {
+        let done = |(mismatched, mismatched_groups), error| {
             Ok(TopicRan::Done(Box::new(TopicDone {
                 backup: backup.clone(),
                 mismatched,
+                mismatched_groups,
                 error,
             })))
         };
         if let Err(source) = orphaned::write(topic, plan, millis) {
             let context = kafka("writing to");
-            return done(Vec::new(), Some(Error::Kafka { context, source }));
+            return done(Default::default(), Some(Error::Kafka { context, source }));
         }
-        match orphaned::verify(topic, plan) {
+        let read_back = orphaned::verify(topic, plan)
+            .and_then(|keys| orphaned::verify_groups(topic, plan).map(|groups| (keys, groups)));
+        match read_back {
             Ok(mismatched) => done(mismatched, None),
             Err(source) => {
                 let context = kafka("reading back");
-                done(Vec::new(), Some(Error::Kafka { context, source }))
+                done(Default::default(), Some(Error::Kafka { context, source }))
             }
         }
     }
@@ -118,65 +138,25 @@ impl Operation {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
     use std::collections::BTreeSet;
     use std::time::Duration;
 
     use super::*;
     use crate::engine::operation::StateDir;
-    use crate::engine::orphaned::find;
+    use crate::engine::orphaned::memory::MemoryKafka;
+    use crate::engine::orphaned::{find, find_sinks, plan_restore};
     use crate::fake::{FakeConnect, State};
-    use crate::kafka::{KafkaError, OutRecord, RawRecord};
     use crate::wait::{ManualClock, WaitPolicy};
 
-    /// One source offset left by `gone` in memory; what is written is kept.
-    struct Topic(RefCell<Vec<(i32, String, Option<String>)>>);
-
-    impl Topic {
-        fn new() -> Self {
-            let key = r#"["gone",{"filename":"/a"}]"#.to_string();
-            Topic(RefCell::new(vec![(
-                2,
-                key,
-                Some(r#"{"position":42}"#.into()),
-            )]))
-        }
-    }
-
-    impl OffsetsTopic for Topic {
-        fn scan(
-            &self,
-            _: &str,
-            visit: &mut dyn FnMut(i32, RawRecord<'_>),
-        ) -> std::result::Result<(), KafkaError> {
-            for (i, (p, k, v)) in self.0.borrow().iter().enumerate() {
-                visit(
-                    *p,
-                    RawRecord {
-                        offset: i as i64,
-                        timestamp_ms: 1,
-                        key: Some(k.as_bytes()),
-                        value: v.as_deref().map(str::as_bytes),
-                    },
-                );
-            }
-            Ok(())
-        }
-
-        fn write(
-            &self,
-            _: &str,
-            records: &[OutRecord],
-            _: i64,
-        ) -> std::result::Result<(), KafkaError> {
-            let text = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
-            self.0.borrow_mut().extend(
-                records
-                    .iter()
-                    .map(|r| (r.partition, text(&r.key), r.value.as_deref().map(text))),
-            );
-            Ok(())
-        }
+    /// One source offset left by `gone` in memory, and the group of a deleted sink `old`;
+    /// what is written is kept.
+    fn topic() -> MemoryKafka {
+        let key = r#"["gone",{"filename":"/a"}]"#.to_string();
+        MemoryKafka::new(
+            vec![(2, Some(key), Some(r#"{"position":42}"#.into()), 1)],
+            false,
+        )
+        .with_group("connect-old", "consumer", 0, &[("t", 0, 7), ("t", 1, 9)])
     }
 
     fn open(fake: &FakeConnect, dir: &tempfile::TempDir) -> Operation {
@@ -202,8 +182,8 @@ mod tests {
     #[test]
     fn a_connector_created_under_the_name_since_the_plan_refuses_the_write_with_nothing_backed_up()
     {
-        let topic = Topic::new();
-        let found = find(&topic, "t", &BTreeSet::new()).unwrap();
+        let topic = topic();
+        let found = find(&topic, "connect-offsets", &BTreeSet::new()).unwrap();
         let plan = orphaned::plan_reset("a", &found, &["gone".to_string()]);
         assert_eq!(plan.writes.len(), 1);
         // Created between the plan and the confirmation.
@@ -215,14 +195,14 @@ mod tests {
             .run_topic(&plan, &settings(&dir), &topic, &mut |_| Ok(true))
             .unwrap_err();
         assert!(matches!(e, Error::ConnectorsExist { .. }), "{e}");
-        assert_eq!(topic.0.borrow().len(), 1, "nothing written");
+        assert_eq!(topic.records.borrow().len(), 1, "nothing written");
         assert!(!dir.path().join("backup").exists(), "nothing backed up");
     }
 
     #[test]
     fn the_keys_are_backed_up_as_they_were_before_they_are_written_and_read_back() {
-        let topic = Topic::new();
-        let found = find(&topic, "t", &BTreeSet::new()).unwrap();
+        let topic = topic();
+        let found = find(&topic, "connect-offsets", &BTreeSet::new()).unwrap();
         let plan = orphaned::plan_reset("a", &found, &["gone".to_string()]);
         let fake = FakeConnect::builder().start();
         let dir = tempfile::tempdir().unwrap();
@@ -238,7 +218,7 @@ mod tests {
             .run_topic(&plan, &settings(&dir), &topic, &mut |_| Ok(false))
             .unwrap();
         assert!(matches!(ran, TopicRan::Declined));
-        assert_eq!(topic.0.borrow().len(), 1);
+        assert_eq!(topic.records.borrow().len(), 1);
 
         let ran = op
             .run_topic(&plan, &settings(&dir), &topic, &mut |_| Ok(true))
@@ -247,12 +227,94 @@ mod tests {
             panic!("{ran:?}")
         };
         assert!(done.error.is_none() && done.mismatched.is_empty());
-        assert_eq!(topic.0.borrow().last().unwrap().2, None, "a null value");
+        assert_eq!(
+            topic.records.borrow().last().unwrap().2,
+            None,
+            "a null value"
+        );
         let marker = backup::read_marker(&done.backup.dir).unwrap();
         assert_eq!(marker.offsets_topic.as_deref(), Some(plan.topic.as_str()));
-        let kept = backup::read_topic(&done.backup.dir).unwrap();
+        let (kept, groups) = backup::read_topic(&done.backup.dir).unwrap();
+        assert!(groups.is_empty(), "no group changed: {groups:?}");
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].partition, 2);
         assert_eq!(kept[0].value.as_deref(), Some(r#"{"position":42}"#));
+    }
+
+    /// A deleted sink's group: its offsets are backed up, deleted and read back; a group
+    /// that has members by then refuses the run with nothing backed up; the undo of the
+    /// backup commits them back.
+    #[test]
+    fn a_sinks_group_offsets_are_backed_up_deleted_and_committed_back_by_the_undo() {
+        let topic = topic();
+        let mut found = find(&topic, "connect-offsets", &BTreeSet::new()).unwrap();
+        found.sinks = find_sinks(&topic, &BTreeSet::new(), &BTreeSet::new()).unwrap();
+        let plan = orphaned::plan_reset("a", &found, &["old".to_string()]);
+        assert_eq!(plan.names, ["old"]);
+        assert!(plan.writes.is_empty());
+        assert_eq!(plan.group_writes.len(), 2);
+        let fake = FakeConnect::builder().start();
+        let dir = tempfile::tempdir().unwrap();
+        let op = open(&fake, &dir);
+
+        // A consumer joined the group since the plan.
+        topic
+            .groups
+            .borrow_mut()
+            .get_mut("connect-old")
+            .unwrap()
+            .members = 1;
+        let e = op
+            .run_topic(&plan, &settings(&dir), &topic, &mut |_| Ok(true))
+            .unwrap_err();
+        assert!(e.to_string().contains("`connect-old` (1 member)"), "{e}");
+        assert!(!dir.path().join("backup").exists(), "nothing backed up");
+        assert_eq!(topic.offsets("connect-old").len(), 2, "nothing deleted");
+        topic
+            .groups
+            .borrow_mut()
+            .get_mut("connect-old")
+            .unwrap()
+            .members = 0;
+
+        let ran = op
+            .run_topic(&plan, &settings(&dir), &topic, &mut |_| Ok(true))
+            .unwrap();
+        let TopicRan::Done(done) = ran else {
+            panic!("{ran:?}")
+        };
+        assert!(done.error.is_none() && done.mismatched_groups.is_empty());
+        assert!(topic.offsets("connect-old").is_empty(), "deleted");
+        assert_eq!(topic.records.borrow().len(), 1, "the topic untouched");
+        let (records, groups) = backup::read_topic(&done.backup.dir).unwrap();
+        assert!(records.is_empty());
+        assert_eq!(
+            groups
+                .iter()
+                .map(|g| (g.group.as_str(), g.partition, g.offset))
+                .collect::<Vec<_>>(),
+            [("connect-old", 0, Some(7)), ("connect-old", 1, Some(9))]
+        );
+
+        let undo = plan_restore(&topic, "a", "connect-offsets", &records, &groups).unwrap();
+        assert_eq!(undo.names, ["old"]);
+        let ran = op
+            .run_topic(
+                &undo,
+                &settings(&tempfile::tempdir().unwrap()),
+                &topic,
+                &mut |_| Ok(true),
+            )
+            .unwrap();
+        assert!(
+            matches!(ran, TopicRan::Done(ref d) if d.mismatched_groups.is_empty()),
+            "{ran:?}"
+        );
+        assert_eq!(
+            topic.offsets("connect-old").into_iter().collect::<Vec<_>>(),
+            [(("t".to_string(), 0), 7), (("t".to_string(), 1), 9)]
+        );
+        let again = plan_restore(&topic, "a", "connect-offsets", &records, &groups).unwrap();
+        assert!(again.is_empty(), "nothing left to write back");
     }
 }
