@@ -44,9 +44,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 POM="$ROOT/testbed/pom.xml"
 
-# 4.4.0 is newer (and runs on Java 17), but its connect-file and connect-mirror jars
-# cannot be resolved from the Maven repository; 4.3.1 is the newest release with every
-# artifact the test bed needs.
+# 4.4.0 is newer (and runs on Java 17), but its connect-file and connect-mirror jars are not
+# in the Maven repository: its worker runs with the newest plugin jars that resolve (4.3.1;
+# scripts/lib/testbed-procs.sh). 4.3.1 is the newest release with every artifact of its own.
 DEFAULT_KAFKA_VERSION=4.3.1
 KAFKA_VERSION=${KAFKA_VERSION:-$DEFAULT_KAFKA_VERSION}
 STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
@@ -117,8 +117,14 @@ source "$ROOT/scripts/lib/testbed-pg.sh"
 
 print_urls() {
   local name
-  echo "Kafka $(<"$STATE/run/version") test bed is up:"
+  local version plugins
+  version=$(<"$STATE/run/version")
+  echo "Kafka $version test bed is up:"
   echo "  kafka      $HOST:$KAFKA_PORT"
+  plugins=$STATE/classpath/$version.plugins
+  if [[ -f $plugins ]]; then
+    echo "  plugins    connect-file and connect-mirror $(<"$plugins") ($version's are not published)"
+  fi
   for name in "${ALL_WORKERS[@]}"; do
     printf '  connect %s  %s  (cluster %s)\n' "$name" "$(worker_url "$name")" "$(worker_cluster "$name")"
   done

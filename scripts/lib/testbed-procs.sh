@@ -69,25 +69,88 @@ classpath_file() {
   fi
   check_maven
   mkdir -p "$STATE/classpath"
-  local out="$STATE/classpath/maven-$KAFKA_VERSION.log" tmp="$cp.tmp"
+  local out="$STATE/classpath/maven-$KAFKA_VERSION.log" tmp="$cp.tmp" plugins
+  rm -f "$STATE/classpath/$KAFKA_VERSION.plugins"
+  say "resolving Kafka $KAFKA_VERSION jars with Maven (first run downloads them)..."
+  if ! resolve_classpath "$KAFKA_VERSION" "$tmp" "$out"; then
+    # A release whose FileStream and MirrorMaker 2 plugin jars are not published (4.4.0):
+    # its runtime with the newest plugin release before it that resolves.
+    if grep -Eq 'connect-(file|mirror)' "$out" &&
+      plugins=$(older_plugins "$tmp" "${out%.log}-plugins.log"); then
+      say "connect-file and connect-mirror $KAFKA_VERSION are not published; running the $KAFKA_VERSION worker with those of $plugins"
+      echo "$plugins" >"$STATE/classpath/$KAFKA_VERSION.plugins"
+    else
+      sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -m 1 'ERROR' >&2 || true
+      die "Maven could not resolve Kafka $KAFKA_VERSION (full output: $out)"
+    fi
+  fi
+  [[ -s $tmp ]] || die "Maven wrote no classpath (see $out)"
+  add_shims "$tmp"
+  mv "$tmp" "$cp"
+  echo "$cp"
+}
+
+# Resolves the classpath of release $1 (plugin jars of release $4, default $1) into $2,
+# Maven's output in $3. Kafka's test connectors are not published for every release: tried
+# with, then without.
+resolve_classpath() {
+  local v=$1 tmp=$2 out=$3 plugins=${4:-$1}
   local -a args=(-B -q -f "$POM" dependency:build-classpath
-    "-Dkafka.version=$KAFKA_VERSION" "-Dmdep.outputFile=$tmp")
+    "-Dkafka.version=$v" "-Dkafka.plugins.version=$plugins" "-Dmdep.outputFile=$tmp")
   if (($(kafka_major) < 4)); then
     args+=(-Dkafka.log4j1)
   fi
-  say "resolving Kafka $KAFKA_VERSION jars with Maven (first run downloads them)..."
-  # Kafka's test connectors are not published for every release: try with, then without.
   if mvn "${args[@]}" -Dkafka.test.plugins >"$out" 2>&1; then
-    :
+    return 0
   elif grep -q 'connect-test-plugins' "$out" && mvn "${args[@]}" >"$out" 2>&1; then
-    say "connect-test-plugins $KAFKA_VERSION is not published; continuing without it"
-  else
-    sed 's/\x1b\[[0-9;]*m//g' "$out" | grep -m 1 'ERROR' >&2 || true
-    die "Maven could not resolve Kafka $KAFKA_VERSION (full output: $out)"
+    say "connect-test-plugins $v is not published; continuing without it"
+    return 0
   fi
-  [[ -s $tmp ]] || die "Maven wrote no classpath (see $out)"
-  mv "$tmp" "$cp"
-  echo "$cp"
+  return 1
+}
+
+# Plugins built against an older Kafka call classes the release has moved (Kafka 4.4 moved
+# AppInfoParser and Sanitizer to ...common.utils.internals; the FileStream plugins of 4.3 and
+# Debezium 3.6 call them): for each class of testbed/shims that the classpath in $1 lacks and
+# whose new home it has, a stand-in that calls the new one, compiled with the JDK into a jar
+# added to the classpath. Older releases have the classes: nothing is compiled.
+add_shims() {
+  local cp_file=$1 cp src class out="$STATE/classpath/shims-$KAFKA_VERSION"
+  local -a missing=()
+  cp=$(<"$cp_file")
+  while IFS= read -r -d '' src; do
+    class=${src#"$ROOT/testbed/shims/"}
+    class=${class%.java}
+    class=${class//\//.}
+    javap -cp "$cp" "$class" >/dev/null 2>&1 && continue
+    javap -cp "$cp" "${class%.*}.internals.${class##*.}" >/dev/null 2>&1 && missing+=("$src")
+  done < <(find "$ROOT/testbed/shims" -name '*.java' -print0)
+  ((${#missing[@]} > 0)) || return 0
+  rm -rf "$out" && mkdir -p "$out/classes"
+  javac -nowarn -d "$out/classes" -cp "$cp" "${missing[@]}" >"$out/javac.log" 2>&1 ||
+    die "could not compile the test bed's shims for the older plugins (see $out/javac.log)"
+  jar cf "$out.jar" -C "$out/classes" . || die "could not package the test bed's shims"
+  say "stand-ins for classes Kafka $KAFKA_VERSION moved: ${missing[*]##*/}"
+  printf ':%s' "$out.jar" >>"$cp_file"
+}
+
+# The newest release before $KAFKA_VERSION (of the releases below, newest first) whose
+# plugin jars resolve with it; prints it. Fails when none does.
+older_plugins() {
+  local tmp=$1 out=$2 candidate
+  for candidate in 4.3.2 4.3.1 4.3.0 4.2.0 4.1.2 4.0.2; do
+    version_before "$candidate" "$KAFKA_VERSION" || continue
+    if resolve_classpath "$KAFKA_VERSION" "$tmp" "$out" "$candidate"; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# Whether release $1 is older than release $2 (X.Y.Z).
+version_before() {
+  [[ $1 != "$2" && $(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1) == "$1" ]]
 }
 
 classpath_complete() {
