@@ -10,6 +10,7 @@
 # Installs what is missing: the rustfmt and clippy components (rustup), actionlint (go
 # install, into target/tools) and, on Debian or Ubuntu as root, Java 17, Maven, curl,
 # ShellCheck, podman and runc, and openssh-server for the image test's SSH remote (apt-get).
+# The test bed's Kafka jars (Maven) include a Kafka Connect 3.4 worker's (cluster l).
 #
 # Environment:
 #   KCO_TESTBED_KEEP=1   leave the test bed running afterwards
@@ -49,7 +50,7 @@ suite_testbed() {
   export KCO_TESTBED_S_PORT=18086 KCO_TESTBED_PG_PORT=15433
   export KCO_SECURE_PORT=18443 KCO_GATEWAY_PORT=18444
   export KCO_DR_KAFKA_PORT=19192 KCO_DR_SASL_PORT=19194 KCO_DR_CONTROLLER_PORT=19195
-  export KCO_DR_CONNECT_PORT=18090 KCO_DR_BACK_PORT=18091
+  export KCO_DR_CONNECT_PORT=18090 KCO_DR_BACK_PORT=18091 KCO_LEGACY_PORT=18087
 }
 STEP="start"
 STEP_START=$SECONDS
@@ -276,11 +277,17 @@ step "secure test bed up"
 # that no service keeps it).
 run "${LC[@]}" up --secure >/dev/null
 if ((TESTBED_OURS)) && [[ ${KCO_TESTBED_KEEP:-0} != 1 ]]; then
-  trap 'rc=$?; set +e; bash "$ROOT/scripts/dr-connect.sh" down >&2 || true; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
+  trap 'rc=$?; set +e; bash "$ROOT/scripts/dr-connect.sh" down >&2 || true; bash "$ROOT/scripts/legacy-connect.sh" down >&2 || true; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
 fi
 export KCO_E2E_SECURE=required KCO_E2E_SECURE_URL="https://127.0.0.1:${KCO_SECURE_PORT:-8443}"
 export KCO_E2E_GATEWAY=required KCO_E2E_GATEWAY_URL="https://127.0.0.1:${KCO_GATEWAY_PORT:-8444}"
 # --- end of clusters s and g ---
+
+# --- cluster l: a Kafka Connect 3.4 worker, no offsets endpoints (scripts/legacy-connect.sh) ---
+step "legacy worker up (Kafka Connect 3.4)"
+run bash "$ROOT/scripts/legacy-connect.sh" up >/dev/null
+export KCO_E2E_LEGACY=required KCO_E2E_LEGACY_URL="http://127.0.0.1:${KCO_LEGACY_PORT:-8087}"
+# --- end of cluster l ---
 
 # --- DR region west: a second broker, cluster w, MirrorMaker 2 (scripts/dr-connect.sh) ---
 step "DR test bed up"
@@ -336,7 +343,10 @@ if ((OLDEST_RUN)); then
   # Cluster s works on the broker that goes down: it was tested on the default release.
   run bash "$ROOT/scripts/bearer-gateway.sh" down >/dev/null
   run bash "$ROOT/scripts/secure-connect.sh" down >/dev/null
+  # Cluster l is the same 3.4 worker whatever the broker's release: tested on the default one.
+  run bash "$ROOT/scripts/legacy-connect.sh" down >/dev/null
   unset KCO_E2E_SECURE KCO_E2E_SECURE_URL KCO_E2E_GATEWAY KCO_E2E_GATEWAY_URL
+  unset KCO_E2E_LEGACY KCO_E2E_LEGACY_URL
   run "${LC[@]}" down
   run env KAFKA_VERSION="$OLDEST_KAFKA_VERSION" "${LC[@]}" up --dr
 

@@ -287,7 +287,7 @@ impl Error {
             )),
             Error::Client { source, .. } => client_hint(source),
             Error::UnsupportedVersion { .. } => Some(format!(
-                "offsets can be read from Kafka Connect {} and altered from {}",
+                "offsets can be read from Kafka Connect {} and altered from {}; from an older worker kco reads them (snapshot, diff, ls) through Kafka where kco.yaml gives its cluster `kafka:` and `connectTopics: {{offsets: <offset.storage.topic>}}`, and does not change them yet (docs/through-kafka.md)",
                 ConnectVersion::OFFSETS_READ,
                 ConnectVersion::OFFSETS_WRITE
             )),

@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
 use crate::client::layers::{RetryPolicy, Retrying, ServiceHints, TraceSink, Traced};
-use crate::client::{service_for, Connect, HttpTransport, ServerInfo, Service};
+use crate::client::{service_for, Connect, ConnectVersion, HttpTransport, ServerInfo, Service};
 use crate::config::{ClusterTarget, Config, ConfigError, Sources};
 use crate::engine::membership::{self, same_url, Membership};
 use crate::engine::operation::StateDir;
 use crate::error::{Error, Result};
+use crate::kafka::through::ThroughKafka;
 
 /// The cluster a URL names without `--cluster` (as `kco snapshot --url` writes it).
 const URL_ALONE: &str = "default";
@@ -229,10 +230,51 @@ impl Context {
             }
             Ok(info) => {
                 self.check_given_url(target, &once, &info)?;
-                Ok(Box::new(client.with_first_info(info)))
+                let through = self.through_kafka(target, &info)?;
+                let service: Box<dyn Service> = Box::new(client.with_first_info(info));
+                Ok(match through {
+                    Some((kafka, topic)) => Box::new(ThroughKafka::new(service, kafka, topic)),
+                    None => service,
+                })
             }
             Err(_) => Ok(Box::new(client)),
         }
+    }
+
+    /// The Kafka cluster and the workers' offsets topic of `target`, from kco.yaml; `what`
+    /// (the command) names the missing keys in the error.
+    pub fn offsets_topic(
+        &self,
+        target: &ClusterTarget,
+        what: &str,
+    ) -> Result<(crate::kafka::KafkaOptions, String)> {
+        let env = |k: &str| std::env::var(k).ok();
+        let kafka = self.config.dr_settings(&target.name, &env)?.kafka;
+        match (kafka, self.config.offsets_topic(&target.name)) {
+            (Some(kafka), Some(topic)) => Ok((kafka, topic.to_string())),
+            _ => Err(Error::Other(format!(
+                "cluster `{}`: `{what}` reads the workers' offsets topic, and kco.yaml sets no `kafka:` and `connectTopics: {{offsets: ...}}` for it (hint: `offsets` is the workers' `offset.storage.topic`)",
+                target.name
+            ))),
+        }
+    }
+
+    /// Where `target`'s offsets are read through Kafka: a worker without the offsets
+    /// endpoints (before 3.5, by `GET /`'s version) whose cluster kco.yaml gives `kafka:`
+    /// and `connectTopics.offsets`.
+    fn through_kafka(
+        &self,
+        target: &ClusterTarget,
+        info: &ServerInfo,
+    ) -> Result<Option<(crate::kafka::KafkaOptions, String)>> {
+        let old =
+            ConnectVersion::parse(&info.version).is_some_and(|v| v < ConnectVersion::OFFSETS_READ);
+        let Some(topic) = self.config.offsets_topic(&target.name).filter(|_| old) else {
+            return Ok(None);
+        };
+        let env = |k: &str| std::env::var(k).ok();
+        let kafka = self.config.dr_settings(&target.name, &env)?.kafka;
+        Ok(kafka.map(|k| (k, topic.to_string())))
     }
 
     /// `what` went wrong with the URL, naming KCO_URL when that is where it came from.

@@ -161,7 +161,7 @@ fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
 /// of the cluster has.
 fn orphaned(ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
-    let (kafka, topic) = super::orphaned::offsets_topic(ctx, &target, "ls --orphaned")?;
+    let (kafka, topic) = ctx.offsets_topic(&target, "ls --orphaned")?;
     let topic = topic.as_str();
     let client = ctx.connect_listing(&target)?;
     let live = client.list_connectors().map_err(|e| {

@@ -155,7 +155,7 @@ pub fn drive(
     let neighbours = super::neighbours::neighbours(ctx, target)?;
     // Only a plan that creates connectors looks in the offsets topic.
     let offsets_topic = match req.plan.create {
-        true => super::orphaned::offsets_topic(ctx, target, "apply --create").ok(),
+        true => ctx.offsets_topic(target, "apply --create").ok(),
         false => None,
     };
     let plan = op.plan_all(&PlanInput {

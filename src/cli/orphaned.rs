@@ -13,27 +13,9 @@ use crate::config::ClusterTarget;
 use crate::engine::apply::{BackupReport, SystemClock};
 use crate::engine::operation::{Operation, Settings, TopicRan};
 use crate::engine::orphaned::{GroupWrite, TopicPlan, TopicWrite};
-use crate::error::{Error, Result, EXIT_ERROR, EXIT_OK};
+use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 use crate::kafka::KafkaOptions;
 use crate::wait::WaitPolicy;
-
-/// The Kafka cluster and the offsets topic of `target`, from kco.yaml; `what` (the command)
-/// names the missing keys in the error.
-pub fn offsets_topic(
-    ctx: &Context,
-    target: &ClusterTarget,
-    what: &str,
-) -> Result<(KafkaOptions, String)> {
-    let env = |k: &str| std::env::var(k).ok();
-    let kafka = ctx.config.dr_settings(&target.name, &env)?.kafka;
-    match (kafka, ctx.config.offsets_topic(&target.name)) {
-        (Some(kafka), Some(topic)) => Ok((kafka, topic.to_string())),
-        _ => Err(Error::Other(format!(
-            "cluster `{}`: `{what}` reads the workers' offsets topic, and kco.yaml sets no `kafka:` and `connectTopics: {{offsets: ...}}` for it (hint: `offsets` is the workers' `offset.storage.topic`)",
-            target.name
-        ))),
-    }
-}
 
 /// The consumer groups that the connectors of kco.yaml's other clusters on the same Kafka
 /// cluster as `own` use: not a deleted connector's leftovers, whatever their name. A cluster

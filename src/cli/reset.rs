@@ -71,7 +71,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
 /// and in the sinks' groups.
 fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
-    let (kafka, topic) = super::orphaned::offsets_topic(ctx, &target, "reset --orphaned")?;
+    let (kafka, topic) = ctx.offsets_topic(&target, "reset --orphaned")?;
     let plan = |op: &Operation| {
         let listing = op.client().list_connectors().map_err(|e| {
             Error::client(

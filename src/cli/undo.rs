@@ -135,7 +135,7 @@ fn undo_topic(
     topic: &str,
     change: &ChangeArgs,
 ) -> Result<u8> {
-    let (kafka, _) = super::orphaned::offsets_topic(ctx, target, "undo")?;
+    let (kafka, _) = ctx.offsets_topic(target, "undo")?;
     let (records, groups) = backup::read_topic(dir)?;
     let plan = |op: &crate::engine::operation::Operation| {
         let plan =

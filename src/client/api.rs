@@ -39,6 +39,7 @@ impl Connect {
         version_endpoint: true,
         create_with_offsets: false,
         config_definitions: true,
+        offsets_through_kafka: false,
     };
 
     pub fn new(transport: impl Transport + 'static) -> Self {

@@ -57,6 +57,10 @@ pub struct Capabilities {
     /// `GET /connector-plugins/{class}/config` answers, which says which config keys are
     /// secrets (PASSWORD): `snapshot --with-config` can replace them by placeholders.
     pub config_definitions: bool,
+    /// Offsets are read from Kafka itself (the workers' offsets topic, the sinks' consumer
+    /// groups), not through the REST API: a worker without the offsets endpoints (before
+    /// 3.5) is read all the same (`kafka::through`).
+    pub offsets_through_kafka: bool,
 }
 
 impl Backend {

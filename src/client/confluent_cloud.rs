@@ -38,6 +38,7 @@ impl ConfluentCloud {
         version_endpoint: false,
         create_with_offsets: true,
         config_definitions: false,
+        offsets_through_kafka: false,
     };
 
     pub fn new(rest: Connect, ids: CloudIds) -> Self {

@@ -48,6 +48,10 @@ pub enum ErrorKind {
     /// asynchronous offsets request): nothing was sent.
     #[error("{what}")]
     Unsupported { what: String },
+    /// Reading or writing Kafka itself, for a service that keeps offsets there
+    /// (`kafka::through`): the bootstrap address and the topic or group are named.
+    #[error("{message}")]
+    Kafka { message: String },
 }
 
 /// Why a TLS handshake failed, as far as kco can tell.
@@ -272,6 +276,13 @@ impl ClientError {
         Self::of(req, url, ErrorKind::Unsupported { what })
     }
 
+    /// A failed read or write of Kafka itself, standing for the call `req` (`url` says
+    /// where: the bootstrap address, the topic or the group).
+    pub fn kafka(req: &Request, url: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::of(req, url, ErrorKind::Kafka { message })
+    }
+
     /// An answer that is not what Connect sends.
     pub fn decode(req: &Request, url: &str, detail: impl Into<String>) -> Self {
         let detail = detail.into();
@@ -323,7 +334,9 @@ impl ClientError {
                     | Problem::RateLimited
             ),
             ErrorKind::Transport { maybe_sent, .. } => !maybe_sent,
-            ErrorKind::Decode { .. } | ErrorKind::Unsupported { .. } => false,
+            ErrorKind::Decode { .. } | ErrorKind::Unsupported { .. } | ErrorKind::Kafka { .. } => {
+                false
+            }
         }
     }
 
@@ -333,7 +346,9 @@ impl ClientError {
         match &self.kind {
             ErrorKind::Transport { timeout, .. } => *timeout,
             ErrorKind::Http { problem, .. } => *problem == Problem::RequestTimedOut,
-            ErrorKind::Decode { .. } | ErrorKind::Unsupported { .. } => false,
+            ErrorKind::Decode { .. } | ErrorKind::Unsupported { .. } | ErrorKind::Kafka { .. } => {
+                false
+            }
         }
     }
 

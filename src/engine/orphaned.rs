@@ -231,7 +231,7 @@ pub fn find_all(
     let names: BTreeSet<String> = live.keys().cloned().collect();
     let mut in_use: BTreeSet<String> = live
         .iter()
-        .map(|(name, l)| crate::engine::shared_group::consumer_group(name, &l.config))
+        .map(|(name, l)| crate::kafka::groups::consumer_group(name, &l.config))
         .collect();
     in_use.extend(used_elsewhere.iter().cloned());
     let mut found = find(store, topic, &names)?;
@@ -654,23 +654,7 @@ fn decode_text(key: &str, value: Option<&str>) -> Option<(String, Value, Option<
 /// A record's connector, source partition and offset (None: a deletion); None for a record
 /// that is not a Connect source offset.
 fn decode(r: &RawRecord<'_>) -> Option<(String, Value, Option<Value>)> {
-    let key: Value = serde_json::from_slice(r.key?).ok()?;
-    let [name, partition] = key.as_array()?.as_slice() else {
-        return None;
-    };
-    let name = name.as_str()?.to_string();
-    if !partition.is_object() {
-        return None;
-    }
-    let offset = match r.value {
-        None => None,
-        Some(v) => match serde_json::from_slice::<Value>(v).ok()? {
-            Value::Null => None,
-            o @ Value::Object(_) => Some(o),
-            _ => return None,
-        },
-    };
-    Some((name, partition.clone(), offset))
+    crate::kafka::connect_offsets::decode(r.key, r.value)
 }
 
 /// One Kafka in memory for the engine's unit tests: the offsets topic's records and the

@@ -18,27 +18,37 @@ pub fn probe(client: &dyn Service) -> Result<ClusterInfo> {
     let info = client
         .server_info()
         .map_err(|e| Error::client(e.first_contact(), e))?;
-    if !client.capabilities().version_endpoint {
+    let caps = client.capabilities();
+    if !caps.version_endpoint {
         return Ok(ClusterInfo {
             info,
             version: ConnectVersion::MANAGED,
             url: client.endpoint(),
         });
     }
+    if caps.offsets_through_kafka {
+        // Read through Kafka: the worker's own offsets endpoints are not needed.
+        return parsed(info, client.endpoint());
+    }
     cluster_info(info, client.endpoint())
 }
 
 /// Parses what `GET /` said at `url` and checks that offsets can at least be read.
 pub fn cluster_info(info: ServerInfo, url: String) -> Result<ClusterInfo> {
+    let cluster = parsed(info, url)?;
+    require_version(&cluster, ConnectVersion::OFFSETS_READ, "reading offsets")?;
+    Ok(cluster)
+}
+
+/// What `GET /` said at `url`, with its version parsed.
+fn parsed(info: ServerInfo, url: String) -> Result<ClusterInfo> {
     let version =
         ConnectVersion::parse(&info.version).ok_or_else(|| Error::UnsupportedVersion {
             url: url.clone(),
             version: info.version.clone(),
             why: "the version cannot be parsed".into(),
         })?;
-    let cluster = ClusterInfo { info, version, url };
-    require_version(&cluster, ConnectVersion::OFFSETS_READ, "reading offsets")?;
-    Ok(cluster)
+    Ok(ClusterInfo { info, version, url })
 }
 
 /// Fails unless the cluster is at least `min`, naming `what` needs it.
@@ -131,5 +141,35 @@ mod tests {
             .ends_with("creating stopped needs Kafka Connect 3.7.0 or newer"));
         let err = cluster_info(info("banana"), "u".into()).unwrap_err();
         assert_eq!(refusal(err), "u banana: the version cannot be parsed");
+    }
+
+    /// A worker before 3.5 is refused for reading offsets through its REST API, and read
+    /// through Kafka where its offsets are (`kafka::through`): the version is still parsed
+    /// and kept for the gates of what kco changes.
+    #[test]
+    fn a_worker_before_3_5_is_probed_when_its_offsets_are_read_through_kafka() {
+        let fake = crate::fake::FakeConnect::builder()
+            .version("3.4.1")
+            .in_process();
+        let rest = fake.client();
+        assert!(matches!(
+            probe(&rest),
+            Err(Error::UnsupportedVersion { .. })
+        ));
+        let kafka = crate::kafka::KafkaOptions {
+            bootstrap: vec!["127.0.0.1:1".into()],
+            sasl: None,
+            tls: None,
+            timeout: std::time::Duration::from_secs(1),
+        };
+        let through = crate::kafka::through::ThroughKafka::new(
+            Box::new(fake.client()),
+            kafka,
+            "connect-offsets".into(),
+        );
+        let cluster = probe(&through).unwrap();
+        assert_eq!(cluster.version, ConnectVersion::parse("3.4.1").unwrap());
+        let err = require_version(&cluster, ConnectVersion::OFFSETS_WRITE, "altering offsets");
+        assert!(refusal(err.unwrap_err()).contains("altering offsets needs"));
     }
 }

@@ -17,16 +17,7 @@ use crate::engine::membership::identity;
 use crate::error::{Error, Result};
 use crate::model::ConnectorType;
 
-/// The connector config key that gives a sink another consumer group.
-pub const GROUP_OVERRIDE: &str = "consumer.override.group.id";
-
-/// The consumer group of sink `name` with `config` (as far as the REST API shows).
-pub fn consumer_group(name: &str, config: &BTreeMap<String, String>) -> String {
-    match config.get(GROUP_OVERRIDE) {
-        Some(g) if !g.trim().is_empty() => g.trim().to_string(),
-        _ => format!("connect-{name}"),
-    }
-}
+pub use crate::kafka::groups::{consumer_group, GROUP_OVERRIDE};
 
 /// Another cluster of kco.yaml, to look at.
 pub struct Neighbour {

@@ -24,6 +24,19 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, Str
 
 use super::{tls, KafkaError, KafkaOptions, SaslMechanism};
 
+/// The connector config key that gives a sink another consumer group.
+pub const GROUP_OVERRIDE: &str = "consumer.override.group.id";
+
+/// The consumer group of sink `name` with `config` (as far as the REST API shows): Connect's
+/// `connect-<name>` (`SinkUtils.consumerGroupId`), unless `consumer.override.group.id` sets
+/// another.
+pub fn consumer_group(name: &str, config: &BTreeMap<String, String>) -> String {
+    match config.get(GROUP_OVERRIDE) {
+        Some(g) if !g.trim().is_empty() => g.trim().to_string(),
+        _ => format!("connect-{name}"),
+    }
+}
+
 /// A group as a broker lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupListing {

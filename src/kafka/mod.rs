@@ -8,7 +8,9 @@
 //! Rust, rustls for TLS, SASL PLAIN and SCRAM); its async calls run on a current-thread Tokio
 //! runtime made for the read.
 
+pub mod connect_offsets;
 pub mod groups;
+pub mod through;
 mod tls;
 
 use std::time::Duration;

@@ -34,4 +34,5 @@ mod target_cluster;
 mod tasks;
 mod testbed;
 mod testbed_sink;
+mod through_kafka;
 mod week;

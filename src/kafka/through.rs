@@ -1,0 +1,235 @@
+//! A Kafka Connect cluster whose offsets kco reads through Kafka itself: a worker without the
+//! offsets REST endpoints (Kafka 3.4 and older, Confluent Platform 7.4 and older), whose
+//! cluster kco.yaml gives a `kafka:` and the workers' offsets topic (`connectTopics.offsets`).
+//!
+//! The REST API still lists the connectors, their configs and states, and changes their
+//! lifecycle; only the offsets come from Kafka: a source connector's from the offsets topic
+//! (the last record of each key, [`connect_offsets`](super::connect_offsets)), a sink's from
+//! its consumer group's committed offsets (`connect-<name>`, or its
+//! `consumer.override.group.id`), in the shapes the REST API of a newer worker answers with.
+//! The offsets topic is read once per command, the first time a source's offsets are asked.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use super::connect_offsets::{read_source_offsets, SourceOffsets};
+use super::groups::{consumer_group, describe};
+use super::KafkaOptions;
+use crate::client::layers::Counter;
+use crate::client::{
+    connector_path, AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities,
+    ClientError, ConfigDef, ConnectorListing, ConnectorStatus, Method, OffsetsRead, Request,
+    ServerInfo, Service,
+};
+use crate::model::{ConnectorType, Fields, OffsetEntry, PatchEntry, TargetState};
+
+type Result<T> = std::result::Result<T, ClientError>;
+
+/// A Connect cluster over `rest` whose offsets are read through Kafka.
+pub struct ThroughKafka {
+    rest: Box<dyn Service>,
+    kafka: KafkaOptions,
+    topic: String,
+    /// The offsets topic as read, once per command.
+    sources: Mutex<Option<Arc<SourceOffsets>>>,
+}
+
+impl ThroughKafka {
+    pub fn new(rest: Box<dyn Service>, kafka: KafkaOptions, topic: String) -> Self {
+        ThroughKafka {
+            rest,
+            kafka,
+            topic,
+            sources: Mutex::new(None),
+        }
+    }
+
+    /// Where the offsets are, for messages: `kafka://<bootstrap>` and the topic or group.
+    fn place(&self, what: &str) -> String {
+        format!("kafka://{} ({what})", self.kafka.bootstrap_display())
+    }
+
+    fn source_offsets(&self, name: &str) -> Result<Vec<OffsetEntry>> {
+        let mut slot = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        let all = match &*slot {
+            Some(all) => all.clone(),
+            None => {
+                let read = read_source_offsets(&self.kafka, &self.topic).map_err(|e| {
+                    let place = self.place(&format!("topic `{}`", self.topic));
+                    ClientError::kafka(&offsets_request(name), &place, e.to_string())
+                })?;
+                let read = Arc::new(read);
+                *slot = Some(read.clone());
+                read
+            }
+        };
+        let Some(partitions) = all.get(name) else {
+            return Ok(Vec::new());
+        };
+        partitions
+            .iter()
+            .map(|(p, o)| entry(name, p.clone(), o.clone()))
+            .collect()
+    }
+
+    fn sink_offsets(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+    ) -> Result<Vec<OffsetEntry>> {
+        let group = consumer_group(name, config);
+        let state = describe(&self.kafka, &group).map_err(|e| {
+            let place = self.place(&format!("consumer group `{group}`"));
+            ClientError::kafka(&offsets_request(name), &place, e.to_string())
+        })?;
+        state
+            .offsets
+            .iter()
+            .map(|c| {
+                entry(
+                    name,
+                    json!({"kafka_topic": c.topic, "kafka_partition": c.partition}),
+                    json!({"kafka_offset": c.offset}),
+                )
+            })
+            .collect()
+    }
+}
+
+/// The call a read of `name`'s offsets stands for, in messages.
+fn offsets_request(name: &str) -> Request {
+    Request::new(Method::Get, format!("{}/offsets", connector_path(name))).about(name)
+}
+
+fn entry(name: &str, partition: Value, offset: Value) -> Result<OffsetEntry> {
+    let fields = |v: Value| -> Result<Fields> {
+        serde_json::from_value(v.clone()).map_err(|e| {
+            ClientError::decode(
+                &offsets_request(name),
+                "the offsets topic",
+                format!("{v} is not an offset kco can hold: {e}"),
+            )
+        })
+    };
+    Ok(OffsetEntry {
+        partition: fields(partition)?,
+        offset: fields(offset)?,
+    })
+}
+
+impl Service for ThroughKafka {
+    fn backend(&self) -> &Backend {
+        self.rest.backend()
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            offsets_through_kafka: true,
+            ..self.rest.capabilities()
+        }
+    }
+    fn endpoint(&self) -> String {
+        self.rest.endpoint()
+    }
+    fn counting(&self) -> (Box<dyn Service>, Counter) {
+        let (rest, counter) = self.rest.counting();
+        let counted = ThroughKafka::new(rest, self.kafka.clone(), self.topic.clone());
+        (Box::new(counted), counter)
+    }
+    fn server_info(&self) -> Result<ServerInfo> {
+        self.rest.server_info()
+    }
+    fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
+        self.rest.list_connectors()
+    }
+    fn connector_names(&self) -> Result<Vec<String>> {
+        self.rest.connector_names()
+    }
+    fn status(&self, name: &str) -> Result<ConnectorStatus> {
+        self.rest.status(name)
+    }
+    /// A source's offsets from the offsets topic, a sink's from its group; an unknown
+    /// connector is the REST API's 404.
+    fn offsets(&self, name: &str) -> Result<Vec<OffsetEntry>> {
+        let status = self.rest.status(name)?;
+        let listing = match status.connector_type {
+            Some(_) => None,
+            // The status did not say (a plugin missing on the worker): the listing may.
+            None => self.rest.list_connectors()?.remove(name),
+        };
+        let kind = status
+            .connector_type
+            .or_else(|| listing.as_ref().and_then(|l| l.connector_type));
+        match kind {
+            Some(ConnectorType::Source) => self.source_offsets(name),
+            Some(ConnectorType::Sink) => {
+                let listing = match listing {
+                    Some(l) => Some(l),
+                    None => self.rest.list_connectors()?.remove(name),
+                };
+                let config = listing.map(|l| l.config).unwrap_or_default();
+                self.sink_offsets(name, &config)
+            }
+            None => Err(ClientError::decode(
+                &offsets_request(name),
+                &self.rest.endpoint(),
+                "Connect says neither source nor sink (is its plugin installed on the worker?): kco cannot tell where its offsets are",
+            )),
+        }
+    }
+    fn offsets_read(&self, name: &str) -> Result<OffsetsRead> {
+        Ok(OffsetsRead {
+            entries: self.offsets(name)?,
+            observed_at: None,
+        })
+    }
+    fn request_alter(
+        &self,
+        name: &str,
+        kind: AlterKind,
+        entries: &[PatchEntry],
+    ) -> Result<AlterRequest> {
+        self.rest.request_alter(name, kind, entries)
+    }
+    fn alter_status(&self, name: &str) -> Result<AlterStatus> {
+        self.rest.alter_status(name)
+    }
+    fn patch_offsets(&self, name: &str, entries: &[PatchEntry]) -> Result<AlterAck> {
+        self.rest.patch_offsets(name, entries)
+    }
+    fn reset_offsets(&self, name: &str) -> Result<AlterAck> {
+        self.rest.reset_offsets(name)
+    }
+    fn stop(&self, name: &str) -> Result<()> {
+        self.rest.stop(name)
+    }
+    fn pause(&self, name: &str) -> Result<()> {
+        self.rest.pause(name)
+    }
+    fn resume(&self, name: &str) -> Result<()> {
+        self.rest.resume(name)
+    }
+    fn create(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+        initial_state: Option<TargetState>,
+    ) -> Result<()> {
+        self.rest.create(name, config, initial_state)
+    }
+    fn create_at(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+        offsets: &[PatchEntry],
+    ) -> Result<()> {
+        self.rest.create_at(name, config, offsets)
+    }
+    fn delete(&self, name: &str) -> Result<()> {
+        self.rest.delete(name)
+    }
+    fn plugin_config(&self, class: &str) -> Result<Vec<ConfigDef>> {
+        self.rest.plugin_config(class)
+    }
+}
