@@ -180,11 +180,20 @@ only 4.2.0 does: 4.2.1 lacks `connect-file` and `connect-mirror-client`, 4.2.2
 `connect-file` and `connect-mirror`. No newer patch than those listed (3.6.3, 3.7.3, 3.8.2,
 3.9.3, 4.0.3, 4.1.3) was published when this ran.
 
+Plugins built against an older Kafka may call classes a newer release has moved: Kafka 4.4
+moved `AppInfoParser` and `Sanitizer` to `org.apache.kafka.common.utils.internals`, which the
+FileStream plugins of 4.3 (their version) and Debezium 3.6.1 (its metrics: its task fails with
+`NoClassDefFoundError: org/apache/kafka/common/utils/Sanitizer`) call. The test bed adds
+stand-ins that call the new classes (`testbed/shims`, compiled only for a release that lacks
+the old ones); an operator running those plugins on Connect 4.4 meets the same failures.
+
 CI (`scripts/test.sh`) runs the default release (4.3.1) in full and the e2e suite on the
-oldest supported one (3.6.2); this matrix runs on demand. Kafka 3.x runs with reload4j
-logging. Releases before 3.6 have no `PATCH`/`DELETE .../offsets`: kco reads offsets from
-3.5 on and refuses `apply` and `reset` on older workers with the version it found and the
-one needed (unit tests in `src/engine/probe.rs`).
+oldest supported one (3.6.2), and reads a Kafka Connect 3.4.1 worker, which has no offsets
+endpoints, through Kafka ([through-kafka.md](through-kafka.md)); this matrix runs on demand. Kafka 3.x runs with reload4j
+logging. Releases before 3.6 have no `PATCH`/`DELETE .../offsets`: kco reads offsets through
+the REST API from 3.5 on, and through Kafka from older workers where kco.yaml gives their
+cluster `kafka:` and `connectTopics.offsets`; it refuses `apply` and `reset` on workers before
+3.6 with the version it found and the one needed (unit tests in `src/engine/probe.rs`).
 DOC
   } >"$out"
 }

@@ -170,17 +170,16 @@ fn orphaned(ctx: &Context) -> Result<u8> {
             e,
         )
     })?;
-    let elsewhere = super::orphaned::groups_used_elsewhere(ctx, &target, &*client)?;
-    let found =
-        crate::engine::orphaned::find_all(&kafka, topic, &live, &elsewhere).map_err(|source| {
-            Error::Kafka {
-                context: format!(
-                    "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
-                    target.name
-                ),
-                source,
-            }
+    let others = super::neighbours::neighbours(ctx, &target)?;
+    let found = crate::engine::orphaned::find_all(&kafka, topic, &live, &*client, &others)
+        .map_err(|source| Error::Kafka {
+            context: format!(
+                "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
+                target.name
+            ),
+            source,
         })?;
+    super::orphaned::warn_unchecked(ctx, &found.unchecked);
     let p = &ctx.printer;
     if p.is_structured() {
         p.structured(&found);

@@ -4,7 +4,7 @@
 use super::Context;
 use crate::config::ClusterTarget;
 use crate::engine::membership::same_url;
-use crate::engine::shared_group::Neighbour;
+use crate::engine::neighbours::Neighbour;
 use crate::error::Result;
 
 /// Every other cluster of kco.yaml that is not `target`'s workers under another name, with a

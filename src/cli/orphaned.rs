@@ -17,22 +17,14 @@ use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 use crate::kafka::KafkaOptions;
 use crate::wait::WaitPolicy;
 
-/// The consumer groups that the connectors of kco.yaml's other clusters on the same Kafka
-/// cluster as `own` use: not a deleted connector's leftovers, whatever their name. A cluster
-/// that cannot be looked at is a warning.
-pub fn groups_used_elsewhere(
-    ctx: &Context,
-    target: &ClusterTarget,
-    own: &dyn crate::client::Service,
-) -> Result<std::collections::BTreeSet<String>> {
-    let others = super::neighbours::neighbours(ctx, target)?;
-    let used = crate::engine::shared_group::groups_used_by(own, &others);
-    for (cluster, why) in &used.unchecked {
+/// Warns of the other clusters of kco.yaml that could not be looked at for the groups their
+/// connectors use.
+pub fn warn_unchecked(ctx: &Context, unchecked: &[(String, String)]) {
+    for (cluster, why) in unchecked {
         ctx.printer.warn(&format!(
             "cannot look at cluster `{cluster}` for the consumer groups its connectors use (a sink's group listed here may be one of them): {why}"
         ));
     }
-    Ok(used.groups.into_keys().collect())
 }
 
 /// The whole run, as `--output json` prints it.

@@ -79,7 +79,7 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
                 e,
             )
         })?;
-        let elsewhere = super::orphaned::groups_used_elsewhere(ctx, &target, op.client())?;
+        let others = super::neighbours::neighbours(ctx, &target)?;
         // A name a connector has is that connector's: `kco reset NAME` resets it.
         let present: Vec<String> = args
             .names
@@ -94,15 +94,16 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
                 names: present,
             });
         }
-        let found = orphaned::find_all(&kafka, &topic, &listing, &elsewhere).map_err(|source| {
-            Error::Kafka {
+        let found = orphaned::find_all(&kafka, &topic, &listing, op.client(), &others).map_err(
+            |source| Error::Kafka {
                 context: format!(
                     "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
                     target.name
                 ),
                 source,
-            }
-        })?;
+            },
+        )?;
+        super::orphaned::warn_unchecked(ctx, &found.unchecked);
         let left: BTreeSet<&str> = found
             .orphans
             .iter()

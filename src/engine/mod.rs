@@ -13,6 +13,7 @@ pub mod ls;
 pub mod membership;
 pub mod merge;
 pub mod mirror;
+pub mod neighbours;
 pub mod observed;
 pub mod operation;
 pub mod orphaned;

@@ -30,6 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::engine::neighbours::{groups_used_by, Neighbour};
 pub use crate::kafka::groups::{Committed, GroupListing, GroupState};
 use crate::kafka::{KafkaError, KafkaOptions, OutRecord, RawRecord};
 
@@ -152,6 +153,10 @@ pub struct Orphans {
     /// Records that were not a Connect source offset (left out).
     #[serde(rename = "unreadRecords")]
     pub unread_records: u64,
+    /// Other clusters of kco.yaml that could not be looked at for the groups their
+    /// connectors use, and why: a sink's group listed may be one of theirs.
+    #[serde(skip)]
+    pub unchecked: Vec<(String, String)>,
 }
 
 /// The names with offsets in `topic` that are not among `live` (the cluster's connectors),
@@ -214,28 +219,33 @@ pub fn find(
         orphans: by_name.into_values().collect(),
         sinks: Vec::new(),
         unread_records: unread,
+        unchecked: Vec::new(),
     })
 }
 
 /// Everything the cluster's deleted connectors left behind: the source offsets in `topic`
-/// under names that no connector of `live` (the cluster's, as listed with their configs)
-/// has, and the sinks' groups that none of them, nor a connector of another Connect cluster
-/// on the same Kafka (`used_elsewhere`), consumes with. A connector's group is its
-/// `consumer.override.group.id`, or `connect-<name>`.
+/// under names that no connector of `live` (the cluster's, as `own` listed them with their
+/// configs) has, and the sinks' groups that none of them, nor a connector of another Connect
+/// cluster of kco.yaml on the same Kafka (`others`), consumes with. A connector's group is its
+/// `consumer.override.group.id`, or `connect-<name>`. A neighbour that cannot be looked at
+/// is named in [`Orphans::unchecked`].
 pub fn find_all(
     store: &dyn OffsetsTopic,
     topic: &str,
     live: &BTreeMap<String, crate::client::ConnectorListing>,
-    used_elsewhere: &BTreeSet<String>,
+    own: &dyn crate::client::Service,
+    others: &[Neighbour],
 ) -> Result<Orphans, KafkaError> {
     let names: BTreeSet<String> = live.keys().cloned().collect();
+    let elsewhere = groups_used_by(own, others);
     let mut in_use: BTreeSet<String> = live
         .iter()
         .map(|(name, l)| crate::kafka::groups::consumer_group(name, &l.config))
         .collect();
-    in_use.extend(used_elsewhere.iter().cloned());
+    in_use.extend(elsewhere.groups.into_keys());
     let mut found = find(store, topic, &names)?;
     found.sinks = find_sinks(store, &names, &in_use)?;
+    found.unchecked = elsewhere.unchecked;
     Ok(found)
 }
 
@@ -1096,6 +1106,7 @@ mod tests {
                 orphans: Vec::new(),
                 sinks: found,
                 unread_records: 0,
+                unchecked: Vec::new(),
             },
             &["gone".to_string()],
         );
@@ -1110,7 +1121,8 @@ mod tests {
     }
 
     /// A group that a live connector consumes with (its override), or that a connector of
-    /// another Connect cluster on the same Kafka uses, is not left over, whatever its name.
+    /// another Connect cluster on the same Kafka uses, is not left over, whatever its name;
+    /// a neighbour that is down is named.
     #[test]
     fn a_group_a_connector_here_or_on_another_cluster_uses_is_not_left_over() {
         let kafka = MemoryKafka::new(Vec::new(), false)
@@ -1130,10 +1142,25 @@ mod tests {
                 status: None,
             },
         )]);
-        let elsewhere = BTreeSet::from(["connect-on-b".to_string()]);
-        let found = find_all(&kafka, "connect-offsets", &live, &elsewhere).unwrap();
+        let own = crate::fake::FakeConnect::builder()
+            .kafka_cluster_id("k1")
+            .in_process();
+        let b = crate::fake::FakeConnect::builder()
+            .kafka_cluster_id("k1")
+            .sink("on-b", "S", crate::fake::State::Stopped, json!([]))
+            .in_process();
+        let down = crate::fake::FakeConnect::builder().in_process();
+        down.down();
+        let neighbour = |cluster: &str, fake: &crate::fake::FakeConnect| Neighbour {
+            cluster: cluster.into(),
+            client: Box::new(fake.client()),
+        };
+        let others = [neighbour("b", &b), neighbour("d", &down)];
+        let found = find_all(&kafka, "connect-offsets", &live, &own.client(), &others).unwrap();
         let names: Vec<&str> = found.sinks.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(names, ["gone"]);
         assert!(found.orphans.is_empty());
+        let unchecked: Vec<&str> = found.unchecked.iter().map(|(c, _)| c.as_str()).collect();
+        assert_eq!(unchecked, ["d"]);
     }
 }

@@ -10,20 +10,16 @@
 
 use std::collections::BTreeMap;
 
-use crate::client::{ConnectorListing, Service};
+use crate::client::Service;
 use crate::engine::apply::plan::{Action, ConnectorPlan};
 use crate::engine::apply::ApplyPlan;
 use crate::engine::membership::identity;
+use crate::engine::neighbours::{look_at, Look};
 use crate::error::{Error, Result};
 use crate::model::ConnectorType;
 
+use crate::engine::neighbours::Neighbour;
 pub use crate::kafka::groups::{consumer_group, GROUP_OVERRIDE};
-
-/// Another cluster of kco.yaml, to look at.
-pub struct Neighbour {
-    pub cluster: String,
-    pub client: Box<dyn Service>,
-}
 
 /// A sink about to change whose group a sink of another cluster uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +128,7 @@ pub fn find(plan: &ApplyPlan, own: &dyn Service, others: &[Neighbour]) -> Shared
         match look {
             Look::Unchecked(why) => found.unchecked.push((n.cluster.clone(), why)),
             Look::OtherKafka => {}
-            Look::Sinks(listing) => {
+            Look::Connectors(listing) => {
                 if identity(&listing) == own_group {
                     continue; // the same Connect cluster under another name
                 }
@@ -159,44 +155,6 @@ pub fn find(plan: &ApplyPlan, own: &dyn Service, others: &[Neighbour]) -> Shared
     found
 }
 
-/// The consumer groups that the connectors of `others` on the same Kafka cluster as `own`
-/// use (a connector of another Connect cluster named like a deleted one of `own` consumes
-/// with the group that the deleted one left), and the clusters that could not be looked at.
-/// A neighbour whose Kafka cluster is not known counts as the same Kafka.
-pub fn groups_used_by(own: &dyn Service, others: &[Neighbour]) -> SharedGroupsUse {
-    if others.is_empty() {
-        return SharedGroupsUse::default();
-    }
-    let kafka_cluster_id = own.server_info().ok().and_then(|i| i.kafka_cluster_id);
-    let looks = super::parallel::map(others, others.len(), |n| {
-        look_at(kafka_cluster_id.as_deref(), n)
-    });
-    let mut used = SharedGroupsUse::default();
-    for (n, look) in others.iter().zip(looks) {
-        match look {
-            Look::Unchecked(why) => used.unchecked.push((n.cluster.clone(), why)),
-            Look::OtherKafka => {}
-            Look::Sinks(listing) => {
-                for (name, l) in &listing {
-                    used.groups
-                        .entry(consumer_group(name, &l.config))
-                        .or_insert_with(|| (n.cluster.clone(), name.clone()));
-                }
-            }
-        }
-    }
-    used
-}
-
-/// What [`groups_used_by`] found.
-#[derive(Debug, Default)]
-pub struct SharedGroupsUse {
-    /// Each group, with a cluster and connector that use it.
-    pub groups: BTreeMap<String, (String, String)>,
-    /// Clusters that could not be looked at, and why.
-    pub unchecked: Vec<(String, String)>,
-}
-
 /// A sink as Connect lists it, or one about to be created whose offsets are all sink
 /// partitions (topic and partition).
 fn is_sink(c: &ConnectorPlan) -> bool {
@@ -212,31 +170,8 @@ fn is_sink(c: &ConnectorPlan) -> bool {
     }
 }
 
-enum Look {
-    Unchecked(String),
-    OtherKafka,
-    Sinks(BTreeMap<String, ConnectorListing>),
-}
-
 fn look(plan: &ApplyPlan, n: &Neighbour) -> Look {
     look_at(plan.kafka_cluster_id.as_deref(), n)
-}
-
-/// The connectors of `n`, unless it is on another Kafka cluster than `kafka_cluster_id`.
-fn look_at(kafka_cluster_id: Option<&str>, n: &Neighbour) -> Look {
-    let info = match n.client.server_info() {
-        Ok(i) => i,
-        Err(e) => return Look::Unchecked(e.to_string()),
-    };
-    if let (Some(a), Some(b)) = (kafka_cluster_id, info.kafka_cluster_id.as_deref()) {
-        if a != b {
-            return Look::OtherKafka;
-        }
-    }
-    match n.client.list_connectors() {
-        Ok(l) => Look::Sinks(l),
-        Err(e) => Look::Unchecked(e.to_string()),
-    }
 }
 
 #[cfg(test)]
@@ -384,56 +319,5 @@ mod tests {
             ["/connect/v1/environments/env-abc123/clusters/lkc-xyz789/connectors?expand=id,info,status"]
         );
         assert!(paths(&other).is_empty(), "{:?}", paths(&other));
-    }
-
-    /// The groups that connectors of other clusters on the same Kafka use, each with one
-    /// user; a cluster on another Kafka is not looked at further, one that is down is named.
-    #[test]
-    fn the_groups_other_clusters_of_the_kafka_cluster_use_are_found() {
-        let a = FakeConnect::builder().kafka_cluster_id("k1").in_process();
-        let b = FakeConnect::builder()
-            .kafka_cluster_id("k1")
-            .sink("orders", SINK, State::Stopped, offsets(10))
-            .connector(
-                ConnectorSpec::sink("renamed", SINK)
-                    .config(GROUP_OVERRIDE, "legacy-group")
-                    .offsets(offsets(1)),
-            )
-            .in_process();
-        let elsewhere = FakeConnect::builder()
-            .kafka_cluster_id("k2")
-            .sink("payments", SINK, State::Running, offsets(10))
-            .in_process();
-        let down = FakeConnect::builder().kafka_cluster_id("k1").in_process();
-        down.down();
-        let used = groups_used_by(
-            &a.client(),
-            &[
-                neighbour("b", &b),
-                neighbour("x", &elsewhere),
-                neighbour("d", &down),
-            ],
-        );
-        assert_eq!(
-            used.groups.into_iter().collect::<Vec<_>>(),
-            [
-                (
-                    "connect-orders".to_string(),
-                    ("b".to_string(), "orders".to_string())
-                ),
-                (
-                    "legacy-group".to_string(),
-                    ("b".to_string(), "renamed".to_string())
-                ),
-            ]
-        );
-        assert_eq!(
-            used.unchecked
-                .iter()
-                .map(|(c, _)| c.as_str())
-                .collect::<Vec<_>>(),
-            ["d"]
-        );
-        assert!(groups_used_by(&a.client(), &[]).groups.is_empty());
     }
 }

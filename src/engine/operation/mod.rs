@@ -44,9 +44,10 @@ use crate::engine::apply::{
 };
 use crate::engine::dr::{Crossing, DrOptions};
 use crate::engine::fail_on::{refusals, Refusal, Refuse};
+use crate::engine::neighbours::Neighbour;
 use crate::engine::orphaned::OffsetsTopic;
 use crate::engine::progress::Both;
-use crate::engine::shared_group::{self, Neighbour};
+use crate::engine::shared_group;
 use crate::error::{Error, Result};
 use crate::wait::{Clock, WaitPolicy};
 use journal::{JournalFile, Journaled};
