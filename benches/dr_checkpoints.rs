@@ -67,6 +67,7 @@ fn main() {
             state: None,
             captured_at: None,
             observed_at: None,
+            offsets_from: None,
         },
         offsets,
         Some(BTreeMap::from([

@@ -50,6 +50,7 @@ fn file(j: usize, position: usize) -> String {
             state: Some(ConnectorState::Running),
             captured_at: Some("2026-01-01T00:00:00Z".into()),
             observed_at: None,
+            offsets_from: None,
         },
         entries,
         None,

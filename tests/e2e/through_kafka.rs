@@ -2,7 +2,7 @@
 //! offsets REST endpoints, on the test bed's broker. With `kafka:` and the workers' offsets
 //! topic in kco.yaml, kco reads its offsets through Kafka: a snapshot holds what Connect
 //! committed (a FileStream source's position is its file's byte count, a FileStream sink's
-//! offset the records it wrote), a diff of it is in sync, an edited file is reported, and a
+//! offset the records it wrote; the files say `offsetsFrom: kafka`), a diff of it is in sync, an edited file is reported, and a
 //! change is refused with nothing changed.
 //!
 //! Skipped when the legacy worker is not there, unless `KCO_E2E_LEGACY=required`.
@@ -99,7 +99,10 @@ fn a_worker_without_the_offsets_endpoints_is_snapshotted_and_diffed_through_kafk
     assert_eq!(code, 0, "kco diff: {o}{e}");
     assert!(o.contains("2 in sync"), "{o}{e}");
 
-    // The file says where it came from: the worker's release.
+    // The file says where it came from: the worker's release, and Kafka.
+    let from =
+        std::fs::read_to_string(env.path().join(format!("snapshots/l/{sink}.yaml"))).unwrap();
+    assert!(from.contains("\n  offsetsFrom: kafka\n"), "{from}");
     let file = env.path().join(format!("snapshots/l/{src}.yaml"));
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(

@@ -60,6 +60,7 @@ impl SnapshotFile {
                 state: Some(ConnectorState::Running),
                 captured_at: None,
                 observed_at: None,
+                offsets_from: None,
             },
             offsets,
             config: None,

@@ -82,6 +82,7 @@ pub fn write(plan: &ApplyPlan, dir: &Path, captured_at: &str) -> Result<BackupRe
                 state: c.live_state,
                 captured_at: Some(captured_at.to_string()),
                 observed_at: None,
+                offsets_from: None,
             },
             c.live_offsets.clone(),
             None,

@@ -23,7 +23,9 @@ pub use super::snapshot_stale::StaleFile;
 use super::{parallel, probe, store, Selector};
 use crate::client::{ConnectorListing, Service};
 use crate::error::{Error, Result};
-use crate::model::file::{Metadata, OffsetsFile, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT, SCHEMA_FILE};
+use crate::model::file::{
+    Metadata, OffsetsFile, OffsetsFrom, DEFAULT_SCHEMA_REF, SCHEMA_COMMENT, SCHEMA_FILE,
+};
 use crate::model::{in_canonical_order, secrets, sort_entries, ConnectorState, ConnectorType};
 
 /// What to snapshot and how.
@@ -348,6 +350,10 @@ fn list<'a>(
             kafka_cluster_id: cluster.info.kafka_cluster_id.clone(),
             connect_version: cluster.info.version.clone(),
             captured_at,
+            offsets_from: client
+                .capabilities()
+                .offsets_through_kafka
+                .then_some(OffsetsFrom::Kafka),
         },
         cluster,
         listing,
@@ -428,6 +434,8 @@ struct Capture<'a> {
     kafka_cluster_id: Option<String>,
     connect_version: String,
     captured_at: String,
+    /// Where the offsets are read, other than the service's REST API.
+    offsets_from: Option<OffsetsFrom>,
 }
 
 /// Per connector class: the keys its plugin declares as PASSWORD, or why they are unknown.
@@ -488,6 +496,7 @@ fn capture(
         state: l.state(),
         captured_at: Some(base.captured_at.clone()),
         observed_at: read.observed_at.map(crate::clock::rfc3339),
+        offsets_from: base.offsets_from,
     };
     Ok((OffsetsFile::new(metadata, read.entries, config), redacted))
 }

@@ -95,6 +95,27 @@ pub struct Metadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("format" = "date-time"))]
     pub observed_at: Option<String>,
+    /// Where kco read the offsets when not through the service's REST API: `kafka` for a
+    /// Connect cluster whose workers lack the offsets endpoints (before 3.5), read from the
+    /// workers' offsets topic and the sinks' consumer groups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offsets_from: Option<OffsetsFrom>,
+}
+
+/// Where the offsets of a file were read, other than the service's REST API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OffsetsFrom {
+    /// Kafka itself: the workers' offsets topic (sources) and consumer groups (sinks).
+    Kafka,
+}
+
+impl std::fmt::Display for OffsetsFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OffsetsFrom::Kafka => f.write_str("kafka"),
+        }
+    }
 }
 
 impl Metadata {
@@ -110,6 +131,7 @@ impl Metadata {
             state: None,
             captured_at: None,
             observed_at: None,
+            offsets_from: None,
         }
     }
 }
@@ -176,6 +198,7 @@ impl OffsetsFile {
         meta("state", m.state.map(|s| s.to_string()));
         meta("capturedAt", m.captured_at.as_deref().map(string));
         meta("observedAt", m.observed_at.as_deref().map(string));
+        meta("offsetsFrom", m.offsets_from.map(|o| o.to_string()));
         if self.offsets.is_empty() {
             out.push_str("offsets: []\n");
         } else {

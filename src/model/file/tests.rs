@@ -15,6 +15,7 @@ fn sample(kind: ConnectorType, offsets: Value) -> OffsetsFile {
             state: Some(ConnectorState::Running),
             captured_at: Some("2026-01-01T00:00:00Z".into()),
             observed_at: None,
+            offsets_from: None,
         },
         serde_json::from_value(offsets).unwrap(),
         None,
@@ -33,6 +34,29 @@ fn render_then_parse_round_trips_and_is_canonical() {
     assert_eq!(back, f);
     assert!(back.is_canonical_text(&text));
     assert!(back.check(Path::new("x.yaml"), &text).is_empty());
+}
+
+/// A file read through Kafka says so (`offsetsFrom: kafka`) after `observedAt`, and parses
+/// back; another value is an error naming its line.
+#[test]
+fn where_the_offsets_were_read_renders_parses_back_and_is_checked() {
+    let mut f = sample(
+        ConnectorType::Source,
+        json!([{"partition":{"filename":"/a"},"offset":{"position":5}}]),
+    );
+    f.metadata.offsets_from = Some(OffsetsFrom::Kafka);
+    let text = f.render(DEFAULT_SCHEMA_REF);
+    assert!(
+        text.contains("  capturedAt: \"2026-01-01T00:00:00Z\"\n  offsetsFrom: kafka\n"),
+        "{text}"
+    );
+    let back = OffsetsFile::parse(Path::new("x.yaml"), &text).unwrap();
+    assert_eq!(back, f);
+    assert!(back.is_canonical_text(&text));
+    let bad = text.replace("offsetsFrom: kafka", "offsetsFrom: rest");
+    let e = OffsetsFile::parse(Path::new("x.yaml"), &bad).unwrap_err();
+    let line = bad.lines().position(|l| l.contains("offsetsFrom")).unwrap() + 1;
+    assert_eq!(e.line, Some(line), "{e:?}");
 }
 
 #[test]
