@@ -34,6 +34,9 @@ pub struct ThroughKafka {
     topic: String,
     /// The offsets topic as read, once per command.
     sources: Mutex<Option<Arc<SourceOffsets>>>,
+    /// The cluster's connectors as last listed (through this service or for a read): a
+    /// connector's type and config say where its offsets are.
+    listing: Mutex<Option<Arc<BTreeMap<String, ConnectorListing>>>>,
 }
 
 impl ThroughKafka {
@@ -43,7 +46,16 @@ impl ThroughKafka {
             kafka,
             topic,
             sources: Mutex::new(None),
+            listing: Mutex::new(None),
         }
+    }
+
+    /// The listing to read a connector's type and config from: the last one, else a new one.
+    fn listed(&self) -> Result<Arc<BTreeMap<String, ConnectorListing>>> {
+        if let Some(l) = &*self.listing.lock().unwrap_or_else(|e| e.into_inner()) {
+            return Ok(l.clone());
+        }
+        self.list_connectors().map(Arc::new)
     }
 
     /// Where the offsets are, for messages: `kafka://<bootstrap>` and the topic or group.
@@ -141,7 +153,9 @@ impl Service for ThroughKafka {
         self.rest.server_info()
     }
     fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
-        self.rest.list_connectors()
+        let listing = self.rest.list_connectors()?;
+        *self.listing.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(listing.clone()));
+        Ok(listing)
     }
     fn connector_names(&self) -> Result<Vec<String>> {
         self.rest.connector_names()
@@ -149,28 +163,23 @@ impl Service for ThroughKafka {
     fn status(&self, name: &str) -> Result<ConnectorStatus> {
         self.rest.status(name)
     }
-    /// A source's offsets from the offsets topic, a sink's from its group; an unknown
-    /// connector is the REST API's 404.
+    /// A source's offsets from the offsets topic, a sink's from its group; its type and
+    /// config from the listing (the one the command made, else a new one), and a connector
+    /// the listing lacks from its status (an unknown one is the REST API's 404).
     fn offsets(&self, name: &str) -> Result<Vec<OffsetEntry>> {
-        let status = self.rest.status(name)?;
-        let listing = match status.connector_type {
-            Some(_) => None,
-            // The status did not say (a plugin missing on the worker): the listing may.
-            None => self.rest.list_connectors()?.remove(name),
+        let listed = self.listed()?;
+        let (kind, config) = match listed.get(name) {
+            Some(l) => (l.connector_type, l.config.clone()),
+            // Created since the listing: its status says its type (or the 404).
+            None => {
+                let status = self.rest.status(name)?;
+                let config = self.list_connectors()?.remove(name).map(|l| l.config);
+                (status.connector_type, config.unwrap_or_default())
+            }
         };
-        let kind = status
-            .connector_type
-            .or_else(|| listing.as_ref().and_then(|l| l.connector_type));
         match kind {
             Some(ConnectorType::Source) => self.source_offsets(name),
-            Some(ConnectorType::Sink) => {
-                let listing = match listing {
-                    Some(l) => Some(l),
-                    None => self.rest.list_connectors()?.remove(name),
-                };
-                let config = listing.map(|l| l.config).unwrap_or_default();
-                self.sink_offsets(name, &config)
-            }
+            Some(ConnectorType::Sink) => self.sink_offsets(name, &config),
             None => Err(ClientError::decode(
                 &offsets_request(name),
                 &self.rest.endpoint(),
