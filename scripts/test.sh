@@ -329,6 +329,18 @@ if ((TESTBED_OURS)) && [[ ${KCO_TEST_OLDEST:-1} == 1 && ${KAFKA_VERSION:-} != "$
   OLDEST_RUN=1
 fi
 
+step "compat.sh's features claim every e2e test"
+# scripts/compat.sh grades each e2e test under a feature of docs/compatibility.md, and stops
+# at one no feature claims: a new test file is named there in the same change.
+# shellcheck source=lib/compat-render.sh
+source "$ROOT/scripts/lib/compat-render.sh"
+while read -r e2e_test; do
+  feature_of "$e2e_test" >/dev/null || {
+    echo "test.sh: no feature of scripts/lib/compat-render.sh claims the e2e test '$e2e_test' (add it to feature_of)" >&2
+    exit 1
+  }
+done < <(cargo test "${LOCKED[@]}" --test e2e -- --list 2>/dev/null | sed -n 's/: test$//p')
+
 step "e2e tests (Kafka ${KAFKA_VERSION:-default})"
 run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-6}"
 

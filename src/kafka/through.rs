@@ -50,12 +50,16 @@ impl ThroughKafka {
         }
     }
 
-    /// The listing to read a connector's type and config from: the last one, else a new one.
+    /// The listing to read a connector's type and config from: the last one, else a new one,
+    /// asked once however many reads want it at the same time (they wait for it).
     fn listed(&self) -> Result<Arc<BTreeMap<String, ConnectorListing>>> {
-        if let Some(l) = &*self.listing.lock().unwrap_or_else(|e| e.into_inner()) {
+        let mut slot = self.listing.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(l) = &*slot {
             return Ok(l.clone());
         }
-        self.list_connectors().map(Arc::new)
+        let listing = Arc::new(self.rest.list_connectors()?);
+        *slot = Some(listing.clone());
+        Ok(listing)
     }
 
     /// Where the offsets are, for messages: `kafka://<bootstrap>` and the topic or group.
