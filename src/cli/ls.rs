@@ -198,7 +198,14 @@ fn orphaned(ctx: &Context) -> Result<u8> {
         ));
         return Ok(EXIT_OK);
     }
-    let count = found.orphans.len() + found.sinks.len();
+    // A name may have left both: a source's offsets and a sink's group.
+    let names: std::collections::BTreeSet<&str> = found
+        .orphans
+        .iter()
+        .map(|o| o.name.as_str())
+        .chain(found.sinks.iter().map(|o| o.name.as_str()))
+        .collect();
+    let count = names.len();
     let mut out = format!(
         "Offsets left in topic `{topic}` and in sinks' consumer groups by {} that cluster `{}` does not have (a connector created under one of these names resumes from them):\n",
         crate::text::count(count, "connector name"),

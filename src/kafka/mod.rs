@@ -7,6 +7,10 @@
 //! topic (`engine::orphaned`: offsets of connectors that no longer exist). The client is rskafka (pure
 //! Rust, rustls for TLS, SASL PLAIN and SCRAM); its async calls run on a current-thread Tokio
 //! runtime made for the read.
+//!
+//! Beside it: [`connect_offsets`] (the records of Connect's offsets topic), [`groups`]
+//! (Kafka's consumer-group APIs, which rskafka lacks: sinks' committed offsets) and
+//! [`through`] (a Connect cluster whose offsets are read through Kafka).
 
 pub mod connect_offsets;
 pub mod groups;
