@@ -154,7 +154,7 @@ snapshot, change, diff, apply and the effect on the records downstream: MirrorMa
 
 DOC
     printf 'Produced by `%s` on %s, with:\n\n' "scripts/compat.sh${args:+ $args}" "$(date -u +%F)"
-    printf '```sh\nscripts/compat.sh            # the whole matrix (about 2 to 3 minutes a release)\nscripts/compat.sh 3.7.2 4.3.1  # some releases (the page then lists only those)\n```\n\n'
+    printf '```sh\nscripts/compat.sh            # the whole matrix (about 7 minutes a release)\nscripts/compat.sh 3.7.2 4.3.1  # some releases (the page then lists only those)\n```\n\n'
     printf '<!-- table:begin -->\n| Kafka |'
     for f in "${FEATURES[@]}"; do printf ' %s |' "${LABEL[$f]}"; done
     printf '\n|---|'
