@@ -42,14 +42,7 @@ source "$ROOT/scripts/lib/testbed-conf.sh"
 
 write_config() {
   mkdir -p "$LEG"
-  cat >"$LEG/log4j.properties" <<'EOF'
-log4j.rootLogger=INFO, stdout
-log4j.appender.stdout=org.apache.log4j.ConsoleAppender
-log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
-log4j.appender.stdout.layout.ConversionPattern=[%d] %p %X{connector.context}%m (%c)%n
-log4j.logger.org.apache.kafka.common.config.AbstractConfig=WARN
-log4j.logger.org.apache.kafka.common.utils.AppInfoParser=WARN
-EOF
+  write_log4j1_config "$LEG/log4j.properties"
   write_distributed_worker_properties "$LEG/$NAME.properties" "$HOST:$KAFKA_PORT" \
     "http://$HOST:$PORT" l 5
   cat >"$LEG/kco.yaml" <<EOF

@@ -25,14 +25,7 @@ logger.appinfo.name = org.apache.kafka.common.utils.AppInfoParser
 logger.appinfo.level = WARN
 EOF
   else
-    cat >"$STATE/conf/log4j.properties" <<'EOF'
-log4j.rootLogger=INFO, stdout
-log4j.appender.stdout=org.apache.log4j.ConsoleAppender
-log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
-log4j.appender.stdout.layout.ConversionPattern=[%d] %p %X{connector.context}%m (%c)%n
-log4j.logger.org.apache.kafka.common.config.AbstractConfig=WARN
-log4j.logger.org.apache.kafka.common.utils.AppInfoParser=WARN
-EOF
+    write_log4j1_config "$STATE/conf/log4j.properties"
   fi
   set_log_opts
 
@@ -96,6 +89,18 @@ EOF
       echo share.coordinator.state.topic.min.isr=1
     fi
   } >"$file"
+}
+
+# write_log4j1_config FILE: the logging config of a Kafka 3.x process (log4j 1, reload4j).
+write_log4j1_config() {
+  cat >"$1" <<'EOF'
+log4j.rootLogger=INFO, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %X{connector.context}%m (%c)%n
+log4j.logger.org.apache.kafka.common.config.AbstractConfig=WARN
+log4j.logger.org.apache.kafka.common.utils.AppInfoParser=WARN
+EOF
 }
 
 # LOG_OPTS: the JVM options that point Kafka at the logging config write_configs wrote
