@@ -88,6 +88,9 @@ pub fn list_groups(opts: &KafkaOptions) -> Result<Vec<GroupListing>, KafkaError>
     Ok(groups)
 }
 
+/// Kafka's error code for a group it does not know (`GROUP_ID_NOT_FOUND`).
+const GROUP_ID_NOT_FOUND: i16 = 69;
+
 /// `group`'s state, members and committed offsets, from its coordinator.
 pub fn describe(opts: &KafkaOptions, group: &str) -> Result<GroupState, KafkaError> {
     let mut c = Conn::coordinator(opts, group)?;
@@ -97,10 +100,18 @@ pub fn describe(opts: &KafkaOptions, group: &str) -> Result<GroupState, KafkaErr
         .into_iter()
         .next()
         .ok_or_else(|| c.failed(format!("describing group `{group}`: no answer for it")))?;
-    c.check(described.error_code, &format!("describing group `{group}`"))?;
+    // A group Kafka has never heard of (a sink created a moment ago, whose consumer has
+    // not joined yet) has no members; its committed offsets, if any, are asked all the same.
+    let unknown = described.error_code == GROUP_ID_NOT_FOUND;
+    if !unknown {
+        c.check(described.error_code, &format!("describing group `{group}`"))?;
+    }
     let offsets = c.committed(group)?;
     Ok(GroupState {
-        state: described.group_state.as_str().to_string(),
+        state: match unknown {
+            true => "Dead".to_string(),
+            false => described.group_state.as_str().to_string(),
+        },
         members: described.members.len(),
         offsets,
     })
