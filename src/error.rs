@@ -187,6 +187,15 @@ pub enum Error {
         names: Vec<String>,
     },
 
+    /// Connectors whose offsets kco would write through Kafka (`engine::through_kafka`) but
+    /// that run, or whose group has members, or that cannot take their file: each with why.
+    /// Nothing was written.
+    #[error("cluster `{cluster}`: nothing was written: {} cannot take offsets through Kafka now:\n{}", count_connectors(reasons.len()), reasons.iter().map(|r| format!("  - {r}")).collect::<Vec<_>>().join("\n"))]
+    NotWritable {
+        cluster: String,
+        reasons: Vec<String>,
+    },
+
     /// Arguments that do not fit together.
     #[error("{0}")]
     Usage(String),
@@ -216,6 +225,7 @@ pub enum ErrorKind {
     NotTrusted,
     Kafka,
     ConnectorsExist,
+    NotWritable,
     Usage,
     Other,
 }
@@ -248,6 +258,7 @@ impl Error {
             Error::NotTrusted { .. } => ErrorKind::NotTrusted,
             Error::Kafka { .. } => ErrorKind::Kafka,
             Error::ConnectorsExist { .. } => ErrorKind::ConnectorsExist,
+            Error::NotWritable { .. } => ErrorKind::NotWritable,
             Error::Usage(_) => ErrorKind::Usage,
             Error::NoGitIdentity { .. } | Error::Other(_) => ErrorKind::Other,
         }
@@ -274,6 +285,7 @@ impl Error {
             | ErrorKind::NotTrusted
             | ErrorKind::Kafka
             | ErrorKind::ConnectorsExist
+            | ErrorKind::NotWritable
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -285,9 +297,12 @@ impl Error {
             Error::ConnectorsExist { cluster, .. } => Some(format!(
                 "a connector's own offsets change through Connect (`kco reset NAME --cluster {cluster}`, `kco apply`); to write these keys, delete the connector first (`kco ls --orphaned --cluster {cluster}` then lists its offsets)"
             )),
+            Error::NotWritable { cluster, .. } => Some(format!(
+                "on cluster `{cluster}` kco writes offsets through Kafka (its workers have no offsets endpoints), only where no task or consumer can write over them; `kco apply --create` creates the deleted connectors once their offsets are written (docs/through-kafka.md)"
+            )),
             Error::Client { source, .. } => client_hint(source),
             Error::UnsupportedVersion { .. } => Some(format!(
-                "offsets can be read from Kafka Connect {} and altered from {}; from an older worker kco reads them (snapshot, diff, ls) through Kafka where kco.yaml gives its cluster `kafka:` and `connectTopics: {{offsets: <offset.storage.topic>}}`, and does not change them yet (docs/through-kafka.md)",
+                "offsets can be read from Kafka Connect {} and altered from {}; from an older worker kco reads them (snapshot, diff, ls) and writes them (apply, reset, undo, for a connector that does not run) through Kafka where kco.yaml gives its cluster `kafka:` and `connectTopics: {{offsets: <offset.storage.topic>}}` (docs/through-kafka.md)",
                 ConnectVersion::OFFSETS_READ,
                 ConnectVersion::OFFSETS_WRITE
             )),
@@ -420,6 +435,10 @@ pub fn files_hint(problems: &[FileProblem]) -> Option<&'static str> {
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// "connector `a` exists" or "connectors `a`, `b` exist".
+fn count_connectors(n: usize) -> String {
+    crate::text::count(n, "connector")
+}
+
 fn names_exist(names: &[String]) -> String {
     let list = names
         .iter()

@@ -32,6 +32,7 @@ mod reset;
 mod schema;
 mod show;
 mod snapshot;
+mod through_kafka;
 mod translate;
 mod undo;
 mod validate;

@@ -141,6 +141,10 @@ pub fn drive(
     if let Some(r) = op.recovered() {
         p.status(render_recovery(ctx, r).trim_end());
     }
+    // Workers without the offsets endpoints: the offsets are written through Kafka.
+    if op.client().capabilities().offsets_through_kafka {
+        return super::through_kafka::drive(ctx, target, wants, args, req, &op);
+    }
     let plan_opts = PlanOptions {
         max_observed_age: ctx.config.max_observed_age(&target.name),
         ..req.plan
@@ -305,7 +309,7 @@ impl OperationObserver for BackupNote<'_> {
 }
 
 /// The refusal that names every partition a `--fail-on` forbids, with its risk label.
-fn refused(found: &[Refusal]) -> Error {
+pub(super) fn refused(found: &[Refusal]) -> Error {
     let lines: Vec<String> = found
         .iter()
         .map(|r| {

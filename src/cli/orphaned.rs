@@ -12,7 +12,7 @@ use super::{words, Context};
 use crate::config::ClusterTarget;
 use crate::engine::apply::{BackupReport, SystemClock};
 use crate::engine::operation::{Operation, Settings, TopicRan};
-use crate::engine::orphaned::{GroupWrite, TopicPlan, TopicWrite};
+use crate::engine::orphaned::{GroupWrite, Purpose, TopicPlan, TopicWrite};
 use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 use crate::kafka::KafkaOptions;
 use crate::wait::WaitPolicy;
@@ -57,7 +57,14 @@ pub fn drive(
     verb: Verb,
     plan: &dyn Fn(&Operation) -> Result<TopicPlan>,
 ) -> Result<u8> {
-    let p = &ctx.printer;
+    let op = open(ctx, target, args)?;
+    let plan = plan(&op)?;
+    run(ctx, target, kafka, args, verb, &op, &plan)
+}
+
+/// The guarded operation on `target` (a dry run's, or one that locks), with what it found
+/// said: a run finished elsewhere, a recovery.
+pub fn open(ctx: &Context, target: &ClusterTarget, args: &ChangeArgs) -> Result<Operation> {
     let state = ctx.state_dir();
     let connect = || ctx.connect(target);
     let op = if args.dry_run {
@@ -70,11 +77,25 @@ pub fn drive(
         super::recover::say_finished_elsewhere(ctx, f);
     }
     if let Some(r) = op.recovered() {
-        p.status(super::recover::render_recovery(ctx, r).trim_end());
+        ctx.printer
+            .status(super::recover::render_recovery(ctx, r).trim_end());
     }
-    let plan = plan(&op)?;
+    Ok(op)
+}
+
+/// Prints `plan` and runs it in `op`: confirmed, backed up, written, read back.
+pub fn run(
+    ctx: &Context,
+    target: &ClusterTarget,
+    kafka: &KafkaOptions,
+    args: &ChangeArgs,
+    verb: Verb,
+    op: &Operation,
+    plan: &TopicPlan,
+) -> Result<u8> {
+    let p = &ctx.printer;
     if !p.is_structured() {
-        p.out(&render_plan(&plan));
+        p.out(&render_plan(plan));
     }
     let settings = Settings {
         dry_run: args.dry_run,
@@ -88,7 +109,8 @@ pub fn drive(
         }
         let question = match verb {
             Verb::Undo => "Write these offsets back",
-            _ => "Delete these offsets",
+            Verb::Apply => "Write these offsets",
+            Verb::Reset => "Delete these offsets",
         };
         Ok(args.yes
             || ask(
@@ -100,14 +122,14 @@ pub fn drive(
             )?)
     };
     let document = |backup, mismatched, mismatched_groups, ok| Document {
-        plan: &plan,
+        plan,
         dry_run: args.dry_run,
         backup,
         mismatched,
         mismatched_groups,
         ok,
     };
-    match op.run_topic(&plan, &settings, kafka, &mut confirm)? {
+    match op.run_topic(plan, &settings, kafka, &mut confirm)? {
         TopicRan::NoChanges => {
             if p.is_structured() {
                 p.structured(&document(None, None, &[], Some(true)));
@@ -172,7 +194,8 @@ pub fn drive(
             if !p.is_structured() {
                 let done = match verb {
                     Verb::Undo => "written back",
-                    _ => "deleted",
+                    Verb::Apply => "written",
+                    Verb::Reset => "deleted",
                 };
                 let mut places = Vec::new();
                 if !plan.writes.is_empty() {
@@ -212,7 +235,12 @@ fn render_plan(plan: &TopicPlan) -> String {
         ),
     };
     for name in &plan.names {
-        out.push_str(&format!("\n  {name}  (no connector of that name)\n"));
+        let what = match plan.purpose {
+            Purpose::Leftovers => "no connector of that name",
+            Purpose::Apply if plan.stopped.contains(name) => "STOPPED",
+            Purpose::Apply => "no connector of that name: one created under it starts here",
+        };
+        out.push_str(&format!("\n  {name}  ({what})\n"));
         for w in plan.writes.iter().filter(|w| &w.name == name) {
             out.push_str(&format!(
                 "    {}  {} -> {}\n",

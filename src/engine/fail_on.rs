@@ -22,7 +22,7 @@ pub enum Refuse {
 }
 
 impl Refuse {
-    fn covers(self, code: RiskCode) -> bool {
+    pub fn covers(self, code: RiskCode) -> bool {
         matches!(
             (self, code),
             (Refuse::Reprocessing, RiskCode::Reprocessing)

@@ -31,6 +31,7 @@ pub mod snapshot;
 mod snapshot_stale;
 pub mod store;
 pub mod strimzi;
+pub mod through_kafka;
 pub mod validate;
 
 #[cfg(test)]

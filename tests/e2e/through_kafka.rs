@@ -126,7 +126,186 @@ fn a_worker_without_the_offsets_endpoints_is_snapshotted_and_diffed_through_kafk
         .kco(&["apply", sink_file.to_str().unwrap(), "--yes"])
         .parts();
     assert_eq!(code, 1, "{o}{e}");
-    assert!(e.contains("3.4") && e.contains("through Kafka"), "{e}");
+    assert!(
+        e.contains(&format!("`{sink}` is RUNNING")) && e.contains("nothing was written"),
+        "{e}"
+    );
     assert_eq!(l.state(&sink), "RUNNING", "never stopped");
     assert_eq!(snapshot_of(&env, &sink), sunk, "nothing written");
+}
+
+/// `kco ls --orphaned -o json`'s sink entry for `name`: its offset of partition 0.
+fn left_sink_offset(env: &TestEnv, name: &str) -> Option<i64> {
+    let (code, out, err) = env.kco(&["ls", "--orphaned", "-o", "json"]).parts();
+    assert_eq!(code, 0, "kco ls --orphaned: {out}{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let sink = v["sinks"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"] == name)?
+        .clone();
+    sink["partitions"][0]["offset"]["kafka_offset"].as_i64()
+}
+
+/// The offsets topic's partitions that hold records of connector `name`.
+fn partitions_of(bootstrap: &str, name: &str) -> Vec<i32> {
+    let opts = kco::kafka::KafkaOptions {
+        bootstrap: vec![bootstrap.to_string()],
+        sasl: None,
+        tls: None,
+        timeout: Duration::from_secs(15),
+    };
+    let mut found = Vec::new();
+    kco::kafka::scan_topic(&opts, "kco-l-offsets", &mut |p, r| {
+        if let Some((n, _, _)) = kco::kafka::connect_offsets::decode(r.key, r.value) {
+            if n == name {
+                found.push(p);
+            }
+        }
+    })
+    .unwrap();
+    found
+}
+
+/// The MSK Connect way, on a worker without the offsets endpoints: delete the connector,
+/// apply its file (written through Kafka), create it again. A sink rewound by 5 records
+/// re-delivers exactly those 5; a source applied under a new name starts at the file's
+/// position, its key written where the worker's own commits then go. The undo of the apply
+/// puts back what the deleted sink left.
+#[test]
+fn a_connector_applied_while_deleted_then_created_again_starts_from_the_file() {
+    let Some(tb) = testbed() else { return };
+    let Some((l, env)) = legacy() else { return };
+    let input = env.path().join("in.txt");
+    let lines = numbered("rec", 0..9);
+    write_lines(&input, &lines);
+    let topic = unique_name("kco-e2e-legacy-apply");
+    let src = unique_name("kco-e2e-legacy-asrc");
+    let sink = unique_name("kco-e2e-legacy-asink");
+    let src_guard = l.create(&src, file_source_config(&input, &topic));
+    let out = env.path().join("out.txt");
+    let sink_guard = l.create(&sink, file_sink_config(&out, &topic));
+    wait_for(
+        "9 records written",
+        Duration::from_secs(60),
+        || match snapshot_of(&env, &sink).first() {
+            Some(e) if e["offset"]["kafka_offset"] == 9 => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    let (code, o, e) = env.kco(&["snapshot", &src, &sink, "--with-config"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    let sink_file = env.path().join(format!("snapshots/l/{sink}.yaml"));
+    let rewound = std::fs::read_to_string(&sink_file)
+        .unwrap()
+        .replace("kafka_offset: 9", "kafka_offset: 4");
+    std::fs::write(&sink_file, rewound).unwrap();
+    let (code, o, e) = env.kco(&["fmt", sink_file.to_str().unwrap()]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    let sink_path = sink_file.to_str().unwrap();
+
+    // Deleted, the sink's group keeps offset 9; the apply writes 4 there.
+    drop(sink_guard);
+    l.wait_gone(&sink);
+    assert_eq!(left_sink_offset(&env, &sink), Some(9));
+    let (code, o, e) = env.kco(&["apply", sink_path, "--yes"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(o.contains("no connector of that name"), "{o}");
+    assert!(o.contains("9 -> 4"), "{o}");
+    assert_eq!(left_sink_offset(&env, &sink), Some(4), "written, read back");
+
+    // Its undo puts 9 back; applied again, 4.
+    let backup = e
+        .lines()
+        .find_map(|l| l.split("(undo: kco undo ").nth(1))
+        .map(|d| d.trim_end_matches(')').to_string())
+        .unwrap_or_else(|| panic!("no backup named: {e}"));
+    let (code, o, e) = env.kco(&["undo", &backup, "--yes"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    assert_eq!(left_sink_offset(&env, &sink), Some(9), "undone");
+    let (code, o, e) = env.kco(&["apply", sink_path, "--yes"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+
+    // Created again (from the file's config): exactly the 5 rewound records, once more.
+    let (code, o, e) = env.kco(&["apply", sink_path, "--create", "--yes"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(o.contains(&format!("Created `{sink}`")), "{o}");
+    let _sink_again = l.adopt(&sink);
+    l.wait_running(&sink);
+    let again = wait_for("14 lines", Duration::from_secs(60), || {
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        let got: Vec<String> = text.lines().map(str::to_string).collect();
+        if got.len() >= 14 {
+            Ok(got)
+        } else {
+            Err(format!("{got:?}"))
+        }
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let settled: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(settled.len(), 14, "no record a sixth time: {settled:?}");
+    assert_eq!(&again[9..14], &lines[4..9], "records 5 to 9, once more");
+
+    // A source under a new name: a key the topic never had, at the 4th line's end.
+    drop(src_guard);
+    l.wait_gone(&src);
+    let src_file = env.path().join(format!("snapshots/l/{src}.yaml"));
+    let at = lines[..4].iter().map(|l| l.len() as i64 + 1).sum::<i64>();
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let text = std::fs::read_to_string(&src_file)
+        .unwrap()
+        .replace(&format!("position: {len}"), &format!("position: {at}"));
+    std::fs::write(&src_file, text).unwrap();
+    let (code, o, e) = env.kco(&["fmt", src_file.to_str().unwrap()]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    let renamed = unique_name("kco-e2e-legacy-asrc2");
+    let (code, o, e) = env
+        .kco(&[
+            "apply",
+            src_file.to_str().unwrap(),
+            "--as",
+            &renamed,
+            "--create",
+            "--yes",
+        ])
+        .parts();
+    assert_eq!(code, 0, "{o}{e}");
+    let _renamed = l.adopt(&renamed);
+    l.wait_running(&renamed);
+    // It read lines 5 to 9 again, and the sink wrote them: 19 lines.
+    wait_for("19 lines", Duration::from_secs(60), || {
+        let n = std::fs::read_to_string(&out)
+            .unwrap_or_default()
+            .lines()
+            .count();
+        if n >= 19 {
+            Ok(())
+        } else {
+            Err(format!("{n} lines"))
+        }
+    });
+    // Its own commits land in the partition kco wrote its key to: one partition holds them.
+    crate::harness::append_lines(&input, &numbered("more", 0..2));
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    wait_for(
+        &format!("{renamed} at {len}"),
+        Duration::from_secs(60),
+        || match snapshot_of(&env, &renamed).first() {
+            Some(e) if e["offset"]["position"] == len => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    let partitions = partitions_of(&tb.kafka(), &renamed);
+    assert!(
+        partitions.len() >= 2,
+        "kco's record and the worker's: {partitions:?}"
+    );
+    assert!(
+        partitions.iter().all(|p| *p == partitions[0]),
+        "every record of the key in one partition: {partitions:?}"
+    );
 }

@@ -1,12 +1,15 @@
-//! The guarded operation's run for writes to Connect's offsets topic: `kco reset --orphaned`
-//! (the offsets of deleted connectors) and its undo. No connector is stopped, so nothing is
-//! journaled; under the cluster's lock, each key's value is backed up before the first write,
-//! the names are checked to have no connector right before it, and every key is read back.
+//! The guarded operation's run for writes to Connect's offsets topic and the sinks' groups:
+//! `kco reset --orphaned` (the offsets of deleted connectors), an apply or reset on a cluster
+//! read through Kafka (`engine::through_kafka`), and their undo. No connector is stopped, so
+//! nothing is journaled; under the cluster's lock, each key's value is backed up before the
+//! first write, the names are checked to have no connector right before it (or, for an apply,
+//! one still STOPPED), and every key is read back.
 
 use super::{Operation, Settings};
 use crate::engine::apply::{backup, BackupReport};
-use crate::engine::orphaned::{self, GroupWrite, OffsetsTopic, TopicPlan, TopicWrite};
+use crate::engine::orphaned::{self, GroupWrite, OffsetsTopic, Purpose, TopicPlan, TopicWrite};
 use crate::error::{Error, Result};
+use crate::model::ConnectorState;
 
 /// What [`Operation::run_topic`] did.
 #[derive(Debug)]
@@ -65,17 +68,30 @@ impl Operation {
                 e,
             )
         })?;
-        let present: Vec<String> = plan
+        // A name planned while its connector was STOPPED may still have it, stopped.
+        let present: Vec<(String, Option<ConnectorState>)> = plan
             .names
             .iter()
-            .filter(|n| live.contains_key(*n))
-            .cloned()
+            .filter_map(|n| live.get(n).map(|l| (n.clone(), l.state())))
+            .filter(|(n, s)| !(plan.stopped.contains(n) && *s == Some(ConnectorState::Stopped)))
             .collect();
         if !present.is_empty() {
-            return Err(Error::ConnectorsExist {
-                cluster: self.cluster.clone(),
-                topic: plan.topic.clone(),
-                names: present,
+            return Err(match plan.purpose {
+                Purpose::Leftovers => Error::ConnectorsExist {
+                    cluster: self.cluster.clone(),
+                    topic: plan.topic.clone(),
+                    names: present.into_iter().map(|(n, _)| n).collect(),
+                },
+                Purpose::Apply => Error::NotWritable {
+                    cluster: self.cluster.clone(),
+                    reasons: present
+                        .into_iter()
+                        .map(|(n, s)| {
+                            let state = s.map_or("exists".into(), |s| format!("is {s}"));
+                            format!("`{n}` {state} now (created or started since the plan)")
+                        })
+                        .collect(),
+                },
             });
         }
         let kafka =

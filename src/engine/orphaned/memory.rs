@@ -18,6 +18,9 @@ pub struct Group {
     pub offsets: BTreeMap<(String, i32), i64>,
 }
 
+/// How many partitions the offsets topic in memory has (Connect's default, 25).
+pub const PARTITIONS: i32 = 25;
+
 pub struct MemoryKafka {
     pub records: RefCell<Vec<Rec>>,
     pub groups: RefCell<BTreeMap<String, Group>>,
@@ -67,6 +70,11 @@ impl MemoryKafka {
 }
 
 impl OffsetsTopic for MemoryKafka {
+    fn partitions(&self, topic: &str) -> Result<i32, KafkaError> {
+        assert_eq!(topic, "connect-offsets");
+        Ok(PARTITIONS)
+    }
+
     fn write(&self, topic: &str, records: &[OutRecord], at: i64) -> Result<(), KafkaError> {
         assert_eq!(topic, "connect-offsets");
         if !self.lose {

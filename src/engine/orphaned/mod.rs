@@ -51,6 +51,8 @@ pub trait OffsetsTopic {
         topic: &str,
         visit: &mut dyn FnMut(i32, RawRecord<'_>),
     ) -> Result<(), KafkaError>;
+    /// How many partitions `topic` has (where a new key goes).
+    fn partitions(&self, topic: &str) -> Result<i32, KafkaError>;
     /// Appends `records` to `topic`, each to its partition, stamped `timestamp_ms`.
     fn write(
         &self,
@@ -83,6 +85,16 @@ impl OffsetsTopic for KafkaOptions {
         visit: &mut dyn FnMut(i32, RawRecord<'_>),
     ) -> Result<(), KafkaError> {
         crate::kafka::scan_topic(self, topic, visit).map(|_| ())
+    }
+
+    fn partitions(&self, topic: &str) -> Result<i32, KafkaError> {
+        match crate::kafka::topic_partitions(self)?.get(topic) {
+            Some(n) => Ok(*n as i32),
+            None => Err(KafkaError::UnknownTopic {
+                topic: topic.to_string(),
+                bootstrap: self.bootstrap_display(),
+            }),
+        }
     }
 
     fn write(
@@ -350,8 +362,21 @@ impl GroupWrite {
     }
 }
 
-/// What a reset of leftovers, or its undo, writes to the offsets topic and the sinks'
-/// groups.
+/// What a plan of writes to the offsets topic and the sinks' groups is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// The offsets deleted connectors left (`kco reset --orphaned`), or their undo: no
+    /// connector of the cluster may have one of the names.
+    #[default]
+    Leftovers,
+    /// A connector's offsets on a cluster read through Kafka (`kco apply`, `kco reset`;
+    /// `engine::through_kafka`): its connector does not exist, or is stopped.
+    Apply,
+}
+
+/// What a reset of leftovers, or its undo, or an apply through Kafka writes to the offsets
+/// topic and the sinks' groups.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TopicPlan {
     pub cluster: String,
@@ -361,10 +386,15 @@ pub struct TopicPlan {
     pub writes: Vec<TopicWrite>,
     #[serde(rename = "groupWrites", skip_serializing_if = "Vec::is_empty")]
     pub group_writes: Vec<GroupWrite>,
+    pub purpose: Purpose,
+    /// Names whose connector exists and was STOPPED when planned (an apply): written only
+    /// while it still is.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub stopped: BTreeSet<String>,
 }
 
 impl TopicPlan {
-    fn new(
+    pub(crate) fn new(
         cluster: &str,
         topic: &str,
         writes: Vec<TopicWrite>,
@@ -381,6 +411,8 @@ impl TopicPlan {
             names: names.into_iter().collect(),
             writes,
             group_writes,
+            purpose: Purpose::Leftovers,
+            stopped: BTreeSet::new(),
         }
     }
 
