@@ -188,12 +188,14 @@ stand-ins that call the new classes (`testbed/shims`, compiled only for a releas
 the old ones); an operator running those plugins on Connect 4.4 meets the same failures.
 
 CI (`scripts/test.sh`) runs the default release (4.3.1) in full and the e2e suite on the
-oldest supported one (3.6.2), and reads a Kafka Connect 3.4.1 worker, which has no offsets
-endpoints, through Kafka ([through-kafka.md](through-kafka.md)); this matrix runs on demand. Kafka 3.x runs with reload4j
+oldest supported one (3.6.2), and reads and writes the offsets of a Kafka Connect 3.4.1
+worker, which has no offsets endpoints, through Kafka ([through-kafka.md](through-kafka.md)); this matrix runs on demand. Kafka 3.x runs with reload4j
 logging. Releases before 3.6 have no `PATCH`/`DELETE .../offsets`: kco reads offsets through
 the REST API from 3.5 on, and through Kafka from older workers where kco.yaml gives their
-cluster `kafka:` and `connectTopics.offsets`; it refuses `apply` and `reset` on workers before
-3.6 with the version it found and the one needed (unit tests in `src/engine/probe.rs`).
+cluster `kafka:` and `connectTopics.offsets`; there it also writes them through Kafka, for a
+connector that does not exist or is stopped. Without those, it refuses `apply` and `reset` on
+workers before 3.6 with the version it found and the one needed (unit tests in
+`src/engine/probe.rs`).
 DOC
   } >"$out"
 }
