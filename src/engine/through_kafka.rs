@@ -35,6 +35,7 @@ use crate::engine::orphaned::{
     Committed, GroupWrite, OffsetsTopic, Purpose, TopicPlan, TopicRecord, TopicWrite,
 };
 use crate::kafka::groups::consumer_group;
+use crate::kafka::through::own_offsets_topic;
 use crate::kafka::KafkaError;
 use crate::model::{
     canonical_fields, canonical_json, ConnectorState, ConnectorType, Fields, OffsetEntry,
@@ -130,6 +131,19 @@ pub fn plan(
                 });
                 continue;
             }
+        }
+        let config = live
+            .map(|l| &l.config)
+            .or_else(|| want.file().and_then(|(_, f)| f.file.config.as_ref()));
+        if let Some(own) = config.and_then(|c| own_offsets_topic(c, input.topic)) {
+            refused.push(Refusal {
+                name: name.to_string(),
+                message: format!(
+                    "`{name}` keeps its offsets in a topic of its own (`offsets.storage.topic={own}`, KIP-618), which kco reads but does not write: kco writes the workers' offsets topic `{}` only",
+                    input.topic
+                ),
+            });
+            continue;
         }
         targets.push((want, live));
     }

@@ -32,8 +32,9 @@ pub struct ThroughKafka {
     rest: Box<dyn Service>,
     kafka: KafkaOptions,
     topic: String,
-    /// The offsets topic as read, once per command.
-    sources: Mutex<Option<Arc<SourceOffsets>>>,
+    /// Each offsets topic as read, once per command: the workers', and a connector's own
+    /// (`offsets.storage.topic` in its config, KIP-618).
+    sources: Mutex<BTreeMap<String, Arc<SourceOffsets>>>,
     /// The cluster's connectors as last listed (through this service or for a read): a
     /// connector's type and config say where its offsets are.
     listing: Mutex<Option<Arc<BTreeMap<String, ConnectorListing>>>>,
@@ -45,7 +46,7 @@ impl ThroughKafka {
             rest,
             kafka,
             topic,
-            sources: Mutex::new(None),
+            sources: Mutex::new(BTreeMap::new()),
             listing: Mutex::new(None),
         }
     }
@@ -67,26 +68,43 @@ impl ThroughKafka {
         format!("kafka://{} ({what})", self.kafka.bootstrap_display())
     }
 
-    fn source_offsets(&self, name: &str) -> Result<Vec<OffsetEntry>> {
-        let mut slot = self.sources.lock().unwrap_or_else(|e| e.into_inner());
-        let all = match &*slot {
-            Some(all) => all.clone(),
-            None => {
-                let read = read_source_offsets(&self.kafka, &self.topic).map_err(|e| {
-                    let place = self.place(&format!("topic `{}`", self.topic));
-                    ClientError::kafka(&offsets_request(name), &place, e.to_string())
-                })?;
-                let read = Arc::new(read);
-                *slot = Some(read.clone());
-                read
+    /// Every connector's source offsets in `topic`, read the first time one is asked.
+    fn topic_offsets(&self, topic: &str, name: &str) -> Result<Arc<SourceOffsets>> {
+        let mut read = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(all) = read.get(topic) {
+            return Ok(all.clone());
+        }
+        let all = read_source_offsets(&self.kafka, topic).map_err(|e| {
+            let place = self.place(&format!("topic `{topic}`"));
+            ClientError::kafka(&offsets_request(name), &place, e.to_string())
+        })?;
+        let all = Arc::new(all);
+        read.insert(topic.to_string(), all.clone());
+        Ok(all)
+    }
+
+    /// A source's offsets: those of the workers' offsets topic, and, for a connector with an
+    /// offsets topic of its own (`offsets.storage.topic`, KIP-618), those of its topic over
+    /// them, partition by partition, as the worker reads them (its own store first, the
+    /// workers' for a partition it lacks).
+    fn source_offsets(
+        &self,
+        name: &str,
+        config: &BTreeMap<String, String>,
+    ) -> Result<Vec<OffsetEntry>> {
+        let mut by_partition: BTreeMap<String, (Value, Value)> = BTreeMap::new();
+        let own = own_offsets_topic(config, &self.topic);
+        let topics = std::iter::once(self.topic.as_str()).chain(own);
+        for topic in topics {
+            let all = self.topic_offsets(topic, name)?;
+            for (p, o) in all.get(name).into_iter().flatten() {
+                let key = crate::model::canonical_json(p);
+                by_partition.insert(key, (p.clone(), o.clone()));
             }
-        };
-        let Some(partitions) = all.get(name) else {
-            return Ok(Vec::new());
-        };
-        partitions
-            .iter()
-            .map(|(p, o)| entry(name, p.clone(), o.clone()))
+        }
+        by_partition
+            .into_values()
+            .map(|(p, o)| entry(name, p, o))
             .collect()
     }
 
@@ -112,6 +130,18 @@ impl ThroughKafka {
             })
             .collect()
     }
+}
+
+/// A source connector's own offsets topic (`offsets.storage.topic` in its config, KIP-618),
+/// when it is not the workers' `workers_topic`.
+pub fn own_offsets_topic<'a>(
+    config: &'a BTreeMap<String, String>,
+    workers_topic: &str,
+) -> Option<&'a str> {
+    config
+        .get("offsets.storage.topic")
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty() && *t != workers_topic)
 }
 
 /// The call a read of `name`'s offsets stands for, in messages.
@@ -182,7 +212,7 @@ impl Service for ThroughKafka {
             }
         };
         match kind {
-            Some(ConnectorType::Source) => self.source_offsets(name),
+            Some(ConnectorType::Source) => self.source_offsets(name, &config),
             Some(ConnectorType::Sink) => self.sink_offsets(name, &config),
             None => Err(ClientError::decode(
                 &offsets_request(name),

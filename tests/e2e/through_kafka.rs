@@ -309,3 +309,55 @@ fn a_connector_applied_while_deleted_then_created_again_starts_from_the_file() {
         "every record of the key in one partition: {partitions:?}"
     );
 }
+
+/// A source with an offsets topic of its own (`offsets.storage.topic`, KIP-618, from Kafka
+/// 3.3): its offsets are read from that topic, over the workers'; an apply to it is refused
+/// with nothing written (kco writes the workers' topic only).
+#[test]
+fn a_source_with_its_own_offsets_topic_is_read_from_it_and_not_written() {
+    let Some(_tb) = testbed() else { return };
+    let Some((l, env)) = legacy() else { return };
+    let input = env.path().join("in.txt");
+    write_lines(&input, &numbered("own", 0..5));
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let src = unique_name("kco-e2e-legacy-own");
+    let mut config = file_source_config(&input, &unique_name("kco-e2e-legacy-own"));
+    let own = format!("{src}-offsets");
+    config["offsets.storage.topic"] = Value::String(own.clone());
+    let guard = l.create(&src, config);
+    l.wait_running(&src);
+    let read = wait_for(
+        &format!("{src} at {len} through Kafka"),
+        Duration::from_secs(60),
+        || match snapshot_of(&env, &src).first() {
+            Some(e) if e["offset"]["position"] == len => Ok(e.clone()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    assert_eq!(read["partition"]["filename"], input.to_str().unwrap());
+
+    let (code, o, e) = env.kco(&["snapshot", &src, "--with-config"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    drop(guard);
+    l.wait_gone(&src);
+    let file = env.path().join(format!("snapshots/l/{src}.yaml"));
+    let rewound = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace(&format!("position: {len}"), "position: 0");
+    std::fs::write(&file, rewound).unwrap();
+    let (code, o, e) = env.kco(&["fmt", file.to_str().unwrap()]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    let (code, o, e) = env
+        .kco(&["apply", file.to_str().unwrap(), "--yes", "-o", "json"])
+        .parts();
+    assert_eq!(code, 1, "{o}{e}");
+    let v: Value = serde_json::from_str(&o).unwrap_or_else(|_| panic!("{o}{e}"));
+    assert_eq!(v["error"]["kind"], "not_writable", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("offsets.storage.topic={own}")),
+        "{v}"
+    );
+}

@@ -317,3 +317,27 @@ fn a_reset_of_a_deleted_name_deletes_its_keys_and_its_group() {
     assert_eq!(plan.group_writes.len(), 1);
     assert_eq!(plan.group_writes[0].to, None);
 }
+
+#[test]
+fn a_source_with_an_offsets_topic_of_its_own_is_refused() {
+    let kafka = leftovers();
+    let mut l = listing("gone", ConnectorType::Source, ConnectorState::Stopped);
+    l.config
+        .insert("offsets.storage.topic".into(), "gone-offsets".into());
+    let live = BTreeMap::from([("gone".to_string(), l)]);
+    let wants = [want("gone", vec![src("/a", 12)])];
+    let Err(PlanError::Refused(r)) = plan(&kafka, &input(&live, false), &wants) else {
+        panic!("not refused");
+    };
+    assert!(
+        r[0].message.contains("offsets.storage.topic=gone-offsets"),
+        "{}",
+        r[0].message
+    );
+    // Its own topic named as the workers' is the workers'.
+    let mut l = listing("gone", ConnectorType::Source, ConnectorState::Stopped);
+    l.config
+        .insert("offsets.storage.topic".into(), TOPIC.into());
+    let live = BTreeMap::from([("gone".to_string(), l)]);
+    assert!(plan(&kafka, &input(&live, false), &wants).is_ok());
+}
