@@ -171,7 +171,8 @@ fn orphaned(ctx: &Context) -> Result<u8> {
         )
     })?;
     let others = super::neighbours::neighbours(ctx, &target)?;
-    let found = crate::engine::orphaned::find_all(&kafka, topic, &live, &*client, &others)
+    let named = super::orphaned::named_groups(ctx, &target)?;
+    let found = crate::engine::orphaned::find_all(&kafka, topic, &live, &*client, &others, &named)
         .map_err(|source| Error::Kafka {
             context: format!(
                 "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",

@@ -17,6 +17,27 @@ use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 use crate::kafka::KafkaOptions;
 use crate::wait::WaitPolicy;
 
+/// The sinks' groups that `target`'s snapshot files name (`consumer.override.group.id` in a
+/// sink file's config): a deleted sink with a group of its own left its offsets there. A
+/// cluster without a snapshots directory names none; a file that does not load is an error
+/// naming it.
+pub fn named_groups(
+    ctx: &Context,
+    target: &ClusterTarget,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let dir = crate::engine::store::cluster_dir(&ctx.snapshots_dir(), &target.name);
+    if !dir.is_dir() {
+        return Ok(Default::default());
+    }
+    let (files, problems) = crate::engine::load_files(&[dir]);
+    if !problems.is_empty() {
+        return Err(crate::error::Error::Files(problems));
+    }
+    Ok(crate::engine::orphaned::groups_named_by(
+        files.iter().map(|f| &f.file),
+    ))
+}
+
 /// Warns of the other clusters of kco.yaml that could not be looked at for the groups their
 /// connectors use.
 pub fn warn_unchecked(ctx: &Context, unchecked: &[(String, String)]) {

@@ -94,15 +94,15 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
                 names: present,
             });
         }
-        let found = orphaned::find_all(&kafka, &topic, &listing, op.client(), &others).map_err(
-            |source| Error::Kafka {
+        let named = super::orphaned::named_groups(ctx, &target)?;
+        let found = orphaned::find_all(&kafka, &topic, &listing, op.client(), &others, &named)
+            .map_err(|source| Error::Kafka {
                 context: format!(
                     "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
                     target.name
                 ),
                 source,
-            },
-        )?;
+            })?;
         super::orphaned::warn_unchecked(ctx, &found.unchecked);
         let left: BTreeSet<&str> = found
             .orphans

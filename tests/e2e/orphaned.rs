@@ -414,3 +414,51 @@ fn a_connector_created_under_a_name_with_leftovers_gets_the_files_offsets_only()
     );
     assert_eq!(live.len(), 1, "{live:?}");
 }
+
+/// A deleted sink with a consumer group of its own (`consumer.override.group.id`) left its
+/// offsets in that group, which no `connect-*` name gives away: its snapshot file names it,
+/// so `kco ls --orphaned` lists it there, and `kco reset --orphaned` deletes them.
+#[test]
+fn a_deleted_sinks_own_group_is_found_through_its_snapshot_file() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let env = testbed_env(&tb);
+    with_offsets_topic(&env, &tb);
+    let input = env.path().join("in.txt");
+    write_lines(&input, &numbered("own", 0..4));
+    let topic = unique_name("kco-e2e-orphaned-own");
+    let _source = a.create(
+        &unique_name("kco-e2e-orphaned-own-src"),
+        file_source_config(&input, &topic),
+    );
+    let name = unique_name("kco-e2e-orphaned-own-sink");
+    let group = format!("{name}-group");
+    let mut config = file_sink_config(&env.path().join("out.txt"), &topic);
+    config["consumer.override.group.id"] = serde_json::Value::String(group.clone());
+    let sink = a.create(&name, config);
+    a.wait_offsets(&name, "kafka_offset 4", |o| {
+        sink_offset(o, &topic) == Some(4)
+    });
+    let (code, out, err) = env
+        .kco(&["--cluster", "a", "snapshot", &name, "--with-config"])
+        .parts();
+    assert_eq!(code, 0, "{out}{err}");
+    drop(sink);
+    let left = wait_for(
+        &format!("{name}'s own group left over"),
+        std::time::Duration::from_secs(60),
+        || sink_left_by(&env, &name).ok_or_else(|| "not listed".to_string()),
+    );
+    assert_eq!(left["group"], group.as_str(), "{left}");
+    assert_eq!(left["partitions"][0]["offset"]["kafka_offset"], 4, "{left}");
+
+    // Without its file, nothing names the group.
+    let file = env.path().join(format!("snapshots/a/{name}.yaml"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(sink_left_by(&env, &name), None, "no file, no group");
+    // With it, reset deletes what the group holds.
+    std::fs::write(&file, text).unwrap();
+    reset_orphaned(&env, &name, "groupWrites");
+    assert_eq!(sink_left_by(&env, &name), None, "nothing left in its group");
+}

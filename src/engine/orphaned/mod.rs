@@ -247,6 +247,7 @@ pub fn find_all(
     live: &BTreeMap<String, crate::client::ConnectorListing>,
     own: &dyn crate::client::Service,
     others: &[Neighbour],
+    named: &BTreeMap<String, String>,
 ) -> Result<Orphans, KafkaError> {
     let names: BTreeSet<String> = live.keys().cloned().collect();
     let elsewhere = groups_used_by(own, others);
@@ -257,6 +258,12 @@ pub fn find_all(
     in_use.extend(elsewhere.groups.into_keys());
     let mut found = find(store, topic, &names)?;
     found.sinks = find_sinks(store, &names, &in_use)?;
+    found
+        .sinks
+        .extend(find_named(store, &names, &in_use, named)?);
+    found
+        .sinks
+        .sort_by(|a, b| (&a.name, &a.group).cmp(&(&b.name, &b.group)));
     found.unchecked = elsewhere.unchecked;
     Ok(found)
 }
@@ -295,6 +302,51 @@ pub fn find_sinks(
     }
     found.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(found)
+}
+
+/// The groups that snapshot files name for their sinks (`consumer.override.group.id` in a
+/// file's config; `named`: connector name to group) that no connector of the cluster has
+/// (`live`), that no connector consumes with (`in_use`) and that have committed offsets and no
+/// members. A `connect-<name>` group is [`find_sinks`]'s.
+pub fn find_named(
+    store: &dyn OffsetsTopic,
+    live: &BTreeSet<String>,
+    in_use: &BTreeSet<String>,
+    named: &BTreeMap<String, String>,
+) -> Result<Vec<SinkOrphan>, KafkaError> {
+    let mut found = Vec::new();
+    for (name, group) in named {
+        if live.contains(name) || in_use.contains(group) || group.starts_with("connect-") {
+            continue;
+        }
+        let state = store.group(group)?;
+        if state.members > 0 || state.offsets.is_empty() {
+            continue;
+        }
+        found.push(SinkOrphan {
+            name: name.clone(),
+            group: group.clone(),
+            partitions: state.offsets.iter().map(sink_partition).collect(),
+            committed: state.offsets,
+        });
+    }
+    Ok(found)
+}
+
+/// The sinks' groups that snapshot files name: each sink file's connector name and the
+/// group its config's `consumer.override.group.id` gives it (files without one name none).
+pub fn groups_named_by<'a>(
+    files: impl IntoIterator<Item = &'a crate::model::file::OffsetsFile>,
+) -> BTreeMap<String, String> {
+    files
+        .into_iter()
+        .filter(|f| f.metadata.connector_type == crate::model::ConnectorType::Sink)
+        .filter_map(|f| {
+            let group = f.config.as_ref()?.get("consumer.override.group.id")?;
+            Some((f.metadata.name.clone(), group.trim().to_string()))
+        })
+        .filter(|(_, g)| !g.is_empty())
+        .collect()
 }
 
 /// A committed offset in Connect's shape for a sink.

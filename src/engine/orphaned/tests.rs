@@ -320,10 +320,82 @@ fn a_group_a_connector_here_or_on_another_cluster_uses_is_not_left_over() {
         client: Box::new(fake.client()),
     };
     let others = [neighbour("b", &b), neighbour("d", &down)];
-    let found = find_all(&kafka, "connect-offsets", &live, &own.client(), &others).unwrap();
+    let found = find_all(
+        &kafka,
+        "connect-offsets",
+        &live,
+        &own.client(),
+        &others,
+        &BTreeMap::new(),
+    )
+    .unwrap();
     let names: Vec<&str> = found.sinks.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(names, ["gone"]);
     assert!(found.orphans.is_empty());
     let unchecked: Vec<&str> = found.unchecked.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(unchecked, ["d"]);
+}
+
+/// A deleted sink whose config gave it a group of its own (`consumer.override.group.id`)
+/// left its offsets there: its snapshot file names the group, and only through it is the
+/// group found; a group with members, or that a live connector uses, is not.
+#[test]
+fn a_deleted_sinks_group_named_by_its_file_is_left_over() {
+    let kafka = MemoryKafka::new(Vec::new(), false)
+        .with_group("orders-group", "consumer", 0, &[("t", 0, 5)])
+        .with_group("busy-group", "consumer", 1, &[("t", 0, 6)])
+        .with_group("live-group", "consumer", 0, &[("t", 0, 7)]);
+    let file = |name: &str, group: &str| {
+        let mut config = BTreeMap::new();
+        config.insert("consumer.override.group.id".to_string(), group.to_string());
+        crate::model::file::OffsetsFile::new(
+            crate::model::file::Metadata::new(name, "a", crate::model::ConnectorType::Sink),
+            vec![],
+            Some(config),
+        )
+    };
+    let files = [
+        file("orders", "orders-group"),
+        file("busy", "busy-group"),
+        file("replaced", "live-group"),
+    ];
+    let named = groups_named_by(files.iter());
+    assert_eq!(named.len(), 3);
+    let live = BTreeMap::from([(
+        "now".to_string(),
+        crate::client::ConnectorListing {
+            name: "now".into(),
+            connector_type: None,
+            class: None,
+            config: BTreeMap::from([(
+                "consumer.override.group.id".to_string(),
+                "live-group".to_string(),
+            )]),
+            status: None,
+        },
+    )]);
+    let own = crate::fake::FakeConnect::builder().in_process();
+    let without = find_all(
+        &kafka,
+        "connect-offsets",
+        &live,
+        &own.client(),
+        &[],
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    assert!(
+        without.sinks.is_empty(),
+        "not a connect-* group: unseen without the files"
+    );
+    let found = find_all(&kafka, "connect-offsets", &live, &own.client(), &[], &named).unwrap();
+    let got: Vec<(&str, &str)> = found
+        .sinks
+        .iter()
+        .map(|o| (o.name.as_str(), o.group.as_str()))
+        .collect();
+    assert_eq!(got, [("orders", "orders-group")]);
+    let plan = plan_reset("a", &found, &["orders".to_string()]);
+    assert_eq!(plan.group_writes.len(), 1);
+    assert_eq!(plan.group_writes[0].group, "orders-group");
 }
