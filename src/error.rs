@@ -187,6 +187,19 @@ pub enum Error {
         names: Vec<String>,
     },
 
+    /// A change asked of a cluster that kco only reads (one read from its workers' internal
+    /// topics, without a REST API: [`Capabilities::read_only`](crate::client::Capabilities));
+    /// nothing was sent.
+    #[error("cluster `{cluster}` is read-only for kco, so {what} is refused: kco reads it from {service} at {url}, without an API to change its connectors through; nothing was sent")]
+    ReadOnly {
+        cluster: String,
+        url: String,
+        service: &'static str,
+        what: String,
+        /// What to use instead (the hint).
+        instead: &'static str,
+    },
+
     /// Arguments that do not fit together.
     #[error("{0}")]
     Usage(String),
@@ -216,6 +229,7 @@ pub enum ErrorKind {
     NotTrusted,
     Kafka,
     ConnectorsExist,
+    ReadOnly,
     Usage,
     Other,
 }
@@ -248,6 +262,7 @@ impl Error {
             Error::NotTrusted { .. } => ErrorKind::NotTrusted,
             Error::Kafka { .. } => ErrorKind::Kafka,
             Error::ConnectorsExist { .. } => ErrorKind::ConnectorsExist,
+            Error::ReadOnly { .. } => ErrorKind::ReadOnly,
             Error::Usage(_) => ErrorKind::Usage,
             Error::NoGitIdentity { .. } | Error::Other(_) => ErrorKind::Other,
         }
@@ -274,6 +289,7 @@ impl Error {
             | ErrorKind::NotTrusted
             | ErrorKind::Kafka
             | ErrorKind::ConnectorsExist
+            | ErrorKind::ReadOnly
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -326,6 +342,7 @@ impl Error {
                 "leave out {origin} to use the workers kco.yaml gives cluster `{cluster}`, or name the cluster this worker belongs to"
             )),
             Error::Config(e) => e.hint.clone(),
+            Error::ReadOnly { instead, .. } => Some(instead.to_string()),
             Error::NoGitIdentity { .. } => Some(
                 "set it with `git config user.email you@example.com` and `git config user.name \"Your Name\"` (or GIT_AUTHOR_EMAIL and GIT_AUTHOR_NAME); nothing was written".into(),
             ),
