@@ -14,7 +14,7 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use kafka_protocol::error::ParseResponseErrorCode;
+use kafka_protocol::error::{ParseResponseErrorCode, ResponseError};
 use kafka_protocol::messages::{
     metadata_request, offset_commit_request, offset_delete_request, offset_fetch_request,
     ApiVersionsRequest, DescribeGroupsRequest, FindCoordinatorRequest, GroupId, ListGroupsRequest,
@@ -130,6 +130,16 @@ pub fn describe(opts: &KafkaOptions, group: &str) -> Result<GroupState, KafkaErr
         .into_iter()
         .next()
         .ok_or_else(|| c.failed(format!("describing group `{group}`: no answer for it")))?;
+    // A group that does not exist (a sink that never ran, as one created STOPPED): a
+    // coordinator of Kafka 4 says GROUP_ID_NOT_FOUND (DescribeGroups v6) where an older one
+    // says `Dead`; either way it has no members and no offsets.
+    if described.error_code.err() == Some(ResponseError::GroupIdNotFound) {
+        return Ok(GroupState {
+            state: "Dead".into(),
+            members: 0,
+            offsets: Vec::new(),
+        });
+    }
     c.check(described.error_code, &format!("describing group `{group}`"))?;
     let offsets = c.committed(group)?;
     Ok(GroupState {
