@@ -54,17 +54,12 @@ fn parsed(info: ServerInfo, url: String) -> Result<ClusterInfo> {
 /// Fails when `client` only reads ([`Capabilities::read_only`](crate::client::Capabilities)):
 /// `what` (`altering offsets`) is refused on cluster `name`; the error says what to use
 /// instead.
-pub fn require_changes(
-    client: &dyn Service,
-    cluster: &ClusterInfo,
-    name: &str,
-    what: &str,
-) -> Result<()> {
+pub fn require_changes(client: &dyn Service, name: &str, what: &str) -> Result<()> {
     match client.capabilities().read_only {
         None => Ok(()),
         Some(instead) => Err(Error::ReadOnly {
             cluster: name.to_string(),
-            url: cluster.url.clone(),
+            url: client.endpoint(),
             service: client.backend().service(),
             what: what.to_string(),
             instead,

@@ -6,7 +6,7 @@
 //! and the three topics, so that kco reads the connectors, configs and states from the config
 //! and status topics. The two snapshots hold the same offsets, types, classes and states;
 //! `kco ls` and `kco diff` work without the REST API, a missing topic is a `kafka` error
-//! naming it, and `kco apply` is refused with nothing changed. On the test bed's own
+//! naming it, and `kco apply` and `kco reset --orphaned` are refused with nothing changed. On the test bed's own
 //! release (cluster a, 3.6 or newer), STOPPED connectors (`state.v2` in the config topic),
 //! one created STOPPED among them (a sink whose consumer group never existed), are listed
 //! and snapshotted as the REST API shows them.
@@ -195,6 +195,14 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
     assert_eq!(l.state(&sink), "PAUSED", "never resumed or stopped");
     snapshot(&rest, "after", &[&sink]);
     assert_eq!(file(&rest, "after", &sink)["offsets"], sunk["offsets"]);
+
+    // Nor does it delete offsets left in the offsets topic (which other Connect clusters may
+    // share).
+    let (code, o, e) = msk
+        .kco(&["reset", "--orphaned", &format!("{src}-gone"), "--yes"])
+        .parts();
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(e.contains("cluster `l` is read-only for kco"), "{e}");
 
     // A topic the cluster does not have: a `kafka` error naming it and the broker.
     let wrong = without_rest(&kafka, "l", "kco-l-no-such-status");

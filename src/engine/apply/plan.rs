@@ -361,7 +361,7 @@ pub fn build_translated(
     } else {
         "altering offsets"
     };
-    require_changes(client, &info, cluster, what)?;
+    require_changes(client, cluster, what)?;
     require_version(&info, ConnectVersion::OFFSETS_WRITE, what)?;
     let (mut listing, unlisted) = list_wanted(client, cluster, wants)?;
     // The state the plan shows, the journal and the backup record.
