@@ -196,6 +196,19 @@ pub enum Error {
         reasons: Vec<String>,
     },
 
+    /// A change asked of a cluster that kco only reads (one read from its workers' internal
+    /// topics, without a REST API: [`Capabilities::read_only`](crate::client::Capabilities));
+    /// nothing was sent.
+    #[error("cluster `{cluster}` is read-only for kco, so {what} is refused: kco reads it from {service} at {url}, without an API to change its connectors through; nothing was sent")]
+    ReadOnly {
+        cluster: String,
+        url: String,
+        service: &'static str,
+        what: String,
+        /// What to use instead (the hint).
+        instead: &'static str,
+    },
+
     /// Arguments that do not fit together.
     #[error("{0}")]
     Usage(String),
@@ -226,6 +239,7 @@ pub enum ErrorKind {
     Kafka,
     ConnectorsExist,
     NotWritable,
+    ReadOnly,
     Usage,
     Other,
 }
@@ -259,6 +273,7 @@ impl Error {
             Error::Kafka { .. } => ErrorKind::Kafka,
             Error::ConnectorsExist { .. } => ErrorKind::ConnectorsExist,
             Error::NotWritable { .. } => ErrorKind::NotWritable,
+            Error::ReadOnly { .. } => ErrorKind::ReadOnly,
             Error::Usage(_) => ErrorKind::Usage,
             Error::NoGitIdentity { .. } | Error::Other(_) => ErrorKind::Other,
         }
@@ -286,6 +301,7 @@ impl Error {
             | ErrorKind::Kafka
             | ErrorKind::ConnectorsExist
             | ErrorKind::NotWritable
+            | ErrorKind::ReadOnly
             | ErrorKind::Usage
             | ErrorKind::Other => EXIT_ERROR,
         }
@@ -341,6 +357,7 @@ impl Error {
                 "leave out {origin} to use the workers kco.yaml gives cluster `{cluster}`, or name the cluster this worker belongs to"
             )),
             Error::Config(e) => e.hint.clone(),
+            Error::ReadOnly { instead, .. } => Some(instead.to_string()),
             Error::NoGitIdentity { .. } => Some(
                 "set it with `git config user.email you@example.com` and `git config user.name \"Your Name\"` (or GIT_AUTHOR_EMAIL and GIT_AUTHOR_NAME); nothing was written".into(),
             ),

@@ -32,7 +32,7 @@ feature_of() {
     recipes::* | kinds::shape_classes::* | kinds::debezium_shapes::*) echo snapshot ;;
     crash::* | tasks::*) echo apply ;;
     # They need beds compat.sh does not start (scripts/test.sh runs them), or the image.
-    secure::* | gateway::* | dr::* | dr_runbook::* | image::* | through_kafka::*) echo none ;;
+    secure::* | gateway::* | dr::* | dr_runbook::* | image::* | through_kafka::* | msk_mode::*) echo none ;;
     compat_doc::*) echo none ;;
     *) return 1 ;;
   esac

@@ -6,11 +6,14 @@ use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
 use crate::client::layers::{RetryPolicy, Retrying, ServiceHints, TraceSink, Traced};
-use crate::client::{service_for, Connect, ConnectVersion, HttpTransport, ServerInfo, Service};
+use crate::client::{
+    service_for, Backend, Connect, ConnectVersion, HttpTransport, ServerInfo, Service,
+};
 use crate::config::{ClusterTarget, Config, ConfigError, Sources};
 use crate::engine::membership::{self, same_url, Membership};
 use crate::engine::operation::StateDir;
 use crate::error::{Error, Result};
+use crate::kafka::connect_topics::{ConnectTopics, KafkaSource};
 use crate::kafka::through::ThroughKafka;
 
 /// The cluster a URL names without `--cluster` (as `kco snapshot --url` writes it).
@@ -198,6 +201,9 @@ impl Context {
     }
 
     fn connect_with(&self, target: &ClusterTarget, listing: bool) -> Result<Box<dyn Service>> {
+        if target.backend == Backend::ConnectTopics {
+            return self.connect_topics(target);
+        }
         if target.http.tls.insecure {
             self.printer.warn(&format!(
                 "TLS certificate checks are OFF for cluster `{}` (tls.insecureSkipVerify): anyone on the path can read its credentials and offsets",
@@ -239,6 +245,36 @@ impl Context {
             }
             Err(_) => Ok(Box::new(client)),
         }
+    }
+
+    /// A cluster without a REST API (kco.yaml gives it no `urls`, but `kafka:` and
+    /// `connectTopics: {offsets, configs, status}`): read from its workers' internal topics,
+    /// its offsets through Kafka as a worker's without the offsets endpoints. The Kafka
+    /// cluster is asked at once whether it has the three topics: an unreachable broker or a
+    /// missing topic fails here, naming the bootstrap address and the topic.
+    fn connect_topics(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
+        let env = |k: &str| std::env::var(k).ok();
+        let kafka = self.config.dr_settings(&target.name, &env)?.kafka;
+        let topics = self.config.internal_topics(&target.name);
+        let (Some(kafka), Some(topics)) = (kafka, topics) else {
+            return Err(Error::Other(format!(
+                "cluster `{}` has no `urls`, and kco.yaml gives it no `kafka:` and `connectTopics: {{offsets, configs, status}}` to read it from",
+                target.name
+            )));
+        };
+        let service = ConnectTopics::new(Arc::new(KafkaSource(kafka.clone())), topics.clone());
+        service.check().map_err(|source| Error::Kafka {
+            context: format!(
+                "cluster `{}`, read from topics `{}`, `{}` and `{}`",
+                target.name, topics.configs, topics.status, topics.offsets
+            ),
+            source,
+        })?;
+        Ok(Box::new(ThroughKafka::new(
+            Box::new(service),
+            kafka,
+            topics.offsets,
+        )))
     }
 
     /// The Kafka cluster and the workers' offsets topic of `target`, from kco.yaml; `what`
@@ -336,6 +372,9 @@ impl Context {
     /// A client for `target` that tries each request once (a look at a cluster that must not
     /// wait out the retry deadline).
     pub fn client_once(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
+        if target.backend == Backend::ConnectTopics {
+            return self.connect_topics(target);
+        }
         let http = HttpTransport::new(target.http.clone())
             .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
         Ok(self.stack_for(target, Arc::new(http), RetryPolicy::none()))

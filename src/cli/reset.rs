@@ -73,6 +73,10 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
     let (kafka, topic) = ctx.offsets_topic(&target, "reset --orphaned")?;
     let plan = |op: &Operation| {
+        // A cluster kco only reads (one read from its topics, whose offsets topic other
+        // Connect clusters may share): nothing is written to it either.
+        let what = "deleting offsets left in its offsets topic";
+        crate::engine::probe::require_changes(op.client(), &target.name, what)?;
         let listing = op.client().list_connectors().map_err(|e| {
             Error::client(
                 format!("cluster `{}`: listing its connectors", target.name),

@@ -128,11 +128,14 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}\n{doc}"));
         assert_eq!(
             c.cluster_names(),
-            vec!["cloud-prod", "prod", "staging"],
+            vec!["cloud-prod", "orders-cdc", "prod", "staging"],
             "{doc}"
         );
         let env = |k: &str| k.starts_with("CONFLUENT_CLOUD_").then(|| "x".to_string());
         let cloud = c.resolve(Some("cloud-prod"), None, &env).unwrap();
         assert_eq!(cloud.backend.service(), "Confluent Cloud");
+        let msk = c.resolve(Some("orders-cdc"), None, &env).unwrap();
+        assert_eq!(msk.backend, crate::client::Backend::ConnectTopics);
+        assert!(c.internal_topics("orders-cdc").is_some());
     }
 }

@@ -134,10 +134,14 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         freshness: args.read.freshness(&ctx.config, &target.name),
         ..SnapshotOptions::default()
     };
+    // A cluster read from its topics has no URL: it is where the service says it reads.
+    let place = match target.http.urls.is_empty() {
+        true => client.endpoint(),
+        false => target.http.urls.join(", "),
+    };
     ctx.printer.status(&format!(
-        "Snapshotting cluster `{}` ({}) into {}",
+        "Snapshotting cluster `{}` ({place}) into {}",
         target.name,
-        target.http.urls.join(", "),
         ctx.display_path(&crate::engine::store::cluster_dir(&dir, &target.name))
     ));
     let now = crate::clock::now_rfc3339;

@@ -40,6 +40,7 @@ impl Connect {
         create_with_offsets: false,
         config_definitions: true,
         offsets_through_kafka: false,
+        read_only: None,
     };
 
     pub fn new(transport: impl Transport + 'static) -> Self {

@@ -3,9 +3,11 @@
 //! kco talks to two kinds of service through the same [`Transport`](super::Transport):
 //! a Kafka Connect worker's REST API (KIP-875), and Confluent Cloud's managed connectors
 //! (`/connect/v1/environments/{env}/clusters/{lkc}`, whose connector endpoints mirror
-//! Connect's). Each is its own implementation of [`Service`](super::Service)
-//! ([`Connect`](super::Connect), [`ConfluentCloud`](super::ConfluentCloud)); a `Backend` says
-//! which one a cluster of kco.yaml is, where it lives and what its refusals mean. The engine
+//! Connect's). A third has no REST API at all: a Connect cluster read from its internal
+//! topics on Kafka (AWS MSK Connect; `kafka::connect_topics`). Each is its own implementation
+//! of [`Service`](super::Service) ([`Connect`](super::Connect),
+//! [`ConfluentCloud`](super::ConfluentCloud), `ConnectTopics`); a `Backend` says which one a
+//! cluster of kco.yaml is, where it lives and what its refusals mean. The engine
 //! never asks which service it is, only what it can do ([`Capabilities`]), so that the
 //! operation, the plan and the renderers have no branch per service.
 
@@ -25,6 +27,10 @@ pub enum Backend {
     Connect,
     /// Confluent Cloud's fully managed connectors of one Kafka cluster.
     ConfluentCloud(CloudIds),
+    /// A Kafka Connect cluster without a REST API (AWS MSK Connect), read from its workers'
+    /// internal topics on its Kafka: kco.yaml gives it no `urls`, but `kafka:` and
+    /// `connectTopics: {offsets, configs, status}`. kco only reads it.
+    ConnectTopics,
 }
 
 /// Where a Confluent Cloud cluster's connectors live.
@@ -61,6 +67,10 @@ pub struct Capabilities {
     /// groups), not through the REST API: a worker without the offsets endpoints (before
     /// 3.5) is read all the same (`kafka::through`).
     pub offsets_through_kafka: bool,
+    /// The service only reads: kco cannot stop, resume, create or delete its connectors, nor
+    /// alter their offsets, through it (a Connect cluster read from its internal topics).
+    /// `Some`: what to use instead; a change is refused before anything is planned or sent.
+    pub read_only: Option<&'static str>,
 }
 
 impl Backend {
@@ -69,14 +79,17 @@ impl Backend {
         match self {
             Backend::Connect => super::Connect::CAPABILITIES,
             Backend::ConfluentCloud(_) => super::ConfluentCloud::CAPABILITIES,
+            Backend::ConnectTopics => crate::kafka::connect_topics::ConnectTopics::CAPABILITIES,
         }
     }
 
-    /// The service's name, for messages: `Kafka Connect`, `Confluent Cloud`.
+    /// The service's name, for messages: `Kafka Connect`, `Confluent Cloud`, `Kafka Connect
+    /// internal topics`.
     pub fn service(&self) -> &'static str {
         match self {
             Backend::Connect => "Kafka Connect",
             Backend::ConfluentCloud(_) => "Confluent Cloud",
+            Backend::ConnectTopics => "Kafka Connect internal topics",
         }
     }
 
@@ -91,7 +104,7 @@ impl Backend {
     /// `/connect/v1/environments/{env}/clusters/{lkc}` for Confluent Cloud.
     pub fn base_path(&self) -> String {
         match self {
-            Backend::Connect => String::new(),
+            Backend::Connect | Backend::ConnectTopics => String::new(),
             Backend::ConfluentCloud(ids) => format!(
                 "/connect/v1/environments/{}/clusters/{}",
                 ids.environment, ids.kafka_cluster
@@ -101,10 +114,11 @@ impl Backend {
 
     /// The id of the Kafka cluster whose connectors the service holds, when its address names
     /// it (Confluent Cloud's `lkc-...`, which is also the id Kafka itself reports); `None` for
-    /// Connect, which says it in `GET /`.
+    /// Connect, which says it in `GET /`, and for a cluster read from its topics, whose Kafka
+    /// says it.
     pub fn kafka_cluster_id(&self) -> Option<&str> {
         match self {
-            Backend::Connect => None,
+            Backend::Connect | Backend::ConnectTopics => None,
             Backend::ConfluentCloud(ids) => Some(&ids.kafka_cluster),
         }
     }
@@ -112,7 +126,8 @@ impl Backend {
     /// What this service's failures mean for cluster `cluster` with `auth`, configured in
     /// `file` (its credentials from the environment variables `vars`), naming the keys and
     /// variables to check; `None` for Kafka Connect, whose first contact says it itself
-    /// (`GET /`).
+    /// (`GET /`), and for a cluster read from its topics, whose Kafka errors name the
+    /// bootstrap address and the topic.
     pub fn words(
         &self,
         cluster: &str,
@@ -121,7 +136,7 @@ impl Backend {
         vars: &[String],
     ) -> Option<ServiceWords> {
         match self {
-            Backend::Connect => None,
+            Backend::Connect | Backend::ConnectTopics => None,
             Backend::ConfluentCloud(_) => {
                 let key = match auth {
                     Some(super::Auth::Basic { username, .. }) => format!("API key `{username}`"),

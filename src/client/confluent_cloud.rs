@@ -39,6 +39,7 @@ impl ConfluentCloud {
         create_with_offsets: true,
         config_definitions: false,
         offsets_through_kafka: false,
+        read_only: None,
     };
 
     pub fn new(rest: Connect, ids: CloudIds) -> Self {
@@ -51,7 +52,9 @@ impl ConfluentCloud {
     fn ids(&self) -> &CloudIds {
         match &self.backend {
             Backend::ConfluentCloud(ids) => ids,
-            Backend::Connect => unreachable!("a ConfluentCloud holds its ids"),
+            Backend::Connect | Backend::ConnectTopics => {
+                unreachable!("a ConfluentCloud holds its ids")
+            }
         }
     }
 }

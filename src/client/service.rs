@@ -150,7 +150,9 @@ impl<S: Service + ?Sized> Service for Box<S> {
 /// backend's [`base_path`](Backend::base_path)).
 pub fn service_for(rest: Connect, backend: &Backend) -> Box<dyn Service> {
     match backend {
-        Backend::Connect => Box::new(rest),
+        // A cluster read from its topics has no REST API: its service is not made over one
+        // (`cli::context` makes it from kco.yaml's `kafka:`).
+        Backend::Connect | Backend::ConnectTopics => Box::new(rest),
         Backend::ConfluentCloud(ids) => Box::new(ConfluentCloud::new(rest, ids.clone())),
     }
 }

@@ -40,7 +40,7 @@ impl Config {
     }
 
     /// The line of `key:` inside cluster `name`'s block (else anywhere, as [`Config::err`]).
-    fn err_in(&self, cluster: &str, key: &str, message: String) -> ConfigError {
+    pub(super) fn err_in(&self, cluster: &str, key: &str, message: String) -> ConfigError {
         let mut e = self.err(key, message);
         let text = self
             .path

@@ -12,6 +12,7 @@ pub use crate::client::{Auth, Secret};
 use crate::client::{Backend, HttpOptions, TlsOptions};
 
 mod cloud;
+mod connect_topics;
 mod kafka;
 pub use kafka::{DrSettings, MirrorAlarm};
 mod raw;
@@ -499,7 +500,7 @@ impl Config {
             }
         }
         if urls.is_empty() {
-            return Err(self.err(name, format!("cluster `{name}` has no `urls`")));
+            return self.topics_only_options(name, raw);
         }
         let auth = match raw.auth.as_ref().map(|a| (&a.basic, &a.bearer)) {
             None | Some((None, None)) => None,

@@ -141,11 +141,17 @@ pub(super) struct RawTls {
     pub(super) insecure_skip_verify: bool,
 }
 
-/// A cluster's `connectTopics:`: the workers' `offset.storage.topic`.
+/// A cluster's `connectTopics:`: the workers' `offset.storage.topic`, and their
+/// `config.storage.topic` and `status.storage.topic` (a cluster without a REST API is read
+/// from all three: `config/connect_topics.rs`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawConnectTopics {
     pub(super) offsets: String,
+    #[serde(default)]
+    pub(super) configs: Option<String>,
+    #[serde(default)]
+    pub(super) status: Option<String>,
 }
 
 /// A cluster's `kafka:`: how kco reads its Kafka (config/kafka.rs resolves it).

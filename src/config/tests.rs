@@ -90,3 +90,68 @@ fn connect_topics_names_the_offsets_topic_and_nothing_else() {
     .unwrap_err();
     assert_eq!(e.line, Some(4), "{e}");
 }
+
+#[test]
+fn a_cluster_without_urls_is_read_from_its_kafka_with_all_three_topics() {
+    let text = "clusters:\n  m:\n    kafka: {bootstrap: \"b-1.msk:9096\"}\n    connectTopics: {offsets: o, configs: c, status: s}\n";
+    let c = Config::parse(Path::new("kco.yaml"), text).unwrap();
+    let t = c.resolve(Some("m"), None, &env(&[])).unwrap();
+    assert_eq!(t.backend, Backend::ConnectTopics);
+    assert!(t.http.urls.is_empty(), "{:?}", t.http.urls);
+    let topics = c.internal_topics("m").unwrap();
+    assert_eq!(
+        (
+            topics.offsets.as_str(),
+            topics.configs.as_str(),
+            topics.status.as_str()
+        ),
+        ("o", "c", "s")
+    );
+    assert_eq!(c.offsets_topic("m"), Some("o"));
+    // A worker's URL given for it: that worker, through its REST API.
+    let t = c
+        .resolve(Some("m"), Some("http://w:8083"), &env(&[]))
+        .unwrap();
+    assert_eq!(
+        (t.backend, t.http.urls),
+        (Backend::Connect, vec!["http://w:8083".to_string()])
+    );
+}
+
+#[test]
+fn a_cluster_with_neither_urls_nor_the_three_topics_is_an_error_naming_it_and_the_keys() {
+    let parse = |t: &str| Config::parse(Path::new("kco.yaml"), t).unwrap();
+    let cases = [
+        ("clusters:\n  m:\n    headers: {}\n", "`kafka:` and `connectTopics:`"),
+        (
+            "clusters:\n  m:\n    kafka: {bootstrap: \"k:9092\"}\n    connectTopics: {offsets: o}\n",
+            "`connectTopics.configs` and `connectTopics.status`",
+        ),
+        (
+            "clusters:\n  m:\n    connectTopics: {offsets: o, configs: c, status: ''}\n",
+            "`kafka:` and `connectTopics.status`",
+        ),
+    ];
+    for (text, lacks) in cases {
+        let e = parse(text).resolve(Some("m"), None, &env(&[])).unwrap_err();
+        assert!(
+            e.message.starts_with("cluster `m` has no `urls` (or, for a Connect cluster without a REST API (AWS MSK Connect), `kafka:` and `connectTopics: {offsets, configs, status}`)")
+                && e.message.ends_with(&format!("it lacks {lacks}")),
+            "{text}: {e}"
+        );
+        assert!(e.hint.unwrap().contains("`config.storage.topic`"), "{text}");
+    }
+    assert_eq!(parse(cases[0].0).internal_topics("m"), None);
+}
+
+#[test]
+fn a_cluster_without_urls_takes_no_settings_of_the_rest_api() {
+    let text = "clusters:\n  m:\n    kafka: {bootstrap: \"k:9092\"}\n    connectTopics: {offsets: o, configs: c, status: s}\n    auth: {bearer: {token: t}}\n";
+    let c = Config::parse(Path::new("kco.yaml"), text).unwrap();
+    let e = c.resolve(Some("m"), None, &env(&[])).unwrap_err();
+    assert!(
+        e.message.contains("cluster `m` has no `urls`, so `auth:`"),
+        "{e}"
+    );
+    assert!(e.hint.as_deref().unwrap().contains("`kafka.sasl`"), "{e}");
+}

@@ -51,6 +51,22 @@ fn parsed(info: ServerInfo, url: String) -> Result<ClusterInfo> {
     Ok(ClusterInfo { info, version, url })
 }
 
+/// Fails when `client` only reads ([`Capabilities::read_only`](crate::client::Capabilities)):
+/// `what` (`altering offsets`) is refused on cluster `name`; the error says what to use
+/// instead.
+pub fn require_changes(client: &dyn Service, name: &str, what: &str) -> Result<()> {
+    match client.capabilities().read_only {
+        None => Ok(()),
+        Some(instead) => Err(Error::ReadOnly {
+            cluster: name.to_string(),
+            url: client.endpoint(),
+            service: client.backend().service(),
+            what: what.to_string(),
+            instead,
+        }),
+    }
+}
+
 /// Fails unless the cluster is at least `min`, naming `what` needs it.
 pub fn require_version(cluster: &ClusterInfo, min: ConnectVersion, what: &str) -> Result<()> {
     if cluster.version < min {

@@ -1,6 +1,7 @@
 //! Kafka's consumer-group APIs, which rskafka lacks: the groups a cluster has, a group's
 //! state and members, its committed offsets, and committing or deleting those of a group
-//! with no members (a sink connector's, once the connector is gone).
+//! with no members (a sink connector's, once the connector is gone); and the cluster's id
+//! and topics (one metadata request).
 //!
 //! The messages are kafka-protocol's, typed and encoded by that crate, each at the highest
 //! version both it and the broker know (negotiated with `ApiVersions`). This file only frames
@@ -90,6 +91,38 @@ pub fn list_groups(opts: &KafkaOptions) -> Result<Vec<GroupListing>, KafkaError>
 
 /// Kafka's error code for a group it does not know (`GROUP_ID_NOT_FOUND`).
 const GROUP_ID_NOT_FOUND: i16 = 69;
+
+/// The Kafka cluster as a bootstrap broker describes it: its id and its topics.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ClusterMetadata {
+    /// The cluster id (`None` from a broker that does not say it: before Metadata v2).
+    pub cluster_id: Option<String>,
+    /// Every topic's name.
+    pub topics: std::collections::BTreeSet<String>,
+}
+
+/// The cluster's id and topics, in one metadata request for every topic (which creates
+/// none) to the first bootstrap broker that answers.
+pub fn cluster_metadata(opts: &KafkaOptions) -> Result<ClusterMetadata, KafkaError> {
+    let mut c = Conn::bootstrap(opts)?;
+    let v = c.version::<MetadataRequest>()?;
+    // Every topic: an empty list before v1, no list from v1 on.
+    let request = match v {
+        0 => MetadataRequest::default(),
+        _ => MetadataRequest::default()
+            .with_topics(None)
+            .with_allow_auto_topic_creation(false),
+    };
+    let reply = c.send(request)?;
+    Ok(ClusterMetadata {
+        cluster_id: reply.cluster_id.map(|id| id.as_str().to_string()),
+        topics: reply
+            .topics
+            .iter()
+            .filter_map(|t| t.name.as_ref().map(|n| n.as_str().to_string()))
+            .collect(),
+    })
+}
 
 /// `group`'s state, members and committed offsets, from its coordinator.
 pub fn describe(opts: &KafkaOptions, group: &str) -> Result<GroupState, KafkaError> {

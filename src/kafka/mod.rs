@@ -9,10 +9,12 @@
 //! runtime made for the read.
 //!
 //! Beside it: [`connect_offsets`] (the records of Connect's offsets topic), [`groups`]
-//! (Kafka's consumer-group APIs, which rskafka lacks: sinks' committed offsets) and
-//! [`through`] (a Connect cluster whose offsets are read through Kafka).
+//! (Kafka's consumer-group APIs, which rskafka lacks: sinks' committed offsets),
+//! [`through`] (a Connect cluster whose offsets are read through Kafka) and
+//! [`connect_topics`] (a Connect cluster without a REST API, read from its internal topics).
 
 pub mod connect_offsets;
+pub mod connect_topics;
 pub mod groups;
 pub mod through;
 mod tls;

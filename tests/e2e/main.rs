@@ -19,6 +19,7 @@ mod kco_steps;
 mod kinds;
 mod lock;
 mod month;
+mod msk_mode;
 mod orphaned;
 mod queued_stop;
 mod recipes;

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::client::{ConnectVersion, ConnectorListing, Service};
 use crate::compare::{compare, PartitionDiff, PartitionKind};
 use crate::engine::mirror::Translation;
+use crate::engine::probe::require_changes;
 use crate::engine::settle::settle_listing;
 use crate::engine::{parallel, probe, require_version, ClusterInfo, LoadedFile};
 use crate::error::{Error, Result};
@@ -360,6 +361,7 @@ pub fn build_translated(
     } else {
         "altering offsets"
     };
+    require_changes(client, cluster, what)?;
     require_version(&info, ConnectVersion::OFFSETS_WRITE, what)?;
     let (mut listing, unlisted) = list_wanted(client, cluster, wants)?;
     // The state the plan shows, the journal and the backup record.

@@ -414,3 +414,22 @@ fn a_request_still_pending_leaves_the_connector_kco_stopped_stopped_for_recovery
         c.warnings
     );
 }
+
+#[test]
+fn a_service_kco_only_reads_is_refused_before_anything_is_planned_or_sent() {
+    let caps = Capabilities {
+        read_only: Some("use the service's console"),
+        ..connect()
+    };
+    let svc = Memory::new(caps, ConnectorState::Running, vec![src("f", 10)]);
+    let e = plan::build(&svc, "a", &[want("c", vec![src("f", 3)])], &options()).unwrap_err();
+    assert_eq!(e.kind(), crate::error::ErrorKind::ReadOnly, "{e}");
+    let text = e.to_string();
+    assert!(
+        text.starts_with("cluster `a` is read-only for kco, so altering offsets is refused"),
+        "{text}"
+    );
+    assert!(text.ends_with("nothing was sent"), "{text}");
+    assert_eq!(e.hint().as_deref(), Some("use the service's console"));
+    assert!(svc.calls().is_empty(), "{:?}", svc.calls());
+}

@@ -1,0 +1,279 @@
+//! A Connect cluster without a REST API (AWS MSK Connect's case), stood in for by cluster l
+//! (`scripts/legacy-connect.sh up`: a Kafka Connect 3.4 worker on the test bed's broker,
+//! internal topics kco-l-configs, kco-l-offsets and kco-l-status). The same connectors are
+//! snapshotted twice: through the worker's REST API (cluster l as the script configures it,
+//! offsets through Kafka), and with a kco.yaml whose cluster l has no `urls`, only `kafka:`
+//! and the three topics, so that kco reads the connectors, configs and states from the config
+//! and status topics. The two snapshots hold the same offsets, types, classes and states;
+//! `kco ls` and `kco diff` work without the REST API, a missing topic is a `kafka` error
+//! naming it, and `kco apply` and `kco reset --orphaned` are refused with nothing changed. On the test bed's own
+//! release (cluster a, 3.6 or newer), STOPPED connectors (`state.v2` in the config topic),
+//! one created STOPPED among them (a sink whose consumer group never existed), are listed
+//! and snapshotted as the REST API shows them.
+//!
+//! Skipped when the legacy worker is not there, unless `KCO_E2E_LEGACY=required`.
+//! `KCO_E2E_LEGACY_URL` (default http://127.0.0.1:8087) and `KCO_E2E_L_DIR` (default
+//! `<test bed dir>/legacy`) point elsewhere.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::harness::{
+    env_url, file_sink_config, file_source_config, numbered, service_dir, service_file, testbed,
+    unique_name, wait_for, write_lines, Connect,
+};
+use crate::support::env::TestEnv;
+
+/// The legacy worker, and kco on cluster l through its REST API (the script's kco.yaml).
+fn legacy() -> Option<(Connect, TestEnv)> {
+    let dir = service_dir("KCO_E2E_L_DIR", "legacy");
+    let config = service_file(&dir, "kco.yaml", "KCO_E2E_LEGACY", "legacy-connect.sh")?;
+    let env = TestEnv::new().args(&["--cluster", "l"]);
+    env.config(config);
+    Some((
+        Connect::new(&env_url("KCO_E2E_LEGACY_URL", "http://127.0.0.1:8087")),
+        env,
+    ))
+}
+
+/// kco on test bed cluster `c` (`l`, `a`) without a REST API: `kafka:` and its workers' three
+/// topics, `kco-<c>-offsets`, `kco-<c>-configs` and `status`.
+fn without_rest(kafka: &str, c: &str, status: &str) -> TestEnv {
+    let env = TestEnv::new().args(&["--cluster", c]);
+    env.config(format!(
+        "clusters:\n  {c}:\n    kafka: {{bootstrap: \"{kafka}\"}}\n    connectTopics: {{offsets: kco-{c}-offsets, configs: kco-{c}-configs, status: {status}}}\n"
+    ));
+    env
+}
+
+/// The file `kco snapshot` wrote for `name` of cluster l under `dir`, as JSON.
+fn file(env: &TestEnv, dir: &str, name: &str) -> Value {
+    file_of(env, dir, "l", name)
+}
+
+/// The file `kco snapshot` wrote for `name` of cluster `c` under `dir`, as JSON.
+fn file_of(env: &TestEnv, dir: &str, c: &str, name: &str) -> Value {
+    let path = env.path().join(format!("{dir}/{c}/{name}.yaml"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// `kco snapshot NAMES --dir DIR`, asserted to succeed; its stderr.
+fn snapshot(env: &TestEnv, dir: &str, names: &[&str]) -> String {
+    let mut args = vec!["snapshot"];
+    args.extend(names);
+    args.extend(["--dir", dir]);
+    let (code, out, err) = env.kco(&args).parts();
+    assert_eq!(code, 0, "kco {args:?}: {out}{err}");
+    err
+}
+
+/// `kco ls -o json`'s entries of `names`, without what depends on the snapshot files.
+fn listed(env: &TestEnv, names: &[&str]) -> Vec<Value> {
+    let (code, out, err) = env.kco(&["ls", "-o", "json"]).parts();
+    assert_eq!(code, 0, "kco ls: {out}{err}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let mut entries: Vec<Value> = v["connectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| names.contains(&c["name"].as_str().unwrap()))
+        .cloned()
+        .collect();
+    for e in &mut entries {
+        let e = e.as_object_mut().unwrap();
+        e.remove("file");
+        e.remove("status");
+    }
+    entries
+}
+
+fn exists(p: &Path) -> bool {
+    std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_some())
+}
+
+#[test]
+fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it() {
+    let Some(tb) = testbed() else { return };
+    let Some((l, rest)) = legacy() else { return };
+    let kafka = tb.kafka();
+
+    let input = rest.path().join("in.txt");
+    write_lines(&input, &numbered("msk", 0..9));
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let topic = unique_name("kco-e2e-msk");
+    let src = unique_name("kco-e2e-msk-src");
+    let sink = unique_name("kco-e2e-msk-sink");
+    let _src = l.create(&src, file_source_config(&input, &topic));
+    let out = rest.path().join("out.txt");
+    let _sink = l.create(&sink, file_sink_config(&out, &topic));
+    l.wait_running(&src);
+    l.wait_running(&sink);
+    // Both have committed what they did (read through Kafka), then the sink is paused: the
+    // states compared are RUNNING and PAUSED.
+    wait_for(
+        &format!("{src} at {len} and {sink} at 9"),
+        Duration::from_secs(60),
+        || {
+            snapshot(&rest, "scratch", &[&src, &sink]);
+            let at =
+                |n: &str, k: &str| file(&rest, "scratch", n)["offsets"][0]["offset"][k].clone();
+            match (at(&src, "position"), at(&sink, "kafka_offset")) {
+                (p, o) if p == len && o == 9 => Ok(()),
+                got => Err(format!("{got:?}")),
+            }
+        },
+    );
+    l.pause(&sink);
+    let names = [src.as_str(), sink.as_str()];
+
+    // The same connectors, read both ways.
+    let msk = without_rest(&kafka, "l", "kco-l-status");
+    snapshot(&rest, "from-rest", &names);
+    let said = snapshot(&msk, "from-topics", &names);
+    assert!(
+        said.contains(&format!("Snapshotting cluster `l` (kafka://{kafka})")),
+        "{said}"
+    );
+    for name in names {
+        let mut a = file(&rest, "from-rest", name);
+        let mut b = file(&msk, "from-topics", name);
+        // Only what names where they were read from differs: the worker's release from its
+        // `GET /`, against the service's name where there is none; and when.
+        assert_eq!(a["metadata"]["connectVersion"], "3.4.1", "{a}");
+        assert_eq!(
+            b["metadata"]["connectVersion"], "Kafka Connect internal topics",
+            "{b}"
+        );
+        for f in [&mut a, &mut b] {
+            let m = f["metadata"].as_object_mut().unwrap();
+            m.remove("connectVersion");
+            m.remove("capturedAt");
+        }
+        assert_eq!(a, b, "{name}: through the REST API, then from the topics");
+        assert_eq!(b["metadata"]["offsetsFrom"], "kafka");
+    }
+    let sunk = file(&msk, "from-topics", &sink);
+    assert_eq!(sunk["metadata"]["state"], "PAUSED");
+    assert_eq!(sunk["metadata"]["type"], "sink");
+    assert_eq!(
+        file(&msk, "from-topics", &src)["metadata"]["connectorClass"],
+        "org.apache.kafka.connect.file.FileStreamSourceConnector"
+    );
+
+    // kco ls: the same types, states, tasks and partitions.
+    let from_topics = listed(&msk, &names);
+    assert_eq!(from_topics.len(), 2, "{from_topics:?}");
+    assert_eq!(from_topics, listed(&rest, &names));
+
+    // kco diff of the files just written: in sync.
+    snapshot(&msk, "snapshots", &names);
+    let (code, o, e) = msk.kco(&["diff", &src, &sink]).parts();
+    assert_eq!(code, 0, "kco diff: {o}{e}");
+    assert!(o.contains("2 in sync"), "{o}{e}");
+
+    // kco apply is refused, with nothing changed: the sink stays PAUSED at 9.
+    let sink_file = msk.path().join(format!("snapshots/l/{sink}.yaml"));
+    let rewound = std::fs::read_to_string(&sink_file)
+        .unwrap()
+        .replace("kafka_offset: 9", "kafka_offset: 4");
+    std::fs::write(&sink_file, rewound).unwrap();
+    let (code, o, e) = msk.kco(&["fmt", sink_file.to_str().unwrap()]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    let (code, o, e) = msk
+        .kco(&["apply", sink_file.to_str().unwrap(), "--yes"])
+        .parts();
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(
+        e.contains("cluster `l` is read-only for kco") && e.contains("nothing was sent"),
+        "{e}"
+    );
+    assert!(e.contains("hint:") && e.contains("AWS MSK Connect"), "{e}");
+    assert!(!exists(&msk.path().join(".kco/backups")), "no backup taken");
+    assert_eq!(l.state(&sink), "PAUSED", "never resumed or stopped");
+    snapshot(&rest, "after", &[&sink]);
+    assert_eq!(file(&rest, "after", &sink)["offsets"], sunk["offsets"]);
+
+    // Nor does it delete offsets left in the offsets topic (which other Connect clusters may
+    // share).
+    let (code, o, e) = msk
+        .kco(&["reset", "--orphaned", &format!("{src}-gone"), "--yes"])
+        .parts();
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(e.contains("cluster `l` is read-only for kco"), "{e}");
+
+    // A topic the cluster does not have: a `kafka` error naming it and the broker.
+    let wrong = without_rest(&kafka, "l", "kco-l-no-such-status");
+    let (code, o, e) = wrong.kco(&["ls", "-o", "json"]).parts();
+    assert_eq!(code, 1, "{o}{e}");
+    let v: Value = serde_json::from_str(&o).unwrap_or_else(|err| panic!("{err}: {o}{e}"));
+    assert_eq!(v["error"]["kind"], "kafka", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "topic `kco-l-no-such-status` does not exist on the Kafka cluster at {kafka}"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn stopped_connectors_of_a_newer_worker_are_read_from_its_topics_as_its_rest_api_shows_them() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let input = tempfile::NamedTempFile::new().unwrap();
+    write_lines(input.path(), &numbered("msk-a", 0..5));
+    let topic = unique_name("kco-e2e-msk-a");
+    let running = unique_name("kco-e2e-msk-a-src");
+    let stopped = unique_name("kco-e2e-msk-a-stopped");
+    let created = unique_name("kco-e2e-msk-a-sink");
+    let _running = a.create(&running, file_source_config(input.path(), &topic));
+    let _stopped = a.create(&stopped, file_source_config(input.path(), &topic));
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let _created = a.create_in_state(&created, file_sink_config(out.path(), &topic), "STOPPED");
+    a.wait_running(&running);
+    a.wait_running(&stopped);
+    wait_for(
+        &format!("{stopped}'s offset"),
+        Duration::from_secs(60),
+        || match a.offsets(&stopped).as_slice() {
+            [one] if !one["offset"].is_null() => Ok(()),
+            o => Err(format!("{o:?}")),
+        },
+    );
+    a.stop(&stopped);
+    let names = [running.as_str(), stopped.as_str(), created.as_str()];
+
+    let rest = TestEnv::new().args(&["--cluster", "a"]);
+    rest.config(format!(
+        "clusters:\n  a:\n    urls: [{}]\n",
+        tb.a_urls.join(", ")
+    ));
+    let msk = without_rest(&tb.kafka(), "a", "kco-a-status");
+    let from_topics = listed(&msk, &names);
+    let states: Vec<&str> = from_topics
+        .iter()
+        .map(|e| e["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["STOPPED", "RUNNING", "STOPPED"], "{from_topics:?}");
+    assert_eq!(from_topics, listed(&rest, &names));
+
+    snapshot(&rest, "from-rest", &names);
+    snapshot(&msk, "from-topics", &names);
+    for name in names {
+        let mut r = file_of(&rest, "from-rest", "a", name);
+        let mut t = file_of(&msk, "from-topics", "a", name);
+        assert_eq!(t["metadata"]["offsetsFrom"], "kafka", "{t}");
+        // Where and when they were read: the worker's release (and the REST API's offsets),
+        // against the service's name and Kafka.
+        for f in [&mut r, &mut t] {
+            let m = f["metadata"].as_object_mut().unwrap();
+            for k in ["connectVersion", "capturedAt", "offsetsFrom"] {
+                m.remove(k);
+            }
+        }
+        assert_eq!(r, t, "{name}: through the REST API, then from the topics");
+    }
+}
