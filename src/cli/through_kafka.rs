@@ -40,6 +40,10 @@ pub fn drive(
             target.name
         )));
     }
+    if req.plan.create {
+        // A cluster read from its topics alone has no API to create a connector with.
+        crate::engine::probe::require_changes(op.client(), &target.name, "creating connectors")?;
+    }
     let live = op.client().list_connectors().map_err(|e| {
         Error::client(
             format!("cluster `{}`: listing its connectors", target.name),

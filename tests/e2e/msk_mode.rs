@@ -6,7 +6,9 @@
 //! and the three topics, so that kco reads the connectors, configs and states from the config
 //! and status topics. The two snapshots hold the same offsets, types, classes and states;
 //! `kco ls` and `kco diff` work without the REST API, a missing topic is a `kafka` error
-//! naming it, and `kco apply` and `kco reset --orphaned` are refused with nothing changed. On the test bed's own
+//! naming it; `kco apply` of a paused connector is refused with nothing changed, and once it
+//! is deleted its offsets are applied from the topics alone; `kco reset --orphaned` is
+//! refused. On the test bed's own
 //! release (cluster a, 3.6 or newer), STOPPED connectors (`state.v2` in the config topic),
 //! one created STOPPED among them (a sink whose consumer group never existed), are listed
 //! and snapshotted as the REST API shows them.
@@ -174,7 +176,7 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
     assert_eq!(code, 0, "kco diff: {o}{e}");
     assert!(o.contains("2 in sync"), "{o}{e}");
 
-    // kco apply is refused, with nothing changed: the sink stays PAUSED at 9.
+    // kco apply of the paused sink is refused, with nothing changed: it stays PAUSED at 9.
     let sink_file = msk.path().join(format!("snapshots/l/{sink}.yaml"));
     let rewound = std::fs::read_to_string(&sink_file)
         .unwrap()
@@ -182,19 +184,48 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
     std::fs::write(&sink_file, rewound).unwrap();
     let (code, o, e) = msk.kco(&["fmt", sink_file.to_str().unwrap()]).parts();
     assert_eq!(code, 0, "{o}{e}");
-    let (code, o, e) = msk
-        .kco(&["apply", sink_file.to_str().unwrap(), "--yes"])
-        .parts();
+    let sink_path = sink_file.to_str().unwrap();
+    let (code, o, e) = msk.kco(&["apply", sink_path, "--yes"]).parts();
     assert_eq!(code, 1, "{o}{e}");
     assert!(
-        e.contains("cluster `l` is read-only for kco") && e.contains("nothing was sent"),
+        e.contains(&format!("`{sink}` is PAUSED")) && e.contains("nothing was written"),
         "{e}"
     );
-    assert!(e.contains("hint:") && e.contains("AWS MSK Connect"), "{e}");
     assert!(!exists(&msk.path().join(".kco/backups")), "no backup taken");
     assert_eq!(l.state(&sink), "PAUSED", "never resumed or stopped");
     snapshot(&rest, "after", &[&sink]);
     assert_eq!(file(&rest, "after", &sink)["offsets"], sunk["offsets"]);
+    // Nor is it created: the cluster has no API to create connectors with.
+    let (code, o, e) = msk.kco(&["apply", sink_path, "--create", "--yes"]).parts();
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(e.contains("is read-only for kco"), "{e}");
+
+    // The MSK Connect way: the connector deleted (with the service's own API), its offsets
+    // applied from the topics alone, then created again.
+    drop(_sink);
+    l.wait_gone(&sink);
+    wait_for(
+        "the sink gone from the topics",
+        Duration::from_secs(30),
+        || match listed(&msk, &[&sink]).len() {
+            0 => Ok(()),
+            n => Err(format!("{n} listed")),
+        },
+    );
+    let (code, o, e) = msk.kco(&["apply", sink_path, "--yes"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(o.contains("9 -> 4"), "{o}");
+    let (code, o, e) = rest.kco(&["ls", "--orphaned", "-o", "json"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    let v: Value = serde_json::from_str(&o).unwrap();
+    let left = v["sinks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == sink.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(left["partitions"][0]["offset"]["kafka_offset"], 4, "{left}");
 
     // Nor does it delete offsets left in the offsets topic (which other Connect clusters may
     // share).
