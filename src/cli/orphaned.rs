@@ -12,7 +12,7 @@ use super::{words, Context};
 use crate::config::ClusterTarget;
 use crate::engine::apply::{BackupReport, SystemClock};
 use crate::engine::operation::{Operation, Settings, TopicRan};
-use crate::engine::orphaned::{GroupWrite, Purpose, TopicPlan, TopicWrite};
+use crate::engine::orphaned::{GroupWrite, Purpose, TopicPlan, TopicWrite, Written};
 use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 use crate::kafka::KafkaOptions;
 use crate::wait::WaitPolicy;
@@ -55,6 +55,9 @@ struct Document<'a> {
     dry_run: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     backup: Option<&'a BackupReport>,
+    /// How the offsets topic's records were written: in one transaction, or not (and why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    written: Option<&'a Written>,
     /// Writes whose key, read back, does not hold the value written.
     #[serde(skip_serializing_if = "Option::is_none")]
     mismatched: Option<&'a [TopicWrite]>,
@@ -142,10 +145,11 @@ pub fn run(
                 ),
             )?)
     };
-    let document = |backup, mismatched, mismatched_groups, ok| Document {
+    let document = |backup, written, mismatched, mismatched_groups, ok| Document {
         plan,
         dry_run: args.dry_run,
         backup,
+        written,
         mismatched,
         mismatched_groups,
         ok,
@@ -153,7 +157,7 @@ pub fn run(
     match op.run_topic(plan, &settings, kafka, &mut confirm)? {
         TopicRan::NoChanges => {
             if p.is_structured() {
-                p.structured(&document(None, None, &[], Some(true)));
+                p.structured(&document(None, None, None, &[], Some(true)));
             } else {
                 p.line("No changes.");
             }
@@ -161,7 +165,7 @@ pub fn run(
         }
         TopicRan::DryRun => {
             if p.is_structured() {
-                p.structured(&document(None, None, &[], None));
+                p.structured(&document(None, None, None, &[], None));
             } else {
                 p.status("Dry run: nothing was changed.");
             }
@@ -179,6 +183,7 @@ pub fn run(
             if p.is_structured() {
                 p.structured(&document(
                     Some(&done.backup),
+                    done.written.as_ref(),
                     Some(&done.mismatched),
                     &done.mismatched_groups,
                     Some(ok),
@@ -186,6 +191,12 @@ pub fn run(
             } else {
                 p.status(&format!(
                     "Backup of the offsets as they were: {dir} (undo: kco undo {dir})"
+                ));
+            }
+            if let Some(Written::Plain { why }) = &done.written {
+                p.warn(&format!(
+                    "topic `{}` written without a transaction (none could start: {why}); each record is read back below",
+                    plan.topic
                 ));
             }
             if let Some(e) = &done.error {
@@ -213,6 +224,10 @@ pub fn run(
                 return Ok(EXIT_ERROR);
             }
             if !p.is_structured() {
+                let how = match &done.written {
+                    Some(Written::Transaction { .. }) => " (the topic's in one transaction)",
+                    _ => "",
+                };
                 let done = match verb {
                     Verb::Undo => "written back",
                     Verb::Apply => "written",
@@ -226,7 +241,7 @@ pub fn run(
                     places.push(format!("group `{g}`"));
                 }
                 p.line(&format!(
-                    "{} of {} {done} in {}, each read back.",
+                    "{} of {} {done} in {}{how}, each read back.",
                     words::count(plan.writes.len() + plan.group_writes.len(), "offset"),
                     words::count(plan.names.len(), "connector name"),
                     places.join(", ")

@@ -3,27 +3,20 @@
 //! with no members (a sink connector's, once the connector is gone); and the cluster's id
 //! and topics (one metadata request).
 //!
-//! The messages are kafka-protocol's, typed and encoded by that crate, each at the highest
-//! version both it and the broker know (negotiated with `ApiVersions`). This file only frames
-//! them over a blocking connection to one broker at a time, with TLS and SASL as configured
-//! for the rest of `kafka/`; every read and write is bounded by `kafka.timeoutSeconds`.
+//! The messages are kafka-protocol's, typed and encoded by that crate, sent over one blocking
+//! connection to one broker at a time (`conn.rs`).
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
-use kafka_protocol::error::ParseResponseErrorCode;
 use kafka_protocol::messages::{
-    metadata_request, offset_commit_request, offset_delete_request, offset_fetch_request,
-    ApiVersionsRequest, DescribeGroupsRequest, FindCoordinatorRequest, GroupId, ListGroupsRequest,
-    MetadataRequest, OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest, RequestHeader,
-    ResponseHeader, SaslAuthenticateRequest, SaslHandshakeRequest, TopicName,
+    offset_commit_request, offset_delete_request, offset_fetch_request, DescribeGroupsRequest,
+    GroupId, ListGroupsRequest, MetadataRequest, OffsetCommitRequest, OffsetDeleteRequest,
+    OffsetFetchRequest, TopicName,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, StrBytes};
+use kafka_protocol::protocol::StrBytes;
 
-use super::{tls, KafkaError, KafkaOptions, SaslMechanism};
+use super::conn::Conn;
+use super::{KafkaError, KafkaOptions};
 
 /// The connector config key that gives a sink another consumer group.
 pub const GROUP_OVERRIDE: &str = "consumer.override.group.id";
@@ -246,145 +239,7 @@ fn by_topic<'t, P>(
     topics.into_iter()
 }
 
-trait Stream: Read + Write {}
-impl<T: Read + Write> Stream for T {}
-
-/// One connection to one broker, with the versions of each API it serves.
-struct Conn<'a> {
-    opts: &'a KafkaOptions,
-    /// `host:port`, for messages.
-    addr: String,
-    stream: Box<dyn Stream>,
-    versions: BTreeMap<i16, (i16, i16)>,
-    correlation: i32,
-}
-
-impl<'a> Conn<'a> {
-    /// The first bootstrap broker that answers.
-    fn bootstrap(opts: &'a KafkaOptions) -> Result<Self, KafkaError> {
-        let mut last = None;
-        for addr in &opts.bootstrap {
-            match Self::open(opts, addr) {
-                Ok(c) => return Ok(c),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| KafkaError::Failed {
-            bootstrap: String::new(),
-            message: "`kafka.bootstrap` names no broker".into(),
-        }))
-    }
-
-    /// Connects to `addr`, asks its API versions and authenticates.
-    fn open(opts: &'a KafkaOptions, addr: &str) -> Result<Self, KafkaError> {
-        let failed = |message: String| KafkaError::Failed {
-            bootstrap: opts.bootstrap_display(),
-            message: format!("{addr}: {message}"),
-        };
-        let socket = addr
-            .to_socket_addrs()
-            .map_err(|e| failed(format!("cannot resolve: {e}")))?
-            .next()
-            .ok_or_else(|| failed("resolves to no address".into()))?;
-        let tcp = TcpStream::connect_timeout(&socket, opts.timeout)
-            .map_err(|e| failed(format!("cannot connect: {e}")))?;
-        let _ = tcp.set_nodelay(true);
-        tcp.set_read_timeout(Some(opts.timeout))
-            .and_then(|()| tcp.set_write_timeout(Some(opts.timeout)))
-            .map_err(|e| failed(e.to_string()))?;
-        let stream: Box<dyn Stream> = match &opts.tls {
-            None => Box::new(tcp),
-            Some(t) => {
-                let config = tls::client_config(t).map_err(&failed)?;
-                let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
-                let name = rustls::pki_types::ServerName::try_from(host.to_string())
-                    .map_err(|e| failed(format!("TLS: {e}")))?;
-                let conn = rustls::ClientConnection::new(config, name)
-                    .map_err(|e| failed(format!("TLS: {e}")))?;
-                Box::new(rustls::StreamOwned::new(conn, tcp))
-            }
-        };
-        let mut c = Conn {
-            opts,
-            addr: addr.to_string(),
-            stream,
-            versions: BTreeMap::from([(ApiVersionsRequest::KEY, (0, 0))]),
-            correlation: 0,
-        };
-        let reply = c.send(ApiVersionsRequest::default())?;
-        c.check(reply.error_code, "asking its API versions")?;
-        c.versions = reply
-            .api_keys
-            .iter()
-            .map(|k| (k.api_key, (k.min_version, k.max_version)))
-            .collect();
-        if let Some(s) = &opts.sasl {
-            c.authenticate(s)?;
-        }
-        Ok(c)
-    }
-
-    /// The coordinator of `group`, found through a bootstrap broker (asked again while it
-    /// is not yet known, as right after a broker starts).
-    fn coordinator(opts: &'a KafkaOptions, group: &str) -> Result<Self, KafkaError> {
-        let mut boot = Self::bootstrap(opts)?;
-        let start = Instant::now();
-        loop {
-            let v = boot.version::<FindCoordinatorRequest>()?;
-            let request = if v >= 4 {
-                FindCoordinatorRequest::default()
-                    .with_coordinator_keys(vec![StrBytes::from_string(group.to_string())])
-            } else {
-                FindCoordinatorRequest::default().with_key(StrBytes::from_string(group.to_string()))
-            };
-            let reply = boot.send(request)?;
-            let (code, host, port) = match reply.coordinators.first() {
-                Some(c) if v >= 4 => (c.error_code, c.host.as_str().to_string(), c.port),
-                _ => (
-                    reply.error_code,
-                    reply.host.as_str().to_string(),
-                    reply.port,
-                ),
-            };
-            match code.err() {
-                None => {
-                    let addr = format!("{host}:{port}");
-                    return if addr == boot.addr {
-                        Ok(boot)
-                    } else {
-                        Self::open(opts, &addr)
-                    };
-                }
-                Some(e) if e.is_retriable() && start.elapsed() < opts.timeout => {
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                Some(e) => {
-                    return Err(boot.failed(format!("finding the coordinator of `{group}`: {e}")))
-                }
-            }
-        }
-    }
-
-    /// Every broker's `host:port`, from a metadata request for no topic.
-    fn brokers(&mut self) -> Result<Vec<String>, KafkaError> {
-        let v = self.version::<MetadataRequest>()?;
-        let request = if v >= 1 {
-            MetadataRequest::default()
-                .with_topics(Some(Vec::<metadata_request::MetadataRequestTopic>::new()))
-        } else {
-            MetadataRequest::default()
-        };
-        let reply = self.send(request)?;
-        let mut brokers: Vec<String> = reply
-            .brokers
-            .iter()
-            .map(|b| format!("{}:{}", b.host.as_str(), b.port))
-            .collect();
-        brokers.sort();
-        brokers.dedup();
-        Ok(brokers)
-    }
-
+impl Conn<'_> {
     /// The committed offsets of `group`, every topic's.
     fn committed(&mut self, group: &str) -> Result<Vec<Committed>, KafkaError> {
         let v = self.version::<OffsetFetchRequest>()?;
@@ -436,138 +291,5 @@ impl<'a> Conn<'a> {
         }
         out.sort();
         Ok(out)
-    }
-
-    /// SASL PLAIN or SCRAM, framed in Kafka's own messages (`SaslHandshake` v1, then
-    /// `SaslAuthenticate` until the mechanism is done).
-    fn authenticate(&mut self, s: &super::Sasl) -> Result<(), KafkaError> {
-        use rsasl::prelude::{Mechname, SASLClient, SASLConfig};
-        let mechanism = match s.mechanism {
-            SaslMechanism::Plain => "PLAIN",
-            SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
-            SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
-        };
-        let reply = self.send(
-            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism)),
-        )?;
-        self.check(reply.error_code, &format!("SASL {mechanism} handshake"))?;
-        let refused = |c: &Self, m: String| c.failed(format!("SASL {mechanism}: {m}"));
-        let config =
-            SASLConfig::with_credentials(None, s.username.clone(), s.password.expose().to_string())
-                .map_err(|e| refused(self, e.to_string()))?;
-        let name =
-            Mechname::parse(mechanism.as_bytes()).map_err(|e| refused(self, e.to_string()))?;
-        let mut session = SASLClient::new(config)
-            .start_suggested(&[name])
-            .map_err(|e| refused(self, e.to_string()))?;
-        let mut received: Option<Vec<u8>> = None;
-        loop {
-            let mut out = Vec::new();
-            let state = session
-                .step(received.as_deref(), &mut out)
-                .map_err(|e| refused(self, e.to_string()))?;
-            if state.has_sent_message() {
-                let reply = self
-                    .send(SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(out)))?;
-                if reply.error_code != 0 {
-                    let message = reply
-                        .error_message
-                        .map(|m| m.as_str().to_string())
-                        .unwrap_or_else(|| "authentication failed".into());
-                    return Err(refused(self, message));
-                }
-                received = Some(reply.auth_bytes.to_vec());
-            }
-            if state.is_finished() {
-                return Ok(());
-            }
-        }
-    }
-
-    /// The version of `R` to send: the highest both this build and the broker know.
-    fn version<R: Request>(&self) -> Result<i16, KafkaError> {
-        let (min, max) = self.versions.get(&R::KEY).copied().unwrap_or((-1, -1));
-        let v = max.min(R::VERSIONS.max);
-        if max < 0 || v < min.max(R::VERSIONS.min) {
-            return Err(self.failed(format!(
-                "the broker serves no version of API {} that kco speaks ({}-{}; it serves {min}-{max})",
-                R::KEY,
-                R::VERSIONS.min,
-                R::VERSIONS.max
-            )));
-        }
-        Ok(v)
-    }
-
-    /// Sends `request` and reads its response.
-    fn send<R: Request>(&mut self, request: R) -> Result<R::Response, KafkaError> {
-        let v = self.version::<R>()?;
-        self.correlation += 1;
-        let header = RequestHeader::default()
-            .with_request_api_key(R::KEY)
-            .with_request_api_version(v)
-            .with_correlation_id(self.correlation)
-            .with_client_id(Some(StrBytes::from_static_str("kco")));
-        let mut body = BytesMut::new();
-        header
-            .encode(&mut body, R::header_version(v))
-            .and_then(|()| request.encode(&mut body, v))
-            .map_err(|e| self.failed(format!("encoding API {} v{v}: {e}", R::KEY)))?;
-        let io = |c: &Self, e: std::io::Error| {
-            let message = match e.kind() {
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!(
-                    "no answer within {} (`kafka.timeoutSeconds`)",
-                    humantime::format_duration(c.opts.timeout)
-                ),
-                _ => e.to_string(),
-            };
-            c.failed(message)
-        };
-        let mut frame = Vec::with_capacity(body.len() + 4);
-        frame.extend_from_slice(&(body.len() as i32).to_be_bytes());
-        frame.extend_from_slice(&body);
-        self.stream
-            .write_all(&frame)
-            .and_then(|()| self.stream.flush())
-            .map_err(|e| io(self, e))?;
-        let mut len = [0u8; 4];
-        self.stream.read_exact(&mut len).map_err(|e| io(self, e))?;
-        let len = i32::from_be_bytes(len);
-        if !(0..=64 * 1024 * 1024).contains(&len) {
-            return Err(self.failed(format!(
-                "an answer whose length field reads {len}: not Kafka?"
-            )));
-        }
-        let mut buf = vec![0u8; len as usize];
-        self.stream.read_exact(&mut buf).map_err(|e| io(self, e))?;
-        let mut buf = Bytes::from(buf);
-        let decode = |c: &Self, e: &dyn std::fmt::Display| {
-            c.failed(format!("reading the answer to API {} v{v}: {e}", R::KEY))
-        };
-        let header = ResponseHeader::decode(&mut buf, R::Response::header_version(v))
-            .map_err(|e| decode(self, &e))?;
-        if header.correlation_id != self.correlation {
-            return Err(self.failed(format!(
-                "an answer to another request ({}, not {}): not Kafka?",
-                header.correlation_id, self.correlation
-            )));
-        }
-        let decoded = R::Response::decode(&mut buf, v).map_err(|e| decode(self, &e))?;
-        Ok(decoded)
-    }
-
-    /// `code` as an error naming `what`.
-    fn check(&self, code: i16, what: &str) -> Result<(), KafkaError> {
-        match code.err() {
-            None => Ok(()),
-            Some(e) => Err(self.failed(format!("{what}: {e}"))),
-        }
-    }
-
-    fn failed(&self, message: String) -> KafkaError {
-        KafkaError::Failed {
-            bootstrap: self.opts.bootstrap_display(),
-            message: format!("{}: {message}", self.addr),
-        }
     }
 }

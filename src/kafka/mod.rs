@@ -1,28 +1,35 @@
 //! Reading Kafka itself (not Connect): one partition of a topic, or all of them, from the
 //! first kept record to the end each had when its read began; and writing records to a
 //! topic's partitions, which kco does only to Connect's offsets topic (`kco reset
-//! --orphaned` and its undo).
+//! --orphaned`, an apply through Kafka, their undo).
 //!
 //! Used for MirrorMaker 2's checkpoints topic (`engine::mirror`) and for Connect's offsets
-//! topic (`engine::orphaned`: offsets of connectors that no longer exist). The client is rskafka (pure
-//! Rust, rustls for TLS, SASL PLAIN and SCRAM); its async calls run on a current-thread Tokio
-//! runtime made for the read.
+//! topic (`engine::orphaned`, `engine::through_kafka`). Reads go through [`fetch`]
+//! (`ListOffsets` and `Fetch`, read_committed, transaction markers and aborted transactions
+//! left out: rskafka 0.6 cannot read a batch of markers, which every topic written in
+//! transactions holds). Writes go in one transaction ([`txn`]) where one can start, else through
+//! rskafka (pure Rust, rustls for TLS, SASL PLAIN and SCRAM), whose async calls run on a
+//! current-thread Tokio runtime made for the write; it also lists the cluster's topics.
+//! [`conn`] is the one blocking connection to a broker that `fetch`, `txn` and `groups` share.
 //!
 //! Beside it: [`connect_offsets`] (the records of Connect's offsets topic), [`groups`]
 //! (Kafka's consumer-group APIs, which rskafka lacks: sinks' committed offsets),
 //! [`through`] (a Connect cluster whose offsets are read through Kafka) and
 //! [`connect_topics`] (a Connect cluster without a REST API, read from its internal topics).
 
+mod conn;
 pub mod connect_offsets;
 pub mod connect_topics;
+mod fetch;
 pub mod groups;
 pub mod through;
 mod tls;
+pub mod txn;
 
 use std::time::Duration;
 
 use rskafka::client::error::{Error as RsError, ProtocolError};
-use rskafka::client::partition::{OffsetAt, UnknownTopicHandling};
+use rskafka::client::partition::UnknownTopicHandling;
 use rskafka::client::{ClientBuilder, Credentials, SaslConfig};
 use rskafka::BackoffConfig;
 
@@ -110,9 +117,6 @@ pub struct ScanEnd {
     pub records: u64,
 }
 
-/// Bytes asked for per fetch: bounds kco's memory whatever the topic's size.
-const FETCH_MAX_BYTES: i32 = 4 * 1024 * 1024;
-
 /// Reads partition `partition` of `topic` from its first kept record (or, with `tail`, at
 /// most that many records before the end) to the end it had when the read began, calling
 /// `visit` for each record in offset order.
@@ -123,36 +127,19 @@ pub fn scan_partition(
     tail: Option<i64>,
     visit: &mut dyn FnMut(RawRecord<'_>),
 ) -> Result<ScanEnd, KafkaError> {
-    let runtime = runtime(opts)?;
-    let work = async {
-        let client = connect(opts).await?;
-        ensure_topic(&client, opts, topic).await?;
-        scan_one(&client, opts, topic, partition, tail, visit).await
-    };
-    // The deadline covers connecting and one stalled request; a long topic takes as long as
-    // it takes.
-    runtime.block_on(work)
+    fetch::scan_partition(opts, topic, partition, tail, visit)
 }
 
-/// Reads every partition of `topic`, one after the other over one connection, each from its
-/// first kept record to the end it had when its read began; `visit` is told the partition
-/// of each record (a compacted topic of Connect's, whose records of one key share a
-/// partition). Returns what each partition's scan saw, by partition.
+/// Reads every partition of `topic`, one after the other, each from its first kept record to
+/// the end it had when its read began; `visit` is told the partition of each record (a
+/// compacted topic of Connect's, whose records of one key share a partition). Returns what
+/// each partition's scan saw, by partition.
 pub fn scan_topic(
     opts: &KafkaOptions,
     topic: &str,
     visit: &mut dyn FnMut(i32, RawRecord<'_>),
 ) -> Result<Vec<ScanEnd>, KafkaError> {
-    runtime(opts)?.block_on(async {
-        let client = connect(opts).await?;
-        let partitions = ensure_topic(&client, opts, topic).await?;
-        let mut ends = Vec::with_capacity(partitions);
-        for partition in 0..partitions as i32 {
-            let mut each = |r: RawRecord<'_>| visit(partition, r);
-            ends.push(scan_one(&client, opts, topic, partition, None, &mut each).await?);
-        }
-        Ok(ends)
-    })
+    fetch::scan_topic(opts, topic, visit)
 }
 
 /// One record to write: its partition, key and value (`None`: a deletion, a tombstone).
@@ -241,76 +228,6 @@ async fn ensure_topic(
             bootstrap: opts.bootstrap_display(),
         }),
     }
-}
-
-/// One partition's scan, over a client already connected.
-async fn scan_one(
-    client: &rskafka::client::Client,
-    opts: &KafkaOptions,
-    topic: &str,
-    partition: i32,
-    tail: Option<i64>,
-    visit: &mut dyn FnMut(RawRecord<'_>),
-) -> Result<ScanEnd, KafkaError> {
-    let part = ask(
-        opts,
-        topic,
-        "finding the partition's leader",
-        client.partition_client(topic, partition, UnknownTopicHandling::Error),
-    )
-    .await?;
-    let start = ask(
-        opts,
-        topic,
-        "reading the first offset",
-        part.get_offset(OffsetAt::Earliest),
-    )
-    .await?;
-    let end = ask(
-        opts,
-        topic,
-        "reading the end offset",
-        part.get_offset(OffsetAt::Latest),
-    )
-    .await?;
-    let mut offset = match tail {
-        Some(n) => start.max(end - n),
-        None => start,
-    };
-    let mut records = 0u64;
-    while offset < end {
-        let (batch, _high) = ask(
-            opts,
-            topic,
-            "fetching records",
-            part.fetch_records(offset, 1..FETCH_MAX_BYTES, 100),
-        )
-        .await?;
-        if batch.is_empty() {
-            // Only a transaction marker (or an aborted or open transaction's records,
-            // which read_committed leaves out) at this offset: step over it.
-            offset += 1;
-            continue;
-        }
-        for r in &batch {
-            if r.offset >= end {
-                break;
-            }
-            records += 1;
-            visit(RawRecord {
-                offset: r.offset,
-                timestamp_ms: r.record.timestamp.timestamp_millis(),
-                key: r.record.key.as_deref(),
-                value: r.record.value.as_deref(),
-            });
-        }
-        offset = batch.last().map_or(offset + 1, |r| r.offset + 1);
-    }
-    Ok(ScanEnd {
-        start,
-        end,
-        records,
-    })
 }
 
 /// A current-thread runtime for one read.

@@ -7,7 +7,9 @@
 
 use super::{Operation, Settings};
 use crate::engine::apply::{backup, BackupReport};
-use crate::engine::orphaned::{self, GroupWrite, OffsetsTopic, Purpose, TopicPlan, TopicWrite};
+use crate::engine::orphaned::{
+    self, GroupWrite, OffsetsTopic, Purpose, TopicPlan, TopicWrite, Written,
+};
 use crate::error::{Error, Result};
 use crate::model::ConnectorState;
 
@@ -27,6 +29,8 @@ pub enum TopicRan {
 #[derive(Debug)]
 pub struct TopicDone {
     pub backup: BackupReport,
+    /// How the offsets topic's records were written (none: the plan wrote only groups).
+    pub written: Option<Written>,
     /// Writes whose key, read back, does not hold the value written.
     pub mismatched: Vec<TopicWrite>,
     /// Group offsets that, read back, are not the ones written.
@@ -128,25 +132,37 @@ impl Operation {
         let millis = now
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        let done = |(mismatched, mismatched_groups), error| {
+        let done = |written, (mismatched, mismatched_groups), error| {
             Ok(TopicRan::Done(Box::new(TopicDone {
                 backup: backup.clone(),
+                written,
                 mismatched,
                 mismatched_groups,
                 error,
             })))
         };
-        if let Err(source) = orphaned::write(topic, plan, millis) {
-            let context = kafka("writing to");
-            return done(Default::default(), Some(Error::Kafka { context, source }));
-        }
+        let written = match orphaned::write(topic, plan, millis) {
+            Ok(w) => w,
+            Err(source) => {
+                let context = kafka("writing to");
+                return done(
+                    None,
+                    Default::default(),
+                    Some(Error::Kafka { context, source }),
+                );
+            }
+        };
         let read_back = orphaned::verify(topic, plan)
             .and_then(|keys| orphaned::verify_groups(topic, plan).map(|groups| (keys, groups)));
         match read_back {
-            Ok(mismatched) => done(mismatched, None),
+            Ok(mismatched) => done(written, mismatched, None),
             Err(source) => {
                 let context = kafka("reading back");
-                done(Default::default(), Some(Error::Kafka { context, source }))
+                done(
+                    written,
+                    Default::default(),
+                    Some(Error::Kafka { context, source }),
+                )
             }
         }
     }

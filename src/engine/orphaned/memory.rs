@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use super::{Committed, GroupListing, GroupState, OffsetsTopic};
+use super::{Committed, GroupListing, GroupState, OffsetsTopic, Written};
 use crate::kafka::{KafkaError, OutRecord, RawRecord};
 
 /// A record: (partition, key, value, timestamp).
@@ -75,7 +75,7 @@ impl OffsetsTopic for MemoryKafka {
         Ok(PARTITIONS)
     }
 
-    fn write(&self, topic: &str, records: &[OutRecord], at: i64) -> Result<(), KafkaError> {
+    fn write(&self, topic: &str, records: &[OutRecord], at: i64) -> Result<Written, KafkaError> {
         assert_eq!(topic, "connect-offsets");
         if !self.lose {
             self.records.borrow_mut().extend(records.iter().map(|r| {
@@ -88,7 +88,9 @@ impl OffsetsTopic for MemoryKafka {
                 )
             }));
         }
-        Ok(())
+        Ok(Written::Transaction {
+            id: "in-memory".into(),
+        })
     }
 
     fn scan(

@@ -53,13 +53,14 @@ pub trait OffsetsTopic {
     ) -> Result<(), KafkaError>;
     /// How many partitions `topic` has (where a new key goes).
     fn partitions(&self, topic: &str) -> Result<i32, KafkaError>;
-    /// Appends `records` to `topic`, each to its partition, stamped `timestamp_ms`.
+    /// Appends `records` to `topic`, each to its partition, stamped `timestamp_ms`: in one
+    /// transaction where one can start, else as they come.
     fn write(
         &self,
         topic: &str,
         records: &[OutRecord],
         timestamp_ms: i64,
-    ) -> Result<(), KafkaError>;
+    ) -> Result<Written, KafkaError>;
 }
 
 impl OffsetsTopic for KafkaOptions {
@@ -102,9 +103,32 @@ impl OffsetsTopic for KafkaOptions {
         topic: &str,
         records: &[OutRecord],
         timestamp_ms: i64,
-    ) -> Result<(), KafkaError> {
-        crate::kafka::produce(self, topic, records, timestamp_ms)
+    ) -> Result<Written, KafkaError> {
+        // One id per offsets topic: the next run's transaction fences off one a run cut short
+        // left open (the cluster's lock keeps two runs on one topic apart).
+        let id = format!("kco-offsets-{topic}");
+        match crate::kafka::txn::produce(self, topic, records, timestamp_ms, &id) {
+            Ok(()) => Ok(Written::Transaction { id }),
+            Err(crate::kafka::txn::TxnError::Failed(e)) => Err(e),
+            Err(crate::kafka::txn::TxnError::NotStarted(why)) => {
+                crate::kafka::produce(self, topic, records, timestamp_ms)?;
+                Ok(Written::Plain {
+                    why: why.to_string(),
+                })
+            }
+        }
     }
+}
+
+/// How the records of a plan were written to the offsets topic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Written {
+    /// In one transaction of this transactional id: all visible at once, or none.
+    Transaction { id: String },
+    /// One by one, without a transaction, because none could start (`why`): a reader sees
+    /// them all the same, `read_committed` or not; a run cut short leaves some written.
+    Plain { why: String },
 }
 
 /// One key of the offsets topic, exactly as the worker wrote it: what a backup keeps and an
@@ -632,7 +656,8 @@ pub fn write(
     source: &dyn OffsetsTopic,
     plan: &TopicPlan,
     timestamp_ms: i64,
-) -> Result<(), KafkaError> {
+) -> Result<Option<Written>, KafkaError> {
+    let mut written = None;
     if !plan.writes.is_empty() {
         let records: Vec<OutRecord> = plan
             .writes
@@ -643,7 +668,7 @@ pub fn write(
                 value: w.record.value.clone().map(String::into_bytes),
             })
             .collect();
-        source.write(&plan.topic, &records, timestamp_ms)?;
+        written = Some(source.write(&plan.topic, &records, timestamp_ms)?);
     }
     for g in plan.groups() {
         let of_group = plan.group_writes.iter().filter(|w| w.group == g);
@@ -666,7 +691,7 @@ pub fn write(
             .collect();
         source.commit(&g, &set)?;
     }
-    Ok(())
+    Ok(written)
 }
 
 /// The plan's writes whose key, read back, does not hold the value written (another client

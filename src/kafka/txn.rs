@@ -1,0 +1,298 @@
+//! Records written to a topic in one Kafka transaction: a reader sees all of them or none,
+//! whether it reads `read_committed` (Connect workers with `exactly.once.source.support`
+//! read their offsets topic so) or not. A run cut short before the commit leaves nothing
+//! visible: the transaction coordinator aborts it once it times out, or at once when the same
+//! transactional id starts its next transaction (its epoch fences the old one off).
+//!
+//! The steps are a transactional producer's, over kafka-protocol's messages (`conn.rs`):
+//! `FindCoordinator` for the transactional id, `InitProducerId`, `AddPartitionsToTxn`, one
+//! `Produce` per partition leader (acks from all in-sync replicas), then `EndTxn`. The API
+//! versions are those of the transaction protocol before KIP-890's second version, which
+//! every broker from 2.5 on serves.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::error::ParseResponseErrorCode;
+use kafka_protocol::indexmap::IndexMap;
+use kafka_protocol::messages::{
+    add_partitions_to_txn_request::AddPartitionsToTxnTopic, produce_request::PartitionProduceData,
+    produce_request::TopicProduceData, AddPartitionsToTxnRequest, EndTxnRequest,
+    InitProducerIdRequest, ProduceRequest, ProducerId, TopicName, TransactionalId,
+};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+
+use super::conn::{Conn, CoordinatorKey};
+use super::{KafkaError, KafkaOptions, OutRecord};
+
+/// The highest versions of the transaction protocol's first version.
+const INIT_PRODUCER_ID_MAX: i16 = 4;
+const ADD_PARTITIONS_MAX: i16 = 3;
+const END_TXN_MAX: i16 = 4;
+const PRODUCE_MAX: i16 = 11;
+
+/// How long the coordinator keeps kco's transaction open before aborting it itself.
+const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why a transactional write failed: before anything was sent to a partition (no
+/// transaction could start: the id's coordinator, its producer id, the rights to use it), or
+/// after (the transaction is aborted, or left to time out: nothing of it is visible).
+#[derive(Debug)]
+pub enum TxnError {
+    NotStarted(KafkaError),
+    Failed(KafkaError),
+}
+
+/// Writes `records` to `topic` (each to its partition, in order within a partition), stamped
+/// `timestamp_ms`, in one transaction of `transactional_id`, committed once every partition's
+/// leader has them from all in-sync replicas. Nothing is visible if any step fails.
+pub fn produce(
+    opts: &KafkaOptions,
+    topic: &str,
+    records: &[OutRecord],
+    timestamp_ms: i64,
+    transactional_id: &str,
+) -> Result<(), TxnError> {
+    let (leaders, mut coordinator, producer_id, epoch) =
+        begin(opts, topic, records, transactional_id).map_err(TxnError::NotStarted)?;
+    write(
+        opts,
+        topic,
+        records,
+        timestamp_ms,
+        transactional_id,
+        (&leaders, &mut coordinator, producer_id, epoch),
+    )
+    .map_err(TxnError::Failed)
+}
+
+type Begun<'a> = (BTreeMap<i32, String>, Conn<'a>, ProducerId, i16);
+
+/// The partitions' leaders, and a producer id and epoch from the id's coordinator.
+fn begin<'a>(
+    opts: &'a KafkaOptions,
+    topic: &str,
+    records: &[OutRecord],
+    transactional_id: &str,
+) -> Result<Begun<'a>, KafkaError> {
+    let leaders = super::conn::leaders(opts, topic)?;
+    if let Some(p) = records
+        .iter()
+        .map(|r| r.partition)
+        .find(|p| !leaders.contains_key(p))
+    {
+        return Err(KafkaError::Failed {
+            bootstrap: opts.bootstrap_display(),
+            message: format!(
+                "topic `{topic}` has {}, not a partition {p}: nothing written",
+                crate::text::count(leaders.len(), "partition")
+            ),
+        });
+    }
+    let mut coordinator =
+        Conn::coordinator_of(opts, transactional_id, CoordinatorKey::Transaction)?;
+    let id = TransactionalId(StrBytes::from_string(transactional_id.to_string()));
+    let (producer_id, epoch) = init_producer_id(&mut coordinator, id)?;
+    Ok((leaders, coordinator, producer_id, epoch))
+}
+
+fn write(
+    opts: &KafkaOptions,
+    topic: &str,
+    records: &[OutRecord],
+    timestamp_ms: i64,
+    transactional_id: &str,
+    (leaders, coordinator, producer_id, epoch): (
+        &BTreeMap<i32, String>,
+        &mut Conn,
+        ProducerId,
+        i16,
+    ),
+) -> Result<(), KafkaError> {
+    let mut by_partition: BTreeMap<i32, Vec<&OutRecord>> = BTreeMap::new();
+    for r in records {
+        by_partition.entry(r.partition).or_default().push(r);
+    }
+    let id = || TransactionalId(StrBytes::from_string(transactional_id.to_string()));
+    let written = (|| {
+        add_partitions(
+            coordinator,
+            id(),
+            producer_id,
+            epoch,
+            topic,
+            by_partition.keys().copied(),
+        )?;
+        // One request per leader, each with every partition it leads.
+        let mut per_leader: BTreeMap<&str, Vec<(i32, &Vec<&OutRecord>)>> = BTreeMap::new();
+        for (p, rs) in &by_partition {
+            per_leader
+                .entry(leaders[p].as_str())
+                .or_default()
+                .push((*p, rs));
+        }
+        for (addr, partitions) in per_leader {
+            let mut leader = Conn::open(opts, addr)?;
+            let data = partitions
+                .iter()
+                .map(|(p, rs)| {
+                    let batch = batch(rs, producer_id, epoch, timestamp_ms)
+                        .map_err(|e| leader.failed(format!("encoding records: {e}")))?;
+                    Ok(PartitionProduceData::default()
+                        .with_index(*p)
+                        .with_records(Some(batch)))
+                })
+                .collect::<Result<Vec<_>, KafkaError>>()?;
+            let request = ProduceRequest::default()
+                .with_transactional_id(Some(id()))
+                .with_acks(-1)
+                .with_timeout_ms(opts.timeout.as_millis().min(i32::MAX as u128) as i32)
+                .with_topic_data(vec![TopicProduceData::default()
+                    .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                    .with_partition_data(data)]);
+            let reply = leader.send_capped(request, PRODUCE_MAX)?;
+            for t in &reply.responses {
+                for p in &t.partition_responses {
+                    leader.check(
+                        p.error_code,
+                        &format!("writing to partition {} of `{topic}`", p.index),
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    })();
+    let end = |committed: bool, c: &mut Conn| {
+        let request = EndTxnRequest::default()
+            .with_transactional_id(id())
+            .with_producer_id(producer_id)
+            .with_producer_epoch(epoch)
+            .with_committed(committed);
+        let reply = c.send_capped(request, END_TXN_MAX)?;
+        c.check(
+            reply.error_code,
+            if committed {
+                "committing the transaction"
+            } else {
+                "aborting the transaction"
+            },
+        )
+    };
+    match written {
+        Ok(()) => end(true, coordinator),
+        Err(e) => {
+            // Best effort: the coordinator aborts it anyway once it times out.
+            let _ = end(false, coordinator);
+            Err(e)
+        }
+    }
+}
+
+/// A producer id and epoch for the transactional id, asked again while the coordinator is
+/// loading or an earlier transaction of the id is still being ended.
+fn init_producer_id(c: &mut Conn, id: TransactionalId) -> Result<(ProducerId, i16), KafkaError> {
+    let start = Instant::now();
+    loop {
+        let request = InitProducerIdRequest::default()
+            .with_transactional_id(Some(id.clone()))
+            .with_transaction_timeout_ms(TRANSACTION_TIMEOUT.as_millis() as i32)
+            .with_producer_id(ProducerId(-1))
+            .with_producer_epoch(-1);
+        let reply = c.send_capped(request, INIT_PRODUCER_ID_MAX)?;
+        match reply.error_code.err() {
+            None => return Ok((reply.producer_id, reply.producer_epoch)),
+            Some(e) if e.is_retriable() && start.elapsed() < c.opts.timeout => {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Some(e) => {
+                return Err(c.failed(format!(
+                    "starting a transaction as `{}`: {e}",
+                    id.0.as_str()
+                )))
+            }
+        }
+    }
+}
+
+fn add_partitions(
+    c: &mut Conn,
+    id: TransactionalId,
+    producer_id: ProducerId,
+    epoch: i16,
+    topic: &str,
+    partitions: impl Iterator<Item = i32>,
+) -> Result<(), KafkaError> {
+    let partitions: Vec<i32> = partitions.collect();
+    let start = Instant::now();
+    loop {
+        let request = AddPartitionsToTxnRequest::default()
+            .with_v3_and_below_transactional_id(id.clone())
+            .with_v3_and_below_producer_id(producer_id)
+            .with_v3_and_below_producer_epoch(epoch)
+            .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partitions(partitions.clone())]);
+        let reply = c.send_capped(request, ADD_PARTITIONS_MAX)?;
+        let errors: Vec<_> = reply
+            .results_by_topic_v3_and_below
+            .iter()
+            .flat_map(|t| &t.results_by_partition)
+            .filter_map(|p| p.partition_error_code.err())
+            .collect();
+        match errors.first() {
+            None => return Ok(()),
+            Some(e) if e.is_retriable() && start.elapsed() < c.opts.timeout => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Some(e) => {
+                return Err(c.failed(format!(
+                    "adding the partitions of `{topic}` to the transaction: {e}"
+                )))
+            }
+        }
+    }
+}
+
+/// One partition's records as a transactional record batch (sequence from 0: the first batch
+/// of a new producer epoch).
+fn batch(
+    records: &[&OutRecord],
+    producer_id: ProducerId,
+    epoch: i16,
+    timestamp_ms: i64,
+) -> Result<Bytes, String> {
+    let records: Vec<Record> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Record {
+            transactional: true,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: -1,
+            producer_id: producer_id.0,
+            producer_epoch: epoch,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: i as i32,
+            timestamp: timestamp_ms,
+            key: Some(Bytes::from(r.key.clone())),
+            value: r.value.clone().map(Bytes::from),
+            headers: IndexMap::new(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(buf.freeze())
+}
