@@ -185,12 +185,21 @@ fn a_connector_applied_while_deleted_then_created_again_starts_from_the_file() {
     let src_guard = l.create(&src, file_source_config(&input, &topic));
     let out = env.path().join("out.txt");
     let sink_guard = l.create(&sink, file_sink_config(&out, &topic));
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
     wait_for(
-        "9 records written",
+        "the file read and its 9 records written",
         Duration::from_secs(60),
-        || match snapshot_of(&env, &sink).first() {
-            Some(e) if e["offset"]["kafka_offset"] == 9 => Ok(()),
-            other => Err(format!("{other:?}")),
+        || {
+            let read = snapshot_of(&env, &src);
+            let written = snapshot_of(&env, &sink);
+            match (read.first(), written.first()) {
+                (Some(r), Some(w))
+                    if r["offset"]["position"] == len && w["offset"]["kafka_offset"] == 9 =>
+                {
+                    Ok(())
+                }
+                other => Err(format!("{other:?}")),
+            }
         },
     );
     let (code, o, e) = env.kco(&["snapshot", &src, &sink, "--with-config"]).parts();
@@ -255,7 +264,6 @@ fn a_connector_applied_while_deleted_then_created_again_starts_from_the_file() {
     l.wait_gone(&src);
     let src_file = env.path().join(format!("snapshots/l/{src}.yaml"));
     let at = lines[..4].iter().map(|l| l.len() as i64 + 1).sum::<i64>();
-    let len = std::fs::metadata(&input).unwrap().len() as i64;
     let text = std::fs::read_to_string(&src_file)
         .unwrap()
         .replace(&format!("position: {len}"), &format!("position: {at}"));
@@ -274,6 +282,7 @@ fn a_connector_applied_while_deleted_then_created_again_starts_from_the_file() {
         ])
         .parts();
     assert_eq!(code, 0, "{o}{e}");
+    assert!(o.contains("(the topic's in one transaction)"), "{o}");
     let _renamed = l.adopt(&renamed);
     l.wait_running(&renamed);
     // It read lines 5 to 9 again, and the sink wrote them: 19 lines.
