@@ -195,8 +195,17 @@ impl<'a> Conn<'a> {
         let reply = self.send(
             SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism)),
         )?;
+        if reply.error_code.err() == Some(kafka_protocol::error::ResponseError::IllegalSaslState) {
+            return Err(self.failed(format!(
+                "the listener does not speak SASL (its answer to the SASL {mechanism} handshake was IllegalSaslState: a PLAINTEXT or SSL listener): point `kafka.bootstrap` at the brokers' SASL listener, or remove `kafka.sasl`"
+            )));
+        }
         self.check(reply.error_code, &format!("SASL {mechanism} handshake"))?;
-        let refused = |c: &Self, m: String| c.failed(format!("SASL {mechanism}: {m}"));
+        let refused = |c: &Self, m: String| {
+            c.failed(format!(
+                "authentication failed (check the `kafka.sasl` username and password): SASL {mechanism}: {m}"
+            ))
+        };
         let config =
             SASLConfig::with_credentials(None, s.username.clone(), s.password.expose().to_string())
                 .map_err(|e| refused(self, e.to_string()))?;
