@@ -23,8 +23,17 @@ pub fn canonical_fields(fields: &Fields) -> String {
 }
 
 fn write_fields(map: &Fields, out: &mut String) {
-    // `Fields` iterates in key order.
-    write_entries(map.iter().map(|(k, v)| (k.as_str(), v)), out);
+    // `Fields` iterates in key order: written as it goes, with nothing to sort.
+    out.push('{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(k, out);
+        out.push(':');
+        write_canonical(v, out);
+    }
+    out.push('}');
 }
 
 fn write_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>, out: &mut String) {
@@ -46,6 +55,15 @@ fn write_entries<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>, out: &
 }
 
 fn write_string(s: &str, out: &mut String) {
+    // serde_json escapes `"`, `\` and the control characters, nothing else: a string without
+    // them (nearly every topic, file name and key) is written as it is, with no buffer.
+    if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     // serde_json's escaping, written straight into `out`.
     let mut buf = Vec::with_capacity(s.len() + 2);
     serde_json::to_writer(&mut buf, s).expect("a string serializes");
@@ -190,6 +208,16 @@ mod tests {
 
     fn entry(p: Value, o: Value) -> OffsetEntry {
         serde_json::from_value(json!({"partition": p, "offset": o})).unwrap()
+    }
+
+    proptest::proptest! {
+        /// A string is written as serde_json writes it, by the fast path or the other.
+        #[test]
+        fn a_string_is_written_as_serde_json_writes_it(s in "\\PC*|[\"\\\\\\x00-\\x1f\\x7f a-z]*") {
+            let mut out = String::new();
+            write_string(&s, &mut out);
+            proptest::prop_assert_eq!(out, serde_json::to_string(&s).unwrap());
+        }
     }
 
     #[test]
