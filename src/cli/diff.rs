@@ -98,9 +98,20 @@ pub struct Args {
     pub translate: Option<super::translate::TranslateArg>,
     #[command(flatten)]
     pub thresholds: super::translate::Thresholds,
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let metrics = super::metrics::Run::start(ctx, "diff", &args.metrics)?;
+    super::metrics::refuse(&metrics, "--base", args.base.is_some())?;
+    super::metrics::refuse(&metrics, "--all-clusters", args.all_clusters)?;
+    let result = judge(args, ctx, metrics.as_ref());
+    super::metrics::finish(metrics, ctx, result)
+}
+
+/// The diff itself; its metrics added to `metrics` when asked for.
+fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> {
     let exit_on = match args.fail_on {
         ExitOnArg::Drift => engine::ExitOn::Drift,
         ExitOnArg::Any => engine::ExitOn::Any,
@@ -113,7 +124,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         ctx.ensure_cluster_named(&dir)?;
     }
     if args.all_clusters {
-        let work = |name: &str| live(&args, ctx, &dir, exit_on, Some(name));
+        let work = |name: &str| live(&args, ctx, &dir, exit_on, Some(name), None);
         let shown = diff_render::Shown {
             all: args.all,
             cluster_column: true,
@@ -152,7 +163,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             }
             report
         }
-        None => live(&args, ctx, &dir, exit_on, None)?,
+        None => live(&args, ctx, &dir, exit_on, None, metrics)?,
     };
     let shown = diff_render::Shown {
         all: args.all,
@@ -205,6 +216,7 @@ fn live(
     dir: &Path,
     exit_on: engine::ExitOn,
     cluster: Option<&str>,
+    metrics: Option<&super::metrics::Run>,
 ) -> Result<DiffReport> {
     let target = match cluster {
         Some(name) => ctx.target_named(Some(name))?,
@@ -263,6 +275,10 @@ fn live(
     let bar = Bar::new(&ctx.printer, "diff");
     let mut report = crate::engine::dr::diff_live(&*client, input, &bar, &dr)?;
     attribute_state_changes(&mut report, ctx, &target.name);
+    if let Some(m) = metrics {
+        let found = crate::engine::metrics::diff_metrics(&report, &files, &m.partitions);
+        m.add(&target.name, found);
+    }
     Ok(report)
 }
 
@@ -284,6 +300,8 @@ fn render(report: &DiffReport, structured: Structured, ctx: &Context, shown: dif
         OutputFormat::Json | OutputFormat::Yaml => p.structured(report),
         OutputFormat::Markdown => p.out(&diff_render::markdown(report, shown)),
         OutputFormat::Text => diff_render::text_chunks(report, p, shown, &mut |chunk| p.out(chunk)),
+        // The run's metrics take the report's place (cli/metrics.rs).
+        OutputFormat::Openmetrics => {}
     }
 }
 

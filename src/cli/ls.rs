@@ -35,17 +35,30 @@ pub struct Args {
     /// created under such a name resumes from them
     #[arg(long)]
     pub orphaned: bool,
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let metrics = super::metrics::Run::start(ctx, "ls", &args.metrics)?;
+    super::metrics::refuse(&metrics, "--all-clusters", args.all_clusters)?;
+    let result = judge(args, ctx, metrics.as_ref());
+    super::metrics::finish(metrics, ctx, result)
+}
+
+/// The listing itself; its metrics added to `metrics` when asked for.
+fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> {
     if args.orphaned {
-        return orphaned(ctx);
+        return orphaned(ctx, metrics);
     }
     if args.all_clusters {
         let work = |name: &str| gather(&args, ctx, Some(name));
         return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx));
     }
     let report = gather(&args, ctx, None)?;
+    if let Some(m) = metrics {
+        m.add(&report.cluster, crate::engine::metrics::ls_metrics(&report));
+    }
     Ok(finish(&report, Structured::Alone, ctx))
 }
 
@@ -88,7 +101,9 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
 /// Prints one cluster's listing; its exit code.
 fn finish(report: &LsReport, structured: Structured, ctx: &Context) -> u8 {
     let p = &ctx.printer;
-    if p.is_structured() {
+    if p.format == super::OutputFormat::Openmetrics {
+        // The run's metrics take the report's place (cli/metrics.rs).
+    } else if p.is_structured() {
         if structured == Structured::Alone {
             p.structured(report);
         }
@@ -159,7 +174,7 @@ fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
 
 /// `kco ls --orphaned`: the names in the offsets topic and the sinks' groups that no connector
 /// of the cluster has.
-fn orphaned(ctx: &Context) -> Result<u8> {
+fn orphaned(ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> {
     let target = ctx.target()?;
     let (kafka, topic) = ctx.offsets_topic(&target, "ls --orphaned")?;
     let topic = topic.as_str();
@@ -181,6 +196,13 @@ fn orphaned(ctx: &Context) -> Result<u8> {
         })?;
     super::orphaned::warn_unchecked(ctx, &found.unchecked);
     let p = &ctx.printer;
+    if let Some(m) = metrics {
+        let found = crate::engine::metrics::orphaned_metrics(&target.name, &found);
+        m.add(&target.name, found);
+    }
+    if p.format == super::OutputFormat::Openmetrics {
+        return Ok(EXIT_OK);
+    }
     if p.is_structured() {
         p.structured(&found);
         return Ok(EXIT_OK);

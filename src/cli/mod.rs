@@ -19,6 +19,7 @@ mod ls;
 #[cfg(test)]
 mod man;
 mod merge_file;
+mod metrics;
 mod neighbours;
 mod operate;
 mod orphaned;
@@ -143,6 +144,8 @@ pub enum OutputFormat {
     Yaml,
     /// Markdown (diff only), for pull-request comments
     Markdown,
+    /// OpenMetrics text (snapshot, diff, ls, log): the run's metrics, docs/metrics.md
+    Openmetrics,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -232,6 +235,18 @@ pub fn run(cli: Cli) -> ExitCode {
     if cli.global.output == OutputFormat::Markdown && !matches!(cli.command, Command::Diff(_)) {
         let e = crate::error::Error::Usage(
             "--output markdown is for `kco diff`; use text, json or yaml here".into(),
+        );
+        report_error::report(&printer, &e);
+        return ExitCode::from(e.exit_code());
+    }
+    if cli.global.output == OutputFormat::Openmetrics
+        && !matches!(
+            cli.command,
+            Command::Snapshot(_) | Command::Diff(_) | Command::Ls(_) | Command::Log(_)
+        )
+    {
+        let e = crate::error::Error::Usage(
+            "--output openmetrics is for `kco snapshot`, `diff`, `ls` and `log`; use text, json or yaml here".into(),
         );
         report_error::report(&printer, &e);
         return ExitCode::from(e.exit_code());

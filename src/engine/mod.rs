@@ -12,6 +12,7 @@ pub mod interchange;
 pub mod ls;
 pub mod membership;
 pub mod merge;
+pub mod metrics;
 pub mod mirror;
 pub mod neighbours;
 pub mod observed;

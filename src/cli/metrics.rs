@@ -1,0 +1,168 @@
+//! Metrics of the commands that judge (snapshot, diff, ls, log): `-o openmetrics` prints them
+//! instead of the report; `--metrics-file PATH` writes them atomically while the command does
+//! its normal job. A failed run writes them too: `kco_run_failed 1`, its error's kind, and the
+//! previous success time read back from PATH (never a success of its own). The metrics are
+//! worked out only when asked for. docs/metrics.md lists them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Instant, UNIX_EPOCH};
+
+use super::{Context, OutputFormat};
+use crate::engine::metrics::{self, exposition, Metrics, Outcome, PartitionSeries, RunInfo};
+use crate::error::{Error, Result, EXIT_ERROR};
+
+/// The metrics flags of the commands that judge.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct MetricsArgs {
+    /// Also write this run's metrics (OpenMetrics text, as `-o openmetrics` prints them) to
+    /// PATH, atomically (for node-exporter's textfile collector); a failed run writes them
+    /// too, keeping the last success time PATH held. The directory must exist
+    #[arg(long, value_name = "PATH")]
+    pub metrics_file: Option<PathBuf>,
+    /// Add per-partition series to the metrics for these connectors (comma-separated names):
+    /// one series per partition, so only for the connectors worth it [default: none]
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub metrics_partitions: Vec<String>,
+}
+
+/// One run's metrics, while it runs: what the command adds, for the cluster it names.
+pub struct Run {
+    command: &'static str,
+    started: Instant,
+    file: Option<PathBuf>,
+    stdout: bool,
+    pub partitions: PartitionSeries,
+    collected: Mutex<(Option<String>, Metrics)>,
+}
+
+impl Run {
+    /// The run's metrics when asked for (`-o openmetrics` or `--metrics-file`), else `None`.
+    /// A metrics file whose directory does not exist is an error before any work.
+    pub fn start(ctx: &Context, command: &'static str, args: &MetricsArgs) -> Result<Option<Run>> {
+        let stdout = ctx.printer.format == OutputFormat::Openmetrics;
+        let file = args.metrics_file.as_ref().map(|f| ctx.cwd.join(f));
+        if let Some(f) = &file {
+            let dir = match f.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            if !dir.is_dir() {
+                return Err(Error::Write {
+                    path: f.clone(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        format!("--metrics-file: no directory {}", ctx.display_path(dir)),
+                    ),
+                });
+            }
+        }
+        if !stdout && file.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Run {
+            command,
+            started: Instant::now(),
+            file,
+            stdout,
+            partitions: PartitionSeries {
+                connectors: args.metrics_partitions.clone(),
+            },
+            collected: Mutex::default(),
+        }))
+    }
+
+    /// Adds what the command found about `cluster`.
+    pub fn add(&self, cluster: &str, m: Metrics) {
+        let mut c = self.collected.lock().unwrap_or_else(|e| e.into_inner());
+        if !cluster.is_empty() {
+            c.0.get_or_insert_with(|| cluster.to_string());
+        }
+        c.1.merge(m);
+    }
+}
+
+/// Ends a command that may have metrics: with none asked for, its result as it is; else the
+/// run's metrics printed (`-o openmetrics`) and written (`--metrics-file`), then its result.
+/// An exit code of 1 (snapshot: some connectors could not be read) is a failed run.
+pub fn finish(run: Option<Run>, ctx: &Context, result: Result<u8>) -> Result<u8> {
+    let Some(run) = run else { return result };
+    let (cluster, mut m) = run
+        .collected
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    let previous = run
+        .file
+        .as_ref()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .map(|t| exposition::read_success(&t))
+        .unwrap_or_default();
+    let cluster = cluster
+        .or_else(|| ctx.global.cluster.clone())
+        .or_else(|| ctx.target().ok().map(|t| t.name))
+        .or_else(|| {
+            previous.iter().find_map(|s| {
+                s.labels
+                    .iter()
+                    .find(|(k, _)| *k == "cluster")
+                    .map(|(_, v)| v.clone())
+            })
+        })
+        .unwrap_or_default();
+    let outcome = match &result {
+        Ok(code) if *code == EXIT_ERROR => Outcome::Failed {
+            kind: "connectors_failed".into(),
+        },
+        Ok(_) => Outcome::Succeeded,
+        Err(e) => Outcome::Failed {
+            kind: serde_json::to_value(e.kind())
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_else(|| "other".into()),
+        },
+    };
+    let ended = crate::clock::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or_default();
+    metrics::run_metrics(
+        &mut m,
+        RunInfo {
+            cluster: &cluster,
+            command: run.command,
+            outcome,
+            ended_unix: ended.floor(),
+            duration_seconds: run.started.elapsed().as_secs_f64(),
+            previous_success: previous,
+        },
+    );
+    let text = exposition::render(&m);
+    if run.stdout {
+        ctx.printer.out(&text);
+    }
+    if let Some(f) = &run.file {
+        let written =
+            crate::fsutil::write_atomic(f, text.as_bytes()).map_err(|source| Error::Write {
+                path: f.clone(),
+                source,
+            });
+        match (written, &result) {
+            (Err(e), Ok(_)) => return Err(e),
+            // The command's own error is the one to report.
+            (Err(e), Err(_)) => ctx.printer.warn(&e.to_string()),
+            (Ok(()), _) => {}
+        }
+    }
+    result
+}
+
+/// Refuses flags that the metrics do not cover yet: a review (`--base`) judges a change, not
+/// a cluster; `--all-clusters` runs many clusters at once.
+pub fn refuse(run: &Option<Run>, what: &str, given: bool) -> Result<()> {
+    if run.is_some() && given {
+        return Err(Error::Usage(format!(
+            "metrics (-o openmetrics, --metrics-file) are not written with {what}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,307 @@
+//! Metrics of the commands that judge (docs/metrics.md): `-o openmetrics` and
+//! `--metrics-file` from diff, snapshot, ls and log against the fake Connect; healthy,
+//! drifted and failed runs; every text checked by `promtool check metrics` where promtool is
+//! installed (scripts/test.sh installs it).
+
+use std::process::{Command, Stdio};
+
+use kco::model::ConnectorType;
+use serde_json::Value;
+
+use crate::fake_connect::{FakeConnect, State};
+use crate::support::data::{self, SnapshotFile};
+use crate::support::env::TestEnv;
+
+const SINK: &str = "FileStreamSink";
+
+fn sink_offsets(parts: &[(i64, i64)]) -> Value {
+    data::sink_offsets("t", parts)
+}
+
+/// `promtool check metrics` accepts `text` (where promtool is installed; scripts/test.sh
+/// installs it, so CI always checks).
+fn promtool_accepts(text: &str) {
+    let Ok(mut child) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        eprintln!("promtool not installed: metrics not checked by it");
+        return;
+    };
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics refused:\n{}{}\n---\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The lines of `text` for metric `name`.
+fn lines<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|r| r.starts_with('{') || r.starts_with(' '))
+        })
+        .collect()
+}
+
+/// A drifted sink (rewound while running), one in sync, and a file whose connector is gone.
+fn drifted() -> (TestEnv, FakeConnect) {
+    let t = TestEnv::new();
+    let dir = t.path().join("snapshots/a");
+    SnapshotFile::captured(
+        "orders",
+        ConnectorType::Sink,
+        sink_offsets(&[(0, 100), (1, 50)]),
+    )
+    .captured_at("2026-11-30T02:00:00Z")
+    .write_in(&dir);
+    SnapshotFile::captured("steady", ConnectorType::Sink, sink_offsets(&[(0, 7)])).write_in(&dir);
+    let fake = FakeConnect::builder()
+        .sink(
+            "orders",
+            SINK,
+            State::Running,
+            sink_offsets(&[(0, 40), (1, 50)]),
+        )
+        .sink("steady", SINK, State::Running, sink_offsets(&[(0, 7)]))
+        .start();
+    (t, fake)
+}
+
+#[test]
+fn a_drifted_diff_as_openmetrics_names_each_verdict_and_how_far() {
+    let (t, fake) = drifted();
+    let (code, out, err) = t.on(&fake, &["diff", "-o", "openmetrics"]).parts();
+    assert_eq!(code, 2, "drift still exits 2: {err}");
+    promtool_accepts(&out);
+    assert!(out.ends_with("# EOF\n"), "{out}");
+    assert_eq!(
+        lines(&out, "kco_connector_status"),
+        [
+            r#"kco_connector_status{cluster="a",connector="orders",type="sink",status="drifted"} 1"#,
+            r#"kco_connector_status{cluster="a",connector="steady",type="sink",status="in_sync"} 1"#,
+        ]
+    );
+    assert!(out.contains(
+        "kco_connector_offset_distance{cluster=\"a\",connector=\"orders\",type=\"sink\",direction=\"backward\"} 60\n"
+    ), "{out}");
+    assert!(out.contains(
+        "kco_snapshot_captured_timestamp_seconds{cluster=\"a\",connector=\"orders\",type=\"sink\"} 1796004000\n"
+    ), "{out}");
+    assert!(out.contains("kco_connectors{cluster=\"a\",status=\"drifted\"} 1\n"));
+    assert!(out.contains("kco_run_failed{cluster=\"a\",command=\"diff\"} 0\n"));
+    assert_eq!(lines(&out, "kco_last_success_timestamp_seconds").len(), 1);
+    // No per-partition series unless named; then only for the connector named.
+    assert!(lines(&out, "kco_partition_offset_distance").is_empty());
+    let out = t
+        .on(
+            &fake,
+            &[
+                "diff",
+                "-o",
+                "openmetrics",
+                "--metrics-partitions",
+                "orders",
+            ],
+        )
+        .stdout;
+    promtool_accepts(&out);
+    assert_eq!(
+        lines(&out, "kco_partition_offset_distance"),
+        [
+            r#"kco_partition_offset_distance{cluster="a",connector="orders",type="sink",partition="t/0",direction="backward"} 60"#
+        ]
+    );
+}
+
+#[test]
+fn a_metrics_file_is_written_beside_the_normal_output_and_a_failed_run_keeps_the_last_success() {
+    let (t, fake) = drifted();
+    let file = t.path().join("kco.prom");
+    let run = t.on(&fake, &["diff", "--metrics-file", "kco.prom"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("orders"),
+        "the normal report: {}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("kco_"), "{}", run.stdout);
+    let healthy = std::fs::read_to_string(&file).unwrap();
+    promtool_accepts(&healthy);
+    let success = lines(&healthy, "kco_last_success_timestamp_seconds");
+    assert_eq!(success.len(), 1, "{healthy}");
+    // The worker goes away: the run fails, the file says so and keeps the success it had.
+    fake.down();
+    let run = t.on(&fake, &["diff", "--metrics-file", "kco.prom"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let failed = std::fs::read_to_string(&file).unwrap();
+    promtool_accepts(&failed);
+    assert_eq!(
+        lines(&failed, "kco_last_success_timestamp_seconds"),
+        success
+    );
+    assert!(
+        failed.contains("kco_run_failed{cluster=\"a\",command=\"diff\"} 1\n"),
+        "{failed}"
+    );
+    assert!(
+        failed.contains("kco_run_error{cluster=\"a\",command=\"diff\",kind=\"client\"} 1\n"),
+        "{failed}"
+    );
+    assert!(
+        lines(&failed, "kco_connector_status").is_empty(),
+        "{failed}"
+    );
+    // A first run that fails claims no success at all.
+    std::fs::remove_file(&file).unwrap();
+    let run = t.on(&fake, &["diff", "--metrics-file", "kco.prom"]);
+    assert_eq!(run.code, 1);
+    let first = std::fs::read_to_string(&file).unwrap();
+    promtool_accepts(&first);
+    assert!(
+        lines(&first, "kco_last_success_timestamp_seconds").is_empty(),
+        "{first}"
+    );
+}
+
+#[test]
+fn a_healthy_diff_and_a_failed_one_on_stdout() {
+    let (t, fake) = drifted();
+    fake.set_offsets("orders", sink_offsets(&[(0, 100), (1, 50)]));
+    let (code, out, err) = t.on(&fake, &["diff", "-o", "openmetrics"]).parts();
+    assert_eq!(code, 0, "{err}");
+    promtool_accepts(&out);
+    assert!(
+        out.contains("kco_connectors{cluster=\"a\",status=\"drifted\"} 0\n"),
+        "{out}"
+    );
+    fake.down();
+    let (code, out, err) = t.on(&fake, &["diff", "-o", "openmetrics"]).parts();
+    assert_eq!(code, 1);
+    assert!(err.contains("error:"), "the error on stderr: {err}");
+    promtool_accepts(&out);
+    assert!(
+        out.contains("kco_run_failed{cluster=\"a\",command=\"diff\"} 1\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_metrics_file_where_it_cannot_be_written_is_an_error_naming_it_with_nothing_half_written() {
+    let (t, fake) = drifted();
+    let run = t.on(&fake, &["diff", "--metrics-file", "no/such/dir/kco.prom"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("no/such/dir/kco.prom") && run.stderr.contains("no directory"),
+        "{}",
+        run.stderr
+    );
+    assert!(!t.path().join("no").exists());
+    assert!(
+        run.stdout.is_empty(),
+        "nothing was compared: {}",
+        run.stdout
+    );
+    // A directory where the file should be: the rename fails, no temporary file is left.
+    std::fs::create_dir(t.path().join("taken")).unwrap();
+    let run = t.on(&fake, &["diff", "--metrics-file", "taken"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot write") && run.stderr.contains("taken"),
+        "{}",
+        run.stderr
+    );
+    let left: Vec<_> = std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(
+        std::fs::read_dir(t.path().join("taken")).unwrap().count(),
+        0
+    );
+}
+
+#[test]
+fn openmetrics_is_refused_where_there_are_no_metrics() {
+    let (t, fake) = drifted();
+    let run = t.on(
+        &fake,
+        &["apply", "snapshots/a/orders.yaml", "-o", "openmetrics"],
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("--output openmetrics is for"),
+        "{}",
+        run.stderr
+    );
+    let run = t.on(&fake, &["diff", "--base", "HEAD", "-o", "openmetrics"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("not written with --base"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn snapshot_and_ls_metrics() {
+    let (t, fake) = drifted();
+    let (code, out, err) = t.on(&fake, &["snapshot", "-o", "openmetrics"]).parts();
+    assert_eq!(code, 0, "{err}");
+    promtool_accepts(&out);
+    assert!(
+        out.contains("kco_snapshot_connectors{cluster=\"a\",outcome=\"updated\"} 1\n"),
+        "{out}"
+    );
+    assert!(out.contains(
+        "kco_connector_snapshot_failed{cluster=\"a\",connector=\"orders\",type=\"sink\"} 0\n"
+    ));
+    assert!(out.contains(
+        "kco_connector_partitions{cluster=\"a\",connector=\"orders\",type=\"sink\"} 2\n"
+    ));
+    assert!(out.contains("kco_last_success_timestamp_seconds{cluster=\"a\",command=\"snapshot\"}"));
+    let (code, out, err) = t.on(&fake, &["ls", "-o", "openmetrics"]).parts();
+    assert_eq!(code, 0, "{err}");
+    promtool_accepts(&out);
+    assert!(out.contains(
+        "kco_connector_status{cluster=\"a\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
+    ), "{out}");
+    assert!(out.contains("kco_connector_tasks{cluster=\"a\",connector=\"orders\",type=\"sink\"}"));
+}
+
+#[test]
+fn log_stalled_metrics() {
+    let (r, _) = crate::history::history();
+    let (code, out, err) = r
+        .kco(&["log", "--stalled", "2", "-o", "openmetrics"])
+        .parts();
+    assert_eq!(code, 2, "{err}");
+    promtool_accepts(&out);
+    assert_eq!(
+        lines(&out, "kco_connector_stalled"),
+        [
+            r#"kco_connector_stalled{cluster="a",connector="billing",type="source"} 0"#,
+            r#"kco_connector_stalled{cluster="a",connector="newbie",type="sink"} 1"#,
+            r#"kco_connector_stalled{cluster="a",connector="orders",type="sink"} 0"#,
+        ]
+    );
+    // orders' last commit: the merge of 2026-12-01T02:00:00Z.
+    assert!(out.contains(
+        "kco_snapshot_committed_timestamp_seconds{cluster=\"a\",connector=\"orders\",type=\"sink\"} 1796090400\n"
+    ), "{out}");
+}
