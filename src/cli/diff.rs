@@ -278,6 +278,7 @@ fn live(
     if let Some(m) = metrics {
         let found = crate::engine::metrics::diff_metrics(&report, &files, &m.partitions);
         m.add(&target.name, found);
+        m.add_sink_lag(ctx, &target.name, &report, &files);
     }
     Ok(report)
 }

@@ -13,6 +13,7 @@
 //! [`through`] (a Connect cluster whose offsets are read through Kafka).
 
 pub mod connect_offsets;
+pub mod end_offsets;
 pub mod groups;
 pub mod through;
 mod tls;

@@ -10,6 +10,7 @@
 
 pub mod exposition;
 mod from_reports;
+pub mod lag;
 #[cfg(test)]
 mod tests;
 
