@@ -212,6 +212,10 @@ ensure_actionlint() {
 step "prerequisites"
 ensure_rust
 ensure_java_maven
+# promtool checks kco's metrics in the CLI tests; prometheus and node-exporter run in the e2e.
+# shellcheck source=lib/prometheus.sh
+source "$ROOT/scripts/lib/prometheus.sh"
+ensure_prometheus
 
 step "cargo fmt --check"
 run cargo fmt --all -- --check
@@ -235,6 +239,10 @@ step "cargo package"
 run cargo package --locked --allow-dirty --quiet
 
 # --- end of shipping (the image is built below, while the e2e tests wait on Connect) ---
+
+step "monitoring examples (promtool check rules, test rules)"
+run promtool check rules examples/monitoring/kco-alerts.yaml
+(cd examples/monitoring && run promtool test rules kco-alerts.test.yaml)
 
 step "unit and CLI tests"
 unit_targets=(--bins --test cli)

@@ -3,6 +3,7 @@
 //! drifted and failed runs; every text checked by `promtool check metrics` where promtool is
 //! installed (scripts/test.sh installs it).
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use kco::model::ConnectorType;
@@ -304,4 +305,51 @@ fn log_stalled_metrics() {
     assert!(out.contains(
         "kco_snapshot_committed_timestamp_seconds{cluster=\"a\",connector=\"orders\",type=\"sink\"} 1796090400\n"
     ), "{out}");
+}
+
+/// Every query of the Grafana dashboard (its variables as the dashboard fills them in)
+/// parses as PromQL: each becomes a recording rule that `promtool check rules` reads.
+#[test]
+fn every_query_of_the_dashboard_is_promql() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text =
+        std::fs::read_to_string(root.join("examples/monitoring/kco-dashboard.json")).unwrap();
+    let exprs = dashboard_queries(&serde_json::from_str(&text).unwrap());
+    assert!(exprs.len() >= 10, "{exprs:?}");
+    assert!(exprs.iter().all(|e| e.contains("kco_")), "{exprs:?}");
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, e) in exprs.iter().enumerate() {
+        rules.push_str(&format!(
+            "      - record: kco:dashboard_query_{i}\n        expr: {}\n",
+            serde_json::to_string(e).unwrap()
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rules.yaml");
+    std::fs::write(&file, rules).unwrap();
+    let Ok(out) = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+    else {
+        eprintln!("promtool not installed: the dashboard's queries not checked by it");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The dashboard's queries, `$cluster` filled in as "all".
+pub fn dashboard_queries(d: &Value) -> Vec<String> {
+    d["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().iter())
+        .map(|t| t["expr"].as_str().unwrap().replace("$cluster", ".*"))
+        .collect()
 }
