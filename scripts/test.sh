@@ -90,6 +90,7 @@ finish() {
       echo "test.sh: test bed left running (KCO_TESTBED_KEEP=1); stop it with scripts/local-connect.sh down" >&2
     else
       printf '\n==> stopping the test bed\n' >&2
+      bash "$ROOT/scripts/monitoring.sh" down >&2
       "${LC[@]}" down >&2
     fi
   fi
@@ -302,6 +303,12 @@ step "DR test bed up"
 run bash "$ROOT/scripts/dr-connect.sh" up >/dev/null
 export KCO_E2E_DR=required
 # --- end of the DR region ---
+
+# --- monitoring: node-exporter's textfile collector and Prometheus (scripts/monitoring.sh) ---
+step "monitoring up (Prometheus, node-exporter)"
+run bash "$ROOT/scripts/monitoring.sh" up >/dev/null
+export KCO_E2E_PROMETHEUS=required
+# --- end of monitoring ---
 
 e2e_env "$ROOT"
 # The image (scripts/image.sh): the release's code, static, unoptimised (Cargo.toml's
