@@ -353,3 +353,45 @@ pub fn dashboard_queries(d: &Value) -> Vec<String> {
         .map(|t| t["expr"].as_str().unwrap().replace("$cluster", ".*"))
         .collect()
 }
+
+/// Against a DR cluster: each mirrored sink's readiness; a source is no part of it.
+#[test]
+fn dr_readiness_metrics() {
+    let dir = TestEnv::new();
+    let (_east, _west) = crate::dr::regions(&dir, "");
+    let args = [
+        "--cluster",
+        "west",
+        "diff",
+        "snapshots/east",
+        "-o",
+        "openmetrics",
+    ];
+    let (code, out, err) = dir.kco(&args).parts();
+    assert_eq!(code, 2, "no mirror: no translation: {err}");
+    promtool_accepts(&out);
+    assert_eq!(
+        lines(&out, "kco_dr_ready"),
+        [r#"kco_dr_ready{cluster="west",connector="orders-sink",type="sink"} 0"#]
+    );
+    assert_eq!(
+        lines(&out, "kco_dr_translatable"),
+        [r#"kco_dr_translatable{cluster="west",connector="orders-sink",type="sink"} 0"#]
+    );
+    let (code, out, err) = dir
+        .kco(&[&args[..], &["--translate", "none"]].concat())
+        .parts();
+    assert_eq!(code, 0, "{err}");
+    promtool_accepts(&out);
+    assert_eq!(
+        lines(&out, "kco_dr_ready"),
+        [r#"kco_dr_ready{cluster="west",connector="orders-sink",type="sink"} 1"#]
+    );
+    assert!(
+        out.contains(
+            "kco_dr_records_behind{cluster=\"west\",connector=\"orders-sink\",type=\"sink\"} 0\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("kco_connector_status{cluster=\"west\",connector=\"orders-src\",type=\"source\",status=\"skipped\"} 1\n"), "{out}");
+}

@@ -177,10 +177,15 @@ pub fn diff_metrics(
             dr_connector(&mut m, cluster, &c.name, c.status, tr);
             continue;
         }
-        if matches!(c.status, Status::Skipped | Status::NoTranslation) {
-            m.add(DR_TRANSLATABLE, labels(), 0.0);
-            m.add(DR_READY, labels(), 0.0);
-            continue;
+        match c.status {
+            // A source against a DR cluster: not part of DR readiness.
+            Status::Skipped => continue,
+            Status::NoTranslation => {
+                m.add(DR_TRANSLATABLE, labels(), 0.0);
+                m.add(DR_READY, labels(), 0.0);
+                continue;
+            }
+            _ => {}
         }
         m.add(PARTITIONS_CHANGED, labels(), c.partitions.len() as f64);
         let (mut fwd, mut back) = (0u64, 0u64);
