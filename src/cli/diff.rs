@@ -98,6 +98,10 @@ pub struct Args {
     pub translate: Option<super::translate::TranslateArg>,
     #[command(flatten)]
     pub thresholds: super::translate::Thresholds,
+    /// Also show how far each sink is behind its topics (records between its committed
+    /// offsets and the partitions' ends), read through the cluster's `kafka:` in kco.yaml
+    #[arg(long, conflicts_with_all = ["base", "all_clusters"])]
+    pub lag: bool,
     #[command(flatten)]
     pub metrics: super::metrics::MetricsArgs,
 }
@@ -124,7 +128,7 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
         ctx.ensure_cluster_named(&dir)?;
     }
     if args.all_clusters {
-        let work = |name: &str| live(&args, ctx, &dir, exit_on, Some(name), None);
+        let work = |name: &str| live(&args, ctx, &dir, exit_on, Some(name), None).map(|(r, _)| r);
         let shown = diff_render::Shown {
             all: args.all,
             cluster_column: true,
@@ -134,6 +138,7 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
             r.exit_code
         });
     }
+    let mut lags = None;
     let report = match &args.base {
         Some(rev) => {
             let cluster = ctx.offline_cluster();
@@ -163,13 +168,22 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
             }
             report
         }
-        None => live(&args, ctx, &dir, exit_on, None, metrics)?,
+        None => {
+            let (report, read) = live(&args, ctx, &dir, exit_on, None, metrics)?;
+            lags = read;
+            report
+        }
     };
     let shown = diff_render::Shown {
         all: args.all,
         cluster_column: false,
     };
     render(&report, Structured::Alone, ctx, shown);
+    if let (true, Some(lags)) = (args.lag, &lags) {
+        if ctx.printer.format == OutputFormat::Text {
+            ctx.printer.out(&super::sink_lag::text(lags));
+        }
+    }
     let code = report.exit_code;
     // The process ends here. A wide connector's report is a million small allocations;
     // freeing them one by one would take longer than everything after the output.
@@ -217,7 +231,7 @@ fn live(
     exit_on: engine::ExitOn,
     cluster: Option<&str>,
     metrics: Option<&super::metrics::Run>,
-) -> Result<DiffReport> {
+) -> Result<(DiffReport, Option<Vec<crate::engine::sink_lag::SinkLag>>)> {
     let target = match cluster {
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
@@ -270,17 +284,23 @@ fn live(
         let quiet = crate::engine::progress::Unheard;
         let mut report = crate::engine::dr::diff_live(&*client, input, &quiet, &dr)?;
         attribute_state_changes(&mut report, ctx, &target.name);
-        return Ok(report);
+        return Ok((report, None));
     }
     let bar = Bar::new(&ctx.printer, "diff");
     let mut report = crate::engine::dr::diff_live(&*client, input, &bar, &dr)?;
     attribute_state_changes(&mut report, ctx, &target.name);
+    let lags = if args.lag || metrics.is_some() {
+        let positions = crate::engine::sink_lag::sink_positions(&report, &files);
+        super::sink_lag::read(ctx, &target.name, &positions, args.lag)?
+    } else {
+        None
+    };
     if let Some(m) = metrics {
         let found = crate::engine::metrics::diff_metrics(&report, &files, &m.partitions);
         m.add(&target.name, found);
-        m.add_sink_lag(ctx, &target.name, &report, &files);
+        m.add_sink_lag(&target.name, lags.as_deref());
     }
-    Ok(report)
+    Ok((report, lags))
 }
 
 /// A connector less active than its file is routine (`state_changed`) unless a kco operation

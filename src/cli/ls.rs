@@ -35,6 +35,10 @@ pub struct Args {
     /// created under such a name resumes from them
     #[arg(long)]
     pub orphaned: bool,
+    /// Also show how far each sink is behind its topics (records between its committed
+    /// offsets and the partitions' ends), read through the cluster's `kafka:` in kco.yaml
+    #[arg(long, conflicts_with_all = ["all_clusters", "orphaned"])]
+    pub lag: bool,
     #[command(flatten)]
     pub metrics: super::metrics::MetricsArgs,
 }
@@ -55,9 +59,18 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
         let work = |name: &str| gather(&args, ctx, Some(name));
         return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx));
     }
-    let report = gather(&args, ctx, None)?;
+    let mut report = gather(&args, ctx, None)?;
+    let lags = if args.lag || metrics.is_some() {
+        super::sink_lag::read(ctx, &report.cluster, &report.sink_positions, args.lag)?
+    } else {
+        None
+    };
+    if let (true, Some(lags)) = (args.lag, &lags) {
+        report.set_lag(lags);
+    }
     if let Some(m) = metrics {
         m.add(&report.cluster, crate::engine::metrics::ls_metrics(&report));
+        m.add_sink_lag(&report.cluster, lags.as_deref());
     }
     Ok(finish(&report, Structured::Alone, ctx))
 }
@@ -109,6 +122,23 @@ fn finish(report: &LsReport, structured: Structured, ctx: &Context) -> u8 {
         }
     } else {
         p.out(&table(ctx, report, structured == Structured::Together));
+        let lagging: Vec<String> = report
+            .connectors
+            .iter()
+            .filter_map(|c| {
+                Some(format!(
+                    "  {}  {}",
+                    c.name,
+                    crate::text::count(c.lag? as usize, "record")
+                ))
+            })
+            .collect();
+        if !lagging.is_empty() {
+            p.out(&format!(
+                "Sinks behind their topics (records between the committed offsets and the partitions' ends):\n{}\n",
+                lagging.join("\n")
+            ));
+        }
         p.status(&format!(
             "{} on cluster `{}`",
             super::words::count(report.connectors.len(), "connector"),

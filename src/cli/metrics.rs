@@ -83,33 +83,13 @@ impl Run {
 }
 
 impl Run {
-    /// Each sink's lag behind its topics, from a live diff of cluster `cluster`, where
-    /// kco.yaml gives the cluster's `kafka:` (the partitions' ends are read there). A Kafka
-    /// that cannot be read is warned about: the lag is left out, the run goes on.
-    pub fn add_sink_lag(
-        &self,
-        ctx: &Context,
-        cluster: &str,
-        report: &crate::engine::diff::DiffReport,
-        files: &[crate::engine::LoadedFile],
-    ) {
-        let env = |k: &str| std::env::var(k).ok();
-        let Ok(Some(kafka)) = ctx.config.dr_settings(cluster, &env).map(|s| s.kafka) else {
-            return;
-        };
-        let positions = metrics::lag::sink_positions(report, files);
-        let wanted = metrics::lag::partitions_of(&positions);
-        match crate::kafka::end_offsets::end_offsets(&kafka, &wanted) {
-            Ok(ends) => {
-                let lags = metrics::lag::lags(&positions, &ends);
-                self.add(
-                    cluster,
-                    metrics::sink_lag_metrics(cluster, &lags, &self.partitions),
-                );
-            }
-            Err(e) => ctx.printer.warn(&format!(
-                "cluster `{cluster}`: the sinks' lag is left out of the metrics: {e}"
-            )),
+    /// Adds the sinks' lag of cluster `cluster` (none when it was not read).
+    pub fn add_sink_lag(&self, cluster: &str, lags: Option<&[crate::engine::sink_lag::SinkLag]>) {
+        if let Some(lags) = lags {
+            self.add(
+                cluster,
+                metrics::sink_lag_metrics(cluster, lags, &self.partitions),
+            );
         }
     }
 }

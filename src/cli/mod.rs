@@ -32,6 +32,7 @@ mod report_error;
 mod reset;
 mod schema;
 mod show;
+mod sink_lag;
 mod snapshot;
 mod through_kafka;
 mod translate;

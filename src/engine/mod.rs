@@ -28,6 +28,7 @@ pub mod service_pause;
 pub mod settle;
 pub mod shape_gate;
 pub mod shared_group;
+pub mod sink_lag;
 pub mod snapshot;
 mod snapshot_stale;
 pub mod store;

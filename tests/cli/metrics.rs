@@ -395,3 +395,18 @@ fn dr_readiness_metrics() {
     );
     assert!(out.contains("kco_connector_status{cluster=\"west\",connector=\"orders-src\",type=\"source\",status=\"skipped\"} 1\n"), "{out}");
 }
+
+#[test]
+fn lag_without_kafka_is_an_error_naming_the_setting() {
+    let (t, fake) = drifted();
+    for cmd in ["diff", "ls"] {
+        let run = t.on(&fake, &[cmd, "--lag"]);
+        assert_eq!(run.code, 1, "{cmd}: {}", run.stdout);
+        assert!(
+            run.stderr
+                .contains("--lag reads the sinks' topics through the cluster's `kafka:`"),
+            "{cmd}: {}",
+            run.stderr
+        );
+    }
+}

@@ -229,6 +229,24 @@ fn a_stopped_sink_shows_the_records_its_topic_grew_by_as_lag() {
         )),
         "{text}"
     );
+    // The same lag in diff's and ls's own output.
+    let out = m
+        .env
+        .kco(&["diff", &snk, "--lag"])
+        .success("kco diff --lag");
+    assert!(out.contains(&format!("  {snk}  {N} records\n")), "{out}");
+    let out = m
+        .env
+        .kco(&["ls", "--lag", "-o", "json"])
+        .success("kco ls --lag");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let entry = v["connectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == snk.as_str())
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(entry["lag"], N, "{entry}");
     let lag = wait_series(
         &format!(
             "kco_sink_lag_records{{cluster=\"{}\",connector=\"{snk}\"}} == {N}",

@@ -11,6 +11,7 @@ use crate::engine::diff::{DiffReport, Mode, Status};
 use crate::engine::history::log::LogReport;
 use crate::engine::ls::LsReport;
 use crate::engine::orphaned::Orphans;
+use crate::engine::sink_lag::SinkLag;
 use crate::engine::snapshot::{SnapshotOutcome, SnapshotReport};
 use crate::engine::LoadedFile;
 use crate::model::{ConnectorType, Fields};
@@ -359,15 +360,6 @@ pub fn orphaned_metrics(cluster: &str, found: &Orphans) -> Metrics {
     m
 }
 
-/// One sink's lag behind its topics: per partition, records between its committed offset
-/// and the partition's end.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SinkLag {
-    pub connector: String,
-    /// (topic, partition) -> records behind.
-    pub partitions: BTreeMap<(String, i32), i64>,
-}
-
 /// The sinks' lag as metrics.
 pub fn sink_lag_metrics(
     cluster: &str,
@@ -377,8 +369,7 @@ pub fn sink_lag_metrics(
     let mut m = Metrics::default();
     for s in lags {
         let labels = || connector_labels(cluster, &s.connector, Some(ConnectorType::Sink));
-        let total: i64 = s.partitions.values().map(|v| (*v).max(0)).sum();
-        m.add(SINK_LAG, labels(), total as f64);
+        m.add(SINK_LAG, labels(), s.total() as f64);
         if per_partition.wants(&s.connector) {
             for ((topic, p), lag) in &s.partitions {
                 let mut l = labels();

@@ -10,15 +10,14 @@
 
 pub mod exposition;
 mod from_reports;
-pub mod lag;
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
 
+pub use crate::engine::sink_lag::SinkLag;
 pub use from_reports::{
     diff_metrics, log_metrics, ls_metrics, orphaned_metrics, sink_lag_metrics, snapshot_metrics,
-    SinkLag,
 };
 
 /// One metric family: its name, help and what its labels are.

@@ -271,14 +271,14 @@ fn sink_lag_sums_partitions_and_adds_partition_series_only_when_named() {
 #[test]
 fn a_sinks_lag_is_its_topics_ends_less_the_offsets_the_diff_saw_live() {
     let (r, files) = drifted_report();
-    let at = lag::sink_positions(&r, &files);
+    let at = crate::engine::sink_lag::sink_positions(&r, &files);
     // back: partition 0 live at 40 (the file says 100), 1 unchanged at 5; gone: missing.
     assert_eq!(at.keys().collect::<Vec<_>>(), ["back", "same"]);
     assert_eq!(at["back"].values().copied().collect::<Vec<_>>(), [40, 5]);
     let ends = [(("t".to_string(), 0), 50), (("t".to_string(), 1), 5)]
         .into_iter()
         .collect();
-    let lags = lag::lags(&at, &ends);
+    let lags = crate::engine::sink_lag::lags(&at, &ends);
     let m = sink_lag_metrics("a", &lags, &PartitionSeries::default());
     assert_eq!(
         value(&m, "kco_sink_lag_records", &[("connector", "back")]),

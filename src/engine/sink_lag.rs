@@ -1,12 +1,31 @@
 //! How far each sink is behind its topics: records between the offsets it committed (as the
-//! live diff saw them) and the ends of its topics' partitions (read from Kafka by the caller).
+//! live diff saw them) and the ends of its topics' partitions (read from Kafka by the caller:
+//! `kafka::end_offsets`). `diff --lag`, `ls --lag` and the metrics show it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::SinkLag;
 use crate::engine::diff::{DiffReport, PartitionKind, Sides, Status};
 use crate::engine::LoadedFile;
 use crate::model::{ConnectorType, Fields};
+
+/// Each sink's committed offsets, by topic and partition.
+pub type Positions = BTreeMap<String, BTreeMap<(String, i32), i64>>;
+
+/// One sink's lag behind its topics: per partition, records between its committed offset
+/// and the partition's end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkLag {
+    pub connector: String,
+    /// (topic, partition) -> records behind.
+    pub partitions: BTreeMap<(String, i32), i64>,
+}
+
+impl SinkLag {
+    /// Records behind over all its partitions.
+    pub fn total(&self) -> i64 {
+        self.partitions.values().map(|v| (*v).max(0)).sum()
+    }
+}
 
 /// A sink partition's topic and number.
 fn sink_partition(p: &Fields) -> Option<(String, i32)> {
@@ -22,10 +41,7 @@ fn kafka_offset(o: &Fields) -> Option<i64> {
 /// Each sink's committed offsets on the cluster, from a live diff: the file's offsets where
 /// the diff found them unchanged, the live ones where they differ. A sink without a file
 /// (untracked) or without a connector (missing) has none that kco saw.
-pub fn sink_positions(
-    report: &DiffReport,
-    files: &[LoadedFile],
-) -> BTreeMap<String, BTreeMap<(String, i32), i64>> {
+pub fn sink_positions(report: &DiffReport, files: &[LoadedFile]) -> Positions {
     let by_name: BTreeMap<&str, &LoadedFile> = files
         .iter()
         .map(|f| (f.file.metadata.name.as_str(), f))
@@ -69,18 +85,13 @@ pub fn sink_positions(
 }
 
 /// The partitions whose ends are needed.
-pub fn partitions_of(
-    positions: &BTreeMap<String, BTreeMap<(String, i32), i64>>,
-) -> BTreeSet<(String, i32)> {
+pub fn partitions_of(positions: &Positions) -> BTreeSet<(String, i32)> {
     positions.values().flat_map(|m| m.keys().cloned()).collect()
 }
 
 /// Each sink's lag: a partition's end less its committed offset (a partition whose end is
 /// unknown, its topic gone, is left out).
-pub fn lags(
-    positions: &BTreeMap<String, BTreeMap<(String, i32), i64>>,
-    ends: &BTreeMap<(String, i32), i64>,
-) -> Vec<SinkLag> {
+pub fn lags(positions: &Positions, ends: &BTreeMap<(String, i32), i64>) -> Vec<SinkLag> {
     positions
         .iter()
         .map(|(name, at)| SinkLag {
