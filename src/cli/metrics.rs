@@ -99,73 +99,143 @@ impl Run {
 /// An exit code of 1 (snapshot: some connectors could not be read) is a failed run.
 pub fn finish(run: Option<Run>, ctx: &Context, result: Result<u8>) -> Result<u8> {
     let Some(run) = run else { return result };
-    let (cluster, mut m) = run
+    let (cluster, m) = run
         .collected
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
-    let previous = run
-        .file
-        .as_ref()
-        .and_then(|f| std::fs::read_to_string(f).ok())
-        .map(|t| exposition::read_success(&t))
-        .unwrap_or_default();
     let cluster = cluster
         .or_else(|| ctx.global.cluster.clone())
-        .or_else(|| ctx.target().ok().map(|t| t.name))
-        .or_else(|| {
-            previous.iter().find_map(|s| {
-                s.labels
-                    .iter()
-                    .find(|(k, _)| *k == "cluster")
-                    .map(|(_, v)| v.clone())
-            })
-        })
-        .unwrap_or_default();
-    let outcome = match &result {
-        Ok(code) if *code == EXIT_ERROR => Outcome::Failed {
-            kind: "connectors_failed".into(),
-        },
-        Ok(_) => Outcome::Succeeded,
-        Err(e) => Outcome::Failed {
-            kind: serde_json::to_value(e.kind())
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_else(|| "other".into()),
-        },
+        .or_else(|| ctx.target().ok().map(|t| t.name));
+    let end = End {
+        command: run.command,
+        started: run.started,
+        file: run.file,
+        stdout: run.stdout,
+        cluster,
     };
-    let ended = crate::clock::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or_default();
-    metrics::run_metrics(
-        &mut m,
-        RunInfo {
-            cluster: &cluster,
-            command: run.command,
-            outcome,
-            ended_unix: ended.floor(),
-            duration_seconds: run.started.elapsed().as_secs_f64(),
-            previous_success: previous,
-        },
-    );
-    let text = exposition::render(&m);
-    if run.stdout {
-        ctx.printer.out(&text);
+    end.emit(&ctx.printer, m, result)
+}
+
+/// A run that failed before its context was made (kco.yaml unreadable, a bad flag value):
+/// its metrics, when asked for, say so and keep the last success.
+pub fn failed_early(
+    printer: &super::Printer,
+    global: &super::GlobalArgs,
+    command: &'static str,
+    args: &MetricsArgs,
+    error: Error,
+) -> Result<u8> {
+    let stdout = printer.format == OutputFormat::Openmetrics;
+    let file = args
+        .metrics_file
+        .as_ref()
+        .map(|f| match std::env::current_dir() {
+            Ok(cwd) => cwd.join(f),
+            Err(_) => f.clone(),
+        });
+    if !stdout
+        && file
+            .as_ref()
+            .is_none_or(|f| !f.parent().is_some_and(Path::is_dir))
+    {
+        return Err(error);
     }
-    if let Some(f) = &run.file {
-        let written =
-            crate::fsutil::write_atomic(f, text.as_bytes()).map_err(|source| Error::Write {
-                path: f.clone(),
-                source,
-            });
-        match (written, &result) {
-            (Err(e), Ok(_)) => return Err(e),
-            // The command's own error is the one to report.
-            (Err(e), Err(_)) => ctx.printer.warn(&e.to_string()),
-            (Ok(()), _) => {}
+    let end = End {
+        command,
+        started: Instant::now(),
+        file,
+        stdout,
+        cluster: global.cluster.clone(),
+    };
+    end.emit(printer, Metrics::default(), Err(error))
+}
+
+/// What ends a run's metrics.
+struct End {
+    command: &'static str,
+    started: Instant,
+    file: Option<PathBuf>,
+    stdout: bool,
+    cluster: Option<String>,
+}
+
+impl End {
+    fn emit(self, printer: &super::Printer, mut m: Metrics, result: Result<u8>) -> Result<u8> {
+        let previous = self
+            .file
+            .as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .map(|t| exposition::read_success(&t))
+            .unwrap_or_default();
+        let cluster = self
+            .cluster
+            .or_else(|| {
+                previous.iter().find_map(|s| {
+                    s.labels
+                        .iter()
+                        .find(|(k, _)| *k == "cluster")
+                        .map(|(_, v)| v.clone())
+                })
+            })
+            .unwrap_or_default();
+        let outcome = match &result {
+            Ok(code) if *code == EXIT_ERROR => Outcome::Failed {
+                kind: "connectors_failed".into(),
+            },
+            Ok(_) => Outcome::Succeeded,
+            Err(e) => Outcome::Failed {
+                kind: serde_json::to_value(e.kind())
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "other".into()),
+            },
+        };
+        let ended = crate::clock::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or_default();
+        metrics::run_metrics(
+            &mut m,
+            RunInfo {
+                cluster: &cluster,
+                command: self.command,
+                outcome,
+                ended_unix: ended.floor(),
+                duration_seconds: self.started.elapsed().as_secs_f64(),
+                previous_success: previous,
+            },
+        );
+        let text = exposition::render(&m);
+        if self.stdout {
+            printer.out(&text);
         }
+        if let Some(f) = &self.file {
+            let written =
+                crate::fsutil::write_atomic(f, text.as_bytes()).map_err(|source| Error::Write {
+                    path: f.clone(),
+                    source,
+                });
+            match (written, &result) {
+                (Err(e), Ok(_)) => return Err(e),
+                // The command's own error is the one to report.
+                (Err(e), Err(_)) => printer.warn(&e.to_string()),
+                (Ok(()), _) => {}
+            }
+        }
+        result
     }
-    result
+}
+
+/// The command's name and metrics flags, for the commands that have them.
+pub fn of(command: &super::Command) -> Option<(&'static str, &MetricsArgs)> {
+    use super::Command;
+    match command {
+        Command::Snapshot(a) => Some(("snapshot", &a.metrics)),
+        Command::Diff(a) => Some(("diff", &a.metrics)),
+        Command::Ls(a) => Some(("ls", &a.metrics)),
+        Command::Log(a) => Some(("log", &a.metrics)),
+        _ => None,
+    }
 }
 
 /// Refuses flags that the metrics do not cover yet: a review (`--base`) judges a change, not

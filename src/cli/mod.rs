@@ -262,11 +262,18 @@ pub fn run(cli: Cli) -> ExitCode {
         crate::shapes::install(ctx.config.shapes()?);
         Ok(ctx)
     });
-    let result = result.and_then(|ctx| {
-        #[cfg(unix)]
-        let _checkout_stays_its_owners = crate::owner::Keep::start(ctx.written_dirs());
-        run_command(command, &ctx)
-    });
+    let result = match result {
+        Ok(ctx) => {
+            #[cfg(unix)]
+            let _checkout_stays_its_owners = crate::owner::Keep::start(ctx.written_dirs());
+            run_command(command, &ctx)
+        }
+        // A command with metrics writes them for this failure too.
+        Err(e) => match metrics::of(&command) {
+            Some((name, args)) => metrics::failed_early(&printer, &cli.global, name, args, e),
+            None => Err(e),
+        },
+    };
     exit(&printer, result)
 }
 

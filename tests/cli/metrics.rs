@@ -410,3 +410,24 @@ fn lag_without_kafka_is_an_error_naming_the_setting() {
         );
     }
 }
+
+#[test]
+fn a_run_that_fails_before_it_starts_writes_its_failure_too() {
+    let (t, fake) = drifted();
+    let run = t.on(&fake, &["snapshot", "--metrics-file", "kco.prom"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let before = std::fs::read_to_string(t.path().join("kco.prom")).unwrap();
+    let success = lines(&before, "kco_last_success_timestamp_seconds");
+    // kco.yaml that cannot be read: no context, yet the metrics say the run failed.
+    t.config("clusters: [not, a, map]\n");
+    let run = t.on(&fake, &["snapshot", "--metrics-file", "kco.prom"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("kco.yaml"), "{}", run.stderr);
+    let after = std::fs::read_to_string(t.path().join("kco.prom")).unwrap();
+    promtool_accepts(&after);
+    assert_eq!(lines(&after, "kco_last_success_timestamp_seconds"), success);
+    assert!(
+        after.contains("kco_run_error{cluster=\"a\",command=\"snapshot\",kind=\"config\"} 1\n"),
+        "{after}"
+    );
+}
