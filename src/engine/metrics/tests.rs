@@ -289,3 +289,42 @@ fn a_sinks_lag_is_its_topics_ends_less_the_offsets_the_diff_saw_live() {
         Some(43.0)
     );
 }
+
+/// A sink of 1,000 moved partitions: one series each, only when named (docs/metrics.md
+/// quotes the bytes this prints: `cargo test --lib per_partition -- --nocapture`).
+#[test]
+fn per_partition_series_are_one_per_partition_of_the_connectors_named() {
+    let entries = |o: i64| json!((0..1000).map(|p| sink(p, o)).collect::<Vec<_>>());
+    let fake = FakeConnect::builder()
+        .sink("wide-sink", "KSink", State::Running, entries(2))
+        .in_process();
+    let files = vec![file("wide-sink", entries(1))];
+    let r = diff_live(&fake.client(), testkit::live_input(&files, "prod")).unwrap();
+    let plain = render(&diff_metrics(&r, &files, &PartitionSeries::default()));
+    let named = PartitionSeries {
+        connectors: vec!["wide-sink".into()],
+    };
+    let wide = render(&diff_metrics(&r, &files, &named));
+    let lines = wide
+        .lines()
+        .filter(|l| l.starts_with("kco_partition_offset_distance{"))
+        .count();
+    assert_eq!(lines, 1000);
+    let lags = [SinkLag {
+        connector: "wide-sink".into(),
+        partitions: (0..1000).map(|p| (("t".to_string(), p), 5)).collect(),
+    }];
+    let lag_plain = render(&sink_lag_metrics(
+        "prod",
+        &lags,
+        &PartitionSeries::default(),
+    ));
+    let lag_wide = render(&sink_lag_metrics("prod", &lags, &named));
+    eprintln!(
+        "per 1,000 partitions: kco_partition_offset_distance {} bytes, kco_sink_partition_lag_records {} bytes (without: {} and {} bytes in all)",
+        wide.len() - plain.len(),
+        lag_wide.len() - lag_plain.len(),
+        plain.len(),
+        lag_plain.len()
+    );
+}
