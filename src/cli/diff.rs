@@ -290,8 +290,8 @@ fn live(
     let mut report = crate::engine::dr::diff_live(&*client, input, &bar, &dr)?;
     attribute_state_changes(&mut report, ctx, &target.name);
     let lags = if args.lag || metrics.is_some() {
-        let positions = crate::engine::sink_lag::sink_positions(&report, &files);
-        super::sink_lag::read(ctx, &target.name, &positions, args.lag)?
+        let positions = || crate::engine::sink_lag::sink_positions(&report, &files);
+        super::sink_lag::read(ctx, &target.name, positions, args.lag)?
     } else {
         None
     };

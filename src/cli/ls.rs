@@ -6,7 +6,7 @@ use super::all_clusters::Structured;
 use super::output::Style;
 use super::Context;
 use crate::engine::diff::Status;
-use crate::engine::ls::{ls, LsReport};
+use crate::engine::ls::{ls_keeping, LsReport};
 use crate::engine::{load_files, store};
 use crate::error::{Error, Result, EXIT_OK};
 
@@ -61,7 +61,8 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
     }
     let mut report = gather(&args, ctx, None)?;
     let lags = if args.lag || metrics.is_some() {
-        super::sink_lag::read(ctx, &report.cluster, &report.sink_positions, args.lag)?
+        let positions = std::mem::take(&mut report.sink_positions);
+        super::sink_lag::read(ctx, &report.cluster.clone(), || positions, args.lag)?
     } else {
         None
     };
@@ -99,7 +100,7 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
     } else {
         Vec::new()
     };
-    ls(
+    ls_keeping(
         &*client,
         &files,
         &target.name,
@@ -108,6 +109,10 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
             args.read.freshness(&ctx.config, &target.name),
         ),
         &ctx.cwd,
+        // The lag needs each sink's offsets: with --lag, or metrics (where `kafka:` is set).
+        args.lag
+            || args.metrics.metrics_file.is_some()
+            || ctx.printer.format == super::OutputFormat::Openmetrics,
     )
 }
 

@@ -5,13 +5,14 @@ use super::Context;
 use crate::engine::sink_lag::{self, Positions, SinkLag};
 use crate::error::{Error, Result};
 
-/// The lag of each sink of `positions` on cluster `cluster`. `asked` (the `--lag` flag): a
-/// cluster without `kafka:` or a Kafka that cannot be read is an error; otherwise (for the
-/// metrics) the first means no lag and the second a warning.
+/// The lag of each sink of `positions` on cluster `cluster` (worked out only where the
+/// cluster has `kafka:`: a wide sink's positions are a map of every partition). `asked` (the
+/// `--lag` flag): a cluster without `kafka:` or a Kafka that cannot be read is an error;
+/// otherwise (for the metrics) the first means no lag and the second a warning.
 pub fn read(
     ctx: &Context,
     cluster: &str,
-    positions: &Positions,
+    positions: impl FnOnce() -> Positions,
     asked: bool,
 ) -> Result<Option<Vec<SinkLag>>> {
     let env = |k: &str| std::env::var(k).ok();
@@ -24,9 +25,10 @@ pub fn read(
         }
         return Ok(None);
     };
-    let wanted = sink_lag::partitions_of(positions);
+    let positions = positions();
+    let wanted = sink_lag::partitions_of(&positions);
     match crate::kafka::end_offsets::end_offsets(&kafka, &wanted) {
-        Ok(ends) => Ok(Some(sink_lag::lags(positions, &ends))),
+        Ok(ends) => Ok(Some(sink_lag::lags(&positions, &ends))),
         Err(source) if asked => Err(Error::Kafka {
             context: format!("cluster `{cluster}`: reading the ends of the sinks' topics"),
             source,

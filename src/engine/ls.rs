@@ -62,8 +62,21 @@ pub fn ls(
     client: &dyn Service,
     files: &[LoadedFile],
     cluster: &str,
+    read: (usize, Freshness),
+    cwd: &Path,
+) -> Result<LsReport> {
+    ls_keeping(client, files, cluster, read, cwd, false)
+}
+
+/// [`ls`], keeping each sink's committed offsets in the report (`sink_positions`) when
+/// `positions`, for its lag (a map of every partition: only when the lag is wanted).
+pub fn ls_keeping(
+    client: &dyn Service,
+    files: &[LoadedFile],
+    cluster: &str,
     (parallel, freshness): (usize, Freshness),
     cwd: &Path,
+    positions: bool,
 ) -> Result<LsReport> {
     let diff = diff_live(
         client,
@@ -77,7 +90,11 @@ pub fn ls(
             freshness,
         },
     )?;
-    let sink_positions = super::sink_lag::sink_positions(&diff, files);
+    let sink_positions = if positions {
+        super::sink_lag::sink_positions(&diff, files)
+    } else {
+        Default::default()
+    };
     let listing = client
         .list_connectors()
         .map_err(|e| Error::client("listing connectors", e))?;
