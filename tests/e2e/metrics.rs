@@ -256,3 +256,23 @@ fn a_stopped_sink_shows_the_records_its_topic_grew_by_as_lag() {
     );
     assert_eq!(lag[0]["metric"]["type"], "sink", "{lag:?} ({topic})");
 }
+
+/// Every query of the Grafana dashboard is one Prometheus' API accepts (its `$cluster`
+/// variable as "all").
+#[test]
+fn prometheus_accepts_every_query_of_the_dashboard() {
+    let Some(_tb) = monitored() else { return };
+    let path = crate::harness::repo_root().join("examples/monitoring/kco-dashboard.json");
+    let d: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let exprs: Vec<String> = d["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().iter())
+        .map(|t| t["expr"].as_str().unwrap().replace("$cluster", ".*"))
+        .collect();
+    assert!(exprs.len() >= 10);
+    for e in exprs {
+        query(&e); // asserts a 200 with a result
+    }
+}
