@@ -109,7 +109,6 @@ pub struct Args {
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let metrics = super::metrics::Run::start(ctx, "diff", &args.metrics)?;
     super::metrics::refuse(&metrics, "--base", args.base.is_some())?;
-    super::metrics::refuse(&metrics, "--all-clusters", args.all_clusters)?;
     let result = judge(args, ctx, metrics.as_ref());
     super::metrics::finish(metrics, ctx, result)
 }
@@ -128,7 +127,13 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
         ctx.ensure_cluster_named(&dir)?;
     }
     if args.all_clusters {
-        let work = |name: &str| live(&args, ctx, &dir, exit_on, Some(name), None).map(|(r, _)| r);
+        let work = |name: &str| {
+            let r = live(&args, ctx, &dir, exit_on, Some(name), metrics).map(|(r, _)| r);
+            if let Some(m) = metrics {
+                m.cluster_ended(name, &r, |_| false);
+            }
+            r
+        };
         let shown = diff_render::Shown {
             all: args.all,
             cluster_column: true,
@@ -279,15 +284,14 @@ fn live(
         false,
         &args.thresholds,
     );
-    if cluster.is_some() {
+    let mut report = if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
         let quiet = crate::engine::progress::Unheard;
-        let mut report = crate::engine::dr::diff_live(&*client, input, &quiet, &dr)?;
-        attribute_state_changes(&mut report, ctx, &target.name);
-        return Ok((report, None));
-    }
-    let bar = Bar::new(&ctx.printer, "diff");
-    let mut report = crate::engine::dr::diff_live(&*client, input, &bar, &dr)?;
+        crate::engine::dr::diff_live(&*client, input, &quiet, &dr)?
+    } else {
+        let bar = Bar::new(&ctx.printer, "diff");
+        crate::engine::dr::diff_live(&*client, input, &bar, &dr)?
+    };
     attribute_state_changes(&mut report, ctx, &target.name);
     let lags = if args.lag || metrics.is_some() {
         let positions = || crate::engine::sink_lag::sink_positions(&report, &files);

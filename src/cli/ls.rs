@@ -45,7 +45,6 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let metrics = super::metrics::Run::start(ctx, "ls", &args.metrics)?;
-    super::metrics::refuse(&metrics, "--all-clusters", args.all_clusters)?;
     let result = judge(args, ctx, metrics.as_ref());
     super::metrics::finish(metrics, ctx, result)
 }
@@ -56,7 +55,16 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
         return orphaned(ctx, metrics);
     }
     if args.all_clusters {
-        let work = |name: &str| gather(&args, ctx, Some(name));
+        let work = |name: &str| {
+            let r = gather(&args, ctx, Some(name));
+            if let Some(m) = metrics {
+                if let Ok(report) = &r {
+                    m.add(name, crate::engine::metrics::ls_metrics(report));
+                }
+                m.cluster_ended(name, &r, |_| false);
+            }
+            r
+        };
         return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx));
     }
     let mut report = gather(&args, ctx, None)?;

@@ -34,6 +34,8 @@ pub struct Run {
     stdout: bool,
     pub partitions: PartitionSeries,
     collected: Mutex<(Option<String>, Metrics)>,
+    /// With `--all-clusters`: how each cluster's part ended.
+    ended: Mutex<Vec<(String, Outcome)>>,
 }
 
 impl Run {
@@ -69,7 +71,22 @@ impl Run {
                 connectors: args.metrics_partitions.clone(),
             },
             collected: Mutex::default(),
+            ended: Mutex::default(),
         }))
+    }
+
+    /// With `--all-clusters`: `cluster`'s part ended with `result` (`failed`: its report says
+    /// the run failed, a snapshot's unread connectors). Each cluster gets its run's metrics.
+    pub fn cluster_ended<R>(&self, cluster: &str, result: &Result<R>, failed: impl Fn(&R) -> bool) {
+        let outcome = match result {
+            Ok(r) if failed(r) => Outcome::Failed {
+                kind: "connectors_failed".into(),
+            },
+            Ok(_) => Outcome::Succeeded,
+            Err(e) => Outcome::Failed { kind: kind_of(e) },
+        };
+        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        ended.push((cluster.to_string(), outcome));
     }
 
     /// Adds what the command found about `cluster`.
@@ -103,6 +120,7 @@ pub fn finish(run: Option<Run>, ctx: &Context, result: Result<u8>) -> Result<u8>
         .collected
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
+    let ended = run.ended.into_inner().unwrap_or_else(|e| e.into_inner());
     let cluster = cluster
         .or_else(|| ctx.global.cluster.clone())
         .or_else(|| ctx.target().ok().map(|t| t.name));
@@ -112,6 +130,7 @@ pub fn finish(run: Option<Run>, ctx: &Context, result: Result<u8>) -> Result<u8>
         file: run.file,
         stdout: run.stdout,
         cluster,
+        ended,
     };
     end.emit(&ctx.printer, m, result)
 }
@@ -146,6 +165,7 @@ pub fn failed_early(
         file,
         stdout,
         cluster: global.cluster.clone(),
+        ended: Vec::new(),
     };
     end.emit(printer, Metrics::default(), Err(error))
 }
@@ -157,6 +177,16 @@ struct End {
     file: Option<PathBuf>,
     stdout: bool,
     cluster: Option<String>,
+    /// With `--all-clusters`: each cluster's outcome (else the run is one cluster's).
+    ended: Vec<(String, Outcome)>,
+}
+
+/// An error's kind as `--output json` names it.
+fn kind_of(e: &Error) -> String {
+    serde_json::to_value(e.kind())
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "other".into())
 }
 
 impl End {
@@ -167,44 +197,48 @@ impl End {
             .and_then(|f| std::fs::read_to_string(f).ok())
             .map(|t| exposition::read_success(&t))
             .unwrap_or_default();
-        let cluster = self
-            .cluster
-            .or_else(|| {
-                previous.iter().find_map(|s| {
-                    s.labels
-                        .iter()
-                        .find(|(k, _)| *k == "cluster")
-                        .map(|(_, v)| v.clone())
-                })
-            })
-            .unwrap_or_default();
-        let outcome = match &result {
-            Ok(code) if *code == EXIT_ERROR => Outcome::Failed {
-                kind: "connectors_failed".into(),
-            },
-            Ok(_) => Outcome::Succeeded,
-            Err(e) => Outcome::Failed {
-                kind: serde_json::to_value(e.kind())
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_else(|| "other".into()),
-            },
-        };
-        let ended = crate::clock::now()
+        let ended_unix = crate::clock::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
-            .unwrap_or_default();
-        metrics::run_metrics(
-            &mut m,
-            RunInfo {
-                cluster: &cluster,
-                command: self.command,
-                outcome,
-                ended_unix: ended.floor(),
-                duration_seconds: self.started.elapsed().as_secs_f64(),
-                previous_success: previous,
-            },
-        );
+            .unwrap_or_default()
+            .floor();
+        let duration_seconds = self.started.elapsed().as_secs_f64();
+        let parts = if self.ended.is_empty() {
+            let cluster = self
+                .cluster
+                .or_else(|| {
+                    previous.iter().find_map(|s| {
+                        s.labels
+                            .iter()
+                            .find(|(k, _)| *k == "cluster")
+                            .map(|(_, v)| v.clone())
+                    })
+                })
+                .unwrap_or_default();
+            let outcome = match &result {
+                Ok(code) if *code == EXIT_ERROR => Outcome::Failed {
+                    kind: "connectors_failed".into(),
+                },
+                Ok(_) => Outcome::Succeeded,
+                Err(e) => Outcome::Failed { kind: kind_of(e) },
+            };
+            vec![(cluster, outcome)]
+        } else {
+            self.ended
+        };
+        for (cluster, outcome) in parts {
+            metrics::run_metrics(
+                &mut m,
+                RunInfo {
+                    cluster: &cluster,
+                    command: self.command,
+                    outcome,
+                    ended_unix,
+                    duration_seconds,
+                    previous_success: previous.clone(),
+                },
+            );
+        }
         let text = exposition::render(&m);
         if self.stdout {
             printer.out(&text);
@@ -238,8 +272,8 @@ pub fn of(command: &super::Command) -> Option<(&'static str, &MetricsArgs)> {
     }
 }
 
-/// Refuses flags that the metrics do not cover yet: a review (`--base`) judges a change, not
-/// a cluster; `--all-clusters` runs many clusters at once.
+/// Refuses a flag that the metrics do not cover: a review (`--base`) judges a change, not a
+/// cluster.
 pub fn refuse(run: &Option<Run>, what: &str, given: bool) -> Result<()> {
     if run.is_some() && given {
         return Err(Error::Usage(format!(

@@ -103,7 +103,6 @@ static COMMITTING: Mutex<()> = Mutex::new(());
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let metrics = super::metrics::Run::start(ctx, "snapshot", &args.metrics)?;
-    super::metrics::refuse(&metrics, "--all-clusters", args.all_clusters)?;
     let result = judge(args, ctx, metrics.as_ref());
     super::metrics::finish(metrics, ctx, result)
 }
@@ -116,7 +115,16 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
         Committer::open(&snapshots_dir(&args, ctx))?;
     }
     if args.all_clusters {
-        let work = |name: &str| capture(&args, ctx, Some(name));
+        let work = |name: &str| {
+            let r = capture(&args, ctx, Some(name));
+            if let Some(m) = metrics {
+                if let Ok(report) = &r {
+                    m.add(name, crate::engine::metrics::snapshot_metrics(report));
+                }
+                m.cluster_ended(name, &r, |report| !report.failed().is_empty());
+            }
+            r
+        };
         return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx, &args));
     }
     let report = capture(&args, ctx, None)?;

@@ -431,3 +431,77 @@ fn a_run_that_fails_before_it_starts_writes_its_failure_too() {
         "{after}"
     );
 }
+
+/// `--all-clusters`: one text, each cluster with its own run metrics; a cluster that fails
+/// keeps its own last success while the other reports a new one.
+#[test]
+fn all_clusters_give_each_cluster_its_run_metrics() {
+    let t = TestEnv::new();
+    let east = FakeConnect::builder()
+        .sink("orders", SINK, State::Running, sink_offsets(&[(0, 5)]))
+        .start();
+    let west = FakeConnect::builder()
+        .sink("billing", SINK, State::Running, sink_offsets(&[(0, 9)]))
+        .start();
+    t.config(format!(
+        "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n",
+        east.url(),
+        west.url()
+    ));
+    // The first run earlier than the clock of the runs after it.
+    let run = t
+        .cmd()
+        .env("KCO_NOW", "2026-11-01T00:00:00Z")
+        .args(["snapshot", "--all-clusters", "--metrics-file", "kco.prom"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let first = std::fs::read_to_string(t.path().join("kco.prom")).unwrap();
+    promtool_accepts(&first);
+    assert_eq!(
+        lines(&first, "kco_last_success_timestamp_seconds").len(),
+        2,
+        "{first}"
+    );
+    // West goes down: its run failed, east's did not; west keeps the success it had.
+    west.down();
+    let run = t
+        .cmd()
+        .args(["diff", "--all-clusters", "-o", "openmetrics"])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    promtool_accepts(&run.stdout);
+    assert!(
+        run.stdout
+            .contains("kco_run_failed{cluster=\"east\",command=\"diff\"} 0\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("kco_run_failed{cluster=\"west\",command=\"diff\"} 1\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(
+        "kco_connector_status{cluster=\"east\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
+    ));
+    let run = t.kco(&["snapshot", "--all-clusters", "--metrics-file", "kco.prom"]);
+    assert_eq!(run.code, 1);
+    let after = std::fs::read_to_string(t.path().join("kco.prom")).unwrap();
+    promtool_accepts(&after);
+    let success = |text: &str, c: &str| {
+        lines(text, "kco_last_success_timestamp_seconds")
+            .into_iter()
+            .find(|l| l.contains(&format!("cluster=\"{c}\"")))
+            .map(str::to_string)
+    };
+    assert_eq!(success(&after, "west"), success(&first, "west"));
+    assert!(
+        success(&after, "east").is_some_and(|e| Some(e) != success(&first, "east")),
+        "{after}"
+    );
+    assert!(
+        after.contains("kco_run_error{cluster=\"west\",command=\"snapshot\",kind=\"client\"} 1\n"),
+        "{after}"
+    );
+}

@@ -152,10 +152,17 @@ pub fn run_metrics(m: &mut Metrics, run: RunInfo<'_>) {
             let mut l = labels();
             l.push(("kind", kind.clone()));
             m.add(RUN_ERROR, l, 1.0);
-            for s in run.previous_success.into_iter().filter(|s| {
+            // This command's on this cluster (a file may hold several clusters' runs).
+            let label = |s: &Sample, name: &str| {
                 s.labels
                     .iter()
-                    .any(|(k, v)| *k == "command" && v == run.command)
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.clone())
+            };
+            for s in run.previous_success.into_iter().filter(|s| {
+                label(s, "command").as_deref() == Some(run.command)
+                    && (run.cluster.is_empty()
+                        || label(s, "cluster").is_none_or(|c| c == run.cluster))
             }) {
                 m.add(LAST_SUCCESS, s.labels, s.value);
             }
