@@ -51,6 +51,7 @@ suite_testbed() {
   export KCO_SECURE_PORT=18443 KCO_GATEWAY_PORT=18444
   export KCO_DR_KAFKA_PORT=19192 KCO_DR_SASL_PORT=19194 KCO_DR_CONTROLLER_PORT=19195
   export KCO_DR_CONNECT_PORT=18090 KCO_DR_BACK_PORT=18091 KCO_LEGACY_PORT=18087
+  export KCO_PROMETHEUS_PORT=19090 KCO_NODE_EXPORTER_PORT=19100
 }
 STEP="start"
 STEP_START=$SECONDS
@@ -244,6 +245,7 @@ run cargo package --locked --allow-dirty --quiet
 step "monitoring examples (promtool check rules, test rules)"
 run promtool check rules examples/monitoring/kco-alerts.yaml
 (cd examples/monitoring && run promtool test rules kco-alerts.test.yaml)
+run shellcheck -S warning examples/monitoring/*.sh
 
 step "unit and CLI tests"
 unit_targets=(--bins --test cli)

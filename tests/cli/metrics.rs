@@ -505,3 +505,25 @@ fn all_clusters_give_each_cluster_its_run_metrics() {
         "{after}"
     );
 }
+
+/// The CronJob of examples/monitoring is YAML whose job writes kco's metrics into the
+/// directory it mounts from the node (where node-exporter reads them).
+#[test]
+fn the_textfile_cronjob_writes_metrics_where_node_exporter_reads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("examples/monitoring/kco-textfile-cronjob.yaml"))
+        .unwrap();
+    let job: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let pod = &job["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let script = container["args"][0].as_str().unwrap();
+    assert!(
+        script.contains("diff --metrics-file /textfile/"),
+        "{script}"
+    );
+    assert_eq!(container["volumeMounts"][0]["mountPath"], "/textfile");
+    assert_eq!(
+        pod["volumes"][0]["hostPath"]["path"],
+        "/var/lib/node_exporter/textfile"
+    );
+}
