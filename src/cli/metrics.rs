@@ -120,7 +120,8 @@ pub fn finish(run: Option<Run>, ctx: &Context, result: Result<u8>) -> Result<u8>
         .collected
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
-    let ended = run.ended.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut ended = run.ended.into_inner().unwrap_or_else(|e| e.into_inner());
+    ended.sort_by(|a, b| a.0.cmp(&b.0));
     let cluster = cluster
         .or_else(|| ctx.global.cluster.clone())
         .or_else(|| ctx.target().ok().map(|t| t.name));
@@ -226,6 +227,7 @@ impl End {
         } else {
             self.ended
         };
+        let several = parts.len() > 1;
         for (cluster, outcome) in parts {
             metrics::run_metrics(
                 &mut m,
@@ -238,6 +240,9 @@ impl End {
                     previous_success: previous.clone(),
                 },
             );
+        }
+        if several {
+            m.sort_samples();
         }
         let text = exposition::render(&m);
         if self.stdout {

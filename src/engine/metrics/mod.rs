@@ -66,6 +66,17 @@ impl Metrics {
             .unwrap_or_default()
     }
 
+    /// Puts each family's samples in the order of their labels' values (clusters read at
+    /// once add theirs in the order they finish).
+    pub fn sort_samples(&mut self) {
+        for (_, samples) in self.families.values_mut() {
+            samples.sort_by(|a, b| {
+                let key = |s: &Sample| s.labels.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>();
+                key(a).cmp(&key(b))
+            });
+        }
+    }
+
     /// Adds every sample of `other` (another cluster's run of the same command).
     pub fn merge(&mut self, other: Metrics) {
         for (def, samples) in other.families.into_values() {
