@@ -99,7 +99,8 @@ pub struct Args {
     #[command(flatten)]
     pub thresholds: super::translate::Thresholds,
     /// Also show how far each sink is behind its topics (records between its committed
-    /// offsets and the partitions' ends), read through the cluster's `kafka:` in kco.yaml
+    /// offsets and the partitions' ends), read through the cluster's `kafka:` in kco.yaml;
+    /// in the text output (the metrics carry it too)
     #[arg(long, conflicts_with_all = ["base", "all_clusters"])]
     pub lag: bool,
     #[command(flatten)]
