@@ -51,6 +51,7 @@ suite_testbed() {
   export KCO_SECURE_PORT=18443 KCO_GATEWAY_PORT=18444
   export KCO_DR_KAFKA_PORT=19192 KCO_DR_SASL_PORT=19194 KCO_DR_CONTROLLER_PORT=19195
   export KCO_DR_CONNECT_PORT=18090 KCO_DR_BACK_PORT=18091 KCO_LEGACY_PORT=18087
+  export KCO_PROMETHEUS_PORT=19090 KCO_NODE_EXPORTER_PORT=19100
 }
 STEP="start"
 STEP_START=$SECONDS
@@ -90,6 +91,7 @@ finish() {
       echo "test.sh: test bed left running (KCO_TESTBED_KEEP=1); stop it with scripts/local-connect.sh down" >&2
     else
       printf '\n==> stopping the test bed\n' >&2
+      bash "$ROOT/scripts/monitoring.sh" down >&2
       "${LC[@]}" down >&2
     fi
   fi
@@ -212,6 +214,10 @@ ensure_actionlint() {
 step "prerequisites"
 ensure_rust
 ensure_java_maven
+# promtool checks kco's metrics in the CLI tests; prometheus and node-exporter run in the e2e.
+# shellcheck source=lib/prometheus.sh
+source "$ROOT/scripts/lib/prometheus.sh"
+ensure_prometheus
 
 step "cargo fmt --check"
 run cargo fmt --all -- --check
@@ -235,6 +241,11 @@ step "cargo package"
 run cargo package --locked --allow-dirty --quiet
 
 # --- end of shipping (the image is built below, while the e2e tests wait on Connect) ---
+
+step "monitoring examples (promtool check rules, test rules)"
+run promtool check rules examples/monitoring/kco-alerts.yaml
+(cd examples/monitoring && run promtool test rules kco-alerts.test.yaml)
+run shellcheck -S warning examples/monitoring/*.sh
 
 step "unit and CLI tests"
 unit_targets=(--bins --test cli)
@@ -294,6 +305,12 @@ step "DR test bed up"
 run bash "$ROOT/scripts/dr-connect.sh" up >/dev/null
 export KCO_E2E_DR=required
 # --- end of the DR region ---
+
+# --- monitoring: node-exporter's textfile collector and Prometheus (scripts/monitoring.sh) ---
+step "monitoring up (Prometheus, node-exporter)"
+run bash "$ROOT/scripts/monitoring.sh" up >/dev/null
+export KCO_E2E_PROMETHEUS=required
+# --- end of monitoring ---
 
 e2e_env "$ROOT"
 # The image (scripts/image.sh): the release's code, static, unoptimised (Cargo.toml's

@@ -34,6 +34,7 @@ feature_of() {
     # They need beds compat.sh does not start (scripts/test.sh runs them), or the image.
     secure::* | gateway::* | dr::* | dr_runbook::* | image::* | through_kafka::* | msk_mode::*) echo none ;;
     compat_doc::*) echo none ;;
+    metrics::*) echo none ;;
     *) return 1 ;;
   esac
 }

@@ -14,6 +14,8 @@ e2e_env() {
   export KCO_E2E_DR_URL="http://127.0.0.1:${KCO_DR_CONNECT_PORT:-8090}"
   export KCO_E2E_DR_BACK_URL="http://127.0.0.1:${KCO_DR_BACK_PORT:-8091}"
   export KCO_E2E_DR_KAFKA="127.0.0.1:${KCO_DR_SASL_PORT:-9194}"
+  export KCO_E2E_PROMETHEUS_URL="http://127.0.0.1:${KCO_PROMETHEUS_PORT:-9090}"
+  export KCO_E2E_TEXTFILE_DIR="$KCO_TESTBED_DIR/monitoring/textfile"
 }
 
 # The oldest Kafka release with the offsets API that the test bed runs (latest patch).

@@ -98,9 +98,24 @@ pub struct Args {
     pub translate: Option<super::translate::TranslateArg>,
     #[command(flatten)]
     pub thresholds: super::translate::Thresholds,
+    /// Also show how far each sink is behind its topics (records between its committed
+    /// offsets and the partitions' ends), read through the cluster's `kafka:` in kco.yaml;
+    /// in the text output (the metrics carry it too)
+    #[arg(long, conflicts_with_all = ["base", "all_clusters"])]
+    pub lag: bool,
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let metrics = super::metrics::Run::start(ctx, "diff", &args.metrics)?;
+    super::metrics::refuse(&metrics, "--base", args.base.is_some())?;
+    let result = judge(args, ctx, metrics.as_ref());
+    super::metrics::finish(metrics, ctx, result)
+}
+
+/// The diff itself; its metrics added to `metrics` when asked for.
+fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> {
     let exit_on = match args.fail_on {
         ExitOnArg::Drift => engine::ExitOn::Drift,
         ExitOnArg::Any => engine::ExitOn::Any,
@@ -113,7 +128,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         ctx.ensure_cluster_named(&dir)?;
     }
     if args.all_clusters {
-        let work = |name: &str| live(&args, ctx, &dir, exit_on, Some(name));
+        let work = |name: &str| {
+            let r = live(&args, ctx, &dir, exit_on, Some(name), metrics).map(|(r, _)| r);
+            if let Some(m) = metrics {
+                m.cluster_ended(name, &r, |_| false);
+            }
+            r
+        };
         let shown = diff_render::Shown {
             all: args.all,
             cluster_column: true,
@@ -123,6 +144,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             r.exit_code
         });
     }
+    let mut lags = None;
     let report = match &args.base {
         Some(rev) => {
             let cluster = ctx.offline_cluster();
@@ -152,13 +174,22 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             }
             report
         }
-        None => live(&args, ctx, &dir, exit_on, None)?,
+        None => {
+            let (report, read) = live(&args, ctx, &dir, exit_on, None, metrics)?;
+            lags = read;
+            report
+        }
     };
     let shown = diff_render::Shown {
         all: args.all,
         cluster_column: false,
     };
     render(&report, Structured::Alone, ctx, shown);
+    if let (true, Some(lags)) = (args.lag, &lags) {
+        if ctx.printer.format == OutputFormat::Text {
+            ctx.printer.out(&super::sink_lag::text(lags));
+        }
+    }
     let code = report.exit_code;
     // The process ends here. A wide connector's report is a million small allocations;
     // freeing them one by one would take longer than everything after the output.
@@ -205,7 +236,8 @@ fn live(
     dir: &Path,
     exit_on: engine::ExitOn,
     cluster: Option<&str>,
-) -> Result<DiffReport> {
+    metrics: Option<&super::metrics::Run>,
+) -> Result<(DiffReport, Option<Vec<crate::engine::sink_lag::SinkLag>>)> {
     let target = match cluster {
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
@@ -253,17 +285,27 @@ fn live(
         false,
         &args.thresholds,
     );
-    if cluster.is_some() {
+    let mut report = if cluster.is_some() {
         // Clusters run side by side: one bar each would overwrite the others.
         let quiet = crate::engine::progress::Unheard;
-        let mut report = crate::engine::dr::diff_live(&*client, input, &quiet, &dr)?;
-        attribute_state_changes(&mut report, ctx, &target.name);
-        return Ok(report);
-    }
-    let bar = Bar::new(&ctx.printer, "diff");
-    let mut report = crate::engine::dr::diff_live(&*client, input, &bar, &dr)?;
+        crate::engine::dr::diff_live(&*client, input, &quiet, &dr)?
+    } else {
+        let bar = Bar::new(&ctx.printer, "diff");
+        crate::engine::dr::diff_live(&*client, input, &bar, &dr)?
+    };
     attribute_state_changes(&mut report, ctx, &target.name);
-    Ok(report)
+    let lags = if args.lag || metrics.is_some() {
+        let positions = || crate::engine::sink_lag::sink_positions(&report, &files);
+        super::sink_lag::read(ctx, &target.name, positions, args.lag)?
+    } else {
+        None
+    };
+    if let Some(m) = metrics {
+        let found = crate::engine::metrics::diff_metrics(&report, &files, &m.partitions);
+        m.add(&target.name, found);
+        m.add_sink_lag(&target.name, lags.as_deref());
+    }
+    Ok((report, lags))
 }
 
 /// A connector less active than its file is routine (`state_changed`) unless a kco operation
@@ -284,6 +326,8 @@ fn render(report: &DiffReport, structured: Structured, ctx: &Context, shown: dif
         OutputFormat::Json | OutputFormat::Yaml => p.structured(report),
         OutputFormat::Markdown => p.out(&diff_render::markdown(report, shown)),
         OutputFormat::Text => diff_render::text_chunks(report, p, shown, &mut |chunk| p.out(chunk)),
+        // The run's metrics take the report's place (cli/metrics.rs).
+        OutputFormat::Openmetrics => {}
     }
 }
 

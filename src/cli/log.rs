@@ -62,6 +62,8 @@ pub struct Args {
     /// Snapshots directory [default: from kco.yaml, else snapshots/]
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 fn time(flag: &str, v: &Option<String>) -> Result<Option<i64>> {
@@ -89,7 +91,14 @@ pub fn scope_dir(dir: &Option<PathBuf>, ctx: &Context) -> (PathBuf, Option<Strin
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
-    let (scope, _) = scope_dir(&args.dir, ctx);
+    let metrics = super::metrics::Run::start(ctx, "log", &args.metrics)?;
+    let result = judge(args, ctx, metrics.as_ref());
+    super::metrics::finish(metrics, ctx, result)
+}
+
+/// The log itself; its metrics added to `metrics` when asked for.
+fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> {
+    let (scope, cluster) = scope_dir(&args.dir, ctx);
     let report = log(LogInput {
         scope: &scope,
         patterns: &args.names,
@@ -98,9 +107,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         max_count: args.max_count,
         stalled: args.stalled.map(|n| n as usize),
     })?;
+    if let Some(m) = metrics {
+        let found = crate::engine::metrics::log_metrics(&report);
+        m.add(cluster.as_deref().unwrap_or_default(), found);
+    }
     let p = &ctx.printer;
     match p.format {
         OutputFormat::Text | OutputFormat::Markdown => p.out(&text(&report, p)),
+        // The run's metrics take the report's place (cli/metrics.rs).
+        OutputFormat::Openmetrics => {}
         _ => p.structured(&report),
     }
     let stalled = report.connectors.iter().any(|c| c.stalled == Some(true));

@@ -6,7 +6,7 @@ use super::all_clusters::Structured;
 use super::output::Style;
 use super::Context;
 use crate::engine::diff::Status;
-use crate::engine::ls::{ls, LsReport};
+use crate::engine::ls::{ls_keeping, LsReport};
 use crate::engine::{load_files, store};
 use crate::error::{Error, Result, EXIT_OK};
 
@@ -35,17 +35,52 @@ pub struct Args {
     /// created under such a name resumes from them
     #[arg(long)]
     pub orphaned: bool,
+    /// Also show how far each sink is behind its topics (records between its committed
+    /// offsets and the partitions' ends), read through the cluster's `kafka:` in kco.yaml
+    #[arg(long, conflicts_with_all = ["all_clusters", "orphaned"])]
+    pub lag: bool,
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let metrics = super::metrics::Run::start(ctx, "ls", &args.metrics)?;
+    let result = judge(args, ctx, metrics.as_ref());
+    super::metrics::finish(metrics, ctx, result)
+}
+
+/// The listing itself; its metrics added to `metrics` when asked for.
+fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> {
     if args.orphaned {
-        return orphaned(ctx);
+        return orphaned(ctx, metrics);
     }
     if args.all_clusters {
-        let work = |name: &str| gather(&args, ctx, Some(name));
+        let work = |name: &str| {
+            let r = gather(&args, ctx, Some(name));
+            if let Some(m) = metrics {
+                if let Ok(report) = &r {
+                    m.add(name, crate::engine::metrics::ls_metrics(report));
+                }
+                m.cluster_ended(name, &r, |_| false);
+            }
+            r
+        };
         return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx));
     }
-    let report = gather(&args, ctx, None)?;
+    let mut report = gather(&args, ctx, None)?;
+    let lags = if args.lag || metrics.is_some() {
+        let positions = std::mem::take(&mut report.sink_positions);
+        super::sink_lag::read(ctx, &report.cluster.clone(), || positions, args.lag)?
+    } else {
+        None
+    };
+    if let (true, Some(lags)) = (args.lag, &lags) {
+        report.set_lag(lags);
+    }
+    if let Some(m) = metrics {
+        m.add(&report.cluster, crate::engine::metrics::ls_metrics(&report));
+        m.add_sink_lag(&report.cluster, lags.as_deref());
+    }
     Ok(finish(&report, Structured::Alone, ctx))
 }
 
@@ -73,7 +108,7 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
     } else {
         Vec::new()
     };
-    ls(
+    ls_keeping(
         &*client,
         &files,
         &target.name,
@@ -82,18 +117,41 @@ fn gather(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<LsReport>
             args.read.freshness(&ctx.config, &target.name),
         ),
         &ctx.cwd,
+        // The lag needs each sink's offsets: with --lag, or metrics (where `kafka:` is set).
+        args.lag
+            || args.metrics.metrics_file.is_some()
+            || ctx.printer.format == super::OutputFormat::Openmetrics,
     )
 }
 
 /// Prints one cluster's listing; its exit code.
 fn finish(report: &LsReport, structured: Structured, ctx: &Context) -> u8 {
     let p = &ctx.printer;
-    if p.is_structured() {
+    if p.format == super::OutputFormat::Openmetrics {
+        // The run's metrics take the report's place (cli/metrics.rs).
+    } else if p.is_structured() {
         if structured == Structured::Alone {
             p.structured(report);
         }
     } else {
         p.out(&table(ctx, report, structured == Structured::Together));
+        let lagging: Vec<String> = report
+            .connectors
+            .iter()
+            .filter_map(|c| {
+                Some(format!(
+                    "  {}  {}",
+                    c.name,
+                    crate::text::count(c.lag? as usize, "record")
+                ))
+            })
+            .collect();
+        if !lagging.is_empty() {
+            p.out(&format!(
+                "Sinks behind their topics (records between the committed offsets and the partitions' ends):\n{}\n",
+                lagging.join("\n")
+            ));
+        }
         p.status(&format!(
             "{} on cluster `{}`",
             super::words::count(report.connectors.len(), "connector"),
@@ -159,7 +217,7 @@ fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
 
 /// `kco ls --orphaned`: the names in the offsets topic and the sinks' groups that no connector
 /// of the cluster has.
-fn orphaned(ctx: &Context) -> Result<u8> {
+fn orphaned(ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> {
     let target = ctx.target()?;
     let (kafka, topic) = ctx.offsets_topic(&target, "ls --orphaned")?;
     let topic = topic.as_str();
@@ -182,6 +240,13 @@ fn orphaned(ctx: &Context) -> Result<u8> {
         })?;
     super::orphaned::warn_unchecked(ctx, &found.unchecked);
     let p = &ctx.printer;
+    if let Some(m) = metrics {
+        let found = crate::engine::metrics::orphaned_metrics(&target.name, &found);
+        m.add(&target.name, found);
+    }
+    if p.format == super::OutputFormat::Openmetrics {
+        return Ok(EXIT_OK);
+    }
     if p.is_structured() {
         p.structured(&found);
         return Ok(EXIT_OK);

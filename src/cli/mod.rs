@@ -19,6 +19,7 @@ mod ls;
 #[cfg(test)]
 mod man;
 mod merge_file;
+mod metrics;
 mod neighbours;
 mod operate;
 mod orphaned;
@@ -31,6 +32,7 @@ mod report_error;
 mod reset;
 mod schema;
 mod show;
+mod sink_lag;
 mod snapshot;
 mod through_kafka;
 mod translate;
@@ -143,6 +145,8 @@ pub enum OutputFormat {
     Yaml,
     /// Markdown (diff only), for pull-request comments
     Markdown,
+    /// OpenMetrics text (snapshot, diff, ls, log): the run's metrics, docs/metrics.md
+    Openmetrics,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -236,6 +240,18 @@ pub fn run(cli: Cli) -> ExitCode {
         report_error::report(&printer, &e);
         return ExitCode::from(e.exit_code());
     }
+    if cli.global.output == OutputFormat::Openmetrics
+        && !matches!(
+            cli.command,
+            Command::Snapshot(_) | Command::Diff(_) | Command::Ls(_) | Command::Log(_)
+        )
+    {
+        let e = crate::error::Error::Usage(
+            "--output openmetrics is for `kco snapshot`, `diff`, `ls` and `log`; use text, json or yaml here".into(),
+        );
+        report_error::report(&printer, &e);
+        return ExitCode::from(e.exit_code());
+    }
     // A merge driver reads three files only: no cluster, and no kco.yaml (which may be in
     // the middle of the same merge).
     let command = match cli.command {
@@ -246,11 +262,18 @@ pub fn run(cli: Cli) -> ExitCode {
         crate::shapes::install(ctx.config.shapes()?);
         Ok(ctx)
     });
-    let result = result.and_then(|ctx| {
-        #[cfg(unix)]
-        let _checkout_stays_its_owners = crate::owner::Keep::start(ctx.written_dirs());
-        run_command(command, &ctx)
-    });
+    let result = match result {
+        Ok(ctx) => {
+            #[cfg(unix)]
+            let _checkout_stays_its_owners = crate::owner::Keep::start(ctx.written_dirs());
+            run_command(command, &ctx)
+        }
+        // A command with metrics writes them for this failure too.
+        Err(e) => match metrics::of(&command) {
+            Some((name, args)) => metrics::failed_early(&printer, &cli.global, name, args, e),
+            None => Err(e),
+        },
+    };
     exit(&printer, result)
 }
 

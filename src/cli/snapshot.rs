@@ -76,6 +76,8 @@ pub struct Args {
     /// `Kco-Commit: SHA`, the commit applied; `Kco-Backup: ID`); repeatable
     #[arg(long, value_name = "TRAILER", requires = "commit", value_parser = parse_trailer)]
     pub trailer: Vec<(String, String)>,
+    #[command(flatten)]
+    pub metrics: super::metrics::MetricsArgs,
 }
 
 /// What a `--commit` records.
@@ -100,16 +102,38 @@ impl From<RecordArg> for CommitKind {
 static COMMITTING: Mutex<()> = Mutex::new(());
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    let metrics = super::metrics::Run::start(ctx, "snapshot", &args.metrics)?;
+    let result = judge(args, ctx, metrics.as_ref());
+    super::metrics::finish(metrics, ctx, result)
+}
+
+/// The snapshot itself; its metrics added to `metrics` when asked for.
+fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> {
     ctx.ensure_cluster_named(&snapshots_dir(&args, ctx))?;
     if args.commit {
         // Before any request or write: a repository, and an identity to commit with.
         Committer::open(&snapshots_dir(&args, ctx))?;
     }
     if args.all_clusters {
-        let work = |name: &str| capture(&args, ctx, Some(name));
+        let work = |name: &str| {
+            let r = capture(&args, ctx, Some(name));
+            if let Some(m) = metrics {
+                if let Ok(report) = &r {
+                    m.add(name, crate::engine::metrics::snapshot_metrics(report));
+                }
+                m.cluster_ended(name, &r, |report| !report.failed().is_empty());
+            }
+            r
+        };
         return super::all_clusters::run(ctx, work, |r, s| finish(r, s, ctx, &args));
     }
     let report = capture(&args, ctx, None)?;
+    if let Some(m) = metrics {
+        m.add(
+            &report.cluster,
+            crate::engine::metrics::snapshot_metrics(&report),
+        );
+    }
     Ok(finish(&report, Structured::Alone, ctx, &args))
 }
 
@@ -187,7 +211,9 @@ fn finish(report: &SnapshotReport, structured: Structured, ctx: &Context, args: 
             ));
         }
     }
-    if ctx.printer.is_structured() {
+    if ctx.printer.format == super::OutputFormat::Openmetrics {
+        // The run's metrics take the report's place (cli/metrics.rs).
+    } else if ctx.printer.is_structured() {
         if structured == Structured::Alone {
             ctx.printer.structured(report);
         }

@@ -31,6 +31,9 @@ pub struct LsEntry {
     /// `diff`'s verdict: `in_sync`, `advanced`, `drifted`, `missing`, `untracked`,
     /// `type_changed` or `class_changed`.
     pub status: Status,
+    /// With `--lag`, a sink's records between its committed offsets and its topics' ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag: Option<i64>,
 }
 
 /// The cluster's connectors, by name.
@@ -38,6 +41,20 @@ pub struct LsEntry {
 pub struct LsReport {
     pub cluster: String,
     pub connectors: Vec<LsEntry>,
+    /// Each sink's committed offsets as the live diff saw them, for its lag (not shown).
+    #[serde(skip)]
+    pub sink_positions: super::sink_lag::Positions,
+}
+
+impl LsReport {
+    /// Puts each sink's lag on its entry.
+    pub fn set_lag(&mut self, lags: &[super::sink_lag::SinkLag]) {
+        for l in lags {
+            if let Some(e) = self.connectors.iter_mut().find(|e| e.name == l.connector) {
+                e.lag = Some(l.total());
+            }
+        }
+    }
 }
 
 /// Lists the cluster's connectors against `files` (the cluster's snapshot directory).
@@ -45,8 +62,21 @@ pub fn ls(
     client: &dyn Service,
     files: &[LoadedFile],
     cluster: &str,
+    read: (usize, Freshness),
+    cwd: &Path,
+) -> Result<LsReport> {
+    ls_keeping(client, files, cluster, read, cwd, false)
+}
+
+/// [`ls`], keeping each sink's committed offsets in the report (`sink_positions`) when
+/// `positions`, for its lag (a map of every partition: only when the lag is wanted).
+pub fn ls_keeping(
+    client: &dyn Service,
+    files: &[LoadedFile],
+    cluster: &str,
     (parallel, freshness): (usize, Freshness),
     cwd: &Path,
+    positions: bool,
 ) -> Result<LsReport> {
     let diff = diff_live(
         client,
@@ -60,6 +90,11 @@ pub fn ls(
             freshness,
         },
     )?;
+    let sink_positions = if positions {
+        super::sink_lag::sink_positions(&diff, files)
+    } else {
+        Default::default()
+    };
     let listing = client
         .list_connectors()
         .map_err(|e| Error::client("listing connectors", e))?;
@@ -86,12 +121,14 @@ pub fn ls(
                 state: c.state,
                 file: c.file,
                 status: c.status,
+                lag: None,
             }
         })
         .collect();
     Ok(LsReport {
         cluster: cluster.to_string(),
         connectors,
+        sink_positions,
     })
 }
 

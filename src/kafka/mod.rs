@@ -21,6 +21,7 @@ mod conn;
 pub mod connect_offsets;
 pub mod connect_topics;
 mod fetch;
+pub mod end_offsets;
 pub mod groups;
 pub mod through;
 mod tls;

@@ -11,7 +11,7 @@ use crate::support::run::Kco;
 
 /// East with a sink `orders-sink` (topic `orders`) and a source `orders-src`, west empty,
 /// on Kafka clusters K-EAST and K-WEST; the files of east snapshotted with their configs.
-fn regions(dir: &TestEnv, mirrors: &str) -> (FakeConnect, FakeConnect) {
+pub fn regions(dir: &TestEnv, mirrors: &str) -> (FakeConnect, FakeConnect) {
     let east = FakeConnect::builder()
         .version("4.1.0")
         .kafka_cluster_id("K-EAST")

@@ -29,6 +29,7 @@ mod interchange;
 mod interrupt;
 mod lock;
 mod merge_file;
+mod metrics;
 mod output_snapshots;
 mod recipes;
 mod records;

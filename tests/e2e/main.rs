@@ -18,6 +18,7 @@ mod image;
 mod kco_steps;
 mod kinds;
 mod lock;
+mod metrics;
 mod month;
 mod msk_mode;
 mod orphaned;
