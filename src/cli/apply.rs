@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use super::apply_render::Verb;
-use super::operate::{drive, target_cluster, ChangeArgs, Request};
+use super::change::{ChangeArgs, Request};
+use super::operate::{drive, target_cluster};
 use super::Context;
 use crate::engine::apply::{self, CheckOptions, PlanOptions};
 use crate::engine::fail_on::Refuse;

@@ -82,7 +82,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 }
             }
             let question = "Remove it? Only when its holder is gone: a kco that still runs would then share the cluster with the next one";
-            if !yes && !super::operate::ask(ctx, question)? {
+            if !yes && !super::change::ask(ctx, question)? {
                 p.status("Nothing was removed.");
                 return Ok(EXIT_ERROR);
             }

@@ -6,6 +6,7 @@ mod apply;
 mod apply_git;
 mod apply_mirror_render;
 mod apply_render;
+mod change;
 mod completions;
 mod context;
 mod diff;

@@ -1,15 +1,14 @@
 //! The CLI side of the guarded operation (`engine::operation`) that apply, reset and undo go
-//! through: their shared flags, declared once; the confirmation on the terminal; and the
-//! rendering of each step's outcome. The engine does the locking, recovery, refusals,
+//! through: opening it, the plan, the confirmation and the rendering of each step's outcome
+//! (their shared flags and words are `change.rs`'s). A cluster whose offsets are read through
+//! Kafka is handed to `through_kafka.rs` once the operation is open. The engine does the locking, recovery, refusals,
 //! backup, journal and execution; nothing here touches them.
 
-use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::apply_render::{self, Verb};
-use super::output::{Printer, Style};
+use super::apply_render;
+use super::change::{ask, refused, say_local_only, ChangeArgs, Request};
 use super::progress::apply_progress;
 use super::recover::render_recovery;
 use super::report_error;
@@ -20,13 +19,10 @@ use crate::engine::apply::{
     ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, Observer, OperationObserver,
     PlanOptions, SystemClock, TargetCluster,
 };
-use crate::engine::fail_on::{Refusal, Refuse};
 use crate::engine::history::at::FilesSource;
-use crate::engine::operation::remote_lock::LocalOnly;
 use crate::engine::operation::{Operation, PlanInput, Ran, Settings};
 use crate::engine::progress::Both;
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
-use crate::wait::WaitPolicy;
 
 /// The whole run, as `--output json` prints it.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -40,75 +36,6 @@ pub struct ApplyDocument<'a> {
     pub backup: Option<&'a BackupReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<&'a ApplyReport>,
-}
-
-/// Flags of every command that changes a cluster.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ChangeArgs {
-    /// Show the plan and stop before any change
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Go ahead without asking
-    #[arg(long, short = 'y')]
-    pub yes: bool,
-    /// Where to write the backup of what changes [default: <state dir>/backups/<UTC time>/<cluster>/]
-    #[arg(long)]
-    pub backup_dir: Option<PathBuf>,
-    /// Seconds to wait for a connector to reach a state
-    #[arg(long, default_value_t = 120)]
-    pub wait_timeout: u64,
-    /// Seconds a resumed connector's tasks may take to run (a task that fails, or none
-    /// starting, is a failure)
-    #[arg(long, default_value_t = 60)]
-    pub task_timeout: u64,
-    /// How many connectors change at once (each transaction mostly waits on the worker)
-    #[arg(long, default_value_t = crate::engine::parallel::DEFAULT_CHANGES, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub parallel: usize,
-    /// Change this sink even though a sink of another cluster in kco.yaml, on the same Kafka
-    /// cluster, uses its consumer group (a connector name; repeatable)
-    #[arg(long, value_name = "NAME")]
-    pub allow_shared_group: Vec<String>,
-}
-
-/// What one command asks of the operation, beyond its flags.
-pub struct Request<'a> {
-    /// The command: its question and its words.
-    pub verb: Verb,
-    pub plan: PlanOptions,
-    pub refuse: Vec<Refuse>,
-    /// `--at` / `--changed-since`: where the files came from.
-    pub source: Option<&'a FilesSource>,
-    /// `--translate`: sink files of another Kafka cluster (`engine::mirror`).
-    pub translate: Option<crate::engine::mirror::TranslateMode>,
-    /// `--with-sources`: plan source files of another Kafka cluster too.
-    pub with_sources: bool,
-}
-
-impl Request<'_> {
-    /// What reset and undo ask: the offsets exactly as wanted (`--prune`), nothing created.
-    pub fn exact(verb: Verb, args: &ChangeArgs) -> Request<'static> {
-        Request {
-            verb,
-            plan: PlanOptions {
-                prune: true,
-                create: false,
-                parallel: args.parallel,
-                create_state: None,
-                max_observed_age: None,
-                allow_running_primary: false,
-            },
-            refuse: Vec::new(),
-            source: None,
-            translate: None,
-            with_sources: false,
-        }
-    }
-}
-
-impl ChangeArgs {
-    fn wait(&self) -> WaitPolicy {
-        WaitPolicy::with_timeout(Duration::from_secs(self.wait_timeout))
-    }
 }
 
 /// The cluster the global flags name, and whether they named it.
@@ -308,27 +235,6 @@ impl OperationObserver for BackupNote<'_> {
     }
 }
 
-/// The refusal that names every partition a `--fail-on` forbids, with its risk label.
-pub(super) fn refused(found: &[Refusal]) -> Error {
-    let lines: Vec<String> = found
-        .iter()
-        .map(|r| {
-            format!(
-                "  {} {}: [{}] {}",
-                r.connector,
-                super::words::partition(&r.partition),
-                r.risk.code.label(),
-                r.risk.message
-            )
-        })
-        .collect();
-    Error::Usage(format!(
-        "refused by --fail-on: {} at risk; nothing was changed:\n{}",
-        super::words::count(found.len(), "partition"),
-        lines.join("\n")
-    ))
-}
-
 /// Set by the first Ctrl-C (or SIGTERM) during the transactions.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -346,42 +252,4 @@ fn on_interrupt_finish_in_flight() {
             "kco: interrupted: connectors under way finish and get their state back; no other starts (interrupt again to exit at once)"
         );
     });
-}
-
-/// Says, once, before the first change, that the cluster's lock is this machine's only
-/// (nothing keeps out another machine or clone applying at once); not where kco.yaml says
-/// `lock: local`, which is a choice already made.
-pub(super) fn say_local_only(ctx: &Context, cluster: &str, why: LocalOnly) {
-    if why != LocalOnly::Configured {
-        ctx.printer.status(&format!(
-            "Locked cluster `{cluster}` on this machine only ({}): another clone applying to it at once is not kept out (docs/apply.md#locking)",
-            why.why()
-        ));
-    }
-}
-
-/// Asks on the terminal; refuses when stdin is not one.
-pub fn ask(ctx: &Context, question: &str) -> Result<bool> {
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        return Err(Error::Usage(
-            "stdin is not a terminal, so kco cannot ask for confirmation; nothing was changed. Pass --yes to go ahead without asking".into(),
-        ));
-    }
-    let mut err = std::io::stderr();
-    let _ = write!(err, "{} [y/N] ", paint(&ctx.printer, question));
-    let _ = err.flush();
-    let mut answer = String::new();
-    stdin
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| Error::Other(format!("cannot read the answer: {e}")))?;
-    Ok(matches!(
-        answer.trim().to_ascii_lowercase().as_str(),
-        "y" | "yes"
-    ))
-}
-
-fn paint(p: &Printer, question: &str) -> String {
-    p.paint_err(Style::Bold, question)
 }

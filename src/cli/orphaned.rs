@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::apply_render::Verb;
-use super::operate::{ask, say_local_only, ChangeArgs};
+use super::change::{ask, say_local_only, ChangeArgs};
 use super::{words, Context};
 use crate::config::ClusterTarget;
 use crate::engine::apply::{BackupReport, SystemClock};

@@ -3,7 +3,8 @@
 use std::collections::BTreeSet;
 
 use super::apply_render::Verb;
-use super::operate::{drive, ChangeArgs, Request};
+use super::change::{ChangeArgs, Request};
+use super::operate::drive;
 use super::Context;
 use crate::engine::apply::Checked;
 use crate::engine::operation::Operation;

@@ -4,7 +4,7 @@
 //! reset of leftovers is (`cli::orphaned`), then, with `--create`, the connectors created.
 
 use super::apply_render::Verb;
-use super::operate::{ChangeArgs, Request};
+use super::change::{ChangeArgs, Request};
 use super::Context;
 use crate::config::ClusterTarget;
 use crate::engine::apply::{Checked, Want};
@@ -72,7 +72,7 @@ pub fn drive(
     })?;
     let found = through_kafka::refusals(&plan, &req.refuse);
     if !found.is_empty() {
-        return Err(super::operate::refused(&found));
+        return Err(super::change::refused(&found));
     }
     let code = super::orphaned::run(ctx, target, &kafka, args, req.verb, op, &plan)?;
     if code != EXIT_OK || args.dry_run || creates.is_empty() {

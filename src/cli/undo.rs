@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use super::apply_render::Verb;
-use super::operate::{drive, ChangeArgs, Request};
+use super::change::{ChangeArgs, Request};
+use super::operate::drive;
 use super::Context;
 use crate::engine::apply::{self, backup, CheckOptions, TargetCluster};
 use crate::engine::membership::same_url;

@@ -73,13 +73,31 @@ pub struct Capabilities {
     pub read_only: Option<&'static str>,
 }
 
+/// What to use instead of kco to change the connectors of a cluster read from its internal
+/// topics.
+pub const CONNECT_TOPICS_INSTEAD: &str = "change its connectors with the service's own console, CLI or API (AWS MSK Connect: its console or `aws kafkaconnect`); kco reads this cluster from its workers' internal topics because kco.yaml gives it no `urls` (docs/through-kafka.md)";
+
 impl Backend {
+    /// What a Connect cluster read from its internal topics can do (`kafka::connect_topics`):
+    /// read, with no `GET /` (no version: the probe asks nothing) and no plugin config
+    /// definitions; nothing else through it.
+    pub const CONNECT_TOPICS: Capabilities = Capabilities {
+        server_side_pause: false,
+        async_alter: false,
+        observed_offsets: false,
+        version_endpoint: false,
+        create_with_offsets: false,
+        config_definitions: false,
+        offsets_through_kafka: false,
+        read_only: Some(CONNECT_TOPICS_INSTEAD),
+    };
+
     /// What this service can do (each implementation's own).
     pub fn capabilities(&self) -> Capabilities {
         match self {
             Backend::Connect => super::Connect::CAPABILITIES,
             Backend::ConfluentCloud(_) => super::ConfluentCloud::CAPABILITIES,
-            Backend::ConnectTopics => crate::kafka::connect_topics::ConnectTopics::CAPABILITIES,
+            Backend::ConnectTopics => Self::CONNECT_TOPICS,
         }
     }
 

@@ -20,8 +20,8 @@
 mod conn;
 pub mod connect_offsets;
 pub mod connect_topics;
-mod fetch;
 pub mod end_offsets;
+mod fetch;
 pub mod groups;
 pub mod through;
 mod tls;

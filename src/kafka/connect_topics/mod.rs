@@ -53,7 +53,7 @@ pub struct InternalTopics {
 }
 
 /// What to use instead of kco to change such a cluster's connectors.
-pub const INSTEAD: &str = "change its connectors with the service's own console, CLI or API (AWS MSK Connect: its console or `aws kafkaconnect`); kco reads this cluster from its workers' internal topics because kco.yaml gives it no `urls` (docs/through-kafka.md)";
+pub use crate::client::CONNECT_TOPICS_INSTEAD as INSTEAD;
 
 /// Where the topics' records come from: Kafka ([`KafkaSource`]), or memory in tests.
 pub trait TopicSource: Send + Sync {
@@ -129,18 +129,8 @@ pub struct ConnectTopics {
 }
 
 impl ConnectTopics {
-    /// What such a cluster can do: read, with no `GET /` (no version: the probe asks
-    /// nothing) and no plugin config definitions; nothing else.
-    pub const CAPABILITIES: Capabilities = Capabilities {
-        server_side_pause: false,
-        async_alter: false,
-        observed_offsets: false,
-        version_endpoint: false,
-        create_with_offsets: false,
-        config_definitions: false,
-        offsets_through_kafka: false,
-        read_only: Some(INSTEAD),
-    };
+    /// What such a cluster can do ([`Backend::ConnectTopics`](crate::client::Backend)'s).
+    pub const CAPABILITIES: Capabilities = crate::client::Backend::CONNECT_TOPICS;
 
     pub fn new(source: Arc<dyn TopicSource>, topics: InternalTopics) -> Self {
         Self::with_shapes(source, topics, crate::shapes::registry())
