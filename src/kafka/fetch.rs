@@ -31,7 +31,7 @@ const READ_COMMITTED: i8 = 1;
 const FETCH_MAX_BYTES: i32 = 4 * 1024 * 1024;
 /// `ListOffsets` timestamps: the first kept offset, and the end.
 const EARLIEST: i64 = -2;
-const LATEST: i64 = -1;
+pub(super) const LATEST: i64 = -1;
 
 /// Reads partition `partition` of `topic` (from its first kept record, or with `tail` at most
 /// that many records before the end) to the end it had when the read began, calling `visit`
@@ -85,7 +85,12 @@ fn topic_name(topic: &str) -> TopicName {
 
 /// The offset `ListOffsets` gives for `at` (`EARLIEST`, `LATEST`), read_committed: the end is
 /// the last stable offset.
-fn offset_at(c: &mut Conn, topic: &str, partition: i32, at: i64) -> Result<i64, KafkaError> {
+pub(super) fn offset_at(
+    c: &mut Conn,
+    topic: &str,
+    partition: i32,
+    at: i64,
+) -> Result<i64, KafkaError> {
     let request = ListOffsetsRequest::default()
         .with_replica_id(BrokerId(-1))
         .with_isolation_level(READ_COMMITTED)

@@ -118,6 +118,8 @@ fn write(
         by_partition.entry(r.partition).or_default().push(r);
     }
     let id = || TransactionalId(StrBytes::from_string(transactional_id.to_string()));
+    // (leader, partition, the offset after the last record written there).
+    let mut written_to: Vec<(&str, i32, i64)> = Vec::new();
     let written = (|| {
         add_partitions(
             coordinator,
@@ -161,6 +163,8 @@ fn write(
                         p.error_code,
                         &format!("writing to partition {} of `{topic}`", p.index),
                     )?;
+                    let n = by_partition.get(&p.index).map_or(0, |rs| rs.len() as i64);
+                    written_to.push((addr, p.index, p.base_offset + n));
                 }
             }
         }
@@ -183,13 +187,48 @@ fn write(
         )
     };
     match written {
-        Ok(()) => end(true, coordinator),
+        Ok(()) => {
+            end(true, coordinator)?;
+            visible(opts, topic, &written_to)
+        }
         Err(e) => {
             // Best effort: the coordinator aborts it anyway once it times out.
             let _ = end(false, coordinator);
             Err(e)
         }
     }
+}
+
+/// Waits until a `read_committed` reader sees the records written (each partition's last
+/// stable offset past them). The coordinator answers the commit once it is decided, and writes
+/// its markers to the partitions after: a read-back at once could still miss them.
+fn visible(
+    opts: &KafkaOptions,
+    topic: &str,
+    written_to: &[(&str, i32, i64)],
+) -> Result<(), KafkaError> {
+    let start = Instant::now();
+    let mut conns: BTreeMap<&str, Conn> = BTreeMap::new();
+    for (addr, partition, after) in written_to {
+        let c = match conns.entry(*addr) {
+            std::collections::btree_map::Entry::Occupied(c) => c.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(Conn::open(opts, addr)?),
+        };
+        loop {
+            let stable = super::fetch::offset_at(c, topic, *partition, super::fetch::LATEST)?;
+            if stable >= *after {
+                break;
+            }
+            if start.elapsed() > opts.timeout {
+                return Err(c.failed(format!(
+                    "the transaction is committed, but partition {partition} of `{topic}` does not show it within {} (`kafka.timeoutSeconds`): its last stable offset is {stable}, before {after}",
+                    humantime::format_duration(opts.timeout)
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    Ok(())
 }
 
 /// A producer id and epoch for the transactional id, asked again while the coordinator is
