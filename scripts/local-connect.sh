@@ -208,11 +208,13 @@ cmd_up() {
 }
 
 cmd_down_locked() {
-  # Whatever `up` may have started, also with other KCO_TESTBED_STANDALONE/POSTGRES.
-  stop_procs a1 a2 b1 s1
+  # Whatever `up` may have started, also with other KCO_TESTBED_STANDALONE/POSTGRES; and the
+  # legacy worker (scripts/legacy-connect.sh), which runs on this broker and keeps its pid
+  # in the same run directory: removed with it, it would be left running, unseen.
+  stop_procs a1 a2 b1 s1 l1
   stop_procs broker
   pg_stop
-  rm -rf "$STATE/data" "$STATE/run"
+  rm -rf "$STATE/data" "$STATE/run" "$STATE/legacy"
 }
 
 cmd_down() {
