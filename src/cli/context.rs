@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
 use crate::client::layers::{RetryPolicy, Retrying, ServiceHints, TraceSink, Traced};
-use crate::client::{
-    service_for, Backend, Connect, ConnectVersion, HttpTransport, ServerInfo, Service,
-};
+use crate::client::{service_for, Connect, ConnectVersion, HttpTransport, ServerInfo, Service};
 use crate::config::{ClusterTarget, Config, ConfigError, Sources};
 use crate::engine::membership::{self, same_url, Membership};
 use crate::engine::operation::StateDir;
@@ -201,7 +199,7 @@ impl Context {
     }
 
     fn connect_with(&self, target: &ClusterTarget, listing: bool) -> Result<Box<dyn Service>> {
-        if target.backend == Backend::ConnectTopics {
+        if target.backend.over_kafka() {
             return self.connect_topics(target);
         }
         if target.http.tls.insecure {
@@ -372,7 +370,7 @@ impl Context {
     /// A client for `target` that tries each request once (a look at a cluster that must not
     /// wait out the retry deadline).
     pub fn client_once(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
-        if target.backend == Backend::ConnectTopics {
+        if target.backend.over_kafka() {
             return self.connect_topics(target);
         }
         let http = HttpTransport::new(target.http.clone())

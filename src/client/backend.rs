@@ -111,6 +111,13 @@ impl Backend {
         }
     }
 
+    /// Whether the service is reached through Kafka alone, with no HTTP endpoint (a Connect
+    /// cluster read from its internal topics): its client is made from `kafka:` and the
+    /// topics, not from `urls`.
+    pub fn over_kafka(&self) -> bool {
+        matches!(self, Backend::ConnectTopics)
+    }
+
     /// Whether a URL names the cluster (a Kafka Connect worker belongs to one Connect
     /// cluster), rather than only where the service's API answers (Confluent Cloud: the
     /// environment and cluster ids name the connectors, whatever endpoint serves them).
