@@ -55,21 +55,22 @@ fn an_endpoint_that_is_not_connect_is_named_without_dumping_its_page() {
         "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head><body>{}</body></html>\n",
         "<p>filler</p>\n".repeat(100)
     );
-    let server = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
-        let mut buf = [0u8; 4096];
-        let _ = s.read(&mut buf);
-        let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-            page.len()
-        );
-        s.write_all(head.as_bytes()).unwrap();
-        s.write_all(page.as_bytes()).unwrap();
+    // Every request gets the page: kco may ask for the listing beside its first `GET /`.
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                page.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(page.as_bytes());
+        }
     });
     let t = TestEnv::new();
     let url = format!("http://127.0.0.1:{port}");
     let (code, out) = t.kco(&["--url", &url, "snapshot"]).code_and_text();
-    server.join().unwrap();
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("no Kafka Connect answers there")
