@@ -20,7 +20,7 @@ fn sink_offsets(parts: &[(i64, i64)]) -> Value {
 }
 
 /// `promtool check metrics` accepts `text` (where promtool is installed; scripts/test.sh
-/// installs it, so CI always checks).
+/// installs it and sets `KCO_PROMTOOL=required`, so CI always checks).
 fn promtool_accepts(text: &str) {
     let Ok(mut child) = Command::new("promtool")
         .args(["check", "metrics"])
@@ -29,6 +29,11 @@ fn promtool_accepts(text: &str) {
         .stderr(Stdio::piped())
         .spawn()
     else {
+        assert_ne!(
+            std::env::var("KCO_PROMTOOL").as_deref(),
+            Ok("required"),
+            "promtool not found, and KCO_PROMTOOL=required (install Debian's prometheus)"
+        );
         eprintln!("promtool not installed: metrics not checked by it");
         return;
     };
