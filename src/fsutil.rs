@@ -39,6 +39,18 @@ fn write_atomic_as(path: &Path, contents: &[u8], access: Access) -> std::io::Res
     Ok(())
 }
 
+/// Replaces `path` with `contents` through a temp file and a rename, without waiting for the
+/// disk: a reader sees the old file or the new one, never a part. For a file that every run
+/// writes anew and that is worth nothing after a crash (a metrics file, which node-exporter's
+/// textfile collector documents as `echo > f.$$; mv f.$$ f`); what must survive a crash goes
+/// through [`write_atomic`].
+pub fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    write_temp(path, contents, false, Access::Shared)?
+        .persist(path)
+        .map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// The directory of `path` (`.` for a bare name).
 fn parent(path: &Path) -> &Path {
     match path.parent() {
@@ -219,6 +231,16 @@ mod tests {
         drop(dropped);
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a");
         assert_eq!(std::fs::read_dir(dir.path().join("c")).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn a_replaced_file_holds_the_new_contents_and_no_temporary_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("m/kco.prom");
+        replace(&f, b"old").unwrap();
+        replace(&f, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path().join("m")).unwrap().count(), 1);
     }
 
     #[test]

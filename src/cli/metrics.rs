@@ -250,7 +250,7 @@ impl End {
         }
         if let Some(f) = &self.file {
             let written =
-                crate::fsutil::write_atomic(f, text.as_bytes()).map_err(|source| Error::Write {
+                crate::fsutil::replace(f, text.as_bytes()).map_err(|source| Error::Write {
                     path: f.clone(),
                     source,
                 });
