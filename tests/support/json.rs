@@ -16,3 +16,18 @@ pub fn assert_json_eq(got: &Value, expected: &Value) {
         serde_json::to_string_pretty(got).unwrap()
     );
 }
+
+/// The entry of the array `doc[list]` whose `name` is `name` (a connector of `ls -o json`, a
+/// sink of `ls --orphaned`), if any; the test fails when `doc[list]` is not an array.
+pub fn find_named<'a>(doc: &'a Value, list: &str, name: &str) -> Option<&'a Value> {
+    doc[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("`{list}` is not an array: {doc}"))
+        .iter()
+        .find(|e| e["name"] == name)
+}
+
+/// [`find_named`]'s entry; the test fails showing `doc` when there is none.
+pub fn named<'a>(doc: &'a Value, list: &str, name: &str) -> &'a Value {
+    find_named(doc, list, name).unwrap_or_else(|| panic!("no `{name}` in `{list}`: {doc}"))
+}

@@ -76,6 +76,15 @@ impl Run {
         self.stdout.clone()
     }
 
+    /// Asserts the exit code is `code` and stderr holds each of `parts` (the test fails showing
+    /// stdout and stderr when not).
+    pub fn assert_stderr(&self, code: i32, parts: &[&str]) {
+        assert_eq!(self.code, code, "{}\n{}", self.stdout, self.stderr);
+        for part in parts {
+            assert!(self.stderr.contains(part), "{part}:\n{}", self.stderr);
+        }
+    }
+
     /// The exit code, stdout and stderr.
     pub fn parts(self) -> (i32, String, String) {
         (self.code, self.stdout, self.stderr)
