@@ -21,12 +21,7 @@ fn json_diff(env: &TestEnv, args: &[&str]) -> (i32, Value) {
 }
 
 fn connector<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["connectors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("{name} not in {report}"))
+    crate::support::json::named(report, "connectors", name)
 }
 
 /// Waits until the source has read `position` bytes and the sink committed `offset`.

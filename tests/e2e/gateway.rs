@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::harness::{
     append_lines, env_url, file_source_config, first_contact_only, numbered, service_dir,
-    service_file, source_position, testbed, unique_name,
+    service_file, testbed, unique_name,
 };
 use crate::kco_steps::set_offsets;
 use crate::support::env::TestEnv;
@@ -72,9 +72,7 @@ impl Gateway {
             &name,
             file_source_config(&input, &unique_name(&format!("{prefix}-topic"))),
         );
-        b.wait_offsets(&name, "the whole file read", |o| {
-            source_position(o, &input) == Some(len)
-        });
+        b.wait_read(&name, &input);
         (env, name, len, guard)
     }
 

@@ -179,6 +179,15 @@ pub fn hand_edit_offset(path: &Path, topic: &str, offset: Option<i64>) {
     std::fs::write(path, serde_yaml::to_string(&doc).unwrap()).unwrap();
 }
 
+/// Edits a snapshot file by hand, `from` replaced by `to` (a rewind, say), and re-seals it with
+/// `kco fmt` in `env`, asserted to succeed.
+pub fn edit_and_fmt(env: &TestEnv, file: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(file).unwrap().replace(from, to);
+    std::fs::write(file, text).unwrap();
+    let (code, o, e) = env.kco(&["fmt", file.to_str().unwrap()]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+}
+
 /// `(partition, LABEL, message)` of each partition a `diff -o json` lists for `sink`.
 pub fn review(json: &str, sink: &str) -> Vec<(String, String, String)> {
     let v: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));

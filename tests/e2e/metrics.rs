@@ -8,16 +8,16 @@
 //! (default <test bed>/monitoring/textfile); without a Prometheus there the tests skip,
 //! unless `KCO_E2E_PROMETHEUS=required` (scripts/test.sh sets it).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::harness::{
-    append_lines, file_sink_config, file_source_config, get, numbered, sink_offset,
-    skip_unless_required, source_position, testbed, testbed_dir, unique_name, wait_for,
-    write_lines, Connect, Testbed, WAIT,
+    append_lines, get, numbered, sink_offset, skip_unless_required, source_position, testbed,
+    testbed_dir, unique_name, wait_for, Connect, FilePipe, Testbed, WAIT,
 };
+use crate::support::data::sink_offsets;
 use crate::support::env::TestEnv;
 
 fn prometheus() -> String {
@@ -110,51 +110,28 @@ fn monitored_env(tb: &Testbed) -> Monitored {
     Monitored { env, cluster, file }
 }
 
-/// A FileStream source copying `lines` into a new topic and a sink reading it, once the sink
-/// has committed them all: (source, sink, topic, the source's input file).
-fn pipeline(
-    a: &Connect,
-    dir: &Path,
-    lines: usize,
-) -> (
-    crate::harness::ConnectorGuard,
-    crate::harness::ConnectorGuard,
-    String,
-    PathBuf,
-) {
-    let input = dir.join("in.txt");
-    write_lines(&input, &numbered("m", 0..lines));
-    let topic = unique_name("kco-metrics");
-    let src = a.create(
-        &unique_name("kco-metrics-src"),
-        file_source_config(&input, &topic),
-    );
-    let snk = a.create(
-        &unique_name("kco-metrics-snk"),
-        file_sink_config(&dir.join("out.txt"), &topic),
-    );
-    a.wait_offsets(snk.name(), &format!("kafka_offset {lines}"), |o| {
-        sink_offset(o, &topic) == Some(lines as i64)
+/// On cluster a, a FileStream source copying `lines` into a new topic and a sink reading it,
+/// once the sink has committed them all; kco as [`monitored_env`] sets it up.
+fn pipeline(tb: &Testbed, lines: usize) -> (Connect, Monitored, FilePipe) {
+    let a = tb.a();
+    let m = monitored_env(tb);
+    let p = FilePipe::start(&a, m.env.path(), "kco-metrics", &numbered("m", 0..lines));
+    a.wait_offsets(&p.sink, &format!("kafka_offset {lines}"), |o| {
+        sink_offset(o, &p.topic) == Some(lines as i64)
     });
-    (src, snk, topic, input)
+    (a, m, p)
 }
 
 #[test]
 fn a_drift_fires_the_alert_on_prometheus_and_apply_clears_it() {
     let Some(tb) = monitored() else { return };
-    let a = tb.a();
-    let m = monitored_env(&tb);
-    let (_src, snk, topic, _) = pipeline(&a, m.env.path(), 3);
-    let snk = snk.name().to_string();
+    let (a, m, p) = pipeline(&tb, 3);
+    let snk = p.sink.clone();
     m.env.kco(&["snapshot", &snk]).success("kco snapshot");
     // Behind kco's back: the sink stopped and rewound to 1.
     a.stop(&snk);
     a.wait_stopped(&snk);
-    let r = a.patch_offsets(
-        &snk,
-        json!([{"partition": {"kafka_topic": topic, "kafka_partition": 0},
-                "offset": {"kafka_offset": 1}}]),
-    );
+    let r = a.patch_offsets(&snk, sink_offsets(&p.topic, &[(0, 1)]));
     assert_eq!(r.status, 200, "{}", r.body);
     let file = m.file.to_str().unwrap();
     let run = m.env.kco(&["diff", &snk, "--metrics-file", file]);
@@ -197,20 +174,18 @@ fn a_drift_fires_the_alert_on_prometheus_and_apply_clears_it() {
 #[test]
 fn a_stopped_sink_shows_the_records_its_topic_grew_by_as_lag() {
     let Some(tb) = monitored() else { return };
-    let a = tb.a();
-    let m = monitored_env(&tb);
-    let (src, snk, topic, input) = pipeline(&a, m.env.path(), 3);
-    let snk = snk.name().to_string();
+    let (a, m, p) = pipeline(&tb, 3);
+    let (snk, input) = (p.sink.clone(), &p.input);
     a.stop(&snk);
     a.wait_stopped(&snk);
     // N records more in the topic while the sink is stopped.
     const N: usize = 7;
-    append_lines(&input, &numbered("late", 0..N));
-    let size = std::fs::metadata(&input).unwrap().len() as i64;
+    append_lines(input, &numbered("late", 0..N));
+    let size = p.input_len();
     wait_for(
         "the source read every line",
         WAIT,
-        || match source_position(&a.offsets(src.name()), &input) {
+        || match source_position(&a.offsets(&p.src), input) {
             Some(p) if p == size => Ok(()),
             p => Err(format!("{p:?} of {size}")),
         },
@@ -240,12 +215,7 @@ fn a_stopped_sink_shows_the_records_its_topic_grew_by_as_lag() {
         .kco(&["ls", "--lag", "-o", "json"])
         .success("kco ls --lag");
     let v: Value = serde_json::from_str(&out).unwrap();
-    let entry = v["connectors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == snk.as_str())
-        .unwrap_or_else(|| panic!("{v}"));
+    let entry = crate::support::json::named(&v, "connectors", &snk);
     assert_eq!(entry["lag"], N, "{entry}");
     let lag = wait_series(
         &format!(
@@ -254,7 +224,7 @@ fn a_stopped_sink_shows_the_records_its_topic_grew_by_as_lag() {
         ),
         1,
     );
-    assert_eq!(lag[0]["metric"]["type"], "sink", "{lag:?} ({topic})");
+    assert_eq!(lag[0]["metric"]["type"], "sink", "{lag:?} ({})", p.topic);
 }
 
 /// Every query of the Grafana dashboard is one Prometheus' API accepts (its `$cluster`

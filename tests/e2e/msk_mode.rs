@@ -23,22 +23,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{
-    env_url, file_sink_config, file_source_config, numbered, service_dir, service_file, testbed,
-    unique_name, wait_for, write_lines, Connect,
+    file_sink_config, file_source_config, legacy, numbered, testbed, unique_name, wait_for,
+    write_lines, FilePipe,
 };
+use crate::kco_steps::edit_and_fmt;
 use crate::support::env::TestEnv;
-
-/// The legacy worker, and kco on cluster l through its REST API (the script's kco.yaml).
-fn legacy() -> Option<(Connect, TestEnv)> {
-    let dir = service_dir("KCO_E2E_L_DIR", "legacy");
-    let config = service_file(&dir, "kco.yaml", "KCO_E2E_LEGACY", "legacy-connect.sh")?;
-    let env = TestEnv::new().args(&["--cluster", "l"]);
-    env.config(config);
-    Some((
-        Connect::new(&env_url("KCO_E2E_LEGACY_URL", "http://127.0.0.1:8087")),
-        env,
-    ))
-}
 
 /// kco on test bed cluster `c` (`l`, `a`) without a REST API: `kafka:` and its workers' three
 /// topics, `kco-<c>-offsets`, `kco-<c>-configs` and `status`.
@@ -102,15 +91,9 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
     let Some((l, rest)) = legacy() else { return };
     let kafka = tb.kafka();
 
-    let input = rest.path().join("in.txt");
-    write_lines(&input, &numbered("msk", 0..9));
-    let len = std::fs::metadata(&input).unwrap().len() as i64;
-    let topic = unique_name("kco-e2e-msk");
-    let src = unique_name("kco-e2e-msk-src");
-    let sink = unique_name("kco-e2e-msk-sink");
-    let _src = l.create(&src, file_source_config(&input, &topic));
-    let out = rest.path().join("out.txt");
-    let _sink = l.create(&sink, file_sink_config(&out, &topic));
+    let p = FilePipe::start(&l, rest.path(), "kco-e2e-msk", &numbered("msk", 0..9));
+    let (src, sink) = (p.src.clone(), p.sink.clone());
+    let len = p.input_len();
     l.wait_running(&src);
     l.wait_running(&sink);
     // Both have committed what they did (read through Kafka), then the sink is paused: the
@@ -178,12 +161,7 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
 
     // kco apply of the paused sink is refused, with nothing changed: it stays PAUSED at 9.
     let sink_file = msk.path().join(format!("snapshots/l/{sink}.yaml"));
-    let rewound = std::fs::read_to_string(&sink_file)
-        .unwrap()
-        .replace("kafka_offset: 9", "kafka_offset: 4");
-    std::fs::write(&sink_file, rewound).unwrap();
-    let (code, o, e) = msk.kco(&["fmt", sink_file.to_str().unwrap()]).parts();
-    assert_eq!(code, 0, "{o}{e}");
+    edit_and_fmt(&msk, &sink_file, "kafka_offset: 9", "kafka_offset: 4");
     let sink_path = sink_file.to_str().unwrap();
     let (code, o, e) = msk.kco(&["apply", sink_path, "--yes"]).parts();
     assert_eq!(code, 1, "{o}{e}");
@@ -202,7 +180,7 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
 
     // The MSK Connect way: the connector deleted (with the service's own API), its offsets
     // applied from the topics alone.
-    drop(_sink);
+    drop(p.sink_guard);
     l.wait_gone(&sink);
     let (code, o, e) = msk.kco(&["apply", sink_path, "--yes"]).parts();
     assert_eq!(code, 0, "{o}{e}");
@@ -210,13 +188,7 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
     let (code, o, e) = rest.kco(&["ls", "--orphaned", "-o", "json"]).parts();
     assert_eq!(code, 0, "{o}{e}");
     let v: Value = serde_json::from_str(&o).unwrap();
-    let left = v["sinks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == sink.as_str())
-        .cloned()
-        .unwrap_or_else(|| panic!("{v}"));
+    let left = crate::support::json::named(&v, "sinks", &sink);
     assert_eq!(left["partitions"][0]["offset"]["kafka_offset"], 4, "{left}");
 
     // Nor does it delete offsets left in the offsets topic (which other Connect clusters may

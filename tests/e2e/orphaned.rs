@@ -3,21 +3,22 @@
 //! consumer group; kco finds them there at the position Connect committed, deletes them so
 //! that a connector created under the name starts afresh, and its undo writes them back.
 
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
 use crate::harness::{
     file_sink_config, file_source_config, numbered, sink_offset, source_position, testbed,
-    unique_name, wait_for, write_lines, TopicReader,
+    unique_name, wait_for, write_lines, Connect, Testbed, TopicReader,
 };
 use crate::kco_steps::{testbed_env, write_snapshot};
+use crate::support::env::TestEnv;
 
 #[test]
 fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_position() {
     let Some(tb) = testbed() else { return };
-    let a = tb.a();
-    let env = testbed_env(&tb);
-    with_offsets_topic(&env, &tb);
-    let input = env.path().join("in.txt");
-    write_lines(&input, &numbered("left", 0..7));
-    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let (a, env, input, len) = on_a_with_a_file(&tb, &numbered("left", 0..7));
     let topic = unique_name("kco-e2e-orphaned");
     let reader = TopicReader::start(&a, &topic, env.path());
     let gone = unique_name("kco-e2e-orphaned-src");
@@ -25,24 +26,20 @@ fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_pos
     let src = a.create(&gone, file_source_config(&input, &topic));
     let _kept = a.create(&kept, file_source_config(&input, &topic));
     for name in [&gone, &kept] {
-        a.wait_offsets(name, "the whole file read", |o| {
-            source_position(o, &input) == Some(len)
-        });
+        a.wait_read(name, &input);
     }
     reader.wait_lines(14);
 
-    let listed = |env: &crate::support::env::TestEnv| {
+    let listed = |env: &TestEnv| {
         let (code, out, err) = env
             .kco(&["--cluster", "a", "ls", "--orphaned", "-o", "json"])
             .parts();
         assert_eq!(code, 0, "kco ls --orphaned: {out}{err}");
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["topic"], "kco-a-offsets");
         v["orphans"].as_array().unwrap().clone()
     };
-    let find = |orphans: &[serde_json::Value], name: &str| {
-        orphans.iter().find(|o| o["name"] == name).cloned()
-    };
+    let find = |orphans: &[Value], name: &str| orphans.iter().find(|o| o["name"] == name).cloned();
     let before = listed(&env);
     assert!(
         find(&before, &gone).is_none(),
@@ -52,18 +49,17 @@ fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_pos
 
     drop(src);
     // The other worker may list the connector for a moment after its deletion.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let (after, left) = loop {
-        let after = listed(&env);
-        if let Some(left) = find(&after, &gone) {
-            break (after, left);
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the deleted source's offsets are left over: {after:?}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    };
+    let (after, left) = wait_for(
+        "the deleted source's offsets left over",
+        Duration::from_secs(30),
+        || {
+            let after = listed(&env);
+            match find(&after, &gone) {
+                Some(left) => Ok((after, left)),
+                None => Err(format!("{after:?}")),
+            }
+        },
+    );
     let partitions = left["partitions"].as_array().unwrap();
     assert_eq!(partitions.len(), 1, "{left}");
     assert_eq!(
@@ -83,12 +79,24 @@ fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_pos
     assert!(out.contains(&gone) && !out.contains(&kept), "{out}");
 }
 
+/// Cluster a, kco with a kco.yaml naming its Kafka and offsets topic, and `in.txt` there
+/// holding `lines`: (a, kco, the file, its byte count).
+fn on_a_with_a_file(tb: &Testbed, lines: &[String]) -> (Connect, TestEnv, PathBuf, i64) {
+    let a = tb.a();
+    let env = testbed_env(tb);
+    with_offsets_topic(&env, tb);
+    let input = env.path().join("in.txt");
+    write_lines(&input, lines);
+    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    (a, env, input, len)
+}
+
 /// kco.yaml naming cluster `a`'s Kafka and offsets topic.
-fn with_offsets_topic(env: &crate::support::env::TestEnv, tb: &crate::harness::Testbed) {
+fn with_offsets_topic(env: &TestEnv, tb: &Testbed) {
     std::fs::write(env.path().join("kco.yaml"), cluster_a(tb)).unwrap();
 }
 
-fn cluster_a(tb: &crate::harness::Testbed) -> String {
+fn cluster_a(tb: &Testbed) -> String {
     format!(
         "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"{}\"}}\n    connectTopics: {{offsets: kco-a-offsets}}\n",
         tb.a_urls.join(", "),
@@ -97,36 +105,27 @@ fn cluster_a(tb: &crate::harness::Testbed) -> String {
 }
 
 /// The name's leftovers as `kco ls --orphaned -o json` lists them (`None`: nothing left).
-fn left_by(env: &crate::support::env::TestEnv, name: &str) -> Option<serde_json::Value> {
+fn left_by(env: &TestEnv, name: &str) -> Option<Value> {
     left_in(env, "orphans", name)
 }
 
 /// The name's leftovers in a sink's consumer group, as `kco ls --orphaned -o json` lists them.
-fn sink_left_by(env: &crate::support::env::TestEnv, name: &str) -> Option<serde_json::Value> {
+fn sink_left_by(env: &TestEnv, name: &str) -> Option<Value> {
     left_in(env, "sinks", name)
 }
 
-fn left_in(
-    env: &crate::support::env::TestEnv,
-    list: &str,
-    name: &str,
-) -> Option<serde_json::Value> {
+fn left_in(env: &TestEnv, list: &str, name: &str) -> Option<Value> {
     let (code, out, err) = env
         .kco(&["--cluster", "a", "ls", "--orphaned", "-o", "json"])
         .parts();
     assert_eq!(code, 0, "kco ls --orphaned: {out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    v[list]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["name"] == name)
-        .cloned()
+    let v: Value = serde_json::from_str(&out).unwrap();
+    crate::support::json::find_named(&v, list, name).cloned()
 }
 
 /// `kco reset --orphaned NAME --yes -o json`, which must succeed with one write of `writes`
 /// (`writes`: the offsets topic's keys, `groupWrites`: a sink's group's offsets); the backup.
-fn reset_orphaned(env: &crate::support::env::TestEnv, name: &str, writes: &str) -> String {
+fn reset_orphaned(env: &TestEnv, name: &str, writes: &str) -> String {
     let args = [
         "--cluster",
         "a",
@@ -139,10 +138,25 @@ fn reset_orphaned(env: &crate::support::env::TestEnv, name: &str, writes: &str) 
     ];
     let (code, out, err) = env.kco(&args).parts();
     assert_eq!(code, 0, "kco reset --orphaned: {out}{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["plan"][writes].as_array().unwrap().len(), 1, "{v}");
     v["backup"]["dir"].as_str().unwrap().to_string()
+}
+
+/// [`reset_orphaned`] of `name`'s leftovers `left` (in `list`: `orphans`, `sinks`): none are
+/// left, then the reset's undo puts them back as they were.
+fn reset_and_undo(env: &TestEnv, name: &str, list: &str, writes: &str, left: &Value) {
+    let backup = reset_orphaned(env, name, writes);
+    assert_eq!(
+        left_in(env, list, name),
+        None,
+        "nothing left of {name} in {list}"
+    );
+    let (code, out, err) = env.kco(&["undo", &backup, "--yes"]).parts();
+    assert_eq!(code, 0, "kco undo: {out}{err}");
+    let back = left_in(env, list, name).expect("the undo puts the offsets back");
+    assert_eq!(back["partitions"], left["partitions"]);
 }
 
 /// A deleted FileStream sink's committed offsets stay in its consumer group
@@ -192,7 +206,7 @@ fn a_deleted_sinks_group_offsets_are_listed_reset_and_put_back_and_a_sink_of_its
     // Its task leaves the group as it stops.
     let left = wait_for(
         &format!("{name}'s group left over"),
-        std::time::Duration::from_secs(60),
+        Duration::from_secs(60),
         || sink_left_by(&env, &name).ok_or_else(|| "not listed".to_string()),
     );
     assert_eq!(left["group"], format!("connect-{name}"), "{left}");
@@ -227,14 +241,8 @@ fn a_deleted_sinks_group_offsets_are_listed_reset_and_put_back_and_a_sink_of_its
         sink_offset(o, &topic) == Some(6)
     });
 
-    let backup = reset_orphaned(&env, &name, "groupWrites");
-    assert_eq!(sink_left_by(&env, &name), None, "nothing left in the group");
-
-    // The undo commits the offsets back, as they were.
-    let (code, out, err) = env.kco(&["undo", &backup, "--yes"]).parts();
-    assert_eq!(code, 0, "kco undo: {out}{err}");
-    let back = sink_left_by(&env, &name).expect("the undo puts the offsets back");
-    assert_eq!(back["partitions"], left["partitions"]);
+    // Nothing left in the group; the undo commits the offsets back, as they were.
+    reset_and_undo(&env, &name, "sinks", "groupWrites", &left);
 
     // Reset again: a sink of the same name reads the topic from its first record.
     reset_orphaned(&env, &name, "groupWrites");
@@ -255,19 +263,12 @@ fn a_deleted_sinks_group_offsets_are_listed_reset_and_put_back_and_a_sink_of_its
 fn a_reset_of_a_deleted_sources_leftovers_makes_a_source_of_its_name_start_afresh_and_undo_puts_them_back(
 ) {
     let Some(tb) = testbed() else { return };
-    let a = tb.a();
-    let env = testbed_env(&tb);
-    with_offsets_topic(&env, &tb);
-    let input = env.path().join("in.txt");
-    write_lines(&input, &numbered("again", 0..5));
-    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let (a, env, input, len) = on_a_with_a_file(&tb, &numbered("again", 0..5));
     let topic = unique_name("kco-e2e-reset-orphaned");
     let reader = TopicReader::start(&a, &topic, env.path());
     let name = unique_name("kco-e2e-reset-orphaned-src");
     let src = a.create(&name, file_source_config(&input, &topic));
-    a.wait_offsets(&name, "the whole file read", |o| {
-        source_position(o, &input) == Some(len)
-    });
+    a.wait_read(&name, &input);
     reader.wait_lines(5);
 
     // While the connector exists its offsets are its own: refused, nothing written.
@@ -278,17 +279,11 @@ fn a_reset_of_a_deleted_sources_leftovers_makes_a_source_of_its_name_start_afres
     assert!(err.contains("exists on cluster `a` now"), "{err}");
 
     drop(src);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let left = loop {
-        if let Some(left) = left_by(&env, &name) {
-            break left;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{name}'s offsets left over"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    };
+    let left = wait_for(
+        &format!("{name}'s offsets left over"),
+        Duration::from_secs(30),
+        || left_by(&env, &name).ok_or_else(|| "not listed".to_string()),
+    );
     assert_eq!(left["partitions"][0]["offset"]["position"], len);
 
     // A dry run plans the deletion and writes nothing.
@@ -299,14 +294,8 @@ fn a_reset_of_a_deleted_sources_leftovers_makes_a_source_of_its_name_start_afres
     assert!(out.contains(&name) && out.contains("(deleted)"), "{out}");
     assert!(left_by(&env, &name).is_some(), "a dry run writes nothing");
 
-    let backup = reset_orphaned(&env, &name, "writes");
-    assert_eq!(left_by(&env, &name), None, "nothing left under the name");
-
-    // The undo writes the offsets back, as they were.
-    let (code, out, err) = env.kco(&["undo", &backup, "--yes"]).parts();
-    assert_eq!(code, 0, "kco undo: {out}{err}");
-    let back = left_by(&env, &name).expect("the undo puts the offsets back");
-    assert_eq!(back["partitions"], left["partitions"]);
+    // Nothing left under the name; the undo writes the offsets back, as they were.
+    reset_and_undo(&env, &name, "orphans", "writes", &left);
 
     // Reset again, then a source of the same name reads the file from its beginning: the
     // topic gets its five records a second time.
@@ -421,11 +410,7 @@ fn a_connector_created_under_a_name_with_leftovers_gets_the_files_offsets_only()
 #[test]
 fn a_deleted_sinks_own_group_is_found_through_its_snapshot_file() {
     let Some(tb) = testbed() else { return };
-    let a = tb.a();
-    let env = testbed_env(&tb);
-    with_offsets_topic(&env, &tb);
-    let input = env.path().join("in.txt");
-    write_lines(&input, &numbered("own", 0..4));
+    let (a, env, input, _) = on_a_with_a_file(&tb, &numbered("own", 0..4));
     let topic = unique_name("kco-e2e-orphaned-own");
     let _source = a.create(
         &unique_name("kco-e2e-orphaned-own-src"),
@@ -434,7 +419,7 @@ fn a_deleted_sinks_own_group_is_found_through_its_snapshot_file() {
     let name = unique_name("kco-e2e-orphaned-own-sink");
     let group = format!("{name}-group");
     let mut config = file_sink_config(&env.path().join("out.txt"), &topic);
-    config["consumer.override.group.id"] = serde_json::Value::String(group.clone());
+    config["consumer.override.group.id"] = Value::String(group.clone());
     let sink = a.create(&name, config);
     a.wait_offsets(&name, "kafka_offset 4", |o| {
         sink_offset(o, &topic) == Some(4)
@@ -446,7 +431,7 @@ fn a_deleted_sinks_own_group_is_found_through_its_snapshot_file() {
     drop(sink);
     let left = wait_for(
         &format!("{name}'s own group left over"),
-        std::time::Duration::from_secs(60),
+        Duration::from_secs(60),
         || sink_left_by(&env, &name).ok_or_else(|| "not listed".to_string()),
     );
     assert_eq!(left["group"], group.as_str(), "{left}");

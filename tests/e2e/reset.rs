@@ -19,9 +19,7 @@ fn reset_of_a_running_source_rereads_its_file() {
     let reader = TopicReader::start(&a, &topic, env.path());
     let name = unique_name("kco-e2e-kco-reset");
     let _src = a.create(&name, file_source_config(&input, &topic));
-    a.wait_offsets(&name, "the whole file read", |o| {
-        source_position(o, &input) == Some(len)
-    });
+    a.wait_read(&name, &input);
     assert_eq!(reader.wait_lines(5), lines);
 
     let (code, out, err) = env.kco(&["reset", &name, "--yes"]).parts();

@@ -25,9 +25,7 @@ fn standalone_source_snapshot_diff_apply_replays() {
     let reader = TopicReader::start(&a, &topic, env.path());
     let name = unique_name("kco-e2e-solo");
     let _src = s.create(&name, file_source_config(&input, &topic));
-    s.wait_offsets(&name, "the whole file read", |o| {
-        source_position(o, &input) == Some(len)
-    });
+    s.wait_read(&name, &input);
     assert_eq!(reader.wait_lines(10), lines);
 
     let env = env.args(&on(&s, "solo"));

@@ -14,22 +14,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{
-    env_url, file_sink_config, file_source_config, numbered, service_dir, service_file, testbed,
-    unique_name, wait_for, write_lines, Connect,
+    file_source_config, legacy, numbered, testbed, unique_name, wait_for, write_lines, FilePipe,
 };
+use crate::kco_steps::edit_and_fmt;
 use crate::support::env::TestEnv;
-
-/// The legacy worker and kco on cluster l (its kco.yaml as the script wrote it).
-fn legacy() -> Option<(Connect, TestEnv)> {
-    let dir = service_dir("KCO_E2E_L_DIR", "legacy");
-    let config = service_file(&dir, "kco.yaml", "KCO_E2E_LEGACY", "legacy-connect.sh")?;
-    let env = TestEnv::new().args(&["--cluster", "l"]);
-    env.config(config);
-    Some((
-        Connect::new(&env_url("KCO_E2E_LEGACY_URL", "http://127.0.0.1:8087")),
-        env,
-    ))
-}
 
 /// The offsets `kco snapshot NAME` writes (into a scratch directory), as JSON.
 fn snapshot_of(env: &TestEnv, name: &str) -> Vec<Value> {
@@ -41,6 +29,22 @@ fn snapshot_of(env: &TestEnv, name: &str) -> Vec<Value> {
     v["offsets"].as_array().cloned().unwrap_or_default()
 }
 
+/// Waits until `kco snapshot NAME` holds one offset, its `key` at `want` (read through
+/// Kafka); those offsets.
+fn wait_snapshot_at(env: &TestEnv, name: &str, key: &str, want: i64) -> Vec<Value> {
+    wait_for(
+        &format!("{name} at {key} {want} through Kafka"),
+        Duration::from_secs(60),
+        || {
+            let o = snapshot_of(env, name);
+            match o.first().map(|e| e["offset"][key].clone()) {
+                Some(at) if at == want && o.len() == 1 => Ok(o),
+                _ => Err(format!("{o:?}")),
+            }
+        },
+    )
+}
+
 #[test]
 fn a_worker_without_the_offsets_endpoints_is_snapshotted_and_diffed_through_kafka() {
     let Some(_tb) = testbed() else { return };
@@ -49,44 +53,19 @@ fn a_worker_without_the_offsets_endpoints_is_snapshotted_and_diffed_through_kafk
     assert!(version < (3, 5, 0), "a worker before 3.5: {version:?}");
     let version = format!("{}.{}.{}", version.0, version.1, version.2);
 
-    let input = env.path().join("in.txt");
-    write_lines(&input, &numbered("old", 0..9));
-    let len = std::fs::metadata(&input).unwrap().len() as i64;
-    let topic = unique_name("kco-e2e-legacy");
-    let src = unique_name("kco-e2e-legacy-src");
-    let sink = unique_name("kco-e2e-legacy-sink");
-    let _src = l.create(&src, file_source_config(&input, &topic));
-    let out = env.path().join("out.txt");
-    let _sink = l.create(&sink, file_sink_config(&out, &topic));
+    let p = FilePipe::start(&l, env.path(), "kco-e2e-legacy", &numbered("old", 0..9));
+    let (input, out, topic) = (p.input.clone(), p.out.clone(), p.topic.clone());
+    let (src, sink) = (p.src.clone(), p.sink.clone());
+    let len = p.input_len();
     l.wait_running(&src);
     l.wait_running(&sink);
     let reply = crate::harness::get(&format!("{}/connectors/{src}/offsets", l.base));
     assert_eq!(reply.status, 404, "no offsets endpoint: {}", reply.body);
 
     // What Connect committed, read through Kafka: the file's byte count, the records written.
-    let source = wait_for(
-        &format!("{src} at position {len} through Kafka"),
-        Duration::from_secs(60),
-        || {
-            let o = snapshot_of(&env, &src);
-            match o.first().map(|e| e["offset"]["position"].clone()) {
-                Some(p) if p == len && o.len() == 1 => Ok(o),
-                _ => Err(format!("{o:?}")),
-            }
-        },
-    );
+    let source = wait_snapshot_at(&env, &src, "position", len);
     assert_eq!(source[0]["partition"]["filename"], input.to_str().unwrap());
-    let sunk = wait_for(
-        &format!("{sink} at offset 9 through Kafka"),
-        Duration::from_secs(60),
-        || {
-            let o = snapshot_of(&env, &sink);
-            match o.first().map(|e| e["offset"]["kafka_offset"].clone()) {
-                Some(n) if n == 9 && o.len() == 1 => Ok(o),
-                _ => Err(format!("{o:?}")),
-            }
-        },
-    );
+    let sunk = wait_snapshot_at(&env, &sink, "kafka_offset", 9);
     assert_eq!(sunk[0]["partition"]["kafka_topic"], topic.as_str());
     assert_eq!(sunk[0]["partition"]["kafka_partition"], 0);
     let written = std::fs::read_to_string(&out).unwrap();
@@ -113,12 +92,7 @@ fn a_worker_without_the_offsets_endpoints_is_snapshotted_and_diffed_through_kafk
     // A rewind of the sink in its file is a change: diffed, and refused as an apply, with
     // nothing changed.
     let sink_file = env.path().join(format!("snapshots/l/{sink}.yaml"));
-    let rewound = std::fs::read_to_string(&sink_file)
-        .unwrap()
-        .replace("kafka_offset: 9", "kafka_offset: 4");
-    std::fs::write(&sink_file, rewound).unwrap();
-    let (code, o, e) = env.kco(&["fmt", sink_file.to_str().unwrap()]).parts();
-    assert_eq!(code, 0, "{o}{e}");
+    edit_and_fmt(&env, &sink_file, "kafka_offset: 9", "kafka_offset: 4");
     let (code, o, e) = env.kco(&["diff", &sink]).parts();
     assert_eq!(code, 0, "the live sink ahead of its file: {o}{e}");
     assert!(o.contains("live ahead of file by 5 records"), "{o}{e}");
@@ -176,16 +150,11 @@ fn partitions_of(bootstrap: &str, name: &str) -> Vec<i32> {
 fn a_connector_applied_while_deleted_then_created_again_starts_from_the_file() {
     let Some(tb) = testbed() else { return };
     let Some((l, env)) = legacy() else { return };
-    let input = env.path().join("in.txt");
     let lines = numbered("rec", 0..9);
-    write_lines(&input, &lines);
-    let topic = unique_name("kco-e2e-legacy-apply");
-    let src = unique_name("kco-e2e-legacy-asrc");
-    let sink = unique_name("kco-e2e-legacy-asink");
-    let src_guard = l.create(&src, file_source_config(&input, &topic));
-    let out = env.path().join("out.txt");
-    let sink_guard = l.create(&sink, file_sink_config(&out, &topic));
-    let len = std::fs::metadata(&input).unwrap().len() as i64;
+    let p = FilePipe::start(&l, env.path(), "kco-e2e-legacy-apply", &lines);
+    let (input, out) = (p.input.clone(), p.out.clone());
+    let (src, sink) = (p.src.clone(), p.sink.clone());
+    let len = p.input_len();
     wait_for(
         "the file read and its 9 records written",
         Duration::from_secs(60),
@@ -205,16 +174,11 @@ fn a_connector_applied_while_deleted_then_created_again_starts_from_the_file() {
     let (code, o, e) = env.kco(&["snapshot", &src, &sink, "--with-config"]).parts();
     assert_eq!(code, 0, "{o}{e}");
     let sink_file = env.path().join(format!("snapshots/l/{sink}.yaml"));
-    let rewound = std::fs::read_to_string(&sink_file)
-        .unwrap()
-        .replace("kafka_offset: 9", "kafka_offset: 4");
-    std::fs::write(&sink_file, rewound).unwrap();
-    let (code, o, e) = env.kco(&["fmt", sink_file.to_str().unwrap()]).parts();
-    assert_eq!(code, 0, "{o}{e}");
+    edit_and_fmt(&env, &sink_file, "kafka_offset: 9", "kafka_offset: 4");
     let sink_path = sink_file.to_str().unwrap();
 
     // Deleted, the sink's group keeps offset 9; the apply writes 4 there.
-    drop(sink_guard);
+    drop(p.sink_guard);
     l.wait_gone(&sink);
     assert_eq!(left_sink_offset(&env, &sink), Some(9));
     let (code, o, e) = env.kco(&["apply", sink_path, "--yes"]).parts();
@@ -260,16 +224,16 @@ fn a_connector_applied_while_deleted_then_created_again_starts_from_the_file() {
     assert_eq!(&again[9..14], &lines[4..9], "records 5 to 9, once more");
 
     // A source under a new name: a key the topic never had, at the 4th line's end.
-    drop(src_guard);
+    drop(p.src_guard);
     l.wait_gone(&src);
     let src_file = env.path().join(format!("snapshots/l/{src}.yaml"));
     let at = lines[..4].iter().map(|l| l.len() as i64 + 1).sum::<i64>();
-    let text = std::fs::read_to_string(&src_file)
-        .unwrap()
-        .replace(&format!("position: {len}"), &format!("position: {at}"));
-    std::fs::write(&src_file, text).unwrap();
-    let (code, o, e) = env.kco(&["fmt", src_file.to_str().unwrap()]).parts();
-    assert_eq!(code, 0, "{o}{e}");
+    edit_and_fmt(
+        &env,
+        &src_file,
+        &format!("position: {len}"),
+        &format!("position: {at}"),
+    );
     let renamed = unique_name("kco-e2e-legacy-asrc2");
     let (code, o, e) = env
         .kco(&[
@@ -350,12 +314,7 @@ fn a_source_with_its_own_offsets_topic_is_read_from_it_and_not_written() {
     drop(guard);
     l.wait_gone(&src);
     let file = env.path().join(format!("snapshots/l/{src}.yaml"));
-    let rewound = std::fs::read_to_string(&file)
-        .unwrap()
-        .replace(&format!("position: {len}"), "position: 0");
-    std::fs::write(&file, rewound).unwrap();
-    let (code, o, e) = env.kco(&["fmt", file.to_str().unwrap()]).parts();
-    assert_eq!(code, 0, "{o}{e}");
+    edit_and_fmt(&env, &file, &format!("position: {len}"), "position: 0");
     let (code, o, e) = env
         .kco(&["apply", file.to_str().unwrap(), "--yes", "-o", "json"])
         .parts();

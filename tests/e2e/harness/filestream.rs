@@ -83,6 +83,59 @@ pub fn sink_offset(offsets: &[Value], topic: &str) -> Option<i64> {
         .and_then(|o| o["offset"]["kafka_offset"].as_i64())
 }
 
+/// A FileStream source reading `in.txt` of a directory into a new topic, and a sink writing
+/// that topic to `out.txt` there: the topic is named `{prefix}`, the connectors
+/// `{prefix}-src` and `{prefix}-sink` (each made unique); each is deleted when its guard drops.
+pub struct FilePipe {
+    pub input: PathBuf,
+    pub out: PathBuf,
+    pub topic: String,
+    pub src: String,
+    pub sink: String,
+    pub src_guard: ConnectorGuard,
+    pub sink_guard: ConnectorGuard,
+}
+
+impl FilePipe {
+    /// Writes `lines` to `in.txt` in `dir`, then creates the source and the sink on `connect`
+    /// (it does not wait for them to run).
+    pub fn start(connect: &Connect, dir: &Path, prefix: &str, lines: &[String]) -> FilePipe {
+        let input = dir.join("in.txt");
+        write_lines(&input, lines);
+        let topic = unique_name(prefix);
+        let src = unique_name(&format!("{prefix}-src"));
+        let sink = unique_name(&format!("{prefix}-sink"));
+        let src_guard = connect.create(&src, file_source_config(&input, &topic));
+        let out = dir.join("out.txt");
+        let sink_guard = connect.create(&sink, file_sink_config(&out, &topic));
+        FilePipe {
+            input,
+            out,
+            topic,
+            src,
+            sink,
+            src_guard,
+            sink_guard,
+        }
+    }
+
+    /// The input file's byte count: the source's position once it read it all.
+    pub fn input_len(&self) -> i64 {
+        fs::metadata(&self.input).unwrap().len() as i64
+    }
+}
+
+impl Connect {
+    /// Waits until FileStream source `name` has committed the whole of `input`: its position
+    /// the file's byte count.
+    pub fn wait_read(&self, name: &str, input: &Path) -> Vec<Value> {
+        let len = fs::metadata(input).unwrap().len() as i64;
+        self.wait_offsets(name, "the whole file read", |o| {
+            source_position(o, input) == Some(len)
+        })
+    }
+}
+
 /// What reached a topic, read back through a FileStreamSink into a file. Deletes the
 /// sink connector when dropped.
 pub struct TopicReader {

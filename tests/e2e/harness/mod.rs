@@ -26,6 +26,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use reqwest::blocking::Client;
 
+use crate::support::env::TestEnv;
+
 /// Default REST URLs of Connect cluster "a" (two workers); override with
 /// `KCO_E2E_A_URLS` (comma-separated).
 pub const DEFAULT_A_URLS: &str = "http://127.0.0.1:8083,http://127.0.0.1:8084";
@@ -225,6 +227,21 @@ pub fn service_file(dir: &Path, file: &str, var: &str, script: &str) -> Option<S
             None
         }
     }
+}
+
+/// The legacy worker (cluster l, `scripts/legacy-connect.sh up`: Kafka Connect 3.4 on the test
+/// bed's broker, at `KCO_E2E_LEGACY_URL`), and kco on cluster l through its REST API (the
+/// kco.yaml the script wrote in `KCO_E2E_L_DIR`). Not there: `None` (the test skips), or a
+/// panic under `KCO_E2E_LEGACY=required`.
+pub fn legacy() -> Option<(Connect, TestEnv)> {
+    let dir = service_dir("KCO_E2E_L_DIR", "legacy");
+    let config = service_file(&dir, "kco.yaml", "KCO_E2E_LEGACY", "legacy-connect.sh")?;
+    let env = TestEnv::new().args(&["--cluster", "l"]);
+    env.config(config);
+    Some((
+        Connect::new(&env_url("KCO_E2E_LEGACY_URL", "http://127.0.0.1:8087")),
+        env,
+    ))
 }
 
 /// A name no other test (or earlier run) uses: `{prefix}-{pid}-{counter}-{nanos}`.
