@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::support::data::sink_offsets;
 use crate::support::env::TestEnv;
 use crate::support::git::git;
-use crate::support::json::parse_json;
+use crate::support::json::{named, parse_json};
 use crate::support::run::{Kco, FIXED_NOW};
 
 const ENV: &str = "env-abc123";
@@ -158,12 +158,7 @@ fn ls_and_diff_live_read_the_observed_offsets_and_say_how_old_they_are() {
     );
     let r = dir.kco(&["diff", "-o", "json"]);
     let report = parse_json(&r.stdout);
-    let orders = report["connectors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "orders-s3")
-        .unwrap();
+    let orders = named(&report, "connectors", "orders-s3");
     assert_eq!(orders["status"], "advanced", "{orders}");
     let notes = orders["notes"].to_string();
     assert!(notes.contains("observed"), "{notes}");

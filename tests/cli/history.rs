@@ -8,7 +8,7 @@ use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{hand_edit, sink_offsets, SnapshotFile};
 use crate::support::env::TestEnv;
 use crate::support::git::git_at;
-use crate::support::json::parse_json;
+use crate::support::json::{named, parse_json};
 
 /// The connector classes as the files of [`history`] name them.
 const SINK: &str = "FileStreamSink";
@@ -132,6 +132,18 @@ pub fn offline() -> TestEnv {
     TestEnv::new().args(&["--cluster", "a"])
 }
 
+/// `kco apply snapshots/a <args>` against `fake`: exit code, stdout and stderr.
+pub fn apply(r: &TestEnv, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
+    r.on(fake, &[&["apply", "snapshots/a"], args].concat())
+        .parts()
+}
+
+/// `kco apply snapshots/a <args>` at a URL nothing answers at: exit code, stdout and stderr.
+pub fn apply_unreachable(r: &TestEnv, args: &[&str]) -> (i32, String, String) {
+    let url = ["--url", "http://127.0.0.1:9", "apply", "snapshots/a"];
+    r.kco(&[&url[..], args].concat()).parts()
+}
+
 /// The cluster as [`history`]'s head found it before the fix: `orders` at 900, `newbie`
 /// added, `billing` at 30 and `legacy` still there (stopped).
 pub fn fake_at_head() -> FakeConnect {
@@ -218,15 +230,7 @@ fn log_pairs_moved_files_and_shows_connectors_that_came_and_went() {
     let (code, out, err) = r.kco(&["log", "-o", "json"]).parts();
     assert_eq!(code, 0, "{err}");
     let v = parse_json(&out);
-    let by = |n: &str| {
-        v["connectors"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["name"] == n)
-            .unwrap()
-            .clone()
-    };
+    let by = |n: &str| named(&v, "connectors", n).clone();
     let b = by("billing");
     assert_eq!(b["file"], "snapshots/a/old/billing.yaml");
     assert_eq!(b["commits"][0]["commit"], c[3].as_str());
@@ -385,7 +389,7 @@ fn a_file_invalid_at_a_revision_is_named_with_its_line() {
 
 /// A record of an apply to cluster `cluster` of `applied`, touching no file (the apply left
 /// every file as the change had it).
-fn record(r: &Repo, date: &str, cluster: &str, applied: &str) -> String {
+pub fn apply_record(r: &Repo, date: &str, cluster: &str, applied: &str) -> String {
     let msg = format!(
         "offsets of {cluster} after an apply\n\nKco-Apply: {cluster}\nKco-Commit: {applied}\n"
     );
@@ -393,18 +397,38 @@ fn record(r: &Repo, date: &str, cluster: &str, applied: &str) -> String {
     r.git(date, &["rev-parse", "HEAD"])
 }
 
-#[test]
-fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
+/// A repository whose one commit, a nightly, observed `orders` at {0: 100, 1: 50}; its id.
+fn nightly_of_orders() -> (Repo, String) {
     let r = Repo::new();
-    let file = r.path().join("snapshots/a/orders.yaml");
+    let offsets = orders(&[(0, 100), (1, 50)]);
     r.observe(
         "snapshots/a/orders.yaml",
         "orders",
         Sink,
-        orders(&[(0, 100), (1, 50)]),
+        offsets,
         "2026-11-27T02:00:00Z",
     );
     let night = r.commit("2026-11-27T02:00:00Z", "nightly");
+    (r, night)
+}
+
+/// `kco show orders --at <at> -o json`, asserted to succeed: its document.
+fn show_orders(r: &Repo, at: &str) -> Value {
+    let (code, out, err) = r.kco(&["show", "orders", "--at", at, "-o", "json"]).parts();
+    assert_eq!(code, 0, "{err}");
+    parse_json(&out)
+}
+
+/// The commits a `show --at` document passed over (`not_applied`).
+fn not_applied(v: &Value) -> Vec<&str> {
+    let passed = v["not_applied"].as_array().unwrap().iter();
+    passed.map(|c| c["commit"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
+    let (r, night) = nightly_of_orders();
+    let file = r.path().join("snapshots/a/orders.yaml");
     // Two pull requests merged and refused by the apply (no record): one skips partition 0
     // ahead, one removes partition 1.
     hand_edit(&file, orders(&[(0, 400), (1, 50)]));
@@ -413,45 +437,32 @@ fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
     let drop = r.commit("2026-11-28T11:00:00Z", "drop orders/1");
     std::fs::write(r.path().join("README.md"), "offsets\n").unwrap();
     let docs = r.commit("2026-11-28T12:00:00Z", "docs");
-    let show = |at: &str| {
-        let (code, out, err) = r.kco(&["show", "orders", "--at", at, "-o", "json"]).parts();
-        assert_eq!(code, 0, "{err}");
-        parse_json(&out)
-    };
+    let show = |at: &str| show_orders(&r, at);
     let v = show("HEAD");
     assert_eq!(v["offsets"], orders(&[(0, 100), (1, 50)]), "the nightly's");
     assert_eq!(v["version"]["commit"], night.as_str());
-    let passed: Vec<&str> = v["not_applied"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["commit"].as_str().unwrap())
-        .collect();
-    assert_eq!(passed, [drop.as_str(), skip.as_str()]);
+    assert_eq!(not_applied(&v), [drop.as_str(), skip.as_str()]);
 
     // apply --at --prune takes the nightly's: partition 1 is not removed.
     let fake = FakeConnect::builder()
         .sink("orders", SINK, State::Running, orders(&[(0, 150), (1, 60)]))
         .start();
-    let run = r.on(
-        &fake,
-        &["apply", "snapshots/a", "--at", "HEAD", "--prune", "--yes"],
-    );
-    assert_eq!(run.code, 0, "{run}");
+    let (code, out, err) = apply(&r, &fake, &["--at", "HEAD", "--prune", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
     assert_eq!(fake.offsets("orders"), orders(&[(0, 100), (1, 50)]));
 
     // An apply record of another cluster covers nothing here.
-    record(&r, "2026-11-28T13:00:00Z", "b", &docs);
+    apply_record(&r, "2026-11-28T13:00:00Z", "b", &docs);
     assert_eq!(show("HEAD")["offsets"], orders(&[(0, 100), (1, 50)]));
     // A record of cluster a applying the first change only: the cluster had that one.
-    record(&r, "2026-11-28T14:00:00Z", "a", &skip);
+    apply_record(&r, "2026-11-28T14:00:00Z", "a", &skip);
     let v = show("HEAD");
     assert_eq!(v["offsets"], orders(&[(0, 400), (1, 50)]));
     assert_eq!(v["version"]["commit"], skip.as_str());
     assert_eq!(v["not_applied"][0]["commit"], drop.as_str());
     // A record of a later commit covers every change before it; at a time before the
     // record, the cluster still had the nightly's.
-    record(&r, "2026-11-28T15:00:00Z", "a", &docs);
+    apply_record(&r, "2026-11-28T15:00:00Z", "a", &docs);
     let v = show("HEAD");
     assert_eq!(v["offsets"], orders(&[(0, 400)]));
     assert!(v.get("not_applied").is_none(), "{v}");
@@ -478,36 +489,14 @@ fn at_is_what_the_cluster_had_observations_and_applied_changes_only() {
             && err.contains(&fresh[..12]),
         "{err}"
     );
-    let run = r.on(
-        &fake,
-        &[
-            "apply",
-            "snapshots/a",
-            "--at",
-            "HEAD",
-            "--dry-run",
-            "-o",
-            "json",
-        ],
-    );
-    assert_eq!(run.code, 0, "{run}");
-    assert_eq!(
-        parse_json(&run.stdout)["source"]["never_had"],
-        json!(["fresh"])
-    );
+    let (code, out, err) = apply(&r, &fake, &["--at", "HEAD", "--dry-run", "-o", "json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(parse_json(&out)["source"]["never_had"], json!(["fresh"]));
 }
 
 #[test]
 fn at_follows_a_moved_file_to_where_it_was_and_a_move_is_no_observation() {
-    let r = Repo::new();
-    r.observe(
-        "snapshots/a/orders.yaml",
-        "orders",
-        Sink,
-        orders(&[(0, 100), (1, 50)]),
-        "2026-11-27T02:00:00Z",
-    );
-    let night = r.commit("2026-11-27T02:00:00Z", "nightly");
+    let (r, night) = nightly_of_orders();
     // Moved by hand into a folder of its team: the same file, the same capture time.
     std::fs::create_dir_all(r.path().join("snapshots/a/payments")).unwrap();
     r.git(
@@ -519,11 +508,7 @@ fn at_follows_a_moved_file_to_where_it_was_and_a_move_is_no_observation() {
         ],
     );
     let moved = r.commit("2026-11-28T10:00:00Z", "orders to the payments folder");
-    let show = |at: &str| {
-        let (code, out, err) = r.kco(&["show", "orders", "--at", at, "-o", "json"]).parts();
-        assert_eq!(code, 0, "{err}");
-        parse_json(&out)
-    };
+    let show = |at: &str| show_orders(&r, at);
     let v = show("HEAD");
     assert_eq!(v["file"], "snapshots/a/payments/orders.yaml");
     assert_eq!(v["offsets"], orders(&[(0, 100), (1, 50)]));
@@ -561,13 +546,7 @@ fn at_follows_a_moved_file_to_where_it_was_and_a_move_is_no_observation() {
     let back = r.commit("2026-11-28T12:00:00Z", "back, and further ahead");
     let v = show("HEAD");
     assert_eq!(v["offsets"], orders(&[(0, 100), (1, 50)]), "{v}");
-    let passed: Vec<&str> = v["not_applied"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["commit"].as_str().unwrap())
-        .collect();
-    assert_eq!(passed, [back.as_str(), skip.as_str()]);
+    assert_eq!(not_applied(&v), [back.as_str(), skip.as_str()]);
     // What log says of the same commits: the move and both edits are changes, not nightlies.
     let run = r.kco(&["log", "orders", "-o", "json"]);
     let kinds: Vec<(String, String)> = parse_json(&run.stdout)["connectors"][0]["commits"]

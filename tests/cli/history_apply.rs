@@ -3,17 +3,9 @@
 
 use kco::model::ConnectorType::Sink;
 
-use crate::fake_connect::FakeConnect;
-use crate::history::{fake_at_head, history, orders};
-use crate::support::env::TestEnv;
+use crate::history::{apply, apply_unreachable, fake_at_head, history, orders};
 use crate::support::git::git_at;
 use crate::support::json::parse_json;
-
-/// `kco apply snapshots/a <args>` against `fake`.
-fn apply(r: &TestEnv, fake: &FakeConnect, args: &[&str]) -> (i32, String, String) {
-    r.on(fake, &[&["apply", "snapshots/a"], args].concat())
-        .parts()
-}
 
 #[test]
 fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
@@ -148,16 +140,7 @@ fn changed_since_applies_only_what_changed_and_fail_on_refuses_before_any_change
         "2026-12-03T00:00:00Z",
         &["checkout", "-q", "--", "."],
     );
-    let (code, out, _) = r
-        .kco(&[
-            "--url",
-            "http://127.0.0.1:9",
-            "apply",
-            "snapshots/a",
-            "--changed-since",
-            "HEAD",
-        ])
-        .parts();
+    let (code, out, _) = apply_unreachable(&r, &["--changed-since", "HEAD"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.ends_with("No changes.\n"), "{out}");
 }

@@ -9,7 +9,7 @@ use kco::model::ConnectorType::Sink;
 use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, State};
-use crate::history::Repo;
+use crate::history::{apply, apply_record, apply_unreachable, Repo};
 use crate::support::data::sink_offsets;
 
 const SINK: &str = "FileStreamSink";
@@ -42,6 +42,44 @@ fn map(parts: &[(&str, i64)]) -> BTreeMap<String, i64> {
     parts.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
+/// `(partition, offset)` of `sink-x` on the fake, every partition one of topic `clicks`.
+fn clicks_live(fake: &FakeConnect) -> Vec<(i64, i64)> {
+    live(fake, "sink-x")
+        .into_iter()
+        .map(|(k, v)| (k.strip_prefix("clicks/").unwrap().parse().unwrap(), v))
+        .collect()
+}
+
+/// `sink-x`'s file as a snapshot captured at `at` writes it: `clicks` at `parts`.
+fn observe_x(r: &Repo, parts: &[(i64, i64)], at: &str) {
+    r.observe("snapshots/a/sink-x.yaml", "sink-x", Sink, clicks(parts), at);
+}
+
+/// `other`'s file as a snapshot captured at `at` writes it: `o/0` at `offset`.
+fn observe_other(r: &Repo, offset: i64, at: &str) {
+    let offsets = sink_offsets("o", &[(0, offset)]);
+    r.observe("snapshots/a/other.yaml", "other", Sink, offsets, at);
+}
+
+/// The pull request: on branch `pr`, a hand edit (the nightly's capturedAt kept: a change)
+/// rewinds clicks/0 to 800 and removes clicks/2; merged into `main` with --no-ff.
+fn merge_pr(r: &Repo) {
+    r.git("2026-11-30T09:00:00Z", &["checkout", "-q", "-b", "pr"]);
+    observe_x(r, &[(0, 800), (1, 900)], NIGHT);
+    r.commit("2026-11-30T09:00:00Z", "rewind clicks/0, drop clicks/2");
+    r.git("2026-11-30T10:00:00Z", &["checkout", "-q", "main"]);
+    let merge = ["merge", "-q", "--no-ff", "-m", "merge pr", "pr"];
+    r.git("2026-11-30T10:00:00Z", &merge);
+}
+
+/// Live: `sink-x` at `x` on `clicks`, `other` at `o` on `o/0`, both running.
+fn live_at(x: &[(i64, i64)], o: i64) -> FakeConnect {
+    FakeConnect::builder()
+        .sink("sink-x", SINK, State::Running, clicks(x))
+        .sink("other", SINK, State::Running, sink_offsets("o", &[(0, o)]))
+        .start()
+}
+
 /// A commit with a trailer paragraph (as the nightly recipe writes it).
 fn record(r: &Repo, date: &str, msg: &str, trailer: &str) -> String {
     r.git(date, &["add", "-A"]);
@@ -56,51 +94,16 @@ const NIGHT: &str = "2026-11-30T02:00:00Z";
 /// (branch `pr`, merged with --no-ff) rewinds clicks/0 to 800 and removes clicks/2.
 fn nightly_then_pr() -> Repo {
     let r = Repo::new();
-    let f = "snapshots/a/sink-x.yaml";
-    let night = NIGHT;
-    r.observe(
-        f,
-        "sink-x",
-        Sink,
-        clicks(&[(0, 900), (1, 900), (2, 900)]),
-        night,
-    );
-    r.observe(
-        "snapshots/a/other.yaml",
-        "other",
-        Sink,
-        sink_offsets("o", &[(0, 50)]),
-        night,
-    );
-    record(
-        &r,
-        "2026-11-30T02:00:00Z",
-        "offsets of a",
-        "Kco-Snapshot: a",
-    );
-    r.git("2026-11-30T09:00:00Z", &["checkout", "-q", "-b", "pr"]);
-    // A hand edit keeps the nightly's capturedAt: a change.
-    r.observe(f, "sink-x", Sink, clicks(&[(0, 800), (1, 900)]), night);
-    r.commit("2026-11-30T09:00:00Z", "rewind clicks/0, drop clicks/2");
-    r.git("2026-11-30T10:00:00Z", &["checkout", "-q", "main"]);
-    r.git(
-        "2026-11-30T10:00:00Z",
-        &["merge", "-q", "--no-ff", "-m", "merge pr", "pr"],
-    );
+    observe_x(&r, &[(0, 900), (1, 900), (2, 900)], NIGHT);
+    observe_other(&r, 50, NIGHT);
+    record(&r, NIGHT, "offsets of a", "Kco-Snapshot: a");
+    merge_pr(&r);
     r
 }
 
 /// Live has moved on since the nightly.
 fn moved_on() -> FakeConnect {
-    FakeConnect::builder()
-        .sink(
-            "sink-x",
-            SINK,
-            State::Running,
-            clicks(&[(0, 1000), (1, 1003), (2, 1006)]),
-        )
-        .sink("other", SINK, State::Running, sink_offsets("o", &[(0, 70)]))
-        .start()
+    live_at(&[(0, 1000), (1, 1003), (2, 1006)], 70)
 }
 
 #[test]
@@ -110,11 +113,7 @@ fn apply_of_a_merge_changes_only_the_partitions_the_pull_request_changed() {
         let fake = moved_on();
         let out = applied(&r, &fake, how);
         // clicks/1 (live 1003, file 900) was not part of the change: left where it is.
-        assert_eq!(
-            live(&fake, "sink-x"),
-            map(&[("clicks/0", 800), ("clicks/1", 1003)]),
-            "{how:?}: {out}"
-        );
+        assert_eq!(clicks_live(&fake), [(0, 800), (1, 1003)], "{how:?}: {out}");
         assert_eq!(live(&fake, "other"), map(&[("o/0", 70)]), "{out}");
         assert!(
             out.contains("clicks/0: {\"kafka_offset\":1000} -> {\"kafka_offset\":800}  [REPROCESSING] at least 200 records"),
@@ -143,41 +142,18 @@ fn apply_of_a_merge_changes_only_the_partitions_the_pull_request_changed() {
 fn a_removed_partition_is_reset_and_fail_on_reset_refuses_it() {
     let r = nightly_then_pr();
     let fake = moved_on();
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &[
-                "apply",
-                "snapshots/a",
-                "--changed-since",
-                "HEAD~1",
-                "--fail-on",
-                "reset",
-                "--yes",
-            ],
-        )
-        .parts();
+    let how = ["--changed-since", "HEAD~1", "--fail-on", "reset", "--yes"];
+    let (code, out, err) = apply(&r, &fake, &how);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains("refused by --fail-on: 1 partition at risk; nothing was changed:\n  sink-x clicks/2: [OFFSET RESET]"),
         "{err}"
     );
     fake.assert_no_mutations();
-    let run = r.on(
-        &fake,
-        &[
-            "apply",
-            "snapshots/a",
-            "--commit",
-            "HEAD",
-            "-o",
-            "json",
-            "--yes",
-        ],
-    );
-    assert_eq!(run.code, 0, "{run}");
+    let (code, out, err) = apply(&r, &fake, &["--commit", "HEAD", "-o", "json", "--yes"]);
+    assert_eq!(code, 0, "{out}{err}");
     assert!(!live(&fake, "sink-x").contains_key("clicks/2"));
-    let v = crate::support::json::parse_json(&run.stdout);
+    let v = crate::support::json::parse_json(&out);
     let c = &v["plan"]["connectors"][0];
     assert_eq!(c["name"], "sink-x");
     assert_eq!(c["left_alone"], 1);
@@ -192,49 +168,18 @@ fn a_nightly_commit_is_never_applied() {
     let r = nightly_then_pr();
     // The nightly lands after the merge: HEAD is an observation, moving both connectors.
     let night = "2026-12-01T02:00:00Z";
-    r.observe(
-        "snapshots/a/sink-x.yaml",
-        "sink-x",
-        Sink,
-        clicks(&[(0, 810), (1, 1003)]),
-        night,
-    );
-    r.observe(
-        "snapshots/a/other.yaml",
-        "other",
-        Sink,
-        sink_offsets("o", &[(0, 70)]),
-        night,
-    );
-    let nightly = record(
-        &r,
-        "2026-12-01T02:00:00Z",
-        "offsets of a",
-        "Kco-Snapshot: a",
-    );
-    let fake = FakeConnect::builder()
-        .sink(
-            "sink-x",
-            SINK,
-            State::Running,
-            clicks(&[(0, 830), (1, 1010)]),
-        )
-        .sink("other", SINK, State::Running, sink_offsets("o", &[(0, 90)]))
-        .start();
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &[
-                "apply",
-                "snapshots/a",
-                "--changed-since",
-                "HEAD~1",
-                "--fail-on",
-                "data-loss,reset",
-                "--yes",
-            ],
-        )
-        .parts();
+    observe_x(&r, &[(0, 810), (1, 1003)], night);
+    observe_other(&r, 70, night);
+    let nightly = record(&r, night, "offsets of a", "Kco-Snapshot: a");
+    let fake = live_at(&[(0, 830), (1, 1010)], 90);
+    let how = [
+        "--changed-since",
+        "HEAD~1",
+        "--fail-on",
+        "data-loss,reset",
+        "--yes",
+    ];
+    let (code, out, err) = apply(&r, &fake, &how);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.ends_with("No changes.\n"), "{out}");
     assert!(
@@ -250,16 +195,7 @@ fn a_nightly_commit_is_never_applied() {
     );
     fake.assert_no_mutations();
 
-    let (code, out, _) = r
-        .kco(&[
-            "--url",
-            "http://127.0.0.1:9",
-            "apply",
-            "snapshots/a",
-            "--commit",
-            "HEAD",
-        ])
-        .parts();
+    let (code, out, _) = apply_unreachable(&r, &["--commit", "HEAD"]);
     assert_eq!(code, 0, "{out}");
     assert!(
         out.starts_with(&format!(
@@ -270,22 +206,12 @@ fn a_nightly_commit_is_never_applied() {
     );
 
     // The same two answers as one JSON document each (no text on stdout).
-    for args in [
-        &[
-            "apply",
-            "snapshots/a",
-            "--changed-since",
-            "HEAD~1",
-            "-o",
-            "json",
-        ][..],
-        &["apply", "snapshots/a", "--commit", "HEAD", "-o", "json"][..],
-    ] {
-        let run = r.on(&fake, args);
-        assert_eq!(run.code, 0, "{run}");
-        let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stdout);
+    for how in [&["--changed-since", "HEAD~1"][..], &["--commit", "HEAD"]] {
+        let (code, out, err) = apply(&r, &fake, &[how, &["-o", "json"]].concat());
+        assert_eq!(code, 0, "{out}{err}");
+        let doc: serde_json::Value = serde_json::from_str(&out).expect(&out);
         assert!(doc["plan"].is_null() && doc["result"].is_null(), "{doc}");
-        if args.contains(&"--commit") {
+        if how.contains(&"--commit") {
             assert_eq!(doc["record"]["kind"], "snapshot", "{doc}");
             assert_eq!(doc["record"]["trailer"], "Kco-Snapshot: a", "{doc}");
         } else {
@@ -297,11 +223,7 @@ fn a_nightly_commit_is_never_applied() {
 
     // Since before the merge: the pull request's change, not the nightly's.
     let out = applied(&r, &fake, &["--changed-since", "HEAD~2"]);
-    assert_eq!(
-        live(&fake, "sink-x"),
-        map(&[("clicks/0", 800), ("clicks/1", 1010)]),
-        "{out}"
-    );
+    assert_eq!(clicks_live(&fake), [(0, 800), (1, 1010)], "{out}");
     assert_eq!(live(&fake, "other"), map(&[("o/0", 90)]), "{out}");
 }
 
@@ -309,20 +231,10 @@ fn a_nightly_commit_is_never_applied() {
 fn changed_since_composes_commits_and_the_working_tree_later_wins() {
     let r = nightly_then_pr();
     // An uncommitted edit moves clicks/0 again and adds clicks/3.
-    r.observe(
-        "snapshots/a/sink-x.yaml",
-        "sink-x",
-        Sink,
-        clicks(&[(0, 700), (1, 900), (3, 5)]),
-        NIGHT,
-    );
+    observe_x(&r, &[(0, 700), (1, 900), (3, 5)], NIGHT);
     let fake = moved_on();
     let out = applied(&r, &fake, &["--changed-since", "HEAD~1"]);
-    assert_eq!(
-        live(&fake, "sink-x"),
-        map(&[("clicks/0", 700), ("clicks/1", 1003), ("clicks/3", 5)]),
-        "{out}"
-    );
+    assert_eq!(clicks_live(&fake), [(0, 700), (1, 1003), (3, 5)], "{out}");
     assert!(
         out.contains("2 partitions set, 1 removed; changed in the working tree (not committed)"),
         "{out}"
@@ -408,20 +320,13 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
         1000
     );
     // The apply of the same change plans the same partitions with the same labels.
-    let (code, out, err) = r
-        .on(
-            &fake,
-            &[
-                "apply",
-                "snapshots/a",
-                "--commit",
-                "HEAD",
-                "--fail-on",
-                "reprocessing,data-loss,reset",
-                "--yes",
-            ],
-        )
-        .parts();
+    let how = [
+        "--commit",
+        "HEAD",
+        "--fail-on",
+        "reprocessing,data-loss,reset",
+    ];
+    let (code, out, err) = apply(&r, &fake, &[&how[..], &["--yes"]].concat());
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(refused_labels(&err, "sink-x"), labels, "{err}");
     fake.assert_no_mutations();
@@ -466,12 +371,7 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
         review_labels(&doc).iter().all(|l| l.1 != "REPROCESSING"),
         "{out}"
     );
-    let sink = doc["connectors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "sink-x")
-        .unwrap();
+    let sink = crate::support::json::named(&doc, "connectors", "sink-x");
     let p = &sink["partitions"][0];
     assert_eq!(p["partition"]["kafka_partition"], 0, "{out}");
     assert_eq!(
@@ -482,11 +382,8 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
     let (_, text, _) = r.on(&fake, &["diff", "--base", "HEAD~1"]).parts();
     assert!(text.contains("[LEFT]"), "{text}");
     let out = applied(&r, &fake, &["--commit", "HEAD"]);
-    assert_eq!(
-        live(&fake, "sink-x"),
-        map(&[("clicks/0", 1030), ("clicks/1", 1040), ("clicks/2", 900)]),
-        "the revert rewound live: {out}"
-    );
+    let want = [(0, 1030), (1, 1040), (2, 900)];
+    assert_eq!(clicks_live(&fake), want, "the revert rewound live: {out}");
     assert!(
         out.contains("clicks/0: live {\"kafka_offset\":1030}, the change set {\"kafka_offset\":900}: left where it is: live is already past the change's target (a forward change)"),
         "{out}"
@@ -526,15 +423,14 @@ fn the_review_labels_against_live_as_the_apply_plans_it_and_a_revert_by_its_effe
 
 /// `apply snapshots/a <how> --yes` against `fake`, asserted to succeed: its stdout.
 fn applied(r: &Repo, fake: &FakeConnect, how: &[&str]) -> String {
-    let run = r.on(fake, &[&["apply", "snapshots/a"], how, &["--yes"]].concat());
-    assert_eq!(run.code, 0, "{how:?}: {run}");
-    run.stdout
+    let (code, out, err) = apply(r, fake, &[how, &["--yes"]].concat());
+    assert_eq!(code, 0, "{how:?}: {out}{err}");
+    out
 }
 
 /// `(code, stdout, stderr)` of `apply snapshots/a --unapplied --yes` against `fake`.
 fn apply_unapplied(r: &Repo, fake: &FakeConnect) -> (i32, String, String) {
-    r.on(fake, &["apply", "snapshots/a", "--unapplied", "--yes"])
-        .parts()
+    apply(r, fake, &["--unapplied", "--yes"])
 }
 
 #[test]
@@ -542,29 +438,15 @@ fn a_plain_commit_of_a_snapshot_is_an_observation_and_a_mixed_commit_applies_onl
     let r = nightly_then_pr();
     // One commit, no trailer: sink-x rewritten from live (a new capturedAt), other edited by
     // hand (capturedAt kept).
-    r.observe(
-        "snapshots/a/sink-x.yaml",
-        "sink-x",
-        Sink,
-        clicks(&[(0, 810), (1, 1003)]),
-        "2026-12-01T02:00:00Z",
-    );
-    r.observe(
-        "snapshots/a/other.yaml",
-        "other",
-        Sink,
-        sink_offsets("o", &[(0, 40)]),
-        NIGHT,
-    );
+    observe_x(&r, &[(0, 810), (1, 1003)], "2026-12-01T02:00:00Z");
+    observe_other(&r, 40, NIGHT);
     r.commit("2026-12-01T02:00:00Z", "nightly, and other back to 40");
     for how in [&["--commit", "HEAD"][..], &["--changed-since", "HEAD~1"]] {
         let fake = moved_on();
         let out = applied(&r, &fake, how);
-        assert_eq!(
-            live(&fake, "sink-x"),
-            map(&[("clicks/0", 1000), ("clicks/1", 1003), ("clicks/2", 1006)]),
-            "{how:?}: the observation was applied: {out}"
-        );
+        let want = [(0, 1000), (1, 1003), (2, 1006)];
+        let why = "the observation was applied";
+        assert_eq!(clicks_live(&fake), want, "{how:?}: {why}: {out}");
         assert_eq!(live(&fake, "other"), map(&[("o/0", 40)]), "{how:?}: {out}");
         assert!(
             out.contains(
@@ -579,42 +461,15 @@ fn a_plain_commit_of_a_snapshot_is_an_observation_and_a_mixed_commit_applies_onl
 /// removed), then a second nightly on top, committed without a trailer.
 fn merge_under_a_nightly() -> (Repo, String) {
     let r = Repo::new();
-    let f = "snapshots/a/sink-x.yaml";
-    r.observe(
-        f,
-        "sink-x",
-        Sink,
-        clicks(&[(0, 900), (1, 900), (2, 900)]),
-        NIGHT,
-    );
+    observe_x(&r, &[(0, 900), (1, 900), (2, 900)], NIGHT);
     let first = record(&r, NIGHT, "offsets of a", "Kco-Snapshot: a");
-    r.git(
-        "2026-11-30T03:00:00Z",
-        &[
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "offsets of a after an apply",
-            "-m",
-            &format!("Kco-Apply: a\nKco-Commit: {first}"),
-        ],
-    );
-    r.git("2026-11-30T09:00:00Z", &["checkout", "-q", "-b", "pr"]);
-    r.observe(f, "sink-x", Sink, clicks(&[(0, 800), (1, 900)]), NIGHT);
-    r.commit("2026-11-30T09:00:00Z", "rewind clicks/0, drop clicks/2");
-    r.git("2026-11-30T10:00:00Z", &["checkout", "-q", "main"]);
-    r.git(
-        "2026-11-30T10:00:00Z",
-        &["merge", "-q", "--no-ff", "-m", "merge pr", "pr"],
-    );
+    apply_record(&r, "2026-11-30T03:00:00Z", "a", &first);
+    merge_pr(&r);
     let merge = r.git("2026-11-30T10:00:00Z", &["rev-parse", "HEAD"]);
     // The nightly lands before the apply job runs: live at 1000/1003, no clicks/2 yet read.
-    r.observe(
-        f,
-        "sink-x",
-        Sink,
-        clicks(&[(0, 1000), (1, 1003), (2, 1006)]),
+    observe_x(
+        &r,
+        &[(0, 1000), (1, 1003), (2, 1006)],
         "2026-12-01T02:00:00Z",
     );
     r.commit("2026-12-01T02:00:00Z", "nightly");
@@ -627,11 +482,8 @@ fn unapplied_applies_a_merge_a_nightly_landed_on_and_a_rerun_after_its_record_ap
     let fake = moved_on();
     let (code, out, err) = apply_unapplied(&r, &fake);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(
-        live(&fake, "sink-x"),
-        map(&[("clicks/0", 800), ("clicks/1", 1003)]),
-        "the merged change under the nightly was applied: {out}"
-    );
+    let why = "the merged change under the nightly was applied";
+    assert_eq!(clicks_live(&fake), [(0, 800), (1, 1003)], "{why}: {out}");
     assert!(
         out.contains("Changes not yet applied, since the last one applied (Kco-Commit: "),
         "{out}"
@@ -643,21 +495,8 @@ fn unapplied_applies_a_merge_a_nightly_landed_on_and_a_rerun_after_its_record_ap
     assert!(out.contains("not applied (observations only): "), "{out}");
 
     // The record of that apply: the next run finds nothing to do.
-    r.git(
-        "2026-12-01T03:00:00Z",
-        &[
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "offsets of a after an apply",
-            "-m",
-            &format!(
-                "Kco-Apply: a\nKco-Commit: {}",
-                r.git("2026-12-01T03:00:00Z", &["rev-parse", "HEAD"])
-            ),
-        ],
-    );
+    let head = r.git("2026-12-01T03:00:00Z", &["rev-parse", "HEAD"]);
+    apply_record(&r, "2026-12-01T03:00:00Z", "a", &head);
     let before = fake.mutating_requests().len();
     let (code, out, err) = apply_unapplied(&r, &fake);
     assert_eq!(code, 0, "{out}{err}");
