@@ -4,25 +4,36 @@
 
 use serde_json::{json, Value};
 
-use crate::fake_connect::{ConnectorSpec, FakeConnect};
-use crate::support::data::{SINK, SOURCE};
+use crate::fake_connect::{ConnectorSpec, FakeConnect, FakeConnectBuilder};
+use crate::support::data::{sink_offsets, SINK, SOURCE};
 use crate::support::env::TestEnv;
 use crate::support::run::Kco;
+
+/// A Connect 4.1 (not started) on Kafka cluster `id`.
+pub fn on_kafka(id: &str) -> FakeConnectBuilder {
+    FakeConnect::builder().version("4.1.0").kafka_cluster_id(id)
+}
+
+/// A sink `name` of `topic`, its partition 0 at `offset`.
+pub fn sink_of(name: &str, topic: &str, offset: i64) -> ConnectorSpec {
+    let offsets = sink_offsets(topic, &[(0, offset)]);
+    ConnectorSpec::sink(name, SINK)
+        .config("topics", topic)
+        .offsets(offsets)
+}
+
+/// The arguments of a dry run applying `files` to `cluster` with topics renamed and offsets
+/// kept (`--translate none`), `more` before that flag.
+fn dry_apply<'a>(cluster: &'a str, files: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let apply = ["--cluster", cluster, "apply", files];
+    [&apply[..], more, &["--translate", "none", "--dry-run"]].concat()
+}
 
 /// East with a sink `orders-sink` (topic `orders`) and a source `orders-src`, west empty,
 /// on Kafka clusters K-EAST and K-WEST; the files of east snapshotted with their configs.
 pub fn regions(dir: &TestEnv, mirrors: &str) -> (FakeConnect, FakeConnect) {
-    let east = FakeConnect::builder()
-        .version("4.1.0")
-        .kafka_cluster_id("K-EAST")
-        .connector(
-            ConnectorSpec::sink("orders-sink", SINK)
-                .config("topics", "orders")
-                .offsets(
-                    json!([{"partition": {"kafka_topic": "orders", "kafka_partition": 0},
-                                 "offset": {"kafka_offset": 600}}]),
-                ),
-        )
+    let east = on_kafka("K-EAST")
+        .connector(sink_of("orders-sink", "orders", 600))
         .connector(
             ConnectorSpec::source("orders-src", SOURCE)
                 .config("topic", "orders")
@@ -31,10 +42,7 @@ pub fn regions(dir: &TestEnv, mirrors: &str) -> (FakeConnect, FakeConnect) {
                 ),
         )
         .start();
-    let west = FakeConnect::builder()
-        .version("4.1.0")
-        .kafka_cluster_id("K-WEST")
-        .start();
+    let west = on_kafka("K-WEST").start();
     dir.config(format!(
         "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n{mirrors}",
         east.url(),
@@ -107,16 +115,7 @@ fn readiness_skips_sources_and_accepts_the_translate_flag_it_suggests() {
 fn a_cross_kafka_apply_leaves_sources_out_and_shows_the_config_it_changes() {
     let dir = TestEnv::new();
     let (_east, west) = regions(&dir, "    mirrors: {east: {alias: east}}\n");
-    let apply = [
-        "--cluster",
-        "west",
-        "apply",
-        "snapshots/east",
-        "--create",
-        "--translate",
-        "none",
-        "--dry-run",
-    ];
+    let apply = dry_apply("west", "snapshots/east", &["--create"]);
     let r = dir.kco(&apply);
     assert_eq!(r.code, 0, "{}", r.all());
     assert!(
@@ -216,16 +215,7 @@ fn a_failover_names_a_sink_it_leaves_stopped_and_the_flag_that_starts_it() {
     east.set_state("orders-sink", crate::fake_connect::State::Stopped);
     let r = dir.kco(&["--cluster", "east", "snapshot", "--with-config"]);
     assert_eq!(r.code, 0, "{}", r.all());
-    let apply = [
-        "--cluster",
-        "west",
-        "apply",
-        "snapshots/east/orders-sink.yaml",
-        "--create",
-        "--translate",
-        "none",
-        "--dry-run",
-    ];
+    let apply = dry_apply("west", "snapshots/east/orders-sink.yaml", &["--create"]);
     let r = dir.kco(&apply);
     assert_eq!(r.code, 0, "{}", r.all());
     let all = r.all();
@@ -251,17 +241,8 @@ fn a_failover_names_a_sink_it_leaves_stopped_and_the_flag_that_starts_it() {
 fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
     let dir = TestEnv::new();
     let sink = |id: &str, topic: &str, offset: i64| {
-        FakeConnect::builder()
-            .version("4.1.0")
-            .kafka_cluster_id(id)
-            .connector(
-                ConnectorSpec::sink("orders-sink", SINK)
-                    .config("topics", topic)
-                    .offsets(
-                        json!([{"partition": {"kafka_topic": topic, "kafka_partition": 0},
-                                     "offset": {"kafka_offset": offset}}]),
-                    ),
-            )
+        on_kafka(id)
+            .connector(sink_of("orders-sink", topic, offset))
             .start()
     };
     let east = sink("K-EAST", "orders", 600);
@@ -273,15 +254,7 @@ fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
     ));
     let r = dir.kco(&["--cluster", "west", "snapshot"]);
     assert_eq!(r.code, 0, "{}", r.all());
-    let failback = [
-        "--cluster",
-        "east",
-        "apply",
-        "snapshots/west",
-        "--translate",
-        "none",
-        "--dry-run",
-    ];
+    let failback = dry_apply("east", "snapshots/west", &[]);
     let r = dir.kco(&failback);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(

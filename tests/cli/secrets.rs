@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::json;
 
+use crate::dr::{on_kafka, sink_of};
 use crate::fake_connect::{ConnectorSpec, FakeConnect, Fault};
 use crate::support::data::SINK;
 use crate::support::env::TestEnv;
@@ -207,20 +208,10 @@ const KAFKA_PW: &str = "kafkapass-S3CRET7";
 fn the_kafka_password_reaches_no_output_or_file() {
     let dir = secrets_env();
     let d = dir.path();
-    let offsets = json!([{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 9}}]);
-    let east = FakeConnect::builder()
-        .version("4.1.0")
-        .kafka_cluster_id("K-EAST")
-        .connector(
-            ConnectorSpec::sink("orders", SINK)
-                .config("topics", "t")
-                .offsets(offsets),
-        )
+    let east = on_kafka("K-EAST")
+        .connector(sink_of("orders", "t", 9))
         .start();
-    let west = FakeConnect::builder()
-        .version("4.1.0")
-        .kafka_cluster_id("K-WEST")
-        .start();
+    let west = on_kafka("K-WEST").start();
     // Nothing listens on port 9 of the loopback: the read fails at the first request.
     dir.config(format!(
         "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n    kafka:\n      bootstrap: \"127.0.0.1:9\"\n      timeoutSeconds: 2\n      sasl: {{mechanism: SCRAM-SHA-512, username: kco, password: \"${{env:KCO_KAFKA_PW}}\"}}\n    mirrors: {{east: {{alias: east}}}}\n",
