@@ -181,6 +181,13 @@ impl Repo {
         (out.status.code().unwrap_or(-1), text.into_owned())
     }
 
+    /// [`Repo::run`], asserted to exit 0: its output.
+    fn run_ok(&self, script: &str, args: &[String], vars: &[(&str, &str)]) -> String {
+        let (code, out) = self.run(script, args, vars);
+        assert_eq!(code, 0, "{out}");
+        out
+    }
+
     /// `kco snapshot <args>` in the repository against `fake` as cluster `prod` (test setup:
     /// must succeed or find differences).
     fn snapshot(&self, fake: &FakeConnect, args: &[&str]) {
@@ -233,8 +240,7 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     let pushed = |repo: &Repo| git(&repo.dir(), &["rev-parse", "origin/main"]);
 
     // First night: every connector gets a file, one commit, pushed.
-    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    let err = repo.run_ok("nightly-snapshot.sh", &args, &env);
     assert!(err.contains("committed 3 files of cluster prod"), "{err}");
     assert_eq!(repo.commits(), 2);
     assert_eq!(pushed(&repo), git(&repo.dir(), &["rev-parse", "HEAD"]));
@@ -254,8 +260,7 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     );
 
     // Nothing moved: no commit.
-    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    let err = repo.run_ok("nightly-snapshot.sh", &args, &env);
     assert!(
         err.contains("nothing moved on cluster prod: no commit"),
         "{err}"
@@ -267,8 +272,7 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     fake.add_connector(
         ConnectorSpec::sink("payments", SINK).offsets(sink_offsets("pay", &[(0, 3)])),
     );
-    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    repo.run_ok("nightly-snapshot.sh", &args, &env);
     assert_eq!(repo.commits(), 3);
     let files = git(&repo.dir(), &["show", "--name-only", "--format=", "HEAD"]);
     assert_eq!(
@@ -290,8 +294,7 @@ fn nightly_snapshot_commits_only_what_moved_and_fails_on_drift() {
     assert_eq!(files, "snapshots/prod/billing.yaml");
     let billing = std::fs::read_to_string(repo.dir().join("snapshots/prod/billing.yaml")).unwrap();
     assert!(billing.contains("state: PAUSED"), "{billing}");
-    let (code, err) = repo.run("nightly-snapshot.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    let err = repo.run_ok("nightly-snapshot.sh", &args, &env);
     assert_eq!(repo.commits(), 4, "recorded once: {err}");
 
     // A rewind behind the committed file is drift: exit 2, nothing written or committed.
@@ -401,8 +404,7 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
         ConnectorSpec::sink("payments", SINK).offsets(sink_offsets("pay", &[(0, 3)])),
     );
     repo.snapshot(&fake, &["-q", "payments"]);
-    let (code, err) = repo.run("pr-review.sh", &args, &[("PR_LABELS", "")]);
-    assert_eq!(code, 0, "{err}");
+    repo.run_ok("pr-review.sh", &args, &[("PR_LABELS", "")]);
     assert!(
         read_body().contains("| `payments` | added |"),
         "{}",
@@ -499,6 +501,42 @@ fn pr_review_posts_the_markdown_diff_and_blocks_risks_without_the_label() {
     );
 }
 
+/// Cluster `prod`'s sink `orders` at 900 on three partitions (running), and a repository its
+/// nightly snapshot (`nightly-snapshot.sh --push prod`) was pushed from.
+fn nightly_pushed() -> (FakeConnect, Repo) {
+    let fake = FakeConnect::builder()
+        .sink(
+            "orders",
+            SINK,
+            crate::fake_connect::State::Running,
+            sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
+        )
+        .start();
+    let repo = Repo::new();
+    let nightly = ["--push".to_string(), "prod".to_string()];
+    repo.run_ok(
+        "nightly-snapshot.sh",
+        &nightly,
+        &[("KCO_URL", fake.url().as_str())],
+    );
+    (fake, repo)
+}
+
+/// The scripts' variables for the built kco on the cluster at `url`.
+fn kco_at(url: &str) -> [(&str, &str); 2] {
+    [("KCO_URL", url), ("KCO", env!("CARGO_BIN_EXE_kco"))]
+}
+
+/// A rewind of orders/0 to 800 in `dir`, committed on `main` (as merged) and pushed.
+fn push_a_rewind(dir: &Path) {
+    hand_edit(
+        &dir.join("snapshots/prod/orders.yaml"),
+        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
+    );
+    git(dir, &["commit", "-qam", "rewind orders/0"]);
+    git(dir, &["push", "-q", "origin", "main"]);
+}
+
 /// The apply-on-merge recipes: GitHub on a push to main, one run at a time per cluster;
 /// GitLab on a push to the default branch, in one resource group; both call the script alike.
 fn apply_on_merge_args() -> Vec<String> {
@@ -593,55 +631,30 @@ fn install_kco_checks_the_release_against_its_checksums() {
 
     let bad = t.path().join("bad");
     let tampered = format!("{}{}", "1".repeat(64), &sums[64..]);
-    let (code, err) = install(&tampered, &bad);
-    assert_eq!(code, 1, "{err}");
-    assert!(
-        err.contains("does not match the release's SHA256SUMS"),
-        "{err}"
-    );
-    assert!(!bad.join("kco").exists());
-
-    let (code, err) = install(&other, &bad);
-    assert_eq!(code, 1, "{err}");
-    assert!(
-        err.contains("is not listed in the release's SHA256SUMS"),
-        "{err}"
-    );
-    assert!(!bad.join("kco").exists());
+    for (sums, refusal) in [
+        (&tampered, "does not match the release's SHA256SUMS"),
+        (&other, "is not listed in the release's SHA256SUMS"),
+    ] {
+        let (code, err) = install(sums, &bad);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains(refusal), "{err}");
+        assert!(!bad.join("kco").exists());
+    }
 }
 
 #[test]
 fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
     let args = apply_on_merge_args();
     assert_eq!(args, ["--push", "prod"]);
-    let fake = crate::fake_connect::FakeConnect::builder()
-        .sink(
-            "orders",
-            SINK,
-            crate::fake_connect::State::Running,
-            sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
-        )
-        .start();
-    let repo = Repo::new();
+    // The nightly's observation, pushed: its push finds nothing to apply.
+    let (fake, repo) = nightly_pushed();
     let dir = repo.dir();
     let url = fake.url();
-    let env = [
-        ("KCO_URL", url.as_str()),
-        ("KCO", env!("CARGO_BIN_EXE_kco")),
-    ];
+    let env = kco_at(&url);
     let head = || git(&dir, &["rev-parse", "HEAD"]);
     let pushed = || git(&dir, &["rev-parse", "origin/main"]);
     let live = || fake.offsets("orders");
-
-    // The nightly's observation, pushed: its push finds nothing to apply.
-    let (code, err) = repo.run(
-        "nightly-snapshot.sh",
-        &["--push".into(), "prod".into()],
-        &env,
-    );
-    assert_eq!(code, 0, "{err}");
-    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    let err = repo.run_ok("apply-on-merge.sh", &args, &env);
     assert!(err.contains("nothing to apply on cluster prod"), "{err}");
     assert_eq!(repo.commits(), 2);
     assert!(
@@ -669,8 +682,7 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
     let merge = head();
     git(&dir, &["push", "-q", "origin", "main"]);
 
-    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    repo.run_ok("apply-on-merge.sh", &args, &env);
     assert_eq!(
         live(),
         sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)])
@@ -702,15 +714,13 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
 
     // Its own push, and the next nightly's: nothing to apply again.
     let commits = repo.commits();
-    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    let err = repo.run_ok("apply-on-merge.sh", &args, &env);
     assert!(err.contains("nothing to apply"), "{err}");
-    let (code, err) = repo.run(
+    repo.run_ok(
         "nightly-snapshot.sh",
         &["--push".into(), "prod".into()],
         &env,
     );
-    assert_eq!(code, 0, "{err}");
     let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
     assert_eq!((code, repo.commits()), (0, commits), "{err}");
     assert_eq!(
@@ -735,15 +745,13 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
     );
     repo.snapshot(&fake, &["-q"]);
     git(&dir, &["commit", "-qam", "nightly by hand, no trailer"]);
-    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    let err = repo.run_ok("apply-on-merge.sh", &args, &env);
     assert_eq!(
         live(),
         sink_offsets("orders", &[(0, 820), (1, 930), (2, 850)]),
         "the merge under the nightly was applied, the nightly was not: {err}"
     );
-    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    let err = repo.run_ok("apply-on-merge.sh", &args, &env);
     assert!(
         err.contains("nothing to apply"),
         "a rerun applies nothing: {err}"
@@ -776,34 +784,12 @@ fn apply_on_merge_applies_each_merged_change_once_and_records_it() {
 fn apply_on_merge_finishes_another_runners_interrupted_operation_first_then_applies() {
     use crate::fake_connect::State;
     let args = apply_on_merge_args();
-    let fake = crate::fake_connect::FakeConnect::builder()
-        .sink(
-            "orders",
-            SINK,
-            State::Running,
-            sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
-        )
-        .start();
-    let repo = Repo::new();
+    let (fake, repo) = nightly_pushed();
     let dir = repo.dir();
     let url = fake.url();
-    let env = [
-        ("KCO_URL", url.as_str()),
-        ("KCO", env!("CARGO_BIN_EXE_kco")),
-    ];
-    let (code, err) = repo.run(
-        "nightly-snapshot.sh",
-        &["--push".into(), "prod".into()],
-        &env,
-    );
-    assert_eq!(code, 0, "{err}");
+    let env = kco_at(&url);
     // A merged rewind of orders/0 to 800.
-    hand_edit(
-        &dir.join("snapshots/prod/orders.yaml"),
-        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
-    );
-    git(&dir, &["commit", "-qam", "rewind orders/0"]);
-    git(&dir, &["push", "-q", "origin", "main"]);
+    push_a_rewind(&dir);
 
     // The other runner's apply of it, killed while its PATCH is held: orders left STOPPED.
     kill_an_apply_in_another_clone(&repo, &fake);
@@ -815,8 +801,7 @@ fn apply_on_merge_finishes_another_runners_interrupted_operation_first_then_appl
     };
     assert_eq!(journals(), "refs/kco/journals/prod");
 
-    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    let err = repo.run_ok("apply-on-merge.sh", &args, &env);
     for part in [
         "did not finish: putting back the states it recorded",
         "orders: RUNNING put back (was STOPPED (no tasks))",
@@ -836,8 +821,7 @@ fn apply_on_merge_finishes_another_runners_interrupted_operation_first_then_appl
         "{err}"
     );
     // Nothing was left to finish the next time: the run says nothing of it.
-    let (code, err) = repo.run("apply-on-merge.sh", &args, &env);
-    assert_eq!(code, 0, "{err}");
+    let err = repo.run_ok("apply-on-merge.sh", &args, &env);
     assert!(!err.contains("finished first"), "{err}");
 }
 
@@ -870,27 +854,11 @@ fn kill_an_apply_in_another_clone(repo: &Repo, fake: &FakeConnect) {
 #[test]
 fn the_nightly_hint_on_a_stop_a_killed_operation_left_is_recover_not_snapshot_commit() {
     use crate::fake_connect::State;
-    let fake = crate::fake_connect::FakeConnect::builder()
-        .sink(
-            "orders",
-            SINK,
-            State::Running,
-            sink_offsets("orders", &[(0, 900), (1, 900), (2, 900)]),
-        )
-        .start();
-    let repo = Repo::new();
+    let (fake, repo) = nightly_pushed();
     let dir = repo.dir();
     let url = fake.url();
     let env = [("KCO_URL", url.as_str())];
-    let nightly = ["--push".to_string(), "prod".to_string()];
-    let (code, err) = repo.run("nightly-snapshot.sh", &nightly, &env);
-    assert_eq!(code, 0, "{err}");
-    hand_edit(
-        &dir.join("snapshots/prod/orders.yaml"),
-        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
-    );
-    git(&dir, &["commit", "-qam", "rewind orders/0"]);
-    git(&dir, &["push", "-q", "origin", "main"]);
+    push_a_rewind(&dir);
     git(&dir, &["reset", "-q", "--hard", "HEAD^"]);
     kill_an_apply_in_another_clone(&repo, &fake);
 
@@ -909,6 +877,5 @@ fn the_nightly_hint_on_a_stop_a_killed_operation_left_is_recover_not_snapshot_co
         .run();
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(fake.state("orders"), Some(State::Running));
-    let (code, err) = repo.run("nightly-snapshot.sh", &["prod".to_string()], &env);
-    assert_eq!(code, 0, "{err}");
+    repo.run_ok("nightly-snapshot.sh", &["prod".to_string()], &env);
 }
