@@ -24,6 +24,16 @@ fn config(dir: &Path, clusters: &[(&str, &str)]) {
     std::fs::write(dir.join("kco.yaml"), text).unwrap();
 }
 
+/// kco.yaml of cluster `a` at `fake`, its offsets topic `connect-offsets` on the Kafka at
+/// `bootstrap`.
+fn with_kafka(dir: &Path, fake: &FakeConnect, bootstrap: &str) {
+    let text = format!(
+        "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"{bootstrap}\"}}\n    connectTopics: {{offsets: connect-offsets}}\n",
+        fake.url()
+    );
+    std::fs::write(dir.join("kco.yaml"), text).unwrap();
+}
+
 /// The item of an `--all-clusters` document for cluster `name`.
 fn item<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc.as_array()
@@ -87,17 +97,13 @@ fn a_glob_that_matches_nothing_is_an_error_naming_what_exists() {
         .on(&fake)
         .args(["snapshot", "zzz*"])
         .run();
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr
-            .contains("error: `zzz*` did not match any connector on cluster `a`"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("hint:") && r.stderr.contains("`file-src`, `orders-sink`"),
-        "{}",
-        r.stderr
+    r.assert_stderr(
+        1,
+        &[
+            "error: `zzz*` did not match any connector on cluster `a`",
+            "hint:",
+            "`file-src`, `orders-sink`",
+        ],
     );
     assert!(!dir.path().join("snapshots").exists(), "nothing written");
     // One pattern that matches and one that does not: still an error, nothing written.
@@ -124,13 +130,12 @@ fn reset_of_a_name_that_is_not_there_names_those_that_are() {
         .on(&fake)
         .args(["reset", "orders-snk", "--yes"])
         .run();
-    assert_eq!(r.code, 1, "{}", r.all());
-    assert!(
-        r.stderr
-            .contains("error: `orders-snk` did not match any connector on cluster `a`")
-            && r.stderr.contains("`orders-sink`"),
-        "{}",
-        r.stderr
+    r.assert_stderr(
+        1,
+        &[
+            "error: `orders-snk` did not match any connector on cluster `a`",
+            "`orders-sink`",
+        ],
     );
     let r = Kco::new(dir.path())
         .on(&fake)
@@ -191,13 +196,7 @@ fn reset_takes_globs_resolved_against_the_cluster() {
         .args(base)
         .args(["zzz*", "--dry-run"])
         .run();
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr
-            .contains("`zzz*` did not match any connector on cluster `a`"),
-        "{}",
-        r.stderr
-    );
+    r.assert_stderr(1, &["`zzz*` did not match any connector on cluster `a`"]);
     fake.assert_no_mutations();
 }
 
@@ -207,17 +206,13 @@ fn several_clusters_and_none_chosen_is_an_error_not_localhost() {
     let dir = tempfile::tempdir().unwrap();
     config(dir.path(), &[("east", &east.url()), ("west", &west.url())]);
     let r = Kco::new(dir.path()).args(["ls"]).run();
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
-    assert!(
-        r.stderr
-            .contains("2 clusters are configured (east, west) and none is chosen"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("hint: pass `--cluster NAME`") && r.stderr.contains("defaultCluster:"),
-        "{}",
-        r.stderr
+    r.assert_stderr(
+        1,
+        &[
+            "2 clusters are configured (east, west) and none is chosen",
+            "hint: pass `--cluster NAME`",
+            "defaultCluster:",
+        ],
     );
     assert!(!r.stderr.contains("8083"), "{}", r.stderr);
     // Chosen, it works; `defaultCluster:` chooses too.
@@ -278,14 +273,7 @@ fn ls_and_reset_orphaned_without_the_offsets_topic_or_its_kafka_are_errors_namin
         let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = closed.local_addr().unwrap().port();
         drop(closed);
-        std::fs::write(
-            dir.path().join("kco.yaml"),
-            format!(
-                "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"127.0.0.1:{port}\"}}\n    connectTopics: {{offsets: connect-offsets}}\n",
-                fake.url()
-            ),
-        )
-        .unwrap();
+        with_kafka(dir.path(), &fake, &format!("127.0.0.1:{port}"));
         let r = Kco::new(dir.path()).args(args).run();
         assert_eq!(r.code, 1, "{cmd:?}: {}\n{}", r.stdout, r.stderr);
         assert!(
@@ -308,14 +296,7 @@ fn reset_orphaned_of_a_live_connectors_name_is_refused_with_what_to_run() {
     let fake = two_connectors();
     let dir = tempfile::tempdir().unwrap();
     let live = "orders-sink".to_string();
-    std::fs::write(
-        dir.path().join("kco.yaml"),
-        format!(
-            "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"127.0.0.1:9\"}}\n    connectTopics: {{offsets: connect-offsets}}\n",
-            fake.url()
-        ),
-    )
-    .unwrap();
+    with_kafka(dir.path(), &fake, "127.0.0.1:9");
     let r = Kco::new(dir.path())
         .args([
             "--cluster",

@@ -148,49 +148,22 @@ fn bad_input_names_the_line_and_writes_nothing() {
         "{\"offsets\": [\n  {\"partition\": {\"kafka_topic\": \"t\", \"kafka_partition\": 0}, \"offset\": {\"kafka_offset\": 1}},\n  {\"partition\": {\"kafka_topic\": \"t\", \"kafka_partition\": -1}, \"offset\": {\"kafka_offset\": 1}}\n]}\n",
     )
     .unwrap();
-    let r = Kco::new(dir.path())
-        .args([
-            "import",
-            "--from",
-            "json",
-            "in.json",
-            "--name",
-            "c",
-            "--cluster",
-            "a",
-        ])
-        .run();
-    assert_eq!(r.code, 1);
-    assert!(
-        r.stderr
-            .contains("in.json:3: sink partition needs `kafka_partition`"),
-        "{}",
-        r.stderr
-    );
-    let r = Kco::new(dir.path())
-        .args(["import", "--from", "json", "in.json", "--cluster", "a"])
-        .run();
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("needs --name"), "{}", r.stderr);
+    // `kco import --from <from> <file> <name> --cluster a`.
+    let import = |from: &str, file: &str, name: &[&str]| {
+        let args = [&["import", "--from", from, file], name, &["--cluster", "a"]].concat();
+        Kco::new(dir.path()).args(args).run()
+    };
+    let r = import("json", "in.json", &["--name", "c"]);
+    r.assert_stderr(1, &["in.json:3: sink partition needs `kafka_partition`"]);
+    let r = import("json", "in.json", &[]);
+    r.assert_stderr(1, &["needs --name"]);
     std::fs::write(
         dir.path().join("cm.yaml"),
         "kind: ConfigMap\ndata:\n  offsets.json: |\n    {\"offsets\": [}\n",
     )
     .unwrap();
-    let r = Kco::new(dir.path())
-        .args([
-            "import",
-            "--from",
-            "strimzi",
-            "cm.yaml",
-            "--name",
-            "c",
-            "--cluster",
-            "a",
-        ])
-        .run();
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("cm.yaml:4:"), "{}", r.stderr);
+    let r = import("strimzi", "cm.yaml", &["--name", "c"]);
+    r.assert_stderr(1, &["cm.yaml:4:"]);
     assert!(!dir.path().join("snapshots").exists(), "nothing written");
     // An invalid snapshot is not exported.
     std::fs::write(dir.path().join("bad.yaml"), "apiVersion: kco/v1\n").unwrap();

@@ -67,12 +67,7 @@ fn snapshot_commit_commits_its_files_alone_with_the_trailer_and_nothing_when_unc
     std::fs::write(dir.join("notes.yaml"), "mine: 1\n").unwrap();
 
     let r = t.on(&fake, &["snapshot", "--commit"]);
-    assert_eq!(r.code, 0, "{}", r.all());
-    assert!(
-        r.stderr.contains("Committed 3 files as ") && r.stderr.contains(": offsets of prod"),
-        "{}",
-        r.stderr
-    );
+    r.assert_stderr(0, &["Committed 3 files as ", ": offsets of prod"]);
     assert_eq!(commits(dir), 2);
     assert_eq!(
         git(dir, &["show", "--name-status", "--format=%B%an", "HEAD"]),
@@ -86,12 +81,9 @@ fn snapshot_commit_commits_its_files_alone_with_the_trailer_and_nothing_when_unc
 
     // Nothing moved: no commit, and kco says so.
     let r = t.on(&fake, &["snapshot", "--commit"]);
-    assert_eq!(r.code, 0, "{}", r.all());
-    assert!(
-        r.stderr
-            .contains("No snapshot file of cluster `prod` changed: no commit"),
-        "{}",
-        r.stderr
+    r.assert_stderr(
+        0,
+        &["No snapshot file of cluster `prod` changed: no commit"],
     );
     assert_eq!(commits(dir), 2);
 
@@ -144,18 +136,12 @@ fn snapshot_commit_without_a_git_identity_stops_before_writing() {
             "--commit",
         ])
         .run();
-    assert_eq!(r.code, 1, "{}", r.all());
-    assert!(
-        r.stderr
-            .contains("error: no git identity to commit with in "),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr
-            .contains("hint: set it with `git config user.email you@example.com`"),
-        "{}",
-        r.stderr
+    r.assert_stderr(
+        1,
+        &[
+            "error: no git identity to commit with in ",
+            "hint: set it with `git config user.email you@example.com`",
+        ],
     );
     assert!(!dir.join("snapshots").exists(), "nothing written");
     assert_eq!(commits(dir), 1);
@@ -168,8 +154,7 @@ fn snapshot_commit_without_a_git_identity_stops_before_writing() {
     // Outside a git repository: said before any request.
     let outside = apply_job();
     let r = outside.on(&fake, &["snapshot", "--commit"]);
-    assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("not in a git repository"), "{}", r.stderr);
+    r.assert_stderr(1, &["not in a git repository"]);
     assert!(!outside.path().join("snapshots").exists());
 }
 
@@ -214,6 +199,19 @@ fn moves(e: &Value) -> Vec<(String, String, i64, String)> {
         .collect()
 }
 
+/// The repository and [`fake`]'s cluster, its nightly (`snapshot --commit`) committed.
+fn nightly() -> (TestEnv, FakeConnect) {
+    let (t, fake) = (repo(), fake());
+    assert_eq!(t.on(&fake, &["snapshot", "--commit", "-q"]).code, 0);
+    (t, fake)
+}
+
+/// The `orders` file in the repository at `dir` edited by hand: its partitions at `parts`.
+fn edit_orders(dir: &Path, parts: &[(i64, i64)]) {
+    let file = dir.join("snapshots/prod/orders.yaml");
+    hand_edit(&file, sink_offsets("orders", parts));
+}
+
 fn mv(p: &str, dir: &str, n: i64, label: &str) -> (String, String, i64, String) {
     (p.into(), dir.into(), n, label.into())
 }
@@ -224,17 +222,12 @@ fn mv(p: &str, dir: &str, n: i64, label: &str) -> (String, String, i64, String) 
 /// to the cluster, told apart from the nightly observations.
 #[test]
 fn log_shows_what_an_apply_and_an_undo_did_to_the_cluster() {
-    let t = repo();
-    let dir = t.path();
-    let fake = fake();
     // The nightly: the cluster at 900 on three partitions.
-    assert_eq!(t.on(&fake, &["snapshot", "--commit", "-q"]).code, 0);
+    let (t, fake) = nightly();
+    let dir = t.path();
     // A pull request rewinds orders/0 to 800 (its file: 900 -> 800).
     git(dir, &["checkout", "-qb", "rewind"]);
-    hand_edit(
-        &dir.join("snapshots/prod/orders.yaml"),
-        sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]),
-    );
+    edit_orders(dir, &[(0, 800), (1, 900), (2, 900)]);
     git(dir, &["commit", "-qam", "rewind orders/0"]);
     git(dir, &["checkout", "-q", "main"]);
     // Meanwhile live moved on; then the merge.
@@ -327,14 +320,9 @@ fn log_shows_what_an_apply_and_an_undo_did_to_the_cluster() {
 /// with that change's file: the log says so rather than pass it off as the cluster's movement.
 #[test]
 fn a_record_without_an_observation_before_it_says_what_it_compares_with() {
-    let t = repo();
+    let (t, fake) = nightly();
     let dir = t.path();
-    let fake = fake();
-    assert_eq!(t.on(&fake, &["snapshot", "--commit", "-q"]).code, 0);
-    hand_edit(
-        &dir.join("snapshots/prod/orders.yaml"),
-        sink_offsets("orders", &[(0, 700), (1, 900), (2, 900)]),
-    );
+    edit_orders(dir, &[(0, 700), (1, 900), (2, 900)]);
     git(dir, &["commit", "-qam", "rewind by hand"]);
     let change = git(dir, &["rev-parse", "HEAD"])[..12].to_string();
     fake.set_offsets(

@@ -167,25 +167,12 @@ fn errors_caused_by_kco_url_and_kco_cluster_name_the_variable() {
         .env("KCO_URL", "http://127.0.0.1:9")
         .args(["ls"])
         .run();
-    assert_eq!(r.code, 1);
-    assert!(
-        r.stderr.contains(
-            "error: cannot reach Kafka Connect of cluster `default` (tried http://127.0.0.1:9, the URL from KCO_URL): GET http://127.0.0.1:9/"
-        ),
-        "{}",
-        r.stderr
-    );
+    r.assert_stderr(1, &["error: cannot reach Kafka Connect of cluster `default` (tried http://127.0.0.1:9, the URL from KCO_URL): GET http://127.0.0.1:9/"]);
     let r = Kco::new(t.path())
         .env("KCO_CLUSTER", "zz")
         .args(["ls"])
         .run();
-    assert_eq!(r.code, 1);
-    assert!(
-        r.stderr
-            .contains("no cluster `zz` (KCO_CLUSTER) in the config"),
-        "{}",
-        r.stderr
-    );
+    r.assert_stderr(1, &["no cluster `zz` (KCO_CLUSTER) in the config"]);
     let r = t.kco(&["--cluster", "zz", "ls"]);
     assert!(r.all().contains("no cluster `zz` (--cluster)"), "{r}");
 }
