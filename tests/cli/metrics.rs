@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::{self, SnapshotFile};
 use crate::support::env::TestEnv;
+use crate::support::run::Run;
 
 const SINK: &str = "FileStreamSink";
 
@@ -63,26 +64,35 @@ fn lines<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// `run`'s metrics on stdout, its exit code asserted to be `code`; checked by promtool.
+fn stdout_metrics(run: Run, code: i32) -> String {
+    assert_eq!(run.code, code, "{}", run.stderr);
+    promtool_accepts(&run.stdout);
+    run.stdout
+}
+
+/// The metrics file `kco.prom` in `t` after `run`, whose exit code is asserted to be `code`;
+/// checked by promtool.
+fn file_metrics(t: &TestEnv, run: &Run, code: i32) -> String {
+    assert_eq!(run.code, code, "{}", run.stderr);
+    let text = std::fs::read_to_string(t.path().join("kco.prom")).unwrap();
+    promtool_accepts(&text);
+    text
+}
+
 /// A drifted sink (rewound while running), one in sync, and a file whose connector is gone.
 fn drifted() -> (TestEnv, FakeConnect) {
     let t = TestEnv::new();
     let dir = t.path().join("snapshots/a");
-    SnapshotFile::captured(
-        "orders",
-        ConnectorType::Sink,
-        sink_offsets(&[(0, 100), (1, 50)]),
-    )
-    .captured_at("2026-11-30T02:00:00Z")
-    .write_in(&dir);
-    SnapshotFile::captured("steady", ConnectorType::Sink, sink_offsets(&[(0, 7)])).write_in(&dir);
+    let (filed, steady) = (sink_offsets(&[(0, 100), (1, 50)]), sink_offsets(&[(0, 7)]));
+    SnapshotFile::captured("orders", ConnectorType::Sink, filed)
+        .captured_at("2026-11-30T02:00:00Z")
+        .write_in(&dir);
+    SnapshotFile::captured("steady", ConnectorType::Sink, steady.clone()).write_in(&dir);
+    let live = sink_offsets(&[(0, 40), (1, 50)]);
     let fake = FakeConnect::builder()
-        .sink(
-            "orders",
-            SINK,
-            State::Running,
-            sink_offsets(&[(0, 40), (1, 50)]),
-        )
-        .sink("steady", SINK, State::Running, sink_offsets(&[(0, 7)]))
+        .sink("orders", SINK, State::Running, live)
+        .sink("steady", SINK, State::Running, steady)
         .start();
     (t, fake)
 }
@@ -90,9 +100,8 @@ fn drifted() -> (TestEnv, FakeConnect) {
 #[test]
 fn a_drifted_diff_as_openmetrics_names_each_verdict_and_how_far() {
     let (t, fake) = drifted();
-    let (code, out, err) = t.on(&fake, &["diff", "-o", "openmetrics"]).parts();
-    assert_eq!(code, 2, "drift still exits 2: {err}");
-    promtool_accepts(&out);
+    // Drift still exits 2.
+    let out = stdout_metrics(t.on(&fake, &["diff", "-o", "openmetrics"]), 2);
     assert!(out.ends_with("# EOF\n"), "{out}");
     assert_eq!(
         lines(&out, "kco_connector_status"),
@@ -138,23 +147,18 @@ fn a_metrics_file_is_written_beside_the_normal_output_and_a_failed_run_keeps_the
     let (t, fake) = drifted();
     let file = t.path().join("kco.prom");
     let run = t.on(&fake, &["diff", "--metrics-file", "kco.prom"]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    let healthy = file_metrics(&t, &run, 2);
     assert!(
         run.stdout.contains("orders"),
         "the normal report: {}",
         run.stdout
     );
     assert!(!run.stdout.contains("kco_"), "{}", run.stdout);
-    let healthy = std::fs::read_to_string(&file).unwrap();
-    promtool_accepts(&healthy);
     let success = lines(&healthy, "kco_last_success_timestamp_seconds");
     assert_eq!(success.len(), 1, "{healthy}");
     // The worker goes away: the run fails, the file says so and keeps the success it had.
     fake.down();
-    let run = t.on(&fake, &["diff", "--metrics-file", "kco.prom"]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    let failed = std::fs::read_to_string(&file).unwrap();
-    promtool_accepts(&failed);
+    let failed = file_metrics(&t, &t.on(&fake, &["diff", "--metrics-file", "kco.prom"]), 1);
     assert_eq!(
         lines(&failed, "kco_last_success_timestamp_seconds"),
         success
@@ -173,10 +177,7 @@ fn a_metrics_file_is_written_beside_the_normal_output_and_a_failed_run_keeps_the
     );
     // A first run that fails claims no success at all.
     std::fs::remove_file(&file).unwrap();
-    let run = t.on(&fake, &["diff", "--metrics-file", "kco.prom"]);
-    assert_eq!(run.code, 1);
-    let first = std::fs::read_to_string(&file).unwrap();
-    promtool_accepts(&first);
+    let first = file_metrics(&t, &t.on(&fake, &["diff", "--metrics-file", "kco.prom"]), 1);
     assert!(
         lines(&first, "kco_last_success_timestamp_seconds").is_empty(),
         "{first}"
@@ -187,18 +188,15 @@ fn a_metrics_file_is_written_beside_the_normal_output_and_a_failed_run_keeps_the
 fn a_healthy_diff_and_a_failed_one_on_stdout() {
     let (t, fake) = drifted();
     fake.set_offsets("orders", sink_offsets(&[(0, 100), (1, 50)]));
-    let (code, out, err) = t.on(&fake, &["diff", "-o", "openmetrics"]).parts();
-    assert_eq!(code, 0, "{err}");
-    promtool_accepts(&out);
+    let out = stdout_metrics(t.on(&fake, &["diff", "-o", "openmetrics"]), 0);
     assert!(
         out.contains("kco_connectors{cluster=\"a\",status=\"drifted\"} 0\n"),
         "{out}"
     );
     fake.down();
-    let (code, out, err) = t.on(&fake, &["diff", "-o", "openmetrics"]).parts();
-    assert_eq!(code, 1);
-    assert!(err.contains("error:"), "the error on stderr: {err}");
-    promtool_accepts(&out);
+    let run = t.on(&fake, &["diff", "-o", "openmetrics"]);
+    assert!(run.stderr.contains("error:"), "the error on stderr: {run}");
+    let out = stdout_metrics(run, 1);
     assert!(
         out.contains("kco_run_failed{cluster=\"a\",command=\"diff\"} 1\n"),
         "{out}"
@@ -209,12 +207,7 @@ fn a_healthy_diff_and_a_failed_one_on_stdout() {
 fn a_metrics_file_where_it_cannot_be_written_is_an_error_naming_it_with_nothing_half_written() {
     let (t, fake) = drifted();
     let run = t.on(&fake, &["diff", "--metrics-file", "no/such/dir/kco.prom"]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("no/such/dir/kco.prom") && run.stderr.contains("no directory"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr(1, &["no/such/dir/kco.prom", "no directory"]);
     assert!(!t.path().join("no").exists());
     assert!(
         run.stdout.is_empty(),
@@ -224,12 +217,7 @@ fn a_metrics_file_where_it_cannot_be_written_is_an_error_naming_it_with_nothing_
     // A directory where the file should be: the rename fails, no temporary file is left.
     std::fs::create_dir(t.path().join("taken")).unwrap();
     let run = t.on(&fake, &["diff", "--metrics-file", "taken"]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("cannot write") && run.stderr.contains("taken"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr(1, &["cannot write", "taken"]);
     let left: Vec<_> = std::fs::read_dir(t.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -245,31 +233,22 @@ fn a_metrics_file_where_it_cannot_be_written_is_an_error_naming_it_with_nothing_
 #[test]
 fn openmetrics_is_refused_where_there_are_no_metrics() {
     let (t, fake) = drifted();
-    let run = t.on(
-        &fake,
-        &["apply", "snapshots/a/orders.yaml", "-o", "openmetrics"],
-    );
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("--output openmetrics is for"),
-        "{}",
-        run.stderr
-    );
-    let run = t.on(&fake, &["diff", "--base", "HEAD", "-o", "openmetrics"]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("not written with --base"),
-        "{}",
-        run.stderr
-    );
+    for (args, refusal) in [
+        (
+            &["apply", "snapshots/a/orders.yaml"][..],
+            "--output openmetrics is for",
+        ),
+        (&["diff", "--base", "HEAD"], "not written with --base"),
+    ] {
+        let run = t.on(&fake, &[args, &["-o", "openmetrics"]].concat());
+        run.assert_stderr(1, &[refusal]);
+    }
 }
 
 #[test]
 fn snapshot_and_ls_metrics() {
     let (t, fake) = drifted();
-    let (code, out, err) = t.on(&fake, &["snapshot", "-o", "openmetrics"]).parts();
-    assert_eq!(code, 0, "{err}");
-    promtool_accepts(&out);
+    let out = stdout_metrics(t.on(&fake, &["snapshot", "-o", "openmetrics"]), 0);
     assert!(
         out.contains("kco_snapshot_connectors{cluster=\"a\",outcome=\"updated\"} 1\n"),
         "{out}"
@@ -281,9 +260,7 @@ fn snapshot_and_ls_metrics() {
         "kco_connector_partitions{cluster=\"a\",connector=\"orders\",type=\"sink\"} 2\n"
     ));
     assert!(out.contains("kco_last_success_timestamp_seconds{cluster=\"a\",command=\"snapshot\"}"));
-    let (code, out, err) = t.on(&fake, &["ls", "-o", "openmetrics"]).parts();
-    assert_eq!(code, 0, "{err}");
-    promtool_accepts(&out);
+    let out = stdout_metrics(t.on(&fake, &["ls", "-o", "openmetrics"]), 0);
     assert!(out.contains(
         "kco_connector_status{cluster=\"a\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
     ), "{out}");
@@ -293,11 +270,7 @@ fn snapshot_and_ls_metrics() {
 #[test]
 fn log_stalled_metrics() {
     let (r, _) = crate::history::history();
-    let (code, out, err) = r
-        .kco(&["log", "--stalled", "2", "-o", "openmetrics"])
-        .parts();
-    assert_eq!(code, 2, "{err}");
-    promtool_accepts(&out);
+    let out = stdout_metrics(r.kco(&["log", "--stalled", "2", "-o", "openmetrics"]), 2);
     assert_eq!(
         lines(&out, "kco_connector_stalled"),
         [
@@ -372,9 +345,8 @@ fn dr_readiness_metrics() {
         "-o",
         "openmetrics",
     ];
-    let (code, out, err) = dir.kco(&args).parts();
-    assert_eq!(code, 2, "no mirror: no translation: {err}");
-    promtool_accepts(&out);
+    // No mirror: no translation.
+    let out = stdout_metrics(dir.kco(&args), 2);
     assert_eq!(
         lines(&out, "kco_dr_ready"),
         [r#"kco_dr_ready{cluster="west",connector="orders-sink",type="sink"} 0"#]
@@ -383,11 +355,7 @@ fn dr_readiness_metrics() {
         lines(&out, "kco_dr_translatable"),
         [r#"kco_dr_translatable{cluster="west",connector="orders-sink",type="sink"} 0"#]
     );
-    let (code, out, err) = dir
-        .kco(&[&args[..], &["--translate", "none"]].concat())
-        .parts();
-    assert_eq!(code, 0, "{err}");
-    promtool_accepts(&out);
+    let out = stdout_metrics(dir.kco(&[&args[..], &["--translate", "none"]].concat()), 0);
     assert_eq!(
         lines(&out, "kco_dr_ready"),
         [r#"kco_dr_ready{cluster="west",connector="orders-sink",type="sink"} 1"#]
@@ -406,12 +374,9 @@ fn lag_without_kafka_is_an_error_naming_the_setting() {
     let (t, fake) = drifted();
     for cmd in ["diff", "ls"] {
         let run = t.on(&fake, &[cmd, "--lag"]);
-        assert_eq!(run.code, 1, "{cmd}: {}", run.stdout);
-        assert!(
-            run.stderr
-                .contains("--lag reads the sinks' topics through the cluster's `kafka:`"),
-            "{cmd}: {}",
-            run.stderr
+        run.assert_stderr(
+            1,
+            &["--lag reads the sinks' topics through the cluster's `kafka:`"],
         );
     }
 }
@@ -426,10 +391,8 @@ fn a_run_that_fails_before_it_starts_writes_its_failure_too() {
     // kco.yaml that cannot be read: no context, yet the metrics say the run failed.
     t.config("clusters: [not, a, map]\n");
     let run = t.on(&fake, &["snapshot", "--metrics-file", "kco.prom"]);
-    assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("kco.yaml"), "{}", run.stderr);
-    let after = std::fs::read_to_string(t.path().join("kco.prom")).unwrap();
-    promtool_accepts(&after);
+    run.assert_stderr(1, &["kco.yaml"]);
+    let after = file_metrics(&t, &run, 1);
     assert_eq!(lines(&after, "kco_last_success_timestamp_seconds"), success);
     assert!(
         after.contains("kco_run_error{cluster=\"a\",command=\"snapshot\",kind=\"config\"} 1\n"),
@@ -459,9 +422,7 @@ fn all_clusters_give_each_cluster_its_run_metrics() {
         .env("KCO_NOW", "2026-11-01T00:00:00Z")
         .args(["snapshot", "--all-clusters", "--metrics-file", "kco.prom"])
         .run();
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let first = std::fs::read_to_string(t.path().join("kco.prom")).unwrap();
-    promtool_accepts(&first);
+    let first = file_metrics(&t, &run, 0);
     assert_eq!(
         lines(&first, "kco_last_success_timestamp_seconds").len(),
         2,
@@ -469,31 +430,16 @@ fn all_clusters_give_each_cluster_its_run_metrics() {
     );
     // West goes down: its run failed, east's did not; west keeps the success it had.
     west.down();
-    let run = t
-        .cmd()
-        .args(["diff", "--all-clusters", "-o", "openmetrics"])
-        .run();
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    promtool_accepts(&run.stdout);
-    assert!(
-        run.stdout
-            .contains("kco_run_failed{cluster=\"east\",command=\"diff\"} 0\n"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout
-            .contains("kco_run_failed{cluster=\"west\",command=\"diff\"} 1\n"),
-        "{}",
-        run.stdout
-    );
-    assert!(run.stdout.contains(
+    let out = stdout_metrics(t.kco(&["diff", "--all-clusters", "-o", "openmetrics"]), 1);
+    for (cluster, failed) in [("east", 0), ("west", 1)] {
+        let line = format!("kco_run_failed{{cluster=\"{cluster}\",command=\"diff\"}} {failed}\n");
+        assert!(out.contains(&line), "{out}");
+    }
+    assert!(out.contains(
         "kco_connector_status{cluster=\"east\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
     ));
     let run = t.kco(&["snapshot", "--all-clusters", "--metrics-file", "kco.prom"]);
-    assert_eq!(run.code, 1);
-    let after = std::fs::read_to_string(t.path().join("kco.prom")).unwrap();
-    promtool_accepts(&after);
+    let after = file_metrics(&t, &run, 1);
     let success = |text: &str, c: &str| {
         lines(text, "kco_last_success_timestamp_seconds")
             .into_iter()
