@@ -30,61 +30,62 @@ fn valid_files_pass_with_a_count() {
 fn each_kind_of_problem_names_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let (src, sink) = fresh(dir.path());
-    let cases: Vec<(&str, String, &str)> = vec![
+    // ((file name, what its problem says), the file edited, [text replaced, by what])
+    let edits = [
         (
-            "syntax",
-            src.replace("kind: ConnectorOffsets", "kind: [ConnectorOffsets"),
-            "",
+            ("syntax", ""),
+            &src,
+            ["kind: ConnectorOffsets", "kind: [ConnectorOffsets"],
         ),
         (
-            "unknown-field",
-            src.replace("checksum:", "extra: 1\nchecksum:"),
-            "unknown field `extra`",
+            ("unknown-field", "unknown field `extra`"),
+            &src,
+            ["checksum:", "extra: 1\nchecksum:"],
         ),
         (
-            "api-version",
-            src.replace("apiVersion: kco/v1", "apiVersion: kco/v2"),
-            "unsupported apiVersion",
+            ("api-version", "unsupported apiVersion"),
+            &src,
+            ["apiVersion: kco/v1", "apiVersion: kco/v2"],
         ),
         (
-            "kind",
-            src.replace("kind: ConnectorOffsets", "kind: Other"),
-            "`kind` must be",
+            ("kind", "`kind` must be"),
+            &src,
+            ["kind: ConnectorOffsets", "kind: Other"],
         ),
         (
-            "checksum",
-            sink.replace("kafka_offset: 5", "kafka_offset: 6"),
-            "checksum mismatch",
+            ("checksum", "checksum mismatch"),
+            &sink,
+            ["kafka_offset: 5", "kafka_offset: 6"],
         ),
         (
-            "duplicate",
-            sink.replace("kafka_partition: 10", "kafka_partition: 2"),
-            "duplicate partition",
+            ("duplicate", "duplicate partition"),
+            &sink,
+            ["kafka_partition: 10", "kafka_partition: 2"],
         ),
         (
-            "sink-shape",
-            sink.replace("kafka_offset: 5", "kafka_offset: -5"),
-            "kafka_offset",
+            ("sink-shape", "kafka_offset"),
+            &sink,
+            ["kafka_offset: 5", "kafka_offset: -5"],
         ),
         (
-            "nested",
-            src.replace("position: 9007199254740993", "position: {a: 1}"),
-            "must be a string, number, boolean or null",
+            ("nested", "must be a string, number, boolean or null"),
+            &src,
+            ["position: 9007199254740993", "position: {a: 1}"],
         ),
         (
-            "secret",
-            src.replace("checksum:", "config:\n  db.password: hunter2\nchecksum:"),
-            "looks secret",
+            ("secret", "looks secret"),
+            &src,
+            ["checksum:", "config:\n  db.password: hunter2\nchecksum:"],
         ),
     ];
     let bad = dir.path().join("bad");
     std::fs::create_dir(&bad).unwrap();
-    for (name, text, _) in &cases {
-        std::fs::write(bad.join(format!("{name}.yaml")), text).unwrap();
+    for ((name, _), file, [from, to]) in &edits {
+        std::fs::write(bad.join(format!("{name}.yaml")), file.replace(from, to)).unwrap();
     }
     let r = Kco::new(dir.path()).args(["validate", "bad"]).run();
     assert_eq!(r.code, 1, "{}", r.stdout);
-    for (name, _, message) in &cases {
+    for ((name, message), _, _) in &edits {
         let line = r
             .stdout
             .lines()
@@ -108,7 +109,7 @@ fn each_kind_of_problem_names_the_file_and_line() {
         .run();
     assert_eq!(j.code, 1);
     let report: Value = serde_json::from_str(&j.stdout).unwrap();
-    assert_eq!(report["files"], cases.len());
+    assert_eq!(report["files"], edits.len());
     assert_eq!(report["valid"], 0);
     let p = &report["problems"][0];
     assert!(
