@@ -194,12 +194,15 @@ pub enum Error {
     NotWritable {
         cluster: String,
         reasons: Vec<String>,
+        /// The cluster's connectors are deleted and created through Connect's REST API
+        /// (`false`: read from its internal topics, changed through the service's own tools).
+        rest_api: bool,
     },
 
     /// A change asked of a cluster that kco only reads (one read from its workers' internal
     /// topics, without a REST API: [`Capabilities::read_only`](crate::client::Capabilities));
     /// nothing was sent.
-    #[error("cluster `{cluster}` is read-only for kco, so {what} is refused: kco reads it from {service} at {url}, without an API to change its connectors through; nothing was sent")]
+    #[error("cluster `{cluster}` is read from {service} at {url}, without an API to change its connectors through: {what} is refused; nothing was sent")]
     ReadOnly {
         cluster: String,
         url: String,
@@ -313,8 +316,19 @@ impl Error {
             Error::ConnectorsExist { cluster, .. } => Some(format!(
                 "a connector's own offsets change through Connect (`kco reset NAME --cluster {cluster}`, `kco apply`); to write these keys, delete the connector first (`kco ls --orphaned --cluster {cluster}` then lists its offsets)"
             )),
-            Error::NotWritable { cluster, .. } => Some(format!(
+            Error::NotWritable {
+                cluster,
+                rest_api: true,
+                ..
+            } => Some(format!(
                 "on cluster `{cluster}` kco writes offsets through Kafka (its workers have no offsets endpoints), only where no task or consumer can write over them; `kco apply --create` creates the deleted connectors once their offsets are written (docs/through-kafka.md)"
+            )),
+            Error::NotWritable {
+                cluster,
+                rest_api: false,
+                ..
+            } => Some(format!(
+                "on cluster `{cluster}` kco writes offsets through Kafka (it is read from its internal topics, without a REST API), only where no task or consumer can write over them; create the deleted connectors again with the service's own console, CLI or API once their offsets are written (docs/through-kafka.md#without-a-rest-api-aws-msk-connect)"
             )),
             Error::Client { source, .. } => client_hint(source),
             Error::UnsupportedVersion { .. } => Some(format!(

@@ -51,11 +51,14 @@ pub fn drive(
         )
     })?;
     let creates = creates(wants, req, &live)?;
+    // A cluster read from its topics changes its connectors through the service's own tools.
+    let rest_api = op.client().capabilities().read_only.is_none();
     let input = Input {
         cluster: &target.name,
         topic: &topic,
         live: &live,
         prune: req.plan.prune,
+        rest_api,
     };
     let plan = through_kafka::plan(&kafka, &input, wants.wants()).map_err(|e| match e {
         PlanError::Kafka(source) => Error::Kafka {
@@ -67,6 +70,7 @@ pub fn drive(
         },
         PlanError::Refused(r) => Error::NotWritable {
             cluster: target.name.clone(),
+            rest_api,
             reasons: r.into_iter().map(|r| r.message).collect(),
         },
     })?;

@@ -50,6 +50,19 @@ pub struct Input<'a> {
     pub live: &'a BTreeMap<String, ConnectorListing>,
     /// `--prune`: a stopped connector's partitions that the file lacks are deleted too.
     pub prune: bool,
+    /// The cluster's connectors are deleted and created through Connect's REST API; `false`
+    /// for a cluster read from its internal topics (AWS MSK Connect), whose service's own
+    /// console, CLI or API does that. Says what the refusals advise.
+    pub rest_api: bool,
+}
+
+/// How to delete connector `name` so that its offsets can be written, keeping them.
+fn delete_advice(name: &str, rest_api: bool) -> String {
+    if rest_api {
+        format!("delete it (its offsets stay: `DELETE /connectors/{name}`), apply, then create it again")
+    } else {
+        "delete it with the service's own console, CLI or API (its offsets stay; AWS MSK Connect: `aws kafkaconnect delete-connector`), apply, then create it again there".to_string()
+    }
 }
 
 /// A connector that cannot be written through Kafka now, and why (with what to do).
@@ -98,8 +111,9 @@ pub fn plan(
                 refused.push(Refusal {
                     name: name.to_string(),
                     message: format!(
-                        "`{name}` is {state} on cluster `{}`: its tasks hold their position and would write over offsets written through Kafka; delete it (its offsets stay: `DELETE /connectors/{name}`), apply, then create it again",
-                        input.cluster
+                        "`{name}` is {state} on cluster `{}`: its tasks hold their position and would write over offsets written through Kafka; {}",
+                        input.cluster,
+                        delete_advice(name, input.rest_api)
                     ),
                 });
                 continue;
@@ -125,7 +139,12 @@ pub fn plan(
                 refused.push(Refusal {
                     name: name.to_string(),
                     message: format!(
-                        "deleting `{name}` is Connect's to do (`DELETE /connectors/{name}`): kco writes offsets through Kafka on cluster `{}`, and creates or deletes no connector there",
+                        "deleting `{name}` is {}: kco writes offsets through Kafka on cluster `{}`, and creates or deletes no connector there",
+                        if input.rest_api {
+                            format!("Connect's to do (`DELETE /connectors/{name}`)")
+                        } else {
+                            "the service's to do (its own console, CLI or API)".to_string()
+                        },
                         input.cluster
                     ),
                 });

@@ -88,6 +88,7 @@ impl Operation {
                 },
                 Purpose::Apply => Error::NotWritable {
                     cluster: self.cluster.clone(),
+                    rest_api: self.client.capabilities().read_only.is_none(),
                     reasons: present
                         .into_iter()
                         .map(|(n, s)| {

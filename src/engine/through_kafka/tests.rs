@@ -59,6 +59,7 @@ fn input<'a>(live: &'a BTreeMap<String, ConnectorListing>, prune: bool) -> Input
         topic: TOPIC,
         live,
         prune,
+        rest_api: true,
     }
 }
 
@@ -157,6 +158,36 @@ fn a_running_or_paused_connector_is_refused_with_nothing_planned() {
             r[0].message
         );
         assert!(r[0].message.contains("delete it"), "{}", r[0].message);
+    }
+}
+
+/// Where the cluster has no REST API (read from its topics), the advice names the service's
+/// own tools, not Connect's `DELETE /connectors/NAME`.
+#[test]
+fn without_a_rest_api_the_refusal_advises_the_services_own_tools() {
+    let kafka = leftovers();
+    let live = BTreeMap::from([(
+        "gone".to_string(),
+        listing("gone", ConnectorType::Source, ConnectorState::Running),
+    )]);
+    let wants = [want("gone", vec![src("/a", 12)])];
+    for (rest_api, says, not) in [
+        (true, "`DELETE /connectors/gone`", "console"),
+        (
+            false,
+            "the service's own console, CLI or API",
+            "DELETE /connectors",
+        ),
+    ] {
+        let input = Input {
+            rest_api,
+            ..input(&live, false)
+        };
+        let Err(PlanError::Refused(r)) = plan(&kafka, &input, &wants) else {
+            panic!("a running connector was not refused");
+        };
+        assert!(r[0].message.contains(says), "{}", r[0].message);
+        assert!(!r[0].message.contains(not), "{}", r[0].message);
     }
 }
 
