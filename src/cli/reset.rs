@@ -68,16 +68,26 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     drive(ctx, &target, &wants, &args.change, &request)
 }
 
+/// Why `reset --orphaned` is refused on a cluster read from its topics, and what to do.
+const SHARED_OFFSETS_TOPIC: &str = "its offsets topic may be shared with other Connect clusters (several AWS MSK Connect connectors given one `offset.storage.topic`), whose live connectors kco cannot see from here and would take for leftovers; to start a connector of a deleted name afresh, `kco apply` a file of that name with `offsets: []` before it is created: a file's offsets replace what its name left (docs/through-kafka.md#without-a-rest-api-aws-msk-connect)";
+
 /// `kco reset --orphaned`: the offsets deleted connectors left, deleted in the offsets topic
 /// and in the sinks' groups.
 fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
     let (kafka, topic) = ctx.offsets_topic(&target, "reset --orphaned")?;
     let plan = |op: &Operation| {
-        // A cluster kco only reads (one read from its topics, whose offsets topic other
-        // Connect clusters may share): nothing is written to it either.
-        let what = "deleting offsets left in its offsets topic";
-        crate::engine::probe::require_changes(op.client(), &target.name, what)?;
+        // A cluster read from its topics alone may share its offsets topic with other Connect
+        // clusters, whose live connectors kco cannot see: their offsets would look left behind.
+        if op.client().capabilities().read_only.is_some() {
+            return Err(Error::ReadOnly {
+                cluster: target.name.clone(),
+                url: op.client().endpoint(),
+                service: op.client().backend().service(),
+                what: "deleting offsets left in its offsets topic".to_string(),
+                instead: SHARED_OFFSETS_TOPIC,
+            });
+        }
         let listing = op.client().list_connectors().map_err(|e| {
             Error::client(
                 format!("cluster `{}`: listing its connectors", target.name),

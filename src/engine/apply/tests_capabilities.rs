@@ -426,7 +426,10 @@ fn a_service_kco_only_reads_is_refused_before_anything_is_planned_or_sent() {
     assert_eq!(e.kind(), crate::error::ErrorKind::ReadOnly, "{e}");
     let text = e.to_string();
     assert!(
-        text.starts_with("cluster `a` is read-only for kco, so altering offsets is refused"),
+        text.starts_with("cluster `a` is read from ")
+            && text.contains(
+                "without an API to change its connectors through: altering offsets is refused"
+            ),
         "{text}"
     );
     assert!(text.ends_with("nothing was sent"), "{text}");

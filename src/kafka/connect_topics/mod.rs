@@ -15,9 +15,11 @@
 //! The config topic does not say whether a connector is a source or a sink (Connect asks
 //! its plugin class): [`connector_type`] tells it from the config.
 //!
-//! Nothing is ever written: every call that would change a connector or its offsets is
-//! refused, naming the service and what to use instead, and nothing is sent
-//! ([`Capabilities::read_only`]).
+//! This service changes nothing: every call that would change a connector, or its offsets
+//! through an API, is refused, naming the service and what to use instead, and nothing is
+//! sent ([`Capabilities::read_only`]). Offsets are written beside it, through Kafka, for
+//! connectors that do not run (`engine::through_kafka`, as on a worker without the offsets
+//! endpoints).
 
 pub mod records;
 #[cfg(test)]
