@@ -78,7 +78,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         )));
     }
     let mut target = ctx.target_named(Some(&marker.cluster))?;
-    let taken_here = target.http.urls.iter().any(|u| same_url(u, &marker.url));
+    // Where the cluster is reached now: its URLs, or for one read from its topics its Kafka.
+    let configured = match target.backend.over_kafka() {
+        true => vec![format!(
+            "kafka://{}",
+            ctx.offsets_topic(&target, "undo")?.0.bootstrap_display()
+        )],
+        false => target.http.urls.clone(),
+    };
+    let taken_here = configured.iter().any(|u| same_url(u, &marker.url));
     if !taken_here && !target.backend.addressed_by_url() {
         // The ids in kco.yaml name the connectors: the undo goes to the endpoint configured
         // now, whichever one the backup was taken through.
@@ -87,7 +95,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             marker.url,
             marker.cluster,
             target.backend.service(),
-            target.http.urls.join(", ")
+            configured.join(", ")
         ));
     } else if !taken_here {
         if ctx.global.url.is_some() {

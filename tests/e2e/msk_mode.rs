@@ -169,6 +169,11 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
         e.contains(&format!("`{sink}` is PAUSED")) && e.contains("nothing was written"),
         "{e}"
     );
+    // Deleted and created again with the service's own tools: it has no REST API for kco.
+    assert!(
+        e.contains("delete it with the service's own console") && !e.contains("DELETE /connectors"),
+        "{e}"
+    );
     assert!(!exists(&msk.path().join(".kco/backups")), "no backup taken");
     assert_eq!(l.state(&sink), "PAUSED", "never resumed or stopped");
     snapshot(&rest, "after", &[&sink]);
@@ -176,20 +181,39 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
     // Nor is it created: the cluster has no API to create connectors with.
     let (code, o, e) = msk.kco(&["apply", sink_path, "--create", "--yes"]).parts();
     assert_eq!(code, 1, "{o}{e}");
-    assert!(e.contains("is read-only for kco"), "{e}");
+    assert!(
+        e.contains(
+            "without an API to change its connectors through: creating connectors is refused"
+        ),
+        "{e}"
+    );
 
     // The MSK Connect way: the connector deleted (with the service's own API), its offsets
     // applied from the topics alone.
     drop(p.sink_guard);
     l.wait_gone(&sink);
-    let (code, o, e) = msk.kco(&["apply", sink_path, "--yes"]).parts();
-    assert_eq!(code, 0, "{o}{e}");
+    let (code, o, applied) = msk.kco(&["apply", sink_path, "--yes"]).parts();
+    assert_eq!(code, 0, "{o}{applied}");
     assert!(o.contains("9 -> 4"), "{o}");
     let (code, o, e) = rest.kco(&["ls", "--orphaned", "-o", "json"]).parts();
     assert_eq!(code, 0, "{o}{e}");
     let v: Value = serde_json::from_str(&o).unwrap();
     let left = crate::support::json::named(&v, "sinks", &sink);
     assert_eq!(left["partitions"][0]["offset"]["kafka_offset"], 4, "{left}");
+    // Its undo goes to the same Kafka, without a word about another endpoint, and puts 9 back.
+    let backup = applied
+        .split("(undo: kco undo ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .unwrap_or_else(|| panic!("no backup named: {applied}"));
+    let (code, o, e) = msk.kco(&["undo", backup, "--yes"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(o.contains("4 -> 9"), "{o}{e}");
+    assert!(!e.contains("The backup was taken through"), "{e}");
+    let (_, o, _) = rest.kco(&["ls", "--orphaned", "-o", "json"]).parts();
+    let v: Value = serde_json::from_str(&o).unwrap();
+    let left = crate::support::json::named(&v, "sinks", &sink);
+    assert_eq!(left["partitions"][0]["offset"]["kafka_offset"], 9, "{left}");
 
     // Nor does it delete offsets left in the offsets topic (which other Connect clusters may
     // share).
@@ -197,7 +221,12 @@ fn a_cluster_without_a_rest_api_is_read_from_its_topics_as_its_rest_api_shows_it
         .kco(&["reset", "--orphaned", &format!("{src}-gone"), "--yes"])
         .parts();
     assert_eq!(code, 1, "{o}{e}");
-    assert!(e.contains("cluster `l` is read-only for kco"), "{e}");
+    assert!(
+        e.contains("cluster `l` is read from Kafka Connect internal topics")
+            && e.contains("deleting offsets left in its offsets topic is refused")
+            && e.contains("may be shared with other Connect clusters"),
+        "{e}"
+    );
 
     // A topic the cluster does not have: a `kafka` error naming it and the broker.
     let wrong = without_rest(&kafka, "l", "kco-l-no-such-status");
