@@ -21,6 +21,13 @@ pub fn now() -> SystemTime {
         .unwrap_or_else(SystemTime::now)
 }
 
+/// The machine's clock, never fixed by `KCO_NOW`: for what is compared with times the
+/// kernel or another party stamps with the real clock (a file's mtime, an HTTP date), and for
+/// seeds that must differ from run to run. Everything kco writes as a time uses [`now`].
+pub fn real_now() -> SystemTime {
+    SystemTime::now()
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm): the one
 /// calendar sum of the time parsers (`--at` times, Confluent Cloud's timestamps).
 pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {

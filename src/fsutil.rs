@@ -180,7 +180,7 @@ pub fn remove_stale_temps(dir: &Path, age: std::time::Duration) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
-    let now = std::time::SystemTime::now();
+    let now = crate::clock::real_now();
     entries
         .flatten()
         .filter(|e| {

@@ -27,7 +27,7 @@ impl Keep {
         if !is_root() {
             return None;
         }
-        let now = SystemTime::now()
+        let now = crate::clock::real_now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.as_nanos() as i128)
             .unwrap_or(0);

@@ -143,7 +143,7 @@ impl HttpTransport {
                 .headers()
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| parse_retry_after(v, std::time::SystemTime::now())),
+                .and_then(|v| parse_retry_after(v, crate::clock::real_now())),
             _ => None,
         };
         // The body as it came, checked as UTF-8 in place (a 10 MB answer is not copied);

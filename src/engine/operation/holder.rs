@@ -63,7 +63,7 @@ fn new_id() -> String {
     use std::hash::{BuildHasher, Hash, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     std::process::id().hash(&mut h);
-    std::time::SystemTime::now().hash(&mut h);
+    crate::clock::real_now().hash(&mut h);
     host_name().hash(&mut h);
     format!("{:016x}", h.finish())
 }
