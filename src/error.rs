@@ -317,19 +317,24 @@ impl Error {
                 "a connector's own offsets change through Connect (`kco reset NAME --cluster {cluster}`, `kco apply`); to write these keys, delete the connector first (`kco ls --orphaned --cluster {cluster}` then lists its offsets)"
             )),
             Error::NotWritable {
-                cluster,
-                rest_api: true,
-                ..
-            } => Some(format!(
-                "on cluster `{cluster}` kco writes offsets through Kafka (its workers have no offsets endpoints), only where no task or consumer can write over them; `kco apply --create` creates the deleted connectors once their offsets are written (docs/through-kafka.md)"
-            )),
-            Error::NotWritable {
-                cluster,
-                rest_api: false,
-                ..
-            } => Some(format!(
-                "on cluster `{cluster}` kco writes offsets through Kafka (it is read from its internal topics, without a REST API), only where no task or consumer can write over them; create the deleted connectors again with the service's own console, CLI or API once their offsets are written (docs/through-kafka.md#without-a-rest-api-aws-msk-connect)"
-            )),
+                cluster, rest_api, ..
+            } => {
+                let (why, create, doc) = match rest_api {
+                    true => (
+                        "its workers have no offsets endpoints",
+                        "`kco apply --create` creates the deleted connectors",
+                        "",
+                    ),
+                    false => (
+                        "it is read from its internal topics, without a REST API",
+                        "create the deleted connectors again with the service's own console, CLI or API",
+                        "#without-a-rest-api-aws-msk-connect",
+                    ),
+                };
+                Some(format!(
+                    "on cluster `{cluster}` kco writes offsets through Kafka ({why}), only where no task or consumer can write over them; {create} once their offsets are written (docs/through-kafka.md{doc})"
+                ))
+            }
             Error::Client { source, .. } => client_hint(source),
             Error::UnsupportedVersion { .. } => Some(format!(
                 "offsets can be read from Kafka Connect {} and altered from {}; from an older worker kco reads them (snapshot, diff, ls) and writes them (apply, reset, undo, for a connector that does not run) through Kafka where kco.yaml gives its cluster `kafka:` and `connectTopics: {{offsets: <offset.storage.topic>}}` (docs/through-kafka.md)",

@@ -79,14 +79,14 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
     let plan = |op: &Operation| {
         // A cluster read from its topics alone may share its offsets topic with other Connect
         // clusters, whose live connectors kco cannot see: their offsets would look left behind.
-        if op.client().capabilities().read_only.is_some() {
-            return Err(Error::ReadOnly {
-                cluster: target.name.clone(),
-                url: op.client().endpoint(),
-                service: op.client().backend().service(),
-                what: "deleting offsets left in its offsets topic".to_string(),
-                instead: SHARED_OFFSETS_TOPIC,
-            });
+        if !op.client().capabilities().changes_connectors() {
+            let what = "deleting offsets left in its offsets topic";
+            return Err(crate::engine::probe::read_only(
+                op.client(),
+                &target.name,
+                what,
+                SHARED_OFFSETS_TOPIC,
+            ));
         }
         let listing = op.client().list_connectors().map_err(|e| {
             Error::client(

@@ -52,7 +52,7 @@ pub fn drive(
     })?;
     let creates = creates(wants, req, &live)?;
     // A cluster read from its topics changes its connectors through the service's own tools.
-    let rest_api = op.client().capabilities().read_only.is_none();
+    let rest_api = op.client().capabilities().changes_connectors();
     let input = Input {
         cluster: &target.name,
         topic: &topic,

@@ -73,6 +73,14 @@ pub struct Capabilities {
     pub read_only: Option<&'static str>,
 }
 
+impl Capabilities {
+    /// kco can stop, create and delete the connectors through the service (every service but
+    /// a cluster read from its internal topics, whose own console, CLI or API does that).
+    pub fn changes_connectors(&self) -> bool {
+        self.read_only.is_none()
+    }
+}
+
 /// What to use instead of kco to change the connectors of a cluster read from its internal
 /// topics.
 pub const CONNECT_TOPICS_INSTEAD: &str = "change its connectors with the service's own console, CLI or API (AWS MSK Connect: its console or `aws kafkaconnect`); kco reads this cluster from its workers' internal topics because kco.yaml gives it no `urls` (docs/through-kafka.md)";

@@ -57,13 +57,19 @@ fn parsed(info: ServerInfo, url: String) -> Result<ClusterInfo> {
 pub fn require_changes(client: &dyn Service, name: &str, what: &str) -> Result<()> {
     match client.capabilities().read_only {
         None => Ok(()),
-        Some(instead) => Err(Error::ReadOnly {
-            cluster: name.to_string(),
-            url: client.endpoint(),
-            service: client.backend().service(),
-            what: what.to_string(),
-            instead,
-        }),
+        Some(instead) => Err(read_only(client, name, what, instead)),
+    }
+}
+
+/// The refusal of `what` on cluster `name`, which `client` reads without an API to change its
+/// connectors through; `instead` is the hint.
+pub fn read_only(client: &dyn Service, name: &str, what: &str, instead: &'static str) -> Error {
+    Error::ReadOnly {
+        cluster: name.to_string(),
+        url: client.endpoint(),
+        service: client.backend().service(),
+        what: what.to_string(),
+        instead,
     }
 }
 

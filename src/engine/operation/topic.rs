@@ -88,7 +88,7 @@ impl Operation {
                 },
                 Purpose::Apply => Error::NotWritable {
                     cluster: self.cluster.clone(),
-                    rest_api: self.client.capabilities().read_only.is_none(),
+                    rest_api: self.client.capabilities().changes_connectors(),
                     reasons: present
                         .into_iter()
                         .map(|(n, s)| {
