@@ -24,9 +24,10 @@
 //!   "generation"}`; null: deleted with the connector (or the task);
 //! - `status-topic-<topic>:connector-<name>`: not read.
 //!
-//! The last record of each key wins, except a task's UNASSIGNED of a generation no newer
-//! than the RUNNING it follows: a worker that had not yet seen the RUNNING wrote it during a
-//! rebalance, and Connect ignores it too.
+//! The last record of each key wins, as Connect's own reader (`KafkaStatusBackingStore`)
+//! has it, so a listing from the topics shows what `GET .../status` shows. The generation is
+//! only the writer's guard: a worker writes a task's UNASSIGNED only over a status of its own or
+//! of an older generation.
 
 use std::collections::BTreeMap;
 
@@ -224,14 +225,10 @@ impl StatusTopic {
                     }
                 }
                 Some(Some(s)) => {
-                    let tasks = self.tasks.entry(name.to_string()).or_default();
-                    let stale = s.state == "UNASSIGNED"
-                        && tasks
-                            .get(&id)
-                            .is_some_and(|t| t.state == "RUNNING" && t.generation >= s.generation);
-                    if !stale {
-                        tasks.insert(id, s);
-                    }
+                    self.tasks
+                        .entry(name.to_string())
+                        .or_default()
+                        .insert(id, s);
                 }
                 Some(None) => {}
             }

@@ -136,13 +136,14 @@ fn status(state: &str, generation: i64) -> Option<Value> {
     Some(json!({"state": state, "trace": null, "worker_id": "w1:8083", "generation": generation}))
 }
 
-/// The states of those: the sink's task FAILED, with its trace; a stale UNASSIGNED of the
-/// source's task after its RUNNING; the deleted connector's statuses deleted.
+/// The states of those: the sink's task FAILED, with its trace; the source's task moved by a
+/// rebalance (RUNNING, UNASSIGNED, RUNNING again); the deleted connector's statuses deleted.
 fn status_records() -> Vec<(&'static str, Option<Value>)> {
     vec![
         ("status-connector-src", status("RUNNING", 2)),
-        ("status-task-src-0", status("RUNNING", 3)),
-        ("status-task-src-0", status("UNASSIGNED", 2)),
+        ("status-task-src-0", status("RUNNING", 2)),
+        ("status-task-src-0", status("UNASSIGNED", 3)),
+        ("status-task-src-0", status("RUNNING", 4)),
         ("status-connector-sink", status("PAUSED", 3)),
         (
             "status-task-sink-0",
@@ -197,10 +198,7 @@ fn the_connectors_are_those_of_the_config_topic_with_their_states_from_the_statu
     assert_eq!(st.state, Some(ConnectorState::Running));
     assert_eq!(st.worker_id.as_deref(), Some("w1:8083"));
     assert_eq!(st.tasks.len(), 1);
-    assert_eq!(
-        st.tasks[0].state, "RUNNING",
-        "the stale UNASSIGNED is ignored"
-    );
+    assert_eq!(st.tasks[0].state, "RUNNING", "the last record wins");
 
     let sink = &listing["sink"];
     assert_eq!(sink.connector_type, Some(ConnectorType::Sink));
@@ -386,4 +384,23 @@ fn a_missing_topic_is_named_with_the_bootstrap_address() {
         e.to_string(),
         "topic `status` does not exist on the Kafka cluster at b-1.msk:9096"
     );
+}
+
+/// A task's status is its key's last record whatever its generation, as Connect's reader
+/// takes it: an UNASSIGNED written by a worker that had not yet seen the newer RUNNING is what
+/// `GET .../status` shows too.
+#[test]
+fn a_tasks_status_is_its_last_record_whatever_its_generation() {
+    let mut topic = StatusTopic::default();
+    for (key, value) in [
+        ("status-connector-src", status("RUNNING", 3)),
+        ("status-task-src-0", status("RUNNING", 3)),
+        ("status-task-src-0", status("UNASSIGNED", 2)),
+    ] {
+        let value = value.map(|v| serde_json::to_vec(&v).unwrap());
+        topic.record(Some(key.as_bytes()), value.as_deref());
+    }
+    let st = topic.status_of("src", ConnectorType::Source).unwrap();
+    assert_eq!(st.tasks.len(), 1);
+    assert_eq!(st.tasks[0].state, "UNASSIGNED");
 }
