@@ -257,7 +257,7 @@ fn orphaned(ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> 
             crate::text::count(found.unread_records as usize, "record")
         ));
     }
-    if found.orphans.is_empty() && found.sinks.is_empty() {
+    if found.sources.is_empty() && found.sinks.is_empty() {
         p.out(&format!(
             "No offsets left in topic `{topic}` or in a sink's consumer group by connectors that cluster `{}` no longer has.\n",
             target.name
@@ -266,7 +266,7 @@ fn orphaned(ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> 
     }
     // A name may have left both: a source's offsets and a sink's group.
     let names: std::collections::BTreeSet<&str> = found
-        .orphans
+        .sources
         .iter()
         .map(|o| o.name.as_str())
         .chain(found.sinks.iter().map(|o| o.name.as_str()))
@@ -279,7 +279,7 @@ fn orphaned(ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> 
     );
     // (name, type, partitions, where, last commit)
     let mut rows: Vec<(&str, &str, usize, String, String)> = Vec::new();
-    for o in &found.orphans {
+    for o in &found.sources {
         let at = std::time::UNIX_EPOCH
             + std::time::Duration::from_millis(o.last_commit_ms.max(0) as u64);
         let at = crate::clock::rfc3339(at);

@@ -120,7 +120,7 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
             })?;
         super::orphaned::warn_unchecked(ctx, &found.unchecked);
         let left: BTreeSet<&str> = found
-            .orphans
+            .sources
             .iter()
             .map(|o| o.name.as_str())
             .chain(found.sinks.iter().map(|o| o.name.as_str()))

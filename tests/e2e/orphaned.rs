@@ -37,7 +37,7 @@ fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_pos
         assert_eq!(code, 0, "kco ls --orphaned: {out}{err}");
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["topic"], "kco-a-offsets");
-        v["orphans"].as_array().unwrap().clone()
+        v["sources"].as_array().unwrap().clone()
     };
     let find = |orphans: &[Value], name: &str| orphans.iter().find(|o| o["name"] == name).cloned();
     let before = listed(&env);
@@ -106,7 +106,7 @@ fn cluster_a(tb: &Testbed) -> String {
 
 /// The name's leftovers as `kco ls --orphaned -o json` lists them (`None`: nothing left).
 fn left_by(env: &TestEnv, name: &str) -> Option<Value> {
-    left_in(env, "orphans", name)
+    left_in(env, "sources", name)
 }
 
 /// The name's leftovers in a sink's consumer group, as `kco ls --orphaned -o json` lists them.
@@ -144,7 +144,7 @@ fn reset_orphaned(env: &TestEnv, name: &str, writes: &str) -> String {
     v["backup"]["dir"].as_str().unwrap().to_string()
 }
 
-/// [`reset_orphaned`] of `name`'s leftovers `left` (in `list`: `orphans`, `sinks`): none are
+/// [`reset_orphaned`] of `name`'s leftovers `left` (in `list`: `sources`, `sinks`): none are
 /// left, then the reset's undo puts them back as they were.
 fn reset_and_undo(env: &TestEnv, name: &str, list: &str, writes: &str, left: &Value) {
     let backup = reset_orphaned(env, name, writes);
@@ -295,7 +295,7 @@ fn a_reset_of_a_deleted_sources_leftovers_makes_a_source_of_its_name_start_afres
     assert!(left_by(&env, &name).is_some(), "a dry run writes nothing");
 
     // Nothing left under the name; the undo writes the offsets back, as they were.
-    reset_and_undo(&env, &name, "orphans", "writes", &left);
+    reset_and_undo(&env, &name, "sources", "writes", &left);
 
     // Reset again, then a source of the same name reads the file from its beginning: the
     // topic gets its five records a second time.

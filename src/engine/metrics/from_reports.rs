@@ -343,7 +343,7 @@ pub fn log_metrics(report: &LogReport) -> Metrics {
 /// `ls --orphaned`'s metrics: the partitions each deleted connector's name left behind.
 pub fn orphaned_metrics(cluster: &str, found: &Orphans) -> Metrics {
     let mut m = Metrics::default();
-    for o in &found.orphans {
+    for o in &found.sources {
         m.add(
             ORPHANED,
             connector_labels(cluster, &o.name, Some(ConnectorType::Source)),

@@ -439,7 +439,7 @@ fn warn_leftovers(plan: &mut ApplyPlan, topic: &dyn OffsetsTopic, name: &str) {
             return;
         }
     };
-    for o in found.orphans.iter().filter(|o| created.contains(&o.name)) {
+    for o in found.sources.iter().filter(|o| created.contains(&o.name)) {
         plan.warnings.push(format!(
             "`{}` (to create) has offsets left in topic `{name}` by an earlier connector of its name ({}, last written {}): the file's offsets replace them; `kco reset --orphaned {}` first keeps a backup of them",
             o.name,

@@ -183,7 +183,7 @@ pub struct SinkOrphan {
 pub struct Orphans {
     pub topic: String,
     /// Source offsets left in the offsets topic.
-    pub orphans: Vec<Orphan>,
+    pub sources: Vec<Orphan>,
     /// Sinks' committed offsets left in their consumer groups.
     pub sinks: Vec<SinkOrphan>,
     /// Records that were not a Connect source offset (left out).
@@ -252,7 +252,7 @@ pub fn find(
     }
     Ok(Orphans {
         topic: topic.to_string(),
-        orphans: by_name.into_values().collect(),
+        sources: by_name.into_values().collect(),
         sinks: Vec::new(),
         unread_records: unread,
         unchecked: Vec::new(),
@@ -523,7 +523,7 @@ impl TopicPlan {
 /// The deletion of every offset `names` (among `found`'s) left: a null value for each key.
 pub fn plan_reset(cluster: &str, found: &Orphans, names: &[String]) -> TopicPlan {
     let mut writes = Vec::new();
-    for o in found.orphans.iter().filter(|o| names.contains(&o.name)) {
+    for o in found.sources.iter().filter(|o| names.contains(&o.name)) {
         for r in &o.records {
             let Some((_, partition, from)) = decode_text(&r.key, r.value.as_deref()) else {
                 continue;

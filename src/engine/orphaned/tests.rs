@@ -73,9 +73,9 @@ fn the_last_offset_of_each_partition_of_a_name_no_connector_has_is_left_over() {
     let live = BTreeSet::from(["live".to_string()]);
     let found = find(&topic, "connect-offsets", &live).unwrap();
     assert_eq!(found.unread_records, 5);
-    let names: Vec<_> = found.orphans.iter().map(|o| o.name.as_str()).collect();
+    let names: Vec<_> = found.sources.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(names, ["gone", "half"]);
-    let gone = &found.orphans[0];
+    let gone = &found.sources[0];
     assert_eq!(gone.last_commit_ms, 200);
     assert_eq!(
         gone.partitions,
@@ -90,7 +90,7 @@ fn the_last_offset_of_each_partition_of_a_name_no_connector_has_is_left_over() {
             },
         ]
     );
-    let half = &found.orphans[1];
+    let half = &found.sources[1];
     assert_eq!(half.last_commit_ms, 80, "the deletion is the last commit");
     assert_eq!(
         half.partitions,
@@ -162,7 +162,7 @@ fn a_reset_deletes_every_key_a_name_left_in_its_own_partition_and_its_undo_write
     write(&topic, &plan, 500).unwrap();
     assert_eq!(verify(&topic, &plan).unwrap(), []);
     let after = find(&topic, "connect-offsets", &live).unwrap();
-    let names: Vec<_> = after.orphans.iter().map(|o| o.name.as_str()).collect();
+    let names: Vec<_> = after.sources.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(
         names,
         ["other"],
@@ -179,8 +179,8 @@ fn a_reset_deletes_every_key_a_name_left_in_its_own_partition_and_its_undo_write
     write(&topic, &undo, 600).unwrap();
     assert_eq!(verify(&topic, &undo).unwrap(), []);
     let back = find(&topic, "connect-offsets", &live).unwrap();
-    let gone = back.orphans.iter().find(|o| o.name == "gone").unwrap();
-    let was = before.orphans.iter().find(|o| o.name == "gone").unwrap();
+    let gone = back.sources.iter().find(|o| o.name == "gone").unwrap();
+    let was = before.sources.iter().find(|o| o.name == "gone").unwrap();
     assert_eq!(
         gone.records, was.records,
         "every key as it was, bytes and all"
@@ -267,7 +267,7 @@ fn a_deleted_sinks_group_with_offsets_and_no_members_is_left_over() {
         "a",
         &Orphans {
             topic: "connect-offsets".into(),
-            orphans: Vec::new(),
+            sources: Vec::new(),
             sinks: found,
             unread_records: 0,
             unchecked: Vec::new(),
@@ -331,7 +331,7 @@ fn a_group_a_connector_here_or_on_another_cluster_uses_is_not_left_over() {
     .unwrap();
     let names: Vec<&str> = found.sinks.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(names, ["gone"]);
-    assert!(found.orphans.is_empty());
+    assert!(found.sources.is_empty());
     let unchecked: Vec<&str> = found.unchecked.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(unchecked, ["d"]);
 }
