@@ -135,23 +135,6 @@ fn finish(report: &LsReport, structured: Structured, ctx: &Context) -> u8 {
         }
     } else {
         p.out(&table(ctx, report, structured == Structured::Together));
-        let lagging: Vec<String> = report
-            .connectors
-            .iter()
-            .filter_map(|c| {
-                Some(format!(
-                    "  {}  {}",
-                    c.name,
-                    crate::text::count(c.lag? as usize, "record")
-                ))
-            })
-            .collect();
-        if !lagging.is_empty() {
-            p.out(&format!(
-                "Sinks behind their topics (records between the committed offsets and the partitions' ends):\n{}\n",
-                lagging.join("\n")
-            ));
-        }
         p.status(&format!(
             "{} on cluster `{}`",
             super::words::count(report.connectors.len(), "connector"),
@@ -161,20 +144,27 @@ fn finish(report: &LsReport, structured: Structured, ctx: &Context) -> u8 {
     EXIT_OK
 }
 
-/// The table; with `cluster_column` (`--all-clusters`) each row names its cluster first.
+/// The table; with `cluster_column` (`--all-clusters`) each row names its cluster first, and
+/// where the sinks' lag was read (`--lag`) a LAG column gives each sink's records between its
+/// committed offsets and its partitions' ends.
 fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
     let p = &ctx.printer;
-    let mut rows = vec![[
-        "CLUSTER".to_string(),
-        "CONNECTOR".into(),
-        "TYPE".into(),
-        "STATE".into(),
-        "TASKS".into(),
-        "PARTITIONS".into(),
-        "SNAPSHOT".into(),
-    ]];
+    let lag_column = report.connectors.iter().any(|c| c.lag.is_some());
+    let mut header = vec![
+        "CLUSTER",
+        "CONNECTOR",
+        "TYPE",
+        "STATE",
+        "TASKS",
+        "PARTITIONS",
+    ];
+    if lag_column {
+        header.push("LAG");
+    }
+    header.push("SNAPSHOT");
+    let mut rows: Vec<Vec<String>> = vec![header.into_iter().map(String::from).collect()];
     for c in &report.connectors {
-        rows.push([
+        let mut row = vec![
             report.cluster.clone(),
             c.name.clone(),
             c.connector_type
@@ -183,10 +173,15 @@ fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
             c.state.clone().unwrap_or("-".into()),
             format!("{}/{}", c.tasks_running, c.tasks),
             c.partitions.to_string(),
-            c.status.as_str().to_string(),
-        ]);
+        ];
+        if lag_column {
+            row.push(c.lag.map_or("-".into(), |l| l.to_string()));
+        }
+        row.push(c.status.as_str().to_string());
+        rows.push(row);
     }
-    let widths: Vec<usize> = (0..7)
+    let last = rows[0].len() - 1;
+    let widths: Vec<usize> = (0..=last)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
@@ -196,7 +191,7 @@ fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
             if i == 0 && !cluster_column {
                 continue;
             }
-            if i == 6 {
+            if i == last {
                 let style = match report.connectors.get(n.wrapping_sub(1)).map(|c| c.status) {
                     _ if n == 0 => None,
                     Some(Status::InSync) => Some(Style::Good),

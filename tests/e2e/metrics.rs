@@ -210,6 +210,16 @@ fn a_stopped_sink_shows_the_records_its_topic_grew_by_as_lag() {
         .kco(&["diff", &snk, "--lag"])
         .success("kco diff --lag");
     assert!(out.contains(&format!("  {snk}  {N} records\n")), "{out}");
+    let out = m.env.kco(&["ls", "--lag"]).success("kco ls --lag");
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    let lag = header.iter().position(|h| *h == "LAG");
+    let row: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{snk} ")))
+        .unwrap_or_else(|| panic!("{out}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(lag.map(|c| row[c]), Some(N.to_string().as_str()), "{out}");
     let out = m
         .env
         .kco(&["ls", "--lag", "-o", "json"])
