@@ -140,8 +140,9 @@ pub fn run(
             || ask(
                 ctx,
                 &format!(
-                    "{question} in topic `{}` of cluster `{}`?",
-                    plan.topic, target.name
+                    "{question} in {} of cluster `{}`?",
+                    places(plan),
+                    target.name
                 ),
             )?)
     };
@@ -260,16 +261,7 @@ fn render_plan(plan: &TopicPlan) -> String {
             plan.cluster, plan.topic
         );
     }
-    let mut out = match plan.group_writes.is_empty() {
-        true => format!(
-            "Plan for cluster {} (offsets topic `{}`):\n",
-            plan.cluster, plan.topic
-        ),
-        false => format!(
-            "Plan for cluster {} (offsets topic `{}` and sinks' consumer groups):\n",
-            plan.cluster, plan.topic
-        ),
-    };
+    let mut out = format!("Plan for cluster {} ({}):\n", plan.cluster, places(plan));
     for name in &plan.names {
         let what = match plan.purpose {
             Purpose::Leftovers => "no connector of that name",
@@ -309,6 +301,21 @@ fn render_plan(plan: &TopicPlan) -> String {
         words::count(plan.names.len(), "connector name")
     ));
     out
+}
+
+/// Where the plan writes: the offsets topic, the sinks' consumer groups, or both.
+fn places(plan: &TopicPlan) -> String {
+    let groups: std::collections::BTreeSet<&str> =
+        plan.group_writes.iter().map(|w| w.group.as_str()).collect();
+    let groups = match groups.len() {
+        1 => format!("consumer group `{}`", groups.iter().next().unwrap()),
+        _ => "sinks' consumer groups".to_string(),
+    };
+    match (plan.writes.is_empty(), plan.group_writes.is_empty()) {
+        (false, false) => format!("offsets topic `{}` and {groups}", plan.topic),
+        (true, false) => groups,
+        _ => format!("offsets topic `{}`", plan.topic),
+    }
 }
 
 fn source_partition(p: &Value) -> String {

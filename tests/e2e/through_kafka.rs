@@ -195,6 +195,11 @@ fn a_connector_applied_while_deleted_then_created_again_starts_from_the_file() {
         .unwrap_or_else(|| panic!("no backup named: {e}"));
     let (code, o, e) = env.kco(&["undo", &backup, "--yes"]).parts();
     assert_eq!(code, 0, "{o}{e}");
+    // The plan names where it writes: the sink's group, not the offsets topic.
+    assert!(
+        o.contains(&format!("(consumer group `connect-{sink}`):")),
+        "{o}"
+    );
     assert_eq!(left_sink_offset(&env, &sink), Some(9), "undone");
     let (code, o, e) = env.kco(&["apply", sink_path, "--yes"]).parts();
     assert_eq!(code, 0, "{o}{e}");
