@@ -219,6 +219,18 @@ ensure_java_maven
 source "$ROOT/scripts/lib/prometheus.sh"
 ensure_prometheus
 
+step "no merge conflict markers in tracked files"
+# A conflict resolved by committing both sides leaves git's markers behind. docs/merge.md
+# shows the markers kco's merge driver writes (labelled ours and theirs), on purpose.
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+  if markers=$(git -C "$ROOT" grep -n -E '^(<<<<<<<|>>>>>>>)( |$)' |
+    grep -v -E '^docs/merge\.md:[0-9]+:(<<<<<<< ours|>>>>>>> theirs)$'); then
+    printf '%s\n' "$markers" >&2
+    echo "test.sh: merge conflict markers are committed (above): resolve them" >&2
+    exit 1
+  fi
+fi
+
 step "cargo fmt --check"
 run cargo fmt --all -- --check
 
