@@ -63,6 +63,14 @@ fn input<'a>(live: &'a BTreeMap<String, ConnectorListing>, prune: bool) -> Input
     }
 }
 
+/// The cluster's one connector: source `gone`, in `state`.
+fn gone_live(state: ConnectorState) -> BTreeMap<String, ConnectorListing> {
+    BTreeMap::from([(
+        "gone".to_string(),
+        listing("gone", ConnectorType::Source, state),
+    )])
+}
+
 /// `gone` left two keys, one of which its file sets again; the key's bytes are Connect's own
 /// (a space after the comma), which kco keeps.
 fn leftovers() -> MemoryKafka {
@@ -143,10 +151,7 @@ fn a_key_that_holds_the_offset_already_is_not_written() {
 fn a_running_or_paused_connector_is_refused_with_nothing_planned() {
     let kafka = leftovers();
     for state in [ConnectorState::Running, ConnectorState::Paused] {
-        let live = BTreeMap::from([(
-            "gone".to_string(),
-            listing("gone", ConnectorType::Source, state),
-        )]);
+        let live = gone_live(state);
         let wants = [want("gone", vec![src("/a", 12)])];
         let Err(PlanError::Refused(r)) = plan(&kafka, &input(&live, false), &wants) else {
             panic!("{state} was not refused");
@@ -166,10 +171,7 @@ fn a_running_or_paused_connector_is_refused_with_nothing_planned() {
 #[test]
 fn without_a_rest_api_the_refusal_advises_the_services_own_tools() {
     let kafka = leftovers();
-    let live = BTreeMap::from([(
-        "gone".to_string(),
-        listing("gone", ConnectorType::Source, ConnectorState::Running),
-    )]);
+    let live = gone_live(ConnectorState::Running);
     let wants = [want("gone", vec![src("/a", 12)])];
     for (rest_api, says, not) in [
         (true, "`DELETE /connectors/gone`", "console"),
@@ -194,10 +196,7 @@ fn without_a_rest_api_the_refusal_advises_the_services_own_tools() {
 #[test]
 fn a_stopped_connector_keeps_what_the_file_lacks_unless_pruned() {
     let kafka = leftovers();
-    let live = BTreeMap::from([(
-        "gone".to_string(),
-        listing("gone", ConnectorType::Source, ConnectorState::Stopped),
-    )]);
+    let live = gone_live(ConnectorState::Stopped);
     let wants = [want("gone", vec![src("/a", 12)])];
     let kept = plan(&kafka, &input(&live, false), &wants).unwrap();
     assert_eq!(kept.writes.len(), 1);
