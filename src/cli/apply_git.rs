@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::output::{Printer, Style};
 use super::Context;
-use crate::engine::history::at::{CommitRef, FilesSource, RecordCommit, SourceFile};
+use crate::engine::history::at::{CommitRef, FilesSource, Instead, RecordCommit, SourceFile};
 use crate::engine::history::trailer::CommitKind;
 use crate::engine::history::when::{short_date, short_id};
 
@@ -163,6 +163,29 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
         out.push_str(&format!(
             "  not applied (observations only{label}): {}\n",
             commit_words(&r.commit)
+        ));
+    }
+    for v in &s.invalid {
+        let instead = match (v.instead, &v.superseded_by) {
+            (Instead::Superseded, Some(c)) => format!(
+                "superseded by {}: the change from the file's last valid version is applied once",
+                short_id(&c.commit)
+            ),
+            (Instead::Superseded, None) => {
+                "superseded by the working tree's version: the change from the file's last valid version is applied once".into()
+            }
+            (Instead::Base, _) => {
+                "the changes start from it: its offsets are read as written, the seal not checked".into()
+            }
+            (Instead::Earlier, _) => {
+                "the changes start from it: the file's last valid version before it stands".into()
+            }
+        };
+        out.push_str(&format!(
+            "  passed over (cannot be taken: {}): {} of {}; {instead}\n",
+            v.problem,
+            v.file,
+            commit_words(&v.commit)
         ));
     }
     out.push('\n');

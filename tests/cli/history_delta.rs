@@ -631,3 +631,112 @@ fn a_review_of_a_sink_mid_rebalance_gives_bounds_and_a_stopped_one_exact_counts(
     let labels = review_labels(&crate::support::json::parse_json(&out));
     assert!(labels[0].2.starts_with("200 records"), "{labels:?}{err}");
 }
+
+/// The checksum line of a snapshot file's text.
+fn seal_line(text: &str) -> &str {
+    text.lines().find(|l| l.starts_with("checksum:")).unwrap()
+}
+
+/// After an applied nightly, a hand edit of `sink-x` (clicks/0 900 -> 885) pushed without
+/// `kco fmt` (the old seal kept), then its re-seal in a second commit. Returns the ids of the
+/// nightly, the unsealed edit and the re-seal.
+fn unsealed_then_resealed() -> (Repo, [String; 3]) {
+    let r = Repo::new();
+    observe_x(&r, &[(0, 900), (1, 900), (2, 900)], NIGHT);
+    let nightly = record(&r, NIGHT, "offsets of a", "Kco-Snapshot: a");
+    apply_record(&r, "2026-11-30T03:00:00Z", "a", &nightly);
+    let path = r.path().join("snapshots/a/sink-x.yaml");
+    let before = std::fs::read_to_string(&path).unwrap();
+    crate::support::data::hand_edit(&path, clicks(&[(0, 885), (1, 900), (2, 900)]));
+    let sealed = std::fs::read_to_string(&path).unwrap();
+    let unsealed = sealed.replace(seal_line(&sealed), seal_line(&before));
+    assert_ne!(unsealed, sealed);
+    std::fs::write(&path, &unsealed).unwrap();
+    let bad = r.commit("2026-11-30T09:00:00Z", "rewind clicks/0 by 15 (not sealed)");
+    std::fs::write(&path, &sealed).unwrap();
+    let fix = r.commit("2026-11-30T09:30:00Z", "kco fmt");
+    (r, [nightly, bad, fix])
+}
+
+/// Issue 46, finding 3: one unsealed commit never wedges the queue. The version that cannot
+/// be taken is named with its commit and problem, and passed over for the next valid version
+/// of the file: the change from the last valid version to it is applied once.
+#[test]
+fn an_unsealed_commit_followed_by_its_reseal_is_applied_once_and_the_queue_moves() {
+    let (r, [_, bad, fix]) = unsealed_then_resealed();
+    let fake = moved_on();
+    let (code, out, err) = apply_unapplied(&r, &fake);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        clicks_live(&fake),
+        [(0, 885), (1, 1003), (2, 1006)],
+        "the net change (clicks/0 to 885) is applied once: {out}"
+    );
+    let line = out
+        .lines()
+        .find(|l| l.contains("passed over (cannot be taken: line "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("checksum"), "{line}");
+    assert!(
+        line.contains(&format!("snapshots/a/sink-x.yaml of {}", &bad[..12])),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("superseded by {}", &fix[..12])),
+        "{line}"
+    );
+    assert!(out.contains(&format!("changed by {}", &fix[..12])), "{out}");
+
+    // JSON names it too.
+    let fake = moved_on();
+    let (code, json, err) = apply(&r, &fake, &["--unapplied", "--dry-run", "-o", "json"]);
+    assert_eq!(code, 0, "{json}{err}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let invalid = &v["source"]["invalid"][0];
+    assert_eq!(invalid["commit"]["commit"], bad.as_str(), "{json}");
+    assert_eq!(invalid["instead"], "superseded", "{json}");
+    assert_eq!(invalid["superseded_by"]["commit"], fix.as_str(), "{json}");
+    fake.assert_no_mutations();
+}
+
+/// Issue 46, finding 3: the skip record the docs give for a change not to apply works when
+/// it names the unsealed commit: the change it brought is passed over, the re-seal after it
+/// brings nothing, and the run says where it started.
+#[test]
+fn a_skip_record_naming_the_unsealed_commit_passes_its_change_over() {
+    let (r, [_, bad, _]) = unsealed_then_resealed();
+    let skip = format!("Kco-Apply: a\nKco-Commit: {bad}");
+    r.git(
+        "2026-11-30T10:00:00Z",
+        &["commit", "-q", "--allow-empty", "-m", "skip", "-m", &skip],
+    );
+    let fake = moved_on();
+    let (code, out, err) = apply_unapplied(&r, &fake);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.ends_with("No changes.\n"), "{out}");
+    assert!(
+        out.contains("the changes start from it: its offsets are read as written"),
+        "{out}"
+    );
+    fake.assert_no_mutations();
+}
+
+/// The newest version cannot be taken: nothing is applied, and the error names the file.
+#[test]
+fn an_unsealed_newest_version_is_refused_naming_the_file() {
+    let (r, _) = unsealed_then_resealed();
+    let path = r.path().join("snapshots/a/sink-x.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("kafka_offset: 885", "kafka_offset: 870"),
+    )
+    .unwrap();
+    r.commit("2026-11-30T11:00:00Z", "another unsealed edit");
+    let fake = moved_on();
+    let (code, out, err) = apply_unapplied(&r, &fake);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("snapshots/a/sink-x.yaml"), "{err}");
+    assert!(err.contains("checksum"), "{err}");
+    fake.assert_no_mutations();
+}

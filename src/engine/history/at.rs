@@ -71,6 +71,40 @@ pub struct FilesSource {
     /// applied. `trailer` is empty for a commit without a kco trailer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<RecordCommit>,
+    /// `commit`, `changed_since`, `unapplied`: versions of a file in the range that kco
+    /// cannot take (a checksum that does not match, YAML that does not parse), passed over:
+    /// the next valid version of the same file brings the net change once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub invalid: Vec<InvalidVersion>,
+}
+
+/// A version of a snapshot file that kco cannot take, passed over for a valid one.
+#[derive(Debug, Clone, Serialize)]
+pub struct InvalidVersion {
+    /// The commit that wrote the version.
+    pub commit: CommitRef,
+    /// Repository-relative.
+    pub file: String,
+    /// The first problem found, with its line: `line 19: checksum mismatch ...`.
+    pub problem: String,
+    /// What stands in its place: `superseded` (a later valid version of the file: the
+    /// change from the last valid version to it is applied once), `base` (the version the
+    /// range starts from: its offsets are read as written, the seal not checked) or
+    /// `earlier` (the version the range starts from does not parse: the file's last valid
+    /// version before it stands).
+    pub instead: Instead,
+    /// `superseded`: the commit of the valid version (`null`: the working tree).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<CommitRef>,
+}
+
+/// What stands in place of an [`InvalidVersion`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Instead {
+    Superseded,
+    Base,
+    Earlier,
 }
 
 /// A commit whose trailer marks it as a record (`Kco-Snapshot`, `Kco-Apply`, `Kco-Undo`).
@@ -156,6 +190,7 @@ pub fn files_at(paths: &[PathBuf], at: &str) -> Result<(Vec<LoadedFile>, FilesSo
         never_had: Vec::new(),
         parent: None,
         skipped: Vec::new(),
+        invalid: Vec::new(),
     };
     let mut taken = Vec::new();
     for ((p, f), by) in files.into_iter().zip(by) {

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use git2::Oid;
 
-use super::at::{first, CommitRef, FilesSource, RecordCommit, SourceFile};
+use super::at::{first, CommitRef, FilesSource, Instead, InvalidVersion, RecordCommit, SourceFile};
 use super::trailer::{self, CommitKind};
 use super::version::{version, Version};
 use crate::compare::{compare_each_in, PartitionKind};
@@ -22,6 +22,7 @@ use crate::engine::apply::plan::Change;
 use crate::engine::revision::{Repo, Revision};
 use crate::engine::store::{load_files, LoadedFile};
 use crate::error::{Error, Result};
+use crate::model::file::FileProblem;
 use crate::model::file::OffsetsFile;
 use crate::model::{canonical_fields, Fields, OffsetEntry};
 
@@ -99,6 +100,128 @@ fn at_commit(repo: &Repo, paths: &[PathBuf], commit: Oid) -> Result<SideFiles> {
         .into_iter()
         .map(|(p, f)| (key(&f.file), (p, f)))
         .collect())
+}
+
+/// The snapshot files under `paths` at a commit, read as a range reads them: the valid ones by
+/// connector; by repository path, the first problem of each version kco cannot take; and of
+/// those, the ones that parse (their offsets readable as written, a check such as the seal
+/// failing).
+struct AtCommit {
+    valid: SideFiles,
+    invalid: BTreeMap<String, String>,
+    parsed: SideFiles,
+}
+
+/// `line 19: checksum mismatch ...`.
+fn problem_words(p: &FileProblem) -> String {
+    match p.line {
+        Some(line) => format!("line {line}: {}", p.message),
+        None => p.message.clone(),
+    }
+}
+
+fn read_commit(repo: &Repo, paths: &[PathBuf], commit: Oid) -> Result<AtCommit> {
+    let id = commit.to_string();
+    let rev = Revision {
+        rev: id[..12].to_string(),
+        commit: id,
+        repo: Repo::discover(&repo.toplevel)?,
+    };
+    let prefix = format!("{}:", rev.rev);
+    let (files, problems) = rev.load(paths)?;
+    let mut invalid = BTreeMap::new();
+    for p in &problems {
+        let label = p.path.to_string_lossy();
+        let path = label.strip_prefix(&prefix).unwrap_or(&label).to_string();
+        invalid.entry(path).or_insert_with(|| problem_words(p));
+    }
+    let (mut valid, mut parsed) = (SideFiles::new(), SideFiles::new());
+    for (path, f) in files {
+        let side = match invalid.contains_key(&path) {
+            true => &mut parsed,
+            false => &mut valid,
+        };
+        side.insert(key(&f.file), (path, f));
+    }
+    Ok(AtCommit {
+        valid,
+        invalid,
+        parsed,
+    })
+}
+
+/// The entry of `files` read from repository path `path`.
+fn by_path<'a>(files: &'a SideFiles, path: &str) -> Option<(&'a Key, &'a (String, LoadedFile))> {
+    files.iter().find(|(_, (p, _))| p == path)
+}
+
+/// The files a range (or a commit's change) starts from, at `base`: a version that fails its
+/// checks (a hand edit never re-sealed, which a skip record may name) is read as written; one
+/// that does not parse gives way to the file's last valid version on the first-parent
+/// history before `base`. Each is noted in `notes`.
+fn at_base(
+    repo: &Repo,
+    paths: &[PathBuf],
+    base: Oid,
+    notes: &mut Vec<InvalidVersion>,
+) -> Result<SideFiles> {
+    let at = read_commit(repo, paths, base)?;
+    if at.invalid.is_empty() {
+        return Ok(at.valid);
+    }
+    let this = CommitRef::of(repo, base)?;
+    let mut files = at.valid;
+    for (path, problem) in &at.invalid {
+        let instead = match by_path(&at.parsed, path) {
+            Some((k, entry)) => {
+                files.insert(k.clone(), entry.clone());
+                Instead::Base
+            }
+            None => {
+                if let Some((k, entry)) = earlier_valid(repo, paths, base, path)? {
+                    files.insert(k, entry);
+                }
+                Instead::Earlier
+            }
+        };
+        notes.push(InvalidVersion {
+            commit: this.clone(),
+            file: path.clone(),
+            problem: problem.clone(),
+            instead,
+            superseded_by: None,
+        });
+    }
+    Ok(files)
+}
+
+/// The newest valid version of the file at `path` on the first-parent history before `from`;
+/// none when the file did not exist before its versions that cannot be taken.
+fn earlier_valid(
+    repo: &Repo,
+    paths: &[PathBuf],
+    from: Oid,
+    path: &str,
+) -> Result<Option<(Key, (String, LoadedFile))>> {
+    let parent = |id: Oid| -> Result<Option<Oid>> {
+        let c = repo
+            .git()
+            .find_commit(id)
+            .map_err(|e| Error::Other(format!("cannot read commit {id}: {}", e.message())))?;
+        Ok(c.parent_id(0).ok())
+    };
+    let mut at = parent(from)?;
+    while let Some(id) = at {
+        let c = read_commit(repo, paths, id)?;
+        if let Some((k, entry)) = by_path(&c.valid, path) {
+            return Ok(Some((k.clone(), entry.clone())));
+        }
+        if !c.invalid.contains_key(path) {
+            return Ok(None);
+        }
+        at = parent(id)?;
+    }
+    Ok(None)
 }
 
 /// The working tree's snapshot files under `paths`, checked.
@@ -237,8 +360,9 @@ pub fn commit(paths: &[PathBuf], rev: &str) -> Result<CommitDelta> {
         .map_err(|e| Error::Other(format!("cannot read commit {id}: {}", e.message())))?;
     let parent = commit.parent_id(0).ok();
     let new = at_commit(&r.repo, paths, id)?;
+    let mut invalid = Vec::new();
     let old = match parent {
-        Some(p) => at_commit(&r.repo, paths, p)?,
+        Some(p) => at_base(&r.repo, paths, p, &mut invalid)?,
         None => SideFiles::new(),
     };
     let this = CommitRef::of(&r.repo, id)?;
@@ -254,6 +378,7 @@ pub fn commit(paths: &[PathBuf], rev: &str) -> Result<CommitDelta> {
         never_had: Vec::new(),
         parent: parent.map(|p| CommitRef::of(&r.repo, p)).transpose()?,
         skipped: Vec::new(),
+        invalid,
     };
     let changed = compose(&mut acc, &old, &new, Some(&this), &mut source.observed);
     if !changed {
@@ -396,20 +521,18 @@ fn since(
         never_had: Vec::new(),
         parent: None,
         skipped: Vec::new(),
+        invalid: Vec::new(),
     };
     let mut acc = BTreeMap::new();
     let mut observed = Vec::new();
-    let mut old = at_commit(repo, paths, base)?;
+    let mut old = at_base(repo, paths, base, &mut source.invalid)?;
+    // By repository path, the versions that cannot be taken since the file's last valid one.
+    let mut pending: BTreeMap<String, Vec<(CommitRef, String)>> = BTreeMap::new();
     for id in chain {
-        let new = at_commit(repo, paths, id)?;
+        let this = CommitRef::of(repo, id)?;
+        let new = next_version(repo, paths, id, &this, &old, &mut pending, &mut source)?;
         let mut seen = Vec::new();
-        let changed = compose(
-            &mut acc,
-            &old,
-            &new,
-            Some(&CommitRef::of(repo, id)?),
-            &mut seen,
-        );
+        let changed = compose(&mut acc, &old, &new, Some(&this), &mut seen);
         if !changed {
             match record(repo, id)? {
                 Some(rec) => source.skipped.push(rec),
@@ -429,10 +552,69 @@ fn since(
         old = new;
     }
     let work = in_working_tree(repo, paths)?;
+    for (path, bad) in std::mem::take(&mut pending) {
+        superseded(&mut source, &path, bad, None);
+    }
     compose(&mut acc, &old, &work, None, &mut observed);
     // A connector a change touched is reported with it, not as observed.
     observed.retain(|n| !acc.keys().any(|k| &k.1 == n));
     source.observed = observed;
     let files = finish(acc, &work, &mut source);
     Ok(Delta { files, source })
+}
+
+/// The files of commit `id` (`this`) of a range, after `old`: a version that cannot be taken
+/// leaves the file's last valid version standing (kept in `pending` until a later version
+/// replaces it), so the next valid version brings the net change once; a version that
+/// replaces pending ones notes them in `source`.
+fn next_version(
+    repo: &Repo,
+    paths: &[PathBuf],
+    id: Oid,
+    this: &CommitRef,
+    old: &SideFiles,
+    pending: &mut BTreeMap<String, Vec<(CommitRef, String)>>,
+    source: &mut FilesSource,
+) -> Result<SideFiles> {
+    let at = read_commit(repo, paths, id)?;
+    let mut new = at.valid;
+    let replaced: Vec<String> = pending
+        .keys()
+        .filter(|p| !at.invalid.contains_key(*p))
+        .cloned()
+        .collect();
+    for path in replaced {
+        if let Some(bad) = pending.remove(&path) {
+            superseded(source, &path, bad, Some(this));
+        }
+    }
+    for (path, problem) in at.invalid {
+        if let Some((k, entry)) = by_path(old, &path) {
+            new.insert(k.clone(), entry.clone());
+        }
+        pending
+            .entry(path)
+            .or_default()
+            .push((this.clone(), problem));
+    }
+    Ok(new)
+}
+
+/// Notes the versions of `path` that cannot be taken, replaced by the version of `by` (the
+/// working tree: `None`).
+fn superseded(
+    source: &mut FilesSource,
+    path: &str,
+    bad: Vec<(CommitRef, String)>,
+    by: Option<&CommitRef>,
+) {
+    for (commit, problem) in bad {
+        source.invalid.push(InvalidVersion {
+            commit,
+            file: path.to_string(),
+            problem,
+            instead: Instead::Superseded,
+            superseded_by: by.cloned(),
+        });
+    }
 }
