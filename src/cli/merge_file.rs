@@ -126,18 +126,26 @@ fn report(p: &Printer, shown: &str, merged: &Merged) {
     }
 }
 
-/// One partition where a deliberate change won over a snapshot's.
+/// One partition where a deliberate change won over a snapshot's, or was already passed by it.
 fn decision(shown: &str, d: &Decision) -> String {
+    let side = match d.kept {
+        Side::Ours => "our",
+        Side::Theirs => "their",
+    };
+    let at = d.observed_at.as_deref().unwrap_or("at no recorded time");
+    if d.passed {
+        return format!(
+            "{shown}: {}: kept the snapshot's {} (captured {at}): {side} change to {} moves it forward and the snapshot is already past it (a change moves a partition only in its own direction)",
+            words::partition(&d.partition),
+            words::offset(d.observed.as_ref()),
+            words::offset(d.kept_offset.as_ref()),
+        );
+    }
     format!(
-        "{shown}: {}: kept {} change to {} over the snapshot's {} (captured {})",
+        "{shown}: {}: kept {side} change to {} over the snapshot's {} (captured {at})",
         words::partition(&d.partition),
-        match d.kept {
-            Side::Ours => "our",
-            Side::Theirs => "their",
-        },
         words::offset(d.kept_offset.as_ref()),
         words::offset(d.observed.as_ref()),
-        d.observed_at.as_deref().unwrap_or("at no recorded time")
     )
 }
 

@@ -12,7 +12,11 @@
 //!
 //! A deliberate change wins over an observation; of two observations the newer capture is
 //! the file; two deliberate, different changes of one partition are a conflict, left in the
-//! file between git's markers.
+//! file between git's markers. A change moves a partition only in its own direction, as an
+//! apply moves it (`engine::risk::passed`): a deliberate change that moves a partition forward
+//! from the ancestor (a skip ahead; the revert of a rewind) whose target the other side's
+//! observation has already passed leaves the observed offset, so that the merged file never
+//! rewinds what the cluster had already passed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -56,6 +60,10 @@ pub struct Decision {
     pub observed: Option<Fields>,
     /// The dropped observation's `capturedAt`.
     pub observed_at: Option<String>,
+    /// The change moved the partition forward from the ancestor and the observation is
+    /// already past its target: the observed offset is the file's, not `kept_offset` (a
+    /// change moves a partition only in its own direction).
+    pub passed: bool,
 }
 
 /// Something both sides changed differently and deliberately: left between markers.
@@ -310,7 +318,7 @@ impl<K: Ord + Clone, T: Clone> Keyed<K, T> {
         keys: BTreeSet<K>,
         get: impl Fn(K, usize) -> Option<T>,
         sides: Sides,
-        mut won: impl FnMut(&K, Side, Option<&T>),
+        mut won: impl FnMut(&K, Side, Option<T>) -> Option<T>,
     ) -> Self
     where
         T: PartialEq,
@@ -328,8 +336,7 @@ impl<K: Ord + Clone, T: Clone> Keyed<K, T> {
                     }
                 }
                 Three::Won(side, v) => {
-                    won(&k, side, v.as_ref());
-                    if let Some(v) = v {
+                    if let Some(v) = won(&k, side, v) {
                         out.resolved.insert(k, v);
                     }
                 }
@@ -387,7 +394,7 @@ fn fields3(
 ) -> Fields3 {
     let maps = [b, o, t];
     let keys = maps.iter().flat_map(|m| m.keys().cloned()).collect();
-    let keyed = Keyed::merge(keys, |k, i| maps[i].get(&k).cloned(), sides, |_, _, _| {});
+    let keyed = Keyed::merge(keys, |k, i| maps[i].get(&k).cloned(), sides, |_, _, v| v);
     Fields3 {
         conflicts: keyed.conflicting.keys().cloned().collect(),
         keyed,
@@ -457,14 +464,21 @@ fn offsets3(
             let observed = match side {
                 Side::Ours => &maps[2],
                 Side::Theirs => &maps[1],
-            };
+            }
+            .get(k);
+            let passed = forward_and_passed(o, maps[0].get(k), kept.as_ref(), observed);
             decisions.push(Decision {
                 partition,
                 kept: side,
-                kept_offset: kept.map(|e| e.offset.clone()),
-                observed: observed.get(k).map(|e| e.offset.clone()),
+                kept_offset: kept.as_ref().map(|e| e.offset.clone()),
+                observed: observed.map(|e| e.offset.clone()),
                 observed_at: None,
+                passed,
             });
+            match passed {
+                true => observed.cloned(),
+                false => kept,
+            }
         },
     );
     let conflicts = keyed
@@ -480,6 +494,27 @@ fn offsets3(
         })
         .collect();
     Offsets3 { keyed, conflicts }
+}
+
+/// Whether a deliberate change from `base` to `target` moved the partition forward and the
+/// `observed` offset is already past that target (`engine::risk::passed`, the apply's rule),
+/// in the order of the connector's class (`file`'s metadata).
+fn forward_and_passed(
+    file: &OffsetsFile,
+    base: Option<&OffsetEntry>,
+    target: Option<&OffsetEntry>,
+    observed: Option<&OffsetEntry>,
+) -> bool {
+    let (Some(base), Some(target), Some(observed)) = (base, target, observed) else {
+        return false;
+    };
+    let m = &file.metadata;
+    let shape = crate::shapes::registry().find(m.connector_type, m.connector_class.as_deref());
+    let p = &target.partition;
+    let change = crate::compare::movement_in(shape, p, &base.offset, &target.offset);
+    let observed_to_target =
+        crate::compare::movement_in(shape, p, &observed.offset, &target.offset);
+    crate::engine::risk::passed(change.as_ref(), observed_to_target.as_ref())
 }
 
 /// git's own line merge of three texts (libgit2): the text, and whether conflicts remain.

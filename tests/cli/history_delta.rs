@@ -740,3 +740,71 @@ fn an_unsealed_newest_version_is_refused_naming_the_file() {
     assert!(err.contains("checksum"), "{err}");
     fake.assert_no_mutations();
 }
+
+/// Issue 46, finding 2: a merge's direction is its pull request's (merge base to merge), as
+/// the review and the merge driver judge it. A revert branch (clicks/0 back from 350 to 555:
+/// forward) merged after a nightly moved the file to 602, its conflict resolved by hand to
+/// 555, is a forward change whose target live (672) has passed: the apply leaves clicks/0
+/// where it is and says why, where the files alone (602 -> 555) would read as a rewind.
+#[test]
+fn a_merged_revert_resolved_by_hand_after_a_nightly_moves_nothing_live_has_passed() {
+    let r = Repo::new();
+    observe_x(&r, &[(0, 555), (1, 900), (2, 900)], NIGHT);
+    let first = record(&r, NIGHT, "offsets of a", "Kco-Snapshot: a");
+    apply_record(&r, "2026-11-30T03:00:00Z", "a", &first);
+    let path = r.path().join("snapshots/a/sink-x.yaml");
+    // The rewind, merged and applied; its record observes 360.
+    r.git("2026-11-30T09:00:00Z", &["checkout", "-q", "-b", "rewind"]);
+    crate::support::data::hand_edit(&path, clicks(&[(0, 350), (1, 900), (2, 900)]));
+    r.commit("2026-11-30T09:00:00Z", "rewind clicks/0");
+    r.git("2026-11-30T10:00:00Z", &["checkout", "-q", "main"]);
+    r.git(
+        "2026-11-30T10:00:00Z",
+        &["merge", "-q", "--no-ff", "-m", "merge rewind", "rewind"],
+    );
+    let merged = r.git("2026-11-30T10:00:00Z", &["rev-parse", "HEAD"]);
+    observe_x(&r, &[(0, 360), (1, 910), (2, 910)], "2026-11-30T11:00:00Z");
+    let msg = format!("offsets of a after an apply\n\nKco-Apply: a\nKco-Commit: {merged}");
+    r.git("2026-11-30T11:00:00Z", &["add", "-A"]);
+    r.git("2026-11-30T11:00:00Z", &["commit", "-q", "-m", &msg]);
+    // The revert, on a branch from there: clicks/0 back to 555 by hand.
+    r.git("2026-12-01T09:00:00Z", &["checkout", "-q", "-b", "revert"]);
+    crate::support::data::hand_edit(&path, clicks(&[(0, 555), (1, 910), (2, 910)]));
+    r.commit("2026-12-01T09:00:00Z", "revert the rewind");
+    // Meanwhile the nightly: 602.
+    r.git("2026-12-01T09:00:00Z", &["checkout", "-q", "main"]);
+    observe_x(
+        &r,
+        &[(0, 602), (1, 1003), (2, 1006)],
+        "2026-12-01T02:00:00Z",
+    );
+    record(&r, "2026-12-01T02:00:00Z", "nightly", "Kco-Snapshot: a");
+    // The merge conflicts (no driver here); resolved by hand: the nightly's file with the
+    // revert's clicks/0.
+    let (ok, out) = crate::support::git::git_may_fail(
+        r.path(),
+        &["merge", "--no-ff", "-m", "merge revert", "revert"],
+    );
+    assert!(!ok, "{out}");
+    r.git(
+        "2026-12-01T10:00:00Z",
+        &["checkout", "--ours", "snapshots/a/sink-x.yaml"],
+    );
+    crate::support::data::hand_edit(&path, clicks(&[(0, 555), (1, 1003), (2, 1006)]));
+    r.commit("2026-12-01T10:00:00Z", "merge revert");
+
+    let fake = live_at(&[(0, 672), (1, 1010), (2, 1012)], 70);
+    let (code, out, err) = apply_unapplied(&r, &fake);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        clicks_live(&fake),
+        [(0, 672), (1, 1010), (2, 1012)],
+        "the revert rewound what live had passed: {out}"
+    );
+    assert!(
+        out.contains(
+            "left where it is: live is already past the change's target (a forward change)"
+        ),
+        "{out}"
+    );
+}

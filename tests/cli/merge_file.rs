@@ -233,3 +233,67 @@ fn a_file_with_conflict_markers_is_an_unresolved_merge_in_every_command_that_rea
     }
     assert_eq!(std::fs::read_to_string(d.join(FILE)).unwrap(), text);
 }
+
+/// Registers kco's merge driver in `repo`, as docs/merge.md says.
+fn register_driver(repo: &Path) {
+    std::fs::write(
+        repo.join(".gitattributes"),
+        "snapshots/**/*.yaml merge=kco\n",
+    )
+    .unwrap();
+    git(repo, &["config", "merge.kco.name", "kco snapshot files"]);
+    let driver = format!(
+        "{} merge-file %O %A %B --path %P",
+        env!("CARGO_BIN_EXE_kco")
+    );
+    git(repo, &["config", "merge.kco.driver", &driver]);
+}
+
+/// Issue 46, finding 2: `git revert -m 1` of an applied rewind's merge, after a nightly moved
+/// the file past the offset the revert restores, rewinds nothing: the revert moves the
+/// partition forward (350 back to 555), the snapshot is already at 602, so the driver keeps
+/// 602 and says why; the revert brings no change for an apply to make.
+#[test]
+fn the_revert_of_an_applied_rewind_after_a_nightly_keeps_the_nightly_and_says_why() {
+    let dir = pr_and_nightly();
+    let repo = dir.path();
+    git(repo, &["checkout", "-q", "main"]);
+    register_driver(repo);
+    git(repo, &["add", ".gitattributes"]);
+    git(repo, &["commit", "-q", "-m", "the driver"]);
+    // The rewind (partition 0 to 800) merged, then a nightly past the offset it replaced.
+    let (merged, out) = git_may_fail(repo, &["merge", "-q", "--no-ff", "--no-edit", "pr"]);
+    assert!(merged, "{out}");
+    let merge = git(repo, &["rev-parse", "HEAD"]);
+    assert_eq!(offsets(repo)[0], (0, 800));
+    let path = repo.join(FILE);
+    let fake = FakeConnect::builder()
+        .sink(
+            "orders-sink",
+            SINK,
+            State::Running,
+            sink_offsets("orders", &[(0, 1050), (1, 1020), (2, 1030)]),
+        )
+        .start();
+    let r = Kco::new(repo)
+        .on(&fake)
+        .env("KCO_NOW", "2026-12-03T02:00:00Z")
+        .arg("snapshot")
+        .run();
+    assert_eq!(r.code, 0, "{}", r.all());
+    git(repo, &["commit", "-q", "-am", "nightly"]);
+    let nightly = std::fs::read_to_string(&path).unwrap();
+
+    let (reverted, out) = git_may_fail(repo, &["revert", "--no-edit", "-m", "1", merge.trim()]);
+    assert!(
+        out.contains(&format!(
+            "{FILE}: orders/0: kept the snapshot's {{\"kafka_offset\":1050}} (captured 2026-12-03T02:00:00Z): their change to {{\"kafka_offset\":1000}} moves it forward and the snapshot is already past it"
+        )),
+        "{reverted} {out}"
+    );
+    // Nothing to revert in the file: the snapshot is what the cluster has, and git says so.
+    assert!(!reverted && out.contains("nothing to commit"), "{out}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), nightly);
+    let _ = git_may_fail(repo, &["revert", "--abort"]);
+    fake.assert_no_mutations();
+}

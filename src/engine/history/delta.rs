@@ -244,12 +244,15 @@ fn in_working_tree(repo: &Repo, paths: &[PathBuf]) -> Result<SideFiles> {
 
 /// Adds the change from `old` to `new` to `acc` (later wins); the connectors whose files
 /// `new` observed (rewrote from live) are added to `observed`, and bring nothing. Returns
-/// whether any file brought a change.
+/// whether any file brought a change. `author`: the files as the change's author saw them
+/// (a merge's merge base), which give each partition's direction (`Change::from`, what
+/// `risk::passed` judges) in place of `old`'s.
 fn compose(
     acc: &mut BTreeMap<Key, Acc>,
     old: &SideFiles,
     new: &SideFiles,
     by: Option<&CommitRef>,
+    author: Option<&SideFiles>,
     observed: &mut Vec<String>,
 ) -> bool {
     let mut changed = false;
@@ -270,9 +273,22 @@ fn compose(
             continue;
         }
         changed = true;
+        let seen: Option<BTreeMap<String, &Fields>> = author.map(|files| {
+            files
+                .get(k)
+                .map(|(_, f)| &f.file.offsets[..])
+                .unwrap_or_default()
+                .iter()
+                .map(|e| (canonical_fields(&e.partition), &e.offset))
+                .collect()
+        });
         let a = acc.entry(k.clone()).or_default();
         for (partition, offset, before) in changes {
             let k = canonical_fields(&partition);
+            let before = match &seen {
+                Some(seen) => seen.get(&k).map(|o| (*o).clone()),
+                None => before,
+            };
             a.from.entry(k.clone()).or_insert(before);
             a.partitions.insert(k, (partition, offset));
         }
@@ -380,7 +396,15 @@ pub fn commit(paths: &[PathBuf], rev: &str) -> Result<CommitDelta> {
         skipped: Vec::new(),
         invalid,
     };
-    let changed = compose(&mut acc, &old, &new, Some(&this), &mut source.observed);
+    let author = merge_base_files(&r.repo, paths, id)?;
+    let changed = compose(
+        &mut acc,
+        &old,
+        &new,
+        Some(&this),
+        author.as_ref(),
+        &mut source.observed,
+    );
     if !changed {
         if let Some(rec) = record(&r.repo, id)? {
             return Ok(CommitDelta::Record(rec));
@@ -531,8 +555,16 @@ fn since(
     for id in chain {
         let this = CommitRef::of(repo, id)?;
         let new = next_version(repo, paths, id, &this, &old, &mut pending, &mut source)?;
+        let author = merge_base_files(repo, paths, id)?;
         let mut seen = Vec::new();
-        let changed = compose(&mut acc, &old, &new, Some(&this), &mut seen);
+        let changed = compose(
+            &mut acc,
+            &old,
+            &new,
+            Some(&this),
+            author.as_ref(),
+            &mut seen,
+        );
         if !changed {
             match record(repo, id)? {
                 Some(rec) => source.skipped.push(rec),
@@ -555,12 +587,34 @@ fn since(
     for (path, bad) in std::mem::take(&mut pending) {
         superseded(&mut source, &path, bad, None);
     }
-    compose(&mut acc, &old, &work, None, &mut observed);
+    compose(&mut acc, &old, &work, None, None, &mut observed);
     // A connector a change touched is reported with it, not as observed.
     observed.retain(|n| !acc.keys().any(|k| &k.1 == n));
     source.observed = observed;
     let files = finish(acc, &work, &mut source);
     Ok(Delta { files, source })
+}
+
+/// For a merge commit, the files at the merge base of its first two parents: the side its
+/// pull request started from, as its author saw the files. A change moves a partition only
+/// in its own direction, and a merge's direction is the pull request's (merge base to
+/// merge), not the target branch's last version to the merge: a conflict resolved by hand
+/// after a nightly moved the branch on does not turn a forward change into a rewind.
+fn merge_base_files(repo: &Repo, paths: &[PathBuf], id: Oid) -> Result<Option<SideFiles>> {
+    let c = repo
+        .git()
+        .find_commit(id)
+        .map_err(|e| Error::Other(format!("cannot read commit {id}: {}", e.message())))?;
+    if c.parent_count() < 2 {
+        return Ok(None);
+    }
+    let (Ok(a), Ok(b)) = (c.parent_id(0), c.parent_id(1)) else {
+        return Ok(None);
+    };
+    let Ok(base) = repo.git().merge_base(a, b) else {
+        return Ok(None);
+    };
+    at_base(repo, paths, base, &mut Vec::new()).map(Some)
 }
 
 /// The files of commit `id` (`this`) of a range, after `old`: a version that cannot be taken

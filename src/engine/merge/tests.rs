@@ -334,3 +334,40 @@ fn a_conflict_on_the_last_line_merges_as_text() {
         )
     );
 }
+
+#[test]
+fn a_forward_change_whose_target_the_snapshot_passed_keeps_the_snapshot() {
+    // The revert of an applied rewind (`git revert -m 1` of its merge): the ancestor is the
+    // merge (clicks/0 rewound to 350), their side the version before it (555: a deliberate
+    // change back, forward from 350), ours the snapshot taken since (602: live moved on).
+    let before = sink(NIGHT0, &[555, 900, 900]);
+    let merged = edited(&before, 0, Some(350));
+    let nightly = sink(NIGHT1, &[602, 1003, 1006]);
+    for (ours, theirs, side) in [
+        (&nightly, &before, Side::Theirs),
+        (&before, &nightly, Side::Ours),
+    ] {
+        let (m, f) = run(&merged, ours, theirs);
+        assert_eq!(offsets(&f), [(0, 602), (1, 1003), (2, 1006)], "{}", m.text);
+        assert_eq!(f.metadata.captured_at.as_deref(), Some(NIGHT1));
+        let d = decisions(&m);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].passed, "{d:?}");
+        assert_eq!(d[0].kept, side);
+        assert_eq!(
+            d[0].kept_offset,
+            Some(OffsetEntry::sink("t", 0, 555).offset)
+        );
+        assert_eq!(d[0].observed, Some(OffsetEntry::sink("t", 0, 602).offset));
+    }
+    // The snapshot not yet past the change's target: the change wins, as before.
+    let behind = sink(NIGHT1, &[500, 1003, 1006]);
+    let (m, f) = run(&merged, &behind, &before);
+    assert_eq!(offsets(&f), [(0, 555), (1, 1003), (2, 1006)]);
+    assert!(!decisions(&m)[0].passed);
+    // A rewind is exact wherever the snapshot is.
+    let rewind = edited(&before, 0, Some(300));
+    let (m, f) = run(&before, &nightly, &rewind);
+    assert_eq!(offsets(&f), [(0, 300), (1, 1003), (2, 1006)]);
+    assert!(!decisions(&m)[0].passed);
+}
