@@ -10,8 +10,13 @@
 #
 # What it applies: `kco apply --unapplied`, every change since the newest apply record of
 # CLUSTER on the first-parent history (`Kco-Apply: CLUSTER`, from the commit its `Kco-Commit:`
-# names). A nightly landing after a merge never hides it; a run that was cancelled or lost is
-# caught up by the next one; a rerun after the record applies nothing. The files tell a change
+# names), or since the shared git remote's mark of what was applied (`refs/kco/applied/CLUSTER`,
+# moved by every apply of the changes up to HEAD under the cluster's lock) when that is newer.
+# A nightly landing after a merge never hides it; a run that was cancelled or lost is caught up
+# by the next one; a rerun after the record applies nothing, and so does a rerun on an older
+# checkout than another runner applied (a CI "re-run job" on the original checkout): the mark
+# is read under the lock, before anything is planned, and such a run says `Applied already`,
+# records nothing and exits 0. The files tell a change
 # from an observation (see examples/README.md): a file kco rewrote from live (`capturedAt`
 # moved: the nightly, this recipe's own records, a plain `git commit` of a snapshot) is never
 # applied, whatever its commit message says. The first run, before any apply record exists,
@@ -57,8 +62,10 @@ GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL:-$GIT_AUTHOR_EMAIL}
 export GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
 
 TIP=$(git rev-parse HEAD)
-# Which changes: those not yet applied, or on the first run those since KCO_APPLY_SINCE.
-if [ -n "$(git log --first-parent -1 --format=%H --grep="^Kco-Apply: $CLUSTER\$" --grep="^Kco-Undo: $CLUSTER\$" HEAD)" ]; then
+# Which changes: those not yet applied (a record on this checkout's history, or the shared
+# remote's mark of what another run applied), or on the first run those since KCO_APPLY_SINCE.
+if [ -n "$(git log --first-parent -1 --format=%H --grep="^Kco-Apply: $CLUSTER\$" --grep="^Kco-Undo: $CLUSTER\$" HEAD)" ] ||
+  "$KCO" --cluster "$CLUSTER" lock status -o json 2>/dev/null | grep -q '"applied": *\['; then
   set -- --unapplied
 elif since=$(git rev-parse -q --verify "${KCO_APPLY_SINCE:-HEAD^}^{commit}"); then
   echo "apply-on-merge: no apply record of cluster $CLUSTER yet: applying the changes since $(git log -1 --format='%h %s' "$since") (set KCO_APPLY_SINCE to start elsewhere)." >&2
@@ -70,7 +77,11 @@ fi
 # An interrupted operation recorded on the remote is finished first. `recover` prints what it
 # put back on stdout, and nothing there when there was nothing to do.
 if ! recovered=$("$KCO" --cluster "$CLUSTER" recover -q); then
-  echo "apply-on-merge: an interrupted operation on cluster $CLUSTER could not be finished (above): nothing applied; the changes are left for a human." >&2
+  if "$KCO" --cluster "$CLUSTER" lock status -o json 2>/dev/null | grep -q '"holder"'; then
+    echo "apply-on-merge: the lock of cluster $CLUSTER is held by another run (above): nothing applied; this job applies the changes when run again once that run ends." >&2
+  else
+    echo "apply-on-merge: an interrupted operation on cluster $CLUSTER could not be finished (above): nothing applied; the changes are left for a human." >&2
+  fi
   exit 1
 fi
 if [ -n "$recovered" ]; then
@@ -89,8 +100,15 @@ apply_changes() {
 code=0
 plan=$(apply_changes "$@" --dry-run -o json) || code=$?
 if [ "$code" -ne 0 ]; then
-  echo "apply-on-merge: nothing applied on cluster $CLUSTER (kco exit $code): the changes are left for a human." >&2
+  # The plan as text for the job log (the JSON above went to a variable).
+  apply_changes "$@" --dry-run >&2 || true
+  echo "apply-on-merge: nothing applied on cluster $CLUSTER (kco exit $code; the plan and why above): the changes are left for a human." >&2
   exit 1
+fi
+if printf '%s\n' "$plan" | grep -q '"use": *"covers_head"'; then
+  apply_changes "$@" --dry-run | grep '^ *Applied already: ' >&2 || true
+  echo "apply-on-merge: nothing to apply on cluster $CLUSTER: another run applied the changes up to this checkout (HEAD $(git rev-parse --short HEAD)) already; no record written." >&2
+  exit 0
 fi
 if ! printf '%s\n' "$plan" | grep -q '"changed_by"'; then
   echo "apply-on-merge: nothing to apply on cluster $CLUSTER: no change to $DIR/$CLUSTER since the last one applied (HEAD $(git rev-parse --short HEAD))." >&2
@@ -99,7 +117,14 @@ fi
 
 # The cluster before: an observation, so that the record shows the apply's real movement.
 "$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR" --commit -q
-apply_changes "$@" --yes
+code=0
+applied=$(apply_changes "$@" --yes) || code=$?
+printf '%s\n' "$applied"
+[ "$code" -eq 0 ] || exit "$code"
+if printf '%s\n' "$applied" | grep -q '^Applied already: '; then
+  echo "apply-on-merge: nothing applied on cluster $CLUSTER: another run applied these changes while this one waited for the lock; no record written." >&2
+  exit 0
+fi
 before=$(git rev-parse HEAD)
 "$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR" --commit -q --record apply --trailer "Kco-Commit: $TIP"
 if [ "$(git rev-parse HEAD)" = "$before" ]; then

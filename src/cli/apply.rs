@@ -3,13 +3,15 @@
 use std::path::PathBuf;
 
 use super::apply_render::Verb;
-use super::change::{ChangeArgs, Request};
+use super::change::{AppliedCheck, ChangeArgs, Request};
 use super::operate::{drive, target_cluster};
 use super::Context;
 use crate::engine::apply::{self, CheckOptions, PlanOptions};
 use crate::engine::fail_on::Refuse;
 use crate::engine::history;
 use crate::engine::history::delta::CommitDelta;
+use crate::engine::history::mark::AppliedMark;
+use crate::engine::operation::applied_mark;
 use crate::engine::shape_gate::AllowUnknownShape;
 use crate::error::{Result, EXIT_OK};
 
@@ -128,8 +130,16 @@ fn applying(args: Args, ctx: &Context) -> Result<u8> {
         allow_unknown_shape: AllowUnknownShape::new(&args.allow_unknown_shape)?,
     };
     let paths = super::apply_git::absolute(&args.paths, ctx);
+    let mark = match args.unapplied {
+        true => read_mark(ctx, &target.name, args.change.dry_run)?,
+        false => None,
+    };
     let delta = match (&args.changed_since, &args.commit) {
-        _ if args.unapplied => Some(history::delta::unapplied(&paths, &target.name)?),
+        _ if args.unapplied => Some(history::delta::unapplied(
+            &paths,
+            &target.name,
+            mark.as_ref(),
+        )?),
         (Some(rev), _) => Some(history::delta::changed_since(&paths, rev)?),
         (None, Some(rev)) => match history::delta::commit(&paths, rev)? {
             CommitDelta::Delta(d) => Some(*d),
@@ -200,8 +210,34 @@ fn applying(args: Args, ctx: &Context) -> Result<u8> {
         source: source.as_ref(),
         translate: args.translate.map(Into::into),
         with_sources: args.with_sources,
+        applied: match args.unapplied || args.changed_since.is_some() {
+            true => Some(AppliedCheck {
+                dir: paths[0].clone(),
+                head: history::head(&paths[0])?,
+                chosen_by: args
+                    .unapplied
+                    .then(|| mark.as_ref().map(|m| m.mark.clone())),
+            }),
+            false => None,
+        },
     };
     drive(ctx, &target, &wants, &args.change, &request)
+}
+
+/// The shared remote's mark of what was applied to `cluster`, read before the lock to choose
+/// the changes (the run reads it again under the lock). A dry run that cannot read it says
+/// so and goes on from the records; a run that changes the cluster stops.
+fn read_mark(ctx: &Context, cluster: &str, dry_run: bool) -> Result<Option<AppliedMark>> {
+    match applied_mark::read_shared(&ctx.state_dir(), cluster) {
+        Ok(mark) => Ok(mark),
+        Err(e) if dry_run => {
+            ctx.printer.warn(&format!(
+                "the shared remote's mark of what was applied to cluster `{cluster}` could not be read ({e}): the dry run goes by this checkout's apply records only"
+            ));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The JSON (or YAML) document of an apply that has nothing to apply: a change that touched

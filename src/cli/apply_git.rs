@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use super::output::{Printer, Style};
 use super::Context;
-use crate::engine::history::at::{CommitRef, FilesSource, Instead, RecordCommit, SourceFile};
+use crate::engine::history::at::{
+    CommitRef, FilesSource, Instead, MarkUse, RecordCommit, SourceFile,
+};
 use crate::engine::history::trailer::CommitKind;
 use crate::engine::history::when::{short_date, short_id};
 
@@ -108,6 +110,25 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
             taken(s)
         ),
     };
+    if let Some(seen) = &s.remote_mark {
+        let m = &seen.mark;
+        let by = format!("{}, at {}", m.by, m.at);
+        match seen.used {
+            MarkUse::CoversHead => out.push_str(&format!(
+                "  {}\n",
+                super::operate::applied_already(m, &s.revision.commit)
+            )),
+            MarkUse::Start => out.push_str(&format!(
+                "  from the shared remote's mark: the changes up to {} were applied by another run ({by}), after this checkout's last apply record\n",
+                short_id(&m.commit)
+            )),
+            MarkUse::Older => {}
+            MarkUse::Unrelated => out.push_str(&format!(
+                "  the shared remote's mark ({}, {by}) is not on this checkout's history: ignored\n",
+                short_id(&m.commit)
+            )),
+        }
+    }
     let width = s.files.iter().map(|f| f.file.len()).max().unwrap_or(0);
     for f in &s.files {
         let by = match (&f.changed_by, s.mode) {

@@ -58,6 +58,22 @@ pub struct Request<'a> {
     pub translate: Option<crate::engine::mirror::TranslateMode>,
     /// `--with-sources`: plan source files of another Kafka cluster too.
     pub with_sources: bool,
+    /// `--unapplied`, `--changed-since`: the changes up to HEAD, which the shared remote's
+    /// mark of what was applied records once they are (`engine::operation::applied_mark`).
+    pub applied: Option<AppliedCheck>,
+}
+
+/// What a run of the changes up to HEAD checks and moves on the shared remote, under the
+/// cluster's lock.
+#[derive(Debug, Clone)]
+pub struct AppliedCheck {
+    /// A directory of the repository the changes come from.
+    pub dir: PathBuf,
+    /// HEAD: the commit the changes were read up to.
+    pub head: String,
+    /// `--unapplied`: the changes were chosen by the mark read before the lock (its commit,
+    /// `None`: no mark); a mark that moved since means another run applied meanwhile.
+    pub chosen_by: Option<Option<String>>,
 }
 
 impl Request<'_> {
@@ -77,6 +93,7 @@ impl Request<'_> {
             source: None,
             translate: None,
             with_sources: false,
+            applied: None,
         }
     }
 }

@@ -122,6 +122,15 @@ fn render_status(s: &LockStatus) -> String {
         out.push_str(&one_line(l));
         out.push('\n');
     }
+    for a in &s.applied {
+        out.push_str(&format!(
+            "Changes to cluster `{}` applied up to {} ({}, at {}).\n",
+            a.cluster,
+            crate::engine::history::when::short_id(&a.mark.commit),
+            a.mark.by,
+            a.mark.at
+        ));
+    }
     out
 }
 

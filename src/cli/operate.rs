@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::apply_render;
-use super::change::{ask, refused, say_local_only, ChangeArgs, Request};
+use super::change::{ask, refused, say_local_only, AppliedCheck, ChangeArgs, Request};
 use super::progress::apply_progress;
 use super::recover::render_recovery;
 use super::report_error;
@@ -19,7 +19,11 @@ use crate::engine::apply::{
     ApplyPlan, ApplyReport, BackupReport, Checked, ExecOptions, Observer, OperationObserver,
     PlanOptions, SystemClock, TargetCluster,
 };
+use crate::engine::history;
 use crate::engine::history::at::FilesSource;
+use crate::engine::history::mark::AppliedMark;
+use crate::engine::history::when::short_id;
+use crate::engine::operation::applied_mark;
 use crate::engine::operation::{Operation, PlanInput, Ran, Settings};
 use crate::engine::progress::Both;
 use crate::error::{Error, Result, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK};
@@ -68,6 +72,43 @@ pub fn drive(
     if let Some(r) = op.recovered() {
         p.status(render_recovery(ctx, r).trim_end());
     }
+    // The changes up to HEAD: what another run applied meanwhile, read under the lock.
+    let mark = match (&req.applied, op.shared_remote()) {
+        (Some(check), Some(remote)) => {
+            let now = applied_mark::read(remote, &target.name)?;
+            if let Some(done) = applied_meanwhile(ctx, target, check, now.as_ref())? {
+                return Ok(done);
+            }
+            Some((check, remote, now))
+        }
+        _ => None,
+    };
+    // Once the changes up to HEAD are on the cluster, the mark says so, before the lock goes.
+    let mark_applied = || {
+        let Some((check, remote, now)) = &mark else {
+            return;
+        };
+        let newer = match now {
+            Some(m) => !history::mark::covers(&check.dir, &check.head, m).unwrap_or(true),
+            None => true,
+        };
+        let Some(holder) = op.holder().filter(|_| newer) else {
+            return;
+        };
+        let at = crate::clock::now_rfc3339();
+        let seen = now.as_ref().map(|m| m.mark.as_str());
+        match applied_mark::write(remote, &target.name, &check.head, holder, &at, seen) {
+            Ok(true) => {}
+            Ok(false) => p.warn(&format!(
+                "the shared remote's mark of what was applied to cluster `{}` moved meanwhile: left as it is",
+                target.name
+            )),
+            Err(e) => p.warn(&format!(
+                "the changes are applied, but the shared remote's mark of what was applied to cluster `{}` could not be moved ({e}): a run on an older checkout would not know they are",
+                target.name
+            )),
+        }
+    };
     // Workers without the offsets endpoints: the offsets are written through Kafka.
     if op.client().capabilities().offsets_through_kafka {
         return super::through_kafka::drive(ctx, target, wants, args, req, &op);
@@ -165,6 +206,7 @@ pub fn drive(
         }
         Ran::Refused(found) => Err(refused(&found)),
         Ran::NoChanges(report) => {
+            mark_applied();
             if p.is_structured() {
                 p.structured(&document(None, Some(&report)));
             } else {
@@ -203,6 +245,7 @@ pub fn drive(
                 p.out(&apply_render::summary(p, &done.report, req.verb));
             }
             if done.report.converged {
+                mark_applied();
                 Ok(EXIT_OK)
             } else {
                 report_error::failure(p, "not every connector converged (see above)");
@@ -252,4 +295,55 @@ fn on_interrupt_finish_in_flight() {
             "kco: interrupted: connectors under way finish and get their state back; no other starts (interrupt again to exit at once)"
         );
     });
+}
+
+/// Under the lock, for `apply --unapplied`: the changes were chosen by the mark read before
+/// the lock, and another run moved it since. When this checkout has nothing newer than what it
+/// applied, nothing is applied (exit 0: `Applied already`); else the changes chosen are stale,
+/// and the run stops before any change.
+fn applied_meanwhile(
+    ctx: &Context,
+    target: &ClusterTarget,
+    check: &AppliedCheck,
+    now: Option<&AppliedMark>,
+) -> Result<Option<u8>> {
+    let Some(seen) = &check.chosen_by else {
+        return Ok(None);
+    };
+    let Some(now) = now.filter(|m| Some(&m.mark) != seen.as_ref()) else {
+        return Ok(None);
+    };
+    if !history::mark::covers(&check.dir, &check.head, now)? {
+        return Err(Error::Other(format!(
+            "another run applied changes to cluster `{}` meanwhile (up to {}, {}, at {}): nothing was changed; run again, from there",
+            target.name,
+            short_id(&now.commit),
+            now.by,
+            now.at
+        )));
+    }
+    let p = &ctx.printer;
+    if p.is_structured() {
+        p.structured(&serde_json::json!({
+            "plan": null,
+            "dry_run": false,
+            "applied_already": now,
+            "result": null,
+        }));
+    } else {
+        p.line(&applied_already(now, &check.head));
+    }
+    Ok(Some(EXIT_OK))
+}
+
+/// `Applied already: ...`: the line that says a run has nothing to apply that another run did
+/// not apply already (the apply-on-merge recipe records nothing after it).
+pub fn applied_already(mark: &AppliedMark, head: &str) -> String {
+    format!(
+        "Applied already: the shared remote marks the changes up to {} as applied ({}, at {}); this checkout (HEAD {}) has nothing newer: nothing to apply.",
+        short_id(&mark.commit),
+        mark.by,
+        mark.at,
+        short_id(head)
+    )
 }

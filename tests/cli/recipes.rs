@@ -167,10 +167,21 @@ impl Repo {
     /// `#!` line and its executable bit), with the built kco and a cleared environment (no
     /// git identity: the scripts bring their own); exit code, stdout and stderr.
     fn run(&self, script: &str, args: &[String], vars: &[(&str, &str)]) -> (i32, String) {
+        self.run_in(&self.dir(), script, args, vars)
+    }
+
+    /// [`Repo::run`] in another checkout `dir` of the same remote (a second CI runner).
+    fn run_in(
+        &self,
+        dir: &Path,
+        script: &str,
+        args: &[String],
+        vars: &[(&str, &str)],
+    ) -> (i32, String) {
         let mut cmd = Command::new(examples().join("ci").join(script));
         let out = hermetic(&mut cmd, self.tmp.path())
             .args(args)
-            .current_dir(self.dir())
+            .current_dir(dir)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("KCO", env!("CARGO_BIN_EXE_kco"))
             .envs(vars.iter().copied())
@@ -878,4 +889,79 @@ fn the_nightly_hint_on_a_stop_a_killed_operation_left_is_recover_not_snapshot_co
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(fake.state("orders"), Some(State::Running));
     repo.run_ok("nightly-snapshot.sh", &["prod".to_string()], &env);
+}
+
+/// Issue 46, finding 1: a CI "re-run job" on the original checkout, after another runner
+/// applied the merge and pushed its record, applies nothing and records nothing: the shared
+/// remote's mark of what was applied is read under the lock, before anything is planned.
+#[test]
+fn a_rerun_of_apply_on_merge_on_a_stale_checkout_applies_and_records_nothing() {
+    let args = apply_on_merge_args();
+    let (fake, repo) = nightly_pushed();
+    let dir = repo.dir();
+    let url = fake.url();
+    let env = kco_at(&url);
+    push_a_rewind(&dir);
+    // Runner B checks out the merge, as runner A does.
+    let b = repo.tmp.path().join("b");
+    let origin = repo.tmp.path().join("origin.git");
+    git(
+        repo.tmp.path(),
+        &["clone", "-q", origin.to_str().unwrap(), "b"],
+    );
+    assert_eq!(
+        git(&b, &["rev-parse", "HEAD"]),
+        git(&dir, &["rev-parse", "HEAD"])
+    );
+    // Runner A applies it, records it and pushes the record.
+    repo.run_ok("apply-on-merge.sh", &args, &env);
+    let applied = sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]);
+    assert_eq!(fake.offsets("orders"), applied);
+    let tip = git(&dir, &["rev-parse", "origin/main"]);
+    let records = || {
+        git(
+            &dir,
+            &[
+                "log",
+                "origin/main",
+                "--format=%H",
+                "--grep=^Kco-Apply: prod$",
+            ],
+        )
+        .lines()
+        .count()
+    };
+    assert_eq!(records(), 1);
+    // The sink reads on; then runner B's re-run on its original checkout.
+    let moved = sink_offsets("orders", &[(0, 830), (1, 900), (2, 900)]);
+    fake.set_offsets("orders", moved.clone());
+    let before = fake.mutating_requests().len();
+    let (code, out) = repo.run_in(&b, "apply-on-merge.sh", &args, &env);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Applied already: the shared remote marks the changes up to "),
+        "{out}"
+    );
+    assert!(out.contains("no record written"), "{out}");
+    assert_eq!(
+        fake.mutating_requests().len(),
+        before,
+        "applied twice: {out}"
+    );
+    assert_eq!(fake.offsets("orders"), moved, "{out}");
+    git(&dir, &["fetch", "-q", "origin"]);
+    assert_eq!(git(&dir, &["rev-parse", "origin/main"]), tip, "{out}");
+    assert_eq!(records(), 1, "a second record: {out}");
+    // `kco lock status` shows the mark.
+    let status = Kco::new(&b)
+        .args(["--cluster", "prod", "lock", "status"])
+        .env("KCO_URL", &url)
+        .run();
+    assert!(
+        status
+            .stdout
+            .contains("Changes to cluster `prod` applied up to "),
+        "{}",
+        status.all()
+    );
 }

@@ -76,6 +76,34 @@ pub struct FilesSource {
     /// the next valid version of the same file brings the net change once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub invalid: Vec<InvalidVersion>,
+    /// `unapplied`: the shared remote's mark of what was applied to the cluster
+    /// (`super::mark`), when there is one, and what the run made of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_mark: Option<MarkSeen>,
+}
+
+/// The shared remote's mark, as `apply --unapplied` read it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarkSeen {
+    #[serde(flatten)]
+    pub mark: super::mark::AppliedMark,
+    /// `covers_head`: this checkout has nothing newer than what the mark says was applied
+    /// (nothing from history is applied); `start`: the changes after the commit it names
+    /// are applied (it is newer than this checkout's own records); `older`: this checkout's
+    /// own record is newer; `unrelated`: its commit is not on this checkout's history
+    /// (ignored).
+    #[serde(rename = "use")]
+    pub used: MarkUse,
+}
+
+/// What `apply --unapplied` made of the remote's mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkUse {
+    CoversHead,
+    Start,
+    Older,
+    Unrelated,
 }
 
 /// A version of a snapshot file that kco cannot take, passed over for a valid one.
@@ -191,6 +219,7 @@ pub fn files_at(paths: &[PathBuf], at: &str) -> Result<(Vec<LoadedFile>, FilesSo
         parent: None,
         skipped: Vec::new(),
         invalid: Vec::new(),
+        remote_mark: None,
     };
     let mut taken = Vec::new();
     for ((p, f), by) in files.into_iter().zip(by) {

@@ -14,7 +14,11 @@ use std::path::PathBuf;
 
 use git2::Oid;
 
-use super::at::{first, CommitRef, FilesSource, Instead, InvalidVersion, RecordCommit, SourceFile};
+use super::at::{
+    first, CommitRef, FilesSource, Instead, InvalidVersion, MarkSeen, MarkUse, RecordCommit,
+    SourceFile,
+};
+use super::mark::{standing, AppliedMark, Standing};
 use super::trailer::{self, CommitKind};
 use super::version::{version, Version};
 use crate::compare::{compare_each_in, PartitionKind};
@@ -395,6 +399,7 @@ pub fn commit(paths: &[PathBuf], rev: &str) -> Result<CommitDelta> {
         parent: parent.map(|p| CommitRef::of(&r.repo, p)).transpose()?,
         skipped: Vec::new(),
         invalid,
+        remote_mark: None,
     };
     let author = merge_base_files(&r.repo, paths, id)?;
     let changed = compose(
@@ -464,19 +469,62 @@ pub fn changed_since(paths: &[PathBuf], rev: &str) -> Result<Delta> {
 /// Every change not yet applied to `cluster` under `paths`: the changes since the last one
 /// applied, found on the first-parent history of HEAD from the newest record of `cluster`
 /// (`Kco-Apply: CLUSTER`: from the commit its `Kco-Commit` names, when that is on the
-/// history, else from the record itself; `Kco-Undo: CLUSTER`: from the record), then the
-/// working tree. So a nightly landing after a merge never hides it, and a rerun after the
-/// record applies nothing. No record of `cluster`: a usage error saying where to start.
-pub fn unapplied(paths: &[PathBuf], cluster: &str) -> Result<Delta> {
+/// history, else from the record itself; `Kco-Undo: CLUSTER`: from the record), or from the
+/// shared remote's `mark` of what was applied when that is newer; then the working tree. So a
+/// nightly landing after a merge never hides it, and a rerun after the record, or on a
+/// checkout older than what another runner applied, applies nothing. No record of `cluster`
+/// and no mark: a usage error saying where to start.
+pub fn unapplied(paths: &[PathBuf], cluster: &str, mark: Option<&AppliedMark>) -> Result<Delta> {
     let repo = Repo::discover(first(paths)?)?;
     let head = repo.resolve("HEAD")?;
-    let (base, rev) = last_applied(&repo, head, cluster)?.ok_or_else(|| {
-        Error::Usage(format!(
-            "no apply record of cluster `{cluster}` on the first-parent history of HEAD (a commit with the trailer `{}: {cluster}`): kco cannot tell which changes the cluster already has; name where to start once with --changed-since REV (the last commit whose changes the cluster has), then record the apply (`kco snapshot --commit --record apply --trailer \"Kco-Commit: $(git rev-parse HEAD)\"`)",
-            trailer::APPLY
-        ))
-    })?;
-    since(paths, &repo, base, &rev, "unapplied", "--unapplied")
+    let local = last_applied(&repo, head, cluster)?;
+    let seen = mark.map(|m| (m, standing(&repo, head, m)));
+    let (base, rev, used) = match (&seen, local) {
+        (Some((m, Standing::Covered)), _) => (
+            head,
+            mark_words(m),
+            Some(MarkUse::CoversHead),
+        ),
+        (Some((m, Standing::Behind(at))), local)
+            if on_first_parents(&repo, head, *at)
+                && local.as_ref().is_none_or(|(l, _)| {
+                    repo.git().graph_descendant_of(*at, *l).unwrap_or(false)
+                }) =>
+        {
+            (*at, mark_words(m), Some(MarkUse::Start))
+        }
+        (seen, Some((base, rev))) => {
+            let used = seen.as_ref().map(|(_, s)| match s {
+                Standing::Unrelated => MarkUse::Unrelated,
+                _ => MarkUse::Older,
+            });
+            (base, rev, used)
+        }
+        (_, None) => {
+            return Err(Error::Usage(format!(
+                "no apply record of cluster `{cluster}` on the first-parent history of HEAD (a commit with the trailer `{}: {cluster}`), and no mark of what was applied on the shared git remote: kco cannot tell which changes the cluster already has; name where to start once with --changed-since REV (the last commit whose changes the cluster has), then record the apply (`kco snapshot --commit --record apply --trailer \"Kco-Commit: $(git rev-parse HEAD)\"`)",
+                trailer::APPLY
+            )))
+        }
+    };
+    let mut delta = since(paths, &repo, base, &rev, "unapplied", "--unapplied")?;
+    delta.source.remote_mark = match (mark, used) {
+        (Some(m), Some(used)) => Some(MarkSeen {
+            mark: m.clone(),
+            used,
+        }),
+        _ => None,
+    };
+    Ok(delta)
+}
+
+/// How the plan names a start at the remote's mark.
+fn mark_words(m: &AppliedMark) -> String {
+    format!(
+        "{}: {} on the shared remote",
+        trailer::COMMIT,
+        &m.commit[..m.commit.len().min(12)]
+    )
 }
 
 /// The position of the newest apply (or undo) record of `cluster` on the first-parent history
@@ -546,6 +594,7 @@ fn since(
         parent: None,
         skipped: Vec::new(),
         invalid: Vec::new(),
+        remote_mark: None,
     };
     let mut acc = BTreeMap::new();
     let mut observed = Vec::new();

@@ -5,6 +5,7 @@ pub mod at;
 pub mod delta;
 pub mod had;
 pub mod log;
+pub mod mark;
 pub mod record;
 pub mod trailer;
 pub mod version;
@@ -13,3 +14,9 @@ pub mod when;
 
 pub use log::{log, LogInput, LogReport};
 pub use when::resolve_at;
+
+/// HEAD's commit id in the repository holding `path`.
+pub fn head(path: &std::path::Path) -> crate::error::Result<String> {
+    let repo = crate::engine::revision::Repo::discover(path)?;
+    Ok(repo.resolve("HEAD")?.to_string())
+}

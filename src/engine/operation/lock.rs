@@ -179,6 +179,18 @@ pub struct LockStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_only: Option<LocalOnly>,
     pub locks: Vec<HeldLock>,
+    /// The shared remote's marks of what was applied (`applied_mark`), of each cluster named
+    /// (none is read when no cluster is named).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub applied: Vec<ClusterMark>,
+}
+
+/// A cluster's mark of what was applied, on the shared remote.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterMark {
+    pub cluster: String,
+    #[serde(flatten)]
+    pub mark: crate::engine::history::mark::AppliedMark,
 }
 
 /// One lock that is held.
@@ -204,6 +216,7 @@ pub fn status(state: &StateDir, clusters: &[String]) -> Result<LockStatus> {
     let probe = clusters.first().map(String::as_str).unwrap_or("*");
     let store = state.lock_store(probe)?;
     let mut locks = Vec::new();
+    let mut applied = Vec::new();
     let (remote, local_only) = match &store {
         Store::Remote(r) => {
             for h in remote_lock::list(r)? {
@@ -219,6 +232,14 @@ pub fn status(state: &StateDir, clusters: &[String]) -> Result<LockStatus> {
                         commit: Some(h.oid.clone()),
                         cluster: h.cluster,
                         holder: h.holder,
+                    });
+                }
+            }
+            for cluster in clusters {
+                if let Some(mark) = super::applied_mark::read(r, cluster)? {
+                    applied.push(ClusterMark {
+                        cluster: cluster.clone(),
+                        mark,
                     });
                 }
             }
@@ -240,6 +261,7 @@ pub fn status(state: &StateDir, clusters: &[String]) -> Result<LockStatus> {
         }
     }
     Ok(LockStatus {
+        applied,
         remote,
         local_only,
         locks,

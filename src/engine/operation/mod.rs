@@ -14,6 +14,7 @@
 //! Backup and journal happen inside [`Operation::run`], whatever the caller: no command can
 //! change a cluster without them. Nothing here prints; the CLI renders what each step returns.
 
+pub mod applied_mark;
 pub mod holder;
 pub mod journal;
 pub mod lock;
@@ -212,6 +213,17 @@ impl Operation {
     /// no lock).
     pub fn local_only(&self) -> Option<remote_lock::LocalOnly> {
         self._lock.as_ref().and_then(ClusterLock::local_only)
+    }
+
+    /// The git remote the operation's lock is shared through (`None`: a dry run, or a lock
+    /// on this machine only).
+    pub fn shared_remote(&self) -> Option<&remote_lock::Remote> {
+        self._lock.as_ref().and_then(ClusterLock::remote)
+    }
+
+    /// Who holds the operation's lock (`None`: a dry run).
+    pub fn holder(&self) -> Option<&holder::Holder> {
+        self._lock.as_ref().map(ClusterLock::holder)
     }
 
     /// This checkout's journal that opening dropped, another runner having finished its
