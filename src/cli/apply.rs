@@ -210,15 +210,22 @@ fn applying(args: Args, ctx: &Context) -> Result<u8> {
         source: source.as_ref(),
         translate: args.translate.map(Into::into),
         with_sources: args.with_sources,
-        applied: match args.unapplied || args.changed_since.is_some() {
-            true => Some(AppliedCheck {
+        applied: match (args.unapplied || args.changed_since.is_some(), &source) {
+            (true, Some(source)) => Some(AppliedCheck {
                 dir: paths[0].clone(),
-                head: history::head(&paths[0])?,
+                head: history::mark::applied_up_to(
+                    &paths[0],
+                    &source
+                        .skipped
+                        .iter()
+                        .map(|r| r.commit.commit.as_str())
+                        .collect::<Vec<_>>(),
+                )?,
                 chosen_by: args
                     .unapplied
                     .then(|| mark.as_ref().map(|m| m.mark.clone())),
             }),
-            false => None,
+            _ => None,
         },
     };
     drive(ctx, &target, &wants, &args.change, &request)

@@ -570,3 +570,41 @@ fn at_follows_a_moved_file_to_where_it_was_and_a_move_is_no_observation() {
     assert_eq!(kind_of(&skip).as_deref(), Some("change"), "{kinds:?}");
     assert_eq!(kind_of(&night).as_deref(), Some("snapshot"), "{kinds:?}");
 }
+
+/// Issue 46: `kco log` never describes a position the cluster did not have. A nightly after
+/// a merge never applied compares with the nightly before it (555 -> 613: 58 forward), not
+/// with the merge's file (350), and says so.
+#[test]
+fn log_compares_a_snapshot_after_an_unapplied_change_with_the_last_snapshot() {
+    let r = Repo::new();
+    let file = r.path().join("snapshots/a/orders.yaml");
+    let night = |offsets, at: &str| {
+        r.observe("snapshots/a/orders.yaml", "orders", Sink, offsets, at);
+        r.commit(at, "nightly")
+    };
+    let first = night(orders(&[(0, 555)]), "2026-11-27T02:00:00Z");
+    hand_edit(&file, orders(&[(0, 350)]));
+    let change = r.commit("2026-11-27T10:00:00Z", "merge the rewind (never applied)");
+    night(orders(&[(0, 613)]), "2026-11-28T02:00:00Z");
+    let (code, out, err) = r.kco(&["log", "orders", "-o", "json"]).parts();
+    assert_eq!(code, 0, "{err}");
+    let v = parse_json(&out);
+    let latest = &v["connectors"][0]["commits"][0];
+    assert_eq!(latest["kind"], "snapshot", "{latest}");
+    assert_eq!(latest["partitions"][0]["direction"], "forward", "{latest}");
+    assert_eq!(latest["partitions"][0]["distance"], 58, "{latest}");
+    let notes = latest["notes"].to_string();
+    assert!(
+        notes.contains(&format!(
+            "compared with the last snapshot, {}",
+            &first[..12]
+        )),
+        "{notes}"
+    );
+    assert!(notes.contains(&change[..12]), "{notes}");
+    let (_, text, _) = r.kco(&["log", "orders"]).parts();
+    assert!(
+        !text.contains("{\"kafka_offset\":350} -> {\"kafka_offset\":613}"),
+        "{text}"
+    );
+}

@@ -913,6 +913,7 @@ fn a_rerun_of_apply_on_merge_on_a_stale_checkout_applies_and_records_nothing() {
         git(&b, &["rev-parse", "HEAD"]),
         git(&dir, &["rev-parse", "HEAD"])
     );
+    let merge = git(&dir, &["rev-parse", "HEAD"]);
     // Runner A applies it, records it and pushes the record.
     repo.run_ok("apply-on-merge.sh", &args, &env);
     let applied = sink_offsets("orders", &[(0, 800), (1, 900), (2, 900)]);
@@ -952,7 +953,18 @@ fn a_rerun_of_apply_on_merge_on_a_stale_checkout_applies_and_records_nothing() {
     git(&dir, &["fetch", "-q", "origin"]);
     assert_eq!(git(&dir, &["rev-parse", "origin/main"]), tip, "{out}");
     assert_eq!(records(), 1, "a second record: {out}");
-    // `kco lock status` shows the mark.
+    // `kco lock status` shows the mark: the merge, not the snapshot the recipe committed
+    // right before its apply (which a rebase on push may rewrite).
+    let status = Kco::new(&b)
+        .args(["--cluster", "prod", "lock", "status", "-o", "json"])
+        .run();
+    let v = crate::support::json::parse_json(&status.stdout);
+    assert_eq!(
+        v["applied"][0]["commit"],
+        merge.as_str(),
+        "{}",
+        status.all()
+    );
     let status = Kco::new(&b)
         .args(["--cluster", "prod", "lock", "status"])
         .env("KCO_URL", &url)

@@ -157,6 +157,10 @@ impl Blobs<'_> {
 
 type Key = (String, String);
 type Side = Option<(String, OffsetsFile)>;
+/// A connector's versions by commit (newest first): the commit, and the file's path and text.
+type Versions = [Version];
+/// One version of a connector's file: the commit, and the file's path and contents.
+type Version = (String, (String, OffsetsFile));
 
 /// Reads the history of every selected connector under `input.scope`.
 pub fn log(input: LogInput<'_>) -> Result<LogReport> {
@@ -170,6 +174,9 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
         parsed: HashMap::new(),
     };
     let mut logs: BTreeMap<Key, ConnectorLog> = BTreeMap::new();
+    // Each connector's versions as the walk met them (newest first): what an observation is
+    // compared with again when a change no snapshot saw on the cluster lies between.
+    let mut versions: BTreeMap<Key, Vec<Version>> = BTreeMap::new();
     let mut window = 0usize;
     // Plain names: only their files (`<name>.yaml` in any cluster directory) are compared.
     let plain = |n: &&str| {
@@ -218,6 +225,12 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
                 continue;
             }
             let entry = entry(commit, &k.1, old.as_ref(), new.as_ref());
+            if let Some(new) = &new {
+                versions
+                    .entry(k.clone())
+                    .or_default()
+                    .push((commit.id().to_string(), new.clone()));
+            }
             let log = logs.entry(k.clone()).or_insert_with(|| ConnectorLog {
                 name: k.1.clone(),
                 cluster: k.0.clone(),
@@ -252,7 +265,9 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
             window >= n,
         )?;
     }
-    for log in logs.values_mut() {
+    for (k, log) in logs.iter_mut() {
+        let versions = versions.get(k).map(Vec::as_slice).unwrap_or_default();
+        compare_snapshots_with_snapshots(&k.1, &mut log.commits, versions);
         note_unobserved_records(&mut log.commits);
     }
     let unmatched = selector.unmatched(logs.keys().map(|k| k.1.as_str()));
@@ -281,6 +296,50 @@ pub fn log(input: LogInput<'_>) -> Result<LogReport> {
         stalled_over: input.stalled,
         connectors: logs.into_values().collect(),
     })
+}
+
+/// A snapshot shows what the cluster did since kco last saw it: one whose file before it is
+/// someone's change (a merge never applied, a hand edit) is compared again with the newest
+/// older version that is an observation (a snapshot, an apply or undo record), never with
+/// positions the cluster may not have had; it says so. `versions`: the connector's versions
+/// by commit, newest first.
+fn compare_snapshots_with_snapshots(name: &str, commits: &mut [LogEntry], versions: &Versions) {
+    let file_of = |id: &str| versions.iter().find(|(c, _)| c == id).map(|(_, f)| f);
+    for i in 0..commits.len().saturating_sub(1) {
+        if commits[i].kind != CommitKind::Snapshot || commits[i + 1].kind != CommitKind::Change {
+            continue;
+        }
+        let changes: Vec<String> = commits[i + 1..]
+            .iter()
+            .take_while(|e| e.kind == CommitKind::Change)
+            .map(|e| short_id(&e.commit).to_string())
+            .collect();
+        let observed = commits[i + 1..]
+            .iter()
+            .find(|e| e.kind != CommitKind::Change)
+            .map(|e| e.commit.clone());
+        let new = file_of(&commits[i].commit);
+        let old = observed
+            .as_deref()
+            .and_then(|id| file_of(id).map(|f| (id, f)));
+        let (Some(new), Some((old_id, old))) = (new, old) else {
+            commits[i].notes.push(format!(
+                "compared with the file of {} (a change the cluster may never have had): no older snapshot in the history shown to compare with",
+                changes.join(", ")
+            ));
+            continue;
+        };
+        let diff = classify(name, Some(old), Some(new), short_id(old_id));
+        let e = &mut commits[i];
+        e.status = diff.status;
+        e.partitions = partitions(diff.partitions, true, true);
+        e.notes = diff.notes;
+        e.notes.push(format!(
+            "compared with the last snapshot, {}: the changes since ({}) are files someone wrote, not positions kco saw on the cluster",
+            short_id(old_id),
+            changes.join(", ")
+        ));
+    }
 }
 
 /// A record (apply, undo) shows what the operation did to the cluster only when the file
@@ -344,24 +403,7 @@ fn entry(
         .map(|p| short_id(&p.to_string()).to_string())
         .unwrap_or_default();
     let diff = classify(name, old, new, &parent);
-    let partitions = diff
-        .partitions
-        .into_iter()
-        .map(|mut p| {
-            p.risk = None;
-            let label = match &p.offsets {
-                // A file added or removed changes nothing on the cluster.
-                _ if old.is_none() || new.is_none() => None,
-                Sides::Base {
-                    kind: PartitionKind::OnlyActual,
-                    ..
-                } => Some(RiskCode::OffsetReset),
-                _ if p.direction == Some(Direction::Backward) => Some(RiskCode::Reprocessing),
-                _ => None,
-            };
-            LogPartition { change: p, label }
-        })
-        .collect();
+    let partitions = partitions(diff.partitions, old.is_some(), new.is_some());
     let author = commit.author();
     let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
     let trailers = trailer::trailers(&message)
@@ -384,6 +426,28 @@ fn entry(
         notes: diff.notes,
         partitions,
     }
+}
+
+/// A commit's partitions, each labelled as applying it would be (`has_old`, `has_new`: whether
+/// the file was there before and after).
+fn partitions(parts: Vec<PartitionReport>, has_old: bool, has_new: bool) -> Vec<LogPartition> {
+    parts
+        .into_iter()
+        .map(|mut p| {
+            p.risk = None;
+            let label = match &p.offsets {
+                // A file added or removed changes nothing on the cluster.
+                _ if !has_old || !has_new => None,
+                Sides::Base {
+                    kind: PartitionKind::OnlyActual,
+                    ..
+                } => Some(RiskCode::OffsetReset),
+                _ if p.direction == Some(Direction::Backward) => Some(RiskCode::Reprocessing),
+                _ => None,
+            };
+            LogPartition { change: p, label }
+        })
+        .collect()
 }
 
 /// Marks each connector present at `head` stalled when the window was full and none of its

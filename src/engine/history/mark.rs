@@ -58,3 +58,24 @@ pub fn covers(dir: &std::path::Path, head: &str, mark: &AppliedMark) -> crate::e
         .map_err(|e| crate::error::Error::Other(format!("not a commit id `{head}`: {e}")))?;
     Ok(standing(&repo, head, mark) == Standing::Covered)
 }
+
+/// The commit a run of the changes up to HEAD marks as applied up to: HEAD, or, where HEAD's
+/// newest first-parent commits brought observations only (`skipped`: the snapshot the
+/// apply-on-merge recipe commits right before it applies), the newest commit before them. So
+/// the mark names a commit the branch keeps when that snapshot is rebased on push.
+pub fn applied_up_to(dir: &std::path::Path, skipped: &[&str]) -> crate::error::Result<String> {
+    let repo = Repo::discover(dir)?;
+    let mut at = repo.resolve("HEAD")?;
+    while skipped.contains(&at.to_string().as_str()) {
+        let Some(parent) = repo
+            .git()
+            .find_commit(at)
+            .ok()
+            .and_then(|c| c.parent_id(0).ok())
+        else {
+            break;
+        };
+        at = parent;
+    }
+    Ok(at.to_string())
+}

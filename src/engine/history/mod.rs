@@ -14,9 +14,3 @@ pub mod when;
 
 pub use log::{log, LogInput, LogReport};
 pub use when::resolve_at;
-
-/// HEAD's commit id in the repository holding `path`.
-pub fn head(path: &std::path::Path) -> crate::error::Result<String> {
-    let repo = crate::engine::revision::Repo::discover(path)?;
-    Ok(repo.resolve("HEAD")?.to_string())
-}
