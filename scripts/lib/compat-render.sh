@@ -19,7 +19,7 @@ feature_of() {
     snapshot::*) echo snapshot ;;
     diff::*) echo diff ;;
     apply::move_a_source_to_a_new_name_on_another_cluster | apply::a_set_of_connectors_is_recovered_onto_an_empty_cluster) echo create ;;
-    apply::* | history::* | history_delta::* | lock::* | month::* | week::* | remotes::*) echo apply ;;
+    apply::* | accidents::* | history::* | history_delta::* | lock::* | month::* | week::* | remotes::*) echo apply ;;
     queued_stop::* | target_cluster::*) echo apply ;;
     reset::*) echo reset ;;
     orphaned::*) echo orphaned ;;

@@ -3,6 +3,7 @@
 //! Without a reachable test bed every test skips, unless `KCO_E2E=required`.
 //! Worker URLs: `KCO_E2E_A_URLS` (cluster a, comma-separated) and `KCO_E2E_B_URL`.
 
+mod accidents;
 mod apply;
 mod compat_doc;
 mod conformance;
@@ -11,6 +12,7 @@ mod diff;
 mod dr;
 mod dr_runbook;
 mod gateway;
+mod gitops;
 mod harness;
 mod history;
 mod history_delta;
