@@ -17,7 +17,9 @@
 #    trailer marks an observation: apply-on-merge.sh, started by this push, applies nothing.
 #
 # Environment: KCO, the kco binary (default `kco` on PATH); KCO_SNAPSHOTS_DIR, the snapshots
-# directory (default `snapshots`); KCO_BRANCH, the branch --push pushes (default: the CI's,
+# directory (default `snapshots`); KCO_WITH_CONFIG=1, capture each connector's config too
+# (`kco snapshot --with-config`, secrets left out as placeholders), which a rename or a
+# recreate (`kco apply --as NEW --create`, `--create`) needs; KCO_BRANCH, the branch --push pushes (default: the CI's,
 # GITHUB_REF_NAME or CI_COMMIT_BRANCH, else the checked-out one); kco's own KCO_URL and
 # KCO_CONFIG (else kco.yaml); git's identity, else "kco nightly <kco@localhost>".
 # Exit codes: 0 committed or nothing moved, 1 error, 2 drift (nothing committed).
@@ -65,7 +67,9 @@ fi
 # The snapshot, committed by kco: exactly the cluster's files, with the trailer
 # `Kco-Snapshot: CLUSTER` that marks an observation (the apply-on-merge recipe never applies it).
 before=$(git rev-parse -q --verify HEAD || true)
-"$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR" --commit
+set --
+[ "${KCO_WITH_CONFIG:-0}" = 1 ] && set -- --with-config
+"$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR" --commit "$@"
 if [ "$(git rev-parse -q --verify HEAD || true)" = "$before" ]; then
   echo "nightly-snapshot: nothing moved on cluster $CLUSTER: no commit." >&2
   exit 0

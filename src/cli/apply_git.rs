@@ -133,6 +133,15 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
     for f in &s.files {
         let by = match (&f.changed_by, s.mode) {
             (Some(c), "at") => format!("last changed by {}", commit_words(c)),
+            (Some(_), _) if f.changes.len() > 1 => format!(
+                "changed by {}: {}",
+                super::words::count(f.changes.len(), "commit"),
+                f.changes
+                    .iter()
+                    .map(commit_words)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             (Some(c), _) => format!("changed by {}", commit_words(c)),
             (None, "at") => "unchanged since the first commit of the history".into(),
             (None, _) => "changed in the working tree (not committed)".into(),

@@ -363,7 +363,7 @@ fn connector_result(p: &Printer, c: &ConnectorApply) -> String {
             c.name,
         ),
         ApplyOutcome::Applied => format!(
-            "{} {}: {}; {}\n",
+            "{} {}: {}; {}{}\n",
             p.paint(Style::Good, "ok"),
             c.name,
             match c.action {
@@ -374,7 +374,13 @@ fn connector_result(p: &Printer, c: &ConnectorApply) -> String {
                 | ActionKind::Error
                 | ActionKind::Delete => "offsets applied and verified",
             },
-            c.final_state.as_deref().unwrap_or("state unknown")
+            c.final_state.as_deref().unwrap_or("state unknown"),
+            match (c.action, c.final_state.as_deref()) {
+                (ActionKind::Create, Some(s)) if !s.starts_with("RUNNING") => {
+                    " (created in the state its file records or --create-state asked for: not running; `--create-state running` creates it running)"
+                }
+                _ => "",
+            }
         ),
         ApplyOutcome::Failed => {
             let step = c

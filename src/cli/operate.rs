@@ -61,6 +61,7 @@ pub fn drive(
     let p = &ctx.printer;
     let state = ctx.state_dir();
     let connect = || ctx.connect(target);
+    drop_left_behind_lock(ctx, &target.name)?;
     let op = if args.dry_run {
         Operation::dry_run(&state, &target.name, &connect)?
     } else {
@@ -346,4 +347,17 @@ pub fn applied_already(mark: &AppliedMark, head: &str) -> String {
         mark.at,
         short_id(head)
     )
+}
+
+/// Removes this checkout's local lock of `cluster` left behind by a holder on another host
+/// whose lock on the shared remote is gone (`lock::drop_left_behind`), and says so.
+pub fn drop_left_behind_lock(ctx: &Context, cluster: &str) -> Result<()> {
+    let state = ctx.state_dir();
+    if let Some(h) = crate::engine::operation::lock::drop_left_behind(&state, cluster)? {
+        ctx.printer.warn(&format!(
+            "removed this checkout's lock of cluster `{cluster}` left by {h} (lock id {}): its holder is on another host and its lock on the shared git remote is gone",
+            h.id
+        ));
+    }
+    Ok(())
 }

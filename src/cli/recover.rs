@@ -68,6 +68,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     }
     let wait = WaitPolicy::with_timeout(Duration::from_secs(args.wait_timeout));
     let connect = || ctx.connect(&target);
+    super::operate::drop_left_behind_lock(ctx, &target.name)?;
     let op = Operation::open(&state, &target.name, &connect, &wait, &SystemClock)?;
     if let Some(f) = op.finished_elsewhere() {
         say_finished_elsewhere(ctx, f);

@@ -808,3 +808,30 @@ fn a_merged_revert_resolved_by_hand_after_a_nightly_moves_nothing_live_has_passe
         "{out}"
     );
 }
+
+/// Issue 46: two changes to one connector applied in one run are each named with its commit.
+#[test]
+fn each_change_applied_in_one_run_names_its_own_commit() {
+    let r = Repo::new();
+    observe_x(&r, &[(0, 900), (1, 900), (2, 900)], NIGHT);
+    let first = record(&r, NIGHT, "offsets of a", "Kco-Snapshot: a");
+    apply_record(&r, "2026-11-30T03:00:00Z", "a", &first);
+    let path = r.path().join("snapshots/a/sink-x.yaml");
+    crate::support::data::hand_edit(&path, clicks(&[(0, 800), (1, 900), (2, 900)]));
+    let one = r.commit("2026-11-30T09:00:00Z", "merge pull request #1");
+    crate::support::data::hand_edit(&path, clicks(&[(0, 800), (1, 850), (2, 900)]));
+    let two = r.commit("2026-11-30T10:00:00Z", "merge pull request #2");
+    let fake = moved_on();
+    let (code, out, err) = apply(&r, &fake, &["--unapplied", "--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!("changed by 2 commits: {} ", &one[..12]))
+            && out.contains(&format!(", {} ", &two[..12])),
+        "{out}"
+    );
+    let (_, json, _) = apply(&r, &fake, &["--unapplied", "--dry-run", "-o", "json"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let changes = &v["source"]["files"][0]["changes"];
+    assert_eq!(changes[0]["commit"], one.as_str(), "{json}");
+    assert_eq!(changes[1]["commit"], two.as_str(), "{json}");
+}

@@ -519,9 +519,17 @@ fn plan_one(
             );
         };
         if !opts.create {
-            return error(plan, format!(
-                "connector `{name}` does not exist on cluster `{cluster}` (use --create to create it from the file's config)"
-            ));
+            let how = match f.file.config.is_some() || config.is_some() {
+                true => " (use --create to create it from the file's config)".to_string(),
+                false => format!(
+                    "; its file has no config to create it from: capture it with `kco --cluster {} snapshot --with-config` (the nightly recipe: KCO_WITH_CONFIG=1), then apply with --create",
+                    f.file.metadata.cluster
+                ),
+            };
+            return error(
+                plan,
+                format!("connector `{name}` does not exist on cluster `{cluster}`{how}"),
+            );
         }
         let Some(mut config) = config.or_else(|| f.file.config.clone().map(ResolvedConfig)) else {
             return error(plan, format!(

@@ -153,6 +153,10 @@ pub struct SourceFile {
     /// Repository-relative.
     pub file: String,
     pub changed_by: Option<CommitRef>,
+    /// `changed_since`, `unapplied`: every commit whose change to the file is applied, oldest
+    /// first, when more than one is (`changed_by` is the newest).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<CommitRef>,
     /// `changed_since`, `commit`: how many partitions the change sets (changed or added) and
     /// removes; every other partition is left where the cluster has it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -241,6 +245,7 @@ pub fn files_at(paths: &[PathBuf], at: &str) -> Result<(Vec<LoadedFile>, FilesSo
             connector: file.file.metadata.name.clone(),
             file: p,
             changed_by: by,
+            changes: Vec::new(),
             partitions_set: None,
             partitions_removed: None,
             not_applied,

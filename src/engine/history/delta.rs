@@ -58,6 +58,8 @@ struct Acc {
     /// The offset each partition had in the files before the first change composed.
     from: BTreeMap<String, Option<Fields>>,
     by: Option<CommitRef>,
+    /// Every commit that brought a change to it, oldest first.
+    all_by: Vec<CommitRef>,
 }
 
 fn key(f: &OffsetsFile) -> Key {
@@ -297,6 +299,9 @@ fn compose(
             a.partitions.insert(k, (partition, offset));
         }
         a.by = by.cloned();
+        if let Some(by) = by {
+            a.all_by.push(by.clone());
+        }
     }
     changed
 }
@@ -357,6 +362,10 @@ fn finish(
             connector: k.1,
             file: path.clone(),
             changed_by: a.by,
+            changes: match a.all_by.len() {
+                0 | 1 => Vec::new(),
+                _ => a.all_by,
+            },
             partitions_set: Some(change.set.len()),
             partitions_removed: Some(change.removed.len()),
             not_applied: Vec::new(),

@@ -81,6 +81,29 @@ pub fn live_holder(state: &StateDir, cluster: &str) -> Option<Holder> {
     read_holder(&state.lock_path(cluster)).filter(|h| !is_stale(h))
 }
 
+/// This checkout's local lock of `cluster` when it is left behind, removed: its holder is on
+/// another host (the CI machine's name changed, the checkout was moved or restored from a
+/// cache), the project shares its locks through a git remote, and that remote holds no lock
+/// of `cluster` with the same id (a local lock is only ever taken with its remote one, and a
+/// process on another host cannot be working in this checkout). Its holder, for the notice;
+/// `None`: there was none, or it may be in use.
+pub fn drop_left_behind(state: &StateDir, cluster: &str) -> Result<Option<Holder>> {
+    let Some(h) = read_holder(&state.lock_path(cluster)) else {
+        return Ok(None);
+    };
+    if is_stale(&h) || h.host == super::holder::host_name() {
+        return Ok(None);
+    }
+    let Store::Remote(remote) = state.lock_store(cluster)? else {
+        return Ok(None);
+    };
+    if remote_lock::read(&remote, cluster)?.is_some_and(|r| r.holder.id == h.id) {
+        return Ok(None);
+    }
+    remove_local(state, cluster, &h.id)?;
+    Ok(Some(h))
+}
+
 /// Who holds the local lock of `cluster`, stale or not.
 pub fn local_holder(state: &StateDir, cluster: &str) -> Option<Holder> {
     read_holder(&state.lock_path(cluster))

@@ -746,6 +746,36 @@ mod tests {
     }
 
     #[test]
+    fn a_local_lock_left_by_another_host_whose_remote_lock_is_gone_is_dropped() {
+        let (_t, c) = remote_and_clones(1);
+        let state = StateDir::at(c[0].join(".kco")).with_lock(LockSetting::Auto, &c[0]);
+        // A lock taken on a runner whose host name has changed since: both locks written.
+        let elsewhere = Holder {
+            host: "runner-old-name".into(),
+            ..Holder::me("t0")
+        };
+        let write_local = |h: &Holder| {
+            let path = state.lock_path("a");
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, serde_json::to_string(h).unwrap()).unwrap();
+        };
+        write_local(&elsewhere);
+        let remote = RemoteLock::acquire(&origin(&c[0]), "a", &elsewhere).unwrap();
+        // While its remote lock is held, it may be in use: kept, and an operation refused.
+        assert_eq!(lock::drop_left_behind(&state, "a").unwrap(), None);
+        assert!(ClusterLock::acquire(&state, "a", "t1").is_err());
+        // Its remote lock gone (released, force-unlocked): the local one is left behind.
+        drop(remote);
+        let dropped = lock::drop_left_behind(&state, "a").unwrap();
+        assert_eq!(dropped.map(|h| h.id), Some(elsewhere.id.clone()));
+        assert!(!state.lock_path("a").exists());
+        let taken = ClusterLock::acquire(&state, "a", "t2").unwrap();
+        // This host's own lock, alive, is never dropped.
+        assert_eq!(lock::drop_left_behind(&state, "a").unwrap(), None);
+        drop(taken);
+    }
+
+    #[test]
     fn status_lists_both_locks_and_force_unlock_removes_exactly_the_id_given() {
         let (t, c) = remote_and_clones(2);
         let bare = t.path().join("remote.git");
