@@ -55,14 +55,14 @@ fn partitions(f: &SourceFile) -> Option<String> {
     Some(out)
 }
 
-/// `passed over 1 change never applied (3f2a1b9c0d12)`: the changes `--at` did not take.
+/// `passed over 1 change not applied by then (3f2a1b9c0d12)`: the changes `--at` did not take.
 pub fn not_applied(changes: &[CommitRef]) -> Option<String> {
     if changes.is_empty() {
         return None;
     }
     let ids: Vec<&str> = changes.iter().map(|c| short_id(&c.commit)).collect();
     Some(format!(
-        "passed over {} never applied ({})",
+        "passed over {} not applied by then ({})",
         super::words::count(changes.len(), "change"),
         ids.join(", ")
     ))

@@ -299,7 +299,7 @@ fn show_at_a_revision_and_a_time() {
     let (_, text, _) = r.kco(&["show", "orders", "--at", "HEAD~2"]).parts();
     assert!(
         text.contains(&format!(
-            "the version the cluster had: commit {} 2026-11-28 02:00 \"nightly 2\" (passed over 1 change never applied ({}))",
+            "the version the cluster had: commit {} 2026-11-28 02:00 \"nightly 2\" (passed over 1 change not applied by then ({}))",
             &c[1][..12],
             &c[2][..12]
         )),

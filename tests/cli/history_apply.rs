@@ -25,7 +25,7 @@ fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
     // orders is taken as the cluster had it, from nightly 2.
     assert!(
         out.contains(&format!(
-            "  snapshots/a/orders.yaml   last changed by {} 2026-11-28 02:00 \"nightly 2\"; passed over 1 change never applied ({short})",
+            "  snapshots/a/orders.yaml   last changed by {} 2026-11-28 02:00 \"nightly 2\"; passed over 1 change not applied by then ({short})",
             &c[1][..12]
         )),
         "{out}"
