@@ -8,6 +8,7 @@ use super::Context;
 use crate::engine::history::at::{
     CommitRef, FilesSource, Instead, MarkUse, RecordCommit, SourceFile,
 };
+use crate::engine::history::mark::AppliedMark;
 use crate::engine::history::trailer::CommitKind;
 use crate::engine::history::when::{short_date, short_id};
 
@@ -116,7 +117,7 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
         match seen.used {
             MarkUse::CoversHead => out.push_str(&format!(
                 "  {}\n",
-                super::operate::applied_already(m, &s.revision.commit)
+                applied_already(m, &s.revision.commit)
             )),
             MarkUse::Start => out.push_str(&format!(
                 "  from the shared remote's mark: the changes up to {} were applied by another run ({by}), after this checkout's last apply record\n",
@@ -220,4 +221,16 @@ pub fn print_source(p: &Printer, s: &FilesSource) {
     }
     out.push('\n');
     p.out(&out);
+}
+
+/// `Applied already: ...`: the line that says a run has nothing to apply that another run did
+/// not apply already (the apply-on-merge recipe records nothing after it).
+pub fn applied_already(mark: &AppliedMark, head: &str) -> String {
+    format!(
+        "Applied already: the shared remote marks the changes up to {} as applied ({}, at {}); this checkout (HEAD {}) has nothing newer: nothing to apply.",
+        short_id(&mark.commit),
+        mark.by,
+        mark.at,
+        short_id(head)
+    )
 }

@@ -242,7 +242,7 @@ fn live(
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
-    super::operate::drop_left_behind_lock(ctx, &target.name)?;
+    super::recover::drop_left_behind_lock(ctx, &target.name)?;
     if let Some(f) = crate::engine::operation::ensure_finished(&ctx.state_dir(), &target.name)? {
         super::recover::say_finished_elsewhere(ctx, &f);
     }

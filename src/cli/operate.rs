@@ -61,7 +61,7 @@ pub fn drive(
     let p = &ctx.printer;
     let state = ctx.state_dir();
     let connect = || ctx.connect(target);
-    drop_left_behind_lock(ctx, &target.name)?;
+    super::recover::drop_left_behind_lock(ctx, &target.name)?;
     let op = if args.dry_run {
         Operation::dry_run(&state, &target.name, &connect)?
     } else {
@@ -332,32 +332,7 @@ fn applied_meanwhile(
             "result": null,
         }));
     } else {
-        p.line(&applied_already(now, &check.head));
+        p.line(&super::apply_git::applied_already(now, &check.head));
     }
     Ok(Some(EXIT_OK))
-}
-
-/// `Applied already: ...`: the line that says a run has nothing to apply that another run did
-/// not apply already (the apply-on-merge recipe records nothing after it).
-pub fn applied_already(mark: &AppliedMark, head: &str) -> String {
-    format!(
-        "Applied already: the shared remote marks the changes up to {} as applied ({}, at {}); this checkout (HEAD {}) has nothing newer: nothing to apply.",
-        short_id(&mark.commit),
-        mark.by,
-        mark.at,
-        short_id(head)
-    )
-}
-
-/// Removes this checkout's local lock of `cluster` left behind by a holder on another host
-/// whose lock on the shared remote is gone (`lock::drop_left_behind`), and says so.
-pub fn drop_left_behind_lock(ctx: &Context, cluster: &str) -> Result<()> {
-    let state = ctx.state_dir();
-    if let Some(h) = crate::engine::operation::lock::drop_left_behind(&state, cluster)? {
-        ctx.printer.warn(&format!(
-            "removed this checkout's lock of cluster `{cluster}` left by {h} (lock id {}): its holder is on another host and its lock on the shared git remote is gone",
-            h.id
-        ));
-    }
-    Ok(())
 }

@@ -91,7 +91,7 @@ pub fn drive(
 pub fn open(ctx: &Context, target: &ClusterTarget, args: &ChangeArgs) -> Result<Operation> {
     let state = ctx.state_dir();
     let connect = || ctx.connect(target);
-    super::operate::drop_left_behind_lock(ctx, &target.name)?;
+    super::recover::drop_left_behind_lock(ctx, &target.name)?;
     let op = if args.dry_run {
         Operation::dry_run(&state, &target.name, &connect)?
     } else {

@@ -68,7 +68,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     }
     let wait = WaitPolicy::with_timeout(Duration::from_secs(args.wait_timeout));
     let connect = || ctx.connect(&target);
-    super::operate::drop_left_behind_lock(ctx, &target.name)?;
+    drop_left_behind_lock(ctx, &target.name)?;
     let op = Operation::open(&state, &target.name, &connect, &wait, &SystemClock)?;
     if let Some(f) = op.finished_elsewhere() {
         say_finished_elsewhere(ctx, f);
@@ -201,4 +201,17 @@ pub fn render_recovery(ctx: &Context, r: &RecoverReport) -> String {
         ));
     }
     out
+}
+
+/// Removes this checkout's local lock of `cluster` left behind by a holder on another host
+/// whose lock on the shared remote is gone (`lock::drop_left_behind`), and says so.
+pub fn drop_left_behind_lock(ctx: &Context, cluster: &str) -> Result<()> {
+    let state = ctx.state_dir();
+    if let Some(h) = crate::engine::operation::lock::drop_left_behind(&state, cluster)? {
+        ctx.printer.warn(&format!(
+            "removed this checkout's lock of cluster `{cluster}` left by {h} (lock id {}): its holder is on another host and its lock on the shared git remote is gone",
+            h.id
+        ));
+    }
+    Ok(())
 }

@@ -143,7 +143,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,
     };
-    super::operate::drop_left_behind_lock(ctx, &target.name)?;
+    super::recover::drop_left_behind_lock(ctx, &target.name)?;
     if let Some(f) =
         crate::engine::operation::ensure_finished_shared(&ctx.state_dir(), &target.name)?
     {
