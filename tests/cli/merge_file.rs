@@ -95,17 +95,7 @@ fn git_merge_with_the_driver_keeps_the_rewind_and_takes_the_nightly_advance() {
     git(repo, &["merge", "--abort"]);
 
     // Registered as the docs say, the driver merges partition by partition.
-    std::fs::write(
-        repo.join(".gitattributes"),
-        "snapshots/**/*.yaml merge=kco\n",
-    )
-    .unwrap();
-    git(repo, &["config", "merge.kco.name", "kco snapshot files"]);
-    let driver = format!(
-        "{} merge-file %O %A %B --path %P",
-        env!("CARGO_BIN_EXE_kco")
-    );
-    git(repo, &["config", "merge.kco.driver", &driver]);
+    register_driver(repo);
     let (merged, out) = git_may_fail(repo, &["merge", "--no-edit", "main"]);
     assert!(merged, "{out}");
     // The PR's rewind of partition 0; the nightly's advance of the others.

@@ -19,11 +19,9 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use crate::gitops::{written, Flow, Project};
-use crate::harness::{
-    file_sink_config, file_source_config, source_position, temp_dir, testbed_alone, unique_name,
-};
-use crate::kco_steps::{file_offsets, hand_edit_offset, wait_live};
+use crate::gitops::{Flow, Pipes, Project};
+use crate::harness::{temp_dir, testbed_alone};
+use crate::kco_steps::{file_offsets, hand_edit_offset};
 use crate::support::git::git_may_fail;
 
 #[test]
@@ -37,49 +35,10 @@ fn a_rerun_a_revert_and_an_unsealed_commit_write_no_record_twice() {
     let (mate, run_a, run_b) = (&p.mate, &p.run_a, &p.run_b);
 
     // Three sources, the sink reading their topics.
-    let topics: Vec<String> = (0..3)
-        .map(|i| unique_name(&format!("kco-e2e-acc-t{i}")))
-        .collect();
-    let mut flow = Flow {
-        inputs: (0..3).map(|i| root.join(format!("in{i}.txt"))).collect(),
-        lines: [0; 3],
-        times: Default::default(),
-    };
-    flow.feed(20);
-    let mut guards = Vec::new();
-    let mut sources = Vec::new();
-    for (i, (input, topic)) in flow.inputs.iter().zip(&topics).enumerate() {
-        let name = unique_name(&format!("kco-e2e-acc-src{i}"));
-        guards.push(a.create(&name, file_source_config(input, topic)));
-        sources.push(name);
-    }
-    let out = root.join("sink.out");
-    let sink = unique_name("kco-e2e-acc-sink");
-    guards.push(a.create(&sink, file_sink_config(&out, &topics.join(","))));
+    let (pipes, mut flow) = Pipes::start(&a, root, "kco-e2e-acc");
+    let (topics, sink) = (&pipes.topics, &pipes.sink);
     let file_rel = format!("snapshots/a/{sink}.yaml");
-    // The sink at the flow's end, each record in its file as many times as the flow says.
-    let check = |flow: &Flow, what: &str| {
-        for (source, input) in sources.iter().zip(&flow.inputs) {
-            let len = std::fs::metadata(input).unwrap().len() as i64;
-            a.wait_offsets(source, what, |o| source_position(o, input) == Some(len));
-        }
-        wait_live(&a, &sink, &topics, flow.end(), what);
-        let seen = written(&out);
-        let got: Vec<Vec<usize>> = (0..3)
-            .map(|i| {
-                (1..=flow.lines[i])
-                    .map(|n| seen.get(&format!("t{i}-{n}")).copied().unwrap_or(0))
-                    .collect()
-            })
-            .collect();
-        assert_eq!(
-            got, flow.times,
-            "{what}: how many times each record was written"
-        );
-        let total: usize = seen.values().sum();
-        let want: usize = flow.times.iter().flatten().sum();
-        assert_eq!(total, want, "{what}: no other line in the sink's file");
-    };
+    let check = |flow: &Flow, what: &str| pipes.check(flow, what);
     check(&flow, "20 records on each topic");
     let recipe = |r: &crate::gitops::Runner, script: &str| {
         let args: &[&str] = match script {
@@ -164,18 +123,18 @@ fn a_rerun_a_revert_and_an_unsealed_commit_write_no_record_twice() {
     fmt();
     mate.git(&["commit", "-qam", "replay t1 from 5"]);
     let merge2 = merge("pr-2", "Merge pull request #2");
-    a.stop(&sink);
+    a.stop(sink);
     run_a.job();
     let (code, said) = recipe(run_a, "apply-on-merge.sh");
     assert_eq!(code, 0, "{said}");
-    a.resume(&sink);
+    a.resume(sink);
     flow.rewind(1, 5);
     check(&flow, "PR #2 applied: t1 replayed from 5");
     //    The teammate branches the revert of it from there: t1 back from 5 to 20 (forward).
     branch("revert-2");
     let (reverted, said) = git_may_fail(&mate.dir, &["revert", "--no-edit", "-m", "1", &merge2]);
     assert!(reverted, "{said}");
-    assert_eq!(file_offsets(&pr_file, &topics)[1], Some(20), "{said}");
+    assert_eq!(file_offsets(&pr_file, topics)[1], Some(20), "{said}");
     //    Before it is merged, live moves on (30) and the nightly lands on trunk.
     flow.feed(10);
     check(&flow, "30 on each topic");
@@ -199,7 +158,7 @@ fn a_rerun_a_revert_and_an_unsealed_commit_write_no_record_twice() {
         said.contains("the snapshot is already past it"),
         "the driver says why: {said}"
     );
-    assert_eq!(file_offsets(&pr_file, &topics)[1], Some(30), "{said}");
+    assert_eq!(file_offsets(&pr_file, topics)[1], Some(30), "{said}");
     mate.git(&["push", "-q", "origin", "trunk"]);
     run_a.job();
     let (code, said) = recipe(run_a, "apply-on-merge.sh");
@@ -253,5 +212,5 @@ fn a_rerun_a_revert_and_an_unsealed_commit_write_no_record_twice() {
     assert_eq!(code, 0, "{said}");
     assert!(said.contains("nothing to apply on cluster a"), "{said}");
     check(&flow, "the queue moved on");
-    drop(guards);
+    drop(pipes);
 }

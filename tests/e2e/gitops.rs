@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::rc::Rc;
 
-use crate::harness::{append_lines, numbered};
-use crate::kco_steps::{clone, kill_when_seen, Offs};
+use crate::harness::{
+    append_lines, file_sink_config, file_source_config, numbered, source_position, unique_name,
+    Connect, ConnectorGuard,
+};
+use crate::kco_steps::{clone, kill_when_seen, wait_live, Offs};
 use crate::support::env::TestEnv;
 use crate::support::git::git;
 use crate::support::run::hermetic;
@@ -269,4 +272,79 @@ pub fn register_driver(r: &Runner) {
     );
     r.git(&["config", "merge.kco.name", "kco snapshot files"]);
     r.git(&["config", "merge.kco.driver", &driver]);
+}
+
+/// Three FileStream sources, each feeding a topic of its own, and a sink reading the three,
+/// whose every record is counted in the file it writes.
+pub struct Pipes<'a> {
+    pub connect: &'a Connect,
+    pub sources: Vec<String>,
+    pub sink: String,
+    pub topics: Vec<String>,
+    pub out: PathBuf,
+    /// The connectors, deleted when the pipes are dropped.
+    pub guards: Vec<ConnectorGuard>,
+}
+
+impl<'a> Pipes<'a> {
+    /// The pipes on `connect`, named after `prefix`, their files under `root`, with 20 lines
+    /// fed to each source; and the flow of records they carry.
+    pub fn start(connect: &'a Connect, root: &Path, prefix: &str) -> (Pipes<'a>, Flow) {
+        let topics: Vec<String> = (0..3)
+            .map(|i| unique_name(&format!("{prefix}-t{i}")))
+            .collect();
+        let mut flow = Flow {
+            inputs: (0..3).map(|i| root.join(format!("in{i}.txt"))).collect(),
+            lines: [0; 3],
+            times: Default::default(),
+        };
+        flow.feed(20);
+        let mut guards = Vec::new();
+        let mut sources = Vec::new();
+        for (i, (input, topic)) in flow.inputs.iter().zip(&topics).enumerate() {
+            let name = unique_name(&format!("{prefix}-src{i}"));
+            guards.push(connect.create(&name, file_source_config(input, topic)));
+            sources.push(name);
+        }
+        let out = root.join("sink.out");
+        let sink = unique_name(&format!("{prefix}-sink"));
+        guards.push(connect.create(&sink, file_sink_config(&out, &topics.join(","))));
+        let pipes = Pipes {
+            connect,
+            sources,
+            sink,
+            topics,
+            out,
+            guards,
+        };
+        (pipes, flow)
+    }
+}
+
+impl Pipes<'_> {
+    /// The sources have read their whole files, the sink is at the flow's end, and its file
+    /// holds each record as many times as the flow says, and nothing else.
+    pub fn check(&self, flow: &Flow, what: &str) {
+        for (source, input) in self.sources.iter().zip(&flow.inputs) {
+            let len = std::fs::metadata(input).unwrap().len() as i64;
+            self.connect
+                .wait_offsets(source, what, |o| source_position(o, input) == Some(len));
+        }
+        wait_live(self.connect, &self.sink, &self.topics, flow.end(), what);
+        let seen = written(&self.out);
+        let got: Vec<Vec<usize>> = (0..3)
+            .map(|i| {
+                (1..=flow.lines[i])
+                    .map(|n| seen.get(&format!("t{i}-{n}")).copied().unwrap_or(0))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            got, flow.times,
+            "{what}: how many times the sink wrote each record of t0, t1, t2"
+        );
+        let total: usize = seen.values().sum();
+        let want: usize = flow.times.iter().flatten().sum();
+        assert_eq!(total, want, "{what}: no other line in the sink's file");
+    }
 }

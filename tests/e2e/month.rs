@@ -43,11 +43,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::gitops::{written, Flow, Project};
-use crate::harness::{
-    file_sink_config, file_source_config, source_position, temp_dir, testbed_alone, unique_name,
-};
-use crate::kco_steps::{by_topic, file_offsets, hand_edit_offset, review, text_offsets, wait_live};
+use crate::gitops::{written, Flow, Pipes, Project};
+use crate::harness::{file_sink_config, temp_dir, testbed_alone, unique_name};
+use crate::kco_steps::{by_topic, file_offsets, hand_edit_offset, review, text_offsets};
 use crate::support::git::{git, git_may_fail};
 
 /// The YAML of a snapshot file's text.
@@ -120,63 +118,25 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     };
 
     //    The connectors: three sources, the sink reading their topics, the archive reading t1.
-    let topics: Vec<String> = (0..3)
-        .map(|i| unique_name(&format!("kco-e2e-month-t{i}")))
-        .collect();
-    let mut flow = Flow {
-        inputs: (0..3).map(|i| root.join(format!("in{i}.txt"))).collect(),
-        lines: [0; 3],
-        times: Default::default(),
-    };
-    flow.feed(20);
-    let mut guards = Vec::new();
-    let mut sources = Vec::new();
-    for (i, (input, topic)) in flow.inputs.iter().zip(&topics).enumerate() {
-        let name = unique_name(&format!("kco-e2e-month-src{i}"));
-        guards.push(a.create(&name, file_source_config(input, topic)));
-        sources.push(name);
-    }
-    let out = root.join("sink.out");
-    let sink = unique_name("kco-e2e-month-sink");
-    guards.push(a.create(&sink, file_sink_config(&out, &topics.join(","))));
+    let (mut pipes, mut flow) = Pipes::start(&a, root, "kco-e2e-month");
     let archive_out = root.join("archive.out");
     let archive = unique_name("kco-e2e-month-archive");
-    guards.push(a.create(&archive, file_sink_config(&archive_out, &topics[1])));
+    let archive_guard = a.create(&archive, file_sink_config(&archive_out, &pipes.topics[1]));
+    pipes.guards.push(archive_guard);
+    let (topics, sources, sink) = (&pipes.topics, &pipes.sources, &pipes.sink);
     let file_rel = format!("snapshots/a/{sink}.yaml");
     let archive_rel = format!("snapshots/a/{archive}.yaml");
     let archive_at = |n: usize| {
         let want = [None, Some(n as i64), None];
         a.wait_offsets(&archive, "the archive at the end of t1", |o| {
-            by_topic(&topics, o) == want
+            by_topic(topics, o) == want
         });
     };
     archive_at(20);
 
     // What the sink holds: exactly the flow's end on the worker, once caught up, and in its
-    // file each record as many times as the flow says.
-    // The sources too have read everything (so that a nightly captures their last offsets).
-    let check = |flow: &Flow, what: &str| {
-        for (source, input) in sources.iter().zip(&flow.inputs) {
-            let len = std::fs::metadata(input).unwrap().len() as i64;
-            a.wait_offsets(source, what, |o| source_position(o, input) == Some(len));
-        }
-        wait_live(&a, &sink, &topics, flow.end(), what);
-        let seen = written(&out);
-        let got: Vec<Vec<usize>> = (0..3)
-            .map(|i| {
-                (1..=flow.lines[i])
-                    .map(|n| seen.get(&format!("t{i}-{n}")).copied().unwrap_or(0))
-                    .collect()
-            })
-            .collect();
-        assert_eq!(
-            got, flow.times,
-            "{what}: how many times the sink wrote each record of t0, t1, t2"
-        );
-        let total: usize = seen.values().sum();
-        let want: usize = flow.times.iter().flatten().sum();
-        assert_eq!(total, want, "{what}: no other line in the sink's file");
-    };
+    // file each record as many times as the flow says (`gitops::Pipes::check`).
+    let check = |flow: &Flow, what: &str| pipes.check(flow, what);
     check(&flow, "20 records on each topic");
 
     // Day 1. Runner A's nightly (finding 11: by path, on a detached HEAD, the branch from
@@ -187,10 +147,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     assert_eq!(tip(), run_a.head(), "pushed to trunk: {said}");
     let body = git(&remote, &["log", "-1", "--format=%B", "trunk"]);
     assert!(body.contains("Kco-Snapshot: a"), "{body}");
-    assert_eq!(
-        file_offsets(&run_a.dir.join(&file_rel), &topics),
-        flow.end()
-    );
+    assert_eq!(file_offsets(&run_a.dir.join(&file_rel), topics), flow.end());
 
     // Day 2, finding 1. Runner B backs the cluster up by hand, as getting-started.md's nightly
     // does: `kco snapshot`, `git add`, a plain `git commit` without any trailer, pushed.
@@ -208,7 +165,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     assert!(!body.contains("Kco-"), "no trailer: {body}");
     let (code, log, se) = run_b
         .env()
-        .kco(&["--cluster", "a", "log", &sink, "-o", "json"])
+        .kco(&["--cluster", "a", "log", sink, "-o", "json"])
         .parts();
     assert_eq!(code, 0, "{log}{se}");
     let newest = &json(&log)["connectors"][0]["commits"][0];
@@ -224,7 +181,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     assert!(said.contains("nothing to apply on cluster a"), "{said}");
     assert_eq!(tip(), by_hand, "nothing recorded: {said}");
     check(&flow, "a hand-committed nightly applied nothing");
-    assert_eq!(a.state(&sink), "RUNNING");
+    assert_eq!(a.state(sink), "RUNNING");
 
     // Day 3, finding 2. The teammate's PR #1 replays t0 from 25, by hand, re-sealed.
     day.set(3);
@@ -283,7 +240,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     assert_eq!(v["base_commit"], merge_base.as_str(), "{report}");
     assert_eq!(v["summary"]["differences"], 1, "{report}");
     assert_eq!(v["summary"]["partitions_changed"], 1, "{report}");
-    let labels = review(&report, &sink);
+    let labels = review(&report, sink);
     assert_eq!(labels.len(), 1, "{labels:?}");
     assert_eq!(
         (labels[0].0.as_str(), labels[0].1.as_str()),
@@ -331,7 +288,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     );
     flow.rewind(0, 25);
     check(&flow, "PR #1 applied: t0 replayed from 25");
-    a.wait_running(&sink);
+    a.wait_running(sink);
 
     // Day 4, finding 3. PR #2 replays t1 from 30 and is merged; before apply on merge runs,
     // live moves on (45) and the nightly lands on top of the merge.
@@ -350,7 +307,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     );
     //    The sink stopped, so that what the apply writes can be read back as it is (kco keeps
     //    it STOPPED). Runner B's apply on merge still applies PR #2 (t1 at 30), and only it.
-    a.stop(&sink);
+    a.stop(sink);
     run_b.job();
     let (code, said) = run_b.recipe("apply-on-merge.sh", &["--push", "a"], &[]);
     assert_eq!(code, 0, "{said}");
@@ -361,12 +318,12 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     );
     let l = flow.end();
     assert_eq!(
-        by_topic(&topics, &a.offsets(&sink)),
+        by_topic(topics, &a.offsets(sink)),
         [l[0], Some(30), l[2]],
         "{said}"
     );
-    assert_eq!(a.state(&sink), "STOPPED");
-    a.resume(&sink);
+    assert_eq!(a.state(sink), "STOPPED");
+    a.resume(sink);
     flow.rewind(1, 30);
     check(&flow, "PR #2 applied: t1 replayed from 30");
     //    A rerun applies nothing.
@@ -387,13 +344,13 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     mate.git(&["checkout", "-q", "-b", "revert-2"]);
     let (reverted, said) = git_may_fail(&mate.dir, &["revert", "--no-edit", "-m", "1", &merge2]);
     assert!(reverted, "{said}");
-    assert_eq!(file_offsets(&pr_file, &topics)[1], Some(40), "{said}");
+    assert_eq!(file_offsets(&pr_file, topics)[1], Some(40), "{said}");
     mate.git(&["push", "-q", "-u", "origin", "revert-2"]);
     let (_, report, se) = mate
         .env()
         .kco(&["diff", "--base", "origin/trunk", "-o", "json"])
         .parts();
-    let labels = review(&report, &sink);
+    let labels = review(&report, sink);
     assert_eq!(labels.len(), 1, "{report}{se}");
     assert_eq!(
         (labels[0].0.as_str(), labels[0].1.as_str()),
@@ -406,7 +363,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     assert_eq!(code, 0, "{said}");
     assert!(said.contains("left where it is"), "{said}");
     check(&flow, "the revert rewound nothing");
-    assert_eq!(a.state(&sink), "RUNNING");
+    assert_eq!(a.state(sink), "RUNNING");
 
     // Days 6 and 7, finding 6. During the day records flow (50 each), and the archive's
     // owner pauses it, past where last night's file has it. Runner A's nightly passes (exit
@@ -431,7 +388,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     let text = git(&remote, &["show", &format!("trunk:{archive_rel}")]);
     assert_eq!(file_state(&text), "PAUSED", "{text}");
     assert_eq!(
-        text_offsets(&text, &topics)[1],
+        text_offsets(&text, topics)[1],
         Some(archived as i64),
         "{text}"
     );
@@ -481,16 +438,16 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     //    the cluster had), the refused change passed over and named.
     let at = commit_time(&remote, &refused);
     let had_text = git(&remote, &["show", &format!("{refused}^1:{file_rel}")]);
-    let had = text_offsets(&had_text, &topics);
+    let had = text_offsets(&had_text, topics);
     assert!(had.iter().all(Option::is_some), "{had_text}");
     let (code, shown, se) = run_b
         .env()
-        .kco(&["--cluster", "a", "show", &sink, "--at", &at, "-o", "json"])
+        .kco(&["--cluster", "a", "show", sink, "--at", &at, "-o", "json"])
         .parts();
     assert_eq!(code, 0, "{shown}{se}");
     let v = json(&shown);
     let entries = v["offsets"].as_array().unwrap_or_else(|| panic!("{shown}"));
-    assert_eq!(by_topic(&topics, entries), had, "{shown}");
+    assert_eq!(by_topic(topics, entries), had, "{shown}");
     let version = git(
         &remote,
         &[
@@ -509,7 +466,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     assert_eq!(passed_over[0]["commit"], refused.as_str(), "{shown}");
     let (code, text, se) = run_b
         .env()
-        .kco(&["--cluster", "a", "show", &sink, "--at", &at])
+        .kco(&["--cluster", "a", "show", sink, "--at", &at])
         .parts();
     assert_eq!(code, 0, "{text}{se}");
     assert!(
@@ -536,7 +493,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
         flow.rewind(i, o.unwrap());
     }
     check(&flow, "apply --at: what the cluster had");
-    a.wait_running(&sink);
+    a.wait_running(sink);
     //    Unblocked as examples/README.md says: the refused merge passed over by an empty
     //    record, the cluster's offsets accepted by a snapshot; apply on merge then has
     //    nothing to do.
@@ -622,7 +579,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     let stop_ok = format!("{sink}: stop ok");
     run_a.job();
     assert!(run_a.killed_at(&apply, &stop_ok), "{stop_ok} never seen");
-    a.wait_stopped(&sink);
+    a.wait_stopped(sink);
     let refs = kco_refs();
     assert!(
         refs.contains("refs/kco/journals/a") && refs.contains("refs/kco/locks/a"),
@@ -644,8 +601,8 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     assert_eq!(code, 1, "{so}{se}");
     assert!(se.contains("refs/kco/journals/a"), "{se}");
     assert_eq!(tip(), merge5);
-    assert_eq!(a.state(&sink), "STOPPED");
-    assert_eq!(by_topic(&topics, &a.offsets(&sink)), flow.end());
+    assert_eq!(a.state(sink), "STOPPED");
+    assert_eq!(by_topic(topics, &a.offsets(sink)), flow.end());
     //    `kco recover` on runner B finishes A's journal: the sink RUNNING, no ref left.
     let (code, so, se) = run_b.env().kco(&["--cluster", "a", "recover"]).parts();
     assert_eq!(code, 0, "{so}{se}");
@@ -654,7 +611,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
         said.contains("did not finish") && said.contains(&format!("{sink}: RUNNING put back")),
         "{said}"
     );
-    a.wait_running(&sink);
+    a.wait_running(sink);
     assert_eq!(kco_refs(), "", "{said}");
     check(&flow, "recovered: nothing replayed");
     //    The job retried on runner A, killed at the same step again; runner B's next
@@ -662,7 +619,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     //    records it, as examples/README.md spells it.
     run_a.job();
     assert!(run_a.killed_at(&apply, &stop_ok), "{stop_ok} never seen");
-    a.wait_stopped(&sink);
+    a.wait_stopped(sink);
     run_b.job();
     let (code, so, se) = run_b.env().kco(&apply).parts();
     assert_eq!(code, 0, "{so}{se}");
@@ -685,7 +642,7 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     run_b.git(&["push", "-q", "origin", "HEAD:trunk"]);
     flow.rewind(2, 40);
     check(&flow, "PR #5 applied once, after the recovery");
-    a.wait_running(&sink);
+    a.wait_running(sink);
     assert_eq!(kco_refs(), "");
 
     // Day 11. The month ends with a nightly that records every state as the worker has it:
@@ -714,5 +671,5 @@ pub fn live_the_month(runner_b: Option<&dyn Fn(&Path) -> PathBuf>) {
     let want: HashMap<String, usize> = (1..=archived).map(|n| (format!("t1-{n}"), 1)).collect();
     assert_eq!(seen, want, "the archive wrote t1 up to its pause, once");
     assert_eq!(kco_refs(), "");
-    drop(guards);
+    drop(pipes);
 }

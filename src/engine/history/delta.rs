@@ -90,15 +90,19 @@ fn file_delta(
 /// The files of one side, by connector.
 type SideFiles = BTreeMap<Key, (String, LoadedFile)>;
 
-/// Every snapshot file under `paths` at `commit`, checked; labelled `COMMIT:path`.
-fn at_commit(repo: &Repo, paths: &[PathBuf], commit: Oid) -> Result<SideFiles> {
+/// `commit` as a revision whose files are labelled `COMMIT:path` (its first 12 digits).
+fn revision(repo: &Repo, commit: Oid) -> Result<Revision> {
     let id = commit.to_string();
-    let rev = Revision {
+    Ok(Revision {
         rev: id[..12].to_string(),
         commit: id,
         repo: Repo::discover(&repo.toplevel)?,
-    };
-    let (files, problems) = rev.load(paths)?;
+    })
+}
+
+/// Every snapshot file under `paths` at `commit`, checked; labelled `COMMIT:path`.
+fn at_commit(repo: &Repo, paths: &[PathBuf], commit: Oid) -> Result<SideFiles> {
+    let (files, problems) = revision(repo, commit)?.load(paths)?;
     if !problems.is_empty() {
         return Err(Error::Files(problems));
     }
@@ -127,12 +131,7 @@ fn problem_words(p: &FileProblem) -> String {
 }
 
 fn read_commit(repo: &Repo, paths: &[PathBuf], commit: Oid) -> Result<AtCommit> {
-    let id = commit.to_string();
-    let rev = Revision {
-        rev: id[..12].to_string(),
-        commit: id,
-        repo: Repo::discover(&repo.toplevel)?,
-    };
+    let rev = revision(repo, commit)?;
     let prefix = format!("{}:", rev.rev);
     let (files, problems) = rev.load(paths)?;
     let mut invalid = BTreeMap::new();

@@ -12,11 +12,11 @@
 //! can be told here) and whose message names the cluster, the commit and who applied it.
 
 use super::holder::Holder;
-use super::remote_lock::{cannot_run, fetch, has_object, list_refs, run, succeeded, Remote};
+use super::remote_lock::{cannot_run, fetch, has_object, list_refs, push, run, succeeded, Remote};
 use super::state_dir::StateDir;
 use crate::engine::history::mark::AppliedMark;
 use crate::engine::history::trailer;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Where the marks live on the remote.
 pub const APPLIED_PREFIX: &str = "refs/kco/applied/";
@@ -86,27 +86,15 @@ pub fn write(
     )?;
     let oid = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let name = applied_ref(cluster);
-    let lease = format!("--force-with-lease={name}:{}", seen.unwrap_or(""));
-    let spec = format!("{oid}:{name}");
-    let pushed = run(
-        remote,
-        cluster,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "--recurse-submodules=no",
-            "--no-follow-tags",
-            &lease,
-            &remote.name,
-            &spec,
-        ],
-    );
-    match pushed {
-        Ok(_) => Ok(true),
-        Err(e) => match list_refs(remote, cluster, &name)?.into_iter().next() {
+    match push(remote, &name, seen.unwrap_or(""), &oid)? {
+        Ok(()) => Ok(true),
+        Err(why) => match list_refs(remote, cluster, &name)?.into_iter().next() {
             Some((now, _)) if Some(now.as_str()) != seen => Ok(false),
-            _ => Err(e),
+            _ => Err(Error::LockRemote {
+                cluster: cluster.to_string(),
+                remote: remote.name.clone(),
+                detail: format!("git push {name}: {why}"),
+            }),
         },
     }
 }

@@ -380,7 +380,7 @@ fn commit(remote: &Remote, cluster: &str, holder: &Holder) -> Result<String> {
 /// `git push --force-with-lease=REF:EXPECT REMOTE SRC:REF` (an empty `expect`: the ref must
 /// not exist; an empty `src`: delete it). `Ok(Err(why))`: git refused (the lease, or the
 /// remote's check of the old value); `Err`: git could not be run.
-fn push(
+pub(super) fn push(
     remote: &Remote,
     name: &str,
     expect: &str,
