@@ -3,6 +3,7 @@
 //! `--output json` prints; docs/diff.md documents them field by field.
 
 mod base;
+mod base_gone;
 mod base_live;
 mod dr;
 mod live;
@@ -23,6 +24,7 @@ use crate::model::{ConnectorType, Fields, Key};
 pub use super::risk::{Risk, RiskCode};
 pub(crate) use base::classify;
 pub use base::{diff_base, Against, BaseInput, BaseSide};
+pub use base_gone::{Gone, LeftoverReader, Leftovers};
 pub use dr::{heartbeat_line, Alarm, DrInput};
 pub use live::{diff_live, diff_live_reporting, diff_live_translated, LiveInput};
 
@@ -373,6 +375,10 @@ pub struct ConnectorDiff {
     /// (its checkpoint, when it was written, how far behind the file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub translation: Option<crate::engine::mirror::Translation>,
+    /// base, against live, a connector the cluster lacks: what its change was labelled
+    /// against (what an earlier connector of its name left, or nothing, and why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leftovers: Option<Gone>,
     /// The two sides (type, class, offsets), for a unified diff of their YAML; not
     /// serialized.
     #[serde(skip)]
