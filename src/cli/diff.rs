@@ -6,7 +6,7 @@ use super::all_clusters::Structured;
 use super::diff_render;
 use super::progress::Bar;
 use super::{Context, OutputFormat};
-use crate::engine::diff::{self as engine, Against, BaseInput, DiffReport, Leftovers, LiveInput};
+use crate::engine::diff::{self as engine, Against, BaseInput, DiffReport, LiveInput};
 use crate::engine::{load_files, store};
 use crate::error::{Error, Result};
 
@@ -155,7 +155,7 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
                     client: &**client,
                     cluster: name.clone(),
                     freshness: args.read.freshness(&ctx.config, name),
-                    leftovers: leftovers(ctx, name),
+                    leftovers: super::orphaned::leftovers(ctx, name),
                 },
                 Err(why) => Against::Files { why: why.clone() },
             };
@@ -231,30 +231,6 @@ fn review_cluster(
             Err(why)
         }
     }
-}
-
-/// Where a review reads what the cluster's deleted connectors left: `cluster`'s `kafka:`, its
-/// offsets topic when kco.yaml names it, and the other clusters of kco.yaml (their
-/// connectors' groups are not leftovers); or why it cannot.
-fn leftovers(ctx: &Context, cluster: &str) -> Leftovers<'static> {
-    let env = |k: &str| std::env::var(k).ok();
-    let kafka = match ctx.config.dr_settings(cluster, &env) {
-        Ok(s) => s.kafka,
-        Err(e) => {
-            return Leftovers::Unread(format!("kco.yaml's `kafka:` of cluster `{cluster}`: {e}"))
-        }
-    };
-    let Some(kafka) = kafka else {
-        return Leftovers::Unread(format!(
-            "kco.yaml gives cluster `{cluster}` no `kafka:` to read them through"
-        ));
-    };
-    let topic = ctx.config.offsets_topic(cluster).map(str::to_string);
-    let others = match ctx.target_named(Some(cluster)) {
-        Ok(target) => super::neighbours::neighbours(ctx, &target).unwrap_or_default(),
-        Err(_) => Vec::new(),
-    };
-    Leftovers::kafka(Box::new(kafka), topic, others)
 }
 
 /// Files against one live cluster (`None`: the one the global flags name).

@@ -4,16 +4,16 @@
 
 use std::collections::BTreeMap;
 
-use super::base_gone::{self, Leftovers};
 use super::{ConnectorDiff, LiveOffset, Sides, Status};
 use crate::client::Service;
 use crate::compare::movement_in;
 use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
+use crate::engine::orphaned::of_name::{self, Leftovers};
 use crate::engine::risk::{assess, passed, while_moving, PASSED};
 use crate::model::{canonical_fields, Fields};
 
 /// What labelling one connector against live came to.
-pub(super) enum Labelled {
+pub(crate) enum Labelled {
     /// Nothing to label.
     Nothing,
     /// Labelled against the live offsets (or against none: not on the cluster).
@@ -28,7 +28,7 @@ pub(super) enum Labelled {
 /// names a sink's group), or against nothing when they cannot be read, and says which
 /// (`c.leftovers`); one whose offsets cannot be read keeps its file labels, with a note that
 /// says why.
-pub(super) fn label(
+pub(crate) fn label(
     c: &mut ConnectorDiff,
     client: &dyn Service,
     cluster: &str,
@@ -58,8 +58,7 @@ pub(super) fn label(
             o.entries
         }
         Err(ReadError::Client(e)) if e.is_unknown_connector() => {
-            let (entries, gone) =
-                base_gone::read(leftovers, client, cluster, &c.name, kind, config);
+            let (entries, gone) = of_name::read(leftovers, client, cluster, &c.name, kind, config);
             c.leftovers = Some(gone);
             entries
         }

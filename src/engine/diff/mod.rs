@@ -3,7 +3,6 @@
 //! `--output json` prints; docs/diff.md documents them field by field.
 
 mod base;
-mod base_gone;
 mod base_live;
 mod dr;
 mod live;
@@ -22,9 +21,11 @@ use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
 use crate::model::{ConnectorType, Fields, Key};
 
 pub use super::risk::{Risk, RiskCode};
+pub use crate::engine::orphaned::of_name::{Gone, LeftoverReader, Leftovers};
 pub(crate) use base::classify;
 pub use base::{diff_base, Against, BaseInput, BaseSide};
-pub use base_gone::{Gone, LeftoverReader, Leftovers};
+#[cfg(test)]
+pub(crate) use base_live::label as label_against_live;
 pub use dr::{heartbeat_line, Alarm, DrInput};
 pub use live::{diff_live, diff_live_reporting, diff_live_translated, LiveInput};
 

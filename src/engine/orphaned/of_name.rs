@@ -1,18 +1,19 @@
-//! A review of a file whose connector the cluster lacks. Applying it creates the connector
-//! (`apply --create`), which starts from what an earlier connector of its name left: a
-//! sink's consumer group (`connect-<name>`, or the file's `consumer.override.group.id`), a
-//! source's keys in the workers' offsets topic; the file's offsets replace them
-//! (docs/orphaned.md). So the review labels the change against those leftovers, read through
-//! Kafka as `kco ls --orphaned` reads them, and where it cannot read them says that it
-//! compared against nothing ([`Gone::Nothing`]), never a silent NEW PARTITION.
+//! What one connector name left, for a file whose connector the cluster lacks. Applying it
+//! creates the connector (`apply --create`), which starts from what an earlier connector of
+//! its name left: a sink's consumer group (`connect-<name>`, or the file's
+//! `consumer.override.group.id`), a source's keys in the workers' offsets topic; the file's
+//! offsets replace them (docs/orphaned.md). So the review (`diff --base`) and the apply's plan
+//! label the change against those leftovers, read through Kafka as `kco ls --orphaned` reads
+//! them, and where they cannot be read say that they compared with nothing
+//! ([`Gone::Nothing`]), never a silent NEW PARTITION.
 
 use std::cell::OnceCell;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use super::{OffsetsTopic, OrphanPartition};
 use crate::engine::neighbours::{groups_used_by, GroupsInUse, Neighbour};
-use crate::engine::orphaned::{self, OffsetsTopic, OrphanPartition};
 use crate::model::{ConnectorType, OffsetEntry};
 
 /// Where a review reads what deleted connectors left.
@@ -31,7 +32,7 @@ pub struct LeftoverReader<'a> {
     /// The other Connect clusters of kco.yaml: a group one of their connectors uses is not a
     /// leftover.
     others: Vec<Neighbour>,
-    sources: OnceCell<Result<orphaned::Orphans, String>>,
+    sources: OnceCell<Result<super::Orphans, String>>,
     elsewhere: OnceCell<GroupsInUse>,
 }
 
@@ -67,8 +68,8 @@ pub enum Gone {
 }
 
 /// What `name` (a connector of `kind` the cluster lacks, `config` its file's) left, as offset
-/// entries, and what they are; `Err` when they cannot be read.
-pub(super) fn read(
+/// entries, and where they were read (or why none could be: [`Gone::Nothing`]).
+pub fn read(
     leftovers: &Leftovers<'_>,
     own: &dyn crate::client::Service,
     cluster: &str,
@@ -120,7 +121,7 @@ pub(super) fn read(
                 ));
             };
             let found = r.sources.get_or_init(|| {
-                orphaned::find(&*r.kafka, topic, &BTreeSet::new())
+                super::find(&*r.kafka, topic, &BTreeSet::new())
                     .map_err(|e| format!("cannot read topic `{topic}`: {e}"))
             });
             let found = match found {
@@ -154,7 +155,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
-    use crate::engine::diff::{base_live, classify, ConnectorDiff};
+    use crate::engine::diff::{classify, label_against_live, ConnectorDiff};
     use crate::engine::orphaned::memory::MemoryKafka;
     use crate::engine::risk::RiskCode;
     use crate::fake::FakeConnect;
@@ -187,7 +188,7 @@ mod tests {
         let mut c = classify(name, Some(&old), Some(&new), "main");
         let client = fake.client();
         let fresh = Default::default();
-        base_live::label(&mut c, &*client, "a", None, &fresh, leftovers, None);
+        label_against_live(&mut c, &*client, "a", None, &fresh, leftovers, None);
         c
     }
 
