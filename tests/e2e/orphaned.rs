@@ -13,7 +13,7 @@ use crate::harness::{
     append_lines, file_sink_config, file_source_config, numbered, output_text, sink_offset,
     source_position, testbed, unique_name, wait_for, write_lines, Connect, Testbed, TopicReader,
 };
-use crate::kco_steps::{review, testbed_env, write_snapshot};
+use crate::kco_steps::{count, review, testbed_env, write_snapshot};
 use crate::support::env::TestEnv;
 use crate::support::git::git;
 use crate::support::run::hermetic;
@@ -456,7 +456,9 @@ fn a_deleted_sinks_own_group_is_found_through_its_snapshot_file() {
 /// --create` on merge) resumes. The file was captured at 20 records; the sink went on to 26
 /// before it was deleted; the pull request rewinds the file by 5, to 15. `kco diff --base`
 /// labels the change against the group: REPROCESSING 11 records (not NEW PARTITION), and
-/// `pr-review.sh` blocks it unless the pull request carries the allowing label.
+/// `pr-review.sh` blocks it unless the pull request carries the allowing label. The plan of
+/// `apply --create` says the same (`--fail-on reprocessing` refuses it); applied, the sink
+/// created under the name writes those 11 records again.
 #[test]
 fn the_review_of_a_deleted_sinks_rewind_is_labelled_against_its_groups_offsets() {
     let Some(tb) = testbed() else { return };
@@ -538,6 +540,41 @@ fn the_review_of_a_deleted_sinks_rewind_is_labelled_against_its_groups_offsets()
     assert!(
         comment.contains("REPROCESSING accepted by the label"),
         "{comment}"
+    );
+    if !a.supports_initial_state() {
+        // Before 3.7 kco does not create connectors (tests/e2e/apply.rs: the refusal).
+        return;
+    }
+
+    // The apply on merge plans the same: `--fail-on reprocessing` refuses it, nothing made.
+    let file_arg = file.to_str().unwrap();
+    let apply = ["--cluster", "a", "apply", file_arg, "--create"];
+    let (code, out, err) = env
+        .kco(&[&apply[..], &["--fail-on", "reprocessing", "--yes"]].concat())
+        .parts();
+    assert_eq!(code, 1, "refused: {out}{err}");
+    assert!(
+        format!("{out}{err}").contains("11 records will be reprocessed"),
+        "{out}{err}"
+    );
+    assert!(a.status(&name).is_none(), "a refused plan creates nothing");
+    // Applied, the sink created under the name writes the 11 records again, and only them.
+    let _created = a.adopt(&name);
+    let (code, out, err) = env.kco(&[&apply[..], &["--yes"]].concat()).parts();
+    assert_eq!(code, 0, "kco apply --create: {out}{err}");
+    a.wait_offsets(&name, "kafka_offset 26 again", |o| {
+        sink_offset(o, &topic) == Some(26)
+    });
+    let out = env.path().join("out.txt");
+    let twice: Vec<String> = numbered("rev", 0..20)
+        .into_iter()
+        .chain(numbered("more", 0..6))
+        .filter(|l| count(&out, l) == 2)
+        .collect();
+    assert_eq!(
+        twice,
+        [numbered("rev", 15..20), numbered("more", 0..6)].concat(),
+        "the 11 records after 15, each written once more"
     );
 }
 
