@@ -335,9 +335,9 @@ fn offset(o: Option<&Value>) -> String {
 
 /// Where a review (`diff --base`) and the plan of `apply --create` read what the cluster's
 /// deleted connectors left: `cluster`'s `kafka:`, its offsets topic when kco.yaml names it,
-/// and the other clusters of kco.yaml (their connectors' groups are not leftovers); or why
-/// they cannot.
-pub(super) fn leftovers(ctx: &Context, cluster: &str) -> Leftovers<'static> {
+/// and the other clusters of kco.yaml, resolved only if a sink's group is looked at (their
+/// connectors' groups are not leftovers); or why they cannot.
+pub(super) fn leftovers<'a>(ctx: &'a Context, cluster: &str) -> Leftovers<'a> {
     let env = |k: &str| std::env::var(k).ok();
     let kafka = match ctx.config.dr_settings(cluster, &env) {
         Ok(s) => s.kafka,
@@ -351,9 +351,10 @@ pub(super) fn leftovers(ctx: &Context, cluster: &str) -> Leftovers<'static> {
         ));
     };
     let topic = ctx.config.offsets_topic(cluster).map(str::to_string);
-    let others = match ctx.target_named(Some(cluster)) {
+    let name = cluster.to_string();
+    let others = move || match ctx.target_named(Some(&name)) {
         Ok(target) => super::neighbours::neighbours(ctx, &target).unwrap_or_default(),
         Err(_) => Vec::new(),
     };
-    Leftovers::kafka(Box::new(kafka), topic, others)
+    Leftovers::kafka(Box::new(kafka), topic, Box::new(others))
 }

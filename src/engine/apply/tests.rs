@@ -598,7 +598,7 @@ fn a_create_is_planned_against_what_an_earlier_connector_of_its_name_left() {
         0,
         &[("t", 0, 302), ("t", 1, 5)],
     );
-    let leftovers = Leftovers::kafka(Box::new(kafka), None, Vec::new());
+    let leftovers = Leftovers::kafka(Box::new(kafka), None, Box::new(Vec::new));
     plan::label_creates(&mut p, &fake.client(), &leftovers);
     let c = &p.connectors[0];
     assert!(matches!(c.action, Action::Create { .. }), "{:?}", c.action);

@@ -29,20 +29,21 @@ pub struct LeftoverReader<'a> {
     kafka: Box<dyn OffsetsTopic + 'a>,
     /// The workers' offsets topic (`connectTopics.offsets`), when known.
     topic: Option<String>,
-    /// The other Connect clusters of kco.yaml: a group one of their connectors uses is not a
-    /// leftover.
-    others: Vec<Neighbour>,
+    /// The other Connect clusters of kco.yaml, resolved when a sink's group is first looked
+    /// at: a group one of their connectors uses is not a leftover.
+    others: Box<dyn Fn() -> Vec<Neighbour> + 'a>,
     sources: OnceCell<Result<super::Orphans, String>>,
     elsewhere: OnceCell<GroupsInUse>,
 }
 
 impl<'a> Leftovers<'a> {
     /// Read through `kafka`: the sinks' groups, and the sources' keys in `topic` (the
-    /// workers' offsets topic) when known; `others` are the other Connect clusters of kco.yaml.
+    /// workers' offsets topic) when known; `others` gives the other Connect clusters of
+    /// kco.yaml, asked only once a sink's group is looked at.
     pub fn kafka(
         kafka: Box<dyn OffsetsTopic + 'a>,
         topic: Option<String>,
-        others: Vec<Neighbour>,
+        others: Box<dyn Fn() -> Vec<Neighbour> + 'a>,
     ) -> Self {
         Leftovers::Kafka(Box::new(LeftoverReader {
             kafka,
@@ -86,7 +87,9 @@ pub fn read(
         ConnectorType::Sink => {
             let group =
                 crate::kafka::groups::consumer_group(name, config.unwrap_or(&Default::default()));
-            let elsewhere = r.elsewhere.get_or_init(|| groups_used_by(own, &r.others));
+            let elsewhere = r
+                .elsewhere
+                .get_or_init(|| groups_used_by(own, &(r.others)()));
             if let Some((c, n)) = elsewhere.groups.get(&group) {
                 return nothing(format!(
                     "its consumer group `{group}` is the group of `{n}` on cluster `{c}`, not a leftover of `{name}` (applying it is refused while the group is shared)"
@@ -208,7 +211,7 @@ mod tests {
             0,
             &[("t", 0, 302)],
         );
-        let leftovers = Leftovers::kafka(Box::new(kafka), None, Vec::new());
+        let leftovers = Leftovers::kafka(Box::new(kafka), None, Box::new(Vec::new));
         let c = review(
             "gone",
             ConnectorType::Sink,
@@ -251,7 +254,7 @@ mod tests {
             1,
             &[("t", 0, 302)],
         );
-        let leftovers = Leftovers::kafka(Box::new(kafka), None, Vec::new());
+        let leftovers = Leftovers::kafka(Box::new(kafka), None, Box::new(Vec::new));
         let c = review(
             "gone",
             ConnectorType::Sink,
@@ -263,6 +266,46 @@ mod tests {
             panic!("{:?}", c.leftovers)
         };
         assert!(why.contains("has 1 member"), "{why}");
+    }
+
+    /// The group of a sink of another Connect cluster on the same Kafka (stopped there: no
+    /// members) is that sink's, not a leftover of the name: compared with nothing, and why.
+    #[test]
+    fn a_group_another_clusters_sink_uses_is_not_a_leftover() {
+        let kafka = MemoryKafka::new(Vec::new(), false).with_group(
+            "connect-gone",
+            "consumer",
+            0,
+            &[("t", 0, 302)],
+        );
+        let b = FakeConnect::builder()
+            .sink(
+                "gone",
+                "FileStreamSink",
+                crate::fake::State::Stopped,
+                sink(302),
+            )
+            .in_process();
+        let others = move || {
+            vec![Neighbour {
+                cluster: "b".into(),
+                client: b.client(),
+            }]
+        };
+        let leftovers = Leftovers::kafka(Box::new(kafka), None, Box::new(others));
+        let c = review(
+            "gone",
+            ConnectorType::Sink,
+            (sink(300), sink(280)),
+            &leftovers,
+        );
+        let Some(Gone::Nothing { why }) = &c.leftovers else {
+            panic!("{:?}", c.leftovers)
+        };
+        assert!(
+            why.contains("is the group of `gone` on cluster `b`"),
+            "{why}"
+        );
     }
 
     /// A deleted source's position in the offsets topic: a change past it skips records.
@@ -280,7 +323,7 @@ mod tests {
         ];
         let kafka = MemoryKafka::new(records, false);
         let topic = Some("connect-offsets".to_string());
-        let leftovers = Leftovers::kafka(Box::new(kafka), topic, Vec::new());
+        let leftovers = Leftovers::kafka(Box::new(kafka), topic, Box::new(Vec::new));
         let c = review(
             "gone-src",
             ConnectorType::Source,
@@ -297,7 +340,7 @@ mod tests {
         );
         // No offsets topic named: a source's leftovers are not read.
         let kafka = MemoryKafka::new(Vec::new(), false);
-        let leftovers = Leftovers::kafka(Box::new(kafka), None, Vec::new());
+        let leftovers = Leftovers::kafka(Box::new(kafka), None, Box::new(Vec::new));
         let c = review(
             "gone-src",
             ConnectorType::Source,
