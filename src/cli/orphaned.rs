@@ -338,6 +338,14 @@ fn offset(o: Option<&Value>) -> String {
 /// and the other clusters of kco.yaml, resolved only if a sink's group is looked at (their
 /// connectors' groups are not leftovers); or why they cannot.
 pub(super) fn leftovers<'a>(ctx: &'a Context, cluster: &str) -> Leftovers<'a> {
+    let cloud = ctx
+        .target_named(Some(cluster))
+        .is_ok_and(|t| matches!(t.backend, crate::client::Backend::ConfluentCloud(_)));
+    if cloud {
+        return Leftovers::Unread(
+            "Confluent Cloud gives a connector it creates a consumer group and offsets of its own id, which kco does not read through Kafka".into(),
+        );
+    }
     let env = |k: &str| std::env::var(k).ok();
     let kafka = match ctx.config.dr_settings(cluster, &env) {
         Ok(s) => s.kafka,
