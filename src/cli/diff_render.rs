@@ -78,6 +78,11 @@ pub fn partition_text(p: &PartitionReport) -> String {
             head_offset,
         } if p.live.is_some() => {
             let live = p.live.as_ref().map(|l| opt(&l.offset)).unwrap_or_default();
+            // What a deleted connector of the name left, which a created one resumes from.
+            let whose = match p.live.as_ref().is_some_and(|l| l.leftover) {
+                true => "left",
+                false => "live",
+            };
             let (after, change) = match kind {
                 PartitionKind::OnlyWanted => (
                     side(p, "after", head_offset),
@@ -96,7 +101,7 @@ pub fn partition_text(p: &PartitionReport) -> String {
                     ),
                 ),
             };
-            format!("{name}: live {live} -> {after}; {change}")
+            format!("{name}: {whose} {live} -> {after}; {change}")
         }
         Sides::Base {
             kind,

@@ -526,6 +526,8 @@ fn the_review_of_a_deleted_sinks_rewind_is_labelled_against_its_groups_offsets()
     assert!(
         text.contains(&format!(
             "resumes from the offsets its consumer group `connect-{name}` still holds (1 partition)"
+        )) && text.contains(&format!(
+            "{topic}/0: left {{\"kafka_offset\":26}} -> {{\"kafka_offset\":15}}"
         )),
         "{text}"
     );

@@ -90,6 +90,7 @@ pub(crate) fn label(
         .iter()
         .map(|e| (canonical_fields(&e.partition), &e.offset))
         .collect();
+    let leftover = c.leftovers.is_some();
     for p in &mut c.partitions {
         let Sides::Base {
             base_offset,
@@ -124,6 +125,7 @@ pub(crate) fn label(
         p.live = Some(LiveOffset {
             offset: now.cloned(),
             left: left.then(|| PASSED.to_string()),
+            leftover,
         });
     }
     Labelled::Live

@@ -291,6 +291,10 @@ pub struct LiveOffset {
     /// whose target live has passed: `risk::passed`), when it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left: Option<String>,
+    /// The offset is what a deleted connector of the name left (the connector's
+    /// `leftovers` says where), not a live connector's; not serialized.
+    #[serde(skip)]
+    pub leftover: bool,
 }
 
 /// What a review's risk labels compare the change's new offsets with.
