@@ -183,15 +183,26 @@ mod tests {
     fn review(
         name: &str,
         kind: ConnectorType,
+        sides: (Value, Value),
+        leftovers: &Leftovers<'_>,
+    ) -> ConnectorDiff {
+        review_with(name, kind, sides, leftovers, None)
+    }
+
+    /// [`review`], the files' config `config`.
+    fn review_with(
+        name: &str,
+        kind: ConnectorType,
         (before, after): (Value, Value),
         leftovers: &Leftovers<'_>,
+        config: Option<&std::collections::BTreeMap<String, String>>,
     ) -> ConnectorDiff {
         let fake = FakeConnect::builder().in_process();
         let (old, new) = (file(name, kind, before), file(name, kind, after));
         let mut c = classify(name, Some(&old), Some(&new), "main");
         let client = fake.client();
         let fresh = Default::default();
-        label_against_live(&mut c, &*client, "a", None, &fresh, leftovers, None);
+        label_against_live(&mut c, &*client, "a", None, &fresh, leftovers, config);
         c
     }
 
@@ -241,6 +252,42 @@ mod tests {
         assert_eq!(
             json["leftovers"],
             json!({"against": "group", "group": "connect-gone", "partitions": 1})
+        );
+    }
+
+    /// A sink whose config sets `consumer.override.group.id` left its offsets in that group,
+    /// not in `connect-<name>`.
+    #[test]
+    fn a_sinks_own_group_is_read_where_its_file_names_it() {
+        let kafka = MemoryKafka::new(Vec::new(), false)
+            .with_group("connect-gone", "consumer", 0, &[("t", 0, 1)])
+            .with_group("legacy", "consumer", 0, &[("t", 0, 290)]);
+        let leftovers = Leftovers::kafka(Box::new(kafka), None, Box::new(Vec::new));
+        let config = std::collections::BTreeMap::from([(
+            "consumer.override.group.id".to_string(),
+            "legacy".to_string(),
+        )]);
+        let sides = (sink(300), sink(280));
+        let c = review_with(
+            "gone",
+            ConnectorType::Sink,
+            sides,
+            &leftovers,
+            Some(&config),
+        );
+        assert_eq!(
+            c.leftovers,
+            Some(Gone::Group {
+                group: "legacy".into(),
+                partitions: 1
+            })
+        );
+        assert_eq!(
+            risk(&c),
+            (
+                RiskCode::Reprocessing,
+                "10 records will be reprocessed (duplicates downstream)".into()
+            )
         );
     }
 
