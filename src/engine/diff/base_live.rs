@@ -13,7 +13,7 @@ use crate::engine::risk::{assess, passed, while_moving, PASSED};
 use crate::model::{canonical_fields, Fields};
 
 /// What labelling one connector against live came to.
-pub(crate) enum Labelled {
+pub(super) enum Labelled {
     /// Nothing to label.
     Nothing,
     /// Labelled against the live offsets (or against none: not on the cluster).
@@ -28,7 +28,7 @@ pub(crate) enum Labelled {
 /// names a sink's group), or against nothing when they cannot be read, and says which
 /// (`c.leftovers`); one whose offsets cannot be read keeps its file labels, with a note that
 /// says why.
-pub(crate) fn label(
+pub(super) fn label(
     c: &mut ConnectorDiff,
     client: &dyn Service,
     cluster: &str,

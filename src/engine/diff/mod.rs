@@ -9,6 +9,9 @@ mod live;
 mod side;
 pub mod unified;
 
+#[cfg(test)]
+mod gone_tests;
+
 pub use side::{Numbering, Side, YamlSides};
 
 use std::collections::BTreeMap;
@@ -24,8 +27,6 @@ pub use super::risk::{Risk, RiskCode};
 pub use crate::engine::orphaned::of_name::{Gone, LeftoverReader, Leftovers};
 pub(crate) use base::classify;
 pub use base::{diff_base, Against, BaseInput, BaseSide};
-#[cfg(test)]
-pub(crate) use base_live::label as label_against_live;
 pub use dr::{heartbeat_line, Alarm, DrInput};
 pub use live::{diff_live, diff_live_reporting, diff_live_translated, LiveInput};
 
