@@ -7,7 +7,9 @@
 # to post as ONE comment it updates on every run (the body's first line is the marker
 # `<!-- kco-offsets-review -->` the job finds it by). With the cluster reachable (KCO_URL or
 # kco.yaml), kco labels each changed partition by what applying the change would do to the
-# live offsets, and says so; without it, its labels compare the files only, and it says that.
+# live offsets, and says so (a connector the cluster lacks: against what a deleted connector of
+# its name left, read through kco.yaml's `kafka:`, or, where kco cannot read that, against
+# nothing, which its note says); without it, its labels compare the files only, and it says that.
 # The change is the pull request's own: the working tree against the merge base of HEAD and
 # BASE, as the forge shows it (the nightlies that landed on BASE since the branch forked are
 # not the PR's); the checkout needs the history down to that merge base (fetch-depth: 0).

@@ -10,6 +10,7 @@ use crate::engine::apply::{
     Action, ActionKind, ApplyOutcome, ApplyPlan, ApplyReport, ConnectorApply, ConnectorPlan,
     Observer, OperationObserver, StepRecord,
 };
+use crate::engine::orphaned::of_name::Gone;
 use crate::engine::risk::{assess, while_moving, RiskCode};
 use crate::model::{ConnectorType, Fields, TargetState};
 
@@ -200,6 +201,13 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
             ch.key, ch.before, ch.after, ch.why
         ));
     }
+    if let Some(g) = &c.leftovers {
+        out.push_str(&format!(
+            "    {}
+",
+            p.paint(Style::Dim, &leftovers_line(g))
+        ));
+    }
     if c.action.changes() {
         let kind = c.connector_type.unwrap_or(ConnectorType::Source);
         let shape = crate::shapes::registry().find(kind, c.class.as_deref());
@@ -256,6 +264,23 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
     out
 }
 
+/// What the partitions of a connector to create compare the file's offsets with.
+fn leftovers_line(g: &Gone) -> String {
+    match g {
+        Gone::Group { group, partitions } => format!(
+            "against the offsets its consumer group `{group}` still holds ({}), which it would resume from",
+            words::count(*partitions, "partition")
+        ),
+        Gone::OffsetsTopic { topic, partitions } => format!(
+            "against the offsets left under its name in topic `{topic}` ({}), which it would resume from",
+            words::count(*partitions, "partition")
+        ),
+        Gone::Nothing { why } => format!(
+            "against nothing: kco could not read the offsets an earlier connector of its name may have left, which it would resume from: {why}"
+        ),
+    }
+}
+
 fn then(back: Option<TargetState>) -> String {
     match back {
         Some(TargetState::Stopped) => "left STOPPED".into(),
@@ -288,6 +313,9 @@ fn partition_line(
     let removing = matches!(action, Action::Reset { .. } | Action::Delete { .. });
     let (after, new) = match d.kind {
         PartitionKind::OnlyActual if removing => ("(deleted)".to_string(), None),
+        PartitionKind::OnlyActual if matches!(action, Action::Create { .. }) => {
+            ("(removed: the file does not name it)".to_string(), None)
+        }
         PartitionKind::OnlyActual if prune => ("(removed: --prune)".to_string(), None),
         PartitionKind::OnlyActual if removes => ("(removed by the change)".to_string(), None),
         PartitionKind::OnlyActual => {

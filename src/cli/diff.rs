@@ -155,6 +155,7 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
                     client: &**client,
                     cluster: name.clone(),
                     freshness: args.read.freshness(&ctx.config, name),
+                    leftovers: super::orphaned::leftovers(ctx, name),
                 },
                 Err(why) => Against::Files { why: why.clone() },
             };
@@ -169,6 +170,9 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
             // gateway): said on stderr too (an unreached cluster was warned about above).
             if live.is_ok() {
                 if let Some(w) = diff_render::labels_warning(&report) {
+                    ctx.printer.warn(&w);
+                }
+                for w in diff_render::against_nothing_warnings(&report) {
                     ctx.printer.warn(&w);
                 }
             }

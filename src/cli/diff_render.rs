@@ -7,8 +7,8 @@ use std::fmt::Write;
 use super::output::{Printer, Style};
 use crate::compare::Direction;
 use crate::engine::diff::{
-    unified, Class, ConnectorDiff, DiffReport, LabelsAgainst, Mode, PartitionKind, PartitionReport,
-    Sides, Status,
+    unified, Class, ConnectorDiff, DiffReport, Gone, LabelsAgainst, Mode, PartitionKind,
+    PartitionReport, Sides, Status,
 };
 use crate::engine::risk::{show, RiskCode};
 use crate::model::Fields;
@@ -78,6 +78,11 @@ pub fn partition_text(p: &PartitionReport) -> String {
             head_offset,
         } if p.live.is_some() => {
             let live = p.live.as_ref().map(|l| opt(&l.offset)).unwrap_or_default();
+            // What a deleted connector of the name left, which a created one resumes from.
+            let whose = match p.live.as_ref().is_some_and(|l| l.leftover) {
+                true => "left",
+                false => "live",
+            };
             let (after, change) = match kind {
                 PartitionKind::OnlyWanted => (
                     side(p, "after", head_offset),
@@ -96,7 +101,7 @@ pub fn partition_text(p: &PartitionReport) -> String {
                     ),
                 ),
             };
-            format!("{name}: live {live} -> {after}; {change}")
+            format!("{name}: {whose} {live} -> {after}; {change}")
         }
         Sides::Base {
             kind,
@@ -255,6 +260,55 @@ pub fn labels_warning(r: &DiffReport) -> Option<String> {
     }
 }
 
+/// A connector's notes: what its labels compared with when the cluster lacks it, then the
+/// engine's.
+fn notes(c: &ConnectorDiff) -> impl Iterator<Item = String> + '_ {
+    c.leftovers
+        .as_ref()
+        .map(|g| gone_note(&c.name, g))
+        .into_iter()
+        .chain(c.notes.iter().cloned())
+}
+
+/// What a review compared the change of `name`, a connector the cluster lacks, with.
+fn gone_note(name: &str, g: &Gone) -> String {
+    let missing = format!("`{name}` is not on the cluster: applying the change needs --create");
+    match g {
+        Gone::Group { group, partitions: 0 } => format!(
+            "{missing}; its consumer group `{group}` holds no offsets: labels compare with none"
+        ),
+        Gone::Group { group, partitions } => format!(
+            "{missing}, and a sink created under its name resumes from the offsets its consumer group `{group}` still holds ({}): labels compare with them",
+            super::words::count(*partitions, "partition")
+        ),
+        Gone::OffsetsTopic { topic, partitions: 0 } => format!(
+            "{missing}; no offsets are left under its name in topic `{topic}`: labels compare with none"
+        ),
+        Gone::OffsetsTopic { topic, partitions } => format!(
+            "{missing}, and a source created under its name resumes from the offsets left under its name in topic `{topic}` ({}): labels compare with them",
+            super::words::count(*partitions, "partition")
+        ),
+        Gone::Nothing { why } => format!(
+            "{missing}; labels compare with nothing: kco could not read the offsets an earlier connector of its name may have left, which a connector created under it resumes from: {why}"
+        ),
+    }
+}
+
+/// base: a warning for each connector the cluster lacks whose labels compare with nothing
+/// (what its name left could not be read), for a job's log.
+pub fn against_nothing_warnings(r: &DiffReport) -> Vec<String> {
+    r.connectors
+        .iter()
+        .filter_map(|c| match &c.leftovers {
+            Some(Gone::Nothing { why }) => Some(format!(
+                "the review compared `{}` (not on the cluster) with nothing: {why}",
+                c.name
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Above this many bytes, text output is handed on rather than held.
 const CHUNK: usize = 1 << 16;
 
@@ -377,7 +431,7 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnM
     {
         let title = format!("{} ({})", c.name, c.status.as_str());
         let _ = writeln!(out, "\n{}", p.paint(Style::Bold, &title));
-        for n in &c.notes {
+        for n in notes(c) {
             let _ = writeln!(out, "  {n}");
         }
     }
@@ -394,7 +448,7 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnM
             .map(|f| format!("  {f}"))
             .unwrap_or_default();
         let _ = writeln!(out, "{}{}", p.paint(Style::Bold, &title), file);
-        for n in &c.notes {
+        for n in notes(c) {
             let _ = writeln!(out, "  {n}");
         }
         // A wide connector's diff is worked out on another thread while its partition
@@ -586,8 +640,8 @@ fn details(c: &ConnectorDiff) -> String {
     if let Some(f) = &c.file {
         let _ = writeln!(out, "File: `{}`\n", md_escape(f));
     }
-    for n in &c.notes {
-        let _ = writeln!(out, "- {}", md_escape(n));
+    for n in notes(c) {
+        let _ = writeln!(out, "- {}", md_escape(&n));
     }
     for part in &c.partitions {
         let mut line = format!("- `{}`", partition_text(part).replace('`', "'"));

@@ -131,6 +131,11 @@ pub fn drive(
         true => ctx.offsets_topic(target, "apply --create").ok(),
         false => None,
     };
+    // ... and what deleted connectors left, which the connectors it creates resume from.
+    let leftovers = match req.plan.create {
+        true => super::orphaned::leftovers(ctx, &target.name),
+        false => crate::engine::orphaned::of_name::Leftovers::Unread("no --create".into()),
+    };
     let plan = op.plan_all(&PlanInput {
         wants,
         opts: &plan_opts,
@@ -140,6 +145,7 @@ pub fn drive(
         offsets_topic: offsets_topic
             .as_ref()
             .map(|(k, t)| (k as &dyn crate::engine::orphaned::OffsetsTopic, t.as_str())),
+        leftovers: &leftovers,
     });
     let warnings = match &plan {
         Ok(plan) => &plan.warnings,

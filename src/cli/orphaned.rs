@@ -12,6 +12,7 @@ use super::{words, Context};
 use crate::config::ClusterTarget;
 use crate::engine::apply::{BackupReport, SystemClock};
 use crate::engine::operation::{Operation, Settings, TopicRan};
+use crate::engine::orphaned::of_name::Leftovers;
 use crate::engine::orphaned::{GroupWrite, Purpose, TopicPlan, TopicWrite, Written};
 use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 use crate::kafka::KafkaOptions;
@@ -331,4 +332,38 @@ fn offset(o: Option<&Value>) -> String {
         Some(m) => words::offset(Some(&m.clone().into())),
         None => words::offset(None),
     }
+}
+
+/// Where a review (`diff --base`) and the plan of `apply --create` read what the cluster's
+/// deleted connectors left: `cluster`'s `kafka:`, its offsets topic when kco.yaml names it,
+/// and the other clusters of kco.yaml, resolved only if a sink's group is looked at (their
+/// connectors' groups are not leftovers); or why they cannot.
+pub(super) fn leftovers<'a>(ctx: &'a Context, cluster: &str) -> Leftovers<'a> {
+    let cloud = ctx
+        .target_named(Some(cluster))
+        .is_ok_and(|t| matches!(t.backend, crate::client::Backend::ConfluentCloud(_)));
+    if cloud {
+        return Leftovers::Unread(
+            "Confluent Cloud gives a connector it creates a consumer group and offsets of its own id, which kco does not read through Kafka".into(),
+        );
+    }
+    let env = |k: &str| std::env::var(k).ok();
+    let kafka = match ctx.config.dr_settings(cluster, &env) {
+        Ok(s) => s.kafka,
+        Err(e) => {
+            return Leftovers::Unread(format!("kco.yaml's `kafka:` of cluster `{cluster}`: {e}"))
+        }
+    };
+    let Some(kafka) = kafka else {
+        return Leftovers::Unread(format!(
+            "kco.yaml gives cluster `{cluster}` no `kafka:` to read them through"
+        ));
+    };
+    let topic = ctx.config.offsets_topic(cluster).map(str::to_string);
+    let name = cluster.to_string();
+    let others = move || match ctx.target_named(Some(&name)) {
+        Ok(target) => super::neighbours::neighbours(ctx, &target).unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    Leftovers::kafka(Box::new(kafka), topic, Box::new(others))
 }

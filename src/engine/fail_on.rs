@@ -48,7 +48,11 @@ pub struct Refusal {
 pub fn refusals(plan: &ApplyPlan, refuse: &[Refuse]) -> Vec<Refusal> {
     let mut out = Vec::new();
     for c in &plan.connectors {
-        let (Action::Patch { .. }, Some(kind)) = (&c.action, c.connector_type) else {
+        // A connector to create is judged against what an earlier connector of its name
+        // left, where the plan read it (`plan::label_creates`).
+        let (Action::Patch { .. } | Action::Create { .. }, Some(kind)) =
+            (&c.action, c.connector_type)
+        else {
             continue;
         };
         for d in &c.partitions {

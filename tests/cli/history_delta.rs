@@ -835,3 +835,61 @@ fn each_change_applied_in_one_run_names_its_own_commit() {
     assert_eq!(changes[0]["commit"], one.as_str(), "{json}");
     assert_eq!(changes[1]["commit"], two.as_str(), "{json}");
 }
+
+/// A pull request rewinds `sink-x`, which the cluster no longer has (deleted: its consumer
+/// group may keep its offsets, which a sink created under its name resumes from). Without a
+/// `kafka:` in kco.yaml, or with one that does not answer, kco cannot read them: the review
+/// says it compared the change with nothing, in the connector's note, in JSON and on stderr,
+/// rather than calling it a new partition silently.
+#[test]
+fn the_review_of_a_deleted_connector_says_it_compared_with_nothing_when_kafka_cannot_be_read() {
+    let r = nightly_then_pr();
+    let fake = FakeConnect::builder()
+        .sink("other", SINK, State::Running, sink_offsets("o", &[(0, 70)]))
+        .start();
+    let (code, out, err) = r
+        .on(&fake, &["diff", "--base", "HEAD~1", "-o", "json"])
+        .parts();
+    assert_eq!(code, 2, "{out}{err}");
+    let doc = crate::support::json::parse_json(&out);
+    assert_eq!(doc["labels"]["against"], "live", "{out}");
+    let x = crate::support::json::named(&doc, "connectors", "sink-x");
+    assert_eq!(
+        x["leftovers"],
+        serde_json::json!({"against": "nothing", "why": "kco.yaml gives cluster `a` no `kafka:` to read them through"}),
+        "{out}"
+    );
+    assert!(
+        err.contains("warning: the review compared `sink-x` (not on the cluster) with nothing: kco.yaml gives cluster `a` no `kafka:`"),
+        "{err}"
+    );
+    let (_, text, _) = r.on(&fake, &["diff", "--base", "HEAD~1"]).parts();
+    assert!(
+        text.contains("`sink-x` is not on the cluster: applying the change needs --create; labels compare with nothing: kco could not read the offsets an earlier connector of its name may have left"),
+        "{text}"
+    );
+    let (_, md, _) = r
+        .on(&fake, &["diff", "--base", "HEAD~1", "-o", "markdown"])
+        .parts();
+    assert!(md.contains("labels compare with nothing"), "{md}");
+
+    // A `kafka:` that does not answer: the same, with Kafka's error.
+    let yaml = format!(
+        "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"127.0.0.1:9\"}}\n",
+        fake.url()
+    );
+    std::fs::write(r.path().join("kco.yaml"), yaml).unwrap();
+    let (code, out, err) = r
+        .on(&fake, &["diff", "--base", "HEAD~1", "-o", "json"])
+        .parts();
+    assert_eq!(code, 2, "{out}{err}");
+    let doc = crate::support::json::parse_json(&out);
+    let x = crate::support::json::named(&doc, "connectors", "sink-x");
+    assert_eq!(x["leftovers"]["against"], "nothing", "{out}");
+    let why = x["leftovers"]["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("cannot read consumer group `connect-sink-x`: ")
+            && why.contains("127.0.0.1:9"),
+        "{why}"
+    );
+}

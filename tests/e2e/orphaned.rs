@@ -3,17 +3,20 @@
 //! consumer group; kco finds them there at the position Connect committed, deletes them so
 //! that a connector created under the name starts afresh, and its undo writes them back.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::harness::{
-    file_sink_config, file_source_config, numbered, sink_offset, source_position, testbed,
-    unique_name, wait_for, write_lines, Connect, Testbed, TopicReader,
+    append_lines, file_sink_config, file_source_config, numbered, output_text, sink_offset,
+    source_position, testbed, unique_name, wait_for, write_lines, Connect, Testbed, TopicReader,
 };
-use crate::kco_steps::{testbed_env, write_snapshot};
+use crate::kco_steps::{count, review, testbed_env, write_snapshot};
 use crate::support::env::TestEnv;
+use crate::support::git::git;
+use crate::support::run::hermetic;
 
 #[test]
 fn a_deleted_sources_offsets_are_found_in_the_offsets_topic_at_the_committed_position() {
@@ -446,4 +449,150 @@ fn a_deleted_sinks_own_group_is_found_through_its_snapshot_file() {
     std::fs::write(&file, text).unwrap();
     reset_orphaned(&env, &name, "groupWrites");
     assert_eq!(sink_left_by(&env, &name), None, "nothing left in its group");
+}
+
+/// The review of a pull request that rewinds a deleted sink's file: the sink's consumer group
+/// kept the offsets it committed, from which a sink created under its name (`apply
+/// --create` on merge) resumes. The file was captured at 20 records; the sink went on to 26
+/// before it was deleted; the pull request rewinds the file by 5, to 15. `kco diff --base`
+/// labels the change against the group: REPROCESSING 11 records (not NEW PARTITION), and
+/// `pr-review.sh` blocks it unless the pull request carries the allowing label. The plan of
+/// `apply --create` says the same (`--fail-on reprocessing` refuses it); applied, the sink
+/// created under the name writes those 11 records again.
+#[test]
+fn the_review_of_a_deleted_sinks_rewind_is_labelled_against_its_groups_offsets() {
+    let Some(tb) = testbed() else { return };
+    let (a, env, input, _) = on_a_with_a_file(&tb, &numbered("rev", 0..20));
+    let topic = unique_name("kco-e2e-review-gone");
+    let _source = a.create(
+        &unique_name("kco-e2e-review-gone-src"),
+        file_source_config(&input, &topic),
+    );
+    let name = unique_name("kco-e2e-review-gone-sink");
+    let sink = a.create(&name, file_sink_config(&env.path().join("out.txt"), &topic));
+    a.wait_offsets(&name, "kafka_offset 20", |o| {
+        sink_offset(o, &topic) == Some(20)
+    });
+    let d = env.path();
+    let file = write_snapshot(&a, &name, "a", &d.join("snapshots"), true);
+    git(d, &["init", "-q", "-b", "main"]);
+    git(d, &["add", "snapshots"]);
+    git(d, &["commit", "-qm", "nightly"]);
+    append_lines(&input, &numbered("more", 0..6));
+    a.wait_offsets(&name, "kafka_offset 26", |o| {
+        sink_offset(o, &topic) == Some(26)
+    });
+    drop(sink);
+    // Once its task has left the group, the group is the deleted sink's leftover.
+    let left = wait_for(
+        &format!("{name}'s group left over"),
+        Duration::from_secs(60),
+        || sink_left_by(&env, &name).ok_or_else(|| "not listed".to_string()),
+    );
+    assert_eq!(
+        left["partitions"][0]["offset"]["kafka_offset"], 26,
+        "{left}"
+    );
+
+    git(d, &["checkout", "-qb", "rewind"]);
+    let at = |n: i64| serde_json::json!([{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": n}}]);
+    crate::support::data::hand_edit(&file, at(15));
+    git(d, &["commit", "-qam", "replay the last 5 records"]);
+
+    let (code, out, err) = env
+        .kco(&["--cluster", "a", "diff", "--base", "main", "-o", "json"])
+        .parts();
+    assert_eq!(code, 2, "kco diff --base: {out}{err}");
+    assert_eq!(
+        review(&out, &name),
+        [(
+            topic.clone(),
+            "REPROCESSING".to_string(),
+            "11 records will be reprocessed (duplicates downstream)".to_string()
+        )],
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let c = crate::support::json::named(&v, "connectors", &name);
+    assert_eq!(
+        c["leftovers"],
+        serde_json::json!({"against": "group", "group": format!("connect-{name}"), "partitions": 1}),
+        "{out}"
+    );
+    let (code, text, err) = env
+        .kco(&["--cluster", "a", "diff", "--base", "main"])
+        .parts();
+    assert_eq!(code, 2, "{text}{err}");
+    assert!(
+        text.contains(&format!(
+            "resumes from the offsets its consumer group `connect-{name}` still holds (1 partition)"
+        )) && text.contains(&format!(
+            "{topic}/0: left {{\"kafka_offset\":26}} -> {{\"kafka_offset\":15}}"
+        )),
+        "{text}"
+    );
+
+    let body = d.join("review.md");
+    let (code, said) = pr_review(d, &body, "");
+    assert_eq!(code, 1, "blocked without the label: {said}");
+    assert!(said.contains("pr-review: blocked: REPROCESSING"), "{said}");
+    let (code, said) = pr_review(d, &body, "offsets-risk-accepted");
+    assert_eq!(code, 0, "the label accepts it: {said}");
+    let comment = std::fs::read_to_string(&body).unwrap();
+    assert!(
+        comment.contains("REPROCESSING accepted by the label"),
+        "{comment}"
+    );
+    if !a.supports_initial_state() {
+        // Before 3.7 kco does not create connectors (tests/e2e/apply.rs: the refusal).
+        return;
+    }
+
+    // The apply on merge plans the same: `--fail-on reprocessing` refuses it, nothing made.
+    let file_arg = file.to_str().unwrap();
+    let apply = ["--cluster", "a", "apply", file_arg, "--create"];
+    let (code, out, err) = env
+        .kco(&[&apply[..], &["--fail-on", "reprocessing", "--yes"]].concat())
+        .parts();
+    assert_eq!(code, 1, "refused: {out}{err}");
+    assert!(
+        format!("{out}{err}").contains("11 records will be reprocessed"),
+        "{out}{err}"
+    );
+    assert!(a.status(&name).is_none(), "a refused plan creates nothing");
+    // Applied, the sink created under the name writes the 11 records again, and only them.
+    let _created = a.adopt(&name);
+    let (code, out, err) = env.kco(&[&apply[..], &["--yes"]].concat()).parts();
+    assert_eq!(code, 0, "kco apply --create: {out}{err}");
+    a.wait_offsets(&name, "kafka_offset 26 again", |o| {
+        sink_offset(o, &topic) == Some(26)
+    });
+    let out = env.path().join("out.txt");
+    let twice: Vec<String> = numbered("rev", 0..20)
+        .into_iter()
+        .chain(numbered("more", 0..6))
+        .filter(|l| count(&out, l) == 2)
+        .collect();
+    assert_eq!(
+        twice,
+        [numbered("rev", 15..20), numbered("more", 0..6)].concat(),
+        "the 11 records after 15, each written once more"
+    );
+}
+
+/// `examples/ci/pr-review.sh main BODY` in `dir` with the pull request's `labels`: its exit
+/// code and what it said.
+fn pr_review(dir: &Path, body: &Path, labels: &str) -> (i32, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ci/pr-review.sh");
+    let home = tempfile::tempdir().unwrap();
+    let mut sh = Command::new("sh");
+    let out = hermetic(&mut sh, home.path())
+        .arg(script)
+        .args(["main", body.to_str().unwrap()])
+        .current_dir(dir)
+        .env("KCO", env!("CARGO_BIN_EXE_kco"))
+        .env("PR_LABELS", labels)
+        .output()
+        .expect("run pr-review.sh");
+    (out.status.code().unwrap_or(-1), output_text(&out))
 }

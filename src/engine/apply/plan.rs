@@ -186,6 +186,11 @@ pub struct ConnectorPlan {
     /// `Confluent Cloud pauses and resumes it itself while the offsets change`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by_service: Option<String>,
+    /// A connector to create: what its `partitions` compare the file's offsets with, the
+    /// offsets an earlier connector of its name left, which the created connector's PATCH
+    /// replaces (or nothing, and why: [`label_creates`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leftovers: Option<crate::engine::orphaned::of_name::Gone>,
     /// Live offsets, for the backup and for verification.
     #[serde(skip)]
     pub live_offsets: Vec<OffsetEntry>,
@@ -215,11 +220,14 @@ pub struct ConnectorPlan {
 }
 
 impl ConnectorPlan {
-    /// Whether applying removes this live-only partition's offset: every one with `prune`,
-    /// else those the change removed.
+    /// Whether applying removes this live-only partition's offset: every one with `prune`, or
+    /// of a connector to create (what an earlier connector of its name left: the file's
+    /// offsets replace it), else those the change removed.
     pub fn removes(&self, d: &PartitionDiff, prune: bool) -> bool {
         d.kind == PartitionKind::OnlyActual
-            && (prune || self.removed.contains(&canonical_fields(&d.partition)))
+            && (prune
+                || matches!(self.action, Action::Create { .. })
+                || self.removed.contains(&canonical_fields(&d.partition)))
     }
 
     /// Whether `d` (wanted against live) is a partition a change moved forward whose target
@@ -449,6 +457,7 @@ fn plan_one(
         config_changes: Vec::new(),
         by_service: None,
         left_alone: None,
+        leftovers: None,
         passed: Vec::new(),
         change_from: Default::default(),
         live_offsets: Vec::new(),
@@ -707,6 +716,38 @@ fn plan_one(
         }
     };
     plan
+}
+
+/// Labels each connector `plan` creates against what an earlier connector of its name left
+/// (`leftovers`: its sink's group, its source's keys in the offsets topic), as the review
+/// does: the created connector resumes from them, and its PATCH sets the file's offsets and
+/// removes the others (`apply::transaction`), so its partitions are the file's offsets
+/// compared with them, and `--fail-on` judges them. Where they cannot be read, the plan says
+/// it compared with nothing (`leftovers`), and why. The PATCH itself is worked out again
+/// from the offsets the created connector shows, as for any connector.
+pub fn label_creates(
+    plan: &mut ApplyPlan,
+    client: &dyn Service,
+    leftovers: &crate::engine::orphaned::of_name::Leftovers<'_>,
+) {
+    use crate::engine::orphaned::of_name::read;
+    for c in &mut plan.connectors {
+        let (Action::Create { .. }, Some(kind)) = (&c.action, c.connector_type) else {
+            continue;
+        };
+        // A file of another Kafka cluster is translated through MirrorMaker 2: its
+        // checkpoints, not this cluster's leftovers, say where it stands (`engine::dr`).
+        if c.translation.is_some() {
+            continue;
+        }
+        let config = c.config.as_ref().map(|r| &r.0);
+        let (left, gone) = read(leftovers, client, &plan.cluster, &c.name, kind, config);
+        let shape = crate::shapes::registry().find(kind, c.class.as_deref());
+        let diffs = crate::compare::compare_in(shape, &c.wanted, &left);
+        c.unchanged = diffs.iter().filter(|d| !d.is_change()).count();
+        c.partitions = diffs.into_iter().filter(|d| d.is_change()).collect();
+        c.leftovers = Some(gone);
+    }
 }
 
 // The live listing an apply plans from, with the connectors Connect's listing leaves out.

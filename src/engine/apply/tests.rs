@@ -555,3 +555,90 @@ fn a_file_of_another_cluster_needs_that_cluster_named() {
 
 /// The progress tests' recorder, told an operation's steps too (it ignores them).
 impl super::OperationObserver for crate::engine::progress::tests::Heard {}
+
+/// A deleted sink's consumer group (its config's `consumer.override.group.id`) holds t/0 at
+/// 302 and t/1 at 5. The plan of its creation from a file at t/0 = 280 labels it against
+/// them, as the created sink resumes from them and its PATCH replaces them: t/0 rewound by 22
+/// (REPROCESSING), t/1 removed (OFFSET RESET), both refused by `--fail-on`. Without a Kafka to
+/// read them, it says it compared with nothing.
+#[test]
+fn a_create_is_planned_against_what_an_earlier_connector_of_its_name_left() {
+    use crate::engine::fail_on::{refusals, Refuse};
+    use crate::engine::orphaned::memory::MemoryKafka;
+    use crate::engine::orphaned::of_name::{Gone, Leftovers};
+    use crate::engine::risk::RiskCode;
+
+    let fake = fake_with("4.1.0", &[]);
+    let config = BTreeMap::from([
+        ("connector.class".to_string(), "K".to_string()),
+        (
+            "consumer.override.group.id".to_string(),
+            "legacy".to_string(),
+        ),
+    ]);
+    let sink = |p: i64, n: i64| -> OffsetEntry {
+        serde_json::from_value(json!({"partition": {"kafka_topic": "t", "kafka_partition": p}, "offset": {"kafka_offset": n}}))
+            .unwrap()
+    };
+    let metadata = Metadata::new("gone", "a", ConnectorType::Sink);
+    let file = OffsetsFile::new(metadata, vec![sink(0, 280)], Some(config.clone()));
+    let wants = [Want::File {
+        target: "gone".into(),
+        file: Box::new(testkit::loaded("snapshots/a/gone.yaml", file)),
+        config: Some(plan::ResolvedConfig(config)),
+        secret_vars: vec![],
+        change: None,
+    }];
+    let refuse = [Refuse::Reprocessing, Refuse::Reset];
+
+    let mut p = plan(&fake, &wants, false, true);
+    let kafka = MemoryKafka::new(Vec::new(), false).with_group(
+        "legacy",
+        "consumer",
+        0,
+        &[("t", 0, 302), ("t", 1, 5)],
+    );
+    let leftovers = Leftovers::kafka(Box::new(kafka), None, Box::new(Vec::new));
+    plan::label_creates(&mut p, &fake.client(), &leftovers);
+    let c = &p.connectors[0];
+    assert!(matches!(c.action, Action::Create { .. }), "{:?}", c.action);
+    assert_eq!(
+        c.leftovers,
+        Some(Gone::Group {
+            group: "legacy".into(),
+            partitions: 2
+        })
+    );
+    let risks: Vec<(RiskCode, String)> = refusals(&p, &refuse)
+        .into_iter()
+        .map(|r| (r.risk.code, r.risk.message))
+        .collect();
+    assert_eq!(
+        risks,
+        [
+            (
+                RiskCode::Reprocessing,
+                "22 records will be reprocessed (duplicates downstream)".to_string()
+            ),
+            (
+                RiskCode::OffsetReset,
+                "offset removed: falls back to auto.offset.reset".to_string()
+            ),
+        ]
+    );
+
+    // No Kafka: compared with nothing, and nothing to refuse.
+    let mut p = plan(&fake, &wants, false, true);
+    plan::label_creates(
+        &mut p,
+        &fake.client(),
+        &Leftovers::Unread("no `kafka:`".into()),
+    );
+    assert_eq!(
+        p.connectors[0].leftovers,
+        Some(Gone::Nothing {
+            why: "no `kafka:`".into()
+        })
+    );
+    assert!(refusals(&p, &refuse).is_empty());
+}

@@ -104,6 +104,7 @@ fn blank(name: &str, live: Vec<OffsetEntry>, wanted: Vec<OffsetEntry>) -> Connec
         by_service: None,
         live_offsets: live,
         left_alone: None,
+        leftovers: None,
         passed: Vec::new(),
         change_from: Default::default(),
         wanted,

@@ -27,6 +27,9 @@ pub enum Against<'a> {
         cluster: String,
         /// How fresh observed offsets must be (Confluent Cloud).
         freshness: crate::engine::observed::Freshness,
+        /// Where what deleted connectors left is read, for a file whose connector the
+        /// cluster lacks.
+        leftovers: super::Leftovers<'a>,
     },
     /// The files at the revision only; `why` says why not live.
     Files { why: String },
@@ -151,12 +154,17 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
                 client,
                 cluster,
                 freshness,
+                leftovers,
             } = &input.against
             {
                 if *cluster == k.0 {
-                    let class = new.get(&k).or(old.get(&k));
-                    let class = class.and_then(|(_, f)| f.metadata.connector_class.as_deref());
-                    match super::base_live::label(&mut c, *client, cluster, class, freshness) {
+                    let file = new.get(&k).or(old.get(&k)).map(|(_, f)| f);
+                    let class = file.and_then(|f| f.metadata.connector_class.as_deref());
+                    let config = file.and_then(|f| f.config.as_ref());
+                    let labelled = super::base_live::label(
+                        &mut c, *client, cluster, class, freshness, leftovers, config,
+                    );
+                    match labelled {
                         Labelled::Live => read += 1,
                         Labelled::FilesOnly(why) => unread.push((c.name.clone(), why)),
                         Labelled::Nothing => {}
@@ -308,6 +316,7 @@ pub(crate) fn classify(
     });
     ConnectorDiff {
         translation: None,
+        leftovers: None,
         name: name.to_string(),
         status,
         connector_type: Some(kind),

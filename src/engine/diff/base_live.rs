@@ -8,6 +8,7 @@ use super::{ConnectorDiff, LiveOffset, Sides, Status};
 use crate::client::Service;
 use crate::compare::movement_in;
 use crate::engine::observed::{observed_note, read_offsets, Freshness, ReadError};
+use crate::engine::orphaned::of_name::{self, Leftovers};
 use crate::engine::risk::{assess, passed, while_moving, PASSED};
 use crate::model::{canonical_fields, Fields};
 
@@ -22,14 +23,19 @@ pub(super) enum Labelled {
 }
 
 /// Labels `c`'s partitions against the live offsets of its connector on `cluster`. A connector
-/// the cluster lacks is labelled against no offsets (applying it needs `--create`); one whose
-/// offsets cannot be read keeps its file labels, with a note that says why.
+/// the cluster lacks is labelled against what an earlier connector of its name left
+/// (`leftovers`: a connector created under the name resumes from them; `config`, its file's,
+/// names a sink's group), or against nothing when they cannot be read, and says which
+/// (`c.leftovers`); one whose offsets cannot be read keeps its file labels, with a note that
+/// says why.
 pub(super) fn label(
     c: &mut ConnectorDiff,
     client: &dyn Service,
     cluster: &str,
     class: Option<&str>,
     freshness: &Freshness,
+    leftovers: &Leftovers<'_>,
+    config: Option<&BTreeMap<String, String>>,
 ) -> Labelled {
     if matches!(c.status, Status::Unchanged | Status::Removed) || c.partitions.is_empty() {
         return Labelled::Nothing;
@@ -52,11 +58,9 @@ pub(super) fn label(
             o.entries
         }
         Err(ReadError::Client(e)) if e.is_unknown_connector() => {
-            c.notes.push(format!(
-                "`{}` is not on cluster `{cluster}`: applying the change needs --create",
-                c.name
-            ));
-            Vec::new()
+            let (entries, gone) = of_name::read(leftovers, client, cluster, &c.name, kind, config);
+            c.leftovers = Some(gone);
+            entries
         }
         Err(e) => {
             let why = format!(
@@ -71,20 +75,22 @@ pub(super) fn label(
     // A running connector's offsets move on until an apply stops it: its counts are bounds,
     // as the apply's plan says them. So are those of one whose state cannot be told or is
     // passing (UNASSIGNED or RESTARTING while its cluster rebalances): only one paused,
-    // stopped or failed stands still.
-    let moving = !client
-        .status(&c.name)
-        .ok()
-        .and_then(|s| s.state)
-        .is_some_and(|s| {
-            use crate::model::ConnectorState::{Failed, Paused, Stopped};
-            matches!(s, Paused | Stopped | Failed)
-        });
+    // stopped or failed stands still, as do the offsets a deleted connector left.
+    let moving = c.leftovers.is_none()
+        && !client
+            .status(&c.name)
+            .ok()
+            .and_then(|s| s.state)
+            .is_some_and(|s| {
+                use crate::model::ConnectorState::{Failed, Paused, Stopped};
+                matches!(s, Paused | Stopped | Failed)
+            });
     let shape = crate::shapes::registry().find(kind, class);
     let by: BTreeMap<String, &Fields> = live
         .iter()
         .map(|e| (canonical_fields(&e.partition), &e.offset))
         .collect();
+    let leftover = c.leftovers.is_some();
     for p in &mut c.partitions {
         let Sides::Base {
             base_offset,
@@ -119,6 +125,7 @@ pub(super) fn label(
         p.live = Some(LiveOffset {
             offset: now.cloned(),
             left: left.then(|| PASSED.to_string()),
+            leftover,
         });
     }
     Labelled::Live

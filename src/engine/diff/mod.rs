@@ -9,6 +9,9 @@ mod live;
 mod side;
 pub mod unified;
 
+#[cfg(test)]
+mod gone_tests;
+
 pub use side::{Numbering, Side, YamlSides};
 
 use std::collections::BTreeMap;
@@ -21,6 +24,7 @@ use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
 use crate::model::{ConnectorType, Fields, Key};
 
 pub use super::risk::{Risk, RiskCode};
+pub use crate::engine::orphaned::of_name::{Gone, LeftoverReader, Leftovers};
 pub(crate) use base::classify;
 pub use base::{diff_base, Against, BaseInput, BaseSide};
 pub use dr::{heartbeat_line, Alarm, DrInput};
@@ -288,6 +292,10 @@ pub struct LiveOffset {
     /// whose target live has passed: `risk::passed`), when it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left: Option<String>,
+    /// The offset is what a deleted connector of the name left (the connector's
+    /// `leftovers` says where), not a live connector's; not serialized.
+    #[serde(skip)]
+    pub leftover: bool,
 }
 
 /// What a review's risk labels compare the change's new offsets with.
@@ -373,6 +381,10 @@ pub struct ConnectorDiff {
     /// (its checkpoint, when it was written, how far behind the file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub translation: Option<crate::engine::mirror::Translation>,
+    /// base, against live, a connector the cluster lacks: what its change was labelled
+    /// against (what an earlier connector of its name left, or nothing, and why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leftovers: Option<Gone>,
     /// The two sides (type, class, offsets), for a unified diff of their YAML; not
     /// serialized.
     #[serde(skip)]

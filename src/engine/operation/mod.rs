@@ -67,6 +67,9 @@ pub struct PlanInput<'a> {
     /// The workers' offsets topic, where kco.yaml says how to reach it: looked at for the
     /// offsets earlier connectors left under the names the plan creates.
     pub offsets_topic: Option<(&'a dyn OffsetsTopic, &'a str)>,
+    /// Where what deleted connectors left is read (the cluster's Kafka), for the connectors
+    /// the plan creates: their partitions are labelled against it (`plan::label_creates`).
+    pub leftovers: &'a crate::engine::orphaned::of_name::Leftovers<'a>,
 }
 
 /// How an operation runs, once planned.
@@ -303,6 +306,7 @@ impl Operation {
         if let Some((topic, name)) = input.offsets_topic {
             warn_leftovers(&mut plan, topic, name);
         }
+        crate::engine::apply::plan::label_creates(&mut plan, &*self.client, input.leftovers);
         Ok(plan)
     }
 

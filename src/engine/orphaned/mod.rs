@@ -776,6 +776,8 @@ fn decode(r: &RawRecord<'_>) -> Option<(String, Value, Option<Value>)> {
     crate::kafka::connect_offsets::decode(r.key, r.value)
 }
 
+pub mod of_name;
+
 /// One Kafka in memory for the engine's unit tests.
 #[cfg(test)]
 pub(crate) mod memory;

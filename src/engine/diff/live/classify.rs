@@ -144,6 +144,7 @@ pub(crate) fn classify(
     });
     ConnectorDiff {
         translation: None,
+        leftovers: None,
         name: name.to_string(),
         status,
         connector_type: file_type.or(live_type),
