@@ -108,11 +108,19 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
         Action::Patch {
             entries,
             prune_nulls,
+            end_state,
             ..
         } => (
             "~",
             Style::Warn,
             {
+                let then = |back: Option<TargetState>| match end_state {
+                    Some(s) => format!(
+                        "start {s} (--create-state; it is {} now)",
+                        back.map_or_else(|| "in a state not known".to_string(), |b| b.to_string())
+                    ),
+                    None => then(back),
+                };
                 let patch = format!(
                     "patch {}{}",
                     words::count(entries.len(), "partition"),

@@ -9,8 +9,8 @@
 //! Between blocks the test plays the incident: records flow on east (1..=300), the region is
 //! lost (the sink on a paused), after the failover producers write to west's own topic
 //! (301..=310), east comes back (its old sink resuming), producers stop on west and move
-//! back to east after the failback (311..=320); every record is counted by content across
-//! both regions' output. Before Connect 3.7 (no STOPPED creation, KIP-980) the failover
+//! back to east after the failback (311..=320), west's stopped sink is deleted; every record
+//! is counted by content across both regions' output. Before Connect 3.7 (no STOPPED creation, KIP-980) the failover
 //! block is a plan error that says so, and the run stops there (tests/e2e/dr.rs fails back
 //! on 3.6 by hand).
 
@@ -305,6 +305,15 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     );
     assert_eq!(a.config(&sink)["topics"], format!("{name},west.{name}"));
     a.wait_running(&sink);
+    // West's stopped sink deleted: the next nightly check does not compare its old
+    // positions (`drifted`), and the next failover creates it afresh.
+    run(
+        dir,
+        &env,
+        next("west's sinks deleted", "-X DELETE \"$WEST/connectors/"),
+    )
+    .unwrap();
+    d.w.wait_gone(&sink);
     // Producers move back to east (records 311..=320).
     append_lines(&input, &numbered("r", 311..=320));
     let back = wait_dr_record("east's sink after failback", &east_out, 320)[before..].to_vec();
