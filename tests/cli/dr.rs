@@ -383,3 +383,33 @@ fn a_failover_refuses_to_start_a_leftover_that_reads_other_topics() {
     );
     west.assert_no_mutations();
 }
+
+/// A ringing alarm says why in text (issue 31, 3): a `dr_lagging` sink's block names the
+/// threshold and what was measured, as `-o json`'s notes do.
+#[test]
+fn a_ringing_alarm_names_its_threshold_in_text() {
+    let dir = TestEnv::new();
+    let (_east, west) = regions(&dir, "    mirrors: {east: {alias: east}}\n");
+    let r = dir.kco(&[
+        "--cluster",
+        "west",
+        "diff",
+        "snapshots/east",
+        "--translate",
+        "none",
+        "--max-mirror-silence",
+        "10s",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.all());
+    assert!(
+        r.stdout.contains("orders-sink (dr_lagging)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("  mirror `east`: no heartbeat copied from the source (`east.heartbeats`) to tell whether records come through, and --max-mirror-silence 10s asks for one"),
+        "{}",
+        r.stdout
+    );
+    west.assert_no_mutations();
+}

@@ -118,7 +118,8 @@ impl Alarm {
                 humantime::format_duration(self.max_mirror_silence)
             )),
             None if self.require_heartbeat => why.push(format!(
-                "mirror `{alias}`: no heartbeat copied from the source (`{alias}.heartbeats`) to tell whether records come through (--max-mirror-silence)"
+                "mirror `{alias}`: no heartbeat copied from the source (`{alias}.heartbeats`) to tell whether records come through, and --max-mirror-silence {} asks for one",
+                humantime::format_duration(self.max_mirror_silence)
             )),
             _ => {}
         }
@@ -218,9 +219,18 @@ pub fn readiness(p: &PartitionTranslation) -> String {
     }
 }
 
-/// `mirror `east`: last heartbeat 2s ago (east.heartbeats, copied through the mirror)`
+/// `mirror `east`: last heartbeat 2s ago (east.heartbeats, copied through the mirror)`; a
+/// heartbeat copied through the mirror longer ago than the alarm allows says that nothing
+/// has come through since, and the threshold.
 pub fn heartbeat_line(h: &MirrorHeartbeat) -> String {
     match (&h.topic, h.seconds_since_last_heartbeat) {
+        (Some(topic), Some(s)) if h.mirrored && h.allowed_silence.is_some_and(|a| s.max(0) as u64 > a) => format!(
+            "mirror `{}`: last heartbeat {} ago (`{topic}`, copied from the source cluster): nothing has come through for {}, over --max-mirror-silence {}",
+            h.alias,
+            ago(s),
+            ago(s),
+            ago(h.allowed_silence.unwrap_or_default() as i64)
+        ),
         (Some(topic), Some(s)) => format!(
             "mirror `{}`: last heartbeat {} ago (`{topic}`, {})",
             h.alias,
@@ -416,6 +426,7 @@ mod tests {
             last_heartbeat_ms: seconds.map(|_| 0),
             seconds_since_last_heartbeat: seconds,
             problem: None,
+            allowed_silence: None,
         }
     }
 
@@ -496,8 +507,27 @@ mod tests {
         let (status, notes, _) = run(aged(10, 5), required, vec![heartbeat(false, Some(0))]);
         assert_eq!(status, Status::DrLagging, "{notes}");
         assert!(
-            notes.contains("no heartbeat copied from the source (`east.heartbeats`)"),
+            notes.contains("no heartbeat copied from the source (`east.heartbeats`) to tell whether records come through, and --max-mirror-silence 2m asks for one"),
             "{notes}"
+        );
+    }
+
+    /// The mirror's line (issue 31, 3): a heartbeat copied through the mirror longer ago than
+    /// the alarm allows does not claim that records come through; it says the silence and
+    /// the threshold.
+    #[test]
+    fn the_mirror_line_says_a_silence_past_the_threshold() {
+        let judged = |seconds: i64| MirrorHeartbeat {
+            allowed_silence: Some(10),
+            ..heartbeat(true, Some(seconds))
+        };
+        assert_eq!(
+            heartbeat_line(&judged(26)),
+            "mirror `east`: last heartbeat 26s ago (`east.heartbeats`, copied from the source cluster): nothing has come through for 26s, over --max-mirror-silence 10s"
+        );
+        assert_eq!(
+            heartbeat_line(&judged(3)),
+            "mirror `east`: last heartbeat 3s ago (`east.heartbeats`, copied from the source cluster: records come through)"
         );
     }
 }
