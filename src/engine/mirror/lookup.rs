@@ -380,7 +380,7 @@ pub(super) fn through_checkpoints(
             dr_offset: found.downstream,
             checkpoint: Some(found),
             seconds_since_last_checkpoint: last,
-            redelivers: offset - found.upstream,
+            redelivers: redelivers(offset, &found),
             offset_syncs: None,
         });
     }
@@ -397,4 +397,18 @@ pub(super) fn through_checkpoints(
         }
         Err(m)
     }
+}
+
+/// How many records a sink started at the checkpoint's downstream offset delivers before it
+/// reaches the file's position `offset`, counted where it reads them: on the mirrored topic.
+/// MirrorMaker 2 (3.5 and later) puts a checkpoint's downstream offset one past its last
+/// offset sync at or below the group's offset, not at the group's offset: the records from
+/// there to the checkpoint's upstream offset are delivered again too (`offset - upstream`
+/// left them out: 29 where 39 came again). The mirrored topic keeps the source's offsets
+/// when MM2 mirrored it from its start (records copied one for one), so the distance is
+/// `offset - downstream`; a downstream offset above the upstream one says the numbering
+/// differs, and `offset - upstream` is what is known (never fewer are delivered again).
+/// Negative: records after the file's position that are skipped (`--translate latest`).
+pub(super) fn redelivers(offset: i64, found: &Found) -> i64 {
+    offset - found.downstream.min(found.upstream)
 }

@@ -184,8 +184,9 @@ pub struct PartitionTranslation {
     /// one only when the group commits a new offset).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seconds_since_last_checkpoint: Option<i64>,
-    /// Records before the file's position that the target delivers again (upstream count;
-    /// negative: records after it that are skipped, as `--translate latest` does on purpose).
+    /// Records before the file's position that the target delivers again, counted on the
+    /// mirrored topic from `dr_offset` (`lookup::redelivers`); negative: records after it
+    /// that are skipped, as `--translate latest` does on purpose.
     pub redelivers: i64,
     /// Failback: the offset syncs topic `checkpoint` is a sync of (a topic that came from
     /// the target, found downstream to upstream); `None`: a checkpoint of the group.

@@ -172,7 +172,9 @@ fn takes_the_latest_checkpoint_at_or_below_the_files_offset() {
     assert_eq!(t.mode, TranslateMode::File);
     assert_eq!(t.group, G);
     let p = &t.partitions[0];
-    assert_eq!((p.file_offset, p.dr_offset, p.redelivers), (650, 580, 50));
+    // From 580 on the mirrored topic up to 650: 70 records, not the 50 after the
+    // checkpoint's upstream 600.
+    assert_eq!((p.file_offset, p.dr_offset, p.redelivers), (650, 580, 70));
     let cp = p.checkpoint.unwrap();
     assert_eq!(cp.upstream, 600);
     assert_eq!(cp.seconds_since_written, 59);
@@ -194,7 +196,8 @@ fn latest_takes_mm2s_last_checkpoint_even_past_the_file() {
         .unwrap()
         .unwrap();
     assert_eq!(offsets_of(&t), vec![("east.orders".into(), 0, 880)]);
-    assert_eq!(t.partitions[0].redelivers, -250);
+    // The sink starts at 880: the 230 records after the file's 650 are skipped.
+    assert_eq!(t.partitions[0].redelivers, -230);
 }
 
 #[test]
@@ -586,5 +589,43 @@ fn the_mirrors_liveness_is_the_copy_of_the_sources_heartbeats() {
             && problem.contains("on a Connect worker of `east`'s own Kafka")
             && problem.contains("copies its heartbeats here as `east.heartbeats`"),
         "{problem}"
+    );
+}
+
+/// Re-delivery counted where the sink reads (issue 31, 4): file 445, checkpoint 416 -> 406
+/// (MM2 puts the downstream offset one past its last offset sync, at 405): a sink started at
+/// 406 delivers 39 records again, not the 29 after the checkpoint's upstream offset, and
+/// `--max-behind 30` rings for them. A downstream offset above the upstream one (the mirrored
+/// topic numbered otherwise) keeps the upstream distance.
+#[test]
+fn redelivers_counts_from_the_downstream_offset_the_sink_starts_at() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[
+            (G, "east.orders", 0, 416, 406),
+            (G, "east.orders", 1, 416, 9006),
+        ],
+    );
+    let file = sink_file(
+        "orders-sink",
+        Some("K-EAST"),
+        &[("orders", 0, 445), ("orders", 1, 445)],
+    );
+    let t = run(&file, &west(true), None, &mem).unwrap().unwrap();
+    let counts: Vec<(i64, i64)> = t
+        .partitions
+        .iter()
+        .map(|p| (p.dr_offset, p.redelivers))
+        .collect();
+    assert_eq!(counts, vec![(406, 39), (9006, 29)]);
+    let alarm = crate::engine::diff::Alarm {
+        max_behind: Some(30),
+        ..Default::default()
+    };
+    let why = alarm.rings(&t, None);
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(
+        why[0].starts_with("orders/0 445 -> east.orders/0 406: 39 records behind the file, over the 30 allowed (--max-behind)"),
+        "{why:?}"
     );
 }
