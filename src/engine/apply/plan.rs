@@ -511,6 +511,7 @@ fn plan_one(
             }
             Some(Ok(t)) => {
                 plan.wanted = t.offsets.clone();
+                plan.warnings.extend(t.stale_note());
                 plan.translation = Some(t.clone());
             }
             None => {}

@@ -574,6 +574,7 @@ fn create_state_starts_a_leftover_of_a_failover_and_only_that() {
         renames: BTreeMap::new(),
         offsets,
         relation: None,
+        file_age_seconds: None,
     };
     let opts = PlanOptions {
         prune: false,
@@ -603,6 +604,39 @@ fn create_state_starts_a_leftover_of_a_failover_and_only_that() {
         assert_eq!(fake.state("c"), Some(State::Running), "{wanted}");
         assert_eq!(offsets(&fake, "c"), vec![src("f", wanted)]);
     }
+    // A file the group has moved past since it was captured: the plan says its age.
+    let fake = cluster(State::Stopped);
+    let mut stale = crossing(vec![src("f", 4)]);
+    stale.file_age_seconds = Some(660);
+    stale
+        .partitions
+        .push(crate::engine::mirror::PartitionTranslation {
+            topic: "orders".into(),
+            partition: 0,
+            file_offset: 445,
+            dr_topic: "east.orders".into(),
+            dr_offset: 445,
+            checkpoint: None,
+            seconds_since_last_checkpoint: None,
+            redelivers: 0,
+            offset_syncs: None,
+            latest_checkpoint: Some(crate::engine::mirror::Found {
+                upstream: 2154,
+                downstream: 2154,
+                written_ms: 0,
+                seconds_since_written: 5,
+            }),
+        });
+    let translations = BTreeMap::from([("c".to_string(), Ok(stale))]);
+    let wants = [want("c", vec![src("f", 4)])];
+    let p = plan::build_translated(&fake.client(), "a", &wants, &opts, &translations).unwrap();
+    assert!(
+        p.connectors[0].warnings.iter().any(|w| w.starts_with(
+            "the file was captured 11m ago, and the group has committed past it since: orders/0 by 1709 records"
+        )),
+        "{:?}",
+        p.connectors[0].warnings
+    );
     // A file of this cluster: the flag is for created connectors; said, and kept STOPPED.
     let fake = cluster(State::Stopped);
     let wants = [want("c", vec![src("f", 4)])];

@@ -174,6 +174,7 @@ pub(super) fn classify(
         d.yaml = None;
     }
     d.notes.extend(t.partitions.iter().map(readiness));
+    d.notes.extend(t.stale_note());
     d.notes.extend(rings);
     d.translation = Some(t.clone());
     d
@@ -298,10 +299,12 @@ mod tests {
                 seconds_since_last_checkpoint: Some(42),
                 redelivers: 10,
                 offset_syncs: None,
+                latest_checkpoint: None,
             }],
             renames: BTreeMap::from([("orders".into(), "east.orders".into())]),
             offsets,
             relation: None,
+            file_age_seconds: None,
         }
     }
 
@@ -508,6 +511,34 @@ mod tests {
         assert_eq!(status, Status::DrLagging, "{notes}");
         assert!(
             notes.contains("no heartbeat copied from the source (`east.heartbeats`) to tell whether records come through, and --max-mirror-silence 2m asks for one"),
+            "{notes}"
+        );
+    }
+
+    /// A stale file (issue 31, d): ready (the alarm is about the mirror), and said with its
+    /// age and how far the group has moved past it, under the partition's line.
+    #[test]
+    fn a_ready_file_the_group_has_moved_past_says_its_age() {
+        let fake = FakeConnect::builder().in_process();
+        let files = vec![east_sink("s")];
+        let mut t = translated(580);
+        t.file_age_seconds = Some(660);
+        t.partitions[0].latest_checkpoint = Some(Found {
+            upstream: 2309,
+            downstream: 2290,
+            written_ms: 0,
+            seconds_since_written: 26,
+        });
+        let dr = DrInput {
+            translations: BTreeMap::from([("s".to_string(), Ok(t))]),
+            ..DrInput::default()
+        };
+        let input = testkit::live_input(&files, "west");
+        let r = diff_live_translated(&fake.client(), input, &Unheard, &dr).unwrap();
+        assert_eq!(r.connectors[0].status, Status::DrReady);
+        let notes = r.connectors[0].notes.join("\n");
+        assert!(
+            notes.contains("the file was captured 11m ago, and the group has committed past it since: orders/0 by 1709 records (MM2's latest checkpoint of the group, upstream 2309 -> downstream 2290, written 26s ago)"),
             "{notes}"
         );
     }

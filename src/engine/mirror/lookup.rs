@@ -291,6 +291,7 @@ pub(super) fn through_checkpoints(
         renames: BTreeMap::new(),
         offsets: Vec::new(),
         relation: Some(relation.clone()),
+        file_age_seconds: None,
     };
     let mut problems = Vec::new();
     for e in &file.offsets {
@@ -321,6 +322,7 @@ pub(super) fn through_checkpoints(
                         seconds_since_last_checkpoint: None,
                         redelivers: offset - found.downstream,
                         offset_syncs: Some(relation.back_syncs_topic()),
+                        latest_checkpoint: None,
                     });
                 }
                 Some((_, None, true)) => problems.push(format!(
@@ -365,10 +367,11 @@ pub(super) fn through_checkpoints(
                 },
             },
         };
-        let last = match scan.slot(&group, &dr_topic, partition) {
-            Lookup::Slot(s) => s.latest.map(|l| l.seconds_since_written),
+        let latest = match scan.slot(&group, &dr_topic, partition) {
+            Lookup::Slot(s) => s.latest,
             _ => None,
         };
+        let last = latest.map(|l| l.seconds_since_written);
         let Some(found) = found else { continue };
         t.offsets
             .push(OffsetEntry::sink(&dr_topic, partition, found.downstream));
@@ -382,6 +385,8 @@ pub(super) fn through_checkpoints(
             seconds_since_last_checkpoint: last,
             redelivers: redelivers(offset, &found),
             offset_syncs: None,
+            latest_checkpoint: latest
+                .filter(|l| mode == TranslateMode::File && l.upstream > offset),
         });
     }
     if problems.is_empty() {

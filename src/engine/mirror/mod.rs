@@ -192,9 +192,20 @@ pub struct PartitionTranslation {
     /// the target, found downstream to upstream); `None`: a checkpoint of the group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_syncs: Option<String>,
+    /// The group's latest checkpoint, when its upstream offset is past the file's
+    /// (`--translate file`): the primary's sink has committed records the file does not
+    /// know of, delivered again by a failover from the file too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_checkpoint: Option<Found>,
 }
 
 impl PartitionTranslation {
+    /// Records the file is behind the group's latest checkpoint (0: none known).
+    pub fn behind_live(&self) -> i64 {
+        self.latest_checkpoint
+            .map_or(0, |l| (l.upstream - self.file_offset).max(0))
+    }
+
     /// `orders/0 600 -> east.orders/0 591`: the file's position and the one applied on the
     /// target, in kco's partition notation (docs/output.md).
     pub fn crossing(&self) -> String {
@@ -230,6 +241,56 @@ pub struct Translation {
     /// The relation, for topics of a created sink's config that the file has no offset for.
     #[serde(skip)]
     pub relation: Option<MirrorRelation>,
+    /// Seconds since the file was captured (its `capturedAt`), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_age_seconds: Option<i64>,
+}
+
+impl Translation {
+    /// What a file the group has moved past since it was captured is, in words: its age,
+    /// and by how much each partition is behind MM2's latest checkpoint of the group
+    /// (`None` when no partition is).
+    pub fn stale_note(&self) -> Option<String> {
+        let behind: Vec<String> = self
+            .partitions
+            .iter()
+            .filter(|p| p.behind_live() > 0)
+            .filter_map(|p| {
+                let l = p.latest_checkpoint?;
+                Some(format!(
+                    "{}/{} by {} (MM2's latest checkpoint of the group, upstream {} -> downstream {}, written {} ago)",
+                    p.topic,
+                    p.partition,
+                    crate::text::count(p.behind_live() as usize, "record"),
+                    l.upstream,
+                    l.downstream,
+                    ago(l.seconds_since_written)
+                ))
+            })
+            .collect();
+        if behind.is_empty() {
+            return None;
+        }
+        let age = self.file_age_seconds.map_or_else(
+            || "at a time it does not record".to_string(),
+            |s| format!("{} ago", ago(s)),
+        );
+        Some(format!(
+            "the file was captured {age}, and the group has committed past it since: {}; a failover from the file delivers those records again too (take a newer snapshot, or --translate latest for the primary's last committed position)",
+            behind.join(", ")
+        ))
+    }
+}
+
+fn ago(seconds: i64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(seconds.max(0) as u64)).to_string()
+}
+
+/// Seconds between the file's `capturedAt` and `now_ms`.
+fn file_age(file: &OffsetsFile, now_ms: i64) -> Option<i64> {
+    let at = humantime::parse_rfc3339_weak(file.metadata.captured_at.as_deref()?).ok()?;
+    let ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
+    Some(((now_ms - i64::try_from(ms).ok()?) / 1000).max(0))
 }
 
 /// A sink partition as the file holds it.
@@ -354,6 +415,10 @@ pub fn translate(
             }
             (None, None) => Err("internal: checkpoints topic not scanned".into()),
         };
+        let result = result.map(|t| Translation {
+            file_age_seconds: file_age(file, now_ms),
+            ..t
+        });
         out.insert(name.to_string(), result);
     }
     Ok(out)
@@ -374,6 +439,7 @@ fn rename_only(
         renames: BTreeMap::new(),
         offsets: Vec::new(),
         relation: relation.cloned(),
+        file_age_seconds: None,
     };
     for e in &file.offsets {
         let Some((topic, partition, offset)) = sink_partition(e) else {
@@ -394,6 +460,7 @@ fn rename_only(
             seconds_since_last_checkpoint: None,
             redelivers: 0,
             offset_syncs: None,
+            latest_checkpoint: None,
         });
     }
     Ok(t)

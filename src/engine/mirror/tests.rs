@@ -629,3 +629,36 @@ fn redelivers_counts_from_the_downstream_offset_the_sink_starts_at() {
         "{why:?}"
     );
 }
+
+/// A stale file (issue 31, d): captured 11 minutes ago at 445, while the group has since
+/// committed up to 2154 (MM2's latest checkpoint): the translation keeps that checkpoint,
+/// and says the file's age and how far behind it is, where it said only "0 records behind".
+#[test]
+fn a_file_the_group_has_moved_past_says_its_age_and_how_far_behind_it_is() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[
+            (G, "east.orders", 0, 445, 445),
+            (G, "east.orders", 0, 2154, 2154),
+        ],
+    );
+    let mut file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 445)]);
+    let captured = std::time::UNIX_EPOCH + std::time::Duration::from_millis((NOW - 660_000) as u64);
+    file.metadata.captured_at = Some(humantime::format_rfc3339_seconds(captured).to_string());
+    let t = run(&file, &west(true), None, &mem).unwrap().unwrap();
+    let p = &t.partitions[0];
+    assert_eq!((p.dr_offset, p.redelivers, p.behind_live()), (445, 0, 1709));
+    assert_eq!(t.file_age_seconds, Some(660));
+    assert_eq!(
+        t.stale_note().unwrap(),
+        "the file was captured 11m ago, and the group has committed past it since: orders/0 by 1709 records (MM2's latest checkpoint of the group, upstream 2154 -> downstream 2154, written 59s ago); a failover from the file delivers those records again too (take a newer snapshot, or --translate latest for the primary's last committed position)"
+    );
+    // At the group's position, or with --translate latest: nothing to say.
+    let fresh = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 2154)]);
+    let t = run(&fresh, &west(true), None, &mem).unwrap().unwrap();
+    assert_eq!(t.stale_note(), None);
+    let t = run(&file, &west(true), Some(TranslateMode::Latest), &mem)
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.stale_note(), None);
+}
