@@ -508,27 +508,44 @@ pub fn own_topics(topics: &str, t: &Translation) -> Vec<(String, String)> {
 }
 
 /// What the DR cluster's Kafka (`partitions`: its topics and their partition counts) lacks
-/// of `own`'s topics: a topic missing, which the sink's consumer or the producers would
-/// auto-create with the broker's default count, or one whose count is not the mirrored
-/// copy's (the primary's). `cluster` names the DR cluster.
+/// of the topics its created sinks read of its own (`own`: each such topic, with its
+/// mirrored copy and the sinks that read it): a topic missing, which the sinks' consumers or
+/// the producers would auto-create with the broker's default count, or one whose count is
+/// not the mirrored copy's (the primary's). One warning per topic, naming every sink that
+/// reads it; `cluster` names the DR cluster, `kafka` its Kafka (for the command that creates
+/// a missing topic).
 pub fn own_topic_warnings(
-    own: &[(String, String)],
+    own: &BTreeMap<(String, String), Vec<String>>,
     partitions: &BTreeMap<String, usize>,
     cluster: &str,
+    kafka: &KafkaOptions,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    for (topic, mirrored) in own {
+    for ((topic, mirrored), sinks) in own {
         let Some(&want) = partitions.get(mirrored) else {
             continue;
         };
+        let readers = sinks
+            .iter()
+            .map(|s| format!("`{s}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
         match partitions.get(topic) {
             None => out.push(format!(
-                "topic `{topic}` does not exist on the Kafka of cluster `{cluster}`: producers write there after a failover, and whoever first uses it auto-creates it with the broker's default partition count; create it first with the {} of `{mirrored}` (the primary's): kafka-topics.sh --create --topic {topic} --partitions {want}",
-                crate::text::count(want, "partition")
+                "topic `{topic}` does not exist on the Kafka of cluster `{cluster}` ({} {readers}): producers write there after a failover, and whoever first uses it auto-creates it with the broker's default partition count; create it first with the {} of `{mirrored}` (the primary's): kafka-topics.sh --bootstrap-server {} --create --topic {topic} --partitions {want}{}",
+                if sinks.len() == 1 { "read by" } else { "read by each of" },
+                crate::text::count(want, "partition"),
+                kafka.bootstrap_display(),
+                if kafka.sasl.is_some() || kafka.tls.is_some() {
+                    " --command-config <a client properties file with its SASL and TLS settings>"
+                } else {
+                    ""
+                }
             )),
             Some(&n) if n != want => out.push(format!(
-                "topic `{topic}` on the Kafka of cluster `{cluster}` has {}, `{mirrored}` (the primary's) {want}: records keyed alike do not land in the partitions they did on the primary",
-                crate::text::count(n, "partition")
+                "topic `{topic}` on the Kafka of cluster `{cluster}` has {}, `{mirrored}` (the primary's) {want}: records keyed alike do not land in the partitions they did on the primary ({} {readers})",
+                crate::text::count(n, "partition"),
+                if sinks.len() == 1 { "read by" } else { "read by each of" },
             )),
             Some(_) => {}
         }

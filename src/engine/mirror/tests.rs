@@ -373,11 +373,28 @@ fn the_dr_clusters_own_topics_are_checked_against_the_mirrored_copies() {
         ("east.payments".to_string(), 2),
         ("payments".to_string(), 1),
     ]);
-    let w = own_topic_warnings(&own, &kafka, "west");
+    // Two sinks read each (issue 31): one warning per topic, naming both, with the
+    // bootstrap servers the command needs.
+    let readers: BTreeMap<(String, String), Vec<String>> = own
+        .iter()
+        .map(|pair| {
+            (
+                pair.clone(),
+                vec!["a-sink".to_string(), "b-sink".to_string()],
+            )
+        })
+        .collect();
+    let options = KafkaOptions {
+        bootstrap: vec!["west-1:9092".into(), "west-2:9092".into()],
+        sasl: None,
+        tls: None,
+        timeout: std::time::Duration::from_secs(15),
+    };
+    let w = own_topic_warnings(&readers, &kafka, "west", &options);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(
-        w[0].starts_with("topic `orders` does not exist on the Kafka of cluster `west`")
-            && w[0].ends_with("create it first with the 3 partitions of `east.orders` (the primary's): kafka-topics.sh --create --topic orders --partitions 3"),
+        w[0].starts_with("topic `orders` does not exist on the Kafka of cluster `west` (read by each of `a-sink`, `b-sink`)")
+            && w[0].ends_with("create it first with the 3 partitions of `east.orders` (the primary's): kafka-topics.sh --bootstrap-server west-1:9092,west-2:9092 --create --topic orders --partitions 3"),
         "{}",
         w[0]
     );
@@ -392,7 +409,7 @@ fn the_dr_clusters_own_topics_are_checked_against_the_mirrored_copies() {
         ("east.payments".to_string(), 2),
         ("payments".to_string(), 2),
     ]);
-    assert!(own_topic_warnings(&own, &ready, "west").is_empty());
+    assert!(own_topic_warnings(&readers, &ready, "west", &options).is_empty());
     // A topic that came back home (failback) has no own copy to check.
     let relation = t.relation.clone().unwrap();
     assert_eq!(
