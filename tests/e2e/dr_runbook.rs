@@ -148,7 +148,8 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
 
     // Detect: the nightly commit commits; the readiness check exits 0, the source skipped,
     // the mirror's heartbeat seen.
-    run(dir, &env, next("the nightly snapshot", "kco snapshot")).unwrap();
+    let nightly = next("the nightly snapshot", "kco snapshot").clone();
+    run(dir, &env, &nightly).unwrap();
     let log = run(dir, &env, "git log --format=%s").unwrap();
     assert!(log.contains("offsets of east"), "{log}");
     pushed("the nightly");
@@ -159,7 +160,9 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     )
     .unwrap();
     assert!(!tracked.trim().is_empty(), "the schema file is committed");
-    let readiness = next("the readiness check", "kco diff");
+    let readiness = next("the readiness check", "kco diff").clone();
+    let nightly_readiness = readiness.clone();
+    let readiness = readiness.as_str();
     // The mirror is alive by the heartbeats it copies from east (the bed's MM2 writes them).
     let report = retry("a heartbeat in the readiness check", readiness, &|o| {
         o.contains("(`east.heartbeats`, copied from the source cluster: records come through)")
@@ -314,6 +317,15 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     )
     .unwrap();
     d.w.wait_gone(&sink);
+    // The next night: east's new sink captured, and west ready to take over again (exit 0),
+    // not `drifted` by the stopped sink the failback left there.
+    run(dir, &env, &nightly).unwrap();
+    let report = retry(
+        "the readiness after the failback",
+        &nightly_readiness,
+        &|o| o.contains("dr_ready"),
+    );
+    assert!(!report.contains("drifted"), "{report}");
     // Producers move back to east (records 311..=320).
     append_lines(&input, &numbered("r", 311..=320));
     let back = wait_dr_record("east's sink after failback", &east_out, 320)[before..].to_vec();
