@@ -474,6 +474,21 @@ fn a_stalled_mirror_rings_from_the_heartbeats_that_come_through_it() {
                     .is_some_and(|s| s > 4),
             "{r}"
         );
+        // The text says it too (issue 31): the reason under the sink, and a mirror line
+        // that no longer says records come through.
+        let snapshots = env.path().join("snapshots/a");
+        let diff = ["--cluster", "w", "diff", snapshots.to_str().unwrap()];
+        let (code, o, e) = env
+            .kco(&[&diff[..], &["--max-mirror-silence", "4s"]].concat())
+            .parts();
+        assert_eq!(code, 2, "{o}{e}");
+        assert!(
+            o.contains(&format!("{} (dr_lagging)", p.name))
+                && o.contains("  mirror `east`: no heartbeat has come through from the source for")
+                && o.contains("over --max-mirror-silence 4s")
+                && !o.contains("records come through"),
+            "{o}{e}"
+        );
     };
     for (connector, on) in [
         ("mm2-east-source", &d.w),
