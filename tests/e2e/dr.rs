@@ -320,6 +320,14 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
         o.contains(&format!("{}/0 600 -> east.{}/0", p.topic, p.topic)),
         "{o}"
     );
+    // The file at 600, the group since at 1000: said, with the file's age (issue 31).
+    assert!(
+        o.contains(&format!(
+            "and the group has committed past it since: {}/0 by 400 records",
+            p.topic
+        )),
+        "{o}"
+    );
     // The mirrored topic, and west's own of the same name (after a failover, producers
     // write there), when kco created the sink (Connect 3.7 and later: before, the test
     // creates it itself, with the mirrored topic only).
