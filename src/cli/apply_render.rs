@@ -130,9 +130,10 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
                         String::new()
                     }
                 );
-                match &c.by_service {
-                    Some(note) => format!("{patch}; {note}"),
-                    None => format!("stop, {patch}, {}", then(back)),
+                match (&c.by_service, end_state) {
+                    (Some(note), Some(_)) => format!("{patch}; {note}; {}", then(back)),
+                    (Some(note), None) => format!("{patch}; {note}"),
+                    (None, _) => format!("stop, {patch}, {}", then(back)),
                 }
             },
         ),

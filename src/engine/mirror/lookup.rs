@@ -274,7 +274,7 @@ pub(super) fn syncs_topic_error(
 /// mirror from the target to the file's cluster and what its checkpoints topic holds, for the
 /// partitions of topics that came from the target.
 pub(super) fn through_checkpoints(
-    file: &OffsetsFile,
+    (file, age): (&OffsetsFile, Option<i64>),
     relation: &MirrorRelation,
     mode: TranslateMode,
     scan: &TopicScan,
@@ -291,7 +291,7 @@ pub(super) fn through_checkpoints(
         renames: BTreeMap::new(),
         offsets: Vec::new(),
         relation: Some(relation.clone()),
-        file_age_seconds: None,
+        file_age_seconds: age,
     };
     let mut problems = Vec::new();
     for e in &file.offsets {
@@ -359,8 +359,13 @@ pub(super) fn through_checkpoints(
                     Some(f) => Some(f),
                     None => {
                         problems.push(format!(
-                            "no checkpoint of group `{group}` for {where_} at or below the file's offset {offset}: the oldest kept is at {} (compaction keeps only the latest per partition); the file is older than MirrorMaker 2's checkpoints: take a newer file, or `--translate latest` for MM2's latest position",
-                            s.oldest_upstream.unwrap_or_default()
+                            "no checkpoint of group `{group}` for {where_} at or below the file's offset {offset}: the oldest kept is at {} (compaction keeps only the latest per partition); the file{} is older than MirrorMaker 2's checkpoints: take a newer file, or `--translate latest` for MM2's latest position",
+                            s.oldest_upstream.unwrap_or_default(),
+                            age.map(|a| format!(
+                                ", captured {} ago,",
+                                humantime::format_duration(std::time::Duration::from_secs(a.max(0) as u64))
+                            ))
+                            .unwrap_or_default()
                         ));
                         continue;
                     }

@@ -398,12 +398,13 @@ pub fn translate(
         return Err(e);
     }
     for (name, file, relation, m) in pending {
+        let age = file_age(file, now_ms);
         let back = syncs.get(&relation.back_syncs_topic());
         let result = match (scans.get(&relation.checkpoints_topic), back) {
             (_, Some(Err(e))) => Err(lookup::syncs_topic_error(e, &relation, target)),
             (Some(Err(e)), _) => Err(lookup::topic_error(e, &relation, target)),
             (Some(Ok(found)), back) => lookup::through_checkpoints(
-                file,
+                (file, age),
                 &relation,
                 m,
                 found,
@@ -411,14 +412,10 @@ pub fn translate(
             ),
             (None, Some(Ok(back))) => {
                 let empty = lookup::TopicScan::default();
-                lookup::through_checkpoints(file, &relation, m, &empty, Some(back))
+                lookup::through_checkpoints((file, age), &relation, m, &empty, Some(back))
             }
             (None, None) => Err("internal: checkpoints topic not scanned".into()),
         };
-        let result = result.map(|t| Translation {
-            file_age_seconds: file_age(file, now_ms),
-            ..t
-        });
         out.insert(name.to_string(), result);
     }
     Ok(out)

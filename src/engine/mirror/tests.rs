@@ -274,10 +274,19 @@ fn a_file_older_than_every_checkpoint_is_an_error_never_a_skip() {
         "east.checkpoints.internal",
         &[(G, "east.orders", 0, 900, 880)],
     );
-    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
+    let mut file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
     let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
     assert!(err.contains("at or below the file's offset 650"), "{err}");
     assert!(err.contains("oldest kept is at 900"), "{err}");
+    // With its age, when it records when it was captured (issue 31).
+    let captured =
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis((NOW - 3 * 86_400_000) as u64);
+    file.metadata.captured_at = Some(humantime::format_rfc3339_seconds(captured).to_string());
+    let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
+    assert!(
+        err.contains("the file, captured 3days ago, is older than MirrorMaker 2's checkpoints"),
+        "{err}"
+    );
 }
 
 #[test]
