@@ -69,7 +69,9 @@ pub struct Args {
     /// Create missing connectors from the config in their file (stopped, patched, then started)
     #[arg(long)]
     pub create: bool,
-    /// State for connectors made by --create [default: the state recorded in the file]
+    /// State for connectors made by --create [default: the state recorded in the file]; on a
+    /// failover or failback (files of another Kafka cluster), also the state a connector of
+    /// the file's name that the target already has is left in
     #[arg(long, value_enum, requires = "create")]
     pub create_state: Option<StateArg>,
     /// Take the files as the cluster had them at a git revision or a time (YYYY-MM-DD[

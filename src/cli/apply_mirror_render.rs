@@ -32,7 +32,7 @@ pub fn translation(p: &Printer, t: &Translation) -> String {
     out
 }
 
-/// `orders/0 600 -> east.orders/0 591  (checkpoint written 12s ago, upstream 600 -> downstream 591; re-delivers 9 records before the file's position, and up to MM2's `offset.lag.max` more)`
+/// `orders/0 600 -> east.orders/0 591  (checkpoint written 12s ago, upstream 600 -> downstream 591; re-delivers 9 records before the file's position)`
 pub fn partition(pt: &PartitionTranslation) -> String {
     let head = pt.crossing();
     let Some(cp) = &pt.checkpoint else {
@@ -42,7 +42,7 @@ pub fn partition(pt: &PartitionTranslation) -> String {
         humantime::format_duration(Duration::from_secs(cp.seconds_since_written.max(0) as u64));
     let effect = if pt.redelivers >= 0 {
         format!(
-            "re-delivers {} before the file's position, and up to MM2's `offset.lag.max` more",
+            "re-delivers {} before the file's position",
             crate::text::count(pt.redelivers as usize, "record")
         )
     } else {

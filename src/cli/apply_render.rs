@@ -109,11 +109,19 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
         Action::Patch {
             entries,
             prune_nulls,
+            end_state,
             ..
         } => (
             "~",
             Style::Warn,
             {
+                let then = |back: Option<TargetState>| match end_state {
+                    Some(s) => format!(
+                        "start {s} (--create-state; it is {} now)",
+                        back.map_or_else(|| "in a state not known".to_string(), |b| b.to_string())
+                    ),
+                    None => then(back),
+                };
                 let patch = format!(
                     "patch {}{}",
                     words::count(entries.len(), "partition"),
@@ -123,9 +131,10 @@ fn connector(p: &Printer, c: &ConnectorPlan, prune: bool) -> String {
                         String::new()
                     }
                 );
-                match &c.by_service {
-                    Some(note) => format!("{patch}; {note}"),
-                    None => format!("stop, {patch}, {}", then(back)),
+                match (&c.by_service, end_state) {
+                    (Some(note), Some(_)) => format!("{patch}; {note}; {}", then(back)),
+                    (Some(note), None) => format!("{patch}; {note}"),
+                    (None, _) => format!("stop, {patch}, {}", then(back)),
                 }
             },
         ),

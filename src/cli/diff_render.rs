@@ -427,7 +427,13 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnM
     for c in r
         .connectors
         .iter()
-        .filter(|c| matches!(c.status, Status::DrReady | Status::Skipped))
+        .filter(|c| c.yaml.is_none())
+        .filter(|c| {
+            matches!(
+                c.status,
+                Status::DrReady | Status::DrLagging | Status::Skipped
+            )
+        })
     {
         let title = format!("{} ({})", c.name, c.status.as_str());
         let _ = writeln!(out, "\n{}", p.paint(Style::Bold, &title));

@@ -152,40 +152,46 @@ impl Crossing {
 }
 
 /// Each sink the plan creates on the DR cluster also reads the DR cluster's own topics of
-/// the same names (where producers write after a failover): the plan says which of them its
-/// Kafka lacks, or has with another partition count than the mirrored copy, and what to
-/// create. One metadata request, only when a created sink reads such a topic.
+/// the same names (where producers write after a failover): the plan says, once per topic
+/// with every sink that reads it, which of them its Kafka lacks, or has with another
+/// partition count than the mirrored copy, and what to create. One metadata request, only
+/// when a created sink reads such a topic.
 fn check_own_topics(plan: &mut ApplyPlan, side: &Target) {
     let Some(kafka) = &side.kafka else { return };
-    let own: Vec<(usize, Vec<(String, String)>)> = plan
+    let mut own: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for c in plan
         .connectors
         .iter()
-        .enumerate()
-        .filter(|(_, c)| matches!(c.action, Action::Create { .. }))
-        .filter_map(|(i, c)| {
-            let t = c.translation.as_ref()?;
-            let before = c.config_changes.iter().find(|ch| ch.key == "topics")?;
-            Some((i, mirror::own_topics(&before.before, t)))
-        })
-        .filter(|(_, own)| !own.is_empty())
-        .collect();
+        .filter(|c| matches!(c.action, Action::Create { .. }))
+    {
+        let Some(t) = c.translation.as_ref() else {
+            continue;
+        };
+        let Some(before) = c.config_changes.iter().find(|ch| ch.key == "topics") else {
+            continue;
+        };
+        for pair in mirror::own_topics(&before.before, t) {
+            own.entry(pair).or_default().push(c.name.clone());
+        }
+    }
     if own.is_empty() {
         return;
     }
     match crate::kafka::topic_partitions(kafka) {
-        Ok(partitions) => {
-            for (i, own) in own {
-                let warnings = mirror::own_topic_warnings(&own, &partitions, &side.cluster);
-                plan.connectors[i].warnings.extend(warnings);
-            }
-        }
+        Ok(partitions) => plan.warnings.extend(mirror::own_topic_warnings(
+            &own,
+            &partitions,
+            &side.cluster,
+            kafka,
+        )),
         Err(e) => {
-            for (i, _) in own {
-                plan.connectors[i].warnings.push(format!(
-                    "cannot check that the topics it reads exist on cluster `{}`'s Kafka: {e}",
-                    side.cluster
-                ));
-            }
+            let sinks: BTreeSet<&str> = own.values().flatten().map(String::as_str).collect();
+            let sinks: Vec<String> = sinks.iter().map(|s| format!("`{s}`")).collect();
+            plan.warnings.push(format!(
+                "cannot check that the topics {} read exist on cluster `{}`'s Kafka: {e}",
+                sinks.join(", "),
+                side.cluster
+            ));
         }
     }
 }

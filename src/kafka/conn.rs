@@ -29,6 +29,51 @@ pub(super) enum CoordinatorKey {
     Transaction = 1,
 }
 
+/// The bootstrap addresses that failed to answer in this run (a broker that accepts the
+/// connection and never answers holds a read for `timeoutSeconds` each time it is tried).
+static UNANSWERED: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Notes whether `addr` answered.
+fn remember(addr: &str, answered: bool) {
+    let mut set = UNANSWERED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if answered {
+        set.remove(addr);
+    } else {
+        set.insert(addr.to_string());
+    }
+}
+
+/// `bootstrap` in its order, the addresses that failed to answer earlier in this run last.
+pub(super) fn by_answer(bootstrap: &[String]) -> Vec<String> {
+    let set = UNANSWERED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (bad, good): (Vec<&String>, Vec<&String>) =
+        bootstrap.iter().partition(|a| set.contains(a.as_str()));
+    good.into_iter().chain(bad).cloned().collect()
+}
+
+/// `bootstrap` without the addresses that failed to answer earlier in this run, unless
+/// none would be left (for a client that tries its addresses in an order of its own).
+pub(super) fn answering(bootstrap: &[String]) -> Vec<String> {
+    let set = UNANSWERED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let good: Vec<String> = bootstrap
+        .iter()
+        .filter(|a| !set.contains(a.as_str()))
+        .cloned()
+        .collect();
+    if good.is_empty() {
+        bootstrap.to_vec()
+    } else {
+        good
+    }
+}
+
 /// One connection to one broker, with the versions of each API it serves.
 pub(super) struct Conn<'a> {
     pub(super) opts: &'a KafkaOptions,
@@ -40,13 +85,21 @@ pub(super) struct Conn<'a> {
 }
 
 impl<'a> Conn<'a> {
-    /// The first bootstrap broker that answers.
+    /// The first bootstrap broker that answers, those that did not answer earlier in this
+    /// run tried last ([`by_answer`]): a broker that hangs costs one `timeoutSeconds` per
+    /// run, not one per read.
     pub(super) fn bootstrap(opts: &'a KafkaOptions) -> Result<Self, KafkaError> {
         let mut last = None;
-        for addr in &opts.bootstrap {
-            match Self::open(opts, addr) {
-                Ok(c) => return Ok(c),
-                Err(e) => last = Some(e),
+        for addr in by_answer(&opts.bootstrap) {
+            match Self::open(opts, &addr) {
+                Ok(c) => {
+                    remember(&addr, true);
+                    return Ok(c);
+                }
+                Err(e) => {
+                    remember(&addr, false);
+                    last = Some(e);
+                }
             }
         }
         Err(last.unwrap_or_else(|| KafkaError::Failed {
@@ -407,5 +460,40 @@ fn doing(key: i16) -> &'static str {
         3 => "listing topics",
         10 => "finding a coordinator",
         _ => "waiting for an answer",
+    }
+}
+
+#[cfg(test)]
+mod bootstrap_tests {
+    use super::*;
+
+    /// A bootstrap broker that accepts the connection and never answers (issue 31): tried
+    /// once, it costs one `timeoutSeconds`, and the next read of the run tries the others
+    /// first (it took two timeouts, one per read, before the good broker was used).
+    #[test]
+    fn a_bootstrap_broker_that_never_answers_is_tried_last_for_the_rest_of_the_run() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let hung = listener.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            for c in listener.incoming() {
+                kept.push(c);
+            }
+        });
+        let other = "127.0.0.1:9".to_string();
+        let both = vec![hung.clone(), other.clone()];
+        assert_eq!(by_answer(&both), both, "nothing known yet: the order given");
+        let opts = KafkaOptions {
+            bootstrap: vec![hung.clone()],
+            sasl: None,
+            tls: None,
+            timeout: Duration::from_millis(300),
+        };
+        let start = Instant::now();
+        assert!(Conn::bootstrap(&opts).is_err());
+        assert!(start.elapsed() < Duration::from_secs(5), "one timeout");
+        assert_eq!(by_answer(&both), vec![other.clone(), hung.clone()]);
+        assert_eq!(answering(&both), vec![other]);
+        assert_eq!(answering(std::slice::from_ref(&hung)), vec![hung]);
     }
 }

@@ -249,7 +249,7 @@ async fn connect(opts: &KafkaOptions) -> Result<rskafka::client::Client, KafkaEr
         message: redact(&message, opts),
     };
     let build = |deadline: Duration| {
-        let mut builder = ClientBuilder::new(opts.bootstrap.clone())
+        let mut builder = ClientBuilder::new(conn::answering(&opts.bootstrap))
             .client_id("kco")
             .backoff_config(BackoffConfig {
                 init_backoff: Duration::from_millis(50),

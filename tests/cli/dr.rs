@@ -277,3 +277,139 @@ fn a_failback_refuses_while_the_primarys_old_sink_runs_beside_the_dr_one() {
     );
     east.assert_no_mutations();
 }
+
+/// West with the sink an earlier failback left there STOPPED (`topics` the failover set,
+/// `read`; its old position on the mirrored topic): east's file is applied onto it.
+fn leftover_on_west(dir: &TestEnv, read: &str) -> (FakeConnect, FakeConnect) {
+    let east = on_kafka("K-EAST")
+        .connector(sink_of("orders-sink", "orders", 600))
+        .start();
+    let west = on_kafka("K-WEST")
+        .connector(sink_of("orders-sink", "east.orders", 450).config("topics", read))
+        .start();
+    west.set_state("orders-sink", crate::fake_connect::State::Stopped);
+    dir.config(format!(
+        "clusters:\n  east:\n    urls: [{}]\n  west:\n    urls: [{}]\n    mirrors: {{east: {{alias: east}}}}\n",
+        east.url(),
+        west.url()
+    ));
+    let r = dir.kco(&["--cluster", "east", "snapshot", "--with-config"]);
+    assert_eq!(r.code, 0, "{}", r.all());
+    (east, west)
+}
+
+/// The next failover after a failback (issue 31, 2): the sink the failback left STOPPED on
+/// west exists, and `--create --create-state running` starts it after setting its offsets,
+/// where it was left STOPPED before ("ok ... STOPPED (no tasks)"); the plan says so.
+#[test]
+fn a_failover_onto_a_stopped_leftover_honours_create_state() {
+    let dir = TestEnv::new();
+    let (_east, west) = leftover_on_west(&dir, "east.orders,orders");
+    let failover = [
+        "--cluster",
+        "west",
+        "apply",
+        "snapshots/east/orders-sink.yaml",
+        "--create",
+        "--create-state",
+        "running",
+        "--translate",
+        "none",
+    ];
+    let r = dir.kco(&[&failover[..], &["--dry-run"]].concat());
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(
+        r.stdout
+            .contains("stop, patch 1 partition, start RUNNING (--create-state; it is STOPPED now)"),
+        "{}",
+        r.stdout
+    );
+    let r = dir.kco(&[&failover[..], &["--yes"]].concat());
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert_eq!(
+        west.state("orders-sink"),
+        Some(crate::fake_connect::State::Running),
+        "{}",
+        r.all()
+    );
+    assert!(
+        r.all()
+            .contains("ok orders-sink: offsets applied and verified; RUNNING"),
+        "{}",
+        r.all()
+    );
+    let offset = west.offset(
+        "orders-sink",
+        &json!({"kafka_topic": "east.orders", "kafka_partition": 0}),
+    );
+    assert_eq!(offset, Some(json!({"kafka_offset": 600})));
+
+    // In sync already, still STOPPED: started all the same.
+    west.set_state("orders-sink", crate::fake_connect::State::Stopped);
+    let r = dir.kco(&[&failover[..], &["--yes"]].concat());
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert_eq!(
+        west.state("orders-sink"),
+        Some(crate::fake_connect::State::Running),
+        "{}",
+        r.all()
+    );
+}
+
+/// A leftover that does not read the topics the file's offsets are for would run and read
+/// nothing of them: `--create-state` on it is refused, naming it and how to delete it, and
+/// nothing is changed.
+#[test]
+fn a_failover_refuses_to_start_a_leftover_that_reads_other_topics() {
+    let dir = TestEnv::new();
+    let (_east, west) = leftover_on_west(&dir, "orders");
+    let r = dir.kco(&[
+        "--cluster",
+        "west",
+        "apply",
+        "snapshots/east",
+        "--create",
+        "--create-state",
+        "running",
+        "--translate",
+        "none",
+        "--yes",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.all().contains("`orders-sink` exists on `west` (STOPPED), a leftover of an earlier failover or failback that reads `topics=orders`, not `east.orders`: started RUNNING (--create-state) it would not read them; delete it on `west` (`curl -X DELETE <west's URL>/connectors/orders-sink`) and apply again"),
+        "{}",
+        r.all()
+    );
+    west.assert_no_mutations();
+}
+
+/// A ringing alarm says why in text (issue 31, 3): a `dr_lagging` sink's block names the
+/// threshold and what was measured, as `-o json`'s notes do.
+#[test]
+fn a_ringing_alarm_names_its_threshold_in_text() {
+    let dir = TestEnv::new();
+    let (_east, west) = regions(&dir, "    mirrors: {east: {alias: east}}\n");
+    let r = dir.kco(&[
+        "--cluster",
+        "west",
+        "diff",
+        "snapshots/east",
+        "--translate",
+        "none",
+        "--max-mirror-silence",
+        "10s",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.all());
+    assert!(
+        r.stdout.contains("orders-sink (dr_lagging)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("  mirror `east`: no heartbeat copied from the source (`east.heartbeats`) to tell whether records come through, and --max-mirror-silence 10s asks for one"),
+        "{}",
+        r.stdout
+    );
+    west.assert_no_mutations();
+}

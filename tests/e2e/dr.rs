@@ -320,6 +320,14 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
         o.contains(&format!("{}/0 600 -> east.{}/0", p.topic, p.topic)),
         "{o}"
     );
+    // The file at 600, the group since at 1000: said, with the file's age (issue 31).
+    assert!(
+        o.contains(&format!(
+            "and the group has committed past it since: {}/0 by 400 records",
+            p.topic
+        )),
+        "{o}"
+    );
     // The mirrored topic, and west's own of the same name (after a failover, producers
     // write there), when kco created the sink (Connect 3.7 and later: before, the test
     // creates it itself, with the mirrored topic only).
@@ -474,6 +482,21 @@ fn a_stalled_mirror_rings_from_the_heartbeats_that_come_through_it() {
                     .is_some_and(|s| s > 4),
             "{r}"
         );
+        // The text says it too (issue 31): the reason under the sink, and a mirror line
+        // that no longer says records come through.
+        let snapshots = env.path().join("snapshots/a");
+        let diff = ["--cluster", "w", "diff", snapshots.to_str().unwrap()];
+        let (code, o, e) = env
+            .kco(&[&diff[..], &["--max-mirror-silence", "4s"]].concat())
+            .parts();
+        assert_eq!(code, 2, "{o}{e}");
+        assert!(
+            o.contains(&format!("{} (dr_lagging)", p.name))
+                && o.contains("  mirror `east`: no heartbeat has come through from the source for")
+                && o.contains("over --max-mirror-silence 4s")
+                && !o.contains("records come through"),
+            "{o}{e}"
+        );
     };
     for (connector, on) in [
         ("mm2-east-source", &d.w),
@@ -600,7 +623,7 @@ fn without_a_mirror_an_excluded_group_or_the_wrong_password_nothing_is_applied()
 /// A sink made on `c` (cluster `cluster`) from `file`: `kco apply --create <extra>`; before
 /// Connect 3.7 (no STOPPED creation, KIP-980) as the plan error says: created STOPPED by the
 /// harness with `config` (never touching its topics until resumed), then `kco apply` without
-/// `--create`, and resumed. The apply's stdout.
+/// `--create`, and resumed. The apply's stdout and stderr.
 fn create_from_file(
     env: &TestEnv,
     c: &Connect,
@@ -621,6 +644,8 @@ fn create_from_file(
     };
     let (code, o, e) = env.kco(&args).parts();
     assert_eq!(code, 0, "apply on {cluster}: {o}{e}");
+    // The plan's own warnings (a topic the DR cluster lacks) are on stderr.
+    let o = format!("{o}{e}");
     match guard {
         Some(guard) => {
             c.resume(name);
@@ -835,4 +860,113 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
         extra.len()
     );
     let _ = (file, west_config);
+}
+
+/// Issue 31 on the bed. Re-delivery counted where the DR sink reads (4): records 1..=1000
+/// on east, east's sink stopped with its group at 445 (set through Connect, so that MM2's
+/// checkpoint of it is one past its last offset sync below 445 rather than exact), and the
+/// sink started on w from the file delivers again exactly the records kco said it would
+/// (`redelivers`, from the checkpoint's downstream offset). The next failover after it (2):
+/// w's sink stopped and left there, east reads on to 1050, and `--create --create-state
+/// running` onto the leftover sets its offsets and starts it (it stayed STOPPED before), so
+/// that it reads on from east's new position.
+#[test]
+fn a_failover_redelivers_what_kco_counts_and_starts_the_leftover_of_the_last_one() {
+    let Some(d) = dr() else { return };
+    if !d.w.supports_initial_state() {
+        return;
+    }
+    let a = d.tb.a();
+    let work = temp_dir();
+    let topic = unique_name("kco-dr-orders");
+    let input = work.path().join("in.txt");
+    write_lines(&input, &numbered("r", 1..=1000));
+    let source = a.create(
+        &unique_name("kco-dr-src"),
+        file_source_config(&input, &topic),
+    );
+    let name = unique_name("kco-dr-sink");
+    let config = file_sink_config(&work.path().join("east.out"), &topic);
+    let sink = a.create_in_state(&name, config, "STOPPED");
+    let reply = a.patch_offsets(
+        &name,
+        json!([{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 445}}]),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let p = Primary {
+        topic,
+        name,
+        input,
+        sink: Some(sink),
+        _source: source,
+        work,
+    };
+    let env = d.env(true);
+    let out = env.path().join("west.out");
+    let file = snapshot(&env, &p, &out);
+    // Once MM2 has mirrored the 1000 records and checkpointed the group at 445.
+    let plan = wait_translated(&d, &env, &file, &["--create-state", "running"], |c| {
+        c["translation"]["partitions"][0]["checkpoint"]["upstream"] == 445
+    });
+    let part = &plan["translation"]["partitions"][0];
+    let dr_offset = part["dr_offset"].as_i64().unwrap();
+    let redelivers = part["redelivers"].as_i64().unwrap();
+    let (_, _dr_sink) = start_on_w(&d, &env, (&p, &file, &out), &["--create-state", "running"]);
+    let lines = wait_dr_output(&out, 1000);
+    let again = lines.iter().filter(|r| **r <= 445).count() as i64;
+    eprintln!(
+        "file 445, checkpoint 445 -> {dr_offset}: kco said {redelivers}, the sink delivered {again} again"
+    );
+    assert_eq!(redelivers, again, "{plan}");
+    assert_eq!(
+        lines.first().copied(),
+        Some(dr_offset as usize + 1),
+        "{plan}"
+    );
+
+    // The region back, w's sink stopped and left there; east reads on to 1050.
+    d.w.stop(&p.name);
+    d.w.wait_state(&p.name, "STOPPED");
+    a.resume(&p.name);
+    append_lines(&p.input, &numbered("r", 1001..=1050));
+    wait_sink(&a, &p.name, &p.topic, 1050);
+    let file = snapshot(&env, &p, &out);
+    let plan = wait_translated(&d, &env, &file, &["--create-state", "running"], |c| {
+        c["translation"]["partitions"][0]["checkpoint"]["upstream"] == 1050
+    });
+    let from = plan["translation"]["partitions"][0]["dr_offset"]
+        .as_i64()
+        .unwrap() as usize;
+    let f = file.to_str().unwrap();
+    let apply = [
+        "--cluster",
+        "w",
+        "apply",
+        f,
+        "--create",
+        "--create-state",
+        "running",
+        "--yes",
+    ];
+    let (code, o, e) = env.kco(&apply).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(
+        o.contains("start RUNNING (--create-state; it is STOPPED now)")
+            && o.contains(&format!(
+                "ok {}: offsets applied and verified; RUNNING",
+                p.name
+            )),
+        "{o}{e}"
+    );
+    d.w.wait_running(&p.name);
+    // It reads on from the file's position: what east wrote after it, and nothing east's
+    // sink had delivered but what the translation re-reads.
+    append_lines(&p.input, &numbered("r", 1051..=1055));
+    let after = lines.len();
+    let lines = wait_dr_record("the leftover's output", &out, 1055);
+    assert_eq!(
+        lines[after..],
+        (from + 1..=1055).collect::<Vec<_>>(),
+        "{plan}"
+    );
 }

@@ -9,8 +9,8 @@
 //! Between blocks the test plays the incident: records flow on east (1..=300), the region is
 //! lost (the sink on a paused), after the failover producers write to west's own topic
 //! (301..=310), east comes back (its old sink resuming), producers stop on west and move
-//! back to east after the failback (311..=320); every record is counted by content across
-//! both regions' output. Before Connect 3.7 (no STOPPED creation, KIP-980) the failover
+//! back to east after the failback (311..=320), west's stopped sink is deleted; every record
+//! is counted by content across both regions' output. Before Connect 3.7 (no STOPPED creation, KIP-980) the failover
 //! block is a plan error that says so, and the run stops there (tests/e2e/dr.rs fails back
 //! on 3.6 by hand).
 
@@ -148,7 +148,8 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
 
     // Detect: the nightly commit commits; the readiness check exits 0, the source skipped,
     // the mirror's heartbeat seen.
-    run(dir, &env, next("the nightly snapshot", "kco snapshot")).unwrap();
+    let nightly = next("the nightly snapshot", "kco snapshot").clone();
+    run(dir, &env, &nightly).unwrap();
     let log = run(dir, &env, "git log --format=%s").unwrap();
     assert!(log.contains("offsets of east"), "{log}");
     pushed("the nightly");
@@ -159,7 +160,9 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     )
     .unwrap();
     assert!(!tracked.trim().is_empty(), "the schema file is committed");
-    let readiness = next("the readiness check", "kco diff");
+    let readiness = next("the readiness check", "kco diff").clone();
+    let nightly_readiness = readiness.clone();
+    let readiness = readiness.as_str();
     // The mirror is alive by the heartbeats it copies from east (the bed's MM2 writes them).
     let report = retry("a heartbeat in the readiness check", readiness, &|o| {
         o.contains("(`east.heartbeats`, copied from the source cluster: records come through)")
@@ -305,6 +308,24 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     );
     assert_eq!(a.config(&sink)["topics"], format!("{name},west.{name}"));
     a.wait_running(&sink);
+    // West's stopped sink deleted: the next nightly check does not compare its old
+    // positions (`drifted`), and the next failover creates it afresh.
+    run(
+        dir,
+        &env,
+        next("west's sinks deleted", "-X DELETE \"$WEST/connectors/"),
+    )
+    .unwrap();
+    d.w.wait_gone(&sink);
+    // The next night: east's new sink captured, and west ready to take over again (exit 0),
+    // not `drifted` by the stopped sink the failback left there.
+    run(dir, &env, &nightly).unwrap();
+    let report = retry(
+        "the readiness after the failback",
+        &nightly_readiness,
+        &|o| o.contains("dr_ready"),
+    );
+    assert!(!report.contains("drifted"), "{report}");
     // Producers move back to east (records 311..=320).
     append_lines(&input, &numbered("r", 311..=320));
     let back = wait_dr_record("east's sink after failback", &east_out, 320)[before..].to_vec();

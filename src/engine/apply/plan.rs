@@ -281,12 +281,17 @@ pub enum Action {
         /// Live-only partitions left as they are (no `--prune`).
         kept: usize,
     },
-    /// Stop, PATCH `entries`, verify, put the state back.
+    /// Stop, PATCH `entries`, verify, put the state back (or leave it in `end_state`).
     Patch {
         entries: Vec<PatchEntry>,
         /// How many of `entries` are `null` (`--prune`).
         prune_nulls: usize,
         kept: usize,
+        /// The state to leave it in instead of the one it had: `--create-state` on a
+        /// failover (or failback) onto a connector the target already has, such as the
+        /// sink an earlier failback left STOPPED there.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        end_state: Option<TargetState>,
     },
     /// Create stopped from the file's config, PATCH, verify, then start in `start_state`.
     Create {
@@ -515,6 +520,7 @@ fn plan_one(
             }
             Some(Ok(t)) => {
                 plan.wanted = t.offsets.clone();
+                plan.warnings.extend(t.stale_note());
                 plan.translation = Some(t.clone());
             }
             None => {}
@@ -620,6 +626,18 @@ fn plan_one(
                 .collect();
             if !unread.is_empty() {
                 let names: Vec<String> = unread.iter().map(|t| format!("`{t}`")).collect();
+                if let Some(s) = opts.create_state {
+                    // Started as asked, it would read its old topics, not the ones the
+                    // file's offsets are for: the failover would run and read nothing.
+                    return error(
+                        plan,
+                        format!(
+                            "`{name}` exists on `{cluster}` ({}), a leftover of an earlier failover or failback that reads `topics={read}`, not {}: started {s} (--create-state) it would not read them; delete it on `{cluster}` (`curl -X DELETE <{cluster}'s URL>/connectors/{name}`) and apply again: --create makes it with the topics it reads here",
+                            live.state().map_or_else(|| "state unknown".to_string(), |s| s.to_string()),
+                            names.join(", ")
+                        ),
+                    );
+                }
                 plan.warnings.push(format!(
                     "`{name}` on `{cluster}` reads `topics={read}`, not {}: their offsets are set but it will not read them; delete it and apply with --create, which makes it with the topics it reads here, or add them to its config",
                     names.join(", ")
@@ -706,14 +724,30 @@ fn plan_one(
         .iter()
         .filter(|d| d.kind == PartitionKind::OnlyActual && !plan.removes(d, opts.prune))
         .count();
-    plan.action = if entries.is_empty() {
-        Action::NoChange { kept }
-    } else {
-        Action::Patch {
+    let end_state = leftover_state(&mut plan, live, opts, cluster);
+    plan.action = match (entries.is_empty(), end_state) {
+        (true, None) => Action::NoChange { kept },
+        // In sync already, in another state: the file's offsets are sent again (the same
+        // values) so that the transaction stops, verifies and starts it as any other.
+        (true, Some(_)) => Action::Patch {
+            entries: plan
+                .wanted
+                .iter()
+                .map(|e| PatchEntry {
+                    partition: e.partition.clone(),
+                    offset: Some(e.offset.clone()),
+                })
+                .collect(),
+            prune_nulls: 0,
+            kept,
+            end_state,
+        },
+        (false, _) => Action::Patch {
             prune_nulls: entries.iter().filter(|e| e.offset.is_none()).count(),
             entries,
             kept,
-        }
+            end_state,
+        },
     };
     plan
 }
@@ -748,6 +782,37 @@ pub fn label_creates(
         c.partitions = diffs.into_iter().filter(|d| d.is_change()).collect();
         c.leftovers = Some(gone);
     }
+}
+
+/// `--create-state` for a connector that exists. On a failover or failback (a file of
+/// another Kafka cluster: the plan has a translation), the one of the file's name on the
+/// target is a leftover of an earlier crossing (the sink a failback stopped there): it is
+/// left in the state asked for, as one created would be. Elsewhere the flag is only for
+/// the connectors --create makes, and a connector left in another state says so.
+fn leftover_state(
+    plan: &mut ConnectorPlan,
+    live: &ConnectorListing,
+    opts: &PlanOptions,
+    cluster: &str,
+) -> Option<TargetState> {
+    let wanted = opts.create_state?;
+    let name = plan.name.clone();
+    let now = live
+        .state()
+        .filter(|s| !s.is_transient())
+        .map(ConnectorState::target);
+    if plan.translation.is_none() {
+        if now.is_some_and(|s| s != wanted) {
+            plan.warnings.push(format!(
+                "`{name}` exists on `{cluster}`: --create-state {wanted} is for the connectors --create makes, and it keeps its state"
+            ));
+        }
+        return None;
+    }
+    if now == Some(wanted) {
+        return None;
+    }
+    Some(wanted)
 }
 
 // The live listing an apply plans from, with the connectors Connect's listing leaves out.

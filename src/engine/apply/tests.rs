@@ -212,6 +212,7 @@ fn prune_sends_nulls_and_without_it_live_only_partitions_stay() {
                 entries,
                 prune_nulls,
                 kept,
+                ..
             } => {
                 assert_eq!(entries.len(), if prune { 2 } else { 1 });
                 assert_eq!(*prune_nulls, usize::from(prune));
@@ -253,6 +254,7 @@ fn a_change_patches_and_removes_only_its_partitions_and_verifies_them() {
             entries,
             prune_nulls,
             kept,
+            ..
         } => {
             assert_eq!(entries.len(), 2);
             assert_eq!((*prune_nulls, *kept), (1, 0));
@@ -641,4 +643,109 @@ fn a_create_is_planned_against_what_an_earlier_connector_of_its_name_left() {
         })
     );
     assert!(refusals(&p, &refuse).is_empty());
+}
+
+/// `--create-state` on a connector that exists (issue 31, 2): a file of another Kafka
+/// cluster (a translation) leaves the leftover in the state asked for once its offsets are
+/// verified, also when they already match; a file of this cluster leaves it as it was, and
+/// the plan says the flag is not for it.
+#[test]
+fn create_state_starts_a_leftover_of_a_failover_and_only_that() {
+    let crossing = |offsets: Vec<OffsetEntry>| crate::engine::mirror::Translation {
+        mode: crate::engine::mirror::TranslateMode::None,
+        alias: Some("east".into()),
+        policy: "default",
+        checkpoints_topic: None,
+        group: "connect-c".into(),
+        partitions: Vec::new(),
+        renames: BTreeMap::new(),
+        offsets,
+        relation: None,
+        file_age_seconds: None,
+    };
+    let opts = PlanOptions {
+        prune: false,
+        create: true,
+        parallel: 2,
+        create_state: Some(TargetState::Running),
+        max_observed_age: None,
+        allow_running_primary: false,
+    };
+    for wanted in [4, 10] {
+        let fake = cluster(State::Stopped);
+        let translations =
+            BTreeMap::from([("c".to_string(), Ok(crossing(vec![src("f", wanted)])))]);
+        let wants = [want("c", vec![src("f", wanted)])];
+        let p = plan::build_translated(&fake.client(), "a", &wants, &opts, &translations).unwrap();
+        match &p.connectors[0].action {
+            Action::Patch {
+                entries, end_state, ..
+            } => {
+                assert_eq!(*end_state, Some(TargetState::Running));
+                assert_eq!(entries.len(), 1, "the same offset sent again: {entries:?}");
+            }
+            other => panic!("{wanted}: {other:?}"),
+        }
+        let r = exec(&fake, &p, false);
+        assert!(r.converged, "{r:?}");
+        assert_eq!(fake.state("c"), Some(State::Running), "{wanted}");
+        assert_eq!(offsets(&fake, "c"), vec![src("f", wanted)]);
+    }
+    // A file the group has moved past since it was captured: the plan says its age.
+    let fake = cluster(State::Stopped);
+    let mut stale = crossing(vec![src("f", 4)]);
+    stale.file_age_seconds = Some(660);
+    stale
+        .partitions
+        .push(crate::engine::mirror::PartitionTranslation {
+            topic: "orders".into(),
+            partition: 0,
+            file_offset: 445,
+            dr_topic: "east.orders".into(),
+            dr_offset: 445,
+            checkpoint: None,
+            seconds_since_last_checkpoint: None,
+            redelivers: 0,
+            offset_syncs: None,
+            latest_checkpoint: Some(crate::engine::mirror::Found {
+                upstream: 2154,
+                downstream: 2154,
+                written_ms: 0,
+                seconds_since_written: 5,
+            }),
+        });
+    let translations = BTreeMap::from([("c".to_string(), Ok(stale))]);
+    let wants = [want("c", vec![src("f", 4)])];
+    let p = plan::build_translated(&fake.client(), "a", &wants, &opts, &translations).unwrap();
+    assert!(
+        p.connectors[0].warnings.iter().any(|w| w.starts_with(
+            "the file was captured 11m ago, and the group has committed past it since: orders/0 by 1709 records"
+        )),
+        "{:?}",
+        p.connectors[0].warnings
+    );
+    // A file of this cluster: the flag is for created connectors; said, and kept STOPPED.
+    let fake = cluster(State::Stopped);
+    let wants = [want("c", vec![src("f", 4)])];
+    let p = plan::build(&fake.client(), "a", &wants, &opts).unwrap();
+    let c = &p.connectors[0];
+    assert!(
+        matches!(
+            c.action,
+            Action::Patch {
+                end_state: None,
+                ..
+            }
+        ),
+        "{:?}",
+        c.action
+    );
+    assert!(
+        c.warnings.iter().any(|w| w
+            == "`c` exists on `a`: --create-state RUNNING is for the connectors --create makes, and it keeps its state"),
+        "{:?}",
+        c.warnings
+    );
+    exec(&fake, &p, false);
+    assert_eq!(fake.state("c"), Some(State::Stopped));
 }

@@ -80,6 +80,7 @@ pub(crate) fn cloud_plan(
                 prune_nulls: entries.iter().filter(|e| e.offset.is_none()).count(),
                 entries,
                 kept: 0,
+                end_state: None,
             }
         }
     };

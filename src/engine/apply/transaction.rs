@@ -106,8 +106,8 @@ pub fn run(
             tx.create_at(*start_state)
         }
         Action::Create { start_state, .. } => tx.create(*start_state),
-        Action::Patch { .. } => tx.existing(Step::Patch),
-        Action::Reset { .. } => tx.existing(Step::Reset),
+        Action::Patch { end_state, .. } => tx.existing(Step::Patch, *end_state),
+        Action::Reset { .. } => tx.existing(Step::Reset, None),
         Action::Delete { .. } => tx.delete(),
     }
     tx.report.mutating_calls = mutating.get();
@@ -161,8 +161,9 @@ impl Tx<'_> {
         Ok((prior, stopped))
     }
 
-    /// An existing connector: record, stop, wait, alter, verify, restore.
-    fn existing(&mut self, alter: Step) {
+    /// An existing connector: record, stop, wait, alter, verify, restore (or, once the
+    /// offsets are verified, leave it in `end`: `--create-state` on a failover).
+    fn existing(&mut self, alter: Step, end: Option<TargetState>) {
         let (prior, stopped) = match self.record_state() {
             Ok(v) => v,
             Err(f) => return self.fail(f),
@@ -170,7 +171,11 @@ impl Tx<'_> {
         let changed = self.hold(stopped).and_then(|()| self.change(alter));
         // Read again when another request had to be waited for (its pause is not ours).
         let prior = self.report.prior_state.unwrap_or(prior);
-        self.after_change(prior, changed);
+        let end = match (&changed, end) {
+            (Ok(()), Some(end)) => end,
+            _ => prior,
+        };
+        self.after_change(prior, end, changed);
     }
 
     /// Stops the connector and waits for it, unless the service pauses it around an alter
@@ -202,9 +207,10 @@ impl Tx<'_> {
         self.step(Step::Verify, |tx| tx.verify(step))
     }
 
-    /// Puts `prior` back after `changed` and records the outcome. A service that pauses the
-    /// connector itself puts it back too: kco waits for it, and asks only when it does not.
-    fn after_change(&mut self, prior: TargetState, changed: Result<(), Failure>) {
+    /// Puts `prior` back after `changed` (or leaves it `end`, when that differs) and records
+    /// the outcome. A service that pauses the connector itself puts it back too: kco waits
+    /// for it, and asks only when it does not.
+    fn after_change(&mut self, prior: TargetState, end: TargetState, changed: Result<(), Failure>) {
         if let Err(f) = &changed {
             if f.step == Step::Stop && f.error.had_no_effect() {
                 // The stop was refused: the connector never left its state, so there is
@@ -221,7 +227,11 @@ impl Tx<'_> {
         }
         if self.can.server_side_pause {
             let restored = self.await_state(prior);
-            return self.conclude(prior, changed, restored);
+            let restored = match restored {
+                Ok(()) if end != prior => self.restore(end),
+                other => other,
+            };
+            return self.conclude(end, changed, restored);
         }
         // A stop with no answer may still wait in the worker's request queue, and Connect
         // writes a resume or pause at once: that stop could land after the state is put
@@ -229,15 +239,15 @@ impl Tx<'_> {
         // first, which fences the stop off, before putting its state back.
         let stop_unanswered =
             matches!(&changed, Err(f) if f.step == Step::Stop && f.error.outcome_unknown());
-        let restored = self.restore(prior);
+        let restored = self.restore(end);
         if stop_unanswered && self.report.state_restored {
             self.report.state_restored = false;
             self.report.warnings.push(format!(
-                "the stop of `{}` got no answer and may still land after {prior} was put back: the journal keeps it, and the next kco command on this cluster (or `kco recover`) puts its state back",
+                "the stop of `{}` got no answer and may still land after {end} was put back: the journal keeps it, and the next kco command on this cluster (or `kco recover`) puts its state back",
                 self.plan.name
             ));
         }
-        self.conclude(prior, changed, restored);
+        self.conclude(end, changed, restored);
     }
 
     /// The outcome of a change and of putting `prior` back after it, then the final state.
@@ -621,7 +631,7 @@ impl Tx<'_> {
             Err(f) => return self.fail(f),
         };
         if let Err(f) = self.hold(stopped).and_then(|()| self.change(Step::Reset)) {
-            return self.after_change(prior, Err(f));
+            return self.after_change(prior, prior, Err(f));
         }
         match self.step(Step::Delete, |tx| {
             tx.client.delete(tx.name())?;
@@ -632,7 +642,7 @@ impl Tx<'_> {
                 self.report.state_restored = true;
                 self.report.final_state = Some("deleted".into());
             }
-            Err(f) => self.after_change(prior, Err(f)),
+            Err(f) => self.after_change(prior, prior, Err(f)),
         }
     }
 }

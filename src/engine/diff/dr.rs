@@ -118,7 +118,8 @@ impl Alarm {
                 humantime::format_duration(self.max_mirror_silence)
             )),
             None if self.require_heartbeat => why.push(format!(
-                "mirror `{alias}`: no heartbeat copied from the source (`{alias}.heartbeats`) to tell whether records come through (--max-mirror-silence)"
+                "mirror `{alias}`: no heartbeat copied from the source (`{alias}.heartbeats`) to tell whether records come through, and --max-mirror-silence {} asks for one",
+                humantime::format_duration(self.max_mirror_silence)
             )),
             _ => {}
         }
@@ -173,6 +174,7 @@ pub(super) fn classify(
         d.yaml = None;
     }
     d.notes.extend(t.partitions.iter().map(readiness));
+    d.notes.extend(t.stale_note());
     d.notes.extend(rings);
     d.translation = Some(t.clone());
     d
@@ -218,9 +220,18 @@ pub fn readiness(p: &PartitionTranslation) -> String {
     }
 }
 
-/// `mirror `east`: last heartbeat 2s ago (east.heartbeats, copied through the mirror)`
+/// `mirror `east`: last heartbeat 2s ago (east.heartbeats, copied through the mirror)`; a
+/// heartbeat copied through the mirror longer ago than the alarm allows says that nothing
+/// has come through since, and the threshold.
 pub fn heartbeat_line(h: &MirrorHeartbeat) -> String {
     match (&h.topic, h.seconds_since_last_heartbeat) {
+        (Some(topic), Some(s)) if h.mirrored && h.allowed_silence.is_some_and(|a| s.max(0) as u64 > a) => format!(
+            "mirror `{}`: last heartbeat {} ago (`{topic}`, copied from the source cluster): nothing has come through for {}, over --max-mirror-silence {}",
+            h.alias,
+            ago(s),
+            ago(s),
+            ago(h.allowed_silence.unwrap_or_default() as i64)
+        ),
         (Some(topic), Some(s)) => format!(
             "mirror `{}`: last heartbeat {} ago (`{topic}`, {})",
             h.alias,
@@ -288,10 +299,12 @@ mod tests {
                 seconds_since_last_checkpoint: Some(42),
                 redelivers: 10,
                 offset_syncs: None,
+                latest_checkpoint: None,
             }],
             renames: BTreeMap::from([("orders".into(), "east.orders".into())]),
             offsets,
             relation: None,
+            file_age_seconds: None,
         }
     }
 
@@ -416,6 +429,7 @@ mod tests {
             last_heartbeat_ms: seconds.map(|_| 0),
             seconds_since_last_heartbeat: seconds,
             problem: None,
+            allowed_silence: None,
         }
     }
 
@@ -496,8 +510,55 @@ mod tests {
         let (status, notes, _) = run(aged(10, 5), required, vec![heartbeat(false, Some(0))]);
         assert_eq!(status, Status::DrLagging, "{notes}");
         assert!(
-            notes.contains("no heartbeat copied from the source (`east.heartbeats`)"),
+            notes.contains("no heartbeat copied from the source (`east.heartbeats`) to tell whether records come through, and --max-mirror-silence 2m asks for one"),
             "{notes}"
+        );
+    }
+
+    /// A stale file (issue 31, d): ready (the alarm is about the mirror), and said with its
+    /// age and how far the group has moved past it, under the partition's line.
+    #[test]
+    fn a_ready_file_the_group_has_moved_past_says_its_age() {
+        let fake = FakeConnect::builder().in_process();
+        let files = vec![east_sink("s")];
+        let mut t = translated(580);
+        t.file_age_seconds = Some(660);
+        t.partitions[0].latest_checkpoint = Some(Found {
+            upstream: 2309,
+            downstream: 2290,
+            written_ms: 0,
+            seconds_since_written: 26,
+        });
+        let dr = DrInput {
+            translations: BTreeMap::from([("s".to_string(), Ok(t))]),
+            ..DrInput::default()
+        };
+        let input = testkit::live_input(&files, "west");
+        let r = diff_live_translated(&fake.client(), input, &Unheard, &dr).unwrap();
+        assert_eq!(r.connectors[0].status, Status::DrReady);
+        let notes = r.connectors[0].notes.join("\n");
+        assert!(
+            notes.contains("the file was captured 11m ago, and the group has committed past it since: orders/0 by 1709 records (MM2's latest checkpoint of the group, upstream 2309 -> downstream 2290, written 26s ago)"),
+            "{notes}"
+        );
+    }
+
+    /// The mirror's line (issue 31, 3): a heartbeat copied through the mirror longer ago than
+    /// the alarm allows does not claim that records come through; it says the silence and
+    /// the threshold.
+    #[test]
+    fn the_mirror_line_says_a_silence_past_the_threshold() {
+        let judged = |seconds: i64| MirrorHeartbeat {
+            allowed_silence: Some(10),
+            ..heartbeat(true, Some(seconds))
+        };
+        assert_eq!(
+            heartbeat_line(&judged(26)),
+            "mirror `east`: last heartbeat 26s ago (`east.heartbeats`, copied from the source cluster): nothing has come through for 26s, over --max-mirror-silence 10s"
+        );
+        assert_eq!(
+            heartbeat_line(&judged(3)),
+            "mirror `east`: last heartbeat 3s ago (`east.heartbeats`, copied from the source cluster: records come through)"
         );
     }
 }

@@ -82,6 +82,11 @@ pub struct MirrorHeartbeat {
     /// Why there is none: the topics looked at.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// The readiness alarm's `--max-mirror-silence` in seconds, once a diff has judged it
+    /// (the text line says whether records come through by it; JSON has the reason in the
+    /// connectors' notes).
+    #[serde(skip)]
+    pub allowed_silence: Option<u64>,
 }
 
 /// The heartbeats topic names of a relation on the DR cluster: the mirrored copy first.
@@ -129,6 +134,7 @@ pub fn read(
                         last_heartbeat_ms: Some(ms),
                         seconds_since_last_heartbeat: Some(((now_ms - ms) / 1000).max(0)),
                         problem: None,
+                        allowed_silence: None,
                     })
                 }
                 None => missing.push(format!("`{topic}` (no heartbeat of `{}`)", relation.alias)),
@@ -148,6 +154,7 @@ pub fn read(
             relation.alias,
             relation.alias
         )),
+        allowed_silence: None,
     })
 }
 

@@ -274,7 +274,7 @@ pub(super) fn syncs_topic_error(
 /// mirror from the target to the file's cluster and what its checkpoints topic holds, for the
 /// partitions of topics that came from the target.
 pub(super) fn through_checkpoints(
-    file: &OffsetsFile,
+    (file, age): (&OffsetsFile, Option<i64>),
     relation: &MirrorRelation,
     mode: TranslateMode,
     scan: &TopicScan,
@@ -291,6 +291,7 @@ pub(super) fn through_checkpoints(
         renames: BTreeMap::new(),
         offsets: Vec::new(),
         relation: Some(relation.clone()),
+        file_age_seconds: age,
     };
     let mut problems = Vec::new();
     for e in &file.offsets {
@@ -321,6 +322,7 @@ pub(super) fn through_checkpoints(
                         seconds_since_last_checkpoint: None,
                         redelivers: offset - found.downstream,
                         offset_syncs: Some(relation.back_syncs_topic()),
+                        latest_checkpoint: None,
                     });
                 }
                 Some((_, None, true)) => problems.push(format!(
@@ -357,18 +359,24 @@ pub(super) fn through_checkpoints(
                     Some(f) => Some(f),
                     None => {
                         problems.push(format!(
-                            "no checkpoint of group `{group}` for {where_} at or below the file's offset {offset}: the oldest kept is at {} (compaction keeps only the latest per partition); the file is older than MirrorMaker 2's checkpoints: take a newer file, or `--translate latest` for MM2's latest position",
-                            s.oldest_upstream.unwrap_or_default()
+                            "no checkpoint of group `{group}` for {where_} at or below the file's offset {offset}: the oldest kept is at {} (compaction keeps only the latest per partition); the file{} is older than MirrorMaker 2's checkpoints: take a newer file, or `--translate latest` for MM2's latest position",
+                            s.oldest_upstream.unwrap_or_default(),
+                            age.map(|a| format!(
+                                ", captured {} ago,",
+                                humantime::format_duration(std::time::Duration::from_secs(a.max(0) as u64))
+                            ))
+                            .unwrap_or_default()
                         ));
                         continue;
                     }
                 },
             },
         };
-        let last = match scan.slot(&group, &dr_topic, partition) {
-            Lookup::Slot(s) => s.latest.map(|l| l.seconds_since_written),
+        let latest = match scan.slot(&group, &dr_topic, partition) {
+            Lookup::Slot(s) => s.latest,
             _ => None,
         };
+        let last = latest.map(|l| l.seconds_since_written);
         let Some(found) = found else { continue };
         t.offsets
             .push(OffsetEntry::sink(&dr_topic, partition, found.downstream));
@@ -380,8 +388,10 @@ pub(super) fn through_checkpoints(
             dr_offset: found.downstream,
             checkpoint: Some(found),
             seconds_since_last_checkpoint: last,
-            redelivers: offset - found.upstream,
+            redelivers: redelivers(offset, &found),
             offset_syncs: None,
+            latest_checkpoint: latest
+                .filter(|l| mode == TranslateMode::File && l.upstream > offset),
         });
     }
     if problems.is_empty() {
@@ -397,4 +407,18 @@ pub(super) fn through_checkpoints(
         }
         Err(m)
     }
+}
+
+/// How many records a sink started at the checkpoint's downstream offset delivers before it
+/// reaches the file's position `offset`, counted where it reads them: on the mirrored topic.
+/// MirrorMaker 2 (3.5 and later) puts a checkpoint's downstream offset one past its last
+/// offset sync at or below the group's offset, not at the group's offset: the records from
+/// there to the checkpoint's upstream offset are delivered again too (`offset - upstream`
+/// left them out: 29 where 39 came again). The mirrored topic keeps the source's offsets
+/// when MM2 mirrored it from its start (records copied one for one), so the distance is
+/// `offset - downstream`; a downstream offset above the upstream one says the numbering
+/// differs, and `offset - upstream` is what is known (never fewer are delivered again).
+/// Negative: records after the file's position that are skipped (`--translate latest`).
+pub(super) fn redelivers(offset: i64, found: &Found) -> i64 {
+    offset - found.downstream.min(found.upstream)
 }

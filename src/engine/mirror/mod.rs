@@ -184,16 +184,28 @@ pub struct PartitionTranslation {
     /// one only when the group commits a new offset).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seconds_since_last_checkpoint: Option<i64>,
-    /// Records before the file's position that the target delivers again (upstream count;
-    /// negative: records after it that are skipped, as `--translate latest` does on purpose).
+    /// Records before the file's position that the target delivers again, counted on the
+    /// mirrored topic from `dr_offset` (`lookup::redelivers`); negative: records after it
+    /// that are skipped, as `--translate latest` does on purpose.
     pub redelivers: i64,
     /// Failback: the offset syncs topic `checkpoint` is a sync of (a topic that came from
     /// the target, found downstream to upstream); `None`: a checkpoint of the group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_syncs: Option<String>,
+    /// The group's latest checkpoint, when its upstream offset is past the file's
+    /// (`--translate file`): the primary's sink has committed records the file does not
+    /// know of, delivered again by a failover from the file too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_checkpoint: Option<Found>,
 }
 
 impl PartitionTranslation {
+    /// Records the file is behind the group's latest checkpoint (0: none known).
+    pub fn behind_live(&self) -> i64 {
+        self.latest_checkpoint
+            .map_or(0, |l| (l.upstream - self.file_offset).max(0))
+    }
+
     /// `orders/0 600 -> east.orders/0 591`: the file's position and the one applied on the
     /// target, in kco's partition notation (docs/output.md).
     pub fn crossing(&self) -> String {
@@ -229,6 +241,56 @@ pub struct Translation {
     /// The relation, for topics of a created sink's config that the file has no offset for.
     #[serde(skip)]
     pub relation: Option<MirrorRelation>,
+    /// Seconds since the file was captured (its `capturedAt`), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_age_seconds: Option<i64>,
+}
+
+impl Translation {
+    /// What a file the group has moved past since it was captured is, in words: its age,
+    /// and by how much each partition is behind MM2's latest checkpoint of the group
+    /// (`None` when no partition is).
+    pub fn stale_note(&self) -> Option<String> {
+        let behind: Vec<String> = self
+            .partitions
+            .iter()
+            .filter(|p| p.behind_live() > 0)
+            .filter_map(|p| {
+                let l = p.latest_checkpoint?;
+                Some(format!(
+                    "{}/{} by {} (MM2's latest checkpoint of the group, upstream {} -> downstream {}, written {} ago)",
+                    p.topic,
+                    p.partition,
+                    crate::text::count(p.behind_live() as usize, "record"),
+                    l.upstream,
+                    l.downstream,
+                    ago(l.seconds_since_written)
+                ))
+            })
+            .collect();
+        if behind.is_empty() {
+            return None;
+        }
+        let age = self.file_age_seconds.map_or_else(
+            || "at a time it does not record".to_string(),
+            |s| format!("{} ago", ago(s)),
+        );
+        Some(format!(
+            "the file was captured {age}, and the group has committed past it since: {}; a failover from the file delivers those records again too (take a newer snapshot, or --translate latest for the primary's last committed position)",
+            behind.join(", ")
+        ))
+    }
+}
+
+fn ago(seconds: i64) -> String {
+    humantime::format_duration(std::time::Duration::from_secs(seconds.max(0) as u64)).to_string()
+}
+
+/// Seconds between the file's `capturedAt` and `now_ms`.
+fn file_age(file: &OffsetsFile, now_ms: i64) -> Option<i64> {
+    let at = humantime::parse_rfc3339_weak(file.metadata.captured_at.as_deref()?).ok()?;
+    let ms = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
+    Some(((now_ms - i64::try_from(ms).ok()?) / 1000).max(0))
 }
 
 /// A sink partition as the file holds it.
@@ -336,12 +398,13 @@ pub fn translate(
         return Err(e);
     }
     for (name, file, relation, m) in pending {
+        let age = file_age(file, now_ms);
         let back = syncs.get(&relation.back_syncs_topic());
         let result = match (scans.get(&relation.checkpoints_topic), back) {
             (_, Some(Err(e))) => Err(lookup::syncs_topic_error(e, &relation, target)),
             (Some(Err(e)), _) => Err(lookup::topic_error(e, &relation, target)),
             (Some(Ok(found)), back) => lookup::through_checkpoints(
-                file,
+                (file, age),
                 &relation,
                 m,
                 found,
@@ -349,7 +412,7 @@ pub fn translate(
             ),
             (None, Some(Ok(back))) => {
                 let empty = lookup::TopicScan::default();
-                lookup::through_checkpoints(file, &relation, m, &empty, Some(back))
+                lookup::through_checkpoints((file, age), &relation, m, &empty, Some(back))
             }
             (None, None) => Err("internal: checkpoints topic not scanned".into()),
         };
@@ -373,6 +436,7 @@ fn rename_only(
         renames: BTreeMap::new(),
         offsets: Vec::new(),
         relation: relation.cloned(),
+        file_age_seconds: None,
     };
     for e in &file.offsets {
         let Some((topic, partition, offset)) = sink_partition(e) else {
@@ -393,6 +457,7 @@ fn rename_only(
             seconds_since_last_checkpoint: None,
             redelivers: 0,
             offset_syncs: None,
+            latest_checkpoint: None,
         });
     }
     Ok(t)
@@ -440,27 +505,44 @@ pub fn own_topics(topics: &str, t: &Translation) -> Vec<(String, String)> {
 }
 
 /// What the DR cluster's Kafka (`partitions`: its topics and their partition counts) lacks
-/// of `own`'s topics: a topic missing, which the sink's consumer or the producers would
-/// auto-create with the broker's default count, or one whose count is not the mirrored
-/// copy's (the primary's). `cluster` names the DR cluster.
+/// of the topics its created sinks read of its own (`own`: each such topic, with its
+/// mirrored copy and the sinks that read it): a topic missing, which the sinks' consumers or
+/// the producers would auto-create with the broker's default count, or one whose count is
+/// not the mirrored copy's (the primary's). One warning per topic, naming every sink that
+/// reads it; `cluster` names the DR cluster, `kafka` its Kafka (for the command that creates
+/// a missing topic).
 pub fn own_topic_warnings(
-    own: &[(String, String)],
+    own: &BTreeMap<(String, String), Vec<String>>,
     partitions: &BTreeMap<String, usize>,
     cluster: &str,
+    kafka: &KafkaOptions,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    for (topic, mirrored) in own {
+    for ((topic, mirrored), sinks) in own {
         let Some(&want) = partitions.get(mirrored) else {
             continue;
         };
+        let readers = sinks
+            .iter()
+            .map(|s| format!("`{s}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
         match partitions.get(topic) {
             None => out.push(format!(
-                "topic `{topic}` does not exist on the Kafka of cluster `{cluster}`: producers write there after a failover, and whoever first uses it auto-creates it with the broker's default partition count; create it first with the {} of `{mirrored}` (the primary's): kafka-topics.sh --create --topic {topic} --partitions {want}",
-                crate::text::count(want, "partition")
+                "topic `{topic}` does not exist on the Kafka of cluster `{cluster}` ({} {readers}): producers write there after a failover, and whoever first uses it auto-creates it with the broker's default partition count; create it first with the {} of `{mirrored}` (the primary's): kafka-topics.sh --bootstrap-server {} --create --topic {topic} --partitions {want}{}",
+                if sinks.len() == 1 { "read by" } else { "read by each of" },
+                crate::text::count(want, "partition"),
+                kafka.bootstrap_display(),
+                if kafka.sasl.is_some() || kafka.tls.is_some() {
+                    " --command-config <a client properties file with its SASL and TLS settings>"
+                } else {
+                    ""
+                }
             )),
             Some(&n) if n != want => out.push(format!(
-                "topic `{topic}` on the Kafka of cluster `{cluster}` has {}, `{mirrored}` (the primary's) {want}: records keyed alike do not land in the partitions they did on the primary",
-                crate::text::count(n, "partition")
+                "topic `{topic}` on the Kafka of cluster `{cluster}` has {}, `{mirrored}` (the primary's) {want}: records keyed alike do not land in the partitions they did on the primary ({} {readers})",
+                crate::text::count(n, "partition"),
+                if sinks.len() == 1 { "read by" } else { "read by each of" },
             )),
             Some(_) => {}
         }

@@ -172,7 +172,9 @@ fn takes_the_latest_checkpoint_at_or_below_the_files_offset() {
     assert_eq!(t.mode, TranslateMode::File);
     assert_eq!(t.group, G);
     let p = &t.partitions[0];
-    assert_eq!((p.file_offset, p.dr_offset, p.redelivers), (650, 580, 50));
+    // From 580 on the mirrored topic up to 650: 70 records, not the 50 after the
+    // checkpoint's upstream 600.
+    assert_eq!((p.file_offset, p.dr_offset, p.redelivers), (650, 580, 70));
     let cp = p.checkpoint.unwrap();
     assert_eq!(cp.upstream, 600);
     assert_eq!(cp.seconds_since_written, 59);
@@ -194,7 +196,8 @@ fn latest_takes_mm2s_last_checkpoint_even_past_the_file() {
         .unwrap()
         .unwrap();
     assert_eq!(offsets_of(&t), vec![("east.orders".into(), 0, 880)]);
-    assert_eq!(t.partitions[0].redelivers, -250);
+    // The sink starts at 880: the 230 records after the file's 650 are skipped.
+    assert_eq!(t.partitions[0].redelivers, -230);
 }
 
 #[test]
@@ -271,10 +274,19 @@ fn a_file_older_than_every_checkpoint_is_an_error_never_a_skip() {
         "east.checkpoints.internal",
         &[(G, "east.orders", 0, 900, 880)],
     );
-    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
+    let mut file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
     let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
     assert!(err.contains("at or below the file's offset 650"), "{err}");
     assert!(err.contains("oldest kept is at 900"), "{err}");
+    // With its age, when it records when it was captured (issue 31).
+    let captured =
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis((NOW - 3 * 86_400_000) as u64);
+    file.metadata.captured_at = Some(humantime::format_rfc3339_seconds(captured).to_string());
+    let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
+    assert!(
+        err.contains("the file, captured 3days ago, is older than MirrorMaker 2's checkpoints"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -370,11 +382,28 @@ fn the_dr_clusters_own_topics_are_checked_against_the_mirrored_copies() {
         ("east.payments".to_string(), 2),
         ("payments".to_string(), 1),
     ]);
-    let w = own_topic_warnings(&own, &kafka, "west");
+    // Two sinks read each (issue 31): one warning per topic, naming both, with the
+    // bootstrap servers the command needs.
+    let readers: BTreeMap<(String, String), Vec<String>> = own
+        .iter()
+        .map(|pair| {
+            (
+                pair.clone(),
+                vec!["a-sink".to_string(), "b-sink".to_string()],
+            )
+        })
+        .collect();
+    let options = KafkaOptions {
+        bootstrap: vec!["west-1:9092".into(), "west-2:9092".into()],
+        sasl: None,
+        tls: None,
+        timeout: std::time::Duration::from_secs(15),
+    };
+    let w = own_topic_warnings(&readers, &kafka, "west", &options);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(
-        w[0].starts_with("topic `orders` does not exist on the Kafka of cluster `west`")
-            && w[0].ends_with("create it first with the 3 partitions of `east.orders` (the primary's): kafka-topics.sh --create --topic orders --partitions 3"),
+        w[0].starts_with("topic `orders` does not exist on the Kafka of cluster `west` (read by each of `a-sink`, `b-sink`)")
+            && w[0].ends_with("create it first with the 3 partitions of `east.orders` (the primary's): kafka-topics.sh --bootstrap-server west-1:9092,west-2:9092 --create --topic orders --partitions 3"),
         "{}",
         w[0]
     );
@@ -389,7 +418,7 @@ fn the_dr_clusters_own_topics_are_checked_against_the_mirrored_copies() {
         ("east.payments".to_string(), 2),
         ("payments".to_string(), 2),
     ]);
-    assert!(own_topic_warnings(&own, &ready, "west").is_empty());
+    assert!(own_topic_warnings(&readers, &ready, "west", &options).is_empty());
     // A topic that came back home (failback) has no own copy to check.
     let relation = t.relation.clone().unwrap();
     assert_eq!(
@@ -587,4 +616,75 @@ fn the_mirrors_liveness_is_the_copy_of_the_sources_heartbeats() {
             && problem.contains("copies its heartbeats here as `east.heartbeats`"),
         "{problem}"
     );
+}
+
+/// Re-delivery counted where the sink reads (issue 31, 4): file 445, checkpoint 416 -> 406
+/// (MM2 puts the downstream offset one past its last offset sync, at 405): a sink started at
+/// 406 delivers 39 records again, not the 29 after the checkpoint's upstream offset, and
+/// `--max-behind 30` rings for them. A downstream offset above the upstream one (the mirrored
+/// topic numbered otherwise) keeps the upstream distance.
+#[test]
+fn redelivers_counts_from_the_downstream_offset_the_sink_starts_at() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[
+            (G, "east.orders", 0, 416, 406),
+            (G, "east.orders", 1, 416, 9006),
+        ],
+    );
+    let file = sink_file(
+        "orders-sink",
+        Some("K-EAST"),
+        &[("orders", 0, 445), ("orders", 1, 445)],
+    );
+    let t = run(&file, &west(true), None, &mem).unwrap().unwrap();
+    let counts: Vec<(i64, i64)> = t
+        .partitions
+        .iter()
+        .map(|p| (p.dr_offset, p.redelivers))
+        .collect();
+    assert_eq!(counts, vec![(406, 39), (9006, 29)]);
+    let alarm = crate::engine::diff::Alarm {
+        max_behind: Some(30),
+        ..Default::default()
+    };
+    let why = alarm.rings(&t, None);
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(
+        why[0].starts_with("orders/0 445 -> east.orders/0 406: 39 records behind the file, over the 30 allowed (--max-behind)"),
+        "{why:?}"
+    );
+}
+
+/// A stale file (issue 31, d): captured 11 minutes ago at 445, while the group has since
+/// committed up to 2154 (MM2's latest checkpoint): the translation keeps that checkpoint,
+/// and says the file's age and how far behind it is, where it said only "0 records behind".
+#[test]
+fn a_file_the_group_has_moved_past_says_its_age_and_how_far_behind_it_is() {
+    let mem = Memory::new(
+        "east.checkpoints.internal",
+        &[
+            (G, "east.orders", 0, 445, 445),
+            (G, "east.orders", 0, 2154, 2154),
+        ],
+    );
+    let mut file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 445)]);
+    let captured = std::time::UNIX_EPOCH + std::time::Duration::from_millis((NOW - 660_000) as u64);
+    file.metadata.captured_at = Some(humantime::format_rfc3339_seconds(captured).to_string());
+    let t = run(&file, &west(true), None, &mem).unwrap().unwrap();
+    let p = &t.partitions[0];
+    assert_eq!((p.dr_offset, p.redelivers, p.behind_live()), (445, 0, 1709));
+    assert_eq!(t.file_age_seconds, Some(660));
+    assert_eq!(
+        t.stale_note().unwrap(),
+        "the file was captured 11m ago, and the group has committed past it since: orders/0 by 1709 records (MM2's latest checkpoint of the group, upstream 2154 -> downstream 2154, written 59s ago); a failover from the file delivers those records again too (take a newer snapshot, or --translate latest for the primary's last committed position)"
+    );
+    // At the group's position, or with --translate latest: nothing to say.
+    let fresh = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 2154)]);
+    let t = run(&fresh, &west(true), None, &mem).unwrap().unwrap();
+    assert_eq!(t.stale_note(), None);
+    let t = run(&file, &west(true), Some(TranslateMode::Latest), &mem)
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.stale_note(), None);
 }

@@ -207,7 +207,17 @@ pub fn diff_live_translated(
         None,
         connectors,
     );
-    report.mirrors = dr.mirrors.clone();
+    report.mirrors = dr
+        .mirrors
+        .iter()
+        .map(|h| {
+            let alarm = dr.alarms.get(&h.alias).copied().unwrap_or_default();
+            crate::engine::mirror::heartbeat::MirrorHeartbeat {
+                allowed_silence: Some(alarm.max_mirror_silence.as_secs()),
+                ..h.clone()
+            }
+        })
+        .collect();
     Ok(report)
 }
 
