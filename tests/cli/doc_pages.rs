@@ -5,7 +5,9 @@
 //! commits, a tag, a bare remote), runs each block under `bash -e -o pipefail` (a command
 //! that fails, a flag renamed, fails the test), and checks where the fake ends. The few
 //! placeholders a page keeps (a commit id, a backup's name, a secret's value) are replaced
-//! explicitly, after checking that the page still has them.
+//! explicitly, after checking that the page still has them. Of docs/disaster-recovery.md,
+//! whose blocks run whole on the DR test bed (tests/e2e/dr_runbook.rs), the file edits run
+//! here too, on files of both regions.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -577,6 +579,89 @@ fn the_four_pages_of_the_flow_define_change_observation_and_apply_record_in_one_
             b, &blocks[0].1,
             "{p}'s block differs from {}'s",
             blocks[0].0
+        );
+    }
+}
+
+/// The files of a region in `repo`'s `snapshots/<region>`: `orders-sink` writing to
+/// `/data/<region>/out.txt` and `orders-src` reading `/data/<region>/in.txt` (its sealed
+/// offsets name the path too), made from the demo files and sealed by `kco fmt`.
+fn region_files(t: &Scratch, region: &str) {
+    let dir = t.repo().join("snapshots").join(region);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (demo, name, path) in [
+        (
+            "demo-file-sink",
+            "orders-sink",
+            "/tmp/kco-demo/orders-copy.txt",
+        ),
+        ("demo-file-source", "orders-src", "/tmp/kco-demo/orders.txt"),
+    ] {
+        let file = page(&format!("snapshots/a/{demo}.yaml"))
+            .replace(demo, name)
+            .replace("cluster: a\n", &format!("cluster: {region}\n"));
+        let io = if name.ends_with("sink") { "out" } else { "in" };
+        let file = replaced(&file, path, &format!("/data/{region}/{io}.txt"));
+        std::fs::write(dir.join(format!("{name}.yaml")), file).unwrap();
+    }
+    t.run(&format!("kco fmt -q snapshots/{region}"), &[]);
+}
+
+#[test]
+fn the_dr_runbooks_edits_change_only_the_sinks_config_and_are_validated_before_a_commit() {
+    // The lines of each block of docs/disaster-recovery.md that edits files, from the edit
+    // to the validation (the blocks run whole on the DR test bed: tests/e2e/dr_runbook.rs).
+    let blocks = shell_blocks(&page("docs/disaster-recovery.md"));
+    let edits: Vec<String> = blocks
+        .iter()
+        .filter(|b| b.contains("sed -i"))
+        .map(|b| {
+            let from = b.find("grep -lx").expect("the sinks picked by their type");
+            let to = b.find("kco validate").expect("the edit validated");
+            let end = to + b[to..].find('\n').unwrap();
+            assert!(
+                to < b.find("git commit").unwrap(),
+                "validated before the commit: {b}"
+            );
+            b[from..end].to_string()
+        })
+        .collect();
+    assert_eq!(
+        edits.len(),
+        2,
+        "the failover's and the failback's: {edits:#?}"
+    );
+    let t = Scratch::new(&[("east", "http://127.0.0.1:9".into())]);
+    for (edit, from, to) in [(&edits[0], "east", "west"), (&edits[1], "west", "east")] {
+        region_files(&t, from);
+        let dir = t.repo().join("snapshots").join(from);
+        let source = std::fs::read_to_string(dir.join("orders-src.yaml")).unwrap();
+        assert!(
+            source.contains(&format!("filename: /data/{from}/in.txt")),
+            "{source}"
+        );
+        t.run(edit, &[]);
+        // The sink's config names the other region; the source's file is as captured.
+        let sink = std::fs::read_to_string(dir.join("orders-sink.yaml")).unwrap();
+        assert!(
+            sink.contains(&format!("file: /data/{to}/out.txt")),
+            "{edit}\n{sink}"
+        );
+        let after = std::fs::read_to_string(dir.join("orders-src.yaml")).unwrap();
+        assert_eq!(after, source, "{edit}");
+        // The whole-file edit the page once had rewrites the source's sealed offsets: the
+        // validation line stops the block there.
+        let validate = edit.lines().last().unwrap();
+        let mut bash = page_shell("bash", t.dir.path(), &t.repo());
+        bash.args(["-e", "-c"]).arg(format!(
+            "sed -i 's#/data/{from}/#/data/{to}/#' snapshots/{from}/orders-*.yaml\n{validate}"
+        ));
+        let out = bash.output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains("orders-src.yaml:") && said.contains("checksum mismatch"),
+            "{said}"
         );
     }
 }

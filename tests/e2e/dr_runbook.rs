@@ -8,11 +8,14 @@
 //!
 //! Between blocks the test plays the incident: records flow on east (1..=300), the region is
 //! lost (the sink on a paused), after the failover producers write to west's own topic
-//! (301..=310), east comes back (its old sink resuming), producers stop on west and move
-//! back to east after the failback (311..=320), west's stopped sink is deleted; every record
-//! is counted by content across both regions' output. Before Connect 3.7 (no STOPPED creation, KIP-980) the failover
-//! block is a plan error that says so, and the run stops there (tests/e2e/dr.rs fails back
-//! on 3.6 by hand).
+//! (301..=310), east comes back (its old sink resuming), producers stop on west (a source
+//! left STOPPED there, captured with the failback's files) and move back to east after the
+//! failback (311..=320), west's stopped sink is deleted; every record is counted by content
+//! across both regions' output. Both regions' sources read files of the region's path
+//! (`data/east/`, `data/west/`), so their sealed offsets name the path that the failover and
+//! failback blocks rewrite in the sinks' config. Before Connect 3.7 (no STOPPED creation,
+//! KIP-980) the failover block is a plan error that says so, and the run stops there
+//! (tests/e2e/dr.rs fails back on 3.6 by hand).
 
 use std::path::Path;
 use std::time::Duration;
@@ -53,6 +56,15 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
         .map(|b| b.replace("orders", &name))
         .collect();
     assert!(steps.len() >= 9, "{} blocks", steps.len());
+    // A block that edits files validates them before it commits: it never commits a file
+    // kco would refuse.
+    for s in steps.iter().filter(|s| s.contains("sed -i")) {
+        let (validate, commit) = (s.find("kco validate"), s.find("git commit"));
+        assert!(
+            validate.is_some() && validate < commit,
+            "an edit committed unvalidated: {s}"
+        );
+    }
 
     // The primary: a source writing records 1..=100 to a topic, a sink copying them.
     let work = temp_dir();
@@ -61,7 +73,9 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
         std::fs::create_dir_all(dir.join(sub)).unwrap();
     }
     let a = d.tb.a();
-    let input = dir.join("in.txt");
+    // The source reads a file of the region's path: its sealed offsets (FileStream's
+    // `filename`) name `/data/east/`, which the failover's edit must leave alone.
+    let input = dir.join("data/east/in.txt");
     write_lines(&input, &numbered("r", 1..=100));
     let _source = a.create(&format!("{name}-src"), file_source_config(&input, &name));
     let east_sink = a.create(
@@ -184,13 +198,14 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     wait_sink(&a, &sink, &name, 300);
     a.pause(&sink);
     a.wait_state(&sink, "PAUSED");
-    // Producers fail over to west's own topic (records 301..310).
-    let west_input = dir.join("west-in.txt");
+    // Producers fail over to west's own topic (records 301..310): a source of west's, of a
+    // name the page's `'orders-*'` captures, reading a file of west's path (its offsets name
+    // `/data/west/`, which the failback's edit must leave alone).
+    let west_input = dir.join("data/west/in.txt");
     write_lines(&west_input, &numbered("r", 301..=310));
-    let _producer = d.w.create(
-        &unique_name("kco-rbprod"),
-        file_source_config(&west_input, &name),
-    );
+    let producer = format!("{name}-west-src");
+    let _producer =
+        d.w.create(&producer, file_source_config(&west_input, &name));
 
     let failover = next("the failover", "kco apply");
     if !d.w.supports_initial_state() {
@@ -206,6 +221,13 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     pushed("the failover's edit");
     let edited = run(dir, &env, "grep -l /data/west/ snapshots/east/*.yaml").unwrap();
     assert!(edited.contains(&format!("{name}-sink.yaml")), "{edited}");
+    // The source's file as captured: its offsets and config still name east's path.
+    assert!(!edited.contains(&format!("{name}-src.yaml")), "{edited}");
+    let src = std::fs::read_to_string(dir.join(format!("snapshots/east/{name}-src.yaml"))).unwrap();
+    assert!(
+        src.contains("filename: ") && src.contains("/data/east/in.txt"),
+        "{src}"
+    );
     assert!(out.contains(&format!("{name}-src: left out")), "{out}");
     assert_eq!(
         d.w.config(&format!("{name}-sink"))["topics"],
@@ -271,7 +293,7 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     d.w.wait_offsets(&sink, "10 of west's own topic committed", |o| {
         sink_offset(o, &name) == Some(10)
     });
-    drop(_producer);
+    d.w.stop(&producer);
     // West's sinks stopped and captured, the region's key edited back, committed, pushed.
     run(
         dir,
@@ -288,6 +310,14 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
         file.contains("/data/east/") && !file.contains("/data/west/") && file.contains("STOPPED"),
         "{file}"
     );
+    // West's source captured as it was, its offsets naming west's path.
+    let src = std::fs::read_to_string(dir.join(format!("snapshots/west/{producer}.yaml"))).unwrap();
+    assert!(
+        src.contains("filename: ")
+            && src.contains("/data/west/in.txt")
+            && !src.contains("/data/east/"),
+        "{src}"
+    );
     // The failback's readiness, once the mirror back has checkpointed west's sink: both
     // crossings, east's topic through the forward mirror's offset syncs.
     let readiness = next("the failback's readiness", "kco diff");
@@ -300,6 +330,7 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     let before = dr_lines(&east_out).len();
     let out = run(dir, &env, next("the failback", "kco apply")).unwrap();
     let _back_sink = a.adopt(&sink);
+    assert!(out.contains(&format!("{producer}: left out")), "{out}");
     assert!(
         out.contains(&format!(
             "config topics: east.{name},{name} -> {name},west.{name}"
