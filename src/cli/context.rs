@@ -224,9 +224,10 @@ impl Context {
             false => client,
         };
         match once.server_info() {
-            // Nothing listens, or what listens never answers: waiting out the retry
-            // deadline would not change that.
-            Err(e) if e.is_unreachable() || e.is_silent() => {
+            // Nothing listens, what listens never answers, or it does not speak HTTP (a
+            // Kafka broker's port): waiting out the retry deadline would not change that,
+            // and nothing else is asked of the cluster.
+            Err(e) if e.is_unreachable() || e.is_silent() || e.is_not_http() => {
                 Err(Error::client(self.unreachable(target, &e), e))
             }
             Err(e) if e.is_auth_refused() || e.is_not_connect() => {

@@ -249,3 +249,103 @@ fn a_worker_that_never_answers_fails_every_command_after_its_timeout_once_per_ur
         );
     }
 }
+
+/// How a loopback listener that is not a Connect worker treats each connection it accepts,
+/// once it has read what kco sent.
+#[derive(Clone, Copy, Debug)]
+enum NotConnect {
+    /// A Kafka broker given an HTTP request: it reads `GET ` as a request size far above its
+    /// limit and closes the connection.
+    Closes,
+    /// Bytes that are not HTTP (a Kafka response's size and correlation id).
+    Garbage,
+    /// Accepts and never answers.
+    Silent,
+}
+
+/// Starts `mode`'s listener; the first line of each request it accepted goes to the list.
+fn not_connect(mode: NotConnect) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        for c in listener.incoming() {
+            let Ok(mut c) = c else { continue };
+            let mut buf = [0u8; 4096];
+            let n = c.read(&mut buf).unwrap_or(0);
+            let text = String::from_utf8_lossy(&buf[..n]).to_string();
+            log.lock()
+                .unwrap()
+                .push(text.lines().next().unwrap_or("").to_string());
+            match mode {
+                NotConnect::Closes => drop(c),
+                NotConnect::Garbage => {
+                    let _ = c.write_all(
+                        b"\x00\x00\x00\x0c\x00\x00\x00\x01\x00\x23\xff\xfe\x01\x02\x03\x04",
+                    );
+                }
+                NotConnect::Silent => kept.push(c),
+            }
+        }
+    });
+    (addr, seen)
+}
+
+/// The Kafka broker's port given as the Connect URL (the bootstrap server), and a listener
+/// that never answers: with `timeoutSeconds: 2`, `diff` and `reset` fail within the bound
+/// plus a second, having asked the cluster nothing after its first contact (`GET /`, and the
+/// listing asked beside it): no connector's offsets. What does not speak HTTP is said so,
+/// with Connect's usual port.
+#[test]
+fn a_first_contact_that_fails_ends_the_command_within_timeout_seconds() {
+    use std::time::{Duration, Instant};
+    for mode in [NotConnect::Closes, NotConnect::Garbage, NotConnect::Silent] {
+        let (addr, seen) = not_connect(mode);
+        let dir = tempfile::tempdir().unwrap();
+        crate::support::data::SnapshotFile::source("c", crate::support::data::source_offsets(3))
+            .write_in(&dir.path().join("snapshots/a"));
+        std::fs::write(
+            dir.path().join("kco.yaml"),
+            format!("clusters:\n  a:\n    urls: [http://{addr}]\n    timeoutSeconds: 2\n"),
+        )
+        .unwrap();
+        for args in [&["diff"][..], &["reset", "c", "--yes"]] {
+            let before = seen.lock().unwrap().len();
+            let started = Instant::now();
+            let r = Kco::new(dir.path()).args(args).run();
+            let took = started.elapsed();
+            assert_eq!(r.code, 1, "{mode:?} {args:?}: {}", r.stderr);
+            assert!(
+                took < Duration::from_secs(3),
+                "{mode:?} {args:?} took {took:?}: {}",
+                r.stderr
+            );
+            let requests: Vec<String> = seen.lock().unwrap()[before..].to_vec();
+            assert_eq!(
+                requests.iter().filter(|l| l.starts_with("GET / ")).count(),
+                1,
+                "{mode:?} {args:?}: {requests:?}"
+            );
+            assert!(
+                requests
+                    .iter()
+                    .all(|l| l.starts_with("GET / ") || l.starts_with("GET /connectors?")),
+                "{mode:?} {args:?}: more was asked after the first contact: {requests:?}"
+            );
+            let said = match mode {
+                NotConnect::Silent => "no answer within 2s (`timeoutSeconds`)",
+                _ => "hint: what listens there does not speak HTTP: this looks like a Kafka broker port (a bootstrap server's); Connect's REST port is usually 8083",
+            };
+            assert!(r.stderr.contains(said), "{mode:?} {args:?}: {}", r.stderr);
+            assert!(
+                r.stderr
+                    .contains(&format!("of cluster `a` (tried http://{addr}")),
+                "{}",
+                r.stderr
+            );
+        }
+    }
+}
