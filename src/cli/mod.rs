@@ -312,11 +312,13 @@ fn exit(printer: &Printer, result: crate::error::Result<u8>) -> ExitCode {
     }
 }
 
-/// Parses the process arguments; a usage error exits 1 (2 is `diff`'s "differences").
+/// Parses the process arguments; a usage error exits 1 (2 is `diff`'s "differences"), and
+/// with `-o json` (or `yaml`) is also a document on stdout.
 pub fn parse() -> Cli {
     use clap::{CommandFactory, FromArgMatches};
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let parsed = Cli::command()
-        .try_get_matches()
+        .try_get_matches_from(&args)
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
     match parsed {
         Ok((mut cli, m)) => {
@@ -325,7 +327,10 @@ pub fn parse() -> Cli {
             cli
         }
         Err(e) => {
-            let _ = e.print();
+            match e.use_stderr() {
+                true => report_error::usage(&e, &args),
+                false => drop(e.print()),
+            }
             let code = if e.use_stderr() { EXIT_ERROR as i32 } else { 0 };
             std::process::exit(code)
         }
