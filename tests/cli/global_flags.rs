@@ -349,3 +349,77 @@ fn a_first_contact_that_fails_ends_the_command_within_timeout_seconds() {
         }
     }
 }
+
+/// Help fits the terminal it is printed on. Here no stream is a terminal and `COLUMNS` is
+/// unset (the runner clears the environment), as for help piped into a file or a pager, or a
+/// CI log: every line of every command's help fits 80 columns, where clap's own fallback is
+/// 100. A width that is known (`COLUMNS`, as clap reads it when no stream is a terminal; on a
+/// terminal clap asks the terminal) is followed. A command's own options come before the
+/// global ones.
+#[test]
+fn help_fits_80_columns_where_the_width_is_unknown_and_follows_a_known_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands = [
+        "snapshot",
+        "diff",
+        "apply",
+        "reset",
+        "log",
+        "show",
+        "recover",
+        "undo",
+        "validate",
+        "fmt",
+        "merge-file",
+        "schema",
+        "completions",
+        "import",
+        "export",
+        "ls",
+        "lock",
+    ];
+    let mut runs = vec![vec!["--help"], vec!["-h"]];
+    runs.extend(commands.iter().map(|c| vec![*c, "--help"]));
+    for args in &runs {
+        let r = Kco::new(dir.path()).args(args).run();
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let long: Vec<&str> = r
+            .stdout
+            .lines()
+            .filter(|l| l.chars().count() > 80)
+            .collect();
+        assert!(
+            long.is_empty(),
+            "kco {args:?}: lines over 80:\n{}",
+            long.join("\n")
+        );
+    }
+    let wide = Kco::new(dir.path())
+        .env("COLUMNS", "160")
+        .args(["--help"])
+        .run();
+    assert!(
+        wide.stdout.lines().any(|l| l.chars().count() > 80),
+        "COLUMNS=160 is followed:\n{}",
+        wide.stdout
+    );
+    let narrow = Kco::new(dir.path())
+        .env("COLUMNS", "60")
+        .args(["ls", "--help"])
+        .run();
+    assert!(
+        narrow.stdout.lines().all(|l| l.chars().count() <= 60),
+        "{}",
+        narrow.stdout
+    );
+    let ls = Kco::new(dir.path()).args(["ls", "--help"]).run().stdout;
+    let own = ls.find("\nOptions:\n").expect("Options:");
+    let global = ls.find("\nGlobal options:\n").expect("Global options:");
+    assert!(own < global, "{ls}");
+    assert!(ls[own..global].contains("--parallel"), "{ls}");
+    assert!(!ls[own..global].contains("--cluster"), "{ls}");
+    assert!(
+        ls[global..].contains("--cluster") && ls[global..].contains("--output"),
+        "{ls}"
+    );
+}
