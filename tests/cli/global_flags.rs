@@ -303,27 +303,40 @@ fn not_connect(mode: NotConnect) -> (String, std::sync::Arc<std::sync::Mutex<Vec
 fn a_first_contact_that_fails_ends_the_command_within_timeout_seconds() {
     use std::time::{Duration, Instant};
     for mode in [NotConnect::Closes, NotConnect::Garbage, NotConnect::Silent] {
-        let (addr, seen) = not_connect(mode);
-        let dir = tempfile::tempdir().unwrap();
-        crate::support::data::SnapshotFile::source("c", crate::support::data::source_offsets(3))
-            .write_in(&dir.path().join("snapshots/a"));
-        std::fs::write(
-            dir.path().join("kco.yaml"),
-            format!("clusters:\n  a:\n    urls: [http://{addr}]\n    timeoutSeconds: 2\n"),
-        )
-        .unwrap();
         for args in [&["diff"][..], &["reset", "c", "--yes"]] {
-            let before = seen.lock().unwrap().len();
+            // A listener of its own per run: nothing of another run is counted.
+            let (addr, seen) = not_connect(mode);
+            let dir = tempfile::tempdir().unwrap();
+            crate::support::data::SnapshotFile::source(
+                "c",
+                crate::support::data::source_offsets(3),
+            )
+            .write_in(&dir.path().join("snapshots/a"));
+            std::fs::write(
+                dir.path().join("kco.yaml"),
+                format!("clusters:\n  a:\n    urls: [http://{addr}]\n    timeoutSeconds: 2\n"),
+            )
+            .unwrap();
             let started = Instant::now();
             let r = Kco::new(dir.path()).args(args).run();
             let took = started.elapsed();
+            // The listener reads each connection kco opened before it exited.
+            std::thread::sleep(Duration::from_millis(300));
             assert_eq!(r.code, 1, "{mode:?} {args:?}: {}", r.stderr);
             assert!(
                 took < Duration::from_secs(3),
                 "{mode:?} {args:?} took {took:?}: {}",
                 r.stderr
             );
-            let requests: Vec<String> = seen.lock().unwrap()[before..].to_vec();
+            // A connection kco opened and left before sending on it (the listing beside
+            // `GET /`, once that failed) is no request.
+            let requests: Vec<String> = seen
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|l| !l.is_empty())
+                .cloned()
+                .collect();
             assert_eq!(
                 requests.iter().filter(|l| l.starts_with("GET / ")).count(),
                 1,
@@ -422,4 +435,54 @@ fn help_fits_80_columns_where_the_width_is_unknown_and_follows_a_known_one() {
         ls[global..].contains("--cluster") && ls[global..].contains("--output"),
         "{ls}"
     );
+}
+
+/// A worker URL with a path (`http://host:8083/connectors`, copied from a REST call) finds no
+/// Kafka Connect at first contact; the hint names the path and the URL to give instead, and
+/// nothing else is asked.
+#[test]
+fn a_worker_url_with_a_path_says_to_give_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::builder().start();
+    let url = format!("{}/connectors", fake.url());
+    let r = Kco::new(dir.path())
+        .args(["--cluster", "a", "--url", &url, "ls"])
+        .run();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "hint: the worker URL `{url}` has the path `/connectors`: Connect's REST API is at the root of its port; give `{}`",
+            fake.url().trim_end_matches('/')
+        )),
+        "{}",
+        r.stderr
+    );
+    let asked: Vec<String> = fake.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(
+        asked.iter().all(|p| p.starts_with("/connectors/")),
+        "only the first contact (and the listing beside it): {asked:?}"
+    );
+    assert!(!asked.iter().any(|p| p.contains("offsets")), "{asked:?}");
+}
+
+/// `https://` naming a worker that serves plain HTTP: the TLS handshake fails at first
+/// contact, and the hint says to write `http://`; nothing else is asked.
+#[test]
+fn https_to_a_plain_http_worker_says_to_write_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::builder().start();
+    let url = fake.url().replacen("http://", "https://", 1);
+    let r = Kco::new(dir.path())
+        .args(["--cluster", "a", "--url", &url, "ls"])
+        .run();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("TLS handshake with Kafka Connect failed")
+            && r.stderr.contains(
+                "hint: the worker answers plain HTTP, not TLS: write its URL with http:// instead of https://"
+            ),
+        "{}",
+        r.stderr
+    );
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
 }
