@@ -427,7 +427,15 @@ fn client_hint(source: &ClientError) -> Option<String> {
         Some(TlsProblem::ClientCertRefused) => return Some(
             "the worker wants a client certificate it trusts (mutual TLS): set the cluster's `tls.certFile` and `tls.keyFile` in kco.yaml".into(),
         ),
+        Some(TlsProblem::NotTls) => return Some(
+            "the worker answers plain HTTP, not TLS: write its URL with http:// instead of https://".into(),
+        ),
         None => {}
+    }
+    if source.is_not_http() {
+        return Some(
+            "what listens there does not speak HTTP: this looks like a Kafka broker port (a bootstrap server's); Connect's REST port is usually 8083 (if the worker serves HTTPS, write its URL with https://)".into(),
+        );
     }
     if source.is_unreachable() {
         return Some(

@@ -54,7 +54,7 @@ is; a backward change (rewind) is exact.\n\n\
 Offsets that do not fit their connector class's shape (`kco schema --shapes`: an unknown key, a \
 missing required one, a wrong type, a negative position) are refused before any request, with \
 file:line and the expected shape, unless --allow-unknown-shape names the connector.\n\n\
-Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create --yes\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --unapplied --fail-on data-loss,reset --yes"
+Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --unapplied --fail-on data-loss,reset --yes"
 )]
 pub struct Args {
     /// Snapshot files or directories

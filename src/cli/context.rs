@@ -17,6 +17,28 @@ use crate::kafka::through::ThroughKafka;
 /// The cluster a URL names without `--cluster` (as `kco snapshot --url` writes it).
 const URL_ALONE: &str = "default";
 
+/// For a first contact that found no Kafka Connect: a worker URL with a path
+/// (`http://host:8083/connectors`), where Connect's REST API is at the root, and the URL to
+/// give instead (credentials left out).
+fn path_hint(urls: &[String]) -> Option<String> {
+    urls.iter().find_map(|raw| {
+        let mut u = url::Url::parse(raw).ok()?;
+        let path = u.path().to_string();
+        if path == "/" || path.is_empty() {
+            return None;
+        }
+        let _ = u.set_username("");
+        let _ = u.set_password(None);
+        u.set_path("");
+        u.set_query(None);
+        let root = u.as_str().trim_end_matches('/').to_string();
+        Some(format!(
+            "the worker URL `{}` has the path `{path}`: Connect's REST API is at the root of its port; give `{root}` (a path only where a proxy serves Connect under one)",
+            crate::client::redact_url(raw)
+        ))
+    })
+}
+
 /// What every subcommand gets.
 pub struct Context {
     pub global: GlobalArgs,
@@ -224,12 +246,18 @@ impl Context {
             false => client,
         };
         match once.server_info() {
-            // Nothing listens, or what listens never answers: waiting out the retry
-            // deadline would not change that.
-            Err(e) if e.is_unreachable() || e.is_silent() => {
+            // Nothing listens, what listens never answers, or it does not speak HTTP (a
+            // Kafka broker's port): waiting out the retry deadline would not change that,
+            // and nothing else is asked of the cluster.
+            Err(e) if e.is_unreachable() || e.is_silent() || e.is_not_http() => {
                 Err(Error::client(self.unreachable(target, &e), e))
             }
-            Err(e) if e.is_auth_refused() || e.is_not_connect() => {
+            Err(mut e) if e.is_auth_refused() || e.is_not_connect() => {
+                if e.is_not_connect() {
+                    if let Some(hint) = path_hint(&target.http.urls) {
+                        e.hint = Some(Box::new(hint));
+                    }
+                }
                 Err(Error::client(self.naming_kco_url(e.first_contact()), e))
             }
             Ok(info) => {

@@ -24,10 +24,10 @@ connector (`a->b.MirrorSourceConnector`) gets its key `a--b.MirrorSourceConnecto
 two annotations in comments. docs/strimzi.md is the runbook.\n\n\
 Files are checked first (as `kco validate`); an invalid one stops the export before any output.\n\n\
 Exit codes: 0 success, 1 an invalid file or bad arguments.\n\n\
-Examples:\n  kco export snapshots/prod/orders.yaml > orders.json  # then: curl -X PATCH -d @orders.json ...\n  \
-kco export --format strimzi snapshots/prod/orders.yaml --namespace kafka > orders-cm.yaml\n  \
-kco export --format strimzi snapshots/prod --namespace kafka --out gitops/offsets.yaml\n  \
-kco export --format strimzi --strimzi-api v1beta2 snapshots/prod > offsets.yaml")]
+Examples:\n  kco export snapshots/prod/orders.yaml > orders.json  # for curl -X PATCH\n  \
+kco export --format strimzi snapshots/prod/orders.yaml > orders-cm.yaml\n  \
+kco export --format strimzi snapshots/prod --out gitops/offsets.yaml\n  \
+kco export --format strimzi --strimzi-api v1beta2 snapshots/prod > o.yaml")]
 pub struct Args {
     /// Snapshot files or directories
     #[arg(required = true)]

@@ -26,9 +26,9 @@ result is checked like `kco validate` (every problem names the input's line; not
 then) and written atomically to <dir>/<cluster>/<connector>.yaml, or --out. An existing file of \
 the same connector keeps its metadata and config; only its offsets change.\n\n\
 Exit codes: 0 success, 1 bad input or a file that could not be written.\n\n\
-Examples:\n  curl $URL/connectors/orders/offsets | kco import --from json - --name orders --cluster prod\n  \
-kcctl get offsets orders | kco import --from json - --name orders --out orders.yaml\n  \
-kubectl get configmap my-connector-offsets -o yaml | kco import --from strimzi -\n  \
+Examples:\n  curl $URL/connectors/orders/offsets | kco import --from json - --name orders\n  \
+kcctl get offsets orders | kco import --from json - --name orders --out o.yaml\n  \
+kubectl get configmap orders-offsets -o yaml | kco import --from strimzi -\n  \
 kco import --from strimzi mm2-offsets.yaml --cluster dr --type source")]
 pub struct Args {
     /// The input's format

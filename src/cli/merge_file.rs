@@ -27,7 +27,7 @@ result is re-sealed. A version kco cannot read as a sealed snapshot file is merg
 line, as git would. Hosted merge buttons do not run merge drivers: merge locally.\n\n\
 Exit codes: 0 merged, 1 a conflict is left in OURS (or an error).\n\nExamples:\n  \
 git config merge.kco.driver 'kco merge-file %O %A %B --path %P'\n  \
-kco merge-file base.yaml ours.yaml theirs.yaml --path snapshots/prod/orders-sink.yaml"
+kco merge-file base.yaml ours.yaml theirs.yaml --path snapshots/prod/sink.yaml"
 )]
 pub struct Args {
     /// The common ancestor's version (git's %O)

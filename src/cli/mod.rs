@@ -51,18 +51,21 @@ pub use output::Printer;
 use crate::error::EXIT_ERROR;
 
 const EXIT_CODES: &str = "\
-Exit codes (the same whether or not anyone reads the output: a closed pipe only stops it):
+Exit codes (the same whether or not anyone reads the output: a closed pipe only
+stops it):
   0  success (diff: no differences)
-  1  error: bad input (also a name or glob that matches no connector, or several clusters in
-     kco.yaml and none chosen), unreachable cluster, unsupported version, a connector that
-     could not be read (snapshot) or did not converge (apply); with --all-clusters, any
-     cluster that failed
-  2  diff only: differences found (with --all-clusters: only when every cluster answered)
+  1  error: bad input (also a name or glob that matches no connector, or several
+     clusters in kco.yaml and none chosen), unreachable cluster, unsupported
+     version, a connector that could not be read (snapshot) or did not converge
+     (apply); with --all-clusters, any cluster that failed
+  2  diff only: differences found (with --all-clusters: only when every cluster
+     answered)
   130  apply only: interrupted a second time, so it exited at once
 
-Errors: `error:`, the causes and a `hint:` on stderr. With --output json (or yaml) the error is
-also a document on stdout in place of the report: {\"error\": {\"kind\", \"message\", \"causes\",
-\"hint\", \"exit_code\"}}.";
+Errors: `error:`, the causes and a `hint:` on stderr. With --output json (or
+yaml) the error, a usage error too, is also a document on stdout in place of
+the report: {\"error\": {\"kind\", \"message\", \"causes\", \"hint\",
+\"exit_code\"}}.";
 
 /// Kafka Connect offsets as code: snapshot, diff and apply connector offsets.
 #[derive(Debug, Parser)]
@@ -74,8 +77,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options every subcommand takes.
+/// Options every subcommand takes, listed after the command's own in its help.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Cluster name from the config file (also names the snapshots subdirectory)
     #[arg(long, global = true, env = "KCO_CLUSTER")]
@@ -312,11 +316,13 @@ fn exit(printer: &Printer, result: crate::error::Result<u8>) -> ExitCode {
     }
 }
 
-/// Parses the process arguments; a usage error exits 1 (2 is `diff`'s "differences").
+/// Parses the process arguments; a usage error exits 1 (2 is `diff`'s "differences"), and
+/// with `-o json` (or `yaml`) is also a document on stdout.
 pub fn parse() -> Cli {
-    use clap::{CommandFactory, FromArgMatches};
-    let parsed = Cli::command()
-        .try_get_matches()
+    use clap::FromArgMatches;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let parsed = command()
+        .try_get_matches_from(&args)
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
     match parsed {
         Ok((mut cli, m)) => {
@@ -325,10 +331,33 @@ pub fn parse() -> Cli {
             cli
         }
         Err(e) => {
-            let _ = e.print();
+            match e.use_stderr() {
+                true => report_error::usage(&e, &args),
+                false => drop(e.print()),
+            }
             let code = if e.use_stderr() { EXIT_ERROR as i32 } else { 0 };
             std::process::exit(code)
         }
+    }
+}
+
+/// The width help wraps at where neither a terminal nor `COLUMNS` says (help piped into a
+/// file or a pager, a CI log): clap's own fallback is 100.
+pub const HELP_WIDTH: usize = 80;
+
+/// The command line as `kco` parses it: help wraps at the terminal's width (clap reads it
+/// from stdout, stderr or stdin when one is a terminal, else from `COLUMNS`), and at
+/// [`HELP_WIDTH`] when neither says.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    use std::io::IsTerminal;
+    let terminal = std::io::stdout().is_terminal()
+        || std::io::stderr().is_terminal()
+        || std::io::stdin().is_terminal();
+    let columns = std::env::var("COLUMNS").is_ok_and(|c| c.trim().parse::<usize>().is_ok());
+    match terminal || columns {
+        true => Cli::command(),
+        false => Cli::command().term_width(HELP_WIDTH),
     }
 }
 

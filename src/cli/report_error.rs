@@ -83,6 +83,66 @@ pub fn report(p: &Printer, e: &Error) {
     eprint!("{}", error_text(&|s, t| p.paint_err(s, t), &body));
 }
 
+/// A usage error clap found (an unknown flag, a bad value): clap prints it on stderr; with
+/// `--output json` (or `yaml`) among `args` it is also a document on stdout, kind `usage`,
+/// its hint clap's tip (else where to read the usage).
+pub fn usage(e: &clap::Error, args: &[std::ffi::OsString]) {
+    let _ = e.print();
+    let Some(output) = output_asked(args) else {
+        return;
+    };
+    let text = e.render().to_string();
+    let mut paragraphs = text.split("\n\n").map(str::trim);
+    let first = paragraphs.next().unwrap_or_default();
+    let message = first.strip_prefix("error:").unwrap_or(first).trim();
+    let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let rest: Vec<&str> = paragraphs.collect();
+    let hint = rest
+        .iter()
+        .find_map(|p| p.strip_prefix("tip:"))
+        .or_else(|| rest.iter().find(|p| p.contains("--help")).copied())
+        .map(|h| h.trim().to_string());
+    let mut body = ErrorBody::of(&Error::Usage(message));
+    body.hint = hint;
+    let global = super::GlobalArgs {
+        cluster: None,
+        url: None,
+        config: None,
+        output,
+        color: super::ColorChoice::Never,
+        quiet: false,
+        verbose: false,
+        cluster_from: super::Origin::Flag,
+        url_from: super::Origin::Flag,
+    };
+    Printer::new(&global).structured(&ErrorDocument { error: body });
+}
+
+/// `json` or `yaml` when the command line asks for it (`-o json`, `-ojson`, `--output json`,
+/// `--output=json`; the last one given), read from the raw arguments clap could not parse.
+fn output_asked(args: &[std::ffi::OsString]) -> Option<super::OutputFormat> {
+    let mut asked = None;
+    let mut args = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(a) = args.next() {
+        let value = match a.as_ref() {
+            "--" => break,
+            "-o" | "--output" => args.next().map(|v| v.into_owned()),
+            _ => a
+                .strip_prefix("--output=")
+                .or_else(|| a.strip_prefix("-o"))
+                .map(str::to_string),
+        };
+        if let Some(v) = value {
+            asked = Some(v);
+        }
+    }
+    match asked.as_deref() {
+        Some("json") => Some(super::OutputFormat::Json),
+        Some("yaml") => Some(super::OutputFormat::Yaml),
+        _ => None,
+    }
+}
+
 /// The error that stopped one cluster of an `--all-clusters` run, on stderr, its message led
 /// by the cluster's name; the others go on (their structured output holds it as data).
 pub fn cluster_error(p: &Printer, cluster: &str, body: &ErrorBody) {

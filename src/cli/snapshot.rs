@@ -38,7 +38,7 @@ that matches no connector, unsupported version, or any connector that could not 
 --all-clusters, any cluster that failed; --commit: no git repository or identity).\n\nExamples:\n  kco snapshot\n  \
 kco --cluster prod snapshot --with-config --prune\n  \
 kco --cluster prod snapshot --commit\n  \
-kco --cluster prod snapshot --commit --record apply --trailer \"Kco-Commit: $SHA\""
+kco snapshot --commit --record apply --trailer \"Kco-Commit: $SHA\""
 )]
 pub struct Args {
     /// Connector names or globs [default: every connector]

@@ -61,6 +61,8 @@ pub enum TlsProblem {
     UntrustedServer,
     /// The worker refused kco's client certificate, or wanted one and got none.
     ClientCertRefused,
+    /// What answered is not TLS: an `https://` URL naming a plain-HTTP worker.
+    NotTls,
 }
 
 impl TlsProblem {
@@ -73,6 +75,10 @@ impl TlsProblem {
             || cause.contains("fatal alert: UnknownCA")
         {
             Some(TlsProblem::ClientCertRefused)
+        } else if cause.contains("InvalidContentType") {
+            // rustls: "received corrupt message of type InvalidContentType", the first bytes
+            // of an HTTP answer read as a TLS record.
+            Some(TlsProblem::NotTls)
         } else {
             None
         }
@@ -393,6 +399,22 @@ impl ClientError {
         matches!(self.kind, ErrorKind::Transport { timeout: true, .. })
     }
 
+    /// The listener accepted the connection, then closed it or answered with something that
+    /// is not HTTP, without waiting out the timeout: a Kafka broker's port (the bootstrap
+    /// server given as the Connect URL), a TLS port named with `http://`. Asking again will
+    /// not change it.
+    pub fn is_not_http(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::Transport {
+                maybe_sent: true,
+                timeout: false,
+                tls: None,
+                ..
+            }
+        )
+    }
+
     /// The worker refused the credentials.
     pub fn is_auth_refused(&self) -> bool {
         matches!(self.status(), Some(401) | Some(403))
@@ -420,6 +442,8 @@ impl ClientError {
             "Kafka Connect refused the credentials"
         } else if self.is_not_connect() {
             "no Kafka Connect answers there"
+        } else if self.is_not_http() {
+            "no HTTP answer from Kafka Connect"
         } else {
             "cannot reach Kafka Connect"
         }
@@ -434,6 +458,34 @@ impl ClientError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// At first contact: what accepted and then closed, or answered with bytes that are not
+    /// HTTP, is told apart from what never answered and from an HTTP answer; a TLS
+    /// handshake that read an HTTP answer is an `https://` URL of a plain-HTTP worker.
+    #[test]
+    fn a_listener_that_does_not_speak_http_or_tls_is_named() {
+        let req = Request::new(Method::Get, "/");
+        let closed = ClientError::transport(
+            &req,
+            "http://k:9092/",
+            "request failed: connection closed before message completed",
+            true,
+            false,
+        );
+        assert!(closed.is_not_http() && !closed.is_unreachable() && !closed.is_silent());
+        assert_eq!(closed.first_contact(), "no HTTP answer from Kafka Connect");
+        let silent = ClientError::transport(&req, "http://k:9092/", "no answer", true, true);
+        assert!(!silent.is_not_http());
+        let https = ClientError::transport(
+            &req,
+            "https://w:8083/",
+            "cannot connect: received corrupt message of type InvalidContentType",
+            false,
+            false,
+        );
+        assert_eq!(https.tls_problem(), Some(TlsProblem::NotTls));
+        assert!(!https.is_not_http() && https.is_unreachable());
+    }
 
     #[test]
     fn a_405_says_what_it_means_instead_of_the_raw_answer() {

@@ -112,6 +112,62 @@ fn an_edited_file_is_a_files_error_with_the_fmt_hint() {
     );
 }
 
+/// A usage error clap finds (an unknown flag, a misspelt one) is, with `-o json` or `yaml`
+/// anywhere on the line, also the error document on stdout, as `--help` says of every error:
+/// kind `usage`, clap's message, its tip as the hint, exit 1; clap's text stays on stderr, and
+/// without `-o json` stdout stays empty.
+#[test]
+fn a_usage_error_is_a_document_on_stdout_under_output_json() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, message, hint) in [
+        (
+            &["ls", "--bogus", "-o", "json"][..],
+            "unexpected argument '--bogus' found",
+            "--help",
+        ),
+        (
+            &["-ojson", "ls", "--paralel", "3"],
+            "unexpected argument '--paralel' found",
+            "a similar argument exists: '--parallel'",
+        ),
+        (
+            &["--output=json", "snapshot", "--no-such-flag"],
+            "unexpected argument '--no-such-flag' found",
+            "use '-- --no-such-flag'",
+        ),
+    ] {
+        let r = Kco::new(dir.path()).args(args).run();
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        let doc = json_doc(&r.stdout);
+        let e = &doc["error"];
+        assert_eq!(e["kind"], "usage", "{doc}");
+        assert_eq!(e["message"], message, "{doc}");
+        assert!(e["hint"].as_str().unwrap().contains(hint), "{doc}");
+        assert_eq!(e["exit_code"], 1, "{doc}");
+        assert!(
+            r.stderr.starts_with(&format!("error: {message}")),
+            "{}",
+            r.stderr
+        );
+    }
+    let r = Kco::new(dir.path())
+        .args(["ls", "--bogus", "-o", "yaml"])
+        .run();
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.starts_with("error:\n  kind: usage\n"),
+        "{}",
+        r.stdout
+    );
+    let r = Kco::new(dir.path()).args(["ls", "--bogus"]).run();
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.is_empty(),
+        "text usage errors stay off stdout: {}",
+        r.stdout
+    );
+}
+
 fn usage_error(cwd: &Path, color: &str, no_color: bool) -> String {
     let mut cmd = Kco::new(cwd);
     if !no_color {

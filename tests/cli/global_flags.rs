@@ -249,3 +249,240 @@ fn a_worker_that_never_answers_fails_every_command_after_its_timeout_once_per_ur
         );
     }
 }
+
+/// How a loopback listener that is not a Connect worker treats each connection it accepts,
+/// once it has read what kco sent.
+#[derive(Clone, Copy, Debug)]
+enum NotConnect {
+    /// A Kafka broker given an HTTP request: it reads `GET ` as a request size far above its
+    /// limit and closes the connection.
+    Closes,
+    /// Bytes that are not HTTP (a Kafka response's size and correlation id).
+    Garbage,
+    /// Accepts and never answers.
+    Silent,
+}
+
+/// Starts `mode`'s listener; the first line of each request it accepted goes to the list.
+fn not_connect(mode: NotConnect) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        for c in listener.incoming() {
+            let Ok(mut c) = c else { continue };
+            let mut buf = [0u8; 4096];
+            let n = c.read(&mut buf).unwrap_or(0);
+            let text = String::from_utf8_lossy(&buf[..n]).to_string();
+            log.lock()
+                .unwrap()
+                .push(text.lines().next().unwrap_or("").to_string());
+            match mode {
+                NotConnect::Closes => drop(c),
+                NotConnect::Garbage => {
+                    let _ = c.write_all(
+                        b"\x00\x00\x00\x0c\x00\x00\x00\x01\x00\x23\xff\xfe\x01\x02\x03\x04",
+                    );
+                }
+                NotConnect::Silent => kept.push(c),
+            }
+        }
+    });
+    (addr, seen)
+}
+
+/// The Kafka broker's port given as the Connect URL (the bootstrap server), and a listener
+/// that never answers: with `timeoutSeconds: 2`, `diff` and `reset` fail within the bound
+/// plus a second, having asked the cluster nothing after its first contact (`GET /`, and the
+/// listing asked beside it): no connector's offsets. What does not speak HTTP is said so,
+/// with Connect's usual port.
+#[test]
+fn a_first_contact_that_fails_ends_the_command_within_timeout_seconds() {
+    use std::time::{Duration, Instant};
+    for mode in [NotConnect::Closes, NotConnect::Garbage, NotConnect::Silent] {
+        for args in [&["diff"][..], &["reset", "c", "--yes"]] {
+            // A listener of its own per run: nothing of another run is counted.
+            let (addr, seen) = not_connect(mode);
+            let dir = tempfile::tempdir().unwrap();
+            crate::support::data::SnapshotFile::source(
+                "c",
+                crate::support::data::source_offsets(3),
+            )
+            .write_in(&dir.path().join("snapshots/a"));
+            std::fs::write(
+                dir.path().join("kco.yaml"),
+                format!("clusters:\n  a:\n    urls: [http://{addr}]\n    timeoutSeconds: 2\n"),
+            )
+            .unwrap();
+            let started = Instant::now();
+            let r = Kco::new(dir.path()).args(args).run();
+            let took = started.elapsed();
+            // The listener reads each connection kco opened before it exited.
+            std::thread::sleep(Duration::from_millis(300));
+            assert_eq!(r.code, 1, "{mode:?} {args:?}: {}", r.stderr);
+            assert!(
+                took < Duration::from_secs(3),
+                "{mode:?} {args:?} took {took:?}: {}",
+                r.stderr
+            );
+            // A connection kco opened and left before sending on it (the listing beside
+            // `GET /`, once that failed) is no request.
+            let requests: Vec<String> = seen
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|l| !l.is_empty())
+                .cloned()
+                .collect();
+            assert_eq!(
+                requests.iter().filter(|l| l.starts_with("GET / ")).count(),
+                1,
+                "{mode:?} {args:?}: {requests:?}"
+            );
+            assert!(
+                requests
+                    .iter()
+                    .all(|l| l.starts_with("GET / ") || l.starts_with("GET /connectors?")),
+                "{mode:?} {args:?}: more was asked after the first contact: {requests:?}"
+            );
+            let said = match mode {
+                NotConnect::Silent => "no answer within 2s (`timeoutSeconds`)",
+                _ => "hint: what listens there does not speak HTTP: this looks like a Kafka broker port (a bootstrap server's); Connect's REST port is usually 8083",
+            };
+            assert!(r.stderr.contains(said), "{mode:?} {args:?}: {}", r.stderr);
+            assert!(
+                r.stderr
+                    .contains(&format!("of cluster `a` (tried http://{addr}")),
+                "{}",
+                r.stderr
+            );
+        }
+    }
+}
+
+/// Help fits the terminal it is printed on. Here no stream is a terminal and `COLUMNS` is
+/// unset (the runner clears the environment), as for help piped into a file or a pager, or a
+/// CI log: every line of every command's help fits 80 columns, where clap's own fallback is
+/// 100. A width that is known (`COLUMNS`, as clap reads it when no stream is a terminal; on a
+/// terminal clap asks the terminal) is followed. A command's own options come before the
+/// global ones.
+#[test]
+fn help_fits_80_columns_where_the_width_is_unknown_and_follows_a_known_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let commands = [
+        "snapshot",
+        "diff",
+        "apply",
+        "reset",
+        "log",
+        "show",
+        "recover",
+        "undo",
+        "validate",
+        "fmt",
+        "merge-file",
+        "schema",
+        "completions",
+        "import",
+        "export",
+        "ls",
+        "lock",
+    ];
+    let mut runs = vec![vec!["--help"], vec!["-h"]];
+    runs.extend(commands.iter().map(|c| vec![*c, "--help"]));
+    for args in &runs {
+        let r = Kco::new(dir.path()).args(args).run();
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let long: Vec<&str> = r
+            .stdout
+            .lines()
+            .filter(|l| l.chars().count() > 80)
+            .collect();
+        assert!(
+            long.is_empty(),
+            "kco {args:?}: lines over 80:\n{}",
+            long.join("\n")
+        );
+    }
+    let wide = Kco::new(dir.path())
+        .env("COLUMNS", "160")
+        .args(["--help"])
+        .run();
+    assert!(
+        wide.stdout.lines().any(|l| l.chars().count() > 80),
+        "COLUMNS=160 is followed:\n{}",
+        wide.stdout
+    );
+    let narrow = Kco::new(dir.path())
+        .env("COLUMNS", "60")
+        .args(["ls", "--help"])
+        .run();
+    assert!(
+        narrow.stdout.lines().all(|l| l.chars().count() <= 60),
+        "{}",
+        narrow.stdout
+    );
+    let ls = Kco::new(dir.path()).args(["ls", "--help"]).run().stdout;
+    let own = ls.find("\nOptions:\n").expect("Options:");
+    let global = ls.find("\nGlobal options:\n").expect("Global options:");
+    assert!(own < global, "{ls}");
+    assert!(ls[own..global].contains("--parallel"), "{ls}");
+    assert!(!ls[own..global].contains("--cluster"), "{ls}");
+    assert!(
+        ls[global..].contains("--cluster") && ls[global..].contains("--output"),
+        "{ls}"
+    );
+}
+
+/// A worker URL with a path (`http://host:8083/connectors`, copied from a REST call) finds no
+/// Kafka Connect at first contact; the hint names the path and the URL to give instead, and
+/// nothing else is asked.
+#[test]
+fn a_worker_url_with_a_path_says_to_give_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::builder().start();
+    let url = format!("{}/connectors", fake.url());
+    let r = Kco::new(dir.path())
+        .args(["--cluster", "a", "--url", &url, "ls"])
+        .run();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "hint: the worker URL `{url}` has the path `/connectors`: Connect's REST API is at the root of its port; give `{}`",
+            fake.url().trim_end_matches('/')
+        )),
+        "{}",
+        r.stderr
+    );
+    let asked: Vec<String> = fake.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(
+        asked.iter().all(|p| p.starts_with("/connectors/")),
+        "only the first contact (and the listing beside it): {asked:?}"
+    );
+    assert!(!asked.iter().any(|p| p.contains("offsets")), "{asked:?}");
+}
+
+/// `https://` naming a worker that serves plain HTTP: the TLS handshake fails at first
+/// contact, and the hint says to write `http://`; nothing else is asked.
+#[test]
+fn https_to_a_plain_http_worker_says_to_write_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::builder().start();
+    let url = fake.url().replacen("http://", "https://", 1);
+    let r = Kco::new(dir.path())
+        .args(["--cluster", "a", "--url", &url, "ls"])
+        .run();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("TLS handshake with Kafka Connect failed")
+            && r.stderr.contains(
+                "hint: the worker answers plain HTTP, not TLS: write its URL with http:// instead of https://"
+            ),
+        "{}",
+        r.stderr
+    );
+    assert!(fake.requests().is_empty(), "{:?}", fake.requests());
+}

@@ -160,7 +160,7 @@ impl HttpTransport {
 impl Transport for HttpTransport {
     /// Sends to the current worker, moving on to the next URL while workers cannot be
     /// reached, or (for an idempotent request, which may be sent twice) give no answer
-    /// within `timeoutSeconds`.
+    /// within `timeoutSeconds` or an answer that is not HTTP.
     fn send(&self, req: &Request) -> Result<Body> {
         let start = self.current.load(Ordering::Relaxed);
         let mut last = None;
@@ -168,7 +168,12 @@ impl Transport for HttpTransport {
             let idx = (start + i) % self.urls.len();
             let url = format!("{}{}", self.urls[idx], req.path);
             match self.send_to(&url, req) {
-                Err(e) if e.is_unreachable() || (req.idempotent && e.is_silent()) => last = Some(e),
+                Err(e)
+                    if e.is_unreachable()
+                        || (req.idempotent && (e.is_silent() || e.is_not_http())) =>
+                {
+                    last = Some(e)
+                }
                 answered => {
                     self.current.store(idx, Ordering::Relaxed);
                     return answered;
