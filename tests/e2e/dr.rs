@@ -885,6 +885,10 @@ fn a_failover_redelivers_what_kco_counts_and_starts_the_leftover_of_the_last_one
         &unique_name("kco-dr-src"),
         file_source_config(&input, &topic),
     );
+    // The topic exists once the source has committed a position: offsets of a topic not yet
+    // created are refused (UnknownTopicOrPartition, seen on a busy bed right after
+    // `stop-region`/`start-region east`).
+    a.wait_offsets(source.name(), "a first position", |o| !o.is_empty());
     let name = unique_name("kco-dr-sink");
     let config = file_sink_config(&work.path().join("east.out"), &topic);
     let sink = a.create_in_state(&name, config, "STOPPED");
