@@ -25,6 +25,14 @@
 #   down     stop them and delete their data (logs are kept), with a line saying so
 #   status   show each process, its pid, state and address (exit 0 only when all run);
 #            `scripts/local-connect.sh status` lists the same rows when the region is up
+#   stop-region east   region east is lost: stop e1, the test bed's Connect workers that run
+#            (a1, a2, b1, s1) and its broker, keeping their data (`up` would wipe it);
+#            MirrorMaker 2 east -> west (w1) waits for east's broker. Clusters s, g and l
+#            (on east's broker too) are left running
+#   start-region east  east comes back: its broker on its data, then the workers stop-region
+#            stopped and e1; connectors resume in their target state (east's old sinks and
+#            sources run again), and a MirrorMaker 2 task that failed while east was away is
+#            restarted; waits until the workers serve and MirrorMaker 2 runs both ways
 #
 # Needs `scripts/local-connect.sh up` first (its broker, and the jars it resolved).
 # Writes <state>/dr/: scram (user, then password, one per line), kco.yaml (a snippet for
@@ -306,6 +314,87 @@ cmd_status() {
   return "$rc"
 }
 
+# Only region east (the test bed's broker and its workers) is stopped and started again.
+region_east() {
+  [[ ${1:-} == east ]] || die "usage: $0 stop-region east | start-region east (only region east, the test bed's broker)"
+}
+
+# What stop-region stopped, for start-region: one worker name a line.
+east_stopped() { echo "$STATE/run/east-stopped"; }
+
+cmd_stop_region() {
+  region_east "${1:-}"
+  lock
+  live_pid broker >/dev/null || die "east's broker is not running (scripts/local-connect.sh up)"
+  local name
+  local -a workers=()
+  for name in a1 a2 b1 s1; do
+    if live_pid "$name" >/dev/null; then workers+=("$name"); fi
+  done
+  printf '%s\n' "${workers[@]}" >"$(east_stopped)"
+  # The workers first (each stops its tasks and commits), then the broker they write to.
+  stop_procs e1 "${workers[@]}"
+  stop_procs broker
+  say "region east stopped (broker, workers ${workers[*]} e1); its data is kept in $STATE/data: 'start-region east' brings it back"
+}
+
+cmd_start_region() {
+  region_east "${1:-}"
+  lock
+  [[ -f $STATE/conf/broker.properties && -d $STATE/data/kafka ]] ||
+    die "no data of east's broker in $STATE (scripts/local-connect.sh up first)"
+  [[ -f $DR/e1.properties ]] || die "the DR region is not set up (scripts/dr-connect.sh up first)"
+  check_java
+  set_log_opts
+  local start=$SECONDS deadline=$((SECONDS + WAIT_SECS)) name
+  if live_pid broker >/dev/null; then
+    say "east's broker is already running"
+  else
+    say "starting east's broker on its data ($HOST:$EAST_PORT)"
+    start_proc broker kafka.Kafka -Xms128m -Xmx512m -- "$STATE/conf/broker.properties"
+  fi
+  until port_open "$EAST_PORT"; do
+    live_pid broker >/dev/null || fail_with_log broker "east's broker exited during startup"
+    ((SECONDS < deadline)) || fail_with_log broker "east's broker did not listen within ${WAIT_SECS}s"
+    sleep 0.2
+  done
+  local -a workers=()
+  if [[ -f $(east_stopped) ]]; then mapfile -t workers <"$(east_stopped)"; fi
+  for name in "${workers[@]}"; do
+    [[ -n $name ]] || continue
+    bash "$ROOT/scripts/local-connect.sh" start-worker "$name" || die "worker $name did not start"
+  done
+  if ! live_pid e1 >/dev/null; then
+    say "starting Connect worker e1 on $(back_url)"
+    start_proc e1 org.apache.kafka.connect.cli.ConnectDistributed -Xms96m -Xmx384m -- "$DR/e1.properties"
+  fi
+  until dr_worker_ready "$(back_url)"; do
+    live_pid e1 >/dev/null || fail_with_log e1 "worker e1 exited during startup"
+    ((SECONDS < deadline)) || fail_with_log e1 "worker e1 did not serve within ${WAIT_SECS}s"
+    sleep 0.5
+  done
+  # A MirrorMaker 2 connector or task that failed while east's broker was away.
+  local connector
+  for connector in mm2-east-source mm2-east-checkpoint mm2-east-heartbeat; do
+    curl -fsS -m 30 -o /dev/null -X POST \
+      "$(worker_url)/connectors/$connector/restart?includeTasks=true&onlyFailed=true" || true
+  done
+  for connector in mm2-west-source mm2-west-checkpoint mm2-west-heartbeat; do
+    curl -fsS -m 30 -o /dev/null -X POST \
+      "$(back_url)/connectors/$connector/restart?includeTasks=true&onlyFailed=true" || true
+  done
+  until mm2_running && mm2_back_running; do
+    ((SECONDS < deadline)) || fail_with_log w1 "MirrorMaker 2 did not run both ways within ${WAIT_SECS}s"
+    sleep 0.5
+  done
+  rm -f "$(east_stopped)"
+  say "region east is back in $((SECONDS - start)) s (broker, workers ${workers[*]} e1, on their data)"
+}
+
 lock() { take_lock "$STATE/.dr-lock"; }
 
-service_main "$0" "${1:-}"
+case ${1:-} in
+  stop-region) cmd_stop_region "${2:-}" ;;
+  start-region) cmd_start_region "${2:-}" ;;
+  *) service_main "$0" "${1:-}" ;;
+esac

@@ -317,6 +317,11 @@ export KCO_E2E_LEGACY=required KCO_E2E_LEGACY_URL="http://127.0.0.1:${KCO_LEGACY
 step "DR test bed up"
 run bash "$ROOT/scripts/dr-connect.sh" up >/dev/null
 export KCO_E2E_DR=required
+# dr::east_comes_back_with_its_data stops this bed's broker and brings it back (alone, about
+# 30 s): only on a bed the suite started, never on one it found running.
+if ((TESTBED_OURS)); then
+  export KCO_E2E_REGION=required
+fi
 # --- end of the DR region ---
 
 # --- monitoring: node-exporter's textfile collector and Prometheus (scripts/monitoring.sh) ---

@@ -885,6 +885,10 @@ fn a_failover_redelivers_what_kco_counts_and_starts_the_leftover_of_the_last_one
         &unique_name("kco-dr-src"),
         file_source_config(&input, &topic),
     );
+    // The topic exists once the source has committed a position: offsets of a topic not yet
+    // created are refused (UnknownTopicOrPartition, seen on a busy bed right after
+    // `stop-region`/`start-region east`).
+    a.wait_offsets(source.name(), "a first position", |o| !o.is_empty());
     let name = unique_name("kco-dr-sink");
     let config = file_sink_config(&work.path().join("east.out"), &topic);
     let sink = a.create_in_state(&name, config, "STOPPED");
@@ -969,4 +973,66 @@ fn a_failover_redelivers_what_kco_counts_and_starts_the_leftover_of_the_last_one
         (from + 1..=1055).collect::<Vec<_>>(),
         "{plan}"
     );
+}
+
+/// Region east lost and back with its data, through the bed's own commands
+/// (`scripts/dr-connect.sh stop-region east`, `start-region east`): a source and a sink on
+/// cluster a stop with the region; records written to the source's file meanwhile are read
+/// once it is back, the connectors resuming on their own (their target state RUNNING) from
+/// the offsets east's Kafka kept. None lost; written twice only what the sink had not
+/// committed when it stopped. It takes the test bed's broker down for everyone: it runs
+/// alone, and only with `KCO_E2E_REGION=required` (scripts/test.sh on a bed of its own).
+#[test]
+fn east_comes_back_with_its_data() {
+    if std::env::var("KCO_E2E_REGION").as_deref() != Ok("required") {
+        eprintln!(
+            "skipping: it stops the test bed's broker; KCO_E2E_REGION=required runs it \
+             (scripts/test.sh sets it on a test bed of its own)"
+        );
+        return;
+    }
+    let Some(d) = dr_alone() else { return };
+    let a = d.tb.a();
+    let work = temp_dir();
+    let name = unique_name("kco-dr-region");
+    let (input, out) = (work.path().join("in.txt"), work.path().join("out.txt"));
+    write_lines(&input, &numbered("r", 1..=10));
+    let src = format!("{name}-src");
+    let sink = format!("{name}-sink");
+    let _src = a.create(&src, file_source_config(&input, &name));
+    let _sink = a.create(&sink, file_sink_config(&out, &name));
+    wait_sink(&a, &sink, &name, 10);
+    let region = |command: &str| {
+        let out =
+            std::process::Command::new(crate::harness::repo_root().join("scripts/dr-connect.sh"))
+                .args([command, "east"])
+                .output()
+                .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{command} east: {err}");
+        err
+    };
+    let err = region("stop-region");
+    assert!(err.contains("region east stopped"), "{err}");
+    assert!(!a.answers(), "cluster a still answers");
+    // Written while east is away: its source reads them once it is back.
+    append_lines(&input, &numbered("r", 11..=20));
+    let err = region("start-region");
+    assert!(err.contains("region east is back"), "{err}");
+    a.wait_running(&src);
+    a.wait_running(&sink);
+    wait_sink(&a, &sink, &name, 20);
+    let lines = wait_dr_record("east's sink after east came back", &out, 20);
+    let mut distinct = lines.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct, (1..=20).collect::<Vec<_>>(), "lost: {lines:?}");
+    assert!(
+        lines.len() - distinct.len() <= 10
+            && lines[lines.len() - 10..] == (11..=20).collect::<Vec<_>>()[..],
+        "written twice beyond what was uncommitted: {lines:?}"
+    );
+    // MirrorMaker 2 from east runs again on west's worker (start-region waited for it).
+    let mm2 = d.w.status("mm2-east-source").expect("mm2-east-source");
+    assert_eq!(mm2["tasks"][0]["state"], "RUNNING", "{mm2}");
 }

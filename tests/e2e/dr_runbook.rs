@@ -11,9 +11,13 @@
 //! (301..=310), east comes back (its old sink resuming), producers stop on west (a source
 //! left STOPPED there, captured with the failback's files) and move back to east after the
 //! failback (311..=320), west's stopped sink is deleted; every record is counted by content
-//! across both regions' output. Both regions' sources read files of the region's path
-//! (`data/east/`, `data/west/`), so their sealed offsets name the path that the failover and
-//! failback blocks rewrite in the sinks' config. Before Connect 3.7 (no STOPPED creation,
+//! across both regions' output. Then the second incident, back to back: records 321..=400 on
+//! east, the nightly and its check, east lost again, west's stopped source resumed
+//! (401..=410), the failover block again: the sink it makes on west RUNNING, reading east's
+//! topic and west's own (east's copy of it translated back through the mirror back's offset
+//! syncs), re-reading as many records as its plan states, none lost. Both regions' sources
+//! read files of the region's path (`data/east/`, `data/west/`), so their sealed offsets name
+//! the path that the failover and failback blocks rewrite in the sinks' config. Before Connect 3.7 (no STOPPED creation,
 //! KIP-980) the failover block is a plan error that says so, and the run stops there
 //! (tests/e2e/dr.rs fails back on 3.6 by hand).
 
@@ -207,13 +211,13 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     let _producer =
         d.w.create(&producer, file_source_config(&west_input, &name));
 
-    let failover = next("the failover", "kco apply");
+    let failover = next("the failover", "kco apply").clone();
     if !d.w.supports_initial_state() {
-        let e = run(dir, &env, failover).unwrap_err();
+        let e = run(dir, &env, &failover).unwrap_err();
         assert!(e.contains("KIP-980"), "{e}");
         return;
     }
-    let out = run(dir, &env, failover).unwrap();
+    let out = run(dir, &env, &failover).unwrap();
     let _dr_sink = d.w.adopt(&format!("{name}-sink"));
     // Every file of east edited, the edit committed and pushed.
     let status = run(dir, &env, "git status --porcelain --untracked-files=no").unwrap();
@@ -390,4 +394,69 @@ fn the_disaster_recovery_runbook_runs_on_the_dr_test_bed() {
     );
     eprintln!("failover from record {first}; records the failback read again: {re_read:?}");
     assert!(steps.next().is_none(), "a block the test does not know");
+
+    // The second incident, right after the first's failback. Records 321..=400 on east, the
+    // nightly and its check as written; east lost again; producers on west's own topic again
+    // (west's STOPPED source resumed: its offsets, naming west's path, kept from the first
+    // incident: records 401..=410); the failover block as written, again.
+    // East's topic holds 390 records: 301..=310 were written on west.
+    append_lines(&input, &numbered("r", 321..=400));
+    wait_sink(&a, &sink, &name, 390);
+    run(dir, &env, &nightly).unwrap();
+    pushed("the nightly before the second incident");
+    let report = retry(
+        "the readiness before the second incident",
+        &nightly_readiness,
+        &|o| o.contains("dr_ready") && !o.contains("dr_lagging"),
+    );
+    assert!(!report.contains("drifted"), "{report}");
+    a.pause(&sink);
+    a.wait_state(&sink, "PAUSED");
+    append_lines(&west_input, &numbered("r", 401..=410));
+    d.w.resume(&producer);
+    let west_before = dr_lines(&west_out).len();
+    let out = run(dir, &env, &failover).unwrap();
+    let _dr_sink_again = d.w.adopt(&sink);
+    pushed("the second failover's edit");
+    assert!(out.contains(&format!("{name}-src: left out")), "{out}");
+    let src = std::fs::read_to_string(dir.join(format!("snapshots/east/{name}-src.yaml"))).unwrap();
+    assert!(src.contains("/data/east/in.txt"), "{src}");
+    // The sink read east's topic and west's own (west's copy of it on east is west's own).
+    assert_eq!(d.w.config(&sink)["topics"], format!("east.{name},{name}"));
+    d.w.wait_running(&sink);
+    wait_dr_record("the second DR sink's copy", &west_out, 410);
+    let again = dr_lines(&west_out)[west_before..].to_vec();
+    let plan: Vec<&str> = out.lines().filter(|l| l.contains(" -> ")).collect();
+    eprintln!("the second failover's plan: {plan:#?}\nwrote {again:?}");
+    // Every record 1..=410 written somewhere; the second DR sink wrote none twice, all of
+    // 401..=410, and before them only what the translation of the primary's last committed
+    // positions re-reads (within MirrorMaker 2's offset.lag.max).
+    let mut sorted = again.clone();
+    sorted.sort_unstable();
+    let mut distinct = sorted.clone();
+    distinct.dedup();
+    assert_eq!(distinct, sorted, "the second failover wrote a record twice");
+    assert!((401..=410).all(|r| sorted.contains(&r)), "{sorted:?}");
+    let re_read: Vec<usize> = sorted.iter().copied().filter(|r| *r < 401).collect();
+    // As many as the plan says: `re-delivers N record(s)` per partition.
+    let stated: usize = plan
+        .iter()
+        .filter_map(|l| l.split("re-delivers ").nth(1))
+        .map(|r| r.split(' ').next().unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(
+        re_read.len(),
+        stated,
+        "re-read {re_read:?}; the plan: {plan:#?}"
+    );
+    assert!(
+        (re_read.len() as i64) <= d.lag_max && re_read.iter().all(|r| *r as i64 > 400 - d.lag_max),
+        "the second failover re-read {re_read:?}"
+    );
+    let mut all = dr_lines(&east_out);
+    all.extend(dr_lines(&west_out));
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all, (1..=410).collect::<Vec<_>>(), "lost");
+    eprintln!("records the second failover read again: {re_read:?}");
 }

@@ -540,3 +540,81 @@ fn down_stops_the_dr_region_with_a_line_and_status_follows() {
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("stopped"), "{err}");
 }
+
+/// `dr-connect.sh stop-region east` in a state directory of its own (stand-in processes
+/// named as the scripts name theirs): it stops the broker, east's workers and e1, leaves
+/// region west running and east's data in place (`up` would wipe it), and writes down which
+/// workers `start-region east` starts again. Any other region is refused. The shared bed is
+/// not touched.
+#[test]
+fn stop_region_east_stops_its_processes_and_keeps_its_data() {
+    let state = temp_dir();
+    let dir = state.path();
+    for sub in ["run", "dr", "data/kafka"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    std::fs::write(dir.join("data/kafka/meta.properties"), "kept\n").unwrap();
+    let mut procs = Vec::new();
+    for name in ["broker", "a1", "a2", "e1", "west", "w1"] {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "while :; do sleep 1; done"])
+            .arg(format!("-Dkco.testbed.process={name}"))
+            .arg(format!("-Dkco.testbed.dir={}", dir.display()))
+            .spawn()
+            .unwrap();
+        std::fs::write(dir.join(format!("run/{name}.pid")), child.id().to_string()).unwrap();
+        let pid = child.id();
+        procs.push((name, pid, std::thread::spawn(move || child.wait().unwrap())));
+    }
+    let script = |args: &[&str]| {
+        let out =
+            std::process::Command::new(crate::harness::repo_root().join("scripts/dr-connect.sh"))
+                .args(args)
+                .env("KCO_TESTBED_DIR", dir)
+                .env("KCO_DR_CONNECT_PORT", "1")
+                .env("KCO_DR_BACK_PORT", "1")
+                .output()
+                .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, err) = script(&["stop-region", "west"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("only region east"), "{err}");
+    let (code, err) = script(&["stop-region", "east"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("region east stopped (broker, workers a1 a2 e1)"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("run/east-stopped")).unwrap(),
+        "a1\na2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("data/kafka/meta.properties")).unwrap(),
+        "kept\n"
+    );
+    let mut west = Vec::new();
+    for (name, pid, ended) in procs {
+        if matches!(name, "west" | "w1") {
+            assert!(
+                std::path::Path::new(&format!("/proc/{pid}")).exists(),
+                "{name} runs on"
+            );
+            west.push((pid, ended));
+        } else {
+            let status = ended.join().unwrap();
+            assert!(!status.success(), "{name} stopped by a signal: {status}");
+        }
+    }
+    for (pid, ended) in west {
+        std::process::Command::new("kill")
+            .arg(pid.to_string())
+            .status()
+            .unwrap();
+        ended.join().unwrap();
+    }
+}
