@@ -340,8 +340,21 @@ pub(super) fn through_checkpoints(
         let where_ = format!("`{dr_topic}` partition {partition}");
         let found = match scan.slot(&group, &dr_topic, partition) {
             Lookup::NoGroup => {
+                // MM2 writes a group's checkpoint only once the group commits an offset it can
+                // translate: a checkpoint connector that has just (re)started has written none
+                // yet, whatever its settings.
+                let why = match scan.records {
+                    0 => format!(
+                        "`{}` holds no checkpoint of any group yet: if MirrorMaker 2's checkpoint connector has just started (a mirror back brought up for a failback), it writes the group's first checkpoint once the group commits an offset it has mirrored (every `emit.checkpoints.interval.seconds`): run this again in a minute. If it stays empty,",
+                        relation.checkpoints_topic
+                    ),
+                    _ => format!(
+                        "`{}` holds checkpoints of other groups, none of this one: the group may not have committed an offset since the checkpoint connector (re)started (run this again once it has); else",
+                        relation.checkpoints_topic
+                    ),
+                };
                 problems.push(format!(
-                    "consumer group `{group}` has no checkpoint at all in `{}`: MirrorMaker 2 checkpoints only the groups that match its `groups` and not its `groups.exclude` (whose default, `console-consumer-.*, connect-.*, __.*`, leaves out every sink connector's `connect-<name>` group): set `groups.exclude` on the MirrorCheckpointConnector without that group, and check `emit.checkpoints.enabled=true` and the source alias `{}`",
+                    "consumer group `{group}` has no checkpoint at all in `{}`: {why} MirrorMaker 2 checkpoints only the groups that match its `groups` and not its `groups.exclude` (whose default, `console-consumer-.*, connect-.*, __.*`, leaves out every sink connector's `connect-<name>` group): set `groups.exclude` on the MirrorCheckpointConnector without that group, and check `emit.checkpoints.enabled=true` and the source alias `{}`",
                     relation.checkpoints_topic, relation.alias
                 ));
                 break;

@@ -266,6 +266,27 @@ fn a_group_mm2_does_not_checkpoint_names_groups_exclude() {
     let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
     assert!(err.contains("groups.exclude"), "{err}");
     assert!(err.contains("emit.checkpoints.enabled"), "{err}");
+    assert!(
+        err.contains("holds checkpoints of other groups, none of this one"),
+        "{err}"
+    );
+}
+
+/// A checkpoint connector that has just (re)started (the mirror back of a failback) has
+/// written no checkpoint yet: said first, with when to run again, before the settings to check.
+#[test]
+fn a_checkpoints_topic_with_no_checkpoint_yet_says_to_wait_before_naming_groups_exclude() {
+    let mem = Memory::new("east.checkpoints.internal", &[]);
+    let file = sink_file("orders-sink", Some("K-EAST"), &[("orders", 0, 650)]);
+    let err = run(&file, &west(true), None, &mem).unwrap().unwrap_err();
+    let wait = err
+        .find("holds no checkpoint of any group yet")
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(err.contains("run this again in a minute"), "{err}");
+    assert!(
+        err.find("groups.exclude").is_some_and(|g| g > wait),
+        "{err}"
+    );
 }
 
 #[test]
