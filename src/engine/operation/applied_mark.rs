@@ -12,7 +12,7 @@
 //! can be told here) and whose message names the cluster, the commit and who applied it.
 
 use super::holder::Holder;
-use super::remote_lock::{cannot_run, fetch, has_object, list_refs, push, run, succeeded, Remote};
+use super::remote_git::{cannot_run, fetch, has_object, list_refs, push, run, succeeded, Remote};
 use super::state_dir::StateDir;
 use crate::engine::history::mark::AppliedMark;
 use crate::engine::history::trailer;

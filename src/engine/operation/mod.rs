@@ -20,6 +20,7 @@ pub mod journal;
 pub mod lock;
 pub mod recover;
 mod recover_request;
+mod remote_git;
 pub mod remote_journal;
 pub mod remote_lock;
 pub mod state_dir;

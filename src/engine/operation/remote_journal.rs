@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::holder::Holder;
 use super::journal::Journal;
-use super::remote_lock::{
+use super::remote_git::{
     cannot_run, fetch, has_object, list_refs, run, run_with_input, stdout, succeeded, Remote,
 };
 use super::state_dir::StateDir;
