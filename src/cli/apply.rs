@@ -43,7 +43,10 @@ first parent to it (for a merge, everything the pull request brought), with the 
 then the working tree's uncommitted change, a later change of a partition winning. --unapplied \
 applies every change not yet applied to the cluster: those since the newest apply record of the \
 cluster on the first-parent history (`Kco-Apply: CLUSTER`, from the commit its `Kco-Commit` names), \
-so a nightly landing after a merge never hides it and a rerun applies nothing twice. The files \
+or since the shared git remote's mark of what was applied (refs/kco/applied/CLUSTER, moved under the \
+cluster's lock by every apply of the changes up to HEAD) when that is newer, so a nightly landing \
+after a merge never hides it and a rerun applies nothing twice, even on an older checkout \
+(`Applied already`). The files \
 tell a change from an observation: a file whose capturedAt moved was rewritten from live by kco \
 (an observation) and is never applied, whatever the commit's trailers say; a partition edited \
 with capturedAt kept is a change. A change moves a partition only in its own direction: a \
@@ -84,7 +87,8 @@ pub struct Args {
     #[arg(long, value_name = "REV", conflicts_with_all = ["commit", "unapplied"])]
     pub changed_since: Option<String>,
     /// Apply every change not yet applied to the cluster: those since its newest apply record
-    /// (`Kco-Apply: CLUSTER`) on the first-parent history, then the working tree
+    /// (`Kco-Apply: CLUSTER`) on the first-parent history, or the shared git remote's mark of
+    /// what was applied when newer, then the working tree
     #[arg(long, conflicts_with = "commit")]
     pub unapplied: bool,
     /// Apply the partitions this commit changed, from its first parent to it (a merge: what
