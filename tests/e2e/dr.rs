@@ -696,8 +696,14 @@ fn failover_then_failback_through_both_mirrors_loses_no_record() {
     // Fail over at MM2's checkpoint of the group at 200: all of it on 4.3; before, MM2
     // translates no further than its last offset sync (within offset.lag.max), and west
     // reads the rest again.
+    // MM2 re-translates the group's checkpoint as its offset syncs come in: wait for one
+    // within offset.lag.max (a checkpoint written before the syncs were read can be further).
     let plan = wait_translated(&d, &env, &file, &[], |c| {
-        c["translation"]["partitions"][0]["checkpoint"]["upstream"] == 200
+        let t = &c["translation"]["partitions"][0];
+        t["checkpoint"]["upstream"] == 200
+            && t["dr_offset"]
+                .as_i64()
+                .is_some_and(|at| 200 - at <= d.lag_max)
     });
     let failover_at = plan["translation"]["partitions"][0]["dr_offset"]
         .as_i64()
