@@ -178,6 +178,22 @@ pub enum Error {
         source: crate::kafka::KafkaError,
     },
 
+    /// `reset --orphaned` while other clusters of kco.yaml could not be looked at for the
+    /// connectors they run on the same Kafka: nothing was written.
+    #[error("cannot look at {} of kco.yaml for the connectors {} on the same Kafka as cluster `{cluster}`, whose offsets would look left behind: {}; nothing was deleted", crate::text::count(others.len(), "other cluster"), if others.len() == 1 { "it runs" } else { "they run" }, others.iter().map(|(c, why)| format!("`{c}`: {why}")).collect::<Vec<_>>().join("; "))]
+    NotLookedAt {
+        cluster: String,
+        others: Vec<(String, String)>,
+    },
+
+    /// `snapshot --prune` would remove every file of the cluster, whose listing names none of
+    /// their connectors: nothing was removed.
+    #[error("cluster `{cluster}` lists none of the connectors of its {}, and `--prune` would remove them all ({}); nothing was written or removed", crate::text::count(files.len(), "snapshot file"), files.iter().map(|f| crate::shown_path::from_here(f)).collect::<Vec<_>>().join(", "))]
+    WouldEmpty {
+        cluster: String,
+        files: Vec<PathBuf>,
+    },
+
     /// Offsets kco would write to Connect's offsets topic under names that connectors of the
     /// cluster have now: a running connector writes them too. Nothing was written.
     #[error("{} on cluster `{cluster}` now, so {} offsets are not leftovers kco writes in topic `{topic}`; nothing was written", names_exist(names), if names.len() == 1 { "its" } else { "their" })]
@@ -241,6 +257,8 @@ pub enum ErrorKind {
     NotTrusted,
     Kafka,
     ConnectorsExist,
+    WouldEmpty,
+    NotLookedAt,
     NotWritable,
     ReadOnly,
     Usage,
@@ -275,6 +293,8 @@ impl Error {
             Error::NotTrusted { .. } => ErrorKind::NotTrusted,
             Error::Kafka { .. } => ErrorKind::Kafka,
             Error::ConnectorsExist { .. } => ErrorKind::ConnectorsExist,
+            Error::WouldEmpty { .. } => ErrorKind::WouldEmpty,
+            Error::NotLookedAt { .. } => ErrorKind::NotLookedAt,
             Error::NotWritable { .. } => ErrorKind::NotWritable,
             Error::ReadOnly { .. } => ErrorKind::ReadOnly,
             Error::Usage(_) => ErrorKind::Usage,
@@ -303,6 +323,8 @@ impl Error {
             | ErrorKind::NotTrusted
             | ErrorKind::Kafka
             | ErrorKind::ConnectorsExist
+            | ErrorKind::WouldEmpty
+            | ErrorKind::NotLookedAt
             | ErrorKind::NotWritable
             | ErrorKind::ReadOnly
             | ErrorKind::Usage
@@ -335,7 +357,15 @@ impl Error {
                     "on cluster `{cluster}` kco writes offsets through Kafka ({why}), only where no task or consumer can write over them; {create} once their offsets are written (docs/through-kafka.md{doc})"
                 ))
             }
+            Error::NotLookedAt { cluster, others } => Some(format!(
+                "fix or start {} (`kco ls --cluster NAME` shows what fails), or pass `--force` to delete anyway, taking the risk that a connector there owns these offsets (`kco reset --orphaned ... --force --cluster {cluster}`)",
+                others.iter().map(|(c, _)| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            )),
+            Error::WouldEmpty { cluster, .. } => Some(format!(
+                "check that kco.yaml reads cluster `{cluster}` from the right place (`kco ls --cluster {cluster}` lists what it answers: its URL, or its `connectTopics`); if its connectors were deleted on purpose, `kco snapshot --prune --allow-empty` removes their files"
+            )),
             Error::Client { source, .. } => client_hint(source),
+            Error::Kafka { source, .. } => source.hint(),
             Error::UnsupportedVersion { .. } => Some(format!(
                 "offsets can be read from Kafka Connect {} and altered from {}; from an older worker kco reads them (snapshot, diff, ls) and writes them (apply, reset, undo, for a connector that does not run) through Kafka where kco.yaml gives its cluster `kafka:` and `connectTopics: {{offsets: <offset.storage.topic>}}` (docs/through-kafka.md)",
                 ConnectVersion::OFFSETS_READ,

@@ -223,17 +223,20 @@ fn orphaned(ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> 
             e,
         )
     })?;
-    let others = super::neighbours::neighbours(ctx, &target)?;
+    let (others, unresolved) = super::neighbours::looked_at(ctx, &target);
     let named = super::orphaned::named_groups(ctx, &target)?;
-    let found = crate::engine::orphaned::find_all(&kafka, topic, &live, &*client, &others, &named)
-        .map_err(|source| Error::Kafka {
-            context: format!(
-                "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
-                target.name
-            ),
-            source,
-        })?;
+    let mut found =
+        crate::engine::orphaned::find_all(&kafka, topic, &live, &*client, &others, &named)
+            .map_err(|source| Error::Kafka {
+                context: format!(
+                    "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
+                    target.name
+                ),
+                source,
+            })?;
+    found.unchecked.extend(unresolved);
     super::orphaned::warn_unchecked(ctx, &found.unchecked);
+    super::orphaned::say_live_elsewhere(ctx, &found, &[]);
     let p = &ctx.printer;
     if let Some(m) = metrics {
         let found = crate::engine::metrics::orphaned_metrics(&target.name, &found);

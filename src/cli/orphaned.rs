@@ -13,7 +13,8 @@ use crate::config::ClusterTarget;
 use crate::engine::apply::{BackupReport, SystemClock};
 use crate::engine::operation::{Operation, Settings, TopicRan};
 use crate::engine::orphaned::of_name::Leftovers;
-use crate::engine::orphaned::{GroupWrite, Purpose, TopicPlan, TopicWrite, Written};
+use crate::engine::orphaned::{GroupWrite, Orphans, Purpose, TopicPlan, TopicWrite, Written};
+use crate::engine::select;
 use crate::error::{Result, EXIT_ERROR, EXIT_OK};
 use crate::kafka::KafkaOptions;
 use crate::wait::WaitPolicy;
@@ -44,8 +45,23 @@ pub fn named_groups(
 pub fn warn_unchecked(ctx: &Context, unchecked: &[(String, String)]) {
     for (cluster, why) in unchecked {
         ctx.printer.warn(&format!(
-            "cannot look at cluster `{cluster}` for the consumer groups its connectors use (a sink's group listed here may be one of them): {why}"
+            "cannot look at cluster `{cluster}` for the consumer groups and offsets its connectors use (a source's offsets or a sink's group listed here may be one of theirs): {why}"
         ));
+    }
+}
+
+/// Says which of `names` (or, with none, how many names) were left out of the leftovers
+/// because a source of another cluster of kco.yaml has them and may keep its offsets in the
+/// topic.
+pub fn say_live_elsewhere(ctx: &Context, found: &Orphans, names: &[String]) {
+    let asked = select::Selector::new(names, None).ok();
+    for (name, cluster) in &found.live_elsewhere {
+        if asked.as_ref().is_none_or(|s| s.matches_name(name)) {
+            ctx.printer.warn(&format!(
+                "`{name}` in topic `{}` is left out: a source of that name runs on cluster `{cluster}` of kco.yaml, on the same Kafka, whose worker may keep its offsets there",
+                found.topic
+            ));
+        }
     }
 }
 

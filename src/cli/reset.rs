@@ -38,6 +38,10 @@ pub struct Args {
     /// offsets topic or in their sink's consumer group (`kco ls --orphaned` lists them)
     #[arg(long)]
     pub orphaned: bool,
+    /// With --orphaned: delete although another cluster of kco.yaml could not be looked at
+    /// (a source or sink of it, on the same Kafka, may own offsets taken for leftovers)
+    #[arg(long, requires = "orphaned")]
+    pub force: bool,
     #[command(flatten)]
     pub change: ChangeArgs,
 }
@@ -94,7 +98,7 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
                 e,
             )
         })?;
-        let others = super::neighbours::neighbours(ctx, &target)?;
+        let (others, unresolved) = super::neighbours::looked_at(ctx, &target);
         // A name a connector has is that connector's: `kco reset NAME` resets it.
         let present: Vec<String> = args
             .names
@@ -110,7 +114,7 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
             });
         }
         let named = super::orphaned::named_groups(ctx, &target)?;
-        let found = orphaned::find_all(&kafka, &topic, &listing, op.client(), &others, &named)
+        let mut found = orphaned::find_all(&kafka, &topic, &listing, op.client(), &others, &named)
             .map_err(|source| Error::Kafka {
                 context: format!(
                     "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
@@ -118,7 +122,16 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
                 ),
                 source,
             })?;
+        found.unchecked.extend(unresolved);
+        // A neighbour not looked at may run a source or sink whose offsets look left behind.
+        if !found.unchecked.is_empty() && !args.force {
+            return Err(Error::NotLookedAt {
+                cluster: target.name.clone(),
+                others: found.unchecked.clone(),
+            });
+        }
         super::orphaned::warn_unchecked(ctx, &found.unchecked);
+        super::orphaned::say_live_elsewhere(ctx, &found, &args.names);
         let left: BTreeSet<&str> = found
             .sources
             .iter()

@@ -54,9 +54,15 @@ pub struct Args {
     /// Also capture each connector's config (secrets become ${kco:env:VAR} placeholders)
     #[arg(long)]
     pub with_config: bool,
-    /// Remove files of connectors that no longer exist on the cluster
+    /// Remove files of connectors that no longer exist on the cluster (never every file of
+    /// the cluster without --allow-empty)
     #[arg(long)]
     pub prune: bool,
+    /// Record what empties the backup: a file whose connector the cluster answers with no
+    /// offsets while the file holds some, and --prune of every file of the cluster [default:
+    /// such a file is left as it was and such a prune refused, exit 1]
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Snapshot every cluster of kco.yaml at once
     #[arg(long)]
     pub all_clusters: bool,
@@ -156,6 +162,7 @@ fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<Snapshot
         parallel: args.read.parallel,
         with_config: args.with_config,
         prune: args.prune,
+        allow_empty: args.allow_empty,
         freshness: args.read.freshness(&ctx.config, &target.name),
         ..SnapshotOptions::default()
     };

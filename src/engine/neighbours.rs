@@ -9,11 +9,15 @@ use std::collections::BTreeMap;
 
 use crate::client::{ConnectorListing, Service};
 use crate::kafka::groups::consumer_group;
+use crate::model::ConnectorType;
 
 /// Another cluster of kco.yaml, to look at.
 pub struct Neighbour {
     pub cluster: String,
     pub client: Box<dyn Service>,
+    /// Its workers' offsets topic (`offset.storage.topic`), when kco.yaml names it
+    /// (`connectTopics.offsets`).
+    pub offsets_topic: Option<String>,
 }
 
 /// What a look at one neighbour found.
@@ -65,11 +69,44 @@ pub fn groups_used_by(own: &dyn Service, others: &[Neighbour]) -> GroupsInUse {
                     used.groups
                         .entry(consumer_group(name, &l.config))
                         .or_insert_with(|| (n.cluster.clone(), name.clone()));
+                    if l.connector_type != Some(ConnectorType::Sink) {
+                        used.sources.push(SourceElsewhere {
+                            cluster: n.cluster.clone(),
+                            name: name.clone(),
+                            own_topic: l.config.get(OWN_OFFSETS_TOPIC).cloned(),
+                            workers_topic: n.offsets_topic.clone(),
+                        });
+                    }
                 }
             }
         }
     }
     used
+}
+
+/// A source connector's own offsets topic, in its config (KIP-618): its worker keeps its
+/// offsets there, and in the workers' offsets topic too.
+const OWN_OFFSETS_TOPIC: &str = "offsets.storage.topic";
+
+/// A source connector (or one of a type its worker does not know) of another Connect
+/// cluster on the same Kafka cluster.
+#[derive(Debug, Clone)]
+pub struct SourceElsewhere {
+    pub cluster: String,
+    pub name: String,
+    /// Its own offsets topic (`offsets.storage.topic` in its config), if it has one.
+    own_topic: Option<String>,
+    /// Its workers' offsets topic, when kco.yaml names it.
+    workers_topic: Option<String>,
+}
+
+impl SourceElsewhere {
+    /// Whether its worker may keep its offsets in `topic`: its own topic, its workers' topic,
+    /// or a workers' topic kco.yaml does not name.
+    fn may_write(&self, topic: &str) -> bool {
+        self.own_topic.as_deref() == Some(topic)
+            || self.workers_topic.as_deref().is_none_or(|t| t == topic)
+    }
 }
 
 /// What [`groups_used_by`] found.
@@ -79,6 +116,22 @@ pub struct GroupsInUse {
     pub groups: BTreeMap<String, (String, String)>,
     /// Clusters that could not be looked at, and why.
     pub unchecked: Vec<(String, String)>,
+    /// The source connectors of the clusters looked at.
+    pub sources: Vec<SourceElsewhere>,
+}
+
+impl GroupsInUse {
+    /// The names whose offsets in `topic` a live source of another Connect cluster may have
+    /// written (a topic shared by Connect clusters, or a connector's own topic set to it):
+    /// each name with the cluster of one such source.
+    pub fn sources_in(&self, topic: &str) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for s in self.sources.iter().filter(|s| s.may_write(topic)) {
+            out.entry(s.name.clone())
+                .or_insert_with(|| s.cluster.clone());
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -99,6 +152,7 @@ mod tests {
         Neighbour {
             cluster: cluster.into(),
             client: Box::new(fake.client()),
+            offsets_topic: None,
         }
     }
 

@@ -217,6 +217,7 @@ mod tests {
         Neighbour {
             cluster: cluster.into(),
             client: Box::new(fake.client()),
+            offsets_topic: None,
         }
     }
 

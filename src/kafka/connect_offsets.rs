@@ -8,19 +8,13 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::topic_role::{Role, Tally};
 use super::{KafkaError, KafkaOptions, RawRecord};
 
 /// A record's connector, source partition and offset (`None`: a deletion); `None` for a
 /// record that is not a Connect source offset (a tool's, or a corrupt one).
 pub fn decode(key: Option<&[u8]>, value: Option<&[u8]>) -> Option<(String, Value, Option<Value>)> {
-    let key: Value = serde_json::from_slice(key?).ok()?;
-    let [name, partition] = key.as_array()?.as_slice() else {
-        return None;
-    };
-    let name = name.as_str()?.to_string();
-    if !partition.is_object() {
-        return None;
-    }
+    let (name, partition) = super::topic_role::offset_key(key?)?;
     let offset = match value {
         None => None,
         Some(v) => match serde_json::from_slice::<Value>(v).ok()? {
@@ -29,7 +23,7 @@ pub fn decode(key: Option<&[u8]>, value: Option<&[u8]>) -> Option<(String, Value
             _ => return None,
         },
     };
-    Some((name, partition.clone(), offset))
+    Some((name, partition, offset))
 }
 
 /// Every connector's source offsets in `topic`: by connector name, each partition's offset
@@ -37,14 +31,25 @@ pub fn decode(key: Option<&[u8]>, value: Option<&[u8]>) -> Option<(String, Value
 /// Records that are not a Connect source offset are skipped.
 pub type SourceOffsets = BTreeMap<String, Vec<(Value, Value)>>;
 
-/// Reads the whole of `topic` (every partition, to the end each had when its read began).
+/// Reads the whole of `topic` (every partition, to the end each had when its read began);
+/// a topic most of whose records are not source offsets is refused
+/// ([`KafkaError::NotItsRole`]): it is not the offsets topic, and no connector has offsets
+/// in it.
 pub fn read_source_offsets(opts: &KafkaOptions, topic: &str) -> Result<SourceOffsets, KafkaError> {
     let mut last: BTreeMap<(String, String), (Value, Option<Value>)> = BTreeMap::new();
+    let mut tally = Tally::default();
     super::scan_topic(opts, topic, &mut |_, r: RawRecord<'_>| {
+        tally.add(r.key);
         if let Some((name, partition, offset)) = decode(r.key, r.value) {
             last.insert((name, partition.to_string()), (partition, offset));
         }
     })?;
+    tally
+        .check(Role::Offsets)
+        .map_err(|holds| KafkaError::NotItsRole {
+            topic: topic.to_string(),
+            holds,
+        })?;
     Ok(collect(last))
 }
 

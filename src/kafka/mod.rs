@@ -25,6 +25,7 @@ mod fetch;
 pub mod groups;
 pub mod through;
 mod tls;
+pub mod topic_role;
 pub mod txn;
 
 use std::time::Duration;
@@ -96,6 +97,23 @@ pub enum KafkaError {
     UnknownTopic { topic: String, bootstrap: String },
     #[error("Kafka at {bootstrap}: {message}")]
     Failed { bootstrap: String, message: String },
+    /// A topic given as one of Connect's internal topics holds something else: nothing that
+    /// was read from it is used.
+    #[error("{holds}")]
+    NotItsRole {
+        topic: String,
+        holds: topic_role::Holds,
+    },
+}
+
+impl KafkaError {
+    /// What to change, where kco can tell.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            KafkaError::NotItsRole { holds, .. } => Some(holds.hint()),
+            _ => None,
+        }
+    }
 }
 
 /// One record as read: borrowed for the length of the visit.

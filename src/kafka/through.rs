@@ -76,7 +76,9 @@ impl ThroughKafka {
         }
         let all = read_source_offsets(&self.kafka, topic).map_err(|e| {
             let place = self.place(&format!("topic `{topic}`"));
-            ClientError::kafka(&offsets_request(name), &place, e.to_string())
+            let mut err = ClientError::kafka(&offsets_request(name), &place, e.to_string());
+            err.hint = e.hint().map(Box::new);
+            err
         })?;
         let all = Arc::new(all);
         read.insert(topic.to_string(), all.clone());

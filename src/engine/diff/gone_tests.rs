@@ -186,6 +186,7 @@ fn a_group_another_clusters_sink_uses_is_not_a_leftover() {
         vec![Neighbour {
             cluster: "b".into(),
             client: b.client(),
+            offsets_topic: None,
         }]
     };
     let leftovers = Leftovers::kafka(Box::new(kafka), None, Box::new(others));

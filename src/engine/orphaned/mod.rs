@@ -193,6 +193,11 @@ pub struct Orphans {
     /// connectors use, and why: a sink's group listed may be one of theirs.
     #[serde(skip)]
     pub unchecked: Vec<(String, String)>,
+    /// Names left out because a source of another Connect cluster of kco.yaml, on the same
+    /// Kafka cluster, has them and may keep its offsets in this topic: each with that
+    /// cluster.
+    #[serde(rename = "liveElsewhere", skip_serializing_if = "BTreeMap::is_empty")]
+    pub live_elsewhere: BTreeMap<String, String>,
 }
 
 /// The names with offsets in `topic` that are not among `live` (the cluster's connectors),
@@ -207,19 +212,28 @@ pub fn find(
     // (the topic's partition, the key's bytes) -> (name, the value's bytes).
     let mut raw: BTreeMap<(i32, String), (String, Option<String>)> = BTreeMap::new();
     let mut unread = 0u64;
-    source.scan(topic, &mut |p, r| match decode(&r) {
-        Some((name, partition, offset)) => {
-            if live.contains(&name) {
-                return;
-            }
-            let bytes = |b: Option<&[u8]>| b.map(|b| String::from_utf8_lossy(b).into_owned());
-            let value = offset.as_ref().and(bytes(r.value));
-            raw.insert((p, bytes(r.key).unwrap_or_default()), (name.clone(), value));
-            let key = (name, partition.to_string());
-            last.insert(key, (partition, offset, r.timestamp_ms));
+    let mut tally = crate::kafka::topic_role::Tally::default();
+    source.scan(topic, &mut |p, r| {
+        tally.add(r.key);
+        let Some((name, partition, offset)) = decode(&r) else {
+            unread += 1;
+            return;
+        };
+        if live.contains(&name) {
+            return;
         }
-        None => unread += 1,
+        let bytes = |b: Option<&[u8]>| b.map(|b| String::from_utf8_lossy(b).into_owned());
+        let value = offset.as_ref().and(bytes(r.value));
+        raw.insert((p, bytes(r.key).unwrap_or_default()), (name.clone(), value));
+        let key = (name, partition.to_string());
+        last.insert(key, (partition, offset, r.timestamp_ms));
     })?;
+    tally
+        .check(crate::kafka::topic_role::Role::Offsets)
+        .map_err(|holds| KafkaError::NotItsRole {
+            topic: topic.to_string(),
+            holds,
+        })?;
     // A deletion is a commit too: the last one of a name counts it.
     let mut latest: BTreeMap<String, i64> = BTreeMap::new();
     for ((name, _), (_, _, at)) in &last {
@@ -256,6 +270,7 @@ pub fn find(
         sinks: Vec::new(),
         unread_records: unread,
         unchecked: Vec::new(),
+        live_elsewhere: BTreeMap::new(),
     })
 }
 
@@ -279,8 +294,14 @@ pub fn find_all(
         .iter()
         .map(|(name, l)| crate::kafka::groups::consumer_group(name, &l.config))
         .collect();
-    in_use.extend(elsewhere.groups.into_keys());
-    let mut found = find(store, topic, &names)?;
+    in_use.extend(elsewhere.groups.keys().cloned());
+    // A name a source of another Connect cluster has, whose worker may keep its offsets in
+    // this topic, is that source's: never a leftover.
+    let elsewhere_sources = elsewhere.sources_in(topic);
+    let mut taken = names.clone();
+    taken.extend(elsewhere_sources.keys().cloned());
+    let mut found = find(store, topic, &taken)?;
+    found.live_elsewhere = elsewhere_sources;
     found.sinks = find_sinks(store, &names, &in_use)?;
     found
         .sinks

@@ -137,6 +137,14 @@ pub fn read(
                     "kco.yaml gives cluster `{cluster}` no `connectTopics.offsets` (the workers' `offset.storage.topic`) to read a source's leftovers from"
                 ));
             };
+            let elsewhere = r
+                .elsewhere
+                .get_or_init(|| groups_used_by(own, &(r.others)()));
+            if let Some(c) = elsewhere.sources_in(topic).get(name) {
+                return nothing(format!(
+                    "its offsets in topic `{topic}` are those of `{name}` on cluster `{c}`, whose worker may keep them there: not a leftover of `{name}`"
+                ));
+            }
             let found = r.sources.get_or_init(|| {
                 super::find(&*r.kafka, topic, &BTreeSet::new())
                     .map_err(|e| format!("cannot read topic `{topic}`: {e}"))

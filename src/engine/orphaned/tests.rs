@@ -271,6 +271,7 @@ fn a_deleted_sinks_group_with_offsets_and_no_members_is_left_over() {
             sinks: found,
             unread_records: 0,
             unchecked: Vec::new(),
+            live_elsewhere: BTreeMap::new(),
         },
         &["gone".to_string()],
     );
@@ -318,6 +319,7 @@ fn a_group_a_connector_here_or_on_another_cluster_uses_is_not_left_over() {
     let neighbour = |cluster: &str, fake: &crate::fake::FakeConnect| Neighbour {
         cluster: cluster.into(),
         client: Box::new(fake.client()),
+        offsets_topic: None,
     };
     let others = [neighbour("b", &b), neighbour("d", &down)];
     let found = find_all(
@@ -398,4 +400,110 @@ fn a_deleted_sinks_group_named_by_its_file_is_left_over() {
     let plan = plan_reset("a", &found, &["orders".to_string()]);
     assert_eq!(plan.group_writes.len(), 1);
     assert_eq!(plan.group_writes[0].group, "orders-group");
+}
+
+/// A source of another Connect cluster on the same Kafka whose worker may keep its offsets in
+/// this topic (its own `offsets.storage.topic` set to it, the same workers' topic, or a
+/// workers' topic kco.yaml does not name) has its name there: never a leftover. One whose
+/// offsets are known to go elsewhere, or on another Kafka, does not.
+#[test]
+fn a_name_a_source_of_another_cluster_may_write_in_the_topic_is_not_left_over() {
+    let file = |f: &str| json!({"filename": f});
+    let names = [
+        "own-topic",
+        "same-topic",
+        "unknown-topic",
+        "other-topic",
+        "other-kafka",
+        "gone",
+    ];
+    let kafka = MemoryKafka::new(
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| rec(0, json!([n, file(n)]), Some(json!({"position": i})), 10))
+            .collect(),
+        false,
+    );
+    let own = crate::fake::FakeConnect::builder()
+        .kafka_cluster_id("k1")
+        .in_process();
+    let source = |name: &str| crate::fake::ConnectorSpec::source(name, "FileStreamSource");
+    let b = crate::fake::FakeConnect::builder()
+        .kafka_cluster_id("k1")
+        .connector(source("own-topic").config("offsets.storage.topic", "connect-offsets"))
+        .connector(source("other-topic"))
+        .in_process();
+    let c = crate::fake::FakeConnect::builder()
+        .kafka_cluster_id("k1")
+        .connector(source("same-topic"))
+        .in_process();
+    let d = crate::fake::FakeConnect::builder()
+        .kafka_cluster_id("k1")
+        .connector(source("unknown-topic"))
+        .in_process();
+    let e = crate::fake::FakeConnect::builder()
+        .kafka_cluster_id("k2")
+        .connector(source("other-kafka"))
+        .in_process();
+    let neighbour =
+        |cluster: &str, fake: &crate::fake::FakeConnect, topic: Option<&str>| Neighbour {
+            cluster: cluster.into(),
+            client: Box::new(fake.client()),
+            offsets_topic: topic.map(str::to_string),
+        };
+    let others = [
+        neighbour("b", &b, Some("connect-offsets-b")),
+        neighbour("c", &c, Some("connect-offsets")),
+        neighbour("d", &d, None),
+        neighbour("e", &e, None),
+    ];
+    let found = find_all(
+        &kafka,
+        "connect-offsets",
+        &BTreeMap::new(),
+        &own.client(),
+        &others,
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    let left: Vec<&str> = found.sources.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(left, ["gone", "other-kafka", "other-topic"]);
+    let elsewhere: Vec<(&str, &str)> = found
+        .live_elsewhere
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_str()))
+        .collect();
+    assert_eq!(
+        elsewhere,
+        [
+            ("own-topic", "b"),
+            ("same-topic", "c"),
+            ("unknown-topic", "d")
+        ]
+    );
+    // What a reset of them plans: nothing of the names live elsewhere.
+    let plan = plan_reset("a", &found, &["gone".to_string()]);
+    assert!(plan.writes.iter().all(|w| w.name == "gone"));
+}
+
+/// A topic given as the offsets topic that holds mostly other records (a data topic) is
+/// refused, not read as one with no offsets.
+#[test]
+fn a_data_topic_given_as_the_offsets_topic_is_refused() {
+    let kafka = MemoryKafka::new(
+        vec![
+            (0, None, Some("line 1".into()), 1),
+            (0, Some("k".into()), Some("line 2".into()), 2),
+            rec(0, json!(["src", {"f": 1}]), Some(json!({"position": 1})), 3),
+        ],
+        false,
+    );
+    let err = find(&kafka, "connect-offsets", &BTreeSet::new()).unwrap_err();
+    assert!(matches!(err, KafkaError::NotItsRole { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("1 of its 3 records are source offsets"),
+        "{err}"
+    );
 }

@@ -38,6 +38,12 @@ pub struct SnapshotOptions {
     pub with_config: bool,
     /// Remove the files of connectors that no longer exist.
     pub prune: bool,
+    /// Record what would empty the backup: a file whose connector the cluster answers with
+    /// no offsets at all while the file holds some, and `--prune` of every file of the
+    /// cluster. Without it, such a file is left as it was (reported failed) and such a
+    /// prune is refused ([`Error::WouldEmpty`]), since a wrong URL or a wrong topic answers
+    /// the same.
+    pub allow_empty: bool,
     /// The `$schema` reference written in new files (existing files keep theirs).
     pub schema_ref: String,
     /// How fresh observed offsets must be (a service that observes them: Confluent Cloud).
@@ -51,6 +57,7 @@ impl Default for SnapshotOptions {
             parallel: parallel::DEFAULT_READS,
             with_config: false,
             prune: false,
+            allow_empty: false,
             schema_ref: DEFAULT_SCHEMA_REF.into(),
             freshness: Freshness::default(),
         }
@@ -247,21 +254,38 @@ pub fn snapshot_reporting(
     // Files known to hold a listed connector (written now, or found holding these offsets):
     // not stale, so not read again below.
     let mut current = BTreeSet::new();
+    // Files this run created: no file of the cluster stood for their connectors before.
+    let mut created = BTreeSet::new();
     for (_, done) in done {
         let (report, is_current) = done?;
         if is_current {
             current.insert(report.path.clone());
         }
+        if report.outcome == SnapshotOutcome::Created {
+            created.insert(report.path.clone());
+        }
         connectors.push(report);
     }
-    let stale = stale_files(
+    let stale = match stale_files(
         dir,
         cluster_name,
         &listing,
-        &current,
+        (&current, &created),
         &opts.selector,
         opts.prune,
-    )?;
+        opts.allow_empty,
+    ) {
+        // The cluster answered with none of the connectors its files hold: the files this
+        // run created, of connectors that are its own no more than the others, go too, so
+        // that the directory is as it was.
+        Err(e @ Error::WouldEmpty { .. }) => {
+            for path in &created {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
+        r => r?,
+    };
     Ok(SnapshotReport {
         cluster: cluster_name.to_string(),
         url: cluster.url,
@@ -543,6 +567,24 @@ fn write(
             file.metadata.state = recorded;
         }
         message = Some(pause.snapshot_note(recorded.map(|s| s.target())));
+    }
+    if let Some((_, Ok(old))) = &previous {
+        if file.offsets.is_empty() && !old.offsets.is_empty() && !opts.allow_empty {
+            let report = ConnectorSnapshot {
+                name: file.metadata.name.clone(),
+                connector_type: Some(file.metadata.connector_type),
+                outcome: SnapshotOutcome::Failed,
+                path: path.to_path_buf(),
+                partitions: None,
+                redacted,
+                message: Some(format!(
+                    "the cluster answered with no offsets for it, and its file holds {}: the file is left as it was (a wrong cluster, URL or offsets topic answers the same; if its offsets were reset on purpose, `kco snapshot {} --allow-empty` records them empty)",
+                    crate::text::count(old.offsets.len(), "partition"),
+                    file.metadata.name
+                )),
+            };
+            return Ok((report, false));
+        }
     }
     let outcome = match &previous {
         None => SnapshotOutcome::Created,

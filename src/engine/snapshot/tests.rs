@@ -730,3 +730,139 @@ fn a_connector_listed_in_a_transient_state_is_read_again_after_it_settles() {
         .count();
     assert_eq!(reads, 2, "{:?}", calls(&m));
 }
+
+/// A cluster that answers with no offsets for a connector whose file holds some (a wrong
+/// offsets topic, a wrong cluster, or a reset): the file is kept, the connector reported
+/// failed, the others written; `allow_empty` records the empty offsets.
+#[test]
+fn a_file_the_cluster_answers_with_no_offsets_for_is_kept_unless_allowed_empty() {
+    let m = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    run(&m, dir.path(), &SnapshotOptions::default());
+    let src = dir.path().join("a/file-src.yaml");
+    let before = std::fs::read(&src).unwrap();
+    m.set_offsets("file-src", serde_json::json!([]));
+    m.set_offsets("orders-sink", sink_offsets(7));
+    let r = run_at(
+        &m,
+        dir.path(),
+        &SnapshotOptions::default(),
+        "2026-01-02T00:00:00Z",
+    );
+    let failed = r.failed();
+    assert_eq!(failed.len(), 1, "{:?}", outcomes(&r));
+    assert_eq!(failed[0].name, "file-src");
+    let why = failed[0].message.as_deref().unwrap();
+    assert!(
+        why.contains("no offsets for it, and its file holds 1 partition"),
+        "{why}"
+    );
+    assert!(why.contains("--allow-empty"), "{why}");
+    assert_eq!(
+        std::fs::read(&src).unwrap(),
+        before,
+        "the file is left as it was"
+    );
+    assert!(
+        std::fs::read_to_string(dir.path().join("a/orders-sink.yaml"))
+            .unwrap()
+            .contains("kafka_offset: 7"),
+        "the others are written"
+    );
+    assert!(!r.owned_files().contains(&src), "not committed either");
+    let allow = SnapshotOptions {
+        allow_empty: true,
+        ..SnapshotOptions::default()
+    };
+    let r = run_at(&m, dir.path(), &allow, "2026-01-03T00:00:00Z");
+    assert!(r.failed().is_empty(), "{:?}", outcomes(&r));
+    let (file, _) = crate::model::file::OffsetsFile::load(&src).unwrap();
+    assert!(file.offsets.is_empty());
+}
+
+/// `--prune` when the cluster lists none of the connectors its files hold (a wrong URL, topics
+/// given in the wrong roles): refused, nothing removed, and the files written for the
+/// connectors it does list removed again; `allow_empty` prunes.
+#[test]
+fn a_prune_of_every_file_the_cluster_had_is_refused_unless_allowed_empty() {
+    let m = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    run(&m, dir.path(), &SnapshotOptions::default());
+    let files = ["a/file-src.yaml", "a/orders-sink.yaml"].map(|f| dir.path().join(f));
+    let before: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    // Another Connect cluster answers: none of these connectors, one of its own.
+    let other = FakeConnect::builder()
+        .connector(
+            ConnectorSpec::sink(
+                "elsewhere",
+                "org.apache.kafka.connect.file.FileStreamSinkConnector",
+            )
+            .configs([("topics", "t")])
+            .offsets(sink_offsets(1)),
+        )
+        .in_process();
+    let prune = SnapshotOptions {
+        prune: true,
+        ..SnapshotOptions::default()
+    };
+    let err = snapshot(
+        &other.client(),
+        "a",
+        dir.path(),
+        &prune,
+        &at("2026-01-02T00:00:00Z"),
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::WouldEmpty { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("lists none of the connectors of its 2 snapshot files"),
+        "{err}"
+    );
+    for (f, b) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read(f).unwrap(), b, "{f:?} kept as it was");
+    }
+    assert!(
+        !dir.path().join("a/elsewhere.yaml").exists(),
+        "what it wrote is removed"
+    );
+    // Without --prune, the stale files are reported and the other cluster's file written.
+    let r = snapshot(
+        &other.client(),
+        "a",
+        dir.path(),
+        &SnapshotOptions::default(),
+        &at("2026-01-02T00:00:00Z"),
+    )
+    .unwrap();
+    assert_eq!(r.stale.len(), 2);
+    // One of them still listed: a prune of the other goes ahead.
+    m.remove_connector("file-src");
+    let r = run(&m, dir.path(), &prune);
+    assert_eq!(
+        r.stale.iter().filter(|s| s.pruned).count(),
+        2,
+        "file-src and elsewhere"
+    );
+    assert!(!files[0].exists() && files[1].exists());
+    // Every one gone: only with allow_empty.
+    m.remove_connector("orders-sink");
+    assert!(matches!(
+        snapshot(
+            &m.client(),
+            "a",
+            dir.path(),
+            &prune,
+            &at("2026-01-04T00:00:00Z")
+        ),
+        Err(Error::WouldEmpty { .. })
+    ));
+    assert!(files[1].exists());
+    let allow = SnapshotOptions {
+        allow_empty: true,
+        ..prune
+    };
+    let r = run(&m, dir.path(), &allow);
+    assert_eq!(r.stale.len(), 1);
+    assert!(!files[1].exists());
+}

@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex};
 use records::{ConfigFold, ConfigTopic, StatusTopic};
 
 use super::groups::{cluster_metadata, ClusterMetadata};
+use super::topic_role::{Role, Tally};
 use super::{KafkaError, KafkaOptions, RawRecord};
 use crate::client::layers::Counter;
 use crate::client::{
@@ -191,6 +192,20 @@ impl ConnectTopics {
         ClientError::kafka(req, &self.place(Some(topic)), e.to_string())
     }
 
+    /// `topic`, read as `role`'s, unless it holds something else ([`Tally::check`]): then
+    /// nothing read from it is used, and the error says what it holds and what to change.
+    fn taken(&self, req: &Request, topic: &str, tally: &Tally, role: Role) -> Result<()> {
+        tally.check(role).map_err(|holds| {
+            let e = KafkaError::NotItsRole {
+                topic: topic.to_string(),
+                holds,
+            };
+            let mut err = ClientError::kafka(req, &self.place(Some(topic)), e.to_string());
+            err.hint = e.hint().map(Box::new);
+            err
+        })
+    }
+
     /// The config topic, read once.
     fn configs(&self, req: &Request) -> Result<Arc<ConfigTopic>> {
         let mut slot = lock(&self.read.configs);
@@ -199,9 +214,14 @@ impl ConnectTopics {
         }
         let topic = &self.topics.configs;
         let mut fold = ConfigFold::default();
+        let mut tally = Tally::default();
         self.source
-            .scan(topic, &mut |r| fold.record(r.key, r.value))
+            .scan(topic, &mut |r| {
+                tally.add(r.key);
+                fold.record(r.key, r.value)
+            })
             .map_err(|e| self.failed(req, topic, e))?;
+        self.taken(req, topic, &tally, Role::Configs)?;
         let read = Arc::new(fold.finish());
         *slot = Some(read.clone());
         Ok(read)
@@ -215,9 +235,14 @@ impl ConnectTopics {
         }
         let topic = &self.topics.status;
         let mut read = StatusTopic::default();
+        let mut tally = Tally::default();
         self.source
-            .scan(topic, &mut |r| read.record(r.key, r.value))
+            .scan(topic, &mut |r| {
+                tally.add(r.key);
+                read.record(r.key, r.value)
+            })
             .map_err(|e| self.failed(req, topic, e))?;
+        self.taken(req, topic, &tally, Role::Status)?;
         let read = Arc::new(read);
         *slot = Some(read.clone());
         Ok(read)

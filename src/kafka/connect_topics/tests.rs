@@ -404,3 +404,28 @@ fn a_tasks_status_is_its_last_record_whatever_its_generation() {
     assert_eq!(st.tasks.len(), 1);
     assert_eq!(st.tasks[0].state, "UNASSIGNED");
 }
+
+/// The config and status topics given the other way round: the listing is refused, naming
+/// what the topic holds and the keys to swap, instead of a cluster with no connector.
+#[test]
+fn topics_given_in_each_others_roles_are_refused_not_listed_empty() {
+    let memory = Memory::default()
+        .with("configs", &status_records())
+        .with("status", &config_records());
+    let service = ConnectTopics::new(Arc::new(memory), topics());
+    let err = service.list_connectors().unwrap_err();
+    let said = err.to_string();
+    assert!(
+        said.contains("given as the workers' config topic (`config.storage.topic`), but holds the status topic's records"),
+        "{said}"
+    );
+    let hint = err.hint.as_deref().unwrap();
+    assert!(
+        hint.contains("`connectTopics.configs` and `connectTopics.status` swapped?"),
+        "{hint}"
+    );
+    // Empty topics are a new cluster's: no connector, no error.
+    let empty = Memory::default().with("configs", &[]).with("status", &[]);
+    let service = ConnectTopics::new(Arc::new(empty), topics());
+    assert!(service.list_connectors().unwrap().is_empty());
+}
