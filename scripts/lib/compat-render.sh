@@ -22,7 +22,7 @@ feature_of() {
     apply::* | accidents::* | history::* | history_delta::* | lock::* | month::* | week::* | remotes::*) echo apply ;;
     queued_stop::* | target_cluster::*) echo apply ;;
     reset::*) echo reset ;;
-    orphaned::*) echo orphaned ;;
+    orphaned::* | wrong_topics::a_source_of_another_cluster_keeping_its_offsets_in_this_topic_is_no_leftover) echo orphaned ;;
     testbed::* | testbed_sink::* | conformance::*) echo rest ;;
     standalone::*) echo standalone ;;
     kinds::mirror::*) echo mirror ;;
@@ -34,6 +34,7 @@ feature_of() {
     # They need beds compat.sh does not start (scripts/test.sh runs them), or the image.
     secure::* | gateway::* | dr::* | dr_runbook::* | image::* | through_kafka::* | msk_mode::*) echo none ;;
     compat_doc::*) echo none ;;
+    wrong_topics::*) echo none ;;
     metrics::*) echo none ;;
     *) return 1 ;;
   esac

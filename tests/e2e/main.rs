@@ -40,3 +40,4 @@ mod testbed;
 mod testbed_sink;
 mod through_kafka;
 mod week;
+mod wrong_topics;
