@@ -151,6 +151,8 @@ pub enum Error {
         closest: Vec<String>,
         /// How many more exist than `closest` names.
         more: usize,
+        /// The name a plain name was most likely a typo of.
+        guess: Option<String>,
     },
 
     /// `snapshot --commit` in a repository where git knows no identity to commit with.
@@ -410,7 +412,15 @@ impl Error {
             Error::NoGitIdentity { .. } => Some(
                 "set it with `git config user.email you@example.com` and `git config user.name \"Your Name\"` (or GIT_AUTHOR_EMAIL and GIT_AUTHOR_NAME); nothing was written".into(),
             ),
-            Error::NoMatch { closest, more, .. } => Some(no_match_hint(closest, *more)),
+            Error::NoMatch {
+                closest,
+                more,
+                guess,
+                ..
+            } => Some(match guess {
+                Some(g) => format!("did you mean `{g}`? ({})", no_match_hint(closest, *more)),
+                None => no_match_hint(closest, *more),
+            }),
             Error::NotTrusted { repo, .. } => Some(format!(
                 "run kco as the owner of {repo}, or mark it safe: git config --global --add safe.directory {repo}",
                 repo = repo.display()

@@ -135,6 +135,9 @@ fn applying(args: Args, ctx: &Context) -> Result<u8> {
         target: target_cluster(ctx, &target),
         allow_unknown_shape: AllowUnknownShape::new(&args.allow_unknown_shape)?,
     };
+    if args.at.is_none() && args.commit.is_none() && args.changed_since.is_none() {
+        name_for_a_file(&args.paths, ctx, &target.name)?;
+    }
     let paths = super::apply_git::absolute(&args.paths, ctx);
     let mark = match args.unapplied {
         true => read_mark(ctx, &target.name, args.change.dry_run)?,
@@ -307,4 +310,32 @@ impl From<StateArg> for crate::model::TargetState {
             StateArg::Stopped => Self::Stopped,
         }
     }
+}
+
+/// A connector's name given where a file is wanted (`kco apply orders`): an error naming its
+/// file in the cluster's directory, or the file of the name it most likely meant.
+fn name_for_a_file(paths: &[PathBuf], ctx: &Context, cluster: &str) -> Result<()> {
+    for p in paths {
+        let Some(name) = p.to_str() else { continue };
+        if ctx.cwd.join(p).exists() || name.contains('/') || name.ends_with(".yaml") {
+            continue;
+        }
+        let dir = ctx.snapshots_dir();
+        let own = crate::engine::store::file_path(&dir, cluster, name);
+        let meant = match own.is_file() {
+            true => Some(own),
+            false => crate::engine::store::guess_filed(
+                &crate::engine::store::cluster_dir(&dir, cluster),
+                name,
+            )
+            .map(|g| crate::engine::store::file_path(&dir, cluster, &g)),
+        };
+        if let Some(file) = meant {
+            return Err(crate::error::Error::Usage(format!(
+                "`{name}` is not a file or directory: `kco apply` takes snapshot files; did you mean `kco apply {}`?",
+                ctx.display_path(&file)
+            )));
+        }
+    }
+    Ok(())
 }

@@ -395,8 +395,9 @@ fn resolve_paths(
             let f = store::file_path(dir, c, a);
             if !base && !f.is_file() {
                 return Err(Error::Usage(format!(
-                    "`{a}` is not a file, and connector `{a}` has no snapshot file at {}",
-                    ctx.display_path(&f)
+                    "`{a}` is not a file, and connector `{a}` has no snapshot file at {}{}",
+                    ctx.display_path(&f),
+                    store::did_you_mean(&store::cluster_dir(dir, c), a)
                 )));
             }
             f

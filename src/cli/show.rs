@@ -83,6 +83,14 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     };
     let dir = scope.parent().map(PathBuf::from).unwrap_or_default();
     let path = store::file_path(&dir, &cluster, &args.name);
+    if args.at.is_none() && !path.is_file() {
+        return Err(Error::Usage(format!(
+            "connector `{}` has no snapshot file at {}{}",
+            args.name,
+            ctx.display_path(&path),
+            store::did_you_mean(&store::cluster_dir(&dir, &cluster), &args.name)
+        )));
+    }
     let found = show(&path, &scope, &args.name, args.at.as_deref())?;
     let m = found.file.metadata;
     let (at, commit) = found.at.map_or((None, None), |(a, c)| (Some(a), Some(c)));
@@ -162,10 +170,19 @@ fn only_cluster_with(dir: &std::path::Path, name: &str) -> Result<String> {
     found.sort();
     match found.len() {
         1 => Ok(found.remove(0)),
-        0 => Err(Error::Usage(format!(
-            "no file of connector `{name}` under {}: pass --cluster, or name a snapshots directory with --dir",
-            dir.display()
-        ))),
+        0 => {
+            // A typo of a name with a file in one of the clusters' directories.
+            let guess = std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .find_map(|e| store::guess_filed(&e.path(), name));
+            Err(Error::Usage(format!(
+                "no file of connector `{name}` under {}: pass --cluster, or name a snapshots directory with --dir{}",
+                dir.display(),
+                guess.map(|g| format!("; did you mean `{g}`?")).unwrap_or_default()
+            )))
+        }
         _ => Err(Error::Usage(format!(
             "connector `{name}` has a file in several clusters ({}): pass --cluster",
             found.join(", ")

@@ -150,11 +150,19 @@ pub fn no_match(patterns: Vec<String>, existing: &[&str], place: &str) -> Error 
             .map(|(_, n)| n.to_string())
             .collect()
     };
+    // A plain name a few edits from one that exists: a typo.
+    let all: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let guess = patterns
+        .iter()
+        .filter(|p| !is_glob(p))
+        .find_map(|p| crate::text::closest(&all, p))
+        .map(str::to_string);
     Error::NoMatch {
         more: names.len() - closest.len(),
         patterns,
         place: place.to_string(),
         closest,
+        guess,
     }
 }
 

@@ -24,6 +24,26 @@ pub fn connector_of(path: &Path) -> Option<String> {
     (!name.is_empty() && safe_name(&name) == stem).then_some(name)
 }
 
+/// The connector that `typed` most likely meant, among those with a file in `cluster_dir`
+/// (a typo of a name: a few edits away); `None` when none is close.
+pub fn guess_filed(cluster_dir: &Path, typed: &str) -> Option<String> {
+    let filed: Vec<String> = std::fs::read_dir(cluster_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| connector_of(&e.path()))
+        .collect();
+    crate::text::closest(&filed, typed).map(str::to_string)
+}
+
+/// `; did you mean `NAME`?` for a connector name with no file in `cluster_dir`, when one
+/// with a file is close; else nothing.
+pub fn did_you_mean(cluster_dir: &Path, typed: &str) -> String {
+    guess_filed(cluster_dir, typed)
+        .map(|g| format!("; did you mean `{g}`?"))
+        .unwrap_or_default()
+}
+
 /// Writes the format's JSON Schema at `<dir>/connector-offsets-v1.json`, where the `$schema`
 /// line of the files under `<dir>` points, unless it is there already as this kco writes it.
 /// Returns whether it was written.

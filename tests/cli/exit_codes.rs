@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::fake_connect::{FakeConnect, State};
 use crate::history::{orders, Repo};
-use crate::support::data::SOURCE;
+use crate::support::data::{sink_offset, SnapshotFile, SOURCE};
 use crate::support::fakes::{orders_sink_offsets as sink_offsets, two_connectors};
 use crate::support::json::parse_json;
 use crate::support::run::Kco;
@@ -134,7 +134,7 @@ fn reset_of_a_name_that_is_not_there_names_those_that_are() {
         1,
         &[
             "error: `orders-snk` did not match any connector on cluster `a`",
-            "`orders-sink`",
+            "hint: did you mean `orders-sink`? (the connectors there: `orders-sink`, `orders-src`)",
         ],
     );
     let r = Kco::new(dir.path())
@@ -144,6 +144,42 @@ fn reset_of_a_name_that_is_not_there_names_those_that_are() {
     assert_eq!(r.code, 1, "{}", r.all());
     let doc = parse_json(&r.stdout);
     assert_eq!(doc["error"]["kind"], "no_match", "{doc}");
+    fake.assert_no_mutations();
+}
+
+/// A connector's name typed wrong where its snapshot file is looked for (`show`, `diff`), or
+/// given to `apply`, which takes files: the file of the name meant, nothing sent.
+#[test]
+fn a_name_typed_wrong_where_a_file_is_looked_for_is_guessed() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("snapshots/a");
+    SnapshotFile::captured("orders-sink", Sink, sink_offset(5)).write_in(&files);
+    let fake = FakeConnect::builder()
+        .sink(
+            "orders-sink",
+            "FileStreamSink",
+            State::Running,
+            sink_offset(5),
+        )
+        .start();
+    let run = |args: &[&str]| Kco::new(dir.path()).on(&fake).args(args).run();
+    let r = run(&["show", "orders-snik"]);
+    r.assert_stderr(
+        1,
+        &["has no snapshot file at snapshots/a/orders-snik.yaml; did you mean `orders-sink`?"],
+    );
+    let r = run(&["diff", "orders-snik"]);
+    r.assert_stderr(1, &["did you mean `orders-sink`?"]);
+    for typed in ["orders-snik", "orders-sink"] {
+        let r = run(&["apply", typed, "--yes"]);
+        r.assert_stderr(
+            1,
+            &["`kco apply` takes snapshot files; did you mean `kco apply snapshots/a/orders-sink.yaml`?"],
+        );
+    }
+    // Nothing close: no guess.
+    let r = run(&["show", "billing"]);
+    assert!(!r.stderr.contains("did you mean"), "{}", r.stderr);
     fake.assert_no_mutations();
 }
 

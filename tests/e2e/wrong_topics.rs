@@ -143,7 +143,11 @@ fn a_wrong_topic_or_url_empties_no_backup_file_and_prunes_none() {
     l.wait_gone(&src);
     l.wait_gone(&sink);
     let (code, v, _) = json(&env, &["snapshot", "--prune"]);
-    assert_eq!((code, &v["error"]["kind"]), (1, &"would_empty".into()), "{v}");
+    assert_eq!(
+        (code, &v["error"]["kind"]),
+        (1, &"would_empty".into()),
+        "{v}"
+    );
     intact("deleted connectors, without --allow-empty");
     let (code, v, err) = json(&env, &["snapshot", "--prune", "--allow-empty"]);
     assert_eq!(code, 0, "{v}{err}");
@@ -195,8 +199,15 @@ fn a_source_of_another_cluster_keeping_its_offsets_in_this_topic_is_no_leftover(
     assert_eq!(v["liveElsewhere"][&name], "b", "{v}");
 
     // A reset is refused while a neighbour cannot be looked at...
-    let (code, v, _) = json(&env, &["reset", "--orphaned", &name, "--cluster", "a", "--yes"]);
-    assert_eq!((code, &v["error"]["kind"]), (1, &"not_looked_at".into()), "{v}");
+    let (code, v, _) = json(
+        &env,
+        &["reset", "--orphaned", &name, "--cluster", "a", "--yes"],
+    );
+    assert_eq!(
+        (code, &v["error"]["kind"]),
+        (1, &"not_looked_at".into()),
+        "{v}"
+    );
     // ... and, every neighbour looked at, finds nothing of the name to delete.
     env.config(&clusters);
     let (code, out, err) = env
@@ -207,7 +218,10 @@ fn a_source_of_another_cluster_keeping_its_offsets_in_this_topic_is_no_leftover(
         err.contains(&format!("`{name}` in topic `kco-a-offsets` is left out: a source of that name runs on cluster `b`")),
         "{err}"
     );
-    assert!(err.contains("did not match any connector with offsets left"), "{err}");
+    assert!(
+        err.contains("did not match any connector with offsets left"),
+        "{err}"
+    );
     // Its offsets as they were: in a's topic (read by a kco.yaml without cluster b, to
     // which they look left behind), and as its worker answers.
     let alone = TestEnv::new();
@@ -216,6 +230,10 @@ fn a_source_of_another_cluster_keeping_its_offsets_in_this_topic_is_no_leftover(
     assert_eq!(code, 0, "{v}{err}");
     let kept = crate::support::json::named(&v, "sources", &name);
     let position = crate::harness::source_position(&before, &input);
-    assert_eq!(kept["partitions"][0]["offset"]["position"], position.unwrap(), "{kept}");
+    assert_eq!(
+        kept["partitions"][0]["offset"]["position"],
+        position.unwrap(),
+        "{kept}"
+    );
     assert_eq!(b.offsets(&name), before);
 }
