@@ -592,6 +592,7 @@ mod tests {
                 place: "on cluster `a`".into(),
                 closest: vec![],
                 more: 0,
+                guess: None,
             },
             Error::Other("o".into()),
             Error::Read {
