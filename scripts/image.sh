@@ -52,6 +52,11 @@ trap 'rm -rf "$CTX"' EXIT
 R=$CTX/rootfs
 mkdir -p "$R/usr/local/bin" "$R/etc/ssl/certs" "$R/tmp" "$CTX/work"
 install -m 0755 "$BIN" "$R/usr/local/bin/kco"
+# The man pages and the bash completion script, where a derived image's man and bash find them.
+mkdir -p "$R/usr/local/share/man/man1" "$R/usr/local/share/bash-completion/completions"
+install -m 0644 "$ROOT"/docs/man/*.1 "$R/usr/local/share/man/man1/"
+"$BIN" completions bash >"$R/usr/local/share/bash-completion/completions/kco"
+chmod 0644 "$R/usr/local/share/bash-completion/completions/kco"
 install -m 0644 /etc/ssl/certs/ca-certificates.crt "$R/etc/ssl/certs/ca-certificates.crt"
 printf 'root:x:0:0:root:/root:/sbin/nologin\nkco:x:10001:10001:kco:/tmp:/sbin/nologin\n' >"$R/etc/passwd"
 printf 'root:x:0:\nkco:x:10001:\n' >"$R/etc/group"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release archive of kco for one target: a statically linked binary (glibc
 # static-pie: `-C target-feature=+crt-static`, no shared library needed at run time), with
-# LICENSE and README.md, as
+# LICENSE, README.md, the man pages (man/man1/) and the completion scripts (completions/), as
 #   dist/kco-<version>-<target>.tar.gz
 # and (re)writes dist/SHA256SUMS for every archive in dist/. Prints the archive's path last.
 #
@@ -80,6 +80,19 @@ cp "$BIN" "$STAGE/$NAME/kco"
 cp LICENSE README.md "$STAGE/$NAME/"
 chmod 0755 "$STAGE/$NAME/kco"
 chmod 0644 "$STAGE/$NAME/LICENSE" "$STAGE/$NAME/README.md"
+# The man pages (generated from the same clap definitions, checked current by the tests) and
+# the completion scripts, where `install` puts them (docs/install.md).
+mkdir -p "$STAGE/$NAME/man/man1" "$STAGE/$NAME/completions"
+install -m 0644 docs/man/*.1 "$STAGE/$NAME/man/man1/"
+if "$BIN" --version >/dev/null 2>&1; then
+  "$BIN" completions bash >"$STAGE/$NAME/completions/kco.bash"
+  "$BIN" completions zsh >"$STAGE/$NAME/completions/_kco"
+  "$BIN" completions fish >"$STAGE/$NAME/completions/kco.fish"
+  chmod 0644 "$STAGE/$NAME/completions/"*
+else
+  echo "release.sh: $TARGET's binary does not run here: the archive has no completion scripts (\`kco completions SHELL\` prints them)" >&2
+  rmdir "$STAGE/$NAME/completions"
+fi
 
 mkdir -p "$DIST"
 EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}

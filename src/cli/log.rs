@@ -46,6 +46,7 @@ Examples:
 #[command(after_long_help = AFTER_HELP)]
 pub struct Args {
     /// Connector names or globs [default: every connector]
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::connector_names))]
     pub names: Vec<String>,
     /// Only commits at or after this time
     #[arg(long, value_name = "TIME")]

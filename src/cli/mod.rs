@@ -7,7 +7,7 @@ mod apply_git;
 mod apply_mirror_render;
 mod apply_render;
 mod change;
-mod completions;
+pub(crate) mod completions;
 mod context;
 mod diff;
 mod diff_render;
@@ -82,7 +82,8 @@ pub struct Cli {
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Cluster name from the config file (also names the snapshots subdirectory)
-    #[arg(long, global = true, env = "KCO_CLUSTER")]
+    #[arg(long, global = true, env = "KCO_CLUSTER",
+          add = clap_complete::ArgValueCompleter::new(completions::cluster_names))]
     pub cluster: Option<String>,
     /// One or more Connect worker URLs, comma-separated; overrides the config file's URLs
     #[arg(long, global = true, env = "KCO_URL")]
@@ -320,6 +321,8 @@ fn exit(printer: &Printer, result: crate::error::Result<u8>) -> ExitCode {
 /// with `-o json` (or `yaml`) is also a document on stdout.
 pub fn parse() -> Cli {
     use clap::FromArgMatches;
+    // A completion script asking for candidates: answered, and the process ends.
+    completions::answer();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let parsed = command()
         .try_get_matches_from(&args)

@@ -32,7 +32,7 @@ kco reset --orphaned old-orders-source --yes"
 )]
 pub struct Args {
     /// Connector names or globs (globs are resolved against the cluster's connectors)
-    #[arg(required = true)]
+    #[arg(required = true, add = clap_complete::ArgValueCompleter::new(super::completions::connector_names))]
     pub names: Vec<String>,
     /// Delete instead the offsets that deleted connectors of these names left in the workers'
     /// offsets topic or in their sink's consumer group (`kco ls --orphaned` lists them)

@@ -33,6 +33,7 @@ Examples:\n  kco show orders-sink\n  kco show orders-sink --at \"yesterday 14:00
 )]
 pub struct Args {
     /// The connector
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::connector_names))]
     pub name: String,
     /// A git revision or a time (YYYY-MM-DD[ HH:MM[:SS]][zone], UTC unless a zone is given; a
     /// date alone is 00:00 UTC; or "yesterday 14:00", "2 days ago") [default: the working tree]

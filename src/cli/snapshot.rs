@@ -42,6 +42,7 @@ kco snapshot --commit --record apply --trailer \"Kco-Commit: $SHA\""
 )]
 pub struct Args {
     /// Connector names or globs [default: every connector]
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::completions::connector_names))]
     pub names: Vec<String>,
     /// Only connectors of this type
     #[arg(long = "type", value_enum)]

@@ -486,3 +486,50 @@ fn https_to_a_plain_http_worker_says_to_write_http() {
     );
     assert!(fake.requests().is_empty(), "{:?}", fake.requests());
 }
+
+/// The completion script of `kco completions bash`, sourced by a real bash: at each <TAB> it
+/// asks kco, which answers with the clusters of kco.yaml after `--cluster`, the connectors of
+/// the snapshot files after `show`, and the subcommands.
+#[test]
+fn completions_complete_cluster_and_connector_names_of_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("kco.yaml"),
+        "clusters:\n  prod:\n    url: http://127.0.0.1:1\n  staging:\n    url: http://127.0.0.1:2\n",
+    )
+    .unwrap();
+    for (cluster, name) in [("prod", "orders-sink"), ("staging", "orders-src"), ("prod", "billing")] {
+        crate::support::data::SnapshotFile::captured(
+            name,
+            kco::model::ConnectorType::Sink,
+            crate::support::data::sink_offset(1),
+        )
+        .write_in(&dir.path().join("snapshots").join(cluster));
+    }
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_kco")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let complete = |words: &str| {
+        let script = format!(
+            "source <(kco completions bash); COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); COMP_LINE=\"${{COMP_WORDS[*]}}\"; COMP_POINT=${{#COMP_LINE}}; COMP_TYPE=9; _clap_complete_kco kco \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env_remove("KCO_CONFIG")
+            .output()
+            .unwrap();
+        let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        got.sort();
+        got
+    };
+    assert_eq!(complete("kco --cluster ''"), ["prod", "staging"]);
+    assert_eq!(complete("kco --cluster st"), ["staging"]);
+    assert_eq!(complete("kco show ord"), ["orders-sink", "orders-src"]);
+    assert_eq!(complete("kco reset b"), ["billing"]);
+    assert!(complete("kco sna").contains(&"snapshot".to_string()));
+}
