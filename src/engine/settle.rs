@@ -43,7 +43,7 @@ fn probe(status: Result<ConnectorStatus, ClientError>) -> Poll<ConnectorStatus> 
 }
 
 /// Reads the status again of every listed connector that `only` picks and whose state is
-/// transient, until each settles or 15 s have passed, and puts what it read in the listing.
+/// transient or that has a task UNASSIGNED, until each settles or 15 s have passed, and puts what it read in the listing.
 /// A connector that stays transient (or whose status cannot be read) keeps what the listing
 /// said. (Another connector's rebalance is not waited for.)
 pub fn settle_listing(
@@ -64,15 +64,15 @@ fn settle_listing_with(
 ) {
     let mut pending: Vec<String> = listing
         .values()
-        .filter(|l| only(l) && l.status.as_ref().is_some_and(is_transient))
+        .filter(|l| only(l) && l.status.as_ref().is_some_and(unsettled))
         .map(|l| l.name.clone())
         .collect();
     if pending.is_empty() {
         return;
     }
     let _ = until(clock, policy, || {
-        pending.retain(|name| match probe(client.status(name)) {
-            Poll::Ready(s) => {
+        pending.retain(|name| match client.status(name) {
+            Ok(s) if !unsettled(&s) => {
                 if let Some(l) = listing.get_mut(name) {
                     l.status = Some(s);
                 }
@@ -86,6 +86,12 @@ fn settle_listing_with(
             Poll::Pending(pending.join(", "))
         }
     });
+}
+
+/// A listed status to read again: a transient state, or a task UNASSIGNED (moving between
+/// workers; one still so after the wait is shown as such, `engine::health`).
+fn unsettled(status: &ConnectorStatus) -> bool {
+    is_transient(status) || status.tasks.iter().any(|t| t.state == "UNASSIGNED")
 }
 
 #[cfg(test)]

@@ -106,17 +106,17 @@ fn a_drifted_diff_as_openmetrics_names_each_verdict_and_how_far() {
     assert_eq!(
         lines(&out, "kco_connector_status"),
         [
-            r#"kco_connector_status{cluster="a",connector="orders",type="sink",status="drifted"} 1"#,
-            r#"kco_connector_status{cluster="a",connector="steady",type="sink",status="in_sync"} 1"#,
+            r#"kco_connector_status{cluster="a",command="diff",connector="orders",type="sink",status="drifted"} 1"#,
+            r#"kco_connector_status{cluster="a",command="diff",connector="steady",type="sink",status="in_sync"} 1"#,
         ]
     );
     assert!(out.contains(
-        "kco_connector_offset_distance{cluster=\"a\",connector=\"orders\",type=\"sink\",direction=\"backward\"} 60\n"
+        "kco_connector_offset_distance{cluster=\"a\",connector=\"orders\",type=\"sink\",direction=\"backward\",unit=\"records\"} 60\n"
     ), "{out}");
     assert!(out.contains(
         "kco_snapshot_captured_timestamp_seconds{cluster=\"a\",connector=\"orders\",type=\"sink\"} 1796004000\n"
     ), "{out}");
-    assert!(out.contains("kco_connectors{cluster=\"a\",status=\"drifted\"} 1\n"));
+    assert!(out.contains("kco_connectors{cluster=\"a\",command=\"diff\",status=\"drifted\"} 1\n"));
     assert!(out.contains("kco_run_failed{cluster=\"a\",command=\"diff\"} 0\n"));
     assert_eq!(lines(&out, "kco_last_success_timestamp_seconds").len(), 1);
     // No per-partition series unless named; then only for the connector named.
@@ -137,7 +137,7 @@ fn a_drifted_diff_as_openmetrics_names_each_verdict_and_how_far() {
     assert_eq!(
         lines(&out, "kco_partition_offset_distance"),
         [
-            r#"kco_partition_offset_distance{cluster="a",connector="orders",type="sink",partition="t/0",direction="backward"} 60"#
+            r#"kco_partition_offset_distance{cluster="a",connector="orders",type="sink",partition="t/0",direction="backward",unit="records"} 60"#
         ]
     );
 }
@@ -190,7 +190,7 @@ fn a_healthy_diff_and_a_failed_one_on_stdout() {
     fake.set_offsets("orders", sink_offsets(&[(0, 100), (1, 50)]));
     let out = stdout_metrics(t.on(&fake, &["diff", "-o", "openmetrics"]), 0);
     assert!(
-        out.contains("kco_connectors{cluster=\"a\",status=\"drifted\"} 0\n"),
+        out.contains("kco_connectors{cluster=\"a\",command=\"diff\",status=\"drifted\"} 0\n"),
         "{out}"
     );
     fake.down();
@@ -256,13 +256,12 @@ fn snapshot_and_ls_metrics() {
     assert!(out.contains(
         "kco_connector_snapshot_failed{cluster=\"a\",connector=\"orders\",type=\"sink\"} 0\n"
     ));
-    assert!(out.contains(
-        "kco_connector_partitions{cluster=\"a\",connector=\"orders\",type=\"sink\"} 2\n"
-    ));
+    assert!(out
+        .contains("kco_snapshot_partitions{cluster=\"a\",connector=\"orders\",type=\"sink\"} 2\n"));
     assert!(out.contains("kco_last_success_timestamp_seconds{cluster=\"a\",command=\"snapshot\"}"));
     let out = stdout_metrics(t.on(&fake, &["ls", "-o", "openmetrics"]), 0);
     assert!(out.contains(
-        "kco_connector_status{cluster=\"a\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
+        "kco_connector_status{cluster=\"a\",command=\"ls\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
     ), "{out}");
     assert!(out.contains("kco_connector_tasks{cluster=\"a\",connector=\"orders\",type=\"sink\"}"));
 }
@@ -362,11 +361,11 @@ fn dr_readiness_metrics() {
     );
     assert!(
         out.contains(
-            "kco_dr_records_behind{cluster=\"west\",connector=\"orders-sink\",type=\"sink\"} 0\n"
+            "kco_dr_behind_records{cluster=\"west\",connector=\"orders-sink\",type=\"sink\"} 0\n"
         ),
         "{out}"
     );
-    assert!(out.contains("kco_connector_status{cluster=\"west\",connector=\"orders-src\",type=\"source\",status=\"skipped\"} 1\n"), "{out}");
+    assert!(out.contains("kco_connector_status{cluster=\"west\",command=\"diff\",connector=\"orders-src\",type=\"source\",status=\"skipped\"} 1\n"), "{out}");
 }
 
 #[test]
@@ -436,7 +435,7 @@ fn all_clusters_give_each_cluster_its_run_metrics() {
         assert!(out.contains(&line), "{out}");
     }
     assert!(out.contains(
-        "kco_connector_status{cluster=\"east\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
+        "kco_connector_status{cluster=\"east\",command=\"diff\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
     ));
     let run = t.kco(&["snapshot", "--all-clusters", "--metrics-file", "kco.prom"]);
     let after = file_metrics(&t, &run, 1);
