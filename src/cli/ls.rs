@@ -18,7 +18,9 @@ One row per connector on the cluster, and per file whose connector is not there:
 tasks (running/total), partitions with a committed offset, and the file's status as `kco diff` \
 classifies it: in_sync, advanced (normal progress of a running connector), drifted, missing, \
 untracked (no file), type_changed, class_changed. Files are those of the cluster's directory \
-(<dir>/<cluster>/). Read-only.\n\n\
+(<dir>/<cluster>/). A connector or task FAILED (or UNASSIGNED still after a 15 s wait) gets a \
+line under the table: `FAILED  NAME: task 0 FAILED: <the first line of the worker's trace>`. \
+Read-only.\n\n\
 Exit codes: 0 success (whatever the statuses; `kco diff` is the check), 1 error.\n\n\
 Examples:\n  kco ls\n  kco --cluster prod ls -o json\n  kco ls --all-clusters")]
 pub struct Args {

@@ -141,6 +141,39 @@ mod tests {
         assert_eq!(waited, LISTING_WAIT);
     }
 
+    /// A RUNNING connector listed with its task UNASSIGNED (moving between workers): read
+    /// again until the task is placed; one still unassigned after the wait is kept so, and
+    /// the health verdict says UNASSIGNED.
+    #[test]
+    fn a_task_unassigned_in_a_listing_is_read_again_until_placed_or_the_wait_ends() {
+        let moving = json!({"name": "c", "connector": {"state": "RUNNING", "worker_id": "w"},
+            "tasks": [{"id": 0, "state": "UNASSIGNED", "worker_id": "w"}], "type": "source"});
+        for (fault, placed) in [
+            (Fault::on("GET", "/connectors/c/status").first(2), true),
+            (Fault::on("GET", "/connectors/c/status").always(), false),
+        ] {
+            let fake = FakeConnect::builder()
+                .connector(ConnectorSpec::source("c", "K").state(State::Running))
+                .in_process();
+            let client = fake.client();
+            let mut listing = client.list_connectors().unwrap();
+            listing.get_mut("c").unwrap().status = ConnectorStatus::from_json(&moving);
+            fake.fault(fault.respond_json(200, moving.clone()));
+            let clock = ManualClock::default();
+            let policy = WaitPolicy::with_timeout(LISTING_WAIT);
+            settle_listing_with(&client, &mut listing, |_| true, &clock, &policy);
+            fake.clear_faults();
+            let health = crate::engine::health::Health::of(listing["c"].status.as_ref());
+            match placed {
+                true => assert!(health.is_healthy(), "{health:?}"),
+                false => {
+                    assert_eq!(health.verdict(), Some("UNASSIGNED"));
+                    assert_eq!(clock.elapsed(), LISTING_WAIT);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_connector_the_command_does_not_pick_is_not_waited_for() {
         let (state, reads, waited) =
