@@ -477,3 +477,37 @@ fn the_textfile_cronjob_writes_metrics_where_node_exporter_reads() {
         "/var/lib/node_exporter/textfile"
     );
 }
+
+/// A sink in sync with its file whose task FAILED: diff, ls and snapshot say FAILED with the
+/// first line of the worker's trace; diff exits 0 by default and 2 with `--fail-on
+/// drift,failed`; every command's metrics count the failed task under its own `command`.
+#[test]
+fn a_failed_task_is_said_by_diff_ls_and_snapshot_and_counted_in_their_metrics() {
+    let (t, fake) = drifted();
+    fake.fail_tasks(
+        "steady",
+        Some("org.apache.kafka.connect.errors.ConnectException: disk full\n\tat a.b(C.java:1)"),
+    );
+    let said = "steady: task 0 FAILED: org.apache.kafka.connect.errors.ConnectException: disk full";
+    let run = t.on(&fake, &["diff", "steady"]);
+    assert_eq!(run.code, 0, "in sync: {run}");
+    assert!(run.stdout.contains(&format!("FAILED  {said}\n")), "{run}");
+    assert!(run.stdout.contains("1 in sync, 1 FAILED"), "{run}");
+    let run = t.on(&fake, &["diff", "steady", "--fail-on", "drift,failed"]);
+    assert_eq!(run.code, 2, "{run}");
+    let run = t.on(&fake, &["ls"]);
+    assert!(run.stdout.contains(&format!("FAILED  {said}\n")), "{run}");
+    let run = t.on(&fake, &["snapshot", "steady"]);
+    assert!(run.stdout.contains("task 0 FAILED: org.apache"), "{run}");
+    for (command, args, code) in [
+        ("diff", &["diff", "steady"][..], 0),
+        ("ls", &["ls"][..], 0),
+        ("snapshot", &["snapshot", "steady"][..], 0),
+    ] {
+        let out = stdout_metrics(t.on(&fake, &[args, &["-o", "openmetrics"]].concat()), code);
+        let line = format!(
+            "kco_connector_tasks_failed{{cluster=\"a\",command=\"{command}\",connector=\"steady\",type=\"sink\"}} 1\n"
+        );
+        assert!(out.contains(&line), "{command}: {out}");
+    }
+}
