@@ -405,6 +405,15 @@ fn every_command_s_file_of_two_clusters_shares_one_textfile_directory() {
         tb.a_urls.join(", "),
         tb.b_url
     ));
+    // A sink of each cluster's own (the bed may have no other connector now).
+    let mut sinks = Vec::new();
+    for connect in [tb.a(), tb.b()] {
+        let name = unique_name("kco-metrics-dir");
+        let out = env.path().join(format!("{name}.txt"));
+        let config = file_sink_config(&out, &unique_name("kco-metrics-dir-t"));
+        sinks.push(connect.create(&name, config));
+        connect.wait_running(&name);
+    }
     let mut files = Vec::new();
     let mut families = std::collections::BTreeSet::new();
     for cluster in [&one, &two] {
