@@ -328,6 +328,29 @@ fi
 step "monitoring up (Prometheus, node-exporter)"
 run bash "$ROOT/scripts/monitoring.sh" up >/dev/null
 export KCO_E2E_PROMETHEUS=required
+# The metrics files the e2e tests have kco write (snapshot, diff, ls, ls --orphaned, of two
+# clusters) are copied here, for `promtool check metrics` after the e2e run.
+export KCO_E2E_METRICS_COPY=$ROOT/target/e2e-metrics
+rm -rf "$KCO_E2E_METRICS_COPY"
+mkdir -p "$KCO_E2E_METRICS_COPY"
+
+# `promtool check metrics` on every file kco wrote in the e2e tests (at least one).
+check_metrics_files() {
+  local f n=0
+  for f in "$KCO_E2E_METRICS_COPY"/*.prom; do
+    [[ -e $f ]] || continue
+    run promtool check metrics <"$f" || {
+      echo "test.sh: promtool check metrics refused $f" >&2
+      exit 1
+    }
+    n=$((n + 1))
+  done
+  ((n > 0)) || {
+    echo "test.sh: the e2e tests left no metrics file in $KCO_E2E_METRICS_COPY to check" >&2
+    exit 1
+  }
+  echo "promtool check metrics: $n files" >&2
+}
 # --- end of monitoring ---
 
 e2e_env "$ROOT"
@@ -378,6 +401,9 @@ done < <(cargo test "${LOCKED[@]}" --test e2e -- --list 2>/dev/null | sed -n 's/
 
 step "e2e tests (Kafka ${KAFKA_VERSION:-default})"
 run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-6}"
+
+step "promtool check metrics (the files kco wrote in the e2e tests)"
+check_metrics_files
 
 if ((!OLDEST_RUN)); then
   step "image (scripts/image.sh; built during the e2e tests) and its e2e test"

@@ -3,7 +3,9 @@
 #
 #   nightly-snapshot.sh [--push] CLUSTER
 #
-# 1. Drift check: `kco diff --fail-on drift` of the files already committed for CLUSTER.
+# 1. Drift check: `kco diff --fail-on drift,failed` of the files already committed for CLUSTER.
+#    A connector or task FAILED fails it too: its offsets may be in sync while it consumes
+#    nothing, and tonight's files would back up a broken pipeline as good.
 #    A running connector's normal progress passes, and so does one its owner paused or
 #    stopped (recorded tonight); offsets behind their file, offsets changed while stopped, a
 #    connector gone from the cluster, a stop a kco operation may have left behind (it holds
@@ -21,7 +23,9 @@
 # (`kco snapshot --with-config`, secrets left out as placeholders), which a rename or a
 # recreate (`kco apply --as NEW --create`, `--create`) needs; KCO_BRANCH, the branch --push pushes (default: the CI's,
 # GITHUB_REF_NAME or CI_COMMIT_BRANCH, else the checked-out one); kco's own KCO_URL and
-# KCO_CONFIG (else kco.yaml); git's identity, else "kco nightly <kco@localhost>".
+# KCO_CONFIG (else kco.yaml); git's identity, else "kco nightly <kco@localhost>";
+# KCO_METRICS_DIR, node-exporter's textfile directory: the snapshot writes its metrics there
+# (kco_snapshot_CLUSTER.prom, for KcoBackupTooOld and KcoJobMissing; docs/metrics.md).
 # Exit codes: 0 committed or nothing moved, 1 error, 2 drift (nothing committed).
 set -eu
 
@@ -47,7 +51,7 @@ for f in "$DIR/$CLUSTER"/*.yaml; do
 done
 if [ $# -gt 0 ]; then
   code=0
-  "$KCO" --cluster "$CLUSTER" diff --dir "$DIR" --fail-on drift "$@" || code=$?
+  "$KCO" --cluster "$CLUSTER" diff --dir "$DIR" --fail-on drift,failed "$@" || code=$?
   if [ "$code" -eq 2 ]; then
     echo "nightly-snapshot: cluster $CLUSTER drifted from the committed files: nothing committed." >&2
     # A kco operation that holds the cluster's lock, or left its journal on the git remote,
@@ -69,6 +73,7 @@ fi
 before=$(git rev-parse -q --verify HEAD || true)
 set --
 [ "${KCO_WITH_CONFIG:-0}" = 1 ] && set -- --with-config
+[ -n "${KCO_METRICS_DIR:-}" ] && set -- "$@" --metrics-file "$KCO_METRICS_DIR/kco_snapshot_$CLUSTER.prom"
 "$KCO" --cluster "$CLUSTER" snapshot --dir "$DIR" --commit "$@"
 if [ "$(git rev-parse -q --verify HEAD || true)" = "$before" ]; then
   echo "nightly-snapshot: nothing moved on cluster $CLUSTER: no commit." >&2

@@ -34,7 +34,8 @@ as `kco apply --commit` plans it; else (unreachable, not configured, --offline, 
 failed) it compares the files only, and the headline and a warning on stderr say so.
 
 Exit codes:
-  0  no differences (with --fail-on drift, the default, `advanced` is not a difference)
+  0  no differences (with --fail-on drift, the default, `advanced` is not a difference; a
+     connector or task FAILED is shown, and is a difference with --fail-on drift,failed)
   1  error: invalid files (nothing was requested), unreachable cluster, unknown revision;
      with --all-clusters, any cluster that failed (named, and in -o json as
      {\"cluster\", \"error\"})
@@ -57,6 +58,9 @@ pub enum ExitOnArg {
     Drift,
     /// Any difference at all
     Any,
+    /// A connector or task FAILED, or UNASSIGNED still after a 15 s wait for a rebalance,
+    /// whatever its offsets (with drift unless `any` is named too)
+    Failed,
 }
 
 /// Compare snapshot files with live offsets, or with the files at a git revision
@@ -77,9 +81,9 @@ pub struct Args {
     /// of HEAD and the revision [default: the merge base, as a forge shows a pull request]
     #[arg(long, requires = "base")]
     pub tip: bool,
-    /// Which differences make the exit code 2
-    #[arg(long, value_enum, default_value_t = ExitOnArg::Drift)]
-    pub fail_on: ExitOnArg,
+    /// Which differences make the exit code 2 (comma-separated: `drift,failed`)
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "drift")]
+    pub fail_on: Vec<ExitOnArg>,
     /// Snapshots directory [default: from kco.yaml, else snapshots/]
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -116,9 +120,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
 
 /// The diff itself; its metrics added to `metrics` when asked for.
 fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> {
-    let exit_on = match args.fail_on {
-        ExitOnArg::Drift => engine::ExitOn::Drift,
-        ExitOnArg::Any => engine::ExitOn::Any,
+    let exit_on = match args.fail_on.contains(&ExitOnArg::Any) {
+        true => engine::ExitOn::Any,
+        false => engine::ExitOn::Drift,
     };
     let dir = match &args.dir {
         Some(d) => ctx.cwd.join(d),
@@ -298,6 +302,9 @@ fn live(
         let bar = Bar::new(&ctx.printer, "diff");
         crate::engine::dr::diff_live(&*client, input, &bar, &dr)?
     };
+    if args.fail_on.contains(&ExitOnArg::Failed) {
+        report.fail_on_failed();
+    }
     attribute_state_changes(&mut report, ctx, &target.name);
     let lags = if args.lag || metrics.is_some() {
         let positions = || crate::engine::sink_lag::sink_positions(&report, &files);

@@ -181,13 +181,21 @@ fn headline(r: &DiffReport) -> String {
         ),
         Mode::Base => format!("working tree against {}", base_words(r)),
     };
-    let parts: Vec<String> = r
+    let mut parts: Vec<String> = r
         .summary
         .statuses
         .iter()
         .filter(|(_, n)| **n > 0)
         .map(|(s, n)| format!("{n} {}", s.replace('_', " ")))
         .collect();
+    for (n, word) in [
+        (r.summary.failed, "FAILED"),
+        (r.summary.unassigned, "UNASSIGNED"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {word}"));
+        }
+    }
     format!(
         "{what}: {}{}{}",
         super::words::count(r.summary.connectors, "connector"),
@@ -329,7 +337,19 @@ fn listed(r: &DiffReport, shown: Shown) -> Vec<&ConnectorDiff> {
 }
 
 fn unchanged(c: &ConnectorDiff) -> bool {
-    matches!(c.status, Status::InSync | Status::Unchanged)
+    matches!(c.status, Status::InSync | Status::Unchanged) && c.health.is_healthy()
+}
+
+/// `FAILED  orders-sink: task 0 FAILED: <the trace's first line>`, one line per connector
+/// whose connector or tasks are FAILED or UNASSIGNED (`engine::health`), whatever its offsets.
+pub fn health_lines(r: &DiffReport) -> Vec<(&'static str, String)> {
+    r.connectors
+        .iter()
+        .filter_map(|c| {
+            let verdict = c.health.verdict()?;
+            Some((verdict, format!("{}: {}", c.name, c.health.describe())))
+        })
+        .collect()
 }
 
 /// `298 in sync (--all lists them)`, for the connectors the table left out.
@@ -412,6 +432,9 @@ pub fn text_chunks(r: &DiffReport, p: &Printer, shown: Shown, emit: &mut dyn FnM
     }
     if let Some(line) = left_out(r, shown) {
         let _ = writeln!(out, "{}", p.paint(Style::Dim, &line));
+    }
+    for (verdict, line) in health_lines(r) {
+        let _ = writeln!(out, "{}  {line}", p.paint(Style::Bad, verdict));
     }
     // Whether each mirror is alive, then a sink that could start on this DR cluster: its
     // translation, partition by partition, and a source left out of readiness.
@@ -549,6 +572,12 @@ pub fn markdown(r: &DiffReport, shown: Shown) -> String {
         )
     };
     let _ = writeln!(out, "{verdict}\n");
+    for (verdict, line) in health_lines(r) {
+        let _ = writeln!(out, "- **{verdict}** {}", md_escape(&line));
+    }
+    if r.summary.failed + r.summary.unassigned > 0 {
+        out.push('\n');
+    }
     if r.connectors.is_empty() {
         return out;
     }

@@ -1,5 +1,6 @@
 //! `kco ls`: the cluster's connectors and how each one's snapshot file compares.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::all_clusters::Structured;
@@ -17,7 +18,9 @@ One row per connector on the cluster, and per file whose connector is not there:
 tasks (running/total), partitions with a committed offset, and the file's status as `kco diff` \
 classifies it: in_sync, advanced (normal progress of a running connector), drifted, missing, \
 untracked (no file), type_changed, class_changed. Files are those of the cluster's directory \
-(<dir>/<cluster>/). Read-only.\n\n\
+(<dir>/<cluster>/). A connector or task FAILED (or UNASSIGNED still after a 15 s wait) gets a \
+line under the table: `FAILED  NAME: task 0 FAILED: <the first line of the worker's trace>`. \
+Read-only.\n\n\
 Exit codes: 0 success (whatever the statuses; `kco diff` is the check), 1 error.\n\n\
 Examples:\n  kco ls\n  kco --cluster prod ls -o json\n  kco ls --all-clusters")]
 pub struct Args {
@@ -44,7 +47,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
-    let metrics = super::metrics::Run::start(ctx, "ls", &args.metrics)?;
+    // `ls --orphaned` is a command of its own in the metrics (its file sits beside ls's).
+    let command = match args.orphaned {
+        true => "ls --orphaned",
+        false => "ls",
+    };
+    let metrics = super::metrics::Run::start(ctx, command, &args.metrics)?;
     let result = judge(args, ctx, metrics.as_ref());
     super::metrics::finish(metrics, ctx, result)
 }
@@ -206,6 +214,22 @@ fn table(ctx: &Context, report: &LsReport, cluster_column: bool) -> String {
         }
         out.push_str(line.trim_end());
         out.push('\n');
+    }
+    // A FAILED or long UNASSIGNED connector or task, said plainly, with the worker's why.
+    for c in &report.connectors {
+        if let Some(verdict) = c.health.verdict() {
+            let cluster = match cluster_column {
+                true => format!("{} ", report.cluster),
+                false => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "{}  {cluster}{}: {}",
+                p.paint(Style::Bad, verdict),
+                c.name,
+                c.health.describe()
+            );
+        }
     }
     out
 }

@@ -105,7 +105,7 @@ impl Run {
         if let Some(lags) = lags {
             self.add(
                 cluster,
-                metrics::sink_lag_metrics(cluster, lags, &self.partitions),
+                metrics::sink_lag_metrics(cluster, self.command, lags, &self.partitions),
             );
         }
     }
@@ -271,6 +271,9 @@ pub fn of(command: &super::Command) -> Option<(&'static str, &MetricsArgs)> {
     match command {
         Command::Snapshot(a) => Some(("snapshot", &a.metrics)),
         Command::Diff(a) => Some(("diff", &a.metrics)),
+        // `ls --orphaned` writes other metrics: its own command, so that both files of a
+        // cluster can sit in one textfile directory.
+        Command::Ls(a) if a.orphaned => Some(("ls --orphaned", &a.metrics)),
         Command::Ls(a) => Some(("ls", &a.metrics)),
         Command::Log(a) => Some(("log", &a.metrics)),
         _ => None,

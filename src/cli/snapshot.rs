@@ -274,7 +274,9 @@ fn render(r: &SnapshotReport, ctx: &Context, all: bool, cluster_column: bool) {
     // An unchanged file is shown when something about it is worth saying (a connector its
     // service paused around a pending request, its file's state kept).
     let shown = |c: &&crate::engine::snapshot::ConnectorSnapshot| {
-        all || c.outcome != SnapshotOutcome::Unchanged || c.message.is_some()
+        all || c.outcome != SnapshotOutcome::Unchanged
+            || c.message.is_some()
+            || !c.health.is_healthy()
     };
     for c in r.connectors.iter().filter(shown) {
         let (word, style) = match c.outcome {
@@ -312,6 +314,15 @@ fn render(r: &SnapshotReport, ctx: &Context, all: bool, cluster_column: bool) {
                 "",
                 "",
                 c.redacted.join(", ")
+            ));
+        }
+        // Captured all the same; the connector or a task is FAILED (or long UNASSIGNED).
+        if !c.health.is_healthy() {
+            p.line(&format!(
+                "{:9} {blank}{:width$}  {}",
+                "",
+                "",
+                p.paint(Style::Bad, &c.health.describe())
             ));
         }
     }

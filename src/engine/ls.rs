@@ -31,6 +31,10 @@ pub struct LsEntry {
     /// `diff`'s verdict: `in_sync`, `advanced`, `drifted`, `missing`, `untracked`,
     /// `type_changed` or `class_changed`.
     pub status: Status,
+    /// The connector or a task FAILED, or UNASSIGNED past the listing's wait, with the
+    /// trace's first line (`engine::health`); absent when healthy.
+    #[serde(skip_serializing_if = "super::health::Health::is_healthy")]
+    pub health: super::health::Health,
     /// With `--lag`, a sink's records between its committed offsets and its topics' ends.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lag: Option<i64>,
@@ -116,6 +120,7 @@ pub fn ls_keeping(
                 } else {
                     c.counts.unchanged + c.counts.moved + c.counts.only_new
                 },
+                health: c.health,
                 name: c.name,
                 connector_type: c.connector_type,
                 state: c.state,

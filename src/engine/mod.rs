@@ -6,6 +6,7 @@ pub mod diff;
 pub mod dr;
 pub mod fail_on;
 pub mod fmt;
+pub mod health;
 pub mod history;
 pub mod import;
 pub mod interchange;

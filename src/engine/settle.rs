@@ -43,7 +43,7 @@ fn probe(status: Result<ConnectorStatus, ClientError>) -> Poll<ConnectorStatus> 
 }
 
 /// Reads the status again of every listed connector that `only` picks and whose state is
-/// transient, until each settles or 15 s have passed, and puts what it read in the listing.
+/// transient or that has a task UNASSIGNED, until each settles or 15 s have passed, and puts what it read in the listing.
 /// A connector that stays transient (or whose status cannot be read) keeps what the listing
 /// said. (Another connector's rebalance is not waited for.)
 pub fn settle_listing(
@@ -64,15 +64,15 @@ fn settle_listing_with(
 ) {
     let mut pending: Vec<String> = listing
         .values()
-        .filter(|l| only(l) && l.status.as_ref().is_some_and(is_transient))
+        .filter(|l| only(l) && l.status.as_ref().is_some_and(unsettled))
         .map(|l| l.name.clone())
         .collect();
     if pending.is_empty() {
         return;
     }
     let _ = until(clock, policy, || {
-        pending.retain(|name| match probe(client.status(name)) {
-            Poll::Ready(s) => {
+        pending.retain(|name| match client.status(name) {
+            Ok(s) if !unsettled(&s) => {
                 if let Some(l) = listing.get_mut(name) {
                     l.status = Some(s);
                 }
@@ -86,6 +86,12 @@ fn settle_listing_with(
             Poll::Pending(pending.join(", "))
         }
     });
+}
+
+/// A listed status to read again: a transient state, or a task UNASSIGNED (moving between
+/// workers; one still so after the wait is shown as such, `engine::health`).
+fn unsettled(status: &ConnectorStatus) -> bool {
+    is_transient(status) || status.tasks.iter().any(|t| t.state == "UNASSIGNED")
 }
 
 #[cfg(test)]
@@ -133,6 +139,39 @@ mod tests {
         let (state, _, waited) = settle_c(Fault::on("GET", "/connectors/c/status").always(), true);
         assert_eq!(state, Some(ConnectorState::Unassigned));
         assert_eq!(waited, LISTING_WAIT);
+    }
+
+    /// A RUNNING connector listed with its task UNASSIGNED (moving between workers): read
+    /// again until the task is placed; one still unassigned after the wait is kept so, and
+    /// the health verdict says UNASSIGNED.
+    #[test]
+    fn a_task_unassigned_in_a_listing_is_read_again_until_placed_or_the_wait_ends() {
+        let moving = json!({"name": "c", "connector": {"state": "RUNNING", "worker_id": "w"},
+            "tasks": [{"id": 0, "state": "UNASSIGNED", "worker_id": "w"}], "type": "source"});
+        for (fault, placed) in [
+            (Fault::on("GET", "/connectors/c/status").first(2), true),
+            (Fault::on("GET", "/connectors/c/status").always(), false),
+        ] {
+            let fake = FakeConnect::builder()
+                .connector(ConnectorSpec::source("c", "K").state(State::Running))
+                .in_process();
+            let client = fake.client();
+            let mut listing = client.list_connectors().unwrap();
+            listing.get_mut("c").unwrap().status = ConnectorStatus::from_json(&moving);
+            fake.fault(fault.respond_json(200, moving.clone()));
+            let clock = ManualClock::default();
+            let policy = WaitPolicy::with_timeout(LISTING_WAIT);
+            settle_listing_with(&client, &mut listing, |_| true, &clock, &policy);
+            fake.clear_faults();
+            let health = crate::engine::health::Health::of(listing["c"].status.as_ref());
+            match placed {
+                true => assert!(health.is_healthy(), "{health:?}"),
+                false => {
+                    assert_eq!(health.verdict(), Some("UNASSIGNED"));
+                    assert_eq!(clock.elapsed(), LISTING_WAIT);
+                }
+            }
+        }
     }
 
     #[test]

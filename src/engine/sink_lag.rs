@@ -8,14 +8,24 @@ use crate::engine::diff::{DiffReport, PartitionKind, Sides, Status};
 use crate::engine::LoadedFile;
 use crate::model::{ConnectorType, Fields};
 
-/// Each sink's committed offsets, by topic and partition.
-pub type Positions = BTreeMap<String, BTreeMap<(String, i32), i64>>;
+/// Each sink's committed offsets, by sink name.
+pub type Positions = BTreeMap<String, SinkAt>;
+
+/// One sink's consumer group and its committed offsets, by topic and partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SinkAt {
+    /// `consumer.override.group.id` in its file's config, else Connect's `connect-<name>`.
+    pub group: String,
+    pub at: BTreeMap<(String, i32), i64>,
+}
 
 /// One sink's lag behind its topics: per partition, records between its committed offset
 /// and the partition's end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SinkLag {
     pub connector: String,
+    /// Its consumer group (as lag exporters label their series).
+    pub group: String,
     /// (topic, partition) -> records behind.
     pub partitions: BTreeMap<(String, i32), i64>,
 }
@@ -79,14 +89,18 @@ pub fn sink_positions(report: &DiffReport, files: &[LoadedFile]) -> Positions {
                 }
             }
         }
-        out.insert(c.name.clone(), at);
+        let group = crate::engine::mirror::sink_group(&f.file);
+        out.insert(c.name.clone(), SinkAt { group, at });
     }
     out
 }
 
 /// The partitions whose ends are needed.
 pub fn partitions_of(positions: &Positions) -> BTreeSet<(String, i32)> {
-    positions.values().flat_map(|m| m.keys().cloned()).collect()
+    positions
+        .values()
+        .flat_map(|m| m.at.keys().cloned())
+        .collect()
 }
 
 /// Each sink's lag: a partition's end less its committed offset (a partition whose end is
@@ -94,9 +108,11 @@ pub fn partitions_of(positions: &Positions) -> BTreeSet<(String, i32)> {
 pub fn lags(positions: &Positions, ends: &BTreeMap<(String, i32), i64>) -> Vec<SinkLag> {
     positions
         .iter()
-        .map(|(name, at)| SinkLag {
+        .map(|(name, s)| SinkLag {
             connector: name.clone(),
-            partitions: at
+            group: s.group.clone(),
+            partitions: s
+                .at
                 .iter()
                 .filter_map(|(k, o)| Some((k.clone(), ends.get(k)? - o)))
                 .collect(),

@@ -108,10 +108,21 @@ pub fn plan(
             }
             Some(state) => {
                 let state = state.map_or("in an unknown state".to_string(), |s| s.to_string());
+                // A task FAILED is named: restarted (by hand, or by a rebalance), it takes
+                // up its position again.
+                let health =
+                    crate::engine::health::Health::of(live.and_then(|l| l.status.as_ref()));
+                let (troubles, tasks) = match health.is_healthy() {
+                    true => (String::new(), "its tasks hold their position"),
+                    false => (
+                        format!(" ({})", health.describe()),
+                        "its tasks, running or restarted, hold their position",
+                    ),
+                };
                 refused.push(Refusal {
                     name: name.to_string(),
                     message: format!(
-                        "`{name}` is {state} on cluster `{}`: its tasks hold their position and would write over offsets written through Kafka; {}",
+                        "`{name}` is {state}{troubles} on cluster `{}`: {tasks} and would write over offsets written through Kafka; {}",
                         input.cluster,
                         delete_advice(name, input.rest_api)
                     ),

@@ -66,13 +66,15 @@ fn whole_directory_as_json() {
     assert_eq!(code, 2, "{err}");
     let got = parse_json(&out);
     let expected = json!({
-        "mode": "live", "cluster": "a", "base": null, "base_commit": null, "fail_on": "drift",
+        "mode": "live", "cluster": "a", "base": null, "base_commit": null, "fail_on": "drift", "fail_on_failed": false,
         "summary": {
             "connectors": 4, "differences": 3,
             "statuses": {"advanced":1,"class_changed":0,"drifted":1,"dr_lagging":0,"dr_ready":0,"in_sync":0,
                          "missing":1,"no_translation":0,"skipped":0,"state_changed":0,"state_drifted":0,
                          "type_changed":0,"untracked":1},
-            "partitions_changed": 3
+            "partitions_changed": 3,
+            "failed": 0,
+            "unassigned": 0
         },
         "connectors": [
             {"name":"extra","status":"untracked","type":"sink","state":"RUNNING","file":null,

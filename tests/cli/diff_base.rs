@@ -70,11 +70,14 @@ fn rewind_and_removal_as_json() {
         "base": "HEAD~1",
         "base_commit": base,
         "fail_on": "any",
+        "fail_on_failed": false,
         "summary": {
             "connectors": 2,
             "differences": 1,
             "statuses": {"added":0,"changed":1,"class_changed":0,"removed":0,"type_changed":0,"unchanged":1},
-            "partitions_changed": 2
+            "partitions_changed": 2,
+            "failed": 0,
+            "unassigned": 0
         },
         "labels": {
             "against": "files",

@@ -106,17 +106,17 @@ fn a_drifted_diff_as_openmetrics_names_each_verdict_and_how_far() {
     assert_eq!(
         lines(&out, "kco_connector_status"),
         [
-            r#"kco_connector_status{cluster="a",connector="orders",type="sink",status="drifted"} 1"#,
-            r#"kco_connector_status{cluster="a",connector="steady",type="sink",status="in_sync"} 1"#,
+            r#"kco_connector_status{cluster="a",command="diff",connector="orders",type="sink",status="drifted"} 1"#,
+            r#"kco_connector_status{cluster="a",command="diff",connector="steady",type="sink",status="in_sync"} 1"#,
         ]
     );
     assert!(out.contains(
-        "kco_connector_offset_distance{cluster=\"a\",connector=\"orders\",type=\"sink\",direction=\"backward\"} 60\n"
+        "kco_connector_offset_distance{cluster=\"a\",connector=\"orders\",type=\"sink\",direction=\"backward\",unit=\"records\"} 60\n"
     ), "{out}");
     assert!(out.contains(
         "kco_snapshot_captured_timestamp_seconds{cluster=\"a\",connector=\"orders\",type=\"sink\"} 1796004000\n"
     ), "{out}");
-    assert!(out.contains("kco_connectors{cluster=\"a\",status=\"drifted\"} 1\n"));
+    assert!(out.contains("kco_connectors{cluster=\"a\",command=\"diff\",status=\"drifted\"} 1\n"));
     assert!(out.contains("kco_run_failed{cluster=\"a\",command=\"diff\"} 0\n"));
     assert_eq!(lines(&out, "kco_last_success_timestamp_seconds").len(), 1);
     // No per-partition series unless named; then only for the connector named.
@@ -137,7 +137,7 @@ fn a_drifted_diff_as_openmetrics_names_each_verdict_and_how_far() {
     assert_eq!(
         lines(&out, "kco_partition_offset_distance"),
         [
-            r#"kco_partition_offset_distance{cluster="a",connector="orders",type="sink",partition="t/0",direction="backward"} 60"#
+            r#"kco_partition_offset_distance{cluster="a",connector="orders",type="sink",partition="t/0",direction="backward",unit="records"} 60"#
         ]
     );
 }
@@ -190,7 +190,7 @@ fn a_healthy_diff_and_a_failed_one_on_stdout() {
     fake.set_offsets("orders", sink_offsets(&[(0, 100), (1, 50)]));
     let out = stdout_metrics(t.on(&fake, &["diff", "-o", "openmetrics"]), 0);
     assert!(
-        out.contains("kco_connectors{cluster=\"a\",status=\"drifted\"} 0\n"),
+        out.contains("kco_connectors{cluster=\"a\",command=\"diff\",status=\"drifted\"} 0\n"),
         "{out}"
     );
     fake.down();
@@ -256,13 +256,12 @@ fn snapshot_and_ls_metrics() {
     assert!(out.contains(
         "kco_connector_snapshot_failed{cluster=\"a\",connector=\"orders\",type=\"sink\"} 0\n"
     ));
-    assert!(out.contains(
-        "kco_connector_partitions{cluster=\"a\",connector=\"orders\",type=\"sink\"} 2\n"
-    ));
+    assert!(out
+        .contains("kco_snapshot_partitions{cluster=\"a\",connector=\"orders\",type=\"sink\"} 2\n"));
     assert!(out.contains("kco_last_success_timestamp_seconds{cluster=\"a\",command=\"snapshot\"}"));
     let out = stdout_metrics(t.on(&fake, &["ls", "-o", "openmetrics"]), 0);
     assert!(out.contains(
-        "kco_connector_status{cluster=\"a\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
+        "kco_connector_status{cluster=\"a\",command=\"ls\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
     ), "{out}");
     assert!(out.contains("kco_connector_tasks{cluster=\"a\",connector=\"orders\",type=\"sink\"}"));
 }
@@ -362,11 +361,11 @@ fn dr_readiness_metrics() {
     );
     assert!(
         out.contains(
-            "kco_dr_records_behind{cluster=\"west\",connector=\"orders-sink\",type=\"sink\"} 0\n"
+            "kco_dr_behind_records{cluster=\"west\",connector=\"orders-sink\",type=\"sink\"} 0\n"
         ),
         "{out}"
     );
-    assert!(out.contains("kco_connector_status{cluster=\"west\",connector=\"orders-src\",type=\"source\",status=\"skipped\"} 1\n"), "{out}");
+    assert!(out.contains("kco_connector_status{cluster=\"west\",command=\"diff\",connector=\"orders-src\",type=\"source\",status=\"skipped\"} 1\n"), "{out}");
 }
 
 #[test]
@@ -436,7 +435,7 @@ fn all_clusters_give_each_cluster_its_run_metrics() {
         assert!(out.contains(&line), "{out}");
     }
     assert!(out.contains(
-        "kco_connector_status{cluster=\"east\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
+        "kco_connector_status{cluster=\"east\",command=\"diff\",connector=\"orders\",type=\"sink\",status=\"in_sync\"} 1\n"
     ));
     let run = t.kco(&["snapshot", "--all-clusters", "--metrics-file", "kco.prom"]);
     let after = file_metrics(&t, &run, 1);
@@ -477,4 +476,38 @@ fn the_textfile_cronjob_writes_metrics_where_node_exporter_reads() {
         pod["volumes"][0]["hostPath"]["path"],
         "/var/lib/node_exporter/textfile"
     );
+}
+
+/// A sink in sync with its file whose task FAILED: diff, ls and snapshot say FAILED with the
+/// first line of the worker's trace; diff exits 0 by default and 2 with `--fail-on
+/// drift,failed`; every command's metrics count the failed task under its own `command`.
+#[test]
+fn a_failed_task_is_said_by_diff_ls_and_snapshot_and_counted_in_their_metrics() {
+    let (t, fake) = drifted();
+    fake.fail_tasks(
+        "steady",
+        Some("org.apache.kafka.connect.errors.ConnectException: disk full\n\tat a.b(C.java:1)"),
+    );
+    let said = "steady: task 0 FAILED: org.apache.kafka.connect.errors.ConnectException: disk full";
+    let run = t.on(&fake, &["diff", "steady"]);
+    assert_eq!(run.code, 0, "in sync: {run}");
+    assert!(run.stdout.contains(&format!("FAILED  {said}\n")), "{run}");
+    assert!(run.stdout.contains("1 in sync, 1 FAILED"), "{run}");
+    let run = t.on(&fake, &["diff", "steady", "--fail-on", "drift,failed"]);
+    assert_eq!(run.code, 2, "{run}");
+    let run = t.on(&fake, &["ls"]);
+    assert!(run.stdout.contains(&format!("FAILED  {said}\n")), "{run}");
+    let run = t.on(&fake, &["snapshot", "steady"]);
+    assert!(run.stdout.contains("task 0 FAILED: org.apache"), "{run}");
+    for (command, args, code) in [
+        ("diff", &["diff", "steady"][..], 0),
+        ("ls", &["ls"][..], 0),
+        ("snapshot", &["snapshot", "steady"][..], 0),
+    ] {
+        let out = stdout_metrics(t.on(&fake, &[args, &["-o", "openmetrics"]].concat()), code);
+        let line = format!(
+            "kco_connector_tasks_failed{{cluster=\"a\",command=\"{command}\",connector=\"steady\",type=\"sink\"}} 1\n"
+        );
+        assert!(out.contains(&line), "{command}: {out}");
+    }
 }

@@ -67,24 +67,11 @@ pub fn poll_tasks(
     }
 }
 
-/// `: <first line>` of a Java trace, with its `Caused by:` lines (at most two), so that the
-/// report says why without the stack.
+/// `: <first line>` of a Java trace, with its `Caused by:` lines (`health::trace_line`).
 fn trace_line(trace: &Option<String>) -> String {
-    let Some(t) = trace.as_deref() else {
-        return String::new();
-    };
-    let mut lines = t.lines().map(str::trim);
-    let Some(first) = lines.next() else {
-        return String::new();
-    };
-    let mut parts = vec![first.to_string()];
-    parts.extend(
-        lines
-            .filter(|l| l.starts_with("Caused by:"))
-            .take(2)
-            .map(str::to_string),
-    );
-    format!(": {}", parts.join(" / "))
+    crate::engine::health::trace_line(trace.as_deref())
+        .map(|t| format!(": {t}"))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -327,5 +327,6 @@ pub(crate) fn classify(
         partitions,
         yaml,
         less_active: false,
+        health: Default::default(),
     }
 }

@@ -24,6 +24,7 @@ use crate::error::{EXIT_DIFFERENCES, EXIT_OK};
 use crate::model::{ConnectorType, Fields, Key};
 
 pub use super::risk::{Risk, RiskCode};
+use crate::engine::health::Health;
 pub use crate::engine::orphaned::of_name::{Gone, LeftoverReader, Leftovers};
 pub(crate) use base::classify;
 pub use base::{diff_base, Against, BaseInput, BaseSide};
@@ -394,6 +395,11 @@ pub struct ConnectorDiff {
     /// offsets drifted too); not serialized (the notes say it).
     #[serde(skip)]
     pub less_active: bool,
+    /// live: the connector or a task FAILED, or UNASSIGNED past the listing's wait
+    /// (`engine::health`); JSON `health`, absent when healthy. Offsets can be in sync while a
+    /// task is FAILED: `--fail-on failed` makes it a difference.
+    #[serde(skip_serializing_if = "Health::is_healthy")]
+    pub health: Health,
 }
 
 /// Counts over the whole report.
@@ -406,6 +412,11 @@ pub struct Summary {
     pub statuses: BTreeMap<&'static str, usize>,
     /// Partitions that differ, over all connectors.
     pub partitions_changed: usize,
+    /// live: connectors with the connector or a task FAILED (`health`).
+    pub failed: usize,
+    /// live: connectors with the connector or a task UNASSIGNED past the listing's wait, and
+    /// none FAILED.
+    pub unassigned: usize,
 }
 
 /// The whole comparison.
@@ -425,6 +436,9 @@ pub struct DiffReport {
     /// Named after the flag, `--fail-on` (JSON: `fail_on`).
     #[serde(rename = "fail_on")]
     pub exit_on: ExitOn,
+    /// `--fail-on failed`: a connector or task FAILED or UNASSIGNED (`summary.failed`,
+    /// `summary.unassigned`) makes the exit code 2 too.
+    pub fail_on_failed: bool,
     pub summary: Summary,
     /// base: what the risk labels compare with (live offsets, or the files only, and why).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -462,6 +476,14 @@ impl DiffReport {
             differences,
             statuses,
             partitions_changed: connectors.iter().map(|c| c.partitions.len()).sum(),
+            failed: connectors
+                .iter()
+                .filter(|c| c.health.verdict() == Some("FAILED"))
+                .count(),
+            unassigned: connectors
+                .iter()
+                .filter(|c| c.health.verdict() == Some("UNASSIGNED"))
+                .count(),
         };
         let (base, base_commit) = match base {
             Some((b, c)) => (Some(b), Some(c)),
@@ -474,6 +496,7 @@ impl DiffReport {
             base_commit,
             base_tip: None,
             exit_on,
+            fail_on_failed: false,
             summary,
             mirrors: Vec::new(),
             labels: None,
@@ -488,6 +511,14 @@ impl DiffReport {
 }
 
 impl DiffReport {
+    /// `--fail-on failed`: a connector or task FAILED or UNASSIGNED is a difference too.
+    pub fn fail_on_failed(&mut self) {
+        self.fail_on_failed = true;
+        if self.summary.failed + self.summary.unassigned > 0 {
+            self.exit_code = EXIT_DIFFERENCES;
+        }
+    }
+
     /// Marks every connector less active than its file as possibly left so by the kco
     /// operation `holder` describes (it holds the cluster's lock: running, or killed and not
     /// recovered), with a note; one whose state alone changed (`state_changed`) becomes
@@ -527,6 +558,9 @@ impl DiffReport {
             again.base_tip = self.base_tip.take();
             again.labels = self.labels.take();
             again.mirrors = std::mem::take(&mut self.mirrors);
+            if self.fail_on_failed {
+                again.fail_on_failed();
+            }
             *self = again;
         }
     }

@@ -8,6 +8,7 @@ use std::time::UNIX_EPOCH;
 use super::{Def, Metrics, PartitionSeries};
 use crate::compare::Direction;
 use crate::engine::diff::{DiffReport, Mode, Status};
+use crate::engine::health::Health;
 use crate::engine::history::log::LogReport;
 use crate::engine::ls::LsReport;
 use crate::engine::orphaned::Orphans;
@@ -18,11 +19,24 @@ use crate::model::{ConnectorType, Fields};
 
 pub const CONNECTORS: Def = Def {
     name: "kco_connectors",
-    help: "Connectors (and files without a connector) by the diff status of their file",
+    help: "Connectors (and files without a connector) by the diff status of their file, as the command (diff, ls) found them",
 };
 pub const STATUS: Def = Def {
     name: "kco_connector_status",
-    help: "A connector's diff status (value 1; the status label: in_sync, advanced, drifted, missing, untracked, ...)",
+    help: "A connector's diff status as the command (diff, ls) found it (value 1; the status label: in_sync, advanced, drifted, missing, untracked, ...)",
+};
+pub const CONNECTOR_FAILED: Def = Def {
+    name: "kco_connector_failed",
+    help: "1 when the connector itself is FAILED on the cluster, as the command (diff, snapshot, ls) read its status, else 0",
+};
+pub const TASKS_FAILED: Def = Def {
+    name: "kco_connector_tasks_failed",
+    help:
+        "The connector's tasks in state FAILED, as the command (diff, snapshot, ls) read its status",
+};
+pub const TASKS_UNASSIGNED: Def = Def {
+    name: "kco_connector_tasks_unassigned",
+    help: "The connector's tasks still UNASSIGNED after the command (diff, snapshot, ls) waited 15 s for a rebalance to settle",
 };
 pub const PARTITIONS_CHANGED: Def = Def {
     name: "kco_connector_partitions_changed",
@@ -30,11 +44,11 @@ pub const PARTITIONS_CHANGED: Def = Def {
 };
 pub const DISTANCE: Def = Def {
     name: "kco_connector_offset_distance",
-    help: "How far the live offsets moved from the file, summed over the partitions that moved in that direction, in the offsets' own unit (records for a sink)",
+    help: "How far the live offsets moved from the file, summed over the partitions that moved in that direction, in the unit the unit label names (records for a sink; bytes, or the offset field's name, for a source)",
 };
 pub const PARTITION_DISTANCE: Def = Def {
     name: "kco_partition_offset_distance",
-    help: "How far one partition's live offset moved from the file (only for the connectors --metrics-partitions names)",
+    help: "How far one partition's live offset moved from the file, in the unit the unit label names (only for the connectors --metrics-partitions names)",
 };
 pub const CAPTURED: Def = Def {
     name: "kco_snapshot_captured_timestamp_seconds",
@@ -59,7 +73,11 @@ pub const SNAPSHOT_FAILED: Def = Def {
 };
 pub const PARTITIONS: Def = Def {
     name: "kco_connector_partitions",
-    help: "Partitions with a committed offset (snapshot: captured; ls: live)",
+    help: "Partitions with a committed offset on the cluster (ls)",
+};
+pub const SNAPSHOT_PARTITIONS: Def = Def {
+    name: "kco_snapshot_partitions",
+    help: "Partitions the snapshot captured in the connector's file",
 };
 pub const TASKS: Def = Def {
     name: "kco_connector_tasks",
@@ -82,7 +100,7 @@ pub const DR_CHECKPOINT_AGE: Def = Def {
     help: "The age of the oldest checkpoint used to translate the sink's partitions",
 };
 pub const DR_BEHIND: Def = Def {
-    name: "kco_dr_records_behind",
+    name: "kco_dr_behind_records",
     help: "Records before the file's positions that the DR cluster would deliver again, summed over the sink's partitions",
 };
 pub const DR_HEARTBEAT_AGE: Def = Def {
@@ -91,11 +109,11 @@ pub const DR_HEARTBEAT_AGE: Def = Def {
 };
 pub const SINK_LAG: Def = Def {
     name: "kco_sink_lag_records",
-    help: "Records between the sink's committed offsets and the ends of its topics' partitions",
+    help: "Records between the sink's committed offsets and the ends of its topics' partitions, as the command (diff, ls) read them",
 };
 pub const SINK_PARTITION_LAG: Def = Def {
     name: "kco_sink_partition_lag_records",
-    help: "Records between the sink's committed offset and the partition's end (only for the connectors --metrics-partitions names)",
+    help: "Records between the sink's committed offset and the partition's end, as the command (diff, ls) read them (only for the connectors --metrics-partitions names)",
 };
 pub const ORPHANED: Def = Def {
     name: "kco_orphaned_partitions",
@@ -116,6 +134,60 @@ fn connector_labels(
         ("connector", connector.to_string()),
         ("type", type_name(t)),
     ]
+}
+
+/// `cluster`, `command`, `connector`, `type`: a family more than one command writes.
+fn command_labels(
+    cluster: &str,
+    command: &str,
+    connector: &str,
+    t: Option<ConnectorType>,
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("cluster", cluster.to_string()),
+        ("command", command.to_string()),
+        ("connector", connector.to_string()),
+        ("type", type_name(t)),
+    ]
+}
+
+/// A connector's health (`engine::health`) as the command read it.
+fn health_metrics(
+    m: &mut Metrics,
+    labels: impl Fn() -> Vec<(&'static str, String)>,
+    health: &Health,
+) {
+    m.add(
+        CONNECTOR_FAILED,
+        labels(),
+        f64::from(u8::from(health.connector_failed())),
+    );
+    m.add(TASKS_FAILED, labels(), health.tasks_in("FAILED") as f64);
+    m.add(
+        TASKS_UNASSIGNED,
+        labels(),
+        health.tasks_in("UNASSIGNED") as f64,
+    );
+}
+
+/// The connectors of each status (every status of a live diff, zeros included).
+fn status_counts<'a>(
+    m: &mut Metrics,
+    cluster: &str,
+    command: &str,
+    statuses: impl Iterator<Item = (&'a str, usize)>,
+) {
+    for (status, n) in statuses {
+        m.add(
+            CONNECTORS,
+            vec![
+                ("cluster", cluster.to_string()),
+                ("command", command.to_string()),
+                ("status", status.to_string()),
+            ],
+            n as f64,
+        );
+    }
 }
 
 /// A partition as a label value: `topic/partition` for a sink's, else its fields as JSON.
@@ -147,16 +219,8 @@ pub fn diff_metrics(
         return m;
     }
     let cluster = report.cluster.as_deref().unwrap_or_default();
-    for (status, n) in &report.summary.statuses {
-        m.add(
-            CONNECTORS,
-            vec![
-                ("cluster", cluster.to_string()),
-                ("status", status.to_string()),
-            ],
-            *n as f64,
-        );
-    }
+    let statuses = report.summary.statuses.iter().map(|(s, n)| (*s, *n));
+    status_counts(&mut m, cluster, "diff", statuses);
     let captured: BTreeMap<&str, &str> = files
         .iter()
         .filter_map(|f| {
@@ -168,9 +232,13 @@ pub fn diff_metrics(
         .collect();
     for c in &report.connectors {
         let labels = || connector_labels(cluster, &c.name, c.connector_type);
-        let mut l = labels();
+        let by_diff = || command_labels(cluster, "diff", &c.name, c.connector_type);
+        let mut l = by_diff();
         l.push(("status", c.status.as_str().to_string()));
         m.add(STATUS, l, 1.0);
+        if c.state.is_some() {
+            health_metrics(&mut m, by_diff, &c.health);
+        }
         if let Some(t) = captured.get(c.name.as_str()).and_then(|s| unix(s)) {
             m.add(CAPTURED, labels(), t);
         }
@@ -189,26 +257,38 @@ pub fn diff_metrics(
             _ => {}
         }
         m.add(PARTITIONS_CHANGED, labels(), c.partitions.len() as f64);
-        let (mut fwd, mut back) = (0u64, 0u64);
+        // Summed by direction and unit: a sink's records; a source's bytes, or its offset
+        // field's own unit, never added to another unit.
+        let mut sums: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        if c.connector_type == Some(ConnectorType::Sink) {
+            sums.insert("records".into(), (0, 0));
+        }
         let wants = per_partition.wants(&c.name);
         for p in &c.partitions {
-            let Some(d) = p.distance else { continue };
+            let (Some(d), Some(unit)) = (p.distance, p.unit.as_ref()) else {
+                continue;
+            };
+            let sum = sums.entry(unit.as_str().to_string()).or_default();
             match p.direction {
-                Some(Direction::Forward) => fwd += d,
-                Some(Direction::Backward) => back += d,
+                Some(Direction::Forward) => sum.0 += d,
+                Some(Direction::Backward) => sum.1 += d,
                 None => continue,
             }
             if wants {
                 let mut l = labels();
                 l.push(("partition", partition_label(&p.partition)));
                 l.push(("direction", direction(p.direction)));
+                l.push(("unit", unit.as_str().to_string()));
                 m.add(PARTITION_DISTANCE, l, d as f64);
             }
         }
-        for (dir, v) in [("forward", fwd), ("backward", back)] {
-            let mut l = labels();
-            l.push(("direction", dir.to_string()));
-            m.add(DISTANCE, l, v as f64);
+        for (unit, (fwd, back)) in sums {
+            for (dir, v) in [("forward", fwd), ("backward", back)] {
+                let mut l = labels();
+                l.push(("direction", dir.to_string()));
+                l.push(("unit", unit.clone()));
+                m.add(DISTANCE, l, v as f64);
+            }
         }
     }
     for h in &report.mirrors {
@@ -287,8 +367,10 @@ pub fn snapshot_metrics(report: &SnapshotReport) -> Metrics {
         let failed = c.outcome == SnapshotOutcome::Failed;
         m.add(SNAPSHOT_FAILED, labels(), f64::from(u8::from(failed)));
         if let Some(n) = c.partitions {
-            m.add(PARTITIONS, labels(), n as f64);
+            m.add(SNAPSHOT_PARTITIONS, labels(), n as f64);
         }
+        let by_snapshot = || command_labels(cluster, "snapshot", &c.name, c.connector_type);
+        health_metrics(&mut m, by_snapshot, &c.health);
     }
     m
 }
@@ -304,23 +386,18 @@ pub fn ls_metrics(report: &LsReport) -> Metrics {
     for c in &report.connectors {
         *counts.entry(c.status.as_str()).or_default() += 1;
         let labels = || connector_labels(cluster, &c.name, c.connector_type);
-        let mut l = labels();
+        let by_ls = || command_labels(cluster, "ls", &c.name, c.connector_type);
+        let mut l = by_ls();
         l.push(("status", c.status.as_str().to_string()));
         m.add(STATUS, l, 1.0);
+        if c.state.is_some() {
+            health_metrics(&mut m, by_ls, &c.health);
+        }
         m.add(PARTITIONS, labels(), c.partitions as f64);
         m.add(TASKS, labels(), c.tasks as f64);
         m.add(TASKS_RUNNING, labels(), c.tasks_running as f64);
     }
-    for (status, n) in counts {
-        m.add(
-            CONNECTORS,
-            vec![
-                ("cluster", cluster.to_string()),
-                ("status", status.to_string()),
-            ],
-            n as f64,
-        );
-    }
+    status_counts(&mut m, cluster, "ls", counts.into_iter());
     m
 }
 
@@ -360,20 +437,28 @@ pub fn orphaned_metrics(cluster: &str, found: &Orphans) -> Metrics {
     m
 }
 
-/// The sinks' lag as metrics.
+/// The sinks' lag as metrics, as `command` (diff, ls) read it: with the sink's consumer
+/// `group`, and per partition its `topic` and `partition` number, as lag exporters label
+/// theirs (kafka-lag-exporter's `kafka_consumergroup_group_lag`, kminion's).
 pub fn sink_lag_metrics(
     cluster: &str,
+    command: &str,
     lags: &[SinkLag],
     per_partition: &PartitionSeries,
 ) -> Metrics {
     let mut m = Metrics::default();
     for s in lags {
-        let labels = || connector_labels(cluster, &s.connector, Some(ConnectorType::Sink));
+        let labels = || {
+            let mut l = command_labels(cluster, command, &s.connector, Some(ConnectorType::Sink));
+            l.push(("group", s.group.clone()));
+            l
+        };
         m.add(SINK_LAG, labels(), s.total() as f64);
         if per_partition.wants(&s.connector) {
             for ((topic, p), lag) in &s.partitions {
                 let mut l = labels();
-                l.push(("partition", format!("{topic}/{p}")));
+                l.push(("topic", topic.clone()));
+                l.push(("partition", p.to_string()));
                 m.add(SINK_PARTITION_LAG, l, (*lag).max(0) as f64);
             }
         }

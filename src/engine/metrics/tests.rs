@@ -241,11 +241,17 @@ fn read_back_takes_escaped_labels_and_passes_over_what_it_cannot_read() {
 fn sink_lag_sums_partitions_and_adds_partition_series_only_when_named() {
     let lag = SinkLag {
         connector: "s".into(),
+        group: "connect-s".into(),
         partitions: [(("t".to_string(), 0), 5), (("t".to_string(), 1), 7)]
             .into_iter()
             .collect(),
     };
-    let m = sink_lag_metrics("a", std::slice::from_ref(&lag), &PartitionSeries::default());
+    let m = sink_lag_metrics(
+        "a",
+        "diff",
+        std::slice::from_ref(&lag),
+        &PartitionSeries::default(),
+    );
     assert_eq!(
         value(&m, "kco_sink_lag_records", &[("connector", "s")]),
         Some(12.0)
@@ -253,6 +259,7 @@ fn sink_lag_sums_partitions_and_adds_partition_series_only_when_named() {
     assert!(m.samples("kco_sink_partition_lag_records").is_empty());
     let m = sink_lag_metrics(
         "a",
+        "diff",
         &[lag],
         &PartitionSeries {
             connectors: vec!["s".into()],
@@ -262,7 +269,12 @@ fn sink_lag_sums_partitions_and_adds_partition_series_only_when_named() {
         value(
             &m,
             "kco_sink_partition_lag_records",
-            &[("partition", "t/1")]
+            &[
+                ("command", "diff"),
+                ("group", "connect-s"),
+                ("topic", "t"),
+                ("partition", "1")
+            ]
         ),
         Some(7.0)
     );
@@ -274,12 +286,12 @@ fn a_sinks_lag_is_its_topics_ends_less_the_offsets_the_diff_saw_live() {
     let at = crate::engine::sink_lag::sink_positions(&r, &files);
     // back: partition 0 live at 40 (the file says 100), 1 unchanged at 5; gone: missing.
     assert_eq!(at.keys().collect::<Vec<_>>(), ["back", "same"]);
-    assert_eq!(at["back"].values().copied().collect::<Vec<_>>(), [40, 5]);
+    assert_eq!(at["back"].at.values().copied().collect::<Vec<_>>(), [40, 5]);
     let ends = [(("t".to_string(), 0), 50), (("t".to_string(), 1), 5)]
         .into_iter()
         .collect();
     let lags = crate::engine::sink_lag::lags(&at, &ends);
-    let m = sink_lag_metrics("a", &lags, &PartitionSeries::default());
+    let m = sink_lag_metrics("a", "diff", &lags, &PartitionSeries::default());
     assert_eq!(
         value(&m, "kco_sink_lag_records", &[("connector", "back")]),
         Some(10.0)
@@ -312,14 +324,16 @@ fn per_partition_series_are_one_per_partition_of_the_connectors_named() {
     assert_eq!(lines, 1000);
     let lags = [SinkLag {
         connector: "wide-sink".into(),
+        group: "connect-wide-sink".into(),
         partitions: (0..1000).map(|p| (("t".to_string(), p), 5)).collect(),
     }];
     let lag_plain = render(&sink_lag_metrics(
         "prod",
+        "diff",
         &lags,
         &PartitionSeries::default(),
     ));
-    let lag_wide = render(&sink_lag_metrics("prod", &lags, &named));
+    let lag_wide = render(&sink_lag_metrics("prod", "diff", &lags, &named));
     eprintln!(
         "per 1,000 partitions: kco_partition_offset_distance {} bytes, kco_sink_partition_lag_records {} bytes (without: {} and {} bytes in all)",
         wide.len() - plain.len(),
@@ -327,4 +341,158 @@ fn per_partition_series_are_one_per_partition_of_the_connectors_named() {
         plain.len(),
         lag_plain.len()
     );
+}
+
+/// A sink in sync with its file whose only task FAILED: the diff says so (and fails on it
+/// with `--fail-on failed`), and the metrics of diff, ls and snapshot each count its failed
+/// task under their own `command`.
+#[test]
+fn a_failed_task_is_a_verdict_and_a_gauge_of_every_command() {
+    let fake = FakeConnect::builder()
+        .sink("s", "KSink", State::Running, json!([sink(0, 7)]))
+        .in_process();
+    fake.fail_tasks(
+        "s",
+        Some("org.x.ConnectException: disk full\n\tat a.b(C.java:1)"),
+    );
+    let files = vec![file("s", json!([sink(0, 7)]))];
+    let client = fake.client();
+    let mut r = diff_live(&client, testkit::live_input(&files, "a")).unwrap();
+    assert_eq!(testkit::statuses(&r), [("s", Status::InSync)]);
+    assert_eq!((r.summary.failed, r.exit_code), (1, 0));
+    assert_eq!(
+        r.connectors[0].health.describe(),
+        "task 0 FAILED: org.x.ConnectException: disk full"
+    );
+    r.fail_on_failed();
+    assert_eq!(r.exit_code, 2);
+    let failed = |m: &Metrics, command: &str| {
+        value(
+            m,
+            "kco_connector_tasks_failed",
+            &[("command", command), ("connector", "s")],
+        )
+    };
+    let diff = diff_metrics(&r, &files, &PartitionSeries::default());
+    assert_eq!(failed(&diff, "diff"), Some(1.0));
+    let ls = crate::engine::ls::ls(
+        &client,
+        &files,
+        "a",
+        (1, Default::default()),
+        std::path::Path::new("/w"),
+    )
+    .unwrap();
+    assert_eq!(ls.connectors[0].health.verdict(), Some("FAILED"));
+    assert_eq!(failed(&ls_metrics(&ls), "ls"), Some(1.0));
+    let snap = snapshot_report("a", ls.connectors[0].health.clone());
+    assert_eq!(failed(&snapshot_metrics(&snap), "snapshot"), Some(1.0));
+    // Running again: 0, so that the alert clears.
+    fake.fail_tasks("s", None);
+    let r = diff_live(&client, testkit::live_input(&files, "a")).unwrap();
+    let diff = diff_metrics(&r, &files, &PartitionSeries::default());
+    assert_eq!(failed(&diff, "diff"), Some(0.0));
+}
+
+fn snapshot_report(
+    cluster: &str,
+    health: crate::engine::health::Health,
+) -> crate::engine::snapshot::SnapshotReport {
+    use crate::engine::snapshot::{ConnectorSnapshot, SnapshotOutcome, SnapshotReport};
+    SnapshotReport {
+        cluster: cluster.into(),
+        url: "http://w".into(),
+        connect_version: "4.1.0".into(),
+        kafka_cluster_id: None,
+        dir: "/w/snapshots/a".into(),
+        connectors: vec![ConnectorSnapshot {
+            name: "s".into(),
+            connector_type: Some(ConnectorType::Sink),
+            outcome: SnapshotOutcome::Unchanged,
+            path: "/w/snapshots/a/s.yaml".into(),
+            partitions: Some(1),
+            redacted: Vec::new(),
+            message: None,
+            health,
+        }],
+        stale: Vec::new(),
+        schema: None,
+        commit: None,
+    }
+}
+
+/// node-exporter refuses a series two files of its directory both hold: every command's
+/// file (diff, ls, ls --orphaned, snapshot, with the sinks' lag) of two clusters never
+/// writes the same name and labels twice.
+#[test]
+fn every_command_s_metrics_of_two_clusters_hold_no_series_twice() {
+    let (r, files) = drifted_report();
+    let lag = |cluster: &str, command: &str| {
+        let lags = [SinkLag {
+            connector: "back".into(),
+            group: "connect-back".into(),
+            partitions: [(("t".to_string(), 0), 5)].into_iter().collect(),
+        }];
+        let every = PartitionSeries {
+            connectors: vec!["back".into()],
+        };
+        sink_lag_metrics(cluster, command, &lags, &every)
+    };
+    let fake = FakeConnect::builder()
+        .sink("back", "KSink", State::Running, json!([sink(0, 40)]))
+        .in_process();
+    let mut seen = std::collections::BTreeSet::new();
+    for cluster in ["a", "b"] {
+        let mut r = r.clone();
+        r.cluster = Some(cluster.into());
+        let ls = crate::engine::ls::ls(
+            &fake.client(),
+            &files,
+            cluster,
+            (1, Default::default()),
+            std::path::Path::new("/w"),
+        )
+        .unwrap();
+        let orphans = crate::engine::orphaned::Orphans {
+            topic: "connect-offsets".into(),
+            sources: Vec::new(),
+            sinks: Vec::new(),
+            unread_records: 0,
+            unchecked: Vec::new(),
+        };
+        let every = PartitionSeries {
+            connectors: vec!["back".into()],
+        };
+        let mut diff = diff_metrics(&r, &files, &every);
+        diff.merge(lag(cluster, "diff"));
+        let mut ls_m = ls_metrics(&ls);
+        ls_m.merge(lag(cluster, "ls"));
+        let by_command = [
+            ("diff", diff),
+            ("ls", ls_m),
+            ("ls --orphaned", orphaned_metrics(cluster, &orphans)),
+            (
+                "snapshot",
+                snapshot_metrics(&snapshot_report(cluster, Default::default())),
+            ),
+        ];
+        for (command, mut m) in by_command {
+            run_metrics(
+                &mut m,
+                RunInfo {
+                    cluster,
+                    command,
+                    outcome: Outcome::Succeeded,
+                    ended_unix: 2000.0,
+                    duration_seconds: 1.0,
+                    previous_success: Vec::new(),
+                },
+            );
+            for line in render(&m).lines().filter(|l| !l.starts_with('#')) {
+                let series = line.rsplit_once(' ').unwrap().0.to_string();
+                assert!(seen.insert(series.clone()), "written twice: {series}");
+            }
+        }
+    }
+    assert!(seen.len() > 40, "{seen:?}");
 }

@@ -97,6 +97,11 @@ pub struct ConnectorSnapshot {
     pub redacted: Vec<String>,
     /// Why it was skipped or failed, or a note on the rewrite.
     pub message: Option<String>,
+    /// The connector or a task FAILED, or UNASSIGNED past the listing's wait, as the
+    /// listing showed it (`engine::health`): its offsets are captured all the same; absent
+    /// when healthy.
+    #[serde(skip_serializing_if = "super::health::Health::is_healthy")]
+    pub health: super::health::Health,
 }
 
 /// The result of a snapshot run.
@@ -257,7 +262,9 @@ pub fn snapshot_reporting(
     // Files this run created: no file of the cluster stood for their connectors before.
     let mut created = BTreeSet::new();
     for (_, done) in done {
-        let (report, is_current) = done?;
+        let (mut report, is_current) = done?;
+        report.health =
+            super::health::Health::of(listing.get(&report.name).and_then(|l| l.status.as_ref()));
         if is_current {
             current.insert(report.path.clone());
         }
@@ -660,6 +667,7 @@ fn write(
         partitions: Some(file.offsets.len()),
         redacted,
         message,
+        health: Default::default(),
     };
     Ok((report, is_current))
 }
@@ -681,6 +689,7 @@ fn skipped(l: &ConnectorListing, path: PathBuf) -> ConnectorSnapshot {
         partitions: None,
         redacted: Vec::new(),
         message: Some("connector type unknown: is its plugin installed on the worker?".into()),
+        health: Default::default(),
     }
 }
 
@@ -693,6 +702,7 @@ fn failed(l: &ConnectorListing, path: PathBuf, message: String) -> ConnectorSnap
         partitions: None,
         redacted: Vec::new(),
         message: Some(message),
+        health: Default::default(),
     }
 }
 

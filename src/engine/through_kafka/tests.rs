@@ -166,6 +166,32 @@ fn a_running_or_paused_connector_is_refused_with_nothing_planned() {
     }
 }
 
+/// A RUNNING connector whose only task FAILED: the refusal names the task and its trace's
+/// first line, not "its tasks hold their position" as if they ran.
+#[test]
+fn a_running_connector_whose_task_failed_is_refused_naming_the_task() {
+    let kafka = leftovers();
+    let mut live = gone_live(ConnectorState::Running);
+    let status = live.get_mut("gone").unwrap().status.as_mut().unwrap();
+    status.tasks = vec![crate::client::TaskStatus {
+        id: 0,
+        state: "FAILED".into(),
+        worker_id: None,
+        trace: Some("org.x.ConnectException: no file\n\tat a.b(C.java:1)".into()),
+    }];
+    let wants = [want("gone", vec![src("/a", 12)])];
+    let Err(PlanError::Refused(r)) = plan(&kafka, &input(&live, false), &wants) else {
+        panic!("a running connector was not refused");
+    };
+    assert!(
+        r[0].message.starts_with(
+            "`gone` is RUNNING (task 0 FAILED: org.x.ConnectException: no file) on cluster `l`: its tasks, running or restarted, hold their position"
+        ),
+        "{}",
+        r[0].message
+    );
+}
+
 /// Where the cluster has no REST API (read from its topics), the advice names the service's
 /// own tools, not Connect's `DELETE /connectors/NAME`.
 #[test]

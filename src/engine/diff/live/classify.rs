@@ -155,6 +155,7 @@ pub(crate) fn classify(
         partitions,
         yaml,
         less_active,
+        health: crate::engine::health::Health::of(live.and_then(|(l, _)| l.status.as_ref())),
     }
 }
 
