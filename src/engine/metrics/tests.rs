@@ -459,6 +459,7 @@ fn every_command_s_metrics_of_two_clusters_hold_no_series_twice() {
             sinks: Vec::new(),
             unread_records: 0,
             unchecked: Vec::new(),
+            live_elsewhere: Default::default(),
         };
         let every = PartitionSeries {
             connectors: vec!["back".into()],

@@ -589,6 +589,7 @@ fn write(
                     crate::text::count(old.offsets.len(), "partition"),
                     file.metadata.name
                 )),
+                health: Default::default(),
             };
             return Ok((report, false));
         }
