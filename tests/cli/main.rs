@@ -27,6 +27,7 @@ mod history_apply;
 mod history_delta;
 mod interchange;
 mod interrupt;
+mod kafka_errors;
 mod lock;
 mod merge_file;
 mod metrics;
