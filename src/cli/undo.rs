@@ -173,6 +173,7 @@ fn undo_topic(
                 cluster: target.name.clone(),
                 topic: topic.to_string(),
                 names: present,
+                route: crate::error::ResetRoute::of(&op.client().capabilities()),
             });
         }
         Ok(plan)

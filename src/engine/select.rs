@@ -155,6 +155,7 @@ pub fn no_match(patterns: Vec<String>, existing: &[&str], place: &str) -> Error 
         patterns,
         place: place.to_string(),
         closest,
+        left: None,
     }
 }
 

@@ -34,6 +34,7 @@ use crate::engine::fail_on::Refuse;
 use crate::engine::orphaned::{
     Committed, GroupWrite, OffsetsTopic, Purpose, TopicPlan, TopicRecord, TopicWrite,
 };
+use crate::error::ResetRoute;
 use crate::kafka::groups::consumer_group;
 use crate::kafka::through::own_offsets_topic;
 use crate::kafka::KafkaError;
@@ -60,22 +61,17 @@ pub struct Input<'a> {
     pub plan_refused: bool,
 }
 
-/// How to delete connector `name` so that its offsets can be written, keeping them, and what
-/// to run then: an apply of its file, or for a reset what deletes a deleted name's offsets on
-/// that kind of cluster (`reset --orphaned` where kco can see every connector, a file of the
-/// name with `offsets: []` where it cannot).
-fn delete_advice(name: &str, rest_api: bool, reset: bool) -> String {
+/// How to delete connector `name` of `cluster` so that its offsets can be written, keeping
+/// them, and what to run then: an apply of its file, or for a reset the cluster kind's way to
+/// delete a deleted name's offsets ([`ResetRoute::steps`]).
+fn delete_advice(name: &str, cluster: &str, rest_api: bool, reset: bool) -> String {
     match (rest_api, reset) {
         (true, false) => format!(
             "delete it (its offsets stay: `DELETE /connectors/{name}`), apply, then create it again"
         ),
-        (true, true) => format!(
-            "delete it (its offsets stay: `DELETE /connectors/{name}`), then `kco reset --orphaned {name}` deletes them, then create it again"
-        ),
         (false, false) => "delete it with the service's own console, CLI or API (its offsets stay; AWS MSK Connect: `aws kafkaconnect delete-connector`), apply, then create it again there".to_string(),
-        (false, true) => format!(
-            "delete it with the service's own console, CLI or API (its offsets stay; AWS MSK Connect: `aws kafkaconnect delete-connector`), then `kco apply` a file of `{name}` with `offsets: []` (a file's offsets replace what its name left), then create it again there under the same name"
-        ),
+        (true, true) => ResetRoute::DeleteFirst.steps(name, cluster),
+        (false, true) => ResetRoute::ServiceTools.steps(name, cluster),
     }
 }
 
@@ -136,7 +132,7 @@ pub fn plan(
                     message: format!(
                         "`{name}` is {state} on cluster `{}`: its tasks hold their position and would write over offsets written through Kafka; {}",
                         input.cluster,
-                        delete_advice(name, input.rest_api, reset)
+                        delete_advice(name, input.cluster, input.rest_api, reset)
                     ),
                 });
                 if !input.plan_refused {

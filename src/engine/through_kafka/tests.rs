@@ -466,7 +466,7 @@ fn a_reset_of_a_running_connector_says_the_sequence_of_its_cluster_kind() {
         ),
         (
             false,
-            "then `kco apply` a file of `gone` with `offsets: []`",
+            "then `kco apply --cluster l` a file of `gone` with `offsets: []`",
             "--orphaned",
         ),
     ] {
