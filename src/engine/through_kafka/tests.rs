@@ -461,7 +461,7 @@ fn a_reset_of_a_running_connector_says_the_sequence_of_its_cluster_kind() {
     for (rest_api, says, not) in [
         (
             true,
-            "then `kco reset --orphaned gone` deletes them",
+            "then `kco reset --orphaned gone --cluster l` deletes them",
             "offsets: []",
         ),
         (
