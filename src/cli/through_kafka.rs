@@ -33,6 +33,9 @@ pub fn drive(
         _ => "apply",
     };
     let (kafka, topic) = ctx.offsets_topic(target, command)?;
+    if let Some(w) = through_kafka::per_connector_topic(&target.name, &topic) {
+        ctx.printer.warn(&w);
+    }
     if req.translate.is_some() {
         return Err(Error::Usage(format!(
             "cluster `{}`: --translate crosses a MirrorMaker 2 mirror through Connect's offsets endpoints, which its workers lack; apply a file of this Kafka cluster",

@@ -75,6 +75,21 @@ fn delete_advice(name: &str, cluster: &str, rest_api: bool, reset: bool) -> Stri
     }
 }
 
+/// The prefixes of the offsets topics AWS MSK Connect creates for one connector deployment,
+/// named with the connector's name and id (its guide shows both spellings).
+const MSK_PER_CONNECTOR: [&str; 2] = ["__amazon_msk_connect_offsets_", "__msk_connect_offsets_"];
+
+/// Where `topic`, the offsets topic kco writes for cluster `cluster`, is one AWS MSK Connect
+/// created for one connector deployment (`__amazon_msk_connect_offsets_<name>_<id>`): a
+/// connector created again gets a new id, hence a new topic, and never reads what was
+/// written here. The warning, with how to pin the topic; `None` for any other name.
+pub fn per_connector_topic(cluster: &str, topic: &str) -> Option<String> {
+    MSK_PER_CONNECTOR.iter().find(|p| topic.starts_with(**p))?;
+    Some(format!(
+        "cluster `{cluster}`: offsets topic `{topic}` is one AWS MSK Connect created for one connector deployment, named with its connector id: a connector created again gets a new id and a new offsets topic, and does not read the offsets written here. For offsets that survive a re-create, set `offset.storage.topic` in the MSK worker configuration the connector is created with (a compacted topic, the same worker configuration and the same connector name each time) and name that topic in kco.yaml's `connectTopics.offsets` (docs/through-kafka.md#pinning-the-offsets-topic)"
+    ))
+}
+
 /// A connector that cannot be written through Kafka now, and why (with what to do).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Refusal {

@@ -27,7 +27,6 @@ mod history_apply;
 mod history_delta;
 mod interchange;
 mod interrupt;
-mod kafka_errors;
 mod lock;
 mod merge_file;
 mod metrics;
@@ -42,6 +41,7 @@ mod snapshot;
 #[allow(dead_code)] // shared with tests/e2e, which uses parts this suite does not
 mod support;
 mod target_cluster;
+mod through_kafka;
 mod undo;
 mod validate;
 mod voice;

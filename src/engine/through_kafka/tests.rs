@@ -482,3 +482,26 @@ fn a_reset_of_a_running_connector_says_the_sequence_of_its_cluster_kind() {
         assert!(!r[0].message.contains(", apply,"), "{}", r[0].message);
     }
 }
+
+/// MSK Connect's own per-connector offsets topics (named with the connector id, either
+/// spelling its guide shows) are warned of; a pinned topic of any other name is not.
+#[test]
+fn msk_connects_per_connector_offsets_topics_are_warned_of() {
+    for topic in [
+        "__amazon_msk_connect_offsets_orders-cdc_0a1b2c3d-4e5f-6789-abcd-ef0123456789-2",
+        "__msk_connect_offsets_orders-cdc_0a1b2c3d-4e5f-6789-abcd-ef0123456789-2",
+    ] {
+        let w = per_connector_topic("orders-cdc", topic).expect(topic);
+        assert!(
+            w.contains(topic) && w.contains("new id") && w.contains("`offset.storage.topic`"),
+            "{w}"
+        );
+    }
+    for topic in [
+        "orders-offsets",
+        "connect-offsets",
+        "__amazon_msk_connect_status_x_1",
+    ] {
+        assert_eq!(per_connector_topic("c", topic), None, "{topic}");
+    }
+}

@@ -1,6 +1,7 @@
-//! What a Kafka that kco reads offsets through says when it cannot be read: its address once,
-//! a TLS client against a plaintext listener told so with the fix, and `ls` of a cluster read
-//! through Kafka that fails rather than lists nothing.
+//! A cluster whose offsets kco reads through Kafka, when that Kafka cannot be read: its address
+//! said once, a TLS client against a plaintext listener told so with the fix, `ls` failing
+//! rather than listing nothing; and an offsets topic of AWS MSK Connect's own per-connector
+//! naming warned of before anything is planned there.
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -117,4 +118,49 @@ fn tls_against_a_plaintext_listener_says_so_with_the_fix() {
             "{url:?}: {said}"
         );
     }
+}
+
+/// An offsets topic named as MSK Connect names a connector deployment's own: a reset (its
+/// dry run too) warns that a connector created again will not read it, and how to pin one,
+/// before Kafka is read.
+#[test]
+fn an_msk_per_connector_offsets_topic_is_warned_of_before_a_write_is_planned() {
+    let fake = legacy();
+    let addr = format!("127.0.0.1:{}", closed_port());
+    let topic = "__amazon_msk_connect_offsets_file-src_0a1b2c3d-4e5f-6789-abcd-ef0123456789-2";
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"{addr}\"}}\n    connectTopics: {{offsets: {topic}}}\n",
+        fake.url()
+    );
+    std::fs::write(dir.path().join("kco.yaml"), text).unwrap();
+    for dry in [true, false] {
+        let mut args = vec!["reset", "file-src", "--yes"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let r = Kco::new(dir.path()).args(args).run();
+        assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "offsets topic `{topic}` is one AWS MSK Connect created"
+            )) && r.stderr.contains("does not read the offsets written here")
+                && r.stderr
+                    .contains("`offset.storage.topic` in the MSK worker configuration"),
+            "{}",
+            r.stderr
+        );
+    }
+    fake.assert_no_mutations();
+    // A pinned topic of any other name: no such warning.
+    let dir = tempfile::tempdir().unwrap();
+    config(dir.path(), Some(&fake.url()), &addr, "");
+    let r = Kco::new(dir.path())
+        .args(["reset", "file-src", "--yes", "--dry-run"])
+        .run();
+    assert!(
+        !r.stderr.contains("AWS MSK Connect created"),
+        "{}",
+        r.stderr
+    );
 }
