@@ -370,11 +370,11 @@ fn the_msk_flow_rewinds_a_source_through_its_pinned_offsets_topic() {
     let (code, o, e) = msk.kco(&["apply", path, "--dry-run"]).parts();
     assert_eq!(code, 1, "{o}{e}");
     assert!(
-        o.contains(&format!("{src}  (RUNNING: refused; planned as once deleted)"))
-            && o.contains(&format!(
-                "{{\"position\":{len}}} -> {{\"position\":{rewound}}}"
-            ))
-            && o.contains("refused: ")
+        o.contains(&format!(
+            "{src}  (RUNNING: refused; planned as once deleted)"
+        )) && o.contains(&format!(
+            "{{\"position\":{len}}} -> {{\"position\":{rewound}}}"
+        )) && o.contains("refused: ")
             && o.contains("delete it with the service's own console, CLI or API"),
         "{o}"
     );
@@ -382,6 +382,13 @@ fn the_msk_flow_rewinds_a_source_through_its_pinned_offsets_topic() {
         e.contains("1 connector cannot take offsets through Kafka now (see the plan)"),
         "{e}"
     );
+    // As a document: the plan and the refusals.
+    let (code, o, e) = msk.kco(&["apply", path, "--dry-run", "-o", "json"]).parts();
+    assert_eq!(code, 1, "{o}{e}");
+    let v: Value = serde_json::from_str(&o).unwrap_or_else(|err| panic!("{err}: {o}{e}"));
+    assert_eq!(v["dry_run"], true, "{v}");
+    assert_eq!(v["refused"][0]["connector"], src.as_str(), "{v}");
+    assert_eq!(v["plan"]["writes"][0]["to"]["position"], rewound, "{v}");
     // A reset of it says the way there: the service's tools and a file with `offsets: []`.
     let (code, o, e) = msk.kco(&["reset", &src, "--dry-run"]).parts();
     assert_eq!(code, 1, "{o}{e}");
@@ -427,7 +434,10 @@ fn the_msk_flow_rewinds_a_source_through_its_pinned_offsets_topic() {
             && o.contains("written in topic `kco-a-offsets`"),
         "{o}"
     );
-    assert!(!e.contains("AWS MSK Connect created"), "a pinned topic: {e}");
+    assert!(
+        !e.contains("AWS MSK Connect created"),
+        "a pinned topic: {e}"
+    );
     let _again = a.create(&src, config);
     a.wait_running(&src);
     a.wait_read(&src, &input);
