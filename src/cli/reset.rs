@@ -114,16 +114,13 @@ fn left_behind(
     let others = super::neighbours::neighbours(ctx, target).ok()?;
     let named = super::orphaned::named_groups(ctx, target).ok()?;
     let found = orphaned::find_all(&kafka, &topic, listing, client, &others, &named).ok()?;
-    let left: BTreeSet<&str> = found
-        .sources
-        .iter()
-        .map(|o| o.name.as_str())
-        .chain(found.sinks.iter().map(|o| o.name.as_str()))
-        .collect();
+    let left = |n: &str| {
+        found.sources.iter().any(|o| o.name == n) || found.sinks.iter().any(|o| o.name == n)
+    };
     let names: Vec<&str> = names
         .into_iter()
         .map(String::as_str)
-        .filter(|n| left.contains(n))
+        .filter(|n| left(n))
         .collect();
     if names.is_empty() {
         return None;
