@@ -153,6 +153,9 @@ pub enum Error {
         more: usize,
         /// The name a plain name was most likely a typo of.
         guess: Option<String>,
+        /// Names no connector has that left offsets, and what deletes them (`kco reset NAME`
+        /// of a deleted connector): the hint, in place of the names that exist.
+        left: Option<String>,
     },
 
     /// `snapshot --commit` in a repository where git knows no identity to commit with.
@@ -203,6 +206,8 @@ pub enum Error {
         cluster: String,
         topic: String,
         names: Vec<String>,
+        /// How the cluster resets a connector's own offsets: what the hint says to run.
+        route: ResetRoute,
     },
 
     /// Connectors whose offsets kco would write through Kafka (`engine::through_kafka`) but
@@ -337,9 +342,15 @@ impl Error {
     /// A next step for the user, when there is one.
     pub fn hint(&self) -> Option<String> {
         match self {
-            Error::ConnectorsExist { cluster, .. } => Some(format!(
-                "a connector's own offsets change through Connect (`kco reset NAME --cluster {cluster}`, `kco apply`); to write these keys, delete the connector first (`kco ls --orphaned --cluster {cluster}` then lists its offsets)"
-            )),
+            Error::ConnectorsExist { cluster, route, .. } => Some(match route {
+                ResetRoute::Connect => format!(
+                    "a connector's own offsets change through Connect (`kco reset NAME --cluster {cluster}`, `kco apply`); to write these keys, delete the connector first (`kco ls --orphaned --cluster {cluster}` then lists its offsets)"
+                ),
+                ResetRoute::DeleteFirst | ResetRoute::ServiceTools => format!(
+                    "on cluster `{cluster}` a connector's offsets are written through Kafka only while no connector has its name: {}",
+                    route.steps("NAME", cluster)
+                ),
+            }),
             Error::NotWritable {
                 cluster, rest_api, ..
             } => {
@@ -413,6 +424,9 @@ impl Error {
                 "set it with `git config user.email you@example.com` and `git config user.name \"Your Name\"` (or GIT_AUTHOR_EMAIL and GIT_AUTHOR_NAME); nothing was written".into(),
             ),
             Error::NoMatch {
+                left: Some(left), ..
+            } => Some(left.clone()),
+            Error::NoMatch {
                 closest,
                 more,
                 guess,
@@ -442,6 +456,58 @@ fn owner_name(owner: Option<u32>) -> String {
 fn quoted(names: &[String]) -> String {
     let q: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     q.join(", ")
+}
+
+/// How a connector's own offsets are reset on a cluster, for the messages that say what to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetRoute {
+    /// Through Connect's offsets endpoints: `kco reset NAME` (the connector stopped meanwhile).
+    Connect,
+    /// Through Kafka, on a worker without the offsets endpoints (nor a stop): the connector
+    /// deleted first (`DELETE /connectors/NAME`), then `kco reset --orphaned NAME`, then
+    /// created again.
+    DeleteFirst,
+    /// A cluster read from its internal topics (AWS MSK Connect: no stop, and `reset
+    /// --orphaned` refused): deleted with the service's own tools, a file of the name with
+    /// `offsets: []` applied, created again there.
+    ServiceTools,
+}
+
+impl ResetRoute {
+    pub fn of(caps: &crate::client::Capabilities) -> Self {
+        if !caps.changes_connectors() {
+            ResetRoute::ServiceTools
+        } else if caps.offsets_through_kafka {
+            ResetRoute::DeleteFirst
+        } else {
+            ResetRoute::Connect
+        }
+    }
+
+    /// What resets connector `name`'s offsets on cluster `cluster`, step by step.
+    pub fn steps(&self, name: &str, cluster: &str) -> String {
+        match self {
+            ResetRoute::Connect => format!("`kco reset {name} --cluster {cluster}`"),
+            ResetRoute::DeleteFirst => format!(
+                "delete the connector (its offsets stay: `DELETE /connectors/{name}`), then `kco reset --orphaned {name} --cluster {cluster}` deletes them, then create it again (`kco apply --create` of its file)"
+            ),
+            ResetRoute::ServiceTools => format!(
+                "delete the connector with the service's own console, CLI or API, then `kco apply --cluster {cluster}` a file of `{name}` with `offsets: []` (a file's offsets replace what its name left), then create it again there under the same name (docs/through-kafka.md#without-a-rest-api-aws-msk-connect)"
+            ),
+        }
+    }
+
+    /// What deletes the offsets that deleted connector `name` left, on cluster `cluster`.
+    pub fn leftovers(&self, name: &str, cluster: &str) -> String {
+        match self {
+            ResetRoute::Connect | ResetRoute::DeleteFirst => format!(
+                "`kco reset --orphaned {name} --cluster {cluster}` deletes them (`kco ls --orphaned` lists them)"
+            ),
+            ResetRoute::ServiceTools => format!(
+                "`kco apply --cluster {cluster}` a file of `{name}` with `offsets: []` before a connector of that name is created again deletes them (a file's offsets replace what its name left; `reset --orphaned` is refused there: docs/through-kafka.md#without-a-rest-api-aws-msk-connect)"
+            ),
+        }
+    }
 }
 
 fn no_match_hint(closest: &[String], more: usize) -> String {
@@ -581,6 +647,68 @@ mod tests {
             .contains("`kco snapshot` creates"));
     }
 
+    /// The hint of a name a connector has says how that kind of cluster resets a connector's
+    /// offsets: `kco reset NAME` only where Connect's offsets endpoints do it.
+    #[test]
+    fn a_name_a_connector_has_is_reset_as_its_cluster_kind_resets() {
+        let exists = |route| Error::ConnectorsExist {
+            cluster: "l".into(),
+            topic: "t".into(),
+            names: vec!["gone".into()],
+            route,
+        };
+        let hint = |route| exists(route).hint().unwrap();
+        assert!(hint(ResetRoute::Connect).contains("`kco reset NAME --cluster l`"));
+        let legacy = hint(ResetRoute::DeleteFirst);
+        assert!(
+            legacy.contains("`DELETE /connectors/NAME`")
+                && legacy.contains("`kco reset --orphaned NAME --cluster l`")
+                && !legacy.contains("`kco reset NAME"),
+            "{legacy}"
+        );
+        let msk = hint(ResetRoute::ServiceTools);
+        assert!(
+            msk.contains("the service's own console, CLI or API")
+                && msk.contains("`offsets: []`")
+                && !msk.contains("`kco reset"),
+            "{msk}"
+        );
+        let caps = crate::client::Backend::CONNECT_TOPICS;
+        assert_eq!(ResetRoute::of(&caps), ResetRoute::ServiceTools);
+        let through = crate::client::Capabilities {
+            offsets_through_kafka: true,
+            ..crate::client::Connect::CAPABILITIES
+        };
+        assert_eq!(ResetRoute::of(&through), ResetRoute::DeleteFirst);
+        assert_eq!(
+            ResetRoute::of(&crate::client::Connect::CAPABILITIES),
+            ResetRoute::Connect
+        );
+    }
+
+    /// A deleted connector's name that left offsets: the hint says what deletes them, not
+    /// the names that exist.
+    #[test]
+    fn a_name_that_left_offsets_is_pointed_at_what_deletes_them() {
+        let e = Error::NoMatch {
+            patterns: vec!["gone".into()],
+            place: "on cluster `a`".into(),
+            closest: vec!["other".into()],
+            more: 0,
+            guess: None,
+            left: Some(ResetRoute::Connect.leftovers("gone", "a")),
+        };
+        let hint = e.hint().unwrap();
+        assert!(
+            hint.contains("`kco reset --orphaned gone --cluster a`"),
+            "{hint}"
+        );
+        assert!(!hint.contains("other"), "{hint}");
+        assert!(ResetRoute::ServiceTools
+            .leftovers("gone", "a")
+            .contains("a file of `gone` with `offsets: []`"));
+    }
+
     #[test]
     fn every_error_exits_1_never_diffs_2() {
         let errors = [
@@ -593,6 +721,7 @@ mod tests {
                 closest: vec![],
                 more: 0,
                 guess: None,
+                left: None,
             },
             Error::Other("o".into()),
             Error::Read {

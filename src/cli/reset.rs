@@ -56,13 +56,35 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let target = ctx.target()?;
     let request = Request::exact(Verb::Reset, &args.change);
     // Names and globs alike are resolved against the cluster's connectors: one that is not
-    // there is a `no_match` error naming those that are, the closest first, nothing changed.
-    let live = ctx
-        .connect(&target)?
+    // there is a `no_match` error naming those that are, the closest first, nothing changed;
+    // or, for a deleted connector's name that left offsets, what deletes them.
+    let client = ctx.connect(&target)?;
+    let listing = client
         .list_connectors()
         .map_err(|e| Error::client("cannot list connectors", e))?;
-    let live: Vec<&str> = live.keys().map(String::as_str).collect();
-    let matched = select::resolve(&live, &args.names, &format!("on cluster `{}`", target.name))?;
+    let live: Vec<&str> = listing.keys().map(String::as_str).collect();
+    let place = format!("on cluster `{}`", target.name);
+    let matched = match select::resolve(&live, &args.names, &place) {
+        Err(Error::NoMatch {
+            patterns,
+            place,
+            closest,
+            more,
+            guess,
+            ..
+        }) => {
+            let left = left_behind(ctx, &target, client.as_ref(), &listing, &patterns);
+            return Err(Error::NoMatch {
+                patterns,
+                place,
+                closest,
+                more,
+                guess,
+                left,
+            });
+        }
+        matched => matched?,
+    };
     // Plain names keep the order they were given in.
     let names = match args.names.iter().any(|n| select::is_glob(n)) {
         true => matched,
@@ -70,6 +92,53 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     };
     let wants = Checked::reset(&names, &target.name);
     drive(ctx, &target, &wants, &args.change, &request)
+}
+
+/// For names of `patterns` that no connector of `target` has: those the orphan finder lists
+/// (`kco ls --orphaned`) as having left offsets, and what deletes them on that kind of
+/// cluster. `None` where none did, or where that cannot be read (no `kafka:` or offsets
+/// topic in kco.yaml, Kafka unreachable): the names that exist are the hint then.
+fn left_behind(
+    ctx: &Context,
+    target: &crate::config::ClusterTarget,
+    client: &dyn crate::client::Service,
+    listing: &std::collections::BTreeMap<String, crate::client::ConnectorListing>,
+    patterns: &[String],
+) -> Option<String> {
+    let names: Vec<&String> = patterns
+        .iter()
+        .filter(|n| !select::is_glob(n) && !listing.contains_key(*n))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let (kafka, topic) = ctx.offsets_topic(target, "reset").ok()?;
+    // Only a hint: a broken neighbour entry is the reset's to refuse, not this lookup's.
+    let (others, _) = super::neighbours::looked_at(ctx, target);
+    let named = super::orphaned::named_groups(ctx, target).ok()?;
+    let found = orphaned::find_all(&kafka, &topic, listing, client, &others, &named).ok()?;
+    let left = |n: &str| {
+        found.sources.iter().any(|o| o.name == n) || found.sinks.iter().any(|o| o.name == n)
+    };
+    let names: Vec<&str> = names
+        .into_iter()
+        .map(String::as_str)
+        .filter(|n| left(n))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let route = crate::error::ResetRoute::of(&client.capabilities());
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    Some(format!(
+        "{} no connector of cluster `{}` now, but left offsets in topic `{topic}` or a sink's consumer group: {}",
+        match names.len() {
+            1 => format!("{} is", quoted[0]),
+            _ => format!("{} are", quoted.join(", ")),
+        },
+        target.name,
+        route.leftovers(&names.join(" "), &target.name)
+    ))
 }
 
 /// Why `reset --orphaned` is refused on a cluster read from its topics, and what to do.
@@ -111,6 +180,7 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
                 cluster: target.name.clone(),
                 topic: topic.clone(),
                 names: present,
+                route: crate::error::ResetRoute::of(&op.client().capabilities()),
             });
         }
         let named = super::orphaned::named_groups(ctx, &target)?;

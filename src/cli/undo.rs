@@ -144,7 +144,10 @@ fn undo_topic(
     topic: &str,
     change: &ChangeArgs,
 ) -> Result<u8> {
-    let (kafka, _) = ctx.offsets_topic(target, "undo")?;
+    let (kafka, configured) = ctx.offsets_topic(target, "undo")?;
+    if let Some(w) = crate::engine::through_kafka::per_connector_topic(&target.name, &configured) {
+        ctx.printer.warn(&w);
+    }
     let (records, groups) = backup::read_topic(dir)?;
     let plan = |op: &crate::engine::operation::Operation| {
         let plan =
@@ -173,6 +176,7 @@ fn undo_topic(
                 cluster: target.name.clone(),
                 topic: topic.to_string(),
                 names: present,
+                route: crate::error::ResetRoute::of(&op.client().capabilities()),
             });
         }
         Ok(plan)

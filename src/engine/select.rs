@@ -163,6 +163,7 @@ pub fn no_match(patterns: Vec<String>, existing: &[&str], place: &str) -> Error 
         place: place.to_string(),
         closest,
         guess,
+        left: None,
     }
 }
 

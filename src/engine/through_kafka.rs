@@ -34,6 +34,7 @@ use crate::engine::fail_on::Refuse;
 use crate::engine::orphaned::{
     Committed, GroupWrite, OffsetsTopic, Purpose, TopicPlan, TopicRecord, TopicWrite,
 };
+use crate::error::ResetRoute;
 use crate::kafka::groups::consumer_group;
 use crate::kafka::through::own_offsets_topic;
 use crate::kafka::KafkaError;
@@ -54,20 +55,45 @@ pub struct Input<'a> {
     /// for a cluster read from its internal topics (AWS MSK Connect), whose service's own
     /// console, CLI or API does that. Says what the refusals advise.
     pub rest_api: bool,
+    /// A dry run: a connector refused for its state (running, paused, failed) or its group's
+    /// members is planned all the same, for the plan to show what would be written beside
+    /// why it is not ([`PlanError::Refused`] then carries the plan).
+    pub plan_refused: bool,
 }
 
-/// How to delete connector `name` so that its offsets can be written, keeping them.
-fn delete_advice(name: &str, rest_api: bool) -> String {
-    if rest_api {
-        format!("delete it (its offsets stay: `DELETE /connectors/{name}`), apply, then create it again")
-    } else {
-        "delete it with the service's own console, CLI or API (its offsets stay; AWS MSK Connect: `aws kafkaconnect delete-connector`), apply, then create it again there".to_string()
+/// How to delete connector `name` of `cluster` so that its offsets can be written, keeping
+/// them, and what to run then: an apply of its file, or for a reset the cluster kind's way to
+/// delete a deleted name's offsets ([`ResetRoute::steps`]).
+fn delete_advice(name: &str, cluster: &str, rest_api: bool, reset: bool) -> String {
+    match (rest_api, reset) {
+        (true, false) => format!(
+            "delete it (its offsets stay: `DELETE /connectors/{name}`), apply, then create it again"
+        ),
+        (false, false) => "delete it with the service's own console, CLI or API (its offsets stay; AWS MSK Connect: `aws kafkaconnect delete-connector`), apply, then create it again there".to_string(),
+        (true, true) => ResetRoute::DeleteFirst.steps(name, cluster),
+        (false, true) => ResetRoute::ServiceTools.steps(name, cluster),
     }
 }
 
+/// The prefixes of the offsets topics AWS MSK Connect creates for one connector deployment,
+/// named with the connector's name and id (its guide shows both spellings).
+const MSK_PER_CONNECTOR: [&str; 2] = ["__amazon_msk_connect_offsets_", "__msk_connect_offsets_"];
+
+/// Where `topic`, the offsets topic kco writes for cluster `cluster`, is one AWS MSK Connect
+/// created for one connector deployment (`__amazon_msk_connect_offsets_<name>_<id>`): a
+/// connector created again gets a new id, hence a new topic, and never reads what was
+/// written here. The warning, with how to pin the topic; `None` for any other name.
+pub fn per_connector_topic(cluster: &str, topic: &str) -> Option<String> {
+    MSK_PER_CONNECTOR.iter().find(|p| topic.starts_with(**p))?;
+    Some(format!(
+        "cluster `{cluster}`: offsets topic `{topic}` is one AWS MSK Connect created for one connector deployment, named with its connector id: a connector created again gets a new id and a new offsets topic, and does not read the offsets written here. For offsets that survive a re-create, set `offset.storage.topic` in the MSK worker configuration the connector is created with (a compacted topic, the same worker configuration and the same connector name each time) and name that topic in kco.yaml's `connectTopics.offsets` (docs/through-kafka.md#pinning-the-offsets-topic)"
+    ))
+}
+
 /// A connector that cannot be written through Kafka now, and why (with what to do).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Refusal {
+    #[serde(rename = "connector")]
     pub name: String,
     pub message: String,
 }
@@ -77,8 +103,12 @@ pub struct Refusal {
 pub enum PlanError {
     /// Reading the offsets topic or a group failed.
     Kafka(KafkaError),
-    /// Connectors that cannot be written now: nothing is.
-    Refused(Vec<Refusal>),
+    /// Connectors that cannot be written now: nothing is. With [`Input::plan_refused`], the
+    /// plan of every connector that could be planned, the refused ones among them, to show.
+    Refused {
+        refusals: Vec<Refusal>,
+        plan: Option<Box<TopicPlan>>,
+    },
 }
 
 impl From<KafkaError> for PlanError {
@@ -88,8 +118,9 @@ impl From<KafkaError> for PlanError {
 }
 
 /// The writes that put each want's offsets in the offsets topic and the sinks' groups, from
-/// what they hold now. Refuses (nothing planned) any connector that runs, is paused or failed,
-/// whose group has members, or whose offsets are not a sink's where its file says sink.
+/// what they hold now. Refuses (nothing planned, unless [`Input::plan_refused`]) any connector
+/// that runs, is paused or failed, whose group has members, or whose offsets are not a sink's
+/// where its file says sink.
 pub fn plan(
     store: &dyn OffsetsTopic,
     input: &Input<'_>,
@@ -97,6 +128,8 @@ pub fn plan(
 ) -> Result<TopicPlan, PlanError> {
     let mut refused = Vec::new();
     let mut stopped = BTreeSet::new();
+    // Planned though refused for their state (a dry run): as they would be once deleted.
+    let mut as_deleted = BTreeSet::new();
     let mut targets = Vec::new();
     for want in wants {
         let name = want.target();
@@ -119,15 +152,19 @@ pub fn plan(
                         "its tasks, running or restarted, hold their position",
                     ),
                 };
+                let reset = matches!(want, Want::Reset { .. });
                 refused.push(Refusal {
                     name: name.to_string(),
                     message: format!(
                         "`{name}` is {state}{troubles} on cluster `{}`: {tasks} and would write over offsets written through Kafka; {}",
                         input.cluster,
-                        delete_advice(name, input.rest_api)
+                        delete_advice(name, input.cluster, input.rest_api, reset)
                     ),
                 });
-                continue;
+                if !input.plan_refused {
+                    continue;
+                }
+                as_deleted.insert(name);
             }
         }
         match want {
@@ -177,8 +214,11 @@ pub fn plan(
         }
         targets.push((want, live));
     }
-    if !refused.is_empty() {
-        return Err(PlanError::Refused(refused));
+    if !refused.is_empty() && !input.plan_refused {
+        return Err(PlanError::Refused {
+            refusals: refused,
+            plan: None,
+        });
     }
     let names: BTreeSet<&str> = targets.iter().map(|(w, _)| w.target()).collect();
     let keys = KeysNow::read(store, input.topic, &names)?;
@@ -195,7 +235,7 @@ pub fn plan(
                         let removed = ch.removed.iter().map(canonical_fields).collect();
                         (kind, ch.set.clone(), Others::Delete(removed))
                     }
-                    None if live.is_none() || input.prune => {
+                    None if live.is_none() || input.prune || as_deleted.contains(name) => {
                         (kind, file.file.offsets.clone(), Others::DeleteAll)
                     }
                     None => (kind, file.file.offsets.clone(), Others::Keep),
@@ -224,22 +264,51 @@ pub fn plan(
                 } => Some(&ch.from),
                 _ => None,
             };
-            match sink_writes(store, name, &group, &wanted, &scope, change_from)? {
-                Ok(w) => group_writes.extend(w),
-                Err(message) => refused.push(Refusal {
-                    name: name.to_string(),
-                    message,
-                }),
-            }
+            let sink = sink_writes(store, name, &group, &wanted, &scope, change_from)?;
+            let writes = match sink {
+                Ok(w) => w,
+                Err(SinkRefused::NotASinks(message)) => {
+                    refused.push(Refusal {
+                        name: name.to_string(),
+                        message,
+                    });
+                    Vec::new()
+                }
+                Err(SinkRefused::Members { message, writes }) => {
+                    // A running sink is its group's member: refused once, for its state.
+                    if !refused.iter().any(|r| r.name == name) {
+                        refused.push(Refusal {
+                            name: name.to_string(),
+                            message,
+                        });
+                    }
+                    writes
+                }
+            };
+            group_writes.extend(writes);
         }
-    }
-    if !refused.is_empty() {
-        return Err(PlanError::Refused(refused));
     }
     let mut plan = TopicPlan::new(input.cluster, input.topic, writes, group_writes);
     plan.purpose = Purpose::Apply;
     plan.stopped = stopped;
+    if !refused.is_empty() {
+        return Err(PlanError::Refused {
+            refusals: refused,
+            plan: input.plan_refused.then(|| Box::new(plan)),
+        });
+    }
     Ok(plan)
+}
+
+/// Why a sink's offsets cannot be written to its group now.
+enum SinkRefused {
+    /// The file's offsets are not a sink's.
+    NotASinks(String),
+    /// Its group has members: the writes it would take, for a dry run to show.
+    Members {
+        message: String,
+        writes: Vec<GroupWrite>,
+    },
 }
 
 /// What becomes of the partitions a name has that the want does not set.
@@ -377,7 +446,7 @@ fn sink_writes(
     wanted: &[OffsetEntry],
     others: &Others,
     change_from: Option<&BTreeMap<String, crate::model::Fields>>,
-) -> Result<Result<Vec<GroupWrite>, String>, KafkaError> {
+) -> Result<Result<Vec<GroupWrite>, SinkRefused>, KafkaError> {
     let mut set = Vec::new();
     for e in wanted {
         let topic = e.partition.get("kafka_topic").and_then(Value::as_str);
@@ -392,21 +461,19 @@ fn sink_writes(
                 set.push((t.to_string(), p as i32, o, from));
             }
             _ => {
-                return Ok(Err(format!(
+                return Ok(Err(SinkRefused::NotASinks(format!(
                     "`{name}`: {} -> {} is not a sink's offset (`kafka_topic`, `kafka_partition`; `kafka_offset`, a count of records)",
                     canonical_fields(&e.partition),
                     canonical_fields(&e.offset)
-                )))
+                ))))
             }
         }
     }
     let state = store.group(group)?;
-    if state.members > 0 {
-        return Ok(Err(format!(
-            "consumer group `{group}` of `{name}` has {} now: Kafka takes offsets committed from outside a group only while it has none (hint: stop or delete what consumes with it, then apply again)",
-            crate::text::count(state.members, "member")
-        )));
-    }
+    let busy = (state.members > 0).then(|| format!(
+        "consumer group `{group}` of `{name}` has {} now: Kafka takes offsets committed from outside a group only while it has none (hint: stop or delete what consumes with it, then apply again)",
+        crate::text::count(state.members, "member")
+    ));
     let now: BTreeMap<(String, i32), i64> = state
         .offsets
         .iter()
@@ -447,7 +514,13 @@ fn sink_writes(
             out.push(write(topic, *partition, Some(*offset), None));
         }
     }
-    Ok(Ok(out))
+    Ok(match busy {
+        Some(message) => Err(SinkRefused::Members {
+            message,
+            writes: out,
+        }),
+        None => Ok(out),
+    })
 }
 
 /// Every offset of `plan` whose change one of `refuse` forbids (`apply --fail-on`), assessed

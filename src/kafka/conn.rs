@@ -110,10 +110,7 @@ impl<'a> Conn<'a> {
 
     /// Connects to `addr`, asks its API versions and authenticates.
     pub(super) fn open(opts: &'a KafkaOptions, addr: &str) -> Result<Self, KafkaError> {
-        let failed = |message: String| KafkaError::Failed {
-            bootstrap: opts.bootstrap_display(),
-            message: format!("{addr}: {message}"),
-        };
+        let failed = |message: String| failed_at(opts, addr, message);
         let socket = addr
             .to_socket_addrs()
             .map_err(|e| failed(format!("cannot resolve: {e}")))?
@@ -144,7 +141,12 @@ impl<'a> Conn<'a> {
             versions: BTreeMap::from([(ApiVersionsRequest::KEY, (0, 0))]),
             correlation: 0,
         };
-        let reply = c.send(ApiVersionsRequest::default())?;
+        let reply = c
+            .send(ApiVersionsRequest::default())
+            .map_err(|e| match &opts.tls {
+                Some(_) => super::plaintext_listener(e),
+                None => e,
+            })?;
         c.check(reply.error_code, "asking its API versions")?;
         c.versions = reply
             .api_keys
@@ -388,11 +390,19 @@ impl<'a> Conn<'a> {
     }
 
     pub(super) fn failed(&self, message: String) -> KafkaError {
-        KafkaError::Failed {
-            bootstrap: self.opts.bootstrap_display(),
-            message: format!("{}: {message}", self.addr),
-        }
+        failed_at(self.opts, &self.addr, message)
     }
+}
+
+/// A failure at broker `addr`: named in the message where it is not the bootstrap address the
+/// error names already (one of several, or a leader or coordinator found through them).
+fn failed_at(opts: &KafkaOptions, addr: &str, message: String) -> KafkaError {
+    let bootstrap = opts.bootstrap_display();
+    let message = match addr == bootstrap {
+        true => message,
+        false => format!("{addr}: {message}"),
+    };
+    KafkaError::Failed { bootstrap, message }
 }
 
 /// The `host:port` of the leader of each partition of `topic`. A topic that does not exist is

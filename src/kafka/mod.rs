@@ -114,6 +114,15 @@ impl KafkaError {
             _ => None,
         }
     }
+
+    /// What failed, for a message that names the Kafka's address already (a request to
+    /// `kafka://<bootstrap>`): without the address again.
+    pub fn detail(&self) -> String {
+        match self {
+            KafkaError::Failed { message, .. } => message.clone(),
+            e => e.to_string(),
+        }
+    }
 }
 
 /// One record as read: borrowed for the length of the visit.
@@ -292,12 +301,16 @@ async fn connect(opts: &KafkaOptions) -> Result<rskafka::client::Client, KafkaEr
     // the deadline; anything else is retried.
     match bounded(opts, "connecting", build(Duration::from_millis(1))?).await? {
         Ok(c) => Ok(c),
-        Err(e) if is_auth_failure(&e) => Err(failed(connect_message(&e))),
+        Err(e) if is_auth_failure(&e) => Err(failed(connect_message(&e, opts))),
         // Nothing listens there: waiting would not change that.
-        Err(e) if is_refused(&e) => Err(failed(connect_message(&e))),
+        Err(e) if is_refused(&e) => Err(failed(connect_message(&e, opts))),
+        // A plaintext listener closes a TLS handshake: nor would that.
+        Err(e) if opts.tls.is_some() && is_closed(&request_message(&e)) => {
+            Err(failed(connect_message(&e, opts)))
+        }
         Err(_) => bounded(opts, "connecting", build(opts.timeout)?)
             .await?
-            .map_err(|e| failed(connect_message(&e))),
+            .map_err(|e| failed(connect_message(&e, opts))),
     }
 }
 
@@ -402,9 +415,38 @@ fn is_auth_failure(e: &RsError) -> bool {
     text.contains("SaslAuthenticationFailed") || text.contains("Sasl handshake failed")
 }
 
-fn connect_message(e: &RsError) -> String {
+/// The connection was closed without an answer (end of file, reset).
+fn is_closed(text: &str) -> bool {
+    let text = text.to_ascii_lowercase();
+    ["end of file", "eof", "connection reset", "broken pipe"]
+        .iter()
+        .any(|t| text.contains(t))
+}
+
+/// Why a TLS client's connection closes before the first answer, as a listener that is not
+/// TLS closes it (a Kafka PLAINTEXT or SASL_PLAINTEXT listener reads the TLS ClientHello as an
+/// oversized request and drops the connection), and what to change.
+fn plaintext_listener_message(text: &str) -> String {
+    format!("the connection closed during the TLS handshake (a TLS handshake with a plaintext listener?): remove `kafka.tls` for a PLAINTEXT listener, or point `kafka.bootstrap` at the brokers' TLS listener's port ({text})")
+}
+
+/// A TLS client's first request that failed with the connection closed: said as
+/// [`plaintext_listener_message`]; any other error as it is.
+pub(crate) fn plaintext_listener(e: KafkaError) -> KafkaError {
+    match e {
+        KafkaError::Failed { bootstrap, message } if is_closed(&message) => KafkaError::Failed {
+            bootstrap,
+            message: plaintext_listener_message(&message),
+        },
+        e => e,
+    }
+}
+
+fn connect_message(e: &RsError, opts: &KafkaOptions) -> String {
     let text = request_message(e);
-    if is_not_sasl(&text) {
+    if opts.tls.is_some() && is_closed(&text) {
+        plaintext_listener_message(&text)
+    } else if is_not_sasl(&text) {
         format!("the listener does not speak SASL (its answer to the SASL handshake was IllegalSaslState: a PLAINTEXT or SSL listener): point `kafka.bootstrap` at the brokers' SASL listener, or remove `kafka.sasl` ({text})")
     } else if is_auth_failure(e) || text.contains("SASL") {
         format!("authentication failed (check the `kafka.sasl` username and password): {text}")

@@ -76,7 +76,7 @@ impl ThroughKafka {
         }
         let all = read_source_offsets(&self.kafka, topic).map_err(|e| {
             let place = self.place(&format!("topic `{topic}`"));
-            let mut err = ClientError::kafka(&offsets_request(name), &place, e.to_string());
+            let mut err = ClientError::kafka(&offsets_request(name), &place, e.detail());
             err.hint = e.hint().map(Box::new);
             err
         })?;
@@ -118,7 +118,7 @@ impl ThroughKafka {
         let group = consumer_group(name, config);
         let state = describe(&self.kafka, &group).map_err(|e| {
             let place = self.place(&format!("consumer group `{group}`"));
-            ClientError::kafka(&offsets_request(name), &place, e.to_string())
+            ClientError::kafka(&offsets_request(name), &place, e.detail())
         })?;
         state
             .offsets

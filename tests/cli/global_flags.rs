@@ -498,7 +498,11 @@ fn completions_complete_cluster_and_connector_names_of_the_project() {
         "clusters:\n  prod:\n    url: http://127.0.0.1:1\n  staging:\n    url: http://127.0.0.1:2\n",
     )
     .unwrap();
-    for (cluster, name) in [("prod", "orders-sink"), ("staging", "orders-src"), ("prod", "billing")] {
+    for (cluster, name) in [
+        ("prod", "orders-sink"),
+        ("staging", "orders-src"),
+        ("prod", "billing"),
+    ] {
         crate::support::data::SnapshotFile::captured(
             name,
             kco::model::ConnectorType::Sink,
@@ -506,8 +510,14 @@ fn completions_complete_cluster_and_connector_names_of_the_project() {
         )
         .write_in(&dir.path().join("snapshots").join(cluster));
     }
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_kco")).parent().unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_kco"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let complete = |words: &str| {
         let script = format!(
             "source <(kco completions bash); COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); COMP_LINE=\"${{COMP_WORDS[*]}}\"; COMP_POINT=${{#COMP_LINE}}; COMP_TYPE=9; _clap_complete_kco kco \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\""

@@ -41,6 +41,7 @@ mod snapshot;
 #[allow(dead_code)] // shared with tests/e2e, which uses parts this suite does not
 mod support;
 mod target_cluster;
+mod through_kafka;
 mod undo;
 mod validate;
 mod voice;

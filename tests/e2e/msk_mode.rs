@@ -11,7 +11,13 @@
 //! refused. On the test bed's own
 //! release (cluster a, 3.6 or newer), STOPPED connectors (`state.v2` in the config topic),
 //! one created STOPPED among them (a sink whose consumer group never existed), are listed
-//! and snapshotted as the REST API shows them.
+//! and snapshotted as the REST API shows them. And the MSK Connect flow of
+//! docs/through-kafka.md, with the offsets topic pinned (`offset.storage.topic` of the worker
+//! configuration: cluster a's `kco-a-offsets`), on cluster a read from its topics, the test
+//! creating and deleting the connector through the REST API as MSK's console would: a dry run
+//! while it runs shows the rewind's plan and refuses it, it is deleted, `reset NAME` points at
+//! what deletes a deleted name's offsets, the rewound file is applied through Kafka, and the
+//! connector created again under the same name re-delivers exactly the rewound lines.
 //!
 //! Skipped when the legacy worker is not there, unless `KCO_E2E_LEGACY=required`.
 //! `KCO_E2E_LEGACY_URL` (default http://127.0.0.1:8087) and `KCO_E2E_L_DIR` (default
@@ -23,8 +29,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::harness::{
-    file_sink_config, file_source_config, legacy, numbered, testbed, unique_name, wait_for,
-    write_lines, FilePipe,
+    file_sink_config, file_source_config, legacy, numbered, temp_dir, testbed, unique_name,
+    wait_for, write_lines, FilePipe, TopicReader,
 };
 use crate::kco_steps::edit_and_fmt;
 use crate::support::env::TestEnv;
@@ -320,4 +326,127 @@ fn stopped_connectors_of_a_newer_worker_are_read_from_its_topics_as_its_rest_api
         }
         assert_eq!(r, t, "{name}: through the REST API, then from the topics");
     }
+}
+
+/// The MSK Connect flow of docs/through-kafka.md, on cluster a standing in for an MSK Connect
+/// connector whose worker configuration pins `offset.storage.topic` (the workers' own
+/// `kco-a-offsets`): kco reads the cluster from its three topics only, the test creates and
+/// deletes the connector through the REST API (MSK's console). A FileStream source that
+/// delivered 9 lines is rewound to its 5th: reviewed by a dry run while it runs (the plan, and
+/// the refusal), deleted, written through Kafka, created again under its name; lines 5 to 9
+/// arrive once more, the first 4 do not.
+#[test]
+fn the_msk_flow_rewinds_a_source_through_its_pinned_offsets_topic() {
+    let Some(tb) = testbed() else { return };
+    let a = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    let lines = numbered("msk-flow", 0..9);
+    let starts = write_lines(&input, &lines);
+    let len = std::fs::metadata(&input).unwrap().len();
+    let topic = unique_name("kco-e2e-msk-flow");
+    let src = unique_name("kco-e2e-msk-flow-src");
+    let config = file_source_config(&input, &topic);
+    let created = a.create(&src, config.clone());
+    a.wait_running(&src);
+    a.wait_read(&src, &input);
+    let reader = TopicReader::start(&a, &topic, dir.path());
+    assert_eq!(reader.wait_lines(9), lines);
+
+    let msk = without_rest(&tb.kafka(), "a", "kco-a-status");
+    snapshot(&msk, "snapshots", &[&src]);
+    let file = msk.path().join(format!("snapshots/a/{src}.yaml"));
+    let rewound = starts[4];
+    edit_and_fmt(
+        &msk,
+        &file,
+        &format!("position: {len}"),
+        &format!("position: {rewound}"),
+    );
+    let path = file.to_str().unwrap();
+
+    // Reviewed while it runs: the plan as it would be written once deleted, the refusal
+    // under it, exit 1, nothing written.
+    let (code, o, e) = msk.kco(&["apply", path, "--dry-run"]).parts();
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(
+        o.contains(&format!(
+            "{src}  (RUNNING: refused; planned as once deleted)"
+        )) && o.contains(&format!(
+            "{{\"position\":{len}}} -> {{\"position\":{rewound}}}"
+        )) && o.contains("refused: ")
+            && o.contains("delete it with the service's own console, CLI or API"),
+        "{o}"
+    );
+    assert!(
+        e.contains("1 connector cannot take offsets through Kafka now (see the plan)"),
+        "{e}"
+    );
+    // As a document: the plan and the refusals.
+    let (code, o, e) = msk.kco(&["apply", path, "--dry-run", "-o", "json"]).parts();
+    assert_eq!(code, 1, "{o}{e}");
+    let v: Value = serde_json::from_str(&o).unwrap_or_else(|err| panic!("{err}: {o}{e}"));
+    assert_eq!(v["dry_run"], true, "{v}");
+    assert_eq!(v["refused"][0]["connector"], src.as_str(), "{v}");
+    assert_eq!(v["plan"]["writes"][0]["to"]["position"], rewound, "{v}");
+    // A reset of it says the way there: the service's tools and a file with `offsets: []`.
+    let (code, o, e) = msk.kco(&["reset", &src, "--dry-run"]).parts();
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(
+        o.contains(&format!("{{\"position\":{len}}} -> (deleted)"))
+            && o.contains("`offsets: []`")
+            && !o.contains("--orphaned"),
+        "{o}"
+    );
+    assert_eq!(a.state(&src), "RUNNING");
+    let at = |n: &str| crate::harness::source_position(&a.offsets(n), &input);
+    assert_eq!(at(&src), Some(len as i64), "nothing written");
+
+    // Deleted, as MSK's console would; `reset NAME` then points at what deletes what the name
+    // left: from the topics, a file with `offsets: []`; through the REST API, `reset --orphaned`.
+    drop(created);
+    a.wait_gone(&src);
+    let (code, o, e) = msk.kco(&["reset", &src, "--yes"]).parts();
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(
+        e.contains("did not match any connector")
+            && e.contains(&format!("a file of `{src}` with `offsets: []`")),
+        "{e}"
+    );
+    let rest = TestEnv::new().args(&["--cluster", "a"]);
+    rest.config(format!(
+        "clusters:\n  a:\n    urls: [{}]\n    kafka: {{bootstrap: \"{}\"}}\n    connectTopics: {{offsets: kco-a-offsets}}\n",
+        tb.a_urls.join(", "),
+        tb.kafka()
+    ));
+    let (code, o, e) = rest.kco(&["reset", &src, "--yes"]).parts();
+    assert_eq!(code, 1, "{o}{e}");
+    assert!(
+        e.contains(&format!("`kco reset --orphaned {src} --cluster a`")),
+        "{e}"
+    );
+
+    // Applied through Kafka to the pinned topic, then created again under the same name.
+    let (code, o, e) = msk.kco(&["apply", path, "--yes"]).parts();
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(
+        o.contains(&format!("{src}  (no connector of that name"))
+            && o.contains("written in topic `kco-a-offsets`"),
+        "{o}"
+    );
+    assert!(
+        !e.contains("AWS MSK Connect created"),
+        "a pinned topic: {e}"
+    );
+    let _again = a.create(&src, config);
+    a.wait_running(&src);
+    a.wait_read(&src, &input);
+    // Exactly the rewound lines again, counted by content.
+    let got = reader.wait_lines_settled(9 + 5);
+    for (i, line) in lines.iter().enumerate() {
+        let want = if i < 4 { 1 } else { 2 };
+        let n = got.iter().filter(|l| *l == line).count();
+        assert_eq!(n, want, "{line}: {got:?}");
+    }
+    assert_eq!(got.len(), 14, "{got:?}");
 }

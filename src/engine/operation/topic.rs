@@ -10,7 +10,7 @@ use crate::engine::apply::{backup, BackupReport};
 use crate::engine::orphaned::{
     self, GroupWrite, OffsetsTopic, Purpose, TopicPlan, TopicWrite, Written,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, ResetRoute, Result};
 use crate::model::ConnectorState;
 
 /// What [`Operation::run_topic`] did.
@@ -85,6 +85,7 @@ impl Operation {
                     cluster: self.cluster.clone(),
                     topic: plan.topic.clone(),
                     names: present.into_iter().map(|(n, _)| n).collect(),
+                    route: ResetRoute::of(&self.client.capabilities()),
                 },
                 Purpose::Apply => Error::NotWritable {
                     cluster: self.cluster.clone(),

@@ -60,6 +60,7 @@ fn input<'a>(live: &'a BTreeMap<String, ConnectorListing>, prune: bool) -> Input
         live,
         prune,
         rest_api: true,
+        plan_refused: false,
     }
 }
 
@@ -153,7 +154,9 @@ fn a_running_or_paused_connector_is_refused_with_nothing_planned() {
     for state in [ConnectorState::Running, ConnectorState::Paused] {
         let live = gone_live(state);
         let wants = [want("gone", vec![src("/a", 12)])];
-        let Err(PlanError::Refused(r)) = plan(&kafka, &input(&live, false), &wants) else {
+        let Err(PlanError::Refused { refusals: r, .. }) =
+            plan(&kafka, &input(&live, false), &wants)
+        else {
             panic!("{state} was not refused");
         };
         assert_eq!(r.len(), 1);
@@ -180,7 +183,8 @@ fn a_running_connector_whose_task_failed_is_refused_naming_the_task() {
         trace: Some("org.x.ConnectException: no file\n\tat a.b(C.java:1)".into()),
     }];
     let wants = [want("gone", vec![src("/a", 12)])];
-    let Err(PlanError::Refused(r)) = plan(&kafka, &input(&live, false), &wants) else {
+    let Err(PlanError::Refused { refusals: r, .. }) = plan(&kafka, &input(&live, false), &wants)
+    else {
         panic!("a running connector was not refused");
     };
     assert!(
@@ -211,7 +215,7 @@ fn without_a_rest_api_the_refusal_advises_the_services_own_tools() {
             rest_api,
             ..input(&live, false)
         };
-        let Err(PlanError::Refused(r)) = plan(&kafka, &input, &wants) else {
+        let Err(PlanError::Refused { refusals: r, .. }) = plan(&kafka, &input, &wants) else {
             panic!("a running connector was not refused");
         };
         assert!(r[0].message.contains(says), "{}", r[0].message);
@@ -293,7 +297,8 @@ fn a_sink_whose_group_has_members_is_refused() {
         MemoryKafka::new(vec![], false).with_group("connect-orders", "consumer", 2, &[("t", 0, 9)]);
     let live = BTreeMap::new();
     let wants = [sink_file("orders", &[("t", 0, 4)])];
-    let Err(PlanError::Refused(r)) = plan(&kafka, &input(&live, false), &wants) else {
+    let Err(PlanError::Refused { refusals: r, .. }) = plan(&kafka, &input(&live, false), &wants)
+    else {
         panic!("not refused");
     };
     assert!(r[0].message.contains("has 2 members"), "{}", r[0].message);
@@ -316,7 +321,8 @@ fn a_sink_file_whose_offsets_are_not_a_sinks_is_refused() {
         change: None,
     }];
     let live = BTreeMap::new();
-    let Err(PlanError::Refused(r)) = plan(&kafka, &input(&live, false), &wants) else {
+    let Err(PlanError::Refused { refusals: r, .. }) = plan(&kafka, &input(&live, false), &wants)
+    else {
         panic!("not refused");
     };
     assert!(
@@ -382,7 +388,8 @@ fn a_source_with_an_offsets_topic_of_its_own_is_refused() {
         .insert("offsets.storage.topic".into(), "gone-offsets".into());
     let live = BTreeMap::from([("gone".to_string(), l)]);
     let wants = [want("gone", vec![src("/a", 12)])];
-    let Err(PlanError::Refused(r)) = plan(&kafka, &input(&live, false), &wants) else {
+    let Err(PlanError::Refused { refusals: r, .. }) = plan(&kafka, &input(&live, false), &wants)
+    else {
         panic!("not refused");
     };
     assert!(
@@ -396,4 +403,132 @@ fn a_source_with_an_offsets_topic_of_its_own_is_refused() {
         .insert("offsets.storage.topic".into(), TOPIC.into());
     let live = BTreeMap::from([("gone".to_string(), l)]);
     assert!(plan(&kafka, &input(&live, false), &wants).is_ok());
+}
+
+/// A dry run plans a running source all the same, as it would be written once deleted (what
+/// its name left and the file lacks deleted), beside why it is refused now.
+#[test]
+fn a_dry_run_plans_a_refused_connector_as_once_deleted_with_why() {
+    let kafka = leftovers();
+    let live = gone_live(ConnectorState::Running);
+    let wants = [want("gone", vec![src("/a", 12)])];
+    let input = Input {
+        plan_refused: true,
+        ..input(&live, false)
+    };
+    let Err(PlanError::Refused {
+        refusals,
+        plan: Some(plan),
+    }) = plan(&kafka, &input, &wants)
+    else {
+        panic!("a running connector was not refused with its plan");
+    };
+    assert_eq!(refusals.len(), 1);
+    assert!(refusals[0].message.contains("is RUNNING"), "{refusals:?}");
+    assert_eq!(plan.names, ["gone"]);
+    let got: Vec<(String, Option<Value>)> = plan
+        .writes
+        .iter()
+        .map(|w| (w.source_partition["filename"].to_string(), w.to.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("\"/a\"".to_string(), Some(json!({"position": 12}))),
+            ("\"/b\"".to_string(), None),
+        ]
+    );
+    // Without a dry run, nothing is read or planned.
+    let Err(PlanError::Refused { plan: None, .. }) =
+        super::plan(&kafka, &self::input(&live, false), &wants)
+    else {
+        panic!("refused without a plan");
+    };
+}
+
+/// A running sink of a dry run: refused once (its state; it is its group's member), its group
+/// writes planned all the same.
+#[test]
+fn a_dry_run_plans_a_running_sinks_group_refused_once() {
+    let kafka =
+        MemoryKafka::new(vec![], false).with_group("connect-orders", "consumer", 1, &[("t", 0, 9)]);
+    let live = BTreeMap::from([(
+        "orders".to_string(),
+        listing("orders", ConnectorType::Sink, ConnectorState::Running),
+    )]);
+    let wants = [sink_file("orders", &[("t", 0, 4)])];
+    let input = Input {
+        plan_refused: true,
+        ..input(&live, false)
+    };
+    let Err(PlanError::Refused {
+        refusals,
+        plan: Some(plan),
+    }) = plan(&kafka, &input, &wants)
+    else {
+        panic!("not refused with its plan");
+    };
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert!(refusals[0].message.contains("is RUNNING"), "{refusals:?}");
+    let got: Vec<(Option<i64>, Option<i64>)> =
+        plan.group_writes.iter().map(|w| (w.from, w.to)).collect();
+    assert_eq!(got, [(Some(9), Some(4))]);
+}
+
+/// The refusal of a reset of a running connector says the sequence that resets it on that
+/// kind of cluster: `reset --orphaned` once deleted where kco sees the connectors through a
+/// REST API, a file with `offsets: []` where it reads the cluster from its topics.
+#[test]
+fn a_reset_of_a_running_connector_says_the_sequence_of_its_cluster_kind() {
+    let kafka = leftovers();
+    let live = gone_live(ConnectorState::Running);
+    let wants = [Want::Reset {
+        name: "gone".into(),
+    }];
+    for (rest_api, says, not) in [
+        (
+            true,
+            "then `kco reset --orphaned gone --cluster l` deletes them",
+            "offsets: []",
+        ),
+        (
+            false,
+            "then `kco apply --cluster l` a file of `gone` with `offsets: []`",
+            "--orphaned",
+        ),
+    ] {
+        let input = Input {
+            rest_api,
+            ..input(&live, false)
+        };
+        let Err(PlanError::Refused { refusals: r, .. }) = plan(&kafka, &input, &wants) else {
+            panic!("a running connector was not refused");
+        };
+        assert!(r[0].message.contains(says), "{}", r[0].message);
+        assert!(!r[0].message.contains(not), "{}", r[0].message);
+        assert!(!r[0].message.contains(", apply,"), "{}", r[0].message);
+    }
+}
+
+/// MSK Connect's own per-connector offsets topics (named with the connector id, either
+/// spelling its guide shows) are warned of; a pinned topic of any other name is not.
+#[test]
+fn msk_connects_per_connector_offsets_topics_are_warned_of() {
+    for topic in [
+        "__amazon_msk_connect_offsets_orders-cdc_0a1b2c3d-4e5f-6789-abcd-ef0123456789-2",
+        "__msk_connect_offsets_orders-cdc_0a1b2c3d-4e5f-6789-abcd-ef0123456789-2",
+    ] {
+        let w = per_connector_topic("orders-cdc", topic).expect(topic);
+        assert!(
+            w.contains(topic) && w.contains("new id") && w.contains("`offset.storage.topic`"),
+            "{w}"
+        );
+    }
+    for topic in [
+        "orders-offsets",
+        "connect-offsets",
+        "__amazon_msk_connect_status_x_1",
+    ] {
+        assert_eq!(per_connector_topic("c", topic), None, "{topic}");
+    }
 }

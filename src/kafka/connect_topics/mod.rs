@@ -189,7 +189,7 @@ impl ConnectTopics {
 
     /// A read of `topic` failed: the error of the call `req` stood for.
     fn failed(&self, req: &Request, topic: &str, e: KafkaError) -> ClientError {
-        ClientError::kafka(req, &self.place(Some(topic)), e.to_string())
+        ClientError::kafka(req, &self.place(Some(topic)), e.detail())
     }
 
     /// `topic`, read as `role`'s, unless it holds something else ([`Tally::check`]): then
@@ -306,7 +306,7 @@ impl Service for ConnectTopics {
         let meta = self
             .source
             .describe()
-            .map_err(|e| ClientError::kafka(&req, &self.place(None), e.to_string()))?;
+            .map_err(|e| ClientError::kafka(&req, &self.place(None), e.detail()))?;
         let info = self.info_of(meta);
         *lock(&self.read.info) = Some(info.clone());
         Ok(info)
