@@ -152,7 +152,7 @@ pub enum Error {
         /// How many more exist than `closest` names.
         more: usize,
         /// The name a plain name was most likely a typo of.
-        guess: Option<String>,
+        guess: Option<Box<str>>,
         /// Names no connector has that left offsets, and what deletes them (`kco reset NAME`
         /// of a deleted connector): the hint, in place of the names that exist.
         left: Option<String>,

@@ -156,7 +156,7 @@ pub fn no_match(patterns: Vec<String>, existing: &[&str], place: &str) -> Error 
         .iter()
         .filter(|p| !is_glob(p))
         .find_map(|p| crate::text::closest(&all, p))
-        .map(str::to_string);
+        .map(Box::from);
     Error::NoMatch {
         more: names.len() - closest.len(),
         patterns,
