@@ -224,9 +224,14 @@ mod tests {
         let e = resolve(&live, &["order-sink".into()], "on cluster `a`").unwrap_err();
         let hint = e.hint().unwrap();
         assert!(
-            hint.starts_with("the connectors there include `orders-sink`, "),
+            hint.starts_with(
+                "did you mean `orders-sink`? (the connectors there include `orders-sink`, "
+            ),
             "{hint}"
         );
-        assert!(hint.ends_with("(closest first), and 36 more"), "{hint}");
+        assert!(hint.ends_with("(closest first), and 36 more)"), "{hint}");
+        // A glob is no typo: no guess.
+        let e = resolve(&live, &["order-*".into()], "on cluster `a`").unwrap_err();
+        assert!(!e.hint().unwrap().contains("did you mean"));
     }
 }

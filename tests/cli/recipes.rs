@@ -237,6 +237,35 @@ fn nightly_args() -> Vec<String> {
         at(pod, &["volumes", "0", "configMap", "name"]),
         "kco-nightly-scripts"
     );
+
+    // On a host of one's own: a systemd service and its timer, or a crontab line.
+    let lines = |file: &str| {
+        let text = std::fs::read_to_string(examples().join(file)).unwrap();
+        let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        Value::String(kept.join("\n"))
+    };
+    let service = lines("host/kco-nightly.service");
+    assert_eq!(invocation(&service, "ci/nightly-snapshot.sh"), args);
+    let unit = service.as_str().unwrap();
+    for line in [
+        "Type=oneshot",
+        "WorkingDirectory=/srv/kco-offsets",
+        "ExecStartPre=/usr/bin/git pull --ff-only -q",
+    ] {
+        assert!(unit.lines().any(|l| l == line), "{line}: {unit}");
+    }
+    let timer = lines("host/kco-nightly.timer");
+    let timer = timer.as_str().unwrap();
+    assert!(
+        timer.contains("OnCalendar=*-*-* 02:00:00") && timer.contains("Persistent=true"),
+        "{timer}"
+    );
+    let cron = lines("host/kco.crontab");
+    assert_eq!(invocation(&cron, "ci/nightly-snapshot.sh"), args);
+    assert!(cron
+        .as_str()
+        .unwrap()
+        .contains("0 2 * * * cd /srv/kco-offsets && git pull --ff-only -q && flock -n"));
     args
 }
 
