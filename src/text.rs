@@ -94,3 +94,93 @@ mod tests {
         assert_eq!(closest(&names, "dev"), None);
     }
 }
+
+/// The width of `s` on a terminal: its characters, less the escape sequences that color it.
+fn visible_width(s: &str) -> usize {
+    let mut n = 0;
+    let mut escape = false;
+    for c in s.chars() {
+        match (escape, c) {
+            (false, '\x1b') => escape = true,
+            (true, 'm') => escape = false,
+            (true, _) => {}
+            (false, _) => n += 1,
+        }
+    }
+    n
+}
+
+/// `text` with each line wider than `width` folded at its spaces, the rest indented four
+/// more than the line, so that a report reads at the terminal's width; a word wider than
+/// the room is left whole, and so are the lines of a unified diff (`+`, `-`, `@`). Colored
+/// text is measured without its escapes.
+pub fn fold(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        // A unified diff's lines stay as they are: folded, they would no longer be one.
+        if visible_width(line) <= width || line.starts_with(['+', '-', '@']) {
+            out.push_str(line);
+            continue;
+        }
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let hang = indent + 4;
+        let mut current = line[..indent].to_string();
+        let mut used = indent;
+        let mut starts = true;
+        for word in line[indent..].split(' ') {
+            // Two spaces in a row (before a label) stay two.
+            if word.is_empty() {
+                if !starts {
+                    current.push(' ');
+                    used += 1;
+                }
+                continue;
+            }
+            let w = visible_width(word);
+            if !starts && used + 1 + w > width {
+                out.push_str(current.trim_end());
+                out.push('\n');
+                current = " ".repeat(hang);
+                used = hang;
+                starts = true;
+            }
+            if !starts {
+                current.push(' ');
+                used += 1;
+            }
+            current.push_str(word);
+            used += w;
+            starts = false;
+        }
+        out.push_str(&current);
+    }
+    out
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::fold;
+
+    #[test]
+    fn long_lines_fold_at_spaces_under_a_hanging_indent() {
+        let line = "  orders/0: live ahead of file by 100 records: file {\"kafka_offset\":1500} -> live {\"kafka_offset\":1600}  [ADVANCED]";
+        let folded = fold(line, 60);
+        for l in folded.lines() {
+            assert!(l.chars().count() <= 60, "{l:?}");
+        }
+        assert!(
+            folded.lines().skip(1).all(|l| l.starts_with("      ")),
+            "{folded}"
+        );
+        let joined: Vec<&str> = folded.split_whitespace().collect();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(joined, words, "the same words, in order");
+        assert_eq!(fold("short\n  also short", 60), "short\n  also short");
+        // Escapes do not count.
+        let red = "\x1b[31mREPROCESSING\x1b[0m";
+        assert_eq!(fold(&format!("  a b {red}"), 20), format!("  a b {red}"));
+    }
+}

@@ -337,7 +337,9 @@ fn render(report: &DiffReport, structured: Structured, ctx: &Context, shown: dif
         OutputFormat::Json | OutputFormat::Yaml if structured == Structured::Together => {}
         OutputFormat::Json | OutputFormat::Yaml => p.structured(report),
         OutputFormat::Markdown => p.out(&diff_render::markdown(report, shown)),
-        OutputFormat::Text => diff_render::text_chunks(report, p, shown, &mut |chunk| p.out(chunk)),
+        OutputFormat::Text => {
+            diff_render::text_chunks(report, p, shown, &mut |chunk| p.out(&p.fold(chunk)))
+        }
         // The run's metrics take the report's place (cli/metrics.rs).
         OutputFormat::Openmetrics => {}
     }

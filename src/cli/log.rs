@@ -114,7 +114,8 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
     }
     let p = &ctx.printer;
     match p.format {
-        OutputFormat::Text | OutputFormat::Markdown => p.out(&text(&report, p)),
+        OutputFormat::Text => p.out(&p.fold(&text(&report, p))),
+        OutputFormat::Markdown => p.out(&text(&report, p)),
         // The run's metrics take the report's place (cli/metrics.rs).
         OutputFormat::Openmetrics => {}
         _ => p.structured(&report),

@@ -24,6 +24,9 @@ pub struct Printer {
     pub err_color: bool,
     pub quiet: bool,
     pub verbose: bool,
+    /// The width long lines of a report fold at ([`Printer::fold`]): the terminal's, when
+    /// stdout is one, else `COLUMNS`; none (one line per item, for grep and CI logs) else.
+    pub width: Option<usize>,
 }
 
 /// Kinds of colored text.
@@ -88,14 +91,36 @@ pub fn write_or_stop(out: &mut dyn Write, closed: &AtomicBool, text: &str) -> st
     }
 }
 
+/// Narrower than this, folding helps nobody: lines are left as they are.
+const MIN_FOLD_WIDTH: usize = 40;
+
 impl Printer {
     pub fn new(g: &GlobalArgs) -> Self {
-        Self::for_streams(
-            g,
-            &ColorEnv::from_process(),
-            std::io::stdout().is_terminal(),
-            std::io::stderr().is_terminal(),
-        )
+        let stdout_tty = std::io::stdout().is_terminal();
+        let terminal = stdout_tty
+            .then(|| terminal_size::terminal_size_of(std::io::stdout()))
+            .flatten()
+            .map(|(w, _)| usize::from(w.0));
+        let columns = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok());
+        Printer {
+            width: terminal.or(columns).filter(|w| *w >= MIN_FOLD_WIDTH),
+            ..Self::for_streams(
+                g,
+                &ColorEnv::from_process(),
+                stdout_tty,
+                std::io::stderr().is_terminal(),
+            )
+        }
+    }
+
+    /// `text` with each line longer than [`Printer::width`] folded there (none: as it is).
+    pub fn fold(&self, text: &str) -> String {
+        match self.width {
+            Some(w) => crate::text::fold(text, w),
+            None => text.to_string(),
+        }
     }
 
     /// A printer for streams that are (or are not) terminals, in a given environment.
@@ -106,6 +131,7 @@ impl Printer {
             err_color: use_color(g.color, env, stderr_tty),
             quiet: g.quiet,
             verbose: g.verbose,
+            width: None,
         }
     }
 

@@ -97,3 +97,38 @@ fn type_and_class_changed() {
         env.text_on(&fake, &["diff", "audit", "billing"])
     );
 }
+
+/// Where the width is known (a terminal's, or `COLUMNS`), each long line of the diff folds
+/// there, the rest indented under it: every line fits in 80 columns and says the same words;
+/// piped without it, each partition stays on one line (for grep and CI logs).
+#[test]
+fn at_80_columns_every_line_fits_and_says_the_same() {
+    let (env, fake) = snapshotted();
+    drift(&fake);
+    let wide = env.on(&fake, &["diff"]);
+    assert!(
+        wide.stdout.lines().any(|l| l.chars().count() > 80),
+        "the fixture has long lines: {}",
+        wide.stdout
+    );
+    let narrow = env
+        .cmd()
+        .env("COLUMNS", "80")
+        .args(["--url", &fake.url(), "--cluster", "a", "diff"])
+        .run();
+    assert_eq!(narrow.code, wide.code);
+    for line in narrow.stdout.lines() {
+        let diff_line = line.starts_with(['+', '-', '@']);
+        assert!(line.chars().count() <= 80 || diff_line, "{line:?}");
+    }
+    let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(words(&narrow.stdout), words(&wide.stdout));
+    assert!(
+        narrow
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("      {") && l.ends_with("]")),
+        "a folded partition line hangs under its start: {}",
+        narrow.stdout
+    );
+}

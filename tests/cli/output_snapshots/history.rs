@@ -51,3 +51,20 @@ fn apply_from_history_as_text() {
     );
     fake.assert_no_mutations();
 }
+
+/// `log` folds at a known width (`COLUMNS`) as `diff` does: every line within it, the same
+/// words.
+#[test]
+fn log_at_60_columns_fits_and_says_the_same() {
+    let (r, _) = history();
+    let wide = r.kco(&["log"]);
+    assert!(wide.stdout.lines().any(|l| l.chars().count() > 60));
+    let narrow = r.cmd().env("COLUMNS", "60").args(["log"]).run();
+    assert!(
+        narrow.stdout.lines().all(|l| l.chars().count() <= 60),
+        "{}",
+        narrow.stdout
+    );
+    let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(words(&narrow.stdout), words(&wide.stdout));
+}
