@@ -144,7 +144,7 @@ pub fn run(_args: Args, ctx: &Context) -> Result<u8> {
         cluster: None,
         list: Vec::new(),
     };
-    git_checks(ctx, &mut rest, cluster_names.first().map(String::as_str));
+    git_checks(ctx, &mut rest);
     snapshots_check(ctx, &mut rest, &cluster_names);
     let checks: Vec<Check> = clusters
         .into_iter()
@@ -368,7 +368,7 @@ fn kafka_check(ctx: &Context, c: &mut Checks, target: &ClusterTarget, info: &Ser
 }
 
 /// The git repository and its identity, and the remote the locks are shared through.
-fn git_checks(ctx: &Context, c: &mut Checks, cluster: Option<&str>) {
+fn git_checks(ctx: &Context, c: &mut Checks) {
     let snapshots = ctx.snapshots_dir();
     let in_repo = crate::engine::revision::in_repository(&ctx.cwd);
     match crate::engine::history::record::Committer::open(&snapshots) {
@@ -395,7 +395,8 @@ fn git_checks(ctx: &Context, c: &mut Checks, cluster: Option<&str>) {
     }
     let state = ctx.state_dir();
     let started = Instant::now();
-    match state.lock_store(cluster.unwrap_or("*")) {
+    // `*`: the locks of every cluster, as `kco lock status` reads them.
+    match state.lock_store("*") {
         Ok(Store::Remote(remote)) => match remote_lock::list(&remote) {
             Ok(held) => c.ok(
                 "lock",

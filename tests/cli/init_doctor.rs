@@ -9,7 +9,7 @@ use crate::global_flags::{not_connect, NotConnect};
 use crate::support::data::SINK;
 use crate::support::env::TestEnv;
 use crate::support::fakes::sink_s;
-use crate::support::git::IDENTITY;
+use crate::support::git::{git, IDENTITY};
 
 /// A file of the test's directory.
 fn read(env: &TestEnv, file: &str) -> String {
@@ -378,6 +378,40 @@ fn doctor_says_what_an_old_worker_needs_in_kco_yaml() {
     assert!(
         r.stdout
             .contains("fix: give cluster `a` `kafka:` and `connectTopics: {offsets: <the workers' offset.storage.topic>}` in kco.yaml"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// The git remote the locks are shared through: said to answer, or failing with the fix
+/// the lock's own error gives.
+#[test]
+fn doctor_checks_the_git_remote_the_locks_are_shared_through() {
+    let fake = sink_s(State::Running).start();
+    let env = project(&fake);
+    let remote = tempfile::tempdir().unwrap();
+    git(remote.path(), &["init", "--quiet", "--bare", "r.git"]);
+    let url = remote.path().join("r.git").display().to_string();
+    git(env.path(), &["remote", "add", "origin", &url]);
+    let out = env.kco(&["doctor"]).success("doctor");
+    assert!(
+        out.contains(
+            "  ok    lock      shared through git remote `origin`, which answers (0 locks held) ("
+        ),
+        "{out}"
+    );
+    let gone = remote.path().join("gone.git").display().to_string();
+    git(env.path(), &["remote", "set-url", "origin", &gone]);
+    let r = env.kco(&["doctor"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    assert!(
+        r.stdout
+            .contains("  FAIL  lock      cannot read the cluster locks on git remote `origin`: "),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("fix: kco shares the lock through the git remote the runners push to: check that `git push origin` works here"),
         "{}",
         r.stdout
     );
