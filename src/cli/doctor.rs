@@ -501,10 +501,60 @@ fn render(ctx: &Context, r: &Report) -> String {
             (true, Some(ms)) => format!(" ({ms} ms)"),
             _ => String::new(),
         };
-        out.push_str(&format!("  {mark}  {:<9} {}{took}\n", c.check, c.message));
+        let head = format!("  {mark}  {:<9} ", c.check);
+        out.push_str(&head);
+        out.push_str(&wrap(&format!("{}{took}", c.message), INDENT));
         if let Some(fix) = &c.fix {
-            out.push_str(&format!("        {:<9} fix: {fix}\n", ""));
+            out.push_str(&" ".repeat(INDENT));
+            out.push_str(&wrap(&format!("fix: {fix}"), INDENT));
         }
     }
     out
+}
+
+/// Where a check's message starts, after `  ok    reachable `.
+const INDENT: usize = 18;
+/// The width the text lines keep to (a word longer than the room left stands alone).
+const WIDTH: usize = 80;
+
+/// `text` from column `indent` on, in lines of at most [`WIDTH`] columns, each line after the
+/// first indented as far; ends with a newline.
+fn wrap(text: &str, indent: usize) -> String {
+    let room = WIDTH - indent;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > room {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    let mut out = lines.join(&format!("\n{}", " ".repeat(indent)));
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_wraps_at_80_columns_under_its_start() {
+        let text = "cannot reach Kafka Connect of cluster `b` (tried http://127.0.0.1:1): GET http://127.0.0.1:1/: cannot connect";
+        let out = format!("  FAIL  reachable {}", wrap(text, INDENT));
+        assert_eq!(
+            out,
+            "  FAIL  reachable cannot reach Kafka Connect of cluster `b` (tried\n                  http://127.0.0.1:1): GET http://127.0.0.1:1/: cannot connect\n"
+        );
+        assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
+        let long = "x".repeat(100);
+        assert_eq!(
+            wrap(&format!("a {long} b"), INDENT),
+            format!("a\n{0}{long}\n{0}b\n", " ".repeat(INDENT))
+        );
+    }
 }

@@ -364,23 +364,21 @@ fn render(r: &InitReport, ctx: &Context, dir: &Path, info: &crate::client::Serve
     ));
     if let Some(var) = &r.password_env {
         out.push_str(&format!(
-            "The URL's password is not written: kco.yaml reads it from {var}; set it where kco runs\n"
+            "kco.yaml reads the URL's password from {var}: set it where kco runs\n"
         ));
     }
     let shown_dir = shown_dir(ctx.display_path(dir));
     out.push_str(&match r.git {
         "initialized" => format!("Initialized a git repository in {shown_dir}\n"),
         "existing" => format!("{shown_dir} is in a git repository already\n"),
-        _ => format!(
-            "{shown_dir} is not in a git repository: `git init` keeps the snapshots' history\n"
-        ),
+        _ => format!("{shown_dir} is not in a git repository: `git init` keeps the history\n"),
     });
     out.push_str(&format!(
-        "Wrote {}: the JSON Schema that the first line of every snapshot file points editors at (kco keeps it current; commit it with the files)\n",
+        "Wrote {}: the snapshot files' JSON Schema\n  (their first line points editors at it; kco keeps it current; commit it)\n",
         r.schema
     ));
     if r.git != "none" && !r.git_identity {
-        out.push_str("git has no identity here: `snapshot --commit` needs one (`git config user.name \"Your Name\"` and `git config user.email you@example.com`)\n");
+        out.push_str("git has no identity here, which `kco snapshot --commit` needs:\n  git config user.name \"Your Name\" && git config user.email you@example.com\n");
     }
     out
 }
@@ -397,11 +395,11 @@ fn shown_dir(shown: String) -> String {
 fn next_steps(r: &InitReport, snapshotted: bool) -> String {
     let first = match snapshotted {
         true => String::new(),
-        false => "`kco snapshot` takes the first snapshot; ".into(),
+        false => "\n  kco snapshot      takes the first snapshot".into(),
     };
     format!(
-        "Next: `kco doctor` checks the setup; {first}`git add {} snapshots && git commit` keeps it",
-        r.config
+        "Next:\n  kco doctor        checks the setup{first}\n  git add {} snapshots && git commit -m \"offsets of {}\"",
+        r.config, r.cluster
     )
 }
 

@@ -10,6 +10,7 @@ use crate::support::data::SINK;
 use crate::support::env::TestEnv;
 use crate::support::fakes::sink_s;
 use crate::support::git::{git, IDENTITY};
+use crate::support::run::unwrapped;
 
 /// A file of the test's directory.
 fn read(env: &TestEnv, file: &str) -> String {
@@ -183,7 +184,7 @@ fn doctor_says_ok_for_each_check_of_a_fresh_project() {
     let fake = sink_s(State::Running).start();
     let env = project(&fake);
     let r = env.kco(&["doctor"]);
-    let out = r.success("doctor");
+    let out = unwrapped(&r.success("doctor"));
     for line in [
         "Cluster `a`\n",
         "  ok    reachable ",
@@ -254,23 +255,20 @@ fn doctor_names_a_cluster_down_with_its_fix_and_exits_1() {
         fake.url()
     ));
     let r = env.kco(&["doctor"]);
+    let out = unwrapped(&r.stdout);
     assert_eq!(r.code, 1, "{}", r.all());
-    assert!(r.stdout.contains("  ok    auth "), "{}", r.stdout);
+    assert!(out.contains("  ok    auth "), "{out}");
     let failed = format!(
         "Cluster `b`\n  FAIL  reachable cannot reach Kafka Connect of cluster `b` (tried http://{down}): "
     );
-    assert!(r.stdout.contains(&failed), "{}", r.stdout);
+    assert!(out.contains(&failed), "{out}");
     assert!(
-        r.stdout
-            .contains("fix: is the worker running and the URL right?"),
-        "{}",
-        r.stdout
+        out.contains("fix: is the worker running and the URL right?"),
+        "{out}"
     );
     assert!(
-        r.stdout
-            .contains("  FAIL  git       this directory is not in a git repository"),
-        "{}",
-        r.stdout
+        out.contains("  FAIL  git       this directory is not in a git repository"),
+        "{out}"
     );
     assert!(r.stderr.contains("2 of 9 checks failed"), "{}", r.stderr);
     let r = env.kco(&["doctor", "-o", "json"]);
@@ -317,35 +315,31 @@ fn doctor_says_credentials_refused_without_printing_them() {
         assert!(r.all().contains("refused the credentials"), "{}", r.all());
     }
     let r = env.kco(&["doctor"]);
+    let out = unwrapped(&r.stdout);
     assert!(
-        r.stdout
-            .contains("  FAIL  auth      cluster `a`: listing the connectors failed"),
-        "{}",
-        r.stdout
+        out.contains("  FAIL  auth      cluster `a`: listing the connectors failed"),
+        "{out}"
     );
     assert!(
-        r.stdout.contains(
+        out.contains(
             "fix: the worker refused the credentials: check the cluster's `auth` in kco.yaml"
         ),
-        "{}",
-        r.stdout
+        "{out}"
     );
     // Refused at the first contact already: the worker is reachable, the credentials are not
     // accepted.
     fake.clear_faults();
     fake.fault(Fault::on("GET", "*").respond(401, "Unauthorized").always());
     let r = env.kco(&["doctor"]);
+    let out = unwrapped(&r.stdout);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
-        r.stdout.contains("  ok    reachable the worker answered ("),
-        "{}",
-        r.stdout
+        out.contains("  ok    reachable the worker answered ("),
+        "{out}"
     );
     assert!(
-        r.stdout
-            .contains("  FAIL  auth      Kafka Connect refused the credentials"),
-        "{}",
-        r.stdout
+        out.contains("  FAIL  auth      Kafka Connect refused the credentials"),
+        "{out}"
     );
     assert!(!r.all().contains("hunter2"), "{}", r.all());
 }
@@ -367,20 +361,17 @@ fn doctor_says_what_an_old_worker_needs_in_kco_yaml() {
         r.stderr
     );
     let r = env.kco(&["doctor", "--cluster", "a"]);
+    let out = unwrapped(&r.stdout);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
-        r.stdout.contains("  FAIL  offsets   ")
-            && r.stdout
-                .contains("reading offsets needs Kafka Connect 3.5.0 or newer"),
-        "{}",
-        r.stdout
+        out.contains("  FAIL  offsets   ")
+            && out.contains("reading offsets needs Kafka Connect 3.5.0 or newer"),
+        "{out}"
     );
     assert!(
-        r.stdout
+        out
             .contains("fix: give cluster `a` `kafka:` and `connectTopics: {offsets: <the workers' offset.storage.topic>}` in kco.yaml"),
-        "{}",
-        r.stdout
-    );
+        "{out}");
 }
 
 /// The git remote the locks are shared through: said to answer, or failing with the fix
@@ -393,7 +384,7 @@ fn doctor_checks_the_git_remote_the_locks_are_shared_through() {
     git(remote.path(), &["init", "--quiet", "--bare", "r.git"]);
     let url = remote.path().join("r.git").display().to_string();
     git(env.path(), &["remote", "add", "origin", &url]);
-    let out = env.kco(&["doctor"]).success("doctor");
+    let out = unwrapped(&env.kco(&["doctor"]).success("doctor"));
     assert!(
         out.contains(
             "  ok    lock      shared through git remote `origin`, which answers (0 locks held) ("
@@ -403,16 +394,13 @@ fn doctor_checks_the_git_remote_the_locks_are_shared_through() {
     let gone = remote.path().join("gone.git").display().to_string();
     git(env.path(), &["remote", "set-url", "origin", &gone]);
     let r = env.kco(&["doctor"]);
+    let out = unwrapped(&r.stdout);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
-        r.stdout
-            .contains("  FAIL  lock      cannot read the cluster locks on git remote `origin`: "),
-        "{}",
-        r.stdout
+        out.contains("  FAIL  lock      cannot read the cluster locks on git remote `origin`: "),
+        "{out}"
     );
     assert!(
-        r.stdout.contains("fix: kco shares the lock through the git remote the runners push to: check that `git push origin` works here"),
-        "{}",
-        r.stdout
-    );
+        out.contains("fix: kco shares the lock through the git remote the runners push to: check that `git push origin` works here"),
+        "{out}");
 }

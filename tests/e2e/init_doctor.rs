@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::harness::testbed;
 use crate::support::env::TestEnv;
 use crate::support::git::IDENTITY;
+use crate::support::run::unwrapped;
 
 const KAFKA_PORT_HINT: &str =
     "what listens there does not speak HTTP: this looks like a Kafka broker port";
@@ -39,7 +40,7 @@ fn init_and_doctor_on_cluster_a_and_on_the_kafka_port() {
         "{config}"
     );
     let r = env.kco(&["doctor"]);
-    let out = r.success("doctor");
+    let out = unwrapped(&r.success("doctor"));
     for line in [
         format!("  ok    version   Kafka Connect {version}\n"),
         "  ok    offsets   Connect's offsets REST API (read and alter)\n".to_string(),
@@ -64,17 +65,13 @@ fn init_and_doctor_on_cluster_a_and_on_the_kafka_port() {
     assert!(!wrong.path().join("kco.yaml").exists());
     wrong.config(format!("clusters:\n  a:\n    urls: [{url}]\n"));
     let r = wrong.kco(&["doctor"]);
+    let out = unwrapped(&r.stdout);
     assert_eq!(r.code, 1, "{}", r.all());
     assert!(
-        r.stdout.contains(&format!(
+        out.contains(&format!(
             "  FAIL  reachable no HTTP answer from Kafka Connect of cluster `a` (tried {url}"
         )),
-        "{}",
-        r.stdout
+        "{out}"
     );
-    assert!(
-        r.stdout.contains(&format!("fix: {KAFKA_PORT_HINT}")),
-        "{}",
-        r.stdout
-    );
+    assert!(out.contains(&format!("fix: {KAFKA_PORT_HINT}")), "{out}");
 }
