@@ -39,18 +39,50 @@ fn init_and_doctor_on_cluster_a_and_on_the_kafka_port() {
         config.contains(&format!("      bootstrap: \"{kafka}\"\n")),
         "{config}"
     );
+    // The workers' offsets topic, as kco.yaml names it for reading through Kafka.
+    std::fs::write(
+        env.path().join("kco.yaml"),
+        format!("{config}    connectTopics: {{offsets: kco-a-offsets}}\n"),
+    )
+    .unwrap();
     let r = env.kco(&["doctor"]);
     let out = unwrapped(&r.success("doctor"));
     for line in [
         format!("  ok    version   Kafka Connect {version}\n"),
         "  ok    offsets   Connect's offsets REST API (read and alter)\n".to_string(),
-        format!("  ok    kafka     {kafka} answered ("),
+        format!("  ok    kafka     {kafka} answered; topics `kco-a-offsets` present ("),
     ] {
         assert!(out.contains(&line), "{line:?} in\n{out}");
     }
-    let doc: Value =
-        serde_json::from_str(&env.kco(&["doctor", "-o", "json"]).success("json")).unwrap();
-    assert_eq!(doc["ok"], true, "{doc}");
+    // A topic name mistyped: the check names it and the key.
+    std::fs::write(
+        env.path().join("kco.yaml"),
+        format!("{config}    connectTopics: {{offsets: kco-a-offset}}\n"),
+    )
+    .unwrap();
+    let r = env.kco(&["doctor"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    let out = unwrapped(&r.stdout);
+    assert!(
+        out.contains(&format!(
+            "  FAIL  kafka     {kafka} answers, but has no topic `kco-a-offset` (connectTopics.offsets)\n"
+        )),
+        "{out}"
+    );
+    let r = env.kco(&["doctor", "-o", "json"]);
+    assert_eq!(r.code, 1, "{}", r.all());
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let failed: Vec<&Value> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .collect();
+    assert_eq!(failed.len(), 1, "{doc}");
+    assert_eq!(
+        (&failed[0]["cluster"], &failed[0]["check"]),
+        (&"a".into(), &"kafka".into())
+    );
 
     // The Kafka port as the Connect URL: refused at first contact, nothing written.
     let wrong = TestEnv::new().envs(IDENTITY);
