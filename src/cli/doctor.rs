@@ -375,7 +375,7 @@ fn git_checks(ctx: &Context, c: &mut Checks) {
         Ok(committer) => c.ok(
             "git",
             format!(
-                "{} is a git repository, with an identity to commit with",
+                "{}: a git repository, and an identity to commit with",
                 shown_dir(ctx, committer.toplevel())
             ),
             None,

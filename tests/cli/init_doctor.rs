@@ -193,7 +193,7 @@ fn doctor_says_ok_for_each_check_of_a_fresh_project() {
         "  ok    auth      no credentials configured, none asked for: 1 connector listed",
         "Project\n",
         "  ok    config    kco.yaml: 1 cluster\n",
-        "  ok    git       this directory is a git repository, with an identity to commit with\n",
+        "  ok    git       this directory: a git repository, and an identity to commit with\n",
         "  ok    lock      this machine only: its git repository has no remote\n",
         "  ok    snapshots snapshots: no file of `a` yet (`kco snapshot --cluster a`)\n",
     ] {
