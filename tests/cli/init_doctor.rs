@@ -10,15 +10,12 @@ use crate::support::data::SINK;
 use crate::support::env::TestEnv;
 use crate::support::fakes::sink_s;
 use crate::support::git::{git, IDENTITY};
+use crate::support::json::{failed_checks, parse_json};
 use crate::support::run::unwrapped;
 
 /// A file of the test's directory.
 fn read(env: &TestEnv, file: &str) -> String {
     std::fs::read_to_string(env.path().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
-}
-
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
 /// From an empty directory: kco.yaml for the fake (the cluster named after the host), a git
@@ -46,7 +43,7 @@ fn init_writes_a_config_the_next_command_works_with() {
         "{file}"
     );
     let ls = env.kco(&["ls", "-o", "json"]);
-    let listed = json(&ls.success("ls"));
+    let listed = parse_json(&ls.success("ls"));
     assert_eq!(listed["cluster"], "local");
     assert_eq!(listed["connectors"][0]["name"], "s");
     assert_eq!(listed["connectors"][0]["status"], "in_sync");
@@ -92,7 +89,7 @@ fn init_as_json_is_one_document() {
         "-o",
         "json",
     ]);
-    let doc = json(&r.success("init"));
+    let doc = parse_json(&r.success("init"));
     assert_eq!(doc["config"], "kco.yaml");
     assert_eq!(doc["cluster"], "prod");
     assert_eq!(doc["urls"][0], fake.url().as_str());
@@ -163,7 +160,7 @@ fn init_refuses_a_kafka_port_with_the_first_contact_hint() {
         "{}",
         r.stderr
     );
-    let doc = json(&r.stdout);
+    let doc = parse_json(&r.stdout);
     assert_eq!(doc["error"]["exit_code"], 1);
     let entries: Vec<_> = std::fs::read_dir(env.path()).unwrap().collect();
     assert!(entries.is_empty(), "nothing is written: {entries:?}");
@@ -201,7 +198,7 @@ fn doctor_says_ok_for_each_check_of_a_fresh_project() {
     }
     assert!(!out.contains("FAIL"), "{out}");
     assert!(r.stderr.contains("All 8 checks ok"), "{}", r.stderr);
-    let doc = json(&env.kco(&["doctor", "-o", "json"]).success("doctor -o json"));
+    let doc = parse_json(&env.kco(&["doctor", "-o", "json"]).success("doctor -o json"));
     assert_eq!(doc["ok"], true);
     assert_eq!(doc["config"], "kco.yaml");
     let checks = doc["checks"].as_array().unwrap();
@@ -273,14 +270,9 @@ fn doctor_names_a_cluster_down_with_its_fix_and_exits_1() {
     assert!(r.stderr.contains("2 of 9 checks failed"), "{}", r.stderr);
     let r = env.kco(&["doctor", "-o", "json"]);
     assert_eq!(r.code, 1);
-    let doc = json(&r.stdout);
+    let doc = parse_json(&r.stdout);
     assert_eq!(doc["ok"], false);
-    let failed: Vec<&Value> = doc["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["ok"] == false)
-        .collect();
+    let failed = failed_checks(&doc);
     assert_eq!(failed.len(), 2, "{doc}");
     assert_eq!(failed[0]["cluster"], "b");
     assert_eq!(failed[0]["check"], "reachable");

@@ -3,11 +3,10 @@
 //! URL (the bootstrap server, the likely newcomer's mistake) refused by both, with the hint
 //! that it looks like a Kafka broker's port, nothing written.
 
-use serde_json::Value;
-
 use crate::harness::testbed;
 use crate::support::env::TestEnv;
 use crate::support::git::IDENTITY;
+use crate::support::json::{failed_checks, parse_json};
 use crate::support::run::unwrapped;
 
 const KAFKA_PORT_HINT: &str =
@@ -71,13 +70,8 @@ fn init_and_doctor_on_cluster_a_and_on_the_kafka_port() {
     );
     let r = env.kco(&["doctor", "-o", "json"]);
     assert_eq!(r.code, 1, "{}", r.all());
-    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
-    let failed: Vec<&Value> = doc["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["ok"] == false)
-        .collect();
+    let doc = parse_json(&r.stdout);
+    let failed = failed_checks(&doc);
     assert_eq!(failed.len(), 1, "{doc}");
     assert_eq!(
         (&failed[0]["cluster"], &failed[0]["check"]),
