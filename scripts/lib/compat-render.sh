@@ -23,7 +23,7 @@ feature_of() {
     queued_stop::* | target_cluster::*) echo apply ;;
     reset::*) echo reset ;;
     orphaned::* | wrong_topics::a_source_of_another_cluster_keeping_its_offsets_in_this_topic_is_no_leftover) echo orphaned ;;
-    testbed::* | testbed_sink::* | conformance::*) echo rest ;;
+    testbed::* | testbed_sink::* | conformance::* | init_doctor::*) echo rest ;;
     standalone::*) echo standalone ;;
     kinds::mirror::*) echo mirror ;;
     kinds::debezium::*) echo debezium ;;

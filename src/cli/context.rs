@@ -77,6 +77,19 @@ impl Context {
         })
     }
 
+    /// A context that reads no kco.yaml (`kco init`, which writes one, and must not stop at
+    /// one that is there, broken, or a parent directory's).
+    pub fn without_config(global: &GlobalArgs) -> Result<Self> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::Other(format!("no current directory: {e}")))?;
+        Ok(Context {
+            global: global.clone(),
+            config: Config::default(),
+            cwd,
+            printer: Printer::new(global),
+        })
+    }
+
     /// The cluster named by `--cluster`/`--url`, or the config's default.
     pub fn target(&self) -> Result<ClusterTarget> {
         self.target_named(self.global.cluster.as_deref())

@@ -11,9 +11,11 @@ pub(crate) mod completions;
 mod context;
 mod diff;
 mod diff_render;
+mod doctor;
 mod export;
 mod fmt;
 mod import;
+mod init;
 mod lock;
 mod log;
 mod ls;
@@ -216,6 +218,8 @@ impl From<TypeArg> for crate::model::ConnectorType {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Init(init::Args),
+    Doctor(doctor::Args),
     Snapshot(snapshot::Args),
     Diff(diff::Args),
     Apply(apply::Args),
@@ -262,6 +266,8 @@ pub fn run(cli: Cli) -> ExitCode {
     // the middle of the same merge).
     let command = match cli.command {
         Command::MergeFile(a) => return exit(&printer, merge_file::run(a, &printer)),
+        // `kco init` writes kco.yaml: one already there (broken, or a parent's) is not read.
+        Command::Init(a) => return exit(&printer, init::run(a, &cli.global)),
         command => command,
     };
     let result = Context::new(&cli.global).and_then(|ctx| {
@@ -303,6 +309,8 @@ fn run_command(command: Command, ctx: &Context) -> crate::error::Result<u8> {
         Command::Ls(a) => ls::run(a, ctx),
         Command::MergeFile(a) => merge_file::run(a, &ctx.printer),
         Command::Lock(a) => lock::run(a, ctx),
+        Command::Init(a) => init::run(a, &ctx.global),
+        Command::Doctor(a) => doctor::run(a, ctx),
     }
 }
 

@@ -145,7 +145,7 @@ fn judge(args: Args, ctx: &Context, metrics: Option<&super::metrics::Run>) -> Re
 }
 
 /// Snapshots one cluster (`None`: the one the global flags name).
-fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<SnapshotReport> {
+pub(super) fn capture(args: &Args, ctx: &Context, cluster: Option<&str>) -> Result<SnapshotReport> {
     let target = match cluster {
         Some(name) => ctx.target_named(Some(name))?,
         None => ctx.target()?,

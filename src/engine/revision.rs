@@ -95,6 +95,25 @@ pub fn is_snapshot_path(p: &str) -> bool {
     (p.ends_with(".yaml") || p.ends_with(".yml")) && !hidden
 }
 
+/// Whether `dir` is in a git work tree (one another user owns counts: it is there).
+pub fn in_repository(dir: &Path) -> bool {
+    match Repository::discover(dir) {
+        Ok(_) => true,
+        Err(e) => e.code() == git2::ErrorCode::Owner,
+    }
+}
+
+/// `git init` of `dir`: a new repository, its branch unborn.
+pub fn init_repository(dir: &Path) -> Result<()> {
+    Repository::init(dir).map(drop).map_err(|e| {
+        Error::Other(format!(
+            "cannot create a git repository in {}: {}",
+            dir.display(),
+            e.message()
+        ))
+    })
+}
+
 impl Repo {
     /// Opens the repository holding `path` (which need not exist any more).
     pub fn discover(path: &Path) -> Result<Repo> {

@@ -253,7 +253,7 @@ fn a_worker_that_never_answers_fails_every_command_after_its_timeout_once_per_ur
 /// How a loopback listener that is not a Connect worker treats each connection it accepts,
 /// once it has read what kco sent.
 #[derive(Clone, Copy, Debug)]
-enum NotConnect {
+pub(crate) enum NotConnect {
     /// A Kafka broker given an HTTP request: it reads `GET ` as a request size far above its
     /// limit and closes the connection.
     Closes,
@@ -264,7 +264,9 @@ enum NotConnect {
 }
 
 /// Starts `mode`'s listener; the first line of each request it accepted goes to the list.
-fn not_connect(mode: NotConnect) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+pub(crate) fn not_connect(
+    mode: NotConnect,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();

@@ -25,6 +25,7 @@ mod guarded;
 mod history;
 mod history_apply;
 mod history_delta;
+mod init_doctor;
 mod interchange;
 mod interrupt;
 mod lock;

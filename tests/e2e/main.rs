@@ -17,6 +17,7 @@ mod harness;
 mod history;
 mod history_delta;
 mod image;
+mod init_doctor;
 mod kco_steps;
 mod kinds;
 mod lock;

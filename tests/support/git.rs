@@ -6,6 +6,14 @@
 use std::path::Path;
 use std::process::Command;
 
+/// A git identity, as the environment of a kco run that commits (or checks it can) gives it.
+pub const IDENTITY: &[(&str, &str)] = &[
+    ("GIT_AUTHOR_NAME", "t"),
+    ("GIT_AUTHOR_EMAIL", "t@example.com"),
+    ("GIT_COMMITTER_NAME", "t"),
+    ("GIT_COMMITTER_EMAIL", "t@example.com"),
+];
+
 /// `git <args>` in `dir`, which must succeed; its stdout, trimmed.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     run(dir, None, args)

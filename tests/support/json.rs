@@ -7,6 +7,14 @@ pub fn parse_json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
+/// The checks of a `kco doctor -o json` document that failed, in its order.
+pub fn failed_checks(doc: &Value) -> Vec<&Value> {
+    let checks = doc["checks"]
+        .as_array()
+        .expect("a doctor document has checks");
+    checks.iter().filter(|c| c["ok"] == false).collect()
+}
+
 /// `got` is exactly `expected`; the test fails showing `got` in full.
 pub fn assert_json_eq(got: &Value, expected: &Value) {
     assert_eq!(

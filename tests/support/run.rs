@@ -271,3 +271,23 @@ pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Text whose long lines kco wrapped under a column (`kco doctor`'s, at 18) with each such
+/// line whole again: a line indented that far and not starting a `fix: ` joins the one
+/// before, as it was cut at a space.
+pub fn unwrapped(text: &str) -> String {
+    let indent = " ".repeat(18);
+    let mut out = String::new();
+    for line in text.lines() {
+        match line.strip_prefix(&indent) {
+            Some(rest) if !rest.starts_with("fix: ") && !out.is_empty() => {
+                out.pop();
+                out.push(' ');
+                out.push_str(rest);
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}

@@ -26,6 +26,8 @@ fn every_subcommand_help() {
     snap!("help_import", env.text(&["import", "--help"]));
     snap!("help_export", env.text(&["export", "--help"]));
     snap!("help_ls", env.text(&["ls", "--help"]));
+    snap!("help_init", env.text(&["init", "--help"]));
+    snap!("help_doctor", env.text(&["doctor", "--help"]));
 }
 
 /// Every subcommand's long help ends with an `Examples:` section of 2 to 4 commands.
