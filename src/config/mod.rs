@@ -165,6 +165,14 @@ impl Config {
                         .or(at),
                     false => at,
                 };
+                // serde names the struct a value should have been: say what it is instead.
+                let message = message.replace(
+                    "expected struct RawCluster",
+                    "expected a cluster's keys (`url:` or `urls:`, `auth:`, `kafka:`, ...), indented under its name",
+                );
+                let hint = (message.contains(".urls: invalid type: string")).then(|| {
+                    "`urls` is a list: `urls: [http://connect-1:8083, http://connect-2:8083]`; one URL is `url: http://connect-1:8083`".to_string()
+                });
                 ConfigError {
                     path: path.to_path_buf(),
                     line: at.map(|a| a.0),
@@ -172,7 +180,7 @@ impl Config {
                         Some((_, column)) => format!("column {column}: {message}"),
                         None => message,
                     },
-                    hint: None,
+                    hint,
                 }
             })?
         };

@@ -155,3 +155,20 @@ fn a_cluster_without_urls_takes_no_settings_of_the_rest_api() {
     );
     assert!(e.hint.as_deref().unwrap().contains("`kafka.sasl`"), "{e}");
 }
+
+/// A URL given as `urls:` (a list), and a cluster given as a plain value: the message says
+/// what was expected in kco.yaml's words, with the fix, never an internal type's name.
+#[test]
+fn common_shape_mistakes_are_said_in_kco_yaml_words() {
+    let path = Path::new("kco.yaml");
+    let e = Config::parse(path, "clusters:\n  a:\n    urls: http://c:8083\n").unwrap_err();
+    assert_eq!(e.line, Some(3));
+    let hint = e.hint.as_deref().unwrap();
+    assert!(
+        hint.contains("one URL is `url: http://connect-1:8083`"),
+        "{hint}"
+    );
+    let e = Config::parse(path, "clusters:\n  a: http://c:8083\n").unwrap_err();
+    assert!(!e.message.contains("Raw"), "{e}");
+    assert!(e.message.contains("expected a cluster's keys"), "{e}");
+}

@@ -123,7 +123,7 @@ impl Repo {
                 return not_owned(path, &dir);
             }
             Error::Other(format!(
-                "{} is not in a git repository (kco reads revisions from git): {}",
+                "{} is not in a git repository, which kco reads and commits revisions with: {} (hint: `git init` in the project's directory makes one, or run kco in a clone)",
                 path.display(),
                 e.message()
             ))
