@@ -60,8 +60,9 @@ file:line and the expected shape, unless --allow-unknown-shape names the connect
 Examples:\n  kco apply snapshots/prod --dry-run\n  kco apply snapshots/prod/orders.yaml --as orders-v2 --cluster dr --create\n  kco apply snapshots/prod --at \"2026-11-29 02:00\" --prune --dry-run\n  kco apply snapshots/prod --unapplied --fail-on data-loss,reset --yes"
 )]
 pub struct Args {
-    /// Snapshot files or directories
-    #[arg(required = true)]
+    /// Snapshot files or directories [default with --at, --changed-since, --commit or
+    /// --unapplied: the cluster's directory]
+    #[arg(required_unless_present_any = ["at", "changed_since", "commit", "unapplied"])]
     pub paths: Vec<PathBuf>,
     /// Also remove live partitions that the file lacks (exact restore)
     #[arg(long, conflicts_with_all = ["changed_since", "commit", "unapplied"])]
@@ -126,9 +127,14 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     applying(args, ctx).map_err(|e| ctx.naming_unnamed_cluster(e))
 }
 
-fn applying(args: Args, ctx: &Context) -> Result<u8> {
+fn applying(mut args: Args, ctx: &Context) -> Result<u8> {
     let env = |k: &str| std::env::var(k).ok();
     let target = ctx.target()?;
+    // A revision or a range with no path: the cluster's directory, as `diff` takes it.
+    if args.paths.is_empty() {
+        let dir = crate::engine::store::cluster_dir(&ctx.snapshots_dir(), &target.name);
+        args.paths.push(PathBuf::from(ctx.display_path(&dir)));
+    }
     let check = CheckOptions {
         as_name: args.as_name.clone(),
         create: args.create,

@@ -65,6 +65,13 @@ fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
             "snapshots/a/orders.yaml"
         ]
     );
+    // With no path, the cluster's directory, as `diff --base` takes it: the same plan.
+    let (code, bare, _) = r
+        .on(&fake, &["apply", "--at", "HEAD~3", "--dry-run", "-o", "json"])
+        .parts();
+    assert_eq!(code, 1, "{bare}");
+    assert_eq!(parse_json(&bare)["source"], v["source"]);
+    assert_eq!(parse_json(&bare)["plan"], v["plan"]);
 }
 
 #[test]
