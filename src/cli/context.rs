@@ -95,8 +95,9 @@ impl Context {
         self.target_named(self.global.cluster.as_deref())
     }
 
-    /// A URL (`--url`, KCO_URL) given without its cluster (`--cluster`, KCO_CLUSTER) stands
-    /// for cluster `default`, as `kco snapshot --url` writes it. Where the snapshots
+    /// A URL (`--url`, KCO_URL) given without its cluster (`--cluster`, KCO_CLUSTER), where
+    /// kco.yaml makes none the one used, stands for cluster `default`, as `kco snapshot --url`
+    /// writes it. Where the snapshots
     /// directory `dir`, which a command reads or writes the cluster's files in, holds the
     /// files of other clusters and none of `default`'s (which kco.yaml does not configure
     /// either), that is a worker whose cluster was left unnamed: the command would work on an
@@ -147,10 +148,12 @@ impl Context {
         }
     }
 
-    /// A URL given, no cluster, and no `default` in kco.yaml.
+    /// A URL given, no cluster, none that kco.yaml makes the one used (`defaultCluster`, a
+    /// single cluster), and no `default` in kco.yaml.
     fn url_alone(&self) -> bool {
         self.global.url.is_some()
             && self.global.cluster.is_none()
+            && self.config.implicit_cluster().is_none()
             && !self.config.cluster_names().iter().any(|c| c == URL_ALONE)
     }
 

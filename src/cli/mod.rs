@@ -87,7 +87,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = "KCO_CLUSTER",
           add = clap_complete::ArgValueCompleter::new(completions::cluster_names))]
     pub cluster: Option<String>,
-    /// One or more Connect worker URLs, comma-separated; overrides the config file's URLs
+    /// One or more Connect worker URLs, comma-separated: they replace the URLs of the cluster
+    /// used (--cluster, else kco.yaml's default or only one; none: cluster `default`)
     #[arg(long, global = true, env = "KCO_URL")]
     pub url: Option<String>,
     /// Config file [default: kco.yaml in the current directory or a parent]

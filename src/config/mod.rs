@@ -290,9 +290,18 @@ impl Config {
         self.raw.clusters.keys().cloned().collect()
     }
 
-    /// The cluster to use: `--url` wins (named by `--cluster` or `default`); else `--cluster`,
-    /// else `defaultCluster`, else the only configured cluster, else (no cluster configured)
-    /// the default URL. Several clusters and none chosen is an error: kco does not guess.
+    /// The cluster used when none is named: `defaultCluster`, else the only configured one.
+    pub fn implicit_cluster(&self) -> Option<String> {
+        self.raw
+            .default_cluster
+            .clone()
+            .or_else(|| (self.raw.clusters.len() == 1).then(|| self.cluster_names()[0].clone()))
+    }
+
+    /// The cluster to use: `--cluster`, else `defaultCluster`, else the only configured
+    /// cluster, else (no cluster configured) the default URL; `--url` replaces its URLs (a
+    /// URL with no such cluster is cluster `default`). Several clusters and none chosen is an
+    /// error: kco does not guess.
     pub fn resolve(
         &self,
         cluster: Option<&str>,
@@ -339,7 +348,11 @@ impl Config {
         from: Sources,
     ) -> Result<ClusterTarget, ConfigError> {
         if let Some(url) = url {
-            let name = cluster.unwrap_or("default").to_string();
+            // The URLs of the cluster that would be used without them.
+            let name = cluster
+                .map(str::to_string)
+                .or_else(|| self.implicit_cluster())
+                .unwrap_or_else(|| "default".to_string());
             if self.is_cloud(&name) {
                 let mut e = self.err(
                     "confluentCloud",
@@ -367,8 +380,7 @@ impl Config {
         }
         let name = cluster
             .map(str::to_string)
-            .or_else(|| self.raw.default_cluster.clone())
-            .or_else(|| (self.raw.clusters.len() == 1).then(|| self.cluster_names()[0].clone()));
+            .or_else(|| self.implicit_cluster());
         match name {
             Some(name) => match self.raw.clusters.get(&name) {
                 Some(raw) => {

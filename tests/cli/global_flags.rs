@@ -545,3 +545,40 @@ fn completions_complete_cluster_and_connector_names_of_the_project() {
     assert_eq!(complete("kco reset b"), ["billing"]);
     assert!(complete("kco sna").contains(&"snapshot".to_string()));
 }
+
+/// `--url` replaces the URLs of the cluster that would be used without it: kco.yaml's only
+/// cluster (its name, its lock and its snapshot directory), not a cluster `default` of its
+/// own; with several clusters and no default, a URL alone is cluster `default`.
+#[test]
+fn a_url_alone_overrides_the_urls_of_the_cluster_kco_yaml_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeConnect::builder()
+        .source(
+            "c",
+            SRC,
+            State::Running,
+            json!([{"partition": {"filename": "/f"}, "offset": {"position": 3}}]),
+        )
+        .start();
+    std::fs::write(
+        dir.path().join("kco.yaml"),
+        "clusters:\n  prod:\n    urls: [http://127.0.0.1:9]\n",
+    )
+    .unwrap();
+    let r = Kco::new(dir.path())
+        .args(["--url", &fake.url(), "snapshot"])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(dir.path().join("snapshots/prod/c.yaml").is_file(), "{}", r.all());
+    assert!(!dir.path().join("snapshots/default").exists());
+    std::fs::write(
+        dir.path().join("kco.yaml"),
+        "clusters:\n  prod:\n    urls: [http://127.0.0.1:9]\n  staging:\n    urls: [http://127.0.0.1:9]\n",
+    )
+    .unwrap();
+    let r = Kco::new(dir.path())
+        .args(["--url", &fake.url(), "snapshot", "--dir", "other"])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(dir.path().join("other/default/c.yaml").is_file(), "{}", r.all());
+}
