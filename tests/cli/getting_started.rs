@@ -62,12 +62,29 @@ fn the_getting_started_page_runs_from_an_empty_directory_to_a_nightly_commit() {
     fake.set_offsets("orders-sink", offsets(25));
     let nightly = blocks
         .iter()
-        .find(|b| b.contains("nightly"))
+        .find(|b| b.contains("snapshot --commit"))
         .expect("a nightly block");
+    assert!(
+        nightly.contains("kco diff --fail-on drift,failed"),
+        "the nightly checks drift first, as examples/ci/nightly-snapshot.sh does: {nightly}"
+    );
     run(&format!("cd offsets\n{nightly}"));
     assert_eq!(
         log(&repo),
-        "offsets of prod, nightly\nmerge snapshot files with kco merge-file\noffsets of prod\n"
+        "offsets of prod\nmerge snapshot files with kco merge-file\noffsets of prod\n"
+    );
+    assert_eq!(
+        git(
+            &repo,
+            &[
+                "log",
+                "-1",
+                "--format=%(trailers:key=Kco-Snapshot,valueonly)"
+            ]
+        )
+        .trim(),
+        "prod",
+        "an observation, as the recipe commits it"
     );
     fake.assert_no_mutations();
 }

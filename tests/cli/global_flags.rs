@@ -569,7 +569,11 @@ fn a_url_alone_overrides_the_urls_of_the_cluster_kco_yaml_uses() {
         .args(["--url", &fake.url(), "snapshot"])
         .run();
     assert_eq!(r.code, 0, "{}", r.all());
-    assert!(dir.path().join("snapshots/prod/c.yaml").is_file(), "{}", r.all());
+    assert!(
+        dir.path().join("snapshots/prod/c.yaml").is_file(),
+        "{}",
+        r.all()
+    );
     assert!(!dir.path().join("snapshots/default").exists());
     std::fs::write(
         dir.path().join("kco.yaml"),
@@ -580,5 +584,9 @@ fn a_url_alone_overrides_the_urls_of_the_cluster_kco_yaml_uses() {
         .args(["--url", &fake.url(), "snapshot", "--dir", "other"])
         .run();
     assert_eq!(r.code, 0, "{}", r.all());
-    assert!(dir.path().join("other/default/c.yaml").is_file(), "{}", r.all());
+    assert!(
+        dir.path().join("other/default/c.yaml").is_file(),
+        "{}",
+        r.all()
+    );
 }

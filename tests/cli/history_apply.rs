@@ -67,7 +67,10 @@ fn apply_at_a_time_restores_that_commit_without_touching_the_working_tree() {
     );
     // With no path, the cluster's directory, as `diff --base` takes it: the same plan.
     let (code, bare, _) = r
-        .on(&fake, &["apply", "--at", "HEAD~3", "--dry-run", "-o", "json"])
+        .on(
+            &fake,
+            &["apply", "--at", "HEAD~3", "--dry-run", "-o", "json"],
+        )
         .parts();
     assert_eq!(code, 1, "{bare}");
     assert_eq!(parse_json(&bare)["source"], v["source"]);
