@@ -349,3 +349,23 @@ fn a_file_that_records_a_transient_state_is_created_running_with_a_warning() {
         c.warnings
     );
 }
+
+/// A PATCH the worker answers with an error of its own (5xx): read back, the offsets say
+/// whether anything changed, so the report does not say they may differ when they do not.
+#[test]
+fn a_patch_failing_with_a_worker_error_reads_back_whether_it_changed_anything() {
+    for (applied, sent) in [(false, false), (true, true)] {
+        let fake = cluster(State::Running);
+        let p = plan(&fake, &[want("c", vec![src("f", 3)])], false, false);
+        let fault = Fault::on("PATCH", "/connectors/c/offsets").nth(1);
+        fake.fault(match applied {
+            true => fault.apply_then_respond(500, "boom"),
+            false => fault.respond(500, "boom"),
+        });
+        let r = exec(&fake, &p, false);
+        let c = &r.connectors[0];
+        assert_eq!(c.failed_step, Some(Step::Patch), "{c:?}");
+        assert_eq!(c.offsets_sent, sent, "applied: {applied}: {c:?}");
+        assert_eq!(fake.state("c"), Some(State::Running));
+    }
+}

@@ -376,6 +376,8 @@ impl Tx<'_> {
     /// A request that timed out may have worked: read back before sending it again.
     fn alter(&mut self, step: Step) -> Result<((), String), TxError> {
         let name = self.name().to_string();
+        // The offsets before the request, to tell a refusal that changed nothing.
+        let mut before = None;
         let entries = if step == Step::Reset {
             Vec::new()
         } else {
@@ -385,6 +387,7 @@ impl Tx<'_> {
                 return Ok(((), "live offsets already as wanted: nothing sent".into()));
             }
             self.note_leftovers(&entries);
+            before = Some(live);
             entries
         };
         let attempts = self.opts.alter_attempts.max(1);
@@ -425,9 +428,10 @@ impl Tx<'_> {
                     }
                 }
                 Err(e) if notes.is_empty() => {
-                    // Refused outright (4xx): nothing was changed.
+                    // Refused outright (4xx): nothing was changed. An error of the worker's
+                    // (5xx) may have changed some: read back, the offsets say which.
                     let error = TxError::from(e);
-                    self.report.offsets_sent = !error.refused();
+                    self.report.offsets_sent = !error.refused() && !self.unchanged(&before);
                     return Err(error);
                 }
                 Err(e) => {
@@ -466,6 +470,24 @@ impl Tx<'_> {
                 summarize(&left)
             ));
         }
+    }
+
+    /// Whether the live offsets, read now, are still `before` (partition for partition);
+    /// `false` when they cannot be read, or `before` is not known.
+    fn unchanged(&self, before: &Option<Vec<OffsetEntry>>) -> bool {
+        let Some(before) = before else { return false };
+        let key = |e: &OffsetEntry| {
+            (
+                crate::model::canonical_json(
+                    &serde_json::to_value(&e.partition).unwrap_or_default(),
+                ),
+                crate::model::canonical_json(&serde_json::to_value(&e.offset).unwrap_or_default()),
+            )
+        };
+        let set = |v: &[OffsetEntry]| v.iter().map(key).collect::<std::collections::BTreeSet<_>>();
+        self.client
+            .offsets(self.name())
+            .is_ok_and(|now| set(&now) == set(before))
     }
 
     fn read_offsets(&self) -> Result<Vec<OffsetEntry>, TxError> {
