@@ -645,6 +645,28 @@ fn plan_one(
             }
         }
     }
+    // A sink's file naming a topic the sink does not read (a typo in a hand edit, `ordres`):
+    // its offsets would move nothing the sink reads, and Connect refuses those of a topic
+    // that does not exist.
+    if let (Some(f), None, Some(read)) = (file, &plan.translation, live.config.get("topics")) {
+        if f.file.metadata.connector_type == ConnectorType::Sink {
+            let reads: BTreeSet<&str> = read.split(',').map(str::trim).collect();
+            let unread: BTreeSet<&str> = f
+                .file
+                .offsets
+                .iter()
+                .filter_map(|e| e.partition.get("kafka_topic").and_then(|v| v.as_str()))
+                .filter(|topic| !reads.contains(topic))
+                .collect();
+            if !unread.is_empty() {
+                let names: Vec<String> = unread.iter().map(|t| format!("`{t}`")).collect();
+                plan.warnings.push(format!(
+                    "the file sets offsets of {}, which `{name}` does not read (`topics={read}`): a typo in the file? They move nothing it reads, and Connect refuses offsets of a topic that does not exist",
+                    names.join(", ")
+                ));
+            }
+        }
+    }
     if let (Some(f), Some(t)) = (file, live.connector_type) {
         if f.file.metadata.connector_type != t {
             return error(

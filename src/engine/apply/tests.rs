@@ -749,3 +749,46 @@ fn create_state_starts_a_leftover_of_a_failover_and_only_that() {
     exec(&fake, &p, false);
     assert_eq!(fake.state("c"), Some(State::Stopped));
 }
+
+/// A sink's file naming a topic the sink does not read (a typo in a hand edit): the plan
+/// says so, naming the topic and the sink's `topics`; a topic it reads says nothing.
+#[test]
+fn a_sink_file_of_a_topic_the_sink_does_not_read_is_warned_of() {
+    use crate::fake::ConnectorSpec;
+    let entry = |topic: &str| -> OffsetEntry {
+        serde_json::from_value(json!({"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 5}}))
+            .unwrap()
+    };
+    let fake = crate::fake::FakeConnect::builder()
+        .connector(
+            ConnectorSpec::sink("orders", "K")
+                .config("topics", "orders, payments")
+                .offsets(json!([{"partition": {"kafka_topic": "orders", "kafka_partition": 0}, "offset": {"kafka_offset": 9}}])),
+        )
+        .in_process();
+    let file = |topic: &str| {
+        let metadata = Metadata::new("orders", "a", ConnectorType::Sink);
+        Want::File {
+            target: "orders".into(),
+            file: Box::new(testkit::loaded(
+                "snapshots/a/orders.yaml",
+                OffsetsFile::new(metadata, vec![entry(topic)], None),
+            )),
+            config: None,
+            secret_vars: vec![],
+            change: None,
+        }
+    };
+    let p = plan(&fake, &[file("ordres")], false, false);
+    let warned = &p.connectors[0].warnings;
+    assert!(
+        warned.iter().any(|w| w.contains("offsets of `ordres`, which `orders` does not read (`topics=orders, payments`): a typo in the file?")),
+        "{warned:?}"
+    );
+    let p = plan(&fake, &[file("payments")], false, false);
+    assert!(
+        p.connectors[0].warnings.is_empty(),
+        "{:?}",
+        p.connectors[0].warnings
+    );
+}
