@@ -216,6 +216,10 @@ pub fn drive(
             mark_applied();
             if p.is_structured() {
                 p.structured(&document(None, Some(&report)));
+            } else if req.verb == super::apply_render::Verb::Undo {
+                // Live already where the backup has it: for a connector that ran since a
+                // rewind, because it read the records again, which no undo takes back.
+                p.line("No changes: every offset already stands where the backup has it. A connector that ran since the operation got there by itself: if the operation rewound it, the records it read again up to there were delivered twice (an undo cannot take them back).");
             } else {
                 p.line("No changes.");
             }

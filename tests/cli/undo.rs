@@ -86,4 +86,14 @@ fn undo_deletes_what_apply_created_and_restores_what_it_changed() {
     let r = t.on(&fake, &["apply", "bk", "--prune", "--yes"]);
     assert_eq!(r.code, 0, "{r}");
     assert!(r.all().contains("No changes."), "{r}");
+    // Undone again, nothing moves: it says why, and what a rewind that ran since has done.
+    let r = t.on(&fake, &["undo", "bk", "--yes"]);
+    assert_eq!(r.code, 0, "{r}");
+    assert!(
+        r.all()
+            .contains("No changes: every offset already stands where the backup has it.")
+            && r.all()
+                .contains("delivered twice (an undo cannot take them back)"),
+        "{r}"
+    );
 }
