@@ -160,7 +160,7 @@ pub fn drive(
         if let Some(source) = req.source {
             super::apply_git::print_source(p, source);
         }
-        p.out(&apply_render::plan(p, &plan));
+        p.out(&p.fold(&apply_render::plan(p, &plan)));
     }
     let document = |backup, result| ApplyDocument {
         plan: &plan,
@@ -253,7 +253,7 @@ pub fn drive(
             if p.is_structured() {
                 p.structured(&document(Some(&done.backup), Some(&done.report)));
             } else {
-                p.out(&apply_render::summary(p, &done.report, req.verb));
+                p.out(&p.fold(&apply_render::summary(p, &done.report, req.verb)));
             }
             if done.report.converged {
                 mark_applied();

@@ -26,6 +26,7 @@ pub struct Printer {
     pub verbose: bool,
     /// The width long lines of a report fold at ([`Printer::fold`]): the terminal's, when
     /// stdout is one, else `COLUMNS`; none (one line per item, for grep and CI logs) else.
+    /// Status lines on stderr fold at it too.
     pub width: Option<usize>,
 }
 
@@ -149,15 +150,15 @@ impl Printer {
         let _ = write_or_stop(&mut stdout, &STDOUT_CLOSED, text);
     }
 
-    /// Writes a line to stdout.
+    /// Writes a line to stdout, folded at [`Printer::width`].
     pub fn line(&self, text: &str) {
-        self.out(&format!("{text}\n"));
+        self.out(&format!("{}\n", self.fold(text)));
     }
 
-    /// A status line on stderr, unless `--quiet`.
+    /// A status line on stderr, unless `--quiet`; folded as a report's lines are.
     pub fn status(&self, text: &str) {
         if !self.quiet {
-            eprintln!("{text}");
+            eprintln!("{}", self.fold(text));
         }
     }
 

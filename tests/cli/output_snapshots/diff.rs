@@ -132,3 +132,36 @@ fn at_80_columns_every_line_fits_and_says_the_same() {
         narrow.stdout
     );
 }
+
+/// An apply's plan, its summary and its status lines fold at a known width too.
+#[test]
+fn an_apply_at_80_columns_fits() {
+    let (env, fake) = snapshotted();
+    let file = env.path().join("snapshots/a/orders.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("kafka_offset: 1500"), "{text}");
+    std::fs::write(
+        &file,
+        text.replace("kafka_offset: 1500", "kafka_offset: 1000"),
+    )
+    .unwrap();
+    assert_eq!(env.kco(&["fmt", "snapshots/a/orders.yaml"]).code, 0);
+    let r = env
+        .cmd()
+        .env("COLUMNS", "80")
+        .args([
+            "--url",
+            &fake.url(),
+            "--cluster",
+            "a",
+            "apply",
+            "snapshots/a/orders.yaml",
+            "--yes",
+        ])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.all());
+    assert!(r.all().contains("[REPROCESSING]"), "{}", r.all());
+    for line in r.all().lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
+}
