@@ -167,7 +167,7 @@ fn errors_caused_by_kco_url_and_kco_cluster_name_the_variable() {
         .env("KCO_URL", "http://127.0.0.1:9")
         .args(["ls"])
         .run();
-    r.assert_stderr(1, &["error: cannot reach Kafka Connect of cluster `default` (tried http://127.0.0.1:9, the URL from KCO_URL): GET http://127.0.0.1:9/"]);
+    r.assert_stderr(1, &["error: cannot reach Kafka Connect of cluster `a` (tried http://127.0.0.1:9, the URL from KCO_URL): GET http://127.0.0.1:9/"]);
     let r = Kco::new(t.path())
         .env("KCO_CLUSTER", "zz")
         .args(["ls"])
