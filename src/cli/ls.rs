@@ -247,18 +247,7 @@ fn orphaned(ctx: &Context, metrics: Option<&super::metrics::Run>) -> Result<u8> 
             e,
         )
     })?;
-    let (others, unresolved) = super::neighbours::looked_at(ctx, &target);
-    let named = super::orphaned::named_groups(ctx, &target)?;
-    let mut found =
-        crate::engine::orphaned::find_all(&kafka, topic, &live, &*client, &others, &named)
-            .map_err(|source| Error::Kafka {
-                context: format!(
-                    "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
-                    target.name
-                ),
-                source,
-            })?;
-    found.unchecked.extend(unresolved);
+    let found = super::orphaned::found(ctx, &target, &kafka, topic, &live, &*client)?;
     super::orphaned::warn_unchecked(ctx, &found.unchecked);
     super::orphaned::say_live_elsewhere(ctx, &found, &[]);
     let p = &ctx.printer;

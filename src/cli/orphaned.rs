@@ -40,6 +40,31 @@ pub fn named_groups(
     ))
 }
 
+/// What `target`'s deleted connectors left in `topic` and in the sinks' groups, beside its
+/// connectors `live` (as `own` lists them), the other clusters of kco.yaml looked at (those
+/// that could not be resolved among [`Orphans::unchecked`]), unsaid.
+pub fn found(
+    ctx: &Context,
+    target: &ClusterTarget,
+    kafka: &KafkaOptions,
+    topic: &str,
+    live: &std::collections::BTreeMap<String, crate::client::ConnectorListing>,
+    own: &dyn crate::client::Service,
+) -> Result<Orphans> {
+    let (others, unresolved) = super::neighbours::looked_at(ctx, target);
+    let named = named_groups(ctx, target)?;
+    let mut found = crate::engine::orphaned::find_all(kafka, topic, live, own, &others, &named)
+        .map_err(|source| crate::error::Error::Kafka {
+            context: format!(
+                "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
+                target.name
+            ),
+            source,
+        })?;
+    found.unchecked.extend(unresolved);
+    Ok(found)
+}
+
 /// Warns of the other clusters of kco.yaml that could not be looked at for the groups their
 /// connectors use.
 pub fn warn_unchecked(ctx: &Context, unchecked: &[(String, String)]) {

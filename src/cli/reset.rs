@@ -167,7 +167,6 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
                 e,
             )
         })?;
-        let (others, unresolved) = super::neighbours::looked_at(ctx, &target);
         // A name a connector has is that connector's: `kco reset NAME` resets it.
         let present: Vec<String> = args
             .names
@@ -183,16 +182,7 @@ fn orphaned(args: &Args, ctx: &Context) -> Result<u8> {
                 route: crate::error::ResetRoute::of(&op.client().capabilities()),
             });
         }
-        let named = super::orphaned::named_groups(ctx, &target)?;
-        let mut found = orphaned::find_all(&kafka, &topic, &listing, op.client(), &others, &named)
-            .map_err(|source| Error::Kafka {
-                context: format!(
-                    "cluster `{}`: reading topic `{topic}` and the sinks' consumer groups",
-                    target.name
-                ),
-                source,
-            })?;
-        found.unchecked.extend(unresolved);
+        let found = super::orphaned::found(ctx, &target, &kafka, &topic, &listing, op.client())?;
         // A neighbour not looked at may run a source or sink whose offsets look left behind.
         if !found.unchecked.is_empty() && !args.force {
             return Err(Error::NotLookedAt {

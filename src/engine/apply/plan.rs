@@ -617,13 +617,7 @@ fn plan_one(
         // An existing connector keeps its config: offsets of a topic it does not read move
         // nothing it will read.
         if let Some(read) = live.config.get("topics") {
-            let reads: BTreeSet<&str> = read.split(',').map(str::trim).collect();
-            let unread: BTreeSet<&str> = t
-                .offsets
-                .iter()
-                .filter_map(|e| e.partition.get("kafka_topic").and_then(|v| v.as_str()))
-                .filter(|topic| !reads.contains(topic))
-                .collect();
+            let unread = unread_topics(&t.offsets, read);
             if !unread.is_empty() {
                 let names: Vec<String> = unread.iter().map(|t| format!("`{t}`")).collect();
                 if let Some(s) = opts.create_state {
@@ -650,14 +644,7 @@ fn plan_one(
     // that does not exist.
     if let (Some(f), None, Some(read)) = (file, &plan.translation, live.config.get("topics")) {
         if f.file.metadata.connector_type == ConnectorType::Sink {
-            let reads: BTreeSet<&str> = read.split(',').map(str::trim).collect();
-            let unread: BTreeSet<&str> = f
-                .file
-                .offsets
-                .iter()
-                .filter_map(|e| e.partition.get("kafka_topic").and_then(|v| v.as_str()))
-                .filter(|topic| !reads.contains(topic))
-                .collect();
+            let unread = unread_topics(&f.file.offsets, read);
             if !unread.is_empty() {
                 let names: Vec<String> = unread.iter().map(|t| format!("`{t}`")).collect();
                 plan.warnings.push(format!(
@@ -885,4 +872,14 @@ fn list_wanted(
         listing = client.list_connectors().map_err(failed)?;
     }
     unreachable!("the last attempt returns")
+}
+
+/// The topics of a sink's `offsets` that its `topics` list (`read`) does not name.
+fn unread_topics<'a>(offsets: &'a [OffsetEntry], read: &str) -> BTreeSet<&'a str> {
+    let reads: BTreeSet<&str> = read.split(',').map(str::trim).collect();
+    offsets
+        .iter()
+        .filter_map(|e| e.partition.get("kafka_topic").and_then(|v| v.as_str()))
+        .filter(|topic| !reads.contains(topic))
+        .collect()
 }
