@@ -4,8 +4,8 @@
 //! (`--cluster`) and connector names from the snapshot files (`show`, `log`, `reset`,
 //! `snapshot`).
 //!
-//! The script a shell sources (`kco completions bash`, or `COMPLETE=bash kco`) calls
-//! `COMPLETE=bash kco -- <words>` at each <TAB>; [`answer`], first thing in
+//! The script a shell sources (`kco completions bash`, or `KCO_COMPLETE=bash kco`) calls
+//! `KCO_COMPLETE=bash kco -- <words>` at each <TAB>; [`answer`], first thing in
 //! [`super::parse`], answers such a call and exits.
 
 use std::ffi::OsStr;
@@ -19,8 +19,9 @@ use super::Context;
 use crate::config::Config;
 use crate::error::Result;
 
-/// The variable a completion script sets when it asks kco for candidates.
-const VAR: &str = "COMPLETE";
+/// The variable a completion script sets when it asks kco for candidates: kco's own, so that
+/// a `COMPLETE` another tool's completion left in the environment is not taken for it.
+const VAR: &str = "KCO_COMPLETE";
 
 /// Print a shell completion script
 #[derive(Debug, clap::Args)]
@@ -40,7 +41,7 @@ pub struct Args {
     pub shell: Shell,
 }
 
-/// The completion script for a shell: it calls `COMPLETE=<shell> kco` for candidates.
+/// The completion script for a shell: it calls `KCO_COMPLETE=<shell> kco` for candidates.
 pub fn script(shell: Shell) -> String {
     let completer: &dyn EnvCompleter = match shell {
         Shell::Bash => &Bash,
@@ -62,7 +63,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     Ok(0)
 }
 
-/// Answers a completion script's call (`COMPLETE=<shell> kco -- <words>`) and exits; does
+/// Answers a completion script's call (`KCO_COMPLETE=<shell> kco -- <words>`) and exits; does
 /// nothing otherwise.
 pub fn answer() {
     clap_complete::CompleteEnv::with_factory(super::command)
@@ -122,7 +123,7 @@ mod tests {
     #[test]
     fn scripts_call_kco_back_for_candidates() {
         let bash = script(Shell::Bash);
-        assert!(bash.contains("COMPLETE=\"bash\""), "{bash}");
+        assert!(bash.contains("KCO_COMPLETE=\"bash\""), "{bash}");
         assert!(
             bash.contains("complete -o nospace -o bashdefault -F") || bash.contains("complete "),
             "{bash}"
