@@ -7,17 +7,22 @@ use crate::fake_connect::{FakeConnect, State};
 use crate::support::data::SOURCE as SRC;
 use crate::support::run::Kco;
 
-#[test]
-fn verbose_traces_each_call_and_quiet_runs_do_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let fake = FakeConnect::builder()
+/// A worker with one running FileStream source, `c`, at position 3.
+fn one_source() -> FakeConnect {
+    FakeConnect::builder()
         .source(
             "c",
             SRC,
             State::Running,
             json!([{"partition": {"filename": "/f"}, "offset": {"position": 3}}]),
         )
-        .start();
+        .start()
+}
+
+#[test]
+fn verbose_traces_each_call_and_quiet_runs_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = one_source();
     std::fs::write(
         dir.path().join("kco.yaml"),
         format!(
@@ -552,14 +557,7 @@ fn completions_complete_cluster_and_connector_names_of_the_project() {
 #[test]
 fn a_url_alone_overrides_the_urls_of_the_cluster_kco_yaml_uses() {
     let dir = tempfile::tempdir().unwrap();
-    let fake = FakeConnect::builder()
-        .source(
-            "c",
-            SRC,
-            State::Running,
-            json!([{"partition": {"filename": "/f"}, "offset": {"position": 3}}]),
-        )
-        .start();
+    let fake = one_source();
     std::fs::write(
         dir.path().join("kco.yaml"),
         "clusters:\n  prod:\n    urls: [http://127.0.0.1:9]\n",
