@@ -33,11 +33,8 @@ impl Connect {
     /// What Kafka Connect can do: none of Confluent Cloud's service-side steps; `GET /` and
     /// plugin config definitions answer.
     pub const CAPABILITIES: Capabilities = Capabilities {
-        server_side_pause: false,
-        async_alter: false,
         observed_offsets: false,
         version_endpoint: true,
-        create_with_offsets: false,
         config_definitions: true,
         offsets_through_kafka: false,
         read_only: None,

@@ -45,21 +45,11 @@ pub struct CloudIds {
 /// What a service can do, as the engine needs to know it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capabilities {
-    /// The service pauses the connector around an alter itself and resumes it afterwards:
-    /// the client sends no stop and puts no state back.
-    pub server_side_pause: bool,
-    /// An alter (PATCH or DELETE of offsets) is a request answered at once and applied later:
-    /// its status is read until it is applied or failed ([`AlterStatus`](super::AlterStatus)).
-    /// At most one such request per connector is pending at a time.
-    pub async_alter: bool,
     /// Offsets are observed periodically, not read live: each read says when
     /// ([`OffsetsRead::observed_at`](super::OffsetsRead)).
     pub observed_offsets: bool,
     /// `GET /` answers with the worker's version (the version check and the Kafka cluster id).
     pub version_endpoint: bool,
-    /// The create call accepts the offsets to start from: a connector is created at its
-    /// position in one request.
-    pub create_with_offsets: bool,
     /// `GET /connector-plugins/{class}/config` answers, which says which config keys are
     /// secrets (PASSWORD): `snapshot --with-config` can replace them by placeholders.
     pub config_definitions: bool,
@@ -90,11 +80,8 @@ impl Backend {
     /// read, with no `GET /` (no version: the probe asks nothing) and no plugin config
     /// definitions; nothing else through it.
     pub const CONNECT_TOPICS: Capabilities = Capabilities {
-        server_side_pause: false,
-        async_alter: false,
         observed_offsets: false,
         version_endpoint: false,
-        create_with_offsets: false,
         config_definitions: false,
         offsets_through_kafka: false,
         read_only: Some(CONNECT_TOPICS_INSTEAD),
@@ -213,9 +200,8 @@ mod tests {
             b.base_path(),
             "/connect/v1/environments/env-abc123/clusters/lkc-xyz789"
         );
-        assert!(b.capabilities().async_alter && !b.capabilities().version_endpoint);
+        assert!(!b.capabilities().version_endpoint);
         assert_eq!(Backend::Connect.base_path(), "");
-        assert!(!Backend::Connect.capabilities().server_side_pause);
     }
 
     #[test]

@@ -16,8 +16,9 @@ use super::api::on;
 use super::layers::Counter;
 use super::transport::{Method, Request};
 use super::{
-    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, CloudIds, ConfigDef,
-    Connect, ConnectorListing, ConnectorStatus, OffsetsRead, Result, ServerInfo, Service,
+    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ChangeKind, CloudIds,
+    ConfigDef, Connect, ConnectorListing, ConnectorStatus, OffsetsRead, Op, Result, ServerInfo,
+    Service,
 };
 use crate::model::{OffsetEntry, PatchEntry, TargetState};
 
@@ -32,11 +33,8 @@ pub struct ConfluentCloud {
 impl ConfluentCloud {
     /// What Confluent Cloud can do.
     pub const CAPABILITIES: Capabilities = Capabilities {
-        server_side_pause: true,
-        async_alter: true,
         observed_offsets: true,
         version_endpoint: false,
-        create_with_offsets: true,
         config_definitions: false,
         offsets_through_kafka: false,
         read_only: None,
@@ -65,6 +63,9 @@ impl Service for ConfluentCloud {
     }
     fn capabilities(&self) -> Capabilities {
         Self::CAPABILITIES
+    }
+    fn steps(&self, change: ChangeKind) -> &'static [Op] {
+        super::steps::requested_alters(change)
     }
     fn endpoint(&self) -> String {
         self.rest.endpoint()

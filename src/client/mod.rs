@@ -3,6 +3,8 @@
 //! What the engine asks of a service is [`Service`]; each service is one implementation:
 //! Kafka Connect's REST API ([`Connect`], `api.rs`) and Confluent Cloud's managed connectors
 //! ([`ConfluentCloud`], `confluent_cloud.rs`); [`service_for`] picks it for a [`Backend`].
+//! Each says how it makes a connector's change as a list of steps ([`Op`], `steps.rs`) that
+//! the engine's one executor runs.
 //! Under them one seam: a [`Transport`] takes a [`Request`] (method, path, body, whether it is
 //! idempotent) and returns the decoded answer or a typed [`ClientError`]. HTTP with failover
 //! ([`HttpTransport`]) and the fake of Connect in tests are transports; retry, tracing and
@@ -17,6 +19,7 @@ mod error;
 mod http;
 pub mod layers;
 mod service;
+pub(crate) mod steps;
 pub mod transport;
 mod types;
 mod version;
@@ -29,6 +32,7 @@ pub use confluent_cloud::ConfluentCloud;
 pub use error::{ClientError, ErrorKind, Problem, TlsProblem};
 pub use http::{check_worker_url, redact_url, BuildError, HttpOptions, HttpTransport, TlsOptions};
 pub use service::{service_for, Service};
+pub use steps::{ChangeKind, Op};
 pub use transport::{Method, Request, Transport};
 pub use types::{AlterAck, ConfigDef, ConnectorListing, ConnectorStatus, ServerInfo, TaskStatus};
 pub use version::ConnectVersion;

@@ -9,8 +9,9 @@ use super::api::on;
 use super::layers::Counter;
 use super::transport::{Method, Request};
 use super::{
-    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ClientError, ConfigDef,
-    ConfluentCloud, Connect, ConnectorListing, ConnectorStatus, OffsetsRead, Result, ServerInfo,
+    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ChangeKind, ClientError,
+    ConfigDef, ConfluentCloud, Connect, ConnectorListing, ConnectorStatus, OffsetsRead, Op, Result,
+    ServerInfo,
 };
 use crate::model::{OffsetEntry, PatchEntry, TargetState};
 
@@ -19,6 +20,9 @@ pub trait Service: Send + Sync {
     /// Which service this is (for messages and its dialect), and what it can do.
     fn backend(&self) -> &Backend;
     fn capabilities(&self) -> Capabilities;
+    /// The steps this service makes `change` of one connector with, in order ([`Op`]):
+    /// none for a change it cannot make.
+    fn steps(&self, change: ChangeKind) -> &'static [Op];
     /// Where it is, for messages (credentials left out).
     fn endpoint(&self) -> String;
     /// The same service, counting the requests that change something.
@@ -33,7 +37,7 @@ pub trait Service: Send + Sync {
     /// The offsets, and when the service observed them (a service with
     /// [`Capabilities::observed_offsets`]).
     fn offsets_read(&self, name: &str) -> Result<OffsetsRead>;
-    /// An asynchronous alter ([`Capabilities::async_alter`]).
+    /// An asynchronous alter (a service whose steps hold [`Op::RequestAlter`]).
     fn request_alter(
         &self,
         name: &str,
@@ -52,7 +56,7 @@ pub trait Service: Send + Sync {
         config: &BTreeMap<String, String>,
         initial_state: Option<TargetState>,
     ) -> Result<()>;
-    /// Created at its position in one request ([`Capabilities::create_with_offsets`]).
+    /// Created at its position in one request ([`Op::CreateAt`]).
     fn create_at(
         &self,
         name: &str,
@@ -71,6 +75,9 @@ impl<S: Service + ?Sized> Service for Box<S> {
     }
     fn capabilities(&self) -> Capabilities {
         (**self).capabilities()
+    }
+    fn steps(&self, change: ChangeKind) -> &'static [Op] {
+        (**self).steps(change)
     }
     fn endpoint(&self) -> String {
         (**self).endpoint()
@@ -172,6 +179,9 @@ impl Service for Connect {
     }
     fn capabilities(&self) -> Capabilities {
         Connect::capabilities(self)
+    }
+    fn steps(&self, change: ChangeKind) -> &'static [Op] {
+        super::steps::kafka_connect(change)
     }
     fn endpoint(&self) -> String {
         Connect::endpoint(self)

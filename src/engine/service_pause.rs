@@ -1,12 +1,12 @@
 //! A connector its service paused around its own offsets request: a service that pauses
-//! connectors itself ([`Capabilities::server_side_pause`], Confluent Cloud) shows PAUSED while
+//! connectors itself ([`Op::AwaitRestore`] in its steps, Confluent Cloud) shows PAUSED while
 //! a request is pending, then puts back the state the connector had. That PAUSED is not a
 //! state its owner chose, and not one a kco operation left behind: `diff` says so and does
 //! not count it as a change of state, and `snapshot` keeps the state the file records.
 //!
-//! [`Capabilities::server_side_pause`]: crate::client::Capabilities
+//! [`Op::AwaitRestore`]: crate::client::Op
 
-use crate::client::{AlterStatus, Service};
+use crate::client::{AlterStatus, ChangeKind, Op, Service};
 use crate::engine::apply::transaction::requests::request_words;
 use crate::model::TargetState;
 
@@ -50,7 +50,7 @@ impl ServicePause {
 /// is sent), when the last request is over, or when its status cannot be read (then the
 /// PAUSED is taken as it is shown).
 pub fn pending_request(client: &dyn Service, name: &str) -> Option<ServicePause> {
-    if !client.capabilities().server_side_pause {
+    if !client.steps(ChangeKind::Patch).contains(&Op::AwaitRestore) {
         return None;
     }
     let status: AlterStatus = client.alter_status(name).ok()?;

@@ -20,8 +20,8 @@ use super::KafkaOptions;
 use crate::client::layers::Counter;
 use crate::client::{
     connector_path, AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities,
-    ClientError, ConfigDef, ConnectorListing, ConnectorStatus, Method, OffsetsRead, Request,
-    ServerInfo, Service,
+    ChangeKind, ClientError, ConfigDef, ConnectorListing, ConnectorStatus, Method, OffsetsRead, Op,
+    Request, ServerInfo, Service,
 };
 use crate::model::{ConnectorType, Fields, OffsetEntry, PatchEntry, TargetState};
 
@@ -176,6 +176,10 @@ impl Service for ThroughKafka {
             offsets_through_kafka: true,
             ..self.rest.capabilities()
         }
+    }
+    /// Its REST API's: kco's apply writes the offsets topic instead (`engine::through_kafka`).
+    fn steps(&self, change: ChangeKind) -> &'static [Op] {
+        self.rest.steps(change)
     }
     fn endpoint(&self) -> String {
         self.rest.endpoint()

@@ -3,14 +3,15 @@
 //! fake in each of its modes (Kafka Connect, Confluent Cloud), tests/e2e against the real
 //! worker. A new service passes it before anything else is written for it.
 //!
-//! What a service lacks is part of the contract: a capability it does not have is a call that
-//! fails with nothing changed (`had_no_effect`), so that the engine, which asks only
-//! [`Capabilities`], can never take a path the service does not serve.
+//! What a service lacks is part of the contract: a call that none of its steps
+//! ([`Service::steps`]) and no capability of it ([`Capabilities`]) needs fails with nothing
+//! changed (`had_no_effect`), so that the engine can never take a path the service does not
+//! serve.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use kco::client::{AlterKind, Capabilities, ConnectVersion, Phase, Service};
+use kco::client::{AlterKind, Capabilities, ChangeKind, ConnectVersion, Op, Phase, Service};
 use kco::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry};
 
 /// What the suite is run against.
@@ -41,6 +42,16 @@ pub fn run(s: &Subject) {
 
 fn caps(s: &Subject) -> Capabilities {
     s.service.capabilities()
+}
+
+/// Whether the service's steps of a change of offsets (or, for [`Op::CreateAt`], of a
+/// create) hold `op`: the path the engine takes with it.
+fn takes(s: &Subject, op: Op) -> bool {
+    let change = match op {
+        Op::CreateAt | Op::Create => ChangeKind::Create,
+        _ => ChangeKind::Patch,
+    };
+    s.service.steps(change).contains(&op)
 }
 
 /// Waits until `f` holds, reading the service at most every 100 ms.
@@ -162,9 +173,9 @@ fn pauses_and_resumes(s: &Subject) {
     wait_state(s, s.connector, ConnectorState::Running);
 }
 
-/// Moves the connector to `to` and reads it back, by the path the capabilities say.
+/// Moves the connector to `to` and reads it back, by the path the service's steps say.
 fn alter(s: &Subject, to: &[PatchEntry]) {
-    if caps(s).async_alter {
+    if takes(s, Op::RequestAlter) {
         s.service
             .request_alter(s.connector, AlterKind::Patch, to)
             .expect("request_alter");
@@ -186,7 +197,7 @@ fn alter(s: &Subject, to: &[PatchEntry]) {
 
 fn alters_offsets_by_its_own_path(s: &Subject) {
     let before = s.service.offsets(s.connector).expect("offsets");
-    if !caps(s).server_side_pause {
+    if !takes(s, Op::AwaitRestore) {
         // Refused while it runs: offsets change only with the connector stopped.
         let e = s.service.patch_offsets(s.connector, &s.rewound);
         assert!(e.expect_err("a PATCH while running").had_no_effect());
@@ -195,7 +206,7 @@ fn alters_offsets_by_its_own_path(s: &Subject) {
     }
     alter(s, &s.rewound);
     alter(s, &as_patch(&before));
-    if !caps(s).server_side_pause {
+    if !takes(s, Op::AwaitRestore) {
         s.service.resume(s.connector).expect("resume");
     }
     wait_state(s, s.connector, ConnectorState::Running);
@@ -206,7 +217,7 @@ fn alters_offsets_by_its_own_path(s: &Subject) {
 fn creates_and_deletes(s: &Subject) {
     let name = &format!("{}-created", s.connector);
     let config = (s.config)(name);
-    if caps(s).create_with_offsets {
+    if takes(s, Op::CreateAt) {
         s.service
             .create_at(name, &config, &s.rewound)
             .expect("create_at");
@@ -235,7 +246,7 @@ fn what_it_lacks_fails_with_nothing_changed(s: &Subject) {
         let e = e.expect_err(what);
         assert!(e.had_no_effect(), "{what}: {e}");
     };
-    if !caps(s).async_alter {
+    if !takes(s, Op::RequestAlter) {
         let r = s
             .service
             .request_alter(s.connector, AlterKind::Patch, &s.rewound);
@@ -245,13 +256,13 @@ fn what_it_lacks_fails_with_nothing_changed(s: &Subject) {
             s.service.alter_status(s.connector).map(drop),
         );
     }
-    if !caps(s).create_with_offsets {
+    if !takes(s, Op::CreateAt) {
         let never = format!("{}-never", s.connector);
         let r = s.service.create_at(&never, &(s.config)(&never), &s.rewound);
         lacks("create_at", r);
         assert!(s.service.status(&never).is_err());
     }
-    if caps(s).async_alter {
+    if takes(s, Op::RequestAlter) {
         lacks(
             "patch_offsets",
             s.service.patch_offsets(s.connector, &s.rewound).map(drop),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::client::{ConnectVersion, ConnectorListing, Service};
+use crate::client::{ChangeKind, ConnectVersion, ConnectorListing, Op, Service};
 use crate::compare::{compare, PartitionDiff, PartitionKind};
 use crate::engine::mirror::Translation;
 use crate::engine::probe::require_changes;
@@ -186,6 +186,10 @@ pub struct ConnectorPlan {
     /// `Confluent Cloud pauses and resumes it itself while the offsets change`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by_service: Option<String>,
+    /// The steps the service makes the change with, in the order the executor runs them
+    /// ([`Service::steps`]); none when nothing is sent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<Op>,
     /// A connector to create: what its `partitions` compare the file's offsets with, the
     /// offsets an earlier connector of its name left, which the created connector's PATCH
     /// replaces (or nothing, and why: [`label_creates`]).
@@ -220,6 +224,16 @@ pub struct ConnectorPlan {
 }
 
 impl ConnectorPlan {
+    /// Says how `client`'s service makes this plan's change: its steps, and what it does
+    /// itself, in words.
+    pub(crate) fn by_service_of(&mut self, client: &dyn Service) {
+        self.by_service = by_service(client, &self.action);
+        self.steps = self
+            .action
+            .change()
+            .map_or_else(Vec::new, |c| client.steps(c).to_vec());
+    }
+
     /// Whether applying removes this live-only partition's offset: every one with `prune`, or
     /// of a connector to create (what an earlier connector of its name left: the file's
     /// offsets replace it), else those the change removed.
@@ -310,6 +324,17 @@ pub enum Action {
 }
 
 impl Action {
+    /// The change its service makes ([`Service::steps`]); none when nothing is sent.
+    pub fn change(&self) -> Option<ChangeKind> {
+        match self {
+            Action::Patch { .. } => Some(ChangeKind::Patch),
+            Action::Create { .. } => Some(ChangeKind::Create),
+            Action::Reset { .. } => Some(ChangeKind::Reset),
+            Action::Delete { .. } => Some(ChangeKind::Delete),
+            Action::NoChange { .. } | Action::Error { .. } => None,
+        }
+    }
+
     /// Whether applying sends mutating requests for this connector.
     pub fn changes(&self) -> bool {
         matches!(
@@ -399,7 +424,7 @@ pub fn build_translated(
                 ),
             };
         }
-        plan.by_service = by_service(client, &plan.action);
+        plan.by_service_of(client);
         plan
     });
     Ok(ApplyPlan {
@@ -421,21 +446,16 @@ pub fn build_translated(
 /// What the service does itself in this action, in words (see
 /// [`ConnectorPlan::by_service`]).
 pub(crate) fn by_service(client: &dyn Service, action: &Action) -> Option<String> {
-    let can = client.capabilities();
     let service = client.backend().service();
-    match action {
-        Action::Create { .. } if can.create_with_offsets => Some(format!(
+    let steps = client.steps(action.change()?);
+    if steps.contains(&Op::CreateAt) {
+        return Some(format!(
             "{service} creates it at its position in one request"
-        )),
-        Action::Patch { .. } | Action::Reset { .. } | Action::Delete { .. }
-            if can.server_side_pause =>
-        {
-            Some(format!(
-                "{service} pauses and resumes it itself while the offsets change"
-            ))
-        }
-        _ => None,
+        ));
     }
+    steps
+        .contains(&Op::AwaitRestore)
+        .then(|| format!("{service} pauses and resumes it itself while the offsets change"))
 }
 
 fn plan_one(
@@ -461,6 +481,7 @@ fn plan_one(
         translation: None,
         config_changes: Vec::new(),
         by_service: None,
+        steps: Vec::new(),
         left_alone: None,
         leftovers: None,
         passed: Vec::new(),
@@ -556,7 +577,7 @@ fn plan_one(
             plan.config_changes = crate::engine::mirror::rename_config(&mut config.0, t);
         }
         if info.version < ConnectVersion::INITIAL_STATE
-            && !client.capabilities().create_with_offsets
+            && client.steps(ChangeKind::Create).contains(&Op::Create)
         {
             return error(plan, format!(
                 "creating `{name}` in the STOPPED state needs Kafka Connect {} (KIP-980); {} runs {}: create it yourself and stop it at once (`PUT /connectors/{name}/stop`; it may process records until then), then apply without --create",

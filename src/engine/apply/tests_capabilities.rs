@@ -1,9 +1,10 @@
-//! Each capability of a service decides its own step of the transaction, whatever the others
-//! are. A service of the trait's own, in memory ([`Memory`]), takes any set of capabilities
-//! and refuses what a service without them refuses (a PATCH while the connector runs, unless
-//! it pauses the connector itself; a PATCH where alters are requests, or a request where they
-//! are not). Each test turns on one capability alone and sees the transaction take its path
-//! and only its path.
+//! The one executor runs any list of steps a service gives, each step doing its own part
+//! whatever the others are. A service of the trait's own, in memory ([`Memory`]), behaves as
+//! its [`Kind`] says and refuses what such a service refuses (a PATCH while the connector
+//! runs, unless it pauses the connector itself; a PATCH where alters are requests, or a
+//! request where they are not); its steps are the list a service of that kind would give,
+//! including lists neither Kafka Connect nor Confluent Cloud gives. Each test sees the
+//! transaction take the path of its list and only that path.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,17 +12,46 @@ use std::time::Duration;
 use super::tests::{src, want};
 use super::*;
 use crate::client::{
-    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ClientError, ConfigDef,
-    ConnectorListing, ConnectorStatus, Method, OffsetsRead, Phase, Request, ServerInfo, Service,
-    TaskStatus,
+    AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities, ChangeKind, ClientError,
+    ConfigDef, ConnectorListing, ConnectorStatus, Method, OffsetsRead, Op, Phase, Request,
+    ServerInfo, Service, TaskStatus,
 };
 use crate::model::{
     canonical_fields, ConnectorState, ConnectorType, OffsetEntry, PatchEntry, TargetState,
 };
 
-/// Kafka Connect's capabilities: none of Confluent Cloud's.
-fn connect() -> Capabilities {
-    Backend::Connect.capabilities()
+/// How the service in memory behaves, and so which steps it gives.
+#[derive(Debug, Clone, Copy, Default)]
+struct Kind {
+    /// It pauses the connector around an alter and puts its state back itself.
+    pauses_itself: bool,
+    /// Its alters are requests applied later, whose status is read.
+    requests: bool,
+    /// kco only reads it.
+    read_only: Option<&'static str>,
+    /// It gives no steps for the change.
+    no_steps: bool,
+}
+
+/// Kafka Connect's behaviour.
+fn connect() -> Kind {
+    Kind::default()
+}
+
+impl Kind {
+    /// The steps of a change of offsets on a service of this kind.
+    fn steps(self) -> &'static [Op] {
+        use Op::*;
+        if self.no_steps {
+            return &[];
+        }
+        match (self.pauses_itself, self.requests) {
+            (false, false) => crate::client::steps::kafka_connect(ChangeKind::Patch),
+            (true, false) => &[RecordState, Alter, Verify, AwaitRestore],
+            (false, true) => &[RecordState, Stop, RequestAlter, VerifyObserved, Restore],
+            (true, true) => crate::client::steps::requested_alters(ChangeKind::Patch),
+        }
+    }
 }
 
 /// A pending request: what it asks, how many more status reads it stays pending, and the
@@ -44,15 +74,15 @@ struct Inner {
     calls: Vec<String>,
 }
 
-/// One source connector `c` on a service with `caps`.
+/// One source connector `c` on a service of `kind`.
 #[derive(Clone)]
 struct Memory {
-    caps: Capabilities,
+    kind: Kind,
     inner: Arc<Mutex<Inner>>,
 }
 
 impl Memory {
-    fn new(caps: Capabilities, state: ConnectorState, offsets: Vec<OffsetEntry>) -> Memory {
+    fn new(kind: Kind, state: ConnectorState, offsets: Vec<OffsetEntry>) -> Memory {
         let inner = Inner {
             state,
             offsets,
@@ -62,7 +92,7 @@ impl Memory {
             calls: Vec::new(),
         };
         Memory {
-            caps,
+            kind,
             inner: Arc::new(Mutex::new(inner)),
         }
     }
@@ -83,7 +113,7 @@ impl Memory {
     /// What a change may do now: offsets are altered while the connector is stopped, unless
     /// the service pauses it itself.
     fn may_alter(&self, inner: &Inner, method: Method) -> crate::client::Result<()> {
-        if !self.caps.server_side_pause && inner.state != ConnectorState::Stopped {
+        if !self.kind.pauses_itself && inner.state != ConnectorState::Stopped {
             return Memory::refuse(method, 400, "the connector must be stopped");
         }
         Ok(())
@@ -112,7 +142,16 @@ impl Service for Memory {
         &Backend::Connect
     }
     fn capabilities(&self) -> Capabilities {
-        self.caps
+        Capabilities {
+            read_only: self.kind.read_only,
+            ..Backend::Connect.capabilities()
+        }
+    }
+    fn steps(&self, change: ChangeKind) -> &'static [Op] {
+        match change {
+            ChangeKind::Patch => self.kind.steps(),
+            _ => &[],
+        }
     }
     fn endpoint(&self) -> String {
         "memory://c".into()
@@ -178,14 +217,14 @@ impl Service for Memory {
         kind: AlterKind,
         entries: &[PatchEntry],
     ) -> crate::client::Result<AlterRequest> {
-        if !self.caps.async_alter {
+        if !self.kind.requests {
             return Memory::refuse(Method::Post, 404, "no offsets requests here");
         }
         let mut inner = self.inner.lock().unwrap();
         self.may_alter(&inner, Method::Post)?;
         inner.calls.push(format!("request {kind}"));
-        let put_back = self.caps.server_side_pause.then_some(inner.state);
-        if self.caps.server_side_pause {
+        let put_back = self.kind.pauses_itself.then_some(inner.state);
+        if self.kind.pauses_itself {
             inner.state = ConnectorState::Paused;
         }
         inner.pending = Some(Pending {
@@ -238,7 +277,7 @@ impl Service for Memory {
         Ok(done)
     }
     fn patch_offsets(&self, _: &str, entries: &[PatchEntry]) -> crate::client::Result<AlterAck> {
-        if self.caps.async_alter {
+        if self.kind.requests {
             return Memory::refuse(Method::Patch, 405, "offsets are altered by request here");
         }
         let mut inner = self.inner.lock().unwrap();
@@ -250,7 +289,7 @@ impl Service for Memory {
         })
     }
     fn reset_offsets(&self, _: &str) -> crate::client::Result<AlterAck> {
-        if self.caps.async_alter {
+        if self.kind.requests {
             return Memory::refuse(Method::Delete, 405, "offsets are altered by request here");
         }
         let mut inner = self.inner.lock().unwrap();
@@ -314,16 +353,16 @@ fn options() -> PlanOptions {
     }
 }
 
-/// Applies position 3 of `f` to `c` (at 10, in `state`) on a service with `caps`: the
+/// Applies position 3 of `f` to `c` (at 10, in `state`) on a service of `kind`: the
 /// transaction's report and the service as it is left.
-fn moved(caps: Capabilities, state: ConnectorState) -> (ConnectorApply, Memory) {
-    let svc = Memory::new(caps, state, vec![src("f", 10)]);
+fn moved(kind: Kind, state: ConnectorState) -> (ConnectorApply, Memory) {
+    let svc = Memory::new(kind, state, vec![src("f", 10)]);
     let plan = plan::build(&svc, "a", &[want("c", vec![src("f", 3)])], &options()).unwrap();
     let exec = ExecOptions::new(false, 1, Duration::from_secs(30));
     let report = execute(&svc, &plan, &exec, &ManualClock::default(), &Unheard).unwrap();
     let c = report.connectors.into_iter().next().unwrap();
-    assert_eq!(c.outcome, ApplyOutcome::Applied, "{caps:?}: {c:?}");
-    assert_eq!(svc.offsets("c").unwrap(), vec![src("f", 3)], "{caps:?}");
+    assert_eq!(c.outcome, ApplyOutcome::Applied, "{kind:?}: {c:?}");
+    assert_eq!(svc.offsets("c").unwrap(), vec![src("f", 3)], "{kind:?}");
     (c, svc)
 }
 
@@ -336,12 +375,12 @@ fn kafka_connect_stops_patches_and_resumes() {
 
 #[test]
 fn a_service_that_pauses_the_connector_itself_is_sent_no_stop_and_no_resume() {
-    let caps = Capabilities {
-        server_side_pause: true,
+    let kind = Kind {
+        pauses_itself: true,
         ..connect()
     };
     for state in [ConnectorState::Running, ConnectorState::Paused] {
-        let (c, svc) = moved(caps, state);
+        let (c, svc) = moved(kind, state);
         // The alter is Connect's own PATCH, answered once done: no request to wait for.
         assert_eq!(svc.calls(), ["PATCH"], "{state}");
         assert_eq!(svc.state(), state);
@@ -355,11 +394,11 @@ fn a_service_that_pauses_the_connector_itself_is_sent_no_stop_and_no_resume() {
 
 #[test]
 fn a_service_whose_alters_are_requests_is_stopped_sent_a_request_and_resumed_by_kco() {
-    let caps = Capabilities {
-        async_alter: true,
+    let kind = Kind {
+        requests: true,
         ..connect()
     };
-    let (c, svc) = moved(caps, ConnectorState::Running);
+    let (c, svc) = moved(kind, ConnectorState::Running);
     // kco stops the connector itself (the service does not), waits for the request to be
     // applied, then puts RUNNING back.
     assert_eq!(svc.calls(), ["stop", "request PATCH", "resume"]);
@@ -377,12 +416,12 @@ fn a_service_whose_alters_are_requests_is_stopped_sent_a_request_and_resumed_by_
 
 #[test]
 fn a_service_with_both_is_sent_only_the_request() {
-    let caps = Capabilities {
-        async_alter: true,
-        server_side_pause: true,
+    let kind = Kind {
+        requests: true,
+        pauses_itself: true,
         ..connect()
     };
-    let (c, svc) = moved(caps, ConnectorState::Running);
+    let (c, svc) = moved(kind, ConnectorState::Running);
     assert_eq!(svc.calls(), ["request PATCH"]);
     assert_eq!(svc.state(), ConnectorState::Running);
     assert!(c.state_restored, "{c:?}");
@@ -390,11 +429,11 @@ fn a_service_with_both_is_sent_only_the_request() {
 
 #[test]
 fn a_request_still_pending_leaves_the_connector_kco_stopped_stopped_for_recovery() {
-    let caps = Capabilities {
-        async_alter: true,
+    let kind = Kind {
+        requests: true,
         ..connect()
     };
-    let svc = Memory::new(caps, ConnectorState::Running, vec![src("f", 10)]);
+    let svc = Memory::new(kind, ConnectorState::Running, vec![src("f", 10)]);
     svc.inner.lock().unwrap().pending_reads = u32::MAX;
     let plan = plan::build(&svc, "a", &[want("c", vec![src("f", 3)])], &options()).unwrap();
     let exec = ExecOptions::new(false, 1, Duration::from_secs(30));
@@ -416,12 +455,40 @@ fn a_request_still_pending_leaves_the_connector_kco_stopped_stopped_for_recovery
 }
 
 #[test]
+fn a_change_its_service_gives_no_steps_for_fails_with_nothing_sent() {
+    let kind = Kind {
+        no_steps: true,
+        ..connect()
+    };
+    let svc = Memory::new(kind, ConnectorState::Running, vec![src("f", 10)]);
+    let plan = plan::build(&svc, "a", &[want("c", vec![src("f", 3)])], &options()).unwrap();
+    assert!(
+        plan.connectors[0].steps.is_empty(),
+        "{:?}",
+        plan.connectors[0]
+    );
+    let exec = ExecOptions::new(false, 1, Duration::from_secs(30));
+    let report = execute(&svc, &plan, &exec, &ManualClock::default(), &Unheard).unwrap();
+    let c = &report.connectors[0];
+    assert_eq!(c.outcome, ApplyOutcome::Failed, "{c:?}");
+    let error = c.error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("has no steps kco can make this change with"),
+        "{error}"
+    );
+    assert!(!c.offsets_sent, "{c:?}");
+    assert!(svc.calls().is_empty(), "{:?}", svc.calls());
+    assert_eq!(svc.state(), ConnectorState::Running);
+    assert_eq!(svc.offsets("c").unwrap(), vec![src("f", 10)]);
+}
+
+#[test]
 fn a_service_kco_only_reads_is_refused_before_anything_is_planned_or_sent() {
-    let caps = Capabilities {
+    let kind = Kind {
         read_only: Some("use the service's console"),
         ..connect()
     };
-    let svc = Memory::new(caps, ConnectorState::Running, vec![src("f", 10)]);
+    let svc = Memory::new(kind, ConnectorState::Running, vec![src("f", 10)]);
     let e = plan::build(&svc, "a", &[want("c", vec![src("f", 3)])], &options()).unwrap_err();
     assert_eq!(e.kind(), crate::error::ErrorKind::ReadOnly, "{e}");
     let text = e.to_string();

@@ -84,7 +84,7 @@ pub(crate) fn cloud_plan(
             }
         }
     };
-    p.by_service = plan::by_service(&client, &p.action);
+    p.by_service_of(&client);
     whole(p, prune)
 }
 
@@ -103,6 +103,7 @@ fn blank(name: &str, live: Vec<OffsetEntry>, wanted: Vec<OffsetEntry>) -> Connec
         translation: None,
         config_changes: Vec::new(),
         by_service: None,
+        steps: Vec::new(),
         live_offsets: live,
         left_alone: None,
         leftovers: None,
@@ -180,6 +181,36 @@ fn the_plan_says_the_service_pauses_and_resumes_the_connector_itself() {
     ))
     .unwrap();
     assert!(v["connectors"][0].get("by_service").is_none(), "{v}");
+}
+
+/// The plan shows the steps each service makes the change with, in the order they run:
+/// Confluent Cloud's request and wait, Kafka Connect's stop and restore.
+#[test]
+fn the_plan_shows_each_services_steps_in_order() {
+    let fake = cloud();
+    let p = cloud_plan(&fake, "c", Some(vec![src("f", 3)]), false);
+    let v = serde_json::to_value(&p).unwrap();
+    assert_eq!(
+        v["connectors"][0]["steps"],
+        json!([
+            "record_state",
+            "request_alter",
+            "verify_observed",
+            "await_restore"
+        ])
+    );
+    let connect = super::tests::cluster(State::Running);
+    let p = super::tests::plan(
+        &connect,
+        &[super::tests::want("c", vec![src("f", 3)])],
+        false,
+        false,
+    );
+    let v = serde_json::to_value(&p).unwrap();
+    assert_eq!(
+        v["connectors"][0]["steps"],
+        json!(["record_state", "stop", "alter", "verify", "restore"])
+    );
 }
 
 #[test]

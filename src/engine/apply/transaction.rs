@@ -12,7 +12,7 @@ use super::state::{poll_target, poll_tasks, RUNNING_ONCE};
 pub use super::tx_error::TxError;
 
 use super::report::OperationObserver;
-use crate::client::{Capabilities, Service};
+use crate::client::{ChangeKind, Op, Service};
 use crate::compare::{compare, PartitionKind};
 use crate::engine::settle::settled_status;
 use crate::model::{canonical_fields, OffsetEntry, TargetState};
@@ -40,9 +40,8 @@ struct Failure {
 
 struct Tx<'a> {
     client: &'a dyn Service,
-    /// What the service can do: each capability decides one step on its own (who pauses the
-    /// connector around an alter; whether an alter is a request applied later).
-    can: Capabilities,
+    /// The steps the service makes this connector's change with ([`Service::steps`]).
+    ops: &'static [Op],
     plan: &'a ConnectorPlan,
     opts: &'a TxOptions,
     clock: &'a dyn Clock,
@@ -78,7 +77,8 @@ fn blank_report(plan: &ConnectorPlan) -> ConnectorApply {
     }
 }
 
-/// Runs one connector's part of the plan.
+/// Runs one connector's part of the plan: the steps its service makes the change with
+/// ([`Service::steps`]), by the one executor.
 pub fn run(
     client: &dyn Service,
     plan: &ConnectorPlan,
@@ -89,34 +89,141 @@ pub fn run(
     let (counting, mutating) = client.counting();
     let mut tx = Tx {
         client: &*counting,
-        can: client.capabilities(),
+        ops: &[],
         plan,
         opts,
         clock,
         progress,
         report: blank_report(plan),
     };
-    match &plan.action {
-        Action::NoChange { .. } => tx.report.state_restored = true,
-        Action::Error { message } => {
-            tx.report.outcome = ApplyOutcome::Failed;
-            tx.report.error = Some(message.clone());
+    match plan.action.change() {
+        None => match &plan.action {
+            Action::Error { message } => {
+                tx.report.outcome = ApplyOutcome::Failed;
+                tx.report.error = Some(message.clone());
+            }
+            _ => tx.report.state_restored = true,
+        },
+        Some(change) => {
+            tx.ops = client.steps(change);
+            tx.follow(change);
         }
-        Action::Create { start_state, .. } if tx.can.create_with_offsets => {
-            tx.create_at(*start_state)
-        }
-        Action::Create { start_state, .. } => tx.create(*start_state),
-        Action::Patch { end_state, .. } => tx.existing(Step::Patch, *end_state),
-        Action::Reset { .. } => tx.existing(Step::Reset, None),
-        Action::Delete { .. } => tx.delete(),
     }
     tx.report.mutating_calls = mutating.get();
     tx.report
 }
 
+/// What the steps run so far found: the state to put back, and what later steps need.
+#[derive(Default)]
+struct Found {
+    /// The state recorded (and whether the connector was fully stopped already).
+    prior: Option<(TargetState, bool)>,
+    /// When the service applied the last request ([`Op::RequestAlter`]).
+    applied_at: Option<std::time::SystemTime>,
+}
+
 impl Tx<'_> {
     fn name(&self) -> &str {
         &self.plan.name
+    }
+
+    /// The step of the list that puts the state back: its own, else (a list that ends by
+    /// deleting the connector) kco's after a stop kco sent, the service's otherwise.
+    fn put_back(&self) -> Op {
+        self.ops.iter().copied().find(|o| o.puts_back()).unwrap_or(
+            match self.ops.contains(&Op::Stop) {
+                true => Op::Restore,
+                false => Op::AwaitRestore,
+            },
+        )
+    }
+
+    /// Runs the list's steps in order up to the one that puts the state back, then
+    /// concludes: with that step after a change, or after a failure, with what undoes the
+    /// steps taken (the recorded state put back; a created connector left STOPPED).
+    fn follow(&mut self, change: ChangeKind) {
+        let alter = match change {
+            ChangeKind::Reset | ChangeKind::Delete => Step::Reset,
+            ChangeKind::Patch | ChangeKind::Create => Step::Patch,
+        };
+        if self.ops.is_empty() {
+            return self.fail(Failure {
+                step: alter,
+                error: TxError::NoSteps {
+                    service: self.client.backend().service(),
+                },
+            });
+        }
+        let mut found = Found::default();
+        let mut result = Ok(());
+        for &op in self.ops {
+            if op.puts_back() {
+                break;
+            }
+            result = self.perform(op, alter, &mut found);
+            if result.is_err() {
+                break;
+            }
+        }
+        match (change, found.prior) {
+            (ChangeKind::Create, _) => self.conclude_create(result),
+            (ChangeKind::Delete, Some(_)) if result.is_ok() => {
+                self.report.outcome = ApplyOutcome::Applied;
+                self.report.state_restored = true;
+                self.report.final_state = Some("deleted".into());
+            }
+            (_, Some((prior, _))) => {
+                // Read again when another request had to be waited for (its pause is not
+                // ours).
+                let prior = self.report.prior_state.unwrap_or(prior);
+                let end = match (&result, &self.plan.action, change) {
+                    (
+                        Ok(()),
+                        Action::Patch {
+                            end_state: Some(end),
+                            ..
+                        },
+                        ChangeKind::Patch,
+                    ) => *end,
+                    _ => prior,
+                };
+                self.after_change(prior, end, result);
+            }
+            // The state could not be recorded: nothing was sent.
+            (_, None) => {
+                if let Err(f) = result {
+                    self.fail(f);
+                }
+            }
+        }
+    }
+
+    /// One step of the list.
+    fn perform(&mut self, op: Op, alter: Step, found: &mut Found) -> Result<(), Failure> {
+        match op {
+            Op::RecordState => {
+                found.prior = Some(self.record_state()?);
+                Ok(())
+            }
+            Op::Stop => self.hold(found.prior.is_some_and(|(_, stopped)| stopped)),
+            Op::Alter => self.step(alter, |tx| tx.alter(alter)),
+            Op::RequestAlter => {
+                found.applied_at = self.alter_requests(alter)?;
+                Ok(())
+            }
+            Op::Verify => self.step(Step::Verify, |tx| tx.verify(alter)),
+            Op::VerifyObserved => {
+                let at = found.applied_at;
+                self.step(Step::Verify, |tx| tx.verify_observed(alter, at))
+            }
+            Op::Create => self.create_stopped(),
+            Op::CreateAt => self.create_at(),
+            Op::Delete => self.step(Step::Delete, |tx| {
+                tx.client.delete(tx.name())?;
+                Ok(((), "DELETE accepted: the connector is gone".into()))
+            }),
+            Op::Restore | Op::AwaitRestore => unreachable!("the put-back step concludes"),
+        }
     }
 
     fn step<T>(
@@ -161,29 +268,8 @@ impl Tx<'_> {
         Ok((prior, stopped))
     }
 
-    /// An existing connector: record, stop, wait, alter, verify, restore (or, once the
-    /// offsets are verified, leave it in `end`: `--create-state` on a failover).
-    fn existing(&mut self, alter: Step, end: Option<TargetState>) {
-        let (prior, stopped) = match self.record_state() {
-            Ok(v) => v,
-            Err(f) => return self.fail(f),
-        };
-        let changed = self.hold(stopped).and_then(|()| self.change(alter));
-        // Read again when another request had to be waited for (its pause is not ours).
-        let prior = self.report.prior_state.unwrap_or(prior);
-        let end = match (&changed, end) {
-            (Ok(()), Some(end)) => end,
-            _ => prior,
-        };
-        self.after_change(prior, end, changed);
-    }
-
-    /// Stops the connector and waits for it, unless the service pauses it around an alter
-    /// itself ([`Capabilities::server_side_pause`]).
+    /// Stops the connector and waits for it ([`Op::Stop`]).
     fn hold(&mut self, already_stopped: bool) -> Result<(), Failure> {
-        if self.can.server_side_pause {
-            return Ok(());
-        }
         if already_stopped {
             self.step(Step::Stop, |_| {
                 Ok(((), "already stopped: nothing sent".into()))
@@ -195,16 +281,6 @@ impl Tx<'_> {
             })?;
         }
         self.wait_for(Step::WaitStopped, TargetState::Stopped)
-    }
-
-    /// Alters the offsets and verifies them: by requests whose status is read until they are
-    /// applied ([`Capabilities::async_alter`]), else by a PATCH or DELETE answered once done.
-    fn change(&mut self, step: Step) -> Result<(), Failure> {
-        if self.can.async_alter {
-            return self.alter_async(step);
-        }
-        self.step(step, |tx| tx.alter(step))?;
-        self.step(Step::Verify, |tx| tx.verify(step))
     }
 
     /// Puts `prior` back after `changed` (or leaves it `end`, when that differs) and records
@@ -225,7 +301,7 @@ impl Tx<'_> {
                 return self.conclude(prior, changed, restored);
             }
         }
-        if self.can.server_side_pause {
+        if self.put_back() == Op::AwaitRestore {
             let restored = self.await_state(prior);
             let restored = match restored {
                 Ok(()) if end != prior => self.restore(end),
@@ -273,30 +349,54 @@ impl Tx<'_> {
         self.read_final_state();
     }
 
-    /// A connector to create: create it stopped, alter, verify, start it in `start`. A failure
-    /// leaves it stopped (it held nothing before).
-    fn create(&mut self, start: TargetState) {
-        let result = self
-            .step(Step::Create, |tx| {
-                let config = &tx.plan.config.as_ref().expect("a create has a config").0;
-                match tx
-                    .client
-                    .create(tx.name(), config, Some(TargetState::Stopped))
-                {
-                    Ok(()) => Ok(((), "created in the STOPPED state".into())),
-                    Err(e) if e.outcome_unknown() && tx.client.status(tx.name()).is_ok() => Ok((
-                        (),
-                        "the create timed out, but the connector exists now".into(),
-                    )),
-                    Err(e) => Err(e.into()),
-                }
-            })
-            .and_then(|()| self.wait_for(Step::WaitStopped, TargetState::Stopped))
-            .and_then(|()| self.change(Step::Patch));
+    /// Creates the connector STOPPED and waits for it ([`Op::Create`]).
+    fn create_stopped(&mut self) -> Result<(), Failure> {
+        self.step(Step::Create, |tx| {
+            let config = &tx.plan.config.as_ref().expect("a create has a config").0;
+            match tx
+                .client
+                .create(tx.name(), config, Some(TargetState::Stopped))
+            {
+                Ok(()) => Ok(((), "created in the STOPPED state".into())),
+                Err(e) if e.outcome_unknown() && tx.client.status(tx.name()).is_ok() => Ok((
+                    (),
+                    "the create timed out, but the connector exists now".into(),
+                )),
+                Err(e) => Err(e.into()),
+            }
+        })?;
+        self.wait_for(Step::WaitStopped, TargetState::Stopped)
+    }
+
+    /// A created connector, once its offsets are verified: started in its start state by
+    /// the list's put-back step. A failure leaves a connector created STOPPED as it is (it
+    /// held nothing before).
+    fn conclude_create(&mut self, result: Result<(), Failure>) {
+        let start = match &self.plan.action {
+            Action::Create { start_state, .. } => *start_state,
+            _ => TargetState::Running,
+        };
         let result = match result {
+            Ok(()) if self.put_back() == Op::AwaitRestore => {
+                let target = if start == TargetState::Stopped {
+                    self.report.warnings.push(format!(
+                        "{} has no STOPPED state: `{}` is left PAUSED",
+                        self.service(),
+                        self.plan.name
+                    ));
+                    TargetState::Paused
+                } else {
+                    start
+                };
+                // The service starts a new connector itself; a PAUSED one is asked for.
+                match target {
+                    TargetState::Running => self.await_state(target),
+                    _ => self.restore(target),
+                }
+            }
             Ok(()) => self.restore(start),
             Err(f) => {
-                if f.step != Step::Create {
+                if f.step != Step::Create && self.ops.contains(&Op::Create) {
                     self.report.warnings.push(format!(
                         "`{}` was created by this apply and is left STOPPED",
                         self.plan.name
@@ -641,30 +741,4 @@ fn summarize(bad: &[String]) -> String {
         s.push_str(&format!("; and {} more", bad.len() - 3));
     }
     s
-}
-
-/// Undoing a create: a connector that an apply created is stopped, its offsets are deleted
-/// and read back as empty, then the connector is deleted. A failure before the delete puts its
-/// prior state back, as every transaction does.
-impl Tx<'_> {
-    fn delete(&mut self) {
-        let (prior, stopped) = match self.record_state() {
-            Ok(v) => v,
-            Err(f) => return self.fail(f),
-        };
-        if let Err(f) = self.hold(stopped).and_then(|()| self.change(Step::Reset)) {
-            return self.after_change(prior, prior, Err(f));
-        }
-        match self.step(Step::Delete, |tx| {
-            tx.client.delete(tx.name())?;
-            Ok(((), "DELETE accepted: the connector is gone".into()))
-        }) {
-            Ok(()) => {
-                self.report.outcome = ApplyOutcome::Applied;
-                self.report.state_restored = true;
-                self.report.final_state = Some("deleted".into());
-            }
-            Err(f) => self.after_change(prior, prior, Err(f)),
-        }
-    }
 }

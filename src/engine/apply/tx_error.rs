@@ -12,6 +12,9 @@ pub enum TxError {
     /// A call to Connect failed.
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// The service has no steps for this change (a service kco only reads): nothing sent.
+    #[error("{service} has no steps kco can make this change with: nothing was sent")]
+    NoSteps { service: &'static str },
     /// Connect reports a state kco does not know: nothing is changed.
     #[error("unknown state `{raw}`: left untouched")]
     UnknownState { raw: String },

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::journal::JournalEntry;
-use crate::client::{ConnectorStatus, Service};
+use crate::client::{ChangeKind, ConnectorStatus, Op, Service};
 use crate::engine::apply::state::poll_target;
 use crate::engine::load_files;
 use crate::error::{Error, Result};
@@ -142,7 +142,8 @@ fn one(
     // An asynchronous alter request the dead process sent: its status says what became of
     // it, and no other is sent; then the state is seen to.
     let mut note = None;
-    if let (Some(sent), true) = (&e.request, client.capabilities().async_alter) {
+    let requests = client.steps(ChangeKind::Patch).contains(&Op::RequestAlter);
+    if let (Some(sent), true) = (&e.request, requests) {
         match super::recover_request::await_request(client, name, sent, wait, clock) {
             Ok(n) => note = Some(n),
             Err(why) => {
@@ -203,11 +204,7 @@ fn state_back(
     // state (put back, or never left), or, where the service pauses the connector itself
     // around an alter, PAUSED. Any other state (PAUSED or RUNNING) is one its owner set
     // since: not kco's to undo.
-    if let Some(set) = owner_state(
-        &status,
-        e.prior_state,
-        client.capabilities().server_side_pause,
-    ) {
+    if let Some(set) = owner_state(&status, e.prior_state, service_puts_back(client)) {
         r.outcome = RecoverOutcome::ChangedSince;
         r.detail = format!(
             "{set} since: the interrupted operation leaves a connector STOPPED or {}, so its owner set it; left as it is, nothing sent",
@@ -225,7 +222,7 @@ fn state_back(
     );
     // A service that pauses the connector around an alter resumes it itself: nothing was
     // sent that it does not undo, so it is given the time to.
-    let own_pause = client.capabilities().server_side_pause;
+    let own_pause = service_puts_back(client);
     if !in_state && own_pause {
         if let Ok(s) = until(clock, wait, || {
             poll_target(client.status(name), e.prior_state)
@@ -361,4 +358,10 @@ pub fn entries_from_backup(dir: &Path) -> Result<BTreeMap<String, JournalEntry>>
             ))
         })
         .collect())
+}
+
+/// Whether the service pauses a connector around its own alter and puts its state back
+/// itself ([`Op::AwaitRestore`]).
+fn service_puts_back(client: &dyn Service) -> bool {
+    client.steps(ChangeKind::Patch).contains(&Op::AwaitRestore)
 }

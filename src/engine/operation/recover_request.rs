@@ -1,5 +1,5 @@
 //! Recovering a connector whose transaction sent an asynchronous alter request (a service with
-//! [`Capabilities::async_alter`](crate::client::Capabilities)): the request may be pending,
+//! [`Op::RequestAlter`](crate::client::Op)): the request may be pending,
 //! applied or failed. Its status is read instead of sending another: a pending one is waited
 //! for, an applied one is verified against the offsets observed after it, a failed one is
 //! reported (it changed nothing). Putting the state back is the caller's.

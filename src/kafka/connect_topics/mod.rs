@@ -36,8 +36,8 @@ use super::{KafkaError, KafkaOptions, RawRecord};
 use crate::client::layers::Counter;
 use crate::client::{
     connector_path, AlterAck, AlterKind, AlterRequest, AlterStatus, Backend, Capabilities,
-    ClientError, ConfigDef, ConnectorListing, ConnectorStatus, Method, OffsetsRead, Request,
-    ServerInfo, Service,
+    ChangeKind, ClientError, ConfigDef, ConnectorListing, ConnectorStatus, Method, OffsetsRead, Op,
+    Request, ServerInfo, Service,
 };
 use crate::model::{ConnectorType, OffsetEntry, PatchEntry, TargetState};
 use crate::shapes::Shapes;
@@ -287,6 +287,10 @@ impl Service for ConnectTopics {
     }
     fn capabilities(&self) -> Capabilities {
         Self::CAPABILITIES
+    }
+    /// None: kco only reads this cluster ([`Capabilities::read_only`]).
+    fn steps(&self, _: ChangeKind) -> &'static [Op] {
+        &[]
     }
     /// `kafka://<bootstrap>`: where the cluster is read (no credential).
     fn endpoint(&self) -> String {

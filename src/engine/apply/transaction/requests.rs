@@ -1,17 +1,16 @@
-//! The steps of a transaction that belong to a capability of the service
-//! ([`Capabilities`](crate::client::Capabilities)), each asked on its own:
-//! - `async_alter`: send one request per kind of change (a PATCH of the partitions that
-//!   change, a DELETE of those removed); read its status until it is applied or failed;
-//!   check the service's record of the offsets before the change against the backup; read
-//!   the offsets back until they were observed after the change.
-//! - `server_side_pause`: send no stop; wait for the service to have put the state back, and
-//!   put it back only if it does not.
-//! - `create_with_offsets`: create the connector at its position in one request.
+//! The steps of a service whose alters are requests it applies later ([`Op`]):
+//! - [`Op::RequestAlter`]: send one request per kind of change (a PATCH of the partitions
+//!   that change, a DELETE of those removed); read its status until it is applied or failed;
+//!   check the service's record of the offsets before the change against the backup.
+//! - [`Op::VerifyObserved`]: read the offsets back until they were observed after the change.
+//! - [`Op::AwaitRestore`]: wait for the service to have put the state back, and put it back
+//!   only if it does not.
+//! - [`Op::CreateAt`]: create the connector at its position in one request.
 
 use std::time::{Duration, SystemTime};
 
 use super::{Failure, Tx};
-use crate::client::{AlterKind, AlterStatus, ClientError, Phase};
+use crate::client::{AlterKind, AlterStatus, ClientError, Op, Phase};
 use crate::engine::apply::plan::Action;
 use crate::engine::apply::report::{SentRequest, Step};
 use crate::engine::apply::state::poll_target;
@@ -122,7 +121,7 @@ fn show(f: Option<&Fields>) -> String {
 }
 
 impl Tx<'_> {
-    fn service(&self) -> &'static str {
+    pub(super) fn service(&self) -> &'static str {
         self.client.backend().service()
     }
 
@@ -161,8 +160,9 @@ impl Tx<'_> {
         out
     }
 
-    /// Sends each request and waits for it to be applied, then verifies the whole change.
-    pub(super) fn alter_async(&mut self, step: Step) -> Result<(), Failure> {
+    /// Sends each request and waits for it to be applied ([`Op::RequestAlter`](crate::client::Op)):
+    /// when the last one was applied, for the read back to wait for.
+    pub(super) fn alter_requests(&mut self, step: Step) -> Result<Option<SystemTime>, Failure> {
         let mut applied_at = None;
         let mut applied_one = false;
         for (kind, entries) in self.requests(step) {
@@ -182,7 +182,7 @@ impl Tx<'_> {
             self.check_previous(&sent, &status);
             applied_at = applied_at.max(status.applied_at);
         }
-        self.step(Step::Verify, |tx| tx.verify_observed(step, applied_at))
+        Ok(applied_at)
     }
 
     /// Sends one request, recorded in the journal before it leaves. A request refused
@@ -485,7 +485,7 @@ impl Tx<'_> {
             Ok(s) if matches!(poll_target(Ok(s.clone()), prior), Poll::Ready(_)) => {
                 self.report.state_restored = true;
             }
-            _ if self.can.server_side_pause => self.report.warnings.push(format!(
+            _ if self.put_back() == Op::AwaitRestore => self.report.warnings.push(format!(
                 "`{}` stays in {}'s hands while its request is pending; the journal keeps it: `kco recover` reads the request's status and then sees {prior} back",
                 self.plan.name,
                 self.service()
@@ -542,48 +542,26 @@ impl Tx<'_> {
     }
 
     /// A connector to create on a service whose create call takes the offsets: created at its
-    /// position in one request, verified, then left in its start state.
-    pub(super) fn create_at(&mut self, start: TargetState) {
+    /// position in one request ([`Op::CreateAt`]).
+    pub(super) fn create_at(&mut self) -> Result<(), Failure> {
         let entries = match &self.plan.action {
             Action::Create { entries, .. } => entries.clone(),
             _ => Vec::new(),
         };
-        let result = self
-            .step(Step::Create, |tx| {
-                let config = &tx.plan.config.as_ref().expect("a create has a config").0;
-                let n = crate::text::count(entries.len(), "partition");
-                match tx.client.create_at(tx.name(), config, &entries) {
-                    Ok(()) => Ok((
-                        (),
-                        format!("created at its position ({n} in the create request)"),
-                    )),
-                    Err(e) if e.outcome_unknown() && tx.client.status(tx.name()).is_ok() => Ok((
-                        (),
-                        "the create timed out, but the connector exists now".into(),
-                    )),
-                    Err(e) => Err(e.into()),
-                }
-            })
-            .and_then(|()| self.step(Step::Verify, |tx| tx.verify_observed(Step::Patch, None)));
-        let target = if start == TargetState::Stopped {
-            self.report.warnings.push(format!(
-                "{} has no STOPPED state: `{}` is left PAUSED",
-                self.service(),
-                self.plan.name
-            ));
-            TargetState::Paused
-        } else {
-            start
-        };
-        // The service starts a new connector itself; a PAUSED one is asked for.
-        let result = result.and_then(|()| match target {
-            TargetState::Running => self.await_state(target),
-            _ => self.restore(target),
-        });
-        match result {
-            Ok(()) => self.report.outcome = super::ApplyOutcome::Applied,
-            Err(f) => self.fail(f),
-        }
-        self.read_final_state();
+        self.step(Step::Create, |tx| {
+            let config = &tx.plan.config.as_ref().expect("a create has a config").0;
+            let n = crate::text::count(entries.len(), "partition");
+            match tx.client.create_at(tx.name(), config, &entries) {
+                Ok(()) => Ok((
+                    (),
+                    format!("created at its position ({n} in the create request)"),
+                )),
+                Err(e) if e.outcome_unknown() && tx.client.status(tx.name()).is_ok() => Ok((
+                    (),
+                    "the create timed out, but the connector exists now".into(),
+                )),
+                Err(e) => Err(e.into()),
+            }
+        })
     }
 }
