@@ -17,6 +17,7 @@ pub mod kafka;
 pub mod model;
 #[cfg(unix)]
 pub mod owner;
+pub mod services;
 pub mod shapes;
 pub mod shown_path;
 pub mod text;

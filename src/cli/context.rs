@@ -5,39 +5,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{GlobalArgs, Printer};
-use crate::client::layers::{RetryPolicy, Retrying, ServiceHints, TraceSink, Traced};
-use crate::client::{service_for, Connect, ConnectVersion, HttpTransport, ServerInfo, Service};
+use crate::client::Service;
 use crate::config::{ClusterTarget, Config, ConfigError, Sources};
-use crate::engine::membership::{self, same_url, Membership};
 use crate::engine::operation::StateDir;
 use crate::error::{Error, Result};
-use crate::kafka::connect_topics::{ConnectTopics, KafkaSource};
-use crate::kafka::through::ThroughKafka;
+use crate::services::{self, Wiring};
 
 /// The cluster a URL names without `--cluster` (as `kco snapshot --url` writes it).
 const URL_ALONE: &str = "default";
-
-/// For a first contact that found no Kafka Connect: a worker URL with a path
-/// (`http://host:8083/connectors`), where Connect's REST API is at the root, and the URL to
-/// give instead (credentials left out).
-fn path_hint(urls: &[String]) -> Option<String> {
-    urls.iter().find_map(|raw| {
-        let mut u = url::Url::parse(raw).ok()?;
-        let path = u.path().to_string();
-        if path == "/" || path.is_empty() {
-            return None;
-        }
-        let _ = u.set_username("");
-        let _ = u.set_password(None);
-        u.set_path("");
-        u.set_query(None);
-        let root = u.as_str().trim_end_matches('/').to_string();
-        Some(format!(
-            "the worker URL `{}` has the path `{path}`: Connect's REST API is at the root of its port; give `{root}` (a path only where a proxy serves Connect under one)",
-            crate::client::redact_url(raw)
-        ))
-    })
-}
 
 /// What every subcommand gets.
 pub struct Context {
@@ -222,101 +197,48 @@ impl Context {
         }
     }
 
-    /// A retrying client for a cluster. A cluster whose workers cannot be reached at all, or
-    /// whose URL answers as something else than Kafka Connect, fails at once (a wrong URL
-    /// should not wait out the retry deadline); once one has
-    /// answered, transient failures are retried as usual.
+    /// A retrying client for a cluster (`services::connect`): one that cannot be reached at
+    /// all, or whose URL answers as something else than its service, fails at once.
     pub fn connect(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
-        self.connect_with(target, false)
+        services::connect(&self.wiring(), target, false)
     }
 
     /// [`Context::connect`] for a command that lists the cluster first (snapshot, diff, ls):
     /// the listing is asked for beside the first contact's `GET /`.
     pub fn connect_listing(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
-        self.connect_with(target, true)
+        services::connect(&self.wiring(), target, true)
     }
 
-    fn connect_with(&self, target: &ClusterTarget, listing: bool) -> Result<Box<dyn Service>> {
-        if target.backend.over_kafka() {
-            return self.connect_topics(target);
-        }
-        if target.http.tls.insecure {
-            self.printer.warn(&format!(
-                "TLS certificate checks are OFF for cluster `{}` (tls.insecureSkipVerify): anyone on the path can read its credentials and offsets",
-                target.name
-            ));
-        }
-        let http = Arc::new(
-            HttpTransport::new(target.http.clone())
-                .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?,
-        );
-        if !target.backend.capabilities().version_endpoint {
-            // No `GET /` to ask (Confluent Cloud): the command's first request, the listing,
-            // proves the service is reachable and the credentials good.
-            return Ok(self.stack_for(target, http, RetryPolicy::default()));
-        }
-        let once = self.stack(http.clone(), RetryPolicy::none());
-        let client = self.stack(http.clone(), RetryPolicy::default());
-        let client = match listing {
-            true => client.with_listing_ahead(self.stack(http.clone(), RetryPolicy::none())),
-            false => client,
-        };
-        match once.server_info() {
-            // Nothing listens, what listens never answers, or it does not speak HTTP (a
-            // Kafka broker's port): waiting out the retry deadline would not change that,
-            // and nothing else is asked of the cluster.
-            Err(e) if e.is_unreachable() || e.is_silent() || e.is_not_http() => {
-                Err(Error::client(self.unreachable(target, &e), e))
-            }
-            Err(mut e) if e.is_auth_refused() || e.is_not_connect() => {
-                if e.is_not_connect() {
-                    if let Some(hint) = path_hint(&target.http.urls) {
-                        e.hint = Some(Box::new(hint));
-                    }
-                }
-                Err(Error::client(self.naming_kco_url(e.first_contact()), e))
-            }
-            Ok(info) => {
-                self.check_given_url(target, &once, &info)?;
-                let through = self.through_kafka(target, &info)?;
-                let service: Box<dyn Service> = Box::new(client.with_first_info(info));
-                Ok(match through {
-                    Some((kafka, topic)) => Box::new(ThroughKafka::new(service, kafka, topic)),
-                    None => service,
-                })
-            }
-            Err(_) => Ok(Box::new(client)),
-        }
+    /// A client for `target` that tries each request once (a look at a cluster that must not
+    /// wait out the retry deadline).
+    pub fn client_once(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
+        services::connect_once(&self.wiring(), target)
     }
 
-    /// A cluster without a REST API (kco.yaml gives it no `urls`, but `kafka:` and
-    /// `connectTopics: {offsets, configs, status}`): read from its workers' internal topics,
-    /// its offsets through Kafka as a worker's without the offsets endpoints. The Kafka
-    /// cluster is asked at once whether it has the three topics: an unreachable broker or a
-    /// missing topic fails here, naming the bootstrap address and the topic.
-    fn connect_topics(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
-        let env = |k: &str| std::env::var(k).ok();
-        let kafka = self.config.dr_settings(&target.name, &env)?.kafka;
-        let topics = self.config.internal_topics(&target.name);
-        let (Some(kafka), Some(topics)) = (kafka, topics) else {
-            return Err(Error::Other(format!(
-                "cluster `{}` has no `urls`, and kco.yaml gives it no `kafka:` and `connectTopics: {{offsets, configs, status}}` to read it from",
-                target.name
-            )));
-        };
-        let service = ConnectTopics::new(Arc::new(KafkaSource(kafka.clone())), topics.clone());
-        service.check().map_err(|source| Error::Kafka {
-            context: format!(
-                "cluster `{}`, read from topics `{}`, `{}` and `{}`",
-                target.name, topics.configs, topics.status, topics.offsets
-            ),
-            source,
-        })?;
-        Ok(Box::new(ThroughKafka::new(
-            Box::new(service),
-            kafka,
-            topics.offsets,
-        )))
+    /// What building a service needs, from the flags, kco.yaml and the printer.
+    fn wiring(&self) -> Wiring<'_> {
+        let file = self
+            .config
+            .path
+            .as_deref()
+            .map(|p| self.display_path(p))
+            .unwrap_or_else(|| crate::config::FILE_NAME.to_string());
+        let trace = (self.printer.verbose && !self.printer.quiet).then(|| {
+            let printer = self.printer.clone();
+            Arc::new(move |line: &str| printer.detail(line)) as services::Trace
+        });
+        Wiring {
+            config: &self.config,
+            file,
+            given_url: self.global.url.as_deref(),
+            sources: self.sources(),
+            default_cluster: match (&self.global.cluster, &self.global.url) {
+                (None, None) => self.target_named(None).ok().map(|t| t.name),
+                _ => None,
+            },
+            trace,
+            warn: Box::new(|w| self.printer.warn(w)),
+        }
     }
 
     /// The Kafka cluster and the workers' offsets topic of `target`, from kco.yaml; `what`
@@ -335,172 +257,6 @@ impl Context {
                 target.name
             ))),
         }
-    }
-
-    /// Where `target`'s offsets are read through Kafka: a worker without the offsets
-    /// endpoints (before 3.5, by `GET /`'s version) whose cluster kco.yaml gives `kafka:`
-    /// and `connectTopics.offsets`.
-    fn through_kafka(
-        &self,
-        target: &ClusterTarget,
-        info: &ServerInfo,
-    ) -> Result<Option<(crate::kafka::KafkaOptions, String)>> {
-        let old =
-            ConnectVersion::parse(&info.version).is_some_and(|v| v < ConnectVersion::OFFSETS_READ);
-        let Some(topic) = self.config.offsets_topic(&target.name).filter(|_| old) else {
-            return Ok(None);
-        };
-        let env = |k: &str| std::env::var(k).ok();
-        let kafka = self.config.dr_settings(&target.name, &env)?.kafka;
-        Ok(kafka.map(|k| (k, topic.to_string())))
-    }
-
-    /// `what` went wrong with the URL, naming KCO_URL when that is where it came from.
-    fn naming_kco_url(&self, what: &str) -> String {
-        match (&self.global.url, self.global.url_from) {
-            (Some(_), super::Origin::Env) => format!("{what} (the URL from KCO_URL)"),
-            _ => what.to_string(),
-        }
-    }
-
-    /// A worker given with `--url` (or KCO_URL) for a cluster that kco.yaml configures must
-    /// be one of that cluster's: the same Kafka cluster and the same Connect group
-    /// (`engine::membership`). A URL kco.yaml lists for the cluster passes at once; otherwise
-    /// each configured worker is asked `GET /` (at once), and one of them and the given
-    /// worker `GET /connectors`. When none answers, a warning says the check was not made.
-    fn check_given_url(
-        &self,
-        target: &ClusterTarget,
-        given: &dyn Service,
-        info: &ServerInfo,
-    ) -> Result<()> {
-        if self.global.url.is_none() {
-            return Ok(());
-        }
-        let env = |k: &str| std::env::var(k).ok();
-        let Ok(configured) = self.config.resolve(Some(&target.name), None, &env) else {
-            return Ok(());
-        };
-        let listed = |u: &String| configured.http.urls.iter().any(|c| same_url(c, u));
-        if target.http.urls.iter().any(listed) {
-            return Ok(());
-        }
-        let mut workers = Vec::new();
-        for u in &configured.http.urls {
-            let mut one = configured.clone();
-            one.http.urls = vec![u.clone()];
-            workers.push(self.client_once(&one)?);
-        }
-        let url = given.endpoint();
-        let origin = self.sources().url;
-        match membership::check(given, info, &target.name, &workers) {
-            Membership::Belongs => Ok(()),
-            Membership::Unchecked(why) => {
-                self.printer.warn(&format!(
-                    "cannot check that {url} ({origin}) is a worker of cluster `{}`: {why}",
-                    target.name
-                ));
-                Ok(())
-            }
-            Membership::Foreign(why) => Err(Error::WorkerOfOtherCluster {
-                url,
-                origin: origin.into(),
-                cluster: target.name.clone(),
-                why,
-            }),
-        }
-    }
-
-    /// A client for `target` that tries each request once (a look at a cluster that must not
-    /// wait out the retry deadline).
-    pub fn client_once(&self, target: &ClusterTarget) -> Result<Box<dyn Service>> {
-        if target.backend.over_kafka() {
-            return self.connect_topics(target);
-        }
-        let http = HttpTransport::new(target.http.clone())
-            .map_err(|e| Error::Other(format!("cluster `{}`: {e}", target.name)))?;
-        Ok(self.stack_for(target, Arc::new(http), RetryPolicy::none()))
-    }
-
-    /// The layers for `target`'s service: for one that is not Kafka Connect, its backend,
-    /// what a refusal of its credentials means (the API key named, never the secret) and an
-    /// endpoint that does not answer (failing at once, as a Connect cluster's first contact
-    /// does).
-    fn stack_for(
-        &self,
-        target: &ClusterTarget,
-        http: Arc<HttpTransport>,
-        policy: RetryPolicy,
-    ) -> Box<dyn Service> {
-        let file = self
-            .config
-            .path
-            .as_deref()
-            .map(|p| self.display_path(p))
-            .unwrap_or_else(|| crate::config::FILE_NAME.to_string());
-        let Some(words) = target.backend.words(
-            &target.name,
-            target.http.auth.as_ref(),
-            &file,
-            &target.credential_vars,
-        ) else {
-            return Box::new(self.stack(http, policy));
-        };
-        let http = ServiceHints::new(http, words.refused, words.unreachable);
-        let client = if self.printer.verbose && !self.printer.quiet {
-            let printer = self.printer.clone();
-            let sink: TraceSink = Box::new(move |line| printer.detail(line));
-            Connect::new(Retrying::new(Traced::new(http, sink), policy).unreachable_fails_first())
-        } else {
-            Connect::new(Retrying::new(http, policy).unreachable_fails_first())
-        };
-        service_for(client, &target.backend)
-    }
-
-    /// `cannot reach Kafka Connect of cluster `a` (tried URL, URL)`, and whether the cluster
-    /// was the default one (no --cluster, no --url): in a DR the default often points at the
-    /// lost region.
-    fn unreachable(&self, target: &ClusterTarget, e: &crate::client::ClientError) -> String {
-        let urls: Vec<String> = target
-            .http
-            .urls
-            .iter()
-            .map(|u| match (u.find("://"), u.find('@')) {
-                (Some(s), Some(a)) if a > s => format!("{}{}", &u[..s + 3], &u[a + 1..]),
-                _ => u.clone(),
-            })
-            .collect();
-        let is_default = self.global.cluster.is_none()
-            && self.global.url.is_none()
-            && self.target_named(None).is_ok_and(|t| t.name == target.name);
-        let default = if is_default {
-            format!(
-                "; `{}` is the default cluster (no --cluster given): name another with --cluster",
-                target.name
-            )
-        } else {
-            String::new()
-        };
-        let from = match (&self.global.url, self.global.url_from) {
-            (Some(_), super::Origin::Env) => ", the URL from KCO_URL",
-            _ => "",
-        };
-        format!(
-            "{} of cluster `{}` (tried {}{from}{default})",
-            e.first_contact(),
-            target.name,
-            urls.join(", ")
-        )
-    }
-
-    /// The layers over the HTTP transport: retries, and a trace of each attempt with -v.
-    fn stack(&self, http: Arc<HttpTransport>, policy: RetryPolicy) -> Connect {
-        if self.printer.verbose && !self.printer.quiet {
-            let printer = self.printer.clone();
-            let sink: TraceSink = Box::new(move |line| printer.detail(line));
-            return Connect::new(Retrying::new(Traced::new(http, sink), policy));
-        }
-        Connect::new(Retrying::new(http, policy))
     }
 
     /// The flags that name cluster `name` again, for a command to suggest: with `--url` when

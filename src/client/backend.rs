@@ -7,17 +7,9 @@
 //! topics on Kafka (AWS MSK Connect; `kafka::connect_topics`). Each is its own implementation
 //! of [`Service`](super::Service) ([`Connect`](super::Connect),
 //! [`ConfluentCloud`](super::ConfluentCloud), `ConnectTopics`); a `Backend` says which one a
-//! cluster of kco.yaml is, where it lives and what its refusals mean. The engine
+//! cluster of kco.yaml is, and where it lives (how kco reaches it, and what its refusals mean there: `crate::services`). The engine
 //! never asks which service it is, only what it can do ([`Capabilities`]), so that the
 //! operation, the plan and the renderers have no branch per service.
-
-/// What a service's failures mean, for a cluster configured in kco.yaml: its own words for
-/// refused credentials (the key named, never the secret) and an endpoint that does not answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServiceWords {
-    pub refused: String,
-    pub unreachable: String,
-}
 
 /// The service behind a cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -142,48 +134,6 @@ impl Backend {
             Backend::ConfluentCloud(ids) => Some(&ids.kafka_cluster),
         }
     }
-
-    /// What this service's failures mean for cluster `cluster` with `auth`, configured in
-    /// `file` (its credentials from the environment variables `vars`), naming the keys and
-    /// variables to check; `None` for Kafka Connect, whose first contact says it itself
-    /// (`GET /`), and for a cluster read from its topics, whose Kafka errors name the
-    /// bootstrap address and the topic.
-    pub fn words(
-        &self,
-        cluster: &str,
-        auth: Option<&super::Auth>,
-        file: &str,
-        vars: &[String],
-    ) -> Option<ServiceWords> {
-        match self {
-            Backend::Connect | Backend::ConnectTopics => None,
-            Backend::ConfluentCloud(_) => {
-                let key = match auth {
-                    Some(super::Auth::Basic { username, .. }) => format!("API key `{username}`"),
-                    _ => "the credentials".to_string(),
-                };
-                let service = self.service();
-                let from = match vars {
-                    [] => String::new(),
-                    vars => format!(
-                        " (set from {})",
-                        vars.iter()
-                            .map(|v| format!("${v}"))
-                            .collect::<Vec<_>>()
-                            .join(" and ")
-                    ),
-                };
-                Some(ServiceWords {
-                    refused: format!(
-                        "{service} refused {key} of cluster `{cluster}`: check `confluentCloud.apiKey` and `apiSecret` in {file}{from}; they must be a Cloud API key (`confluent api-key create --resource cloud`), not a Kafka cluster's API key, and the key's account needs access to the environment's connectors"
-                    ),
-                    unreachable: format!(
-                        "{service} does not answer at the endpoint of cluster `{cluster}`: check `confluentCloud.endpoint` in {file} (default https://api.confluent.cloud) and the network path to it"
-                    ),
-                })
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -202,37 +152,5 @@ mod tests {
         );
         assert!(!b.capabilities().version_endpoint);
         assert_eq!(Backend::Connect.base_path(), "");
-    }
-
-    #[test]
-    fn each_service_says_what_its_refusals_mean_naming_the_key_never_the_secret() {
-        assert_eq!(Backend::Connect.words("a", None, "kco.yaml", &[]), None);
-        let cloud = Backend::ConfluentCloud(CloudIds {
-            environment: "env-abc123".into(),
-            kafka_cluster: "lkc-xyz789".into(),
-        });
-        let auth = super::super::Auth::Basic {
-            username: "KEY1".into(),
-            password: super::super::Secret::new("s3cr3t"),
-        };
-        let vars = ["CC_KEY".to_string(), "CC_SECRET".to_string()];
-        let w = cloud
-            .words("prod", Some(&auth), "conf/kco.yaml", &vars)
-            .unwrap();
-        assert!(
-            w.refused
-                .starts_with("Confluent Cloud refused API key `KEY1` of cluster `prod`")
-                && w.refused
-                    .contains("`confluentCloud.apiKey` and `apiSecret` in conf/kco.yaml (set from $CC_KEY and $CC_SECRET)")
-                && !w.refused.contains("s3cr3t"),
-            "{}",
-            w.refused
-        );
-        assert!(
-            w.unreachable
-                .contains("`confluentCloud.endpoint` in conf/kco.yaml"),
-            "{}",
-            w.unreachable
-        );
     }
 }
