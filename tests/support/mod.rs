@@ -6,6 +6,7 @@
 //! command blocks of the pages the tests run) and [`conformance`], the suite every service
 //! passes (the fake in each mode, the real worker). docs/testing.md describes them.
 
+pub mod behaviours;
 pub mod conformance;
 pub mod data;
 pub mod docs;
