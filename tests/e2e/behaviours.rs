@@ -103,29 +103,39 @@ impl Source {
     }
 }
 
-/// Waits until `read` (of `stable` partitions) shows `want`.
-fn wait_offsets(source: &Source, what: &str, want: &[Value], read: impl Fn() -> Vec<Value>) {
-    let want = canonical(&source.stable(want));
-    wait_for(&format!("{}: {what}", source.name), WAIT, || {
-        let got = canonical(&source.stable(&read()));
-        if got == want {
-            Ok(())
-        } else {
-            Err(format!("{got:?}, not {want:?}"))
-        }
-    });
+/// The kinds on a real worker.
+#[derive(Clone, Copy, PartialEq)]
+enum Way {
+    /// Kafka Connect over REST: cluster a of the test bed, its Kafka and offsets topic named
+    /// too (for `ls --orphaned`).
+    Rest,
+    /// The legacy worker, Connect 3.4.1 (no offsets API, no stop): its offsets are written
+    /// through Kafka, only while the connector does not exist, so the service's user deletes
+    /// it first and creates it again after, as with AWS MSK Connect. With its `urls` (and
+    /// `kafka:`, `connectTopics.offsets`) in kco.yaml...
+    LegacyRest,
+    /// ... or only `kafka:` and its three topics.
+    LegacyTopics,
 }
 
-/// Kafka Connect over REST: cluster a of the test bed, its Kafka and offsets topic named too
-/// (for `ls --orphaned`).
-struct Rest {
+/// A kind on a real worker: its source, kco with its kco.yaml entry, and for the legacy
+/// worker (which has no `GET /offsets`) kco with the other legacy entry, which reads its
+/// offsets.
+struct Worker {
+    way: Way,
     source: Source,
     env: TestEnv,
+    other: Option<TestEnv>,
+    _tb: crate::harness::Testbed,
 }
 
-impl Kind for Rest {
+impl Kind for Worker {
     fn name(&self) -> &str {
-        "Kafka Connect over REST"
+        match self.way {
+            Way::Rest => "Kafka Connect over REST",
+            Way::LegacyRest => "Connect 3.4.1 with REST, offsets through Kafka",
+            Way::LegacyTopics => "Connect read from its topics",
+        }
     }
 
     fn env(&self) -> &TestEnv {
@@ -133,7 +143,10 @@ impl Kind for Rest {
     }
 
     fn cluster(&self) -> &str {
-        "a"
+        match self.way {
+            Way::Rest => "a",
+            Way::LegacyRest | Way::LegacyTopics => "l",
+        }
     }
 
     fn connector(&self) -> &str {
@@ -141,7 +154,13 @@ impl Kind for Rest {
     }
 
     fn offsets(&self) -> Vec<Value> {
-        self.source.connect.offsets(&self.source.name)
+        let name = &self.source.name;
+        let Some(other) = &self.other else {
+            return self.source.connect.offsets(name);
+        };
+        let run = other.kco(&["snapshot", name, "--dir", "read"]);
+        run.success("the offsets read through the other kco.yaml");
+        file_offsets(&other.path().join(format!("read/l/{name}.yaml")))
     }
 
     fn state(&self) -> Option<String> {
@@ -157,11 +176,29 @@ impl Kind for Rest {
     }
 
     fn wait_offsets(&self, what: &str, want: &[Value]) {
-        wait_offsets(&self.source, what, want, || self.offsets());
+        let want = canonical(&self.stable(want));
+        wait_for(&format!("{}: {what}", self.source.name), WAIT, || {
+            let got = canonical(&self.stable(&self.offsets()));
+            (got == want)
+                .then_some(())
+                .ok_or(format!("{got:?}, not {want:?}"))
+        });
     }
 
     fn wait_state(&self, what: &str, state: &str) {
         self.source.wait_state(what, state);
+    }
+
+    fn before_write(&self) {
+        if self.way != Way::Rest {
+            self.source.delete();
+        }
+    }
+
+    fn after_write(&self) {
+        if self.way != Way::Rest {
+            self.source.create();
+        }
     }
 
     fn delete(&self) {
@@ -169,21 +206,37 @@ impl Kind for Rest {
     }
 
     fn lacks(&self, b: Behaviour) -> Option<&str> {
-        match b {
-            Behaviour::RefusesRunning => Some("it stops a connector (Connect 3.5 on)"),
+        match (self.way, b) {
+            (Way::Rest, Behaviour::RefusesRunning) => Some("it stops a connector (Connect 3.5 on)"),
+            (Way::Rest, _) => None,
+            (_, Behaviour::Reset) => Some(
+                "`reset NAME` wants a connector of that name, and a write through Kafka wants \
+                 none (deleted): refused either way; a file with `offsets: []` is applied \
+                 instead (or `reset --orphaned` once it is deleted)",
+            ),
+            (Way::LegacyTopics, Behaviour::ResetOrphaned) => {
+                Some("refused: the offsets topic may be shared with other Connect clusters")
+            }
             _ => None,
         }
     }
 
+    /// Over REST, each step of the transaction but the last two (`wait_restored`,
+    /// `wait_tasks`: kco ends right after, before a kill lands). A write through Kafka prints
+    /// no step under `-v` (one Kafka transaction, no connector state to put back, no
+    /// journal): its one point is after the backup, before the write.
     fn steps(&self) -> Vec<&str> {
-        vec![
-            ": record_state ok",
-            ": stop ok",
-            ": wait_stopped ok",
-            ": patch ok",
-            ": verify ok",
-            ": restore ok",
-        ]
+        match self.way {
+            Way::Rest => vec![
+                ": record_state ok",
+                ": stop ok",
+                ": wait_stopped ok",
+                ": patch ok",
+                ": verify ok",
+                ": restore ok",
+            ],
+            Way::LegacyRest | Way::LegacyTopics => vec!["Backup of the offsets as they were"],
+        }
     }
 }
 
@@ -204,7 +257,13 @@ fn kafka_connect_over_rest_behaves() {
         tb.a_urls.join(", "),
         tb.kafka()
     ));
-    let kind = Rest { source, env };
+    let kind = Worker {
+        way: Way::Rest,
+        source,
+        env,
+        other: None,
+        _tb: tb,
+    };
     kind.wait_offsets(
         "the partition it does not read at 1000",
         &kind.source.at(1000),
@@ -212,115 +271,22 @@ fn kafka_connect_over_rest_behaves() {
     run(&kind);
 }
 
-/// The legacy worker, Connect 3.4.1 (no offsets API, no stop): its offsets are written through
-/// Kafka, only while the connector does not exist, so the service's user deletes it first and
-/// creates it again after, as with AWS MSK Connect. `rest`: kco.yaml gives its `urls` (and
-/// `kafka:`, `connectTopics.offsets`); else only `kafka:` and its three topics. Its offsets are
-/// read through the other of the two (the worker has no `GET /offsets`).
-struct Legacy {
-    source: Source,
-    env: TestEnv,
-    other: TestEnv,
-    rest: bool,
-    _tb: crate::harness::Testbed,
-}
-
-impl Kind for Legacy {
-    fn name(&self) -> &str {
-        match self.rest {
-            true => "Connect 3.4.1 with REST, offsets through Kafka",
-            false => "Connect read from its topics",
-        }
-    }
-
-    fn env(&self) -> &TestEnv {
-        &self.env
-    }
-
-    fn cluster(&self) -> &str {
-        "l"
-    }
-
-    fn connector(&self) -> &str {
-        &self.source.name
-    }
-
-    fn offsets(&self) -> Vec<Value> {
-        let name = &self.source.name;
-        let run = self.other.kco(&["snapshot", name, "--dir", "read"]);
-        run.success("the offsets read through the other kco.yaml");
-        file_offsets(&self.other.path().join(format!("read/l/{name}.yaml")))
-    }
-
-    fn state(&self) -> Option<String> {
-        self.source.state()
-    }
-
-    fn moved(&self, n: u64) -> Vec<Value> {
-        self.source.at(1000 - 10 * n as i64)
-    }
-
-    fn stable(&self, offsets: &[Value]) -> Vec<Value> {
-        self.source.stable(offsets)
-    }
-
-    fn wait_offsets(&self, what: &str, want: &[Value]) {
-        wait_offsets(&self.source, what, want, || self.offsets());
-    }
-
-    fn wait_state(&self, what: &str, state: &str) {
-        self.source.wait_state(what, state);
-    }
-
-    fn before_write(&self) {
-        self.source.delete();
-    }
-
-    fn after_write(&self) {
-        self.source.create();
-    }
-
-    fn delete(&self) {
-        self.source.delete();
-    }
-
-    fn lacks(&self, b: Behaviour) -> Option<&str> {
-        match b {
-            Behaviour::Reset => Some(
-                "`reset NAME` wants a connector of that name, and a write through Kafka wants \
-                 none (deleted): refused either way; a file with `offsets: []` is applied \
-                 instead (or `reset --orphaned` once it is deleted)",
-            ),
-            Behaviour::ResetOrphaned if !self.rest => {
-                Some("refused: the offsets topic may be shared with other Connect clusters")
-            }
-            _ => None,
-        }
-    }
-
-    /// A write through Kafka prints no step under `-v` (one Kafka transaction, no connector
-    /// state to put back, no journal): the one point is after the backup, before the write.
-    fn steps(&self) -> Vec<&str> {
-        vec!["Backup of the offsets as they were"]
-    }
-}
-
-/// The legacy kind (`rest`: with its URLs), its source at the end of its file; `None` when
+/// A legacy kind, its source at the end of its file; `None` when
 /// the legacy worker is not there (skipped).
-fn legacy_kind(rest: bool) -> Option<Legacy> {
+fn legacy_kind(way: Way) -> Option<Worker> {
     let tb = testbed()?;
     let (l, with_urls) = legacy()?;
     let topics = without_rest(&tb.kafka(), "l", "kco-l-status");
     let source = Source::start(l, "kco-e2e-behave-l");
-    let (env, other) = match rest {
-        true => (with_urls, topics),
-        false => (topics, with_urls),
+    let (env, other) = match way {
+        Way::LegacyTopics => (topics, with_urls),
+        _ => (with_urls, topics),
     };
-    let kind = Legacy {
+    let kind = Worker {
+        way,
         source,
         env,
-        other,
-        rest,
+        other: Some(other),
         _tb: tb,
     };
     let read = canonical(&kind.source.at(0)[..1]);
@@ -333,7 +299,7 @@ fn legacy_kind(rest: bool) -> Option<Legacy> {
 
 #[test]
 fn connect_3_4_with_rest_and_offsets_through_kafka_behaves() {
-    let Some(kind) = legacy_kind(true) else {
+    let Some(kind) = legacy_kind(Way::LegacyRest) else {
         return;
     };
     run(&kind);
@@ -341,7 +307,7 @@ fn connect_3_4_with_rest_and_offsets_through_kafka_behaves() {
 
 #[test]
 fn connect_read_from_its_topics_behaves() {
-    let Some(kind) = legacy_kind(false) else {
+    let Some(kind) = legacy_kind(Way::LegacyTopics) else {
         return;
     };
     run(&kind);
