@@ -58,8 +58,8 @@ pub trait Kind {
     fn stable(&self, offsets: &[Value]) -> Vec<Value> {
         offsets.to_vec()
     }
-    /// Waits until the service holds `want` (of [`Kind::stable`]'s partitions); a real worker's
-    /// change shows a moment later.
+    /// Asserts the service holds `want` (of [`Kind::stable`]'s partitions); a real worker's
+    /// entry waits for it, its change showing a moment later.
     fn wait_offsets(&self, what: &str, want: &[Value]) {
         let got = canonical(&self.stable(&self.offsets()));
         assert_eq!(
@@ -69,8 +69,8 @@ pub trait Kind {
             self.name()
         );
     }
-    /// Waits until the connector shows `state` again (a real worker's rebalance may show it
-    /// UNASSIGNED a moment).
+    /// Asserts the connector shows `state` (a real worker's entry waits for it: a rebalance may
+    /// show it UNASSIGNED a moment).
     fn wait_state(&self, what: &str, state: &str) {
         assert_eq!(
             self.state().as_deref(),
@@ -166,7 +166,7 @@ pub fn file_offsets(path: &Path) -> Vec<Value> {
     offsets.as_array().cloned().unwrap_or_default()
 }
 
-/// The file's text as YAML, for its metadata.
+/// The value of `key` in a snapshot file's `metadata`.
 fn metadata(path: &Path, key: &str) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
     let doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
