@@ -24,6 +24,7 @@ feature_of() {
     reset::*) echo reset ;;
     orphaned::* | wrong_topics::a_source_of_another_cluster_keeping_its_offsets_in_this_topic_is_no_leftover) echo orphaned ;;
     testbed::* | testbed_sink::* | conformance::* | init_doctor::*) echo rest ;;
+    behaviours::kafka_connect_over_rest_behaves) echo apply ;;
     standalone::*) echo standalone ;;
     kinds::mirror::*) echo mirror ;;
     kinds::debezium::*) echo debezium ;;
@@ -33,6 +34,7 @@ feature_of() {
     crash::* | tasks::*) echo apply ;;
     # They need beds compat.sh does not start (scripts/test.sh runs them), or the image.
     secure::* | gateway::* | dr::* | dr_runbook::* | image::* | through_kafka::* | msk_mode::*) echo none ;;
+    behaviours::connect_3_4_with_rest_and_offsets_through_kafka_behaves | behaviours::connect_read_from_its_topics_behaves) echo none ;;
     compat_doc::*) echo none ;;
     wrong_topics::*) echo none ;;
     metrics::*) echo none ;;

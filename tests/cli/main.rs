@@ -1,6 +1,7 @@
 //! Fast CLI tests: the `kco` binary against an in-process fake Kafka Connect.
 
 mod apply;
+mod behaviours;
 mod confluent_cloud;
 mod confluent_cloud_apply;
 mod conformance;

@@ -13,8 +13,9 @@ use crate::harness::{
     append_lines, file_source_config, get, local_connect, numbered, testbed, testbed_alone,
     unique_name, wait_for, Connect, ConnectorGuard,
 };
-use crate::kco_steps::{kill_when_seen, set_offsets, testbed_env, write_snapshot};
+use crate::kco_steps::{set_offsets, testbed_env, write_snapshot};
 use crate::support::env::TestEnv;
+use crate::support::run::kill_when_seen;
 
 // Every test here runs `kco --cluster a ...`: the files are cluster a's.
 

@@ -13,10 +13,11 @@ use crate::harness::{
     append_lines, file_sink_config, file_source_config, numbered, source_position, unique_name,
     Connect, ConnectorGuard,
 };
-use crate::kco_steps::{clone, kill_when_seen, wait_live, Offs};
+use crate::kco_steps::{clone, wait_live, Offs};
 use crate::support::env::TestEnv;
 use crate::support::git::git;
 use crate::support::run::hermetic;
+use crate::support::run::kill_when_seen;
 
 /// The recipes the project copies into its own `ci/` directory (examples/README.md).
 pub const RECIPES: [&str; 3] = ["nightly-snapshot.sh", "pr-review.sh", "apply-on-merge.sh"];

@@ -5,6 +5,7 @@
 
 mod accidents;
 mod apply;
+mod behaviours;
 mod compat_doc;
 mod conformance;
 mod crash;

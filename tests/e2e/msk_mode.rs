@@ -37,7 +37,7 @@ use crate::support::env::TestEnv;
 
 /// kco on test bed cluster `c` (`l`, `a`) without a REST API: `kafka:` and its workers' three
 /// topics, `kco-<c>-offsets`, `kco-<c>-configs` and `status`.
-fn without_rest(kafka: &str, c: &str, status: &str) -> TestEnv {
+pub(crate) fn without_rest(kafka: &str, c: &str, status: &str) -> TestEnv {
     let env = TestEnv::new().args(&["--cluster", c]);
     env.config(format!(
         "clusters:\n  {c}:\n    kafka: {{bootstrap: \"{kafka}\"}}\n    connectTopics: {{offsets: kco-{c}-offsets, configs: kco-{c}-configs, status: {status}}}\n"

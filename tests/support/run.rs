@@ -259,6 +259,29 @@ impl std::ops::DerefMut for Running {
     }
 }
 
+/// SIGKILLs `child` (a `kco -v` with its stderr piped) as soon as its stderr shows `marker`
+/// (a step of its transaction, e.g. `: stop ok`), and waits for its end; whether the marker
+/// was seen (within 120 s; killed all the same when not).
+pub fn kill_when_seen(child: &mut std::process::Child, marker: &str) -> bool {
+    use std::io::{BufRead, BufReader};
+    let stderr = child.stderr.take().expect("kco's stderr piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let marker = marker.to_string();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains(&marker) {
+                let _ = tx.send(());
+                return;
+            }
+        }
+    });
+    let seen = rx.recv_timeout(std::time::Duration::from_secs(120)).is_ok();
+    // It may have ended already: then there is nothing to kill.
+    let _ = child.kill();
+    child.wait().unwrap();
+    seen
+}
+
 /// Polls `f` every 20 ms until it holds; fails the test after 20 s (a wait for a step of a
 /// running kco, not a timed assertion).
 pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
