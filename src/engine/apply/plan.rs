@@ -224,6 +224,13 @@ pub struct ConnectorPlan {
 }
 
 impl ConnectorPlan {
+    /// This plan, which cannot be applied, and why: nothing is applied while any connector
+    /// has such a plan.
+    fn failing(mut self, message: String) -> ConnectorPlan {
+        self.action = Action::Error { message };
+        self
+    }
+
     /// Says how `client`'s service makes this plan's change: its steps, and what it does
     /// itself, in words.
     pub(crate) fn by_service_of(&mut self, client: &dyn Service) {
@@ -467,9 +474,62 @@ fn plan_one(
     opts: &PlanOptions,
     translation: Option<&std::result::Result<Translation, String>>,
 ) -> ConnectorPlan {
-    let name = want.target().to_string();
-    let mut plan = ConnectorPlan {
-        name: name.clone(),
+    let mut plan = blank(want.target(), live);
+    let (file, config, secret_vars, change) = match want {
+        Want::File {
+            file,
+            config,
+            secret_vars,
+            change,
+            ..
+        } => (
+            Some(&**file),
+            config.clone(),
+            secret_vars.clone(),
+            change.as_ref(),
+        ),
+        Want::Reset { .. } | Want::Delete { .. } => (None, None, Vec::new(), None),
+    };
+    if let (Want::Delete { .. }, None) = (want, live) {
+        // Already gone: nothing to undo.
+        return plan;
+    }
+    if let Some(f) = file {
+        if let Err(message) = take_file(&mut plan, f, cluster, change, translation) {
+            return plan.failing(message);
+        }
+    }
+    let Some(live) = live else {
+        let Some(f) = file else {
+            let message = format!(
+                "connector `{}` does not exist on cluster `{cluster}`",
+                plan.name
+            );
+            return plan.failing(message);
+        };
+        let new = New {
+            file: f,
+            config,
+            secret_vars,
+        };
+        return match plan_create(&mut plan, client, info, cluster, new, opts) {
+            Ok(()) => plan,
+            Err(message) => plan.failing(message),
+        };
+    };
+    let checked = check_existing(&mut plan, file, live, opts, cluster)
+        .and_then(|()| read_and_compare(&mut plan, client, change, opts));
+    match checked {
+        Ok(()) => existing_action(plan, live, want, file.is_some(), opts, cluster),
+        Err(message) => plan.failing(message),
+    }
+}
+
+/// The plan of the connector `name` that `live` lists (or none), before anything is
+/// planned.
+fn blank(name: &str, live: Option<&ConnectorListing>) -> ConnectorPlan {
+    ConnectorPlan {
+        name: name.to_string(),
         file: None,
         from: None,
         connector_type: live.and_then(|l| l.connector_type),
@@ -491,135 +551,147 @@ fn plan_one(
         removed: BTreeSet::new(),
         class: live.and_then(|l| l.class.clone()),
         config: None,
-    };
-    let error = |mut plan: ConnectorPlan, message: String| {
-        plan.action = Action::Error { message };
-        plan
-    };
-    let (file, config, secret_vars, change) = match want {
-        Want::File {
-            file,
-            config,
-            secret_vars,
-            change,
-            ..
-        } => (
-            Some(file),
-            config.clone(),
-            secret_vars.clone(),
-            change.as_ref(),
-        ),
-        Want::Reset { .. } | Want::Delete { .. } => (None, None, Vec::new(), None),
-    };
-    if let (Want::Delete { .. }, None) = (want, live) {
-        // Already gone: nothing to undo.
-        return plan;
     }
-    if let Some(f) = file {
-        let meta = &f.file.metadata;
-        plan.file = Some(f.path.clone());
-        plan.wanted = f.file.offsets.clone();
-        plan.connector_type = Some(meta.connector_type);
-        if meta.name != name || meta.cluster != cluster {
-            plan.from = Some(format!("{}/{}", meta.cluster, meta.name));
-        }
-        plan.class = plan.class.or_else(|| meta.connector_class.clone());
-        if let Some(ch) = change {
-            plan.wanted = ch.set.clone();
-            plan.removed = ch.removed.iter().map(canonical_fields).collect();
-        }
-        match translation {
-            Some(Err(m)) => return error(plan, m.clone()),
-            Some(Ok(_)) if change.is_some() => {
-                return error(
-                    plan,
-                    format!(
-                        "{}: a change from git history cannot cross a MirrorMaker 2 mirror; apply the whole file (without --commit or --changed-since)",
-                        f.path.display()
-                    ),
-                )
-            }
-            Some(Ok(t)) => {
+}
+
+/// What the file wants: its offsets (or those a change from git history sets), where it was
+/// captured, and its offsets translated through MirrorMaker 2 when it is of another Kafka
+/// cluster. `Err`: why it cannot be applied.
+fn take_file(
+    plan: &mut ConnectorPlan,
+    f: &LoadedFile,
+    cluster: &str,
+    change: Option<&Change>,
+    translation: Option<&std::result::Result<Translation, String>>,
+) -> std::result::Result<(), String> {
+    let meta = &f.file.metadata;
+    plan.file = Some(f.path.clone());
+    plan.wanted = f.file.offsets.clone();
+    plan.connector_type = Some(meta.connector_type);
+    if meta.name != plan.name || meta.cluster != cluster {
+        plan.from = Some(format!("{}/{}", meta.cluster, meta.name));
+    }
+    plan.class = plan.class.take().or_else(|| meta.connector_class.clone());
+    if let Some(ch) = change {
+        plan.wanted = ch.set.clone();
+        plan.removed = ch.removed.iter().map(canonical_fields).collect();
+    }
+    match translation {
+        Some(Err(m)) => return Err(m.clone()),
+        Some(Ok(_)) if change.is_some() => {
+            return Err(format!(
+                "{}: a change from git history cannot cross a MirrorMaker 2 mirror; apply the whole file (without --commit or --changed-since)",
+                f.path.display()
+                ))
+                }
+                Some(Ok(t)) => {
                 plan.wanted = t.offsets.clone();
                 plan.warnings.extend(t.stale_note());
                 plan.translation = Some(t.clone());
-            }
-            None => {}
-        }
-    }
-    let Some(live) = live else {
-        let Some(f) = file else {
-            return error(
-                plan,
-                format!("connector `{name}` does not exist on cluster `{cluster}`"),
-            );
-        };
-        if !opts.create {
-            let how = match f.file.config.is_some() || config.is_some() {
+                }
+                None => {}
+                }
+    Ok(())
+}
+
+/// A connector to create: its file, and the config and secrets the caller resolved for it.
+struct New<'a> {
+    file: &'a LoadedFile,
+    config: Option<ResolvedConfig>,
+    secret_vars: Vec<String>,
+}
+
+/// Plans the create of a connector the cluster lacks (with `--create`), from its file's
+/// config, started in the state its file records (or `--create-state`).
+fn plan_create(
+    plan: &mut ConnectorPlan,
+    client: &dyn Service,
+    info: &ClusterInfo,
+    cluster: &str,
+    new: New,
+    opts: &PlanOptions,
+) -> std::result::Result<(), String> {
+    let (f, name) = (new.file, plan.name.clone());
+    if !opts.create {
+        let how = match f.file.config.is_some() || new.config.is_some() {
                 true => " (use --create to create it from the file's config)".to_string(),
                 false => format!(
-                    "; its file has no config to create it from: capture it with `kco --cluster {} snapshot --with-config` (the nightly recipe: KCO_WITH_CONFIG=1), then apply with --create",
-                    f.file.metadata.cluster
+                "; its file has no config to create it from: capture it with `kco --cluster {} snapshot --with-config` (the nightly recipe: KCO_WITH_CONFIG=1), then apply with --create",
+                f.file.metadata.cluster
                 ),
-            };
-            return error(
-                plan,
-                format!("connector `{name}` does not exist on cluster `{cluster}`{how}"),
-            );
-        }
-        let Some(mut config) = config.or_else(|| f.file.config.clone().map(ResolvedConfig)) else {
-            return error(plan, format!(
+                };
+        return Err(format!(
+            "connector `{name}` does not exist on cluster `{cluster}`{how}"
+        ));
+    }
+    let Some(mut config) = new
+        .config
+        .or_else(|| f.file.config.clone().map(ResolvedConfig))
+    else {
+        return Err(format!(
                 "{}: the file has no config to create `{name}` from (capture it with `kco snapshot --with-config`)",
                 f.path.display()
-            ));
-        };
-        if let Some(t) = &plan.translation {
-            plan.config_changes = crate::engine::mirror::rename_config(&mut config.0, t);
-        }
-        if info.version < ConnectVersion::INITIAL_STATE
-            && client.steps(ChangeKind::Create).contains(&Op::Create)
-        {
-            return error(plan, format!(
+                ));
+    };
+    if let Some(t) = &plan.translation {
+        plan.config_changes = crate::engine::mirror::rename_config(&mut config.0, t);
+    }
+    if info.version < ConnectVersion::INITIAL_STATE
+        && client.steps(ChangeKind::Create).contains(&Op::Create)
+    {
+        return Err(format!(
                 "creating `{name}` in the STOPPED state needs Kafka Connect {} (KIP-980); {} runs {}: create it yourself and stop it at once (`PUT /connectors/{name}/stop`; it may process records until then), then apply without --create",
                 ConnectVersion::INITIAL_STATE, info.url, info.info.version
-            ));
-        }
-        plan.partitions = compare(&plan.wanted, &[]);
-        let recorded = f.file.metadata.state;
-        if let Some(s) = recorded.filter(|s| s.is_transient() && opts.create_state.is_none()) {
-            plan.warnings.push(format!(
+                ));
+    }
+    plan.partitions = compare(&plan.wanted, &[]);
+    let recorded = f.file.metadata.state;
+    if let Some(s) = recorded.filter(|s| s.is_transient() && opts.create_state.is_none()) {
+        plan.warnings.push(format!(
                 "{} records the state {s} (a rebalance or restart when it was taken), which does not say whether `{name}` ran: it is started RUNNING (--create-state picks another)", // not a count
                 f.path.display()
-            ));
-        }
-        let start_state = opts.create_state.unwrap_or_else(|| {
-            f.file
-                .metadata
-                .state
-                .map(ConnectorState::target)
-                .unwrap_or(TargetState::Running)
-        });
-        // A failover starts what the primary ran: a sink its nightly captured stopped or
-        // paused is started so only when the user says so, and the plan says it.
-        if plan.translation.is_some()
-            && opts.create_state.is_none()
-            && start_state != TargetState::Running
-        {
-            plan.warnings.push(format!(
+                ));
+    }
+    let start_state = opts.create_state.unwrap_or_else(|| {
+        f.file
+            .metadata
+            .state
+            .map(ConnectorState::target)
+            .unwrap_or(TargetState::Running)
+    });
+    // A failover starts what the primary ran: a sink its nightly captured stopped or
+    // paused is started so only when the user says so, and the plan says it.
+    if plan.translation.is_some()
+        && opts.create_state.is_none()
+        && start_state != TargetState::Running
+    {
+        plan.warnings.push(format!(
                 "{} records `{name}` {start_state} on cluster `{}` when it was captured: it is created and left {start_state} on `{cluster}`, reading nothing; to start it with the others, apply with --create-state running", // not a count
                 f.path.display(),
                 f.file.metadata.cluster
-            ));
-        }
-        plan.action = Action::Create {
-            entries: plan.entries(&plan.partitions, false),
-            start_state,
-            config_keys: config.0.len(),
-            secrets_from_env: secret_vars,
-        };
-        plan.config = Some(config);
-        return plan;
+                ));
+    }
+    plan.action = Action::Create {
+        entries: plan.entries(&plan.partitions, false),
+        start_state,
+        config_keys: config.0.len(),
+        secrets_from_env: new.secret_vars,
     };
+    plan.config = Some(config);
+    Ok(())
+}
+
+/// Checks an existing connector against its file: a running primary's sink, topics it does
+/// not read, another type or class. Warnings go on the plan; `Err`: why it cannot be
+/// applied.
+fn check_existing(
+    plan: &mut ConnectorPlan,
+    file: Option<&LoadedFile>,
+    live: &ConnectorListing,
+    opts: &PlanOptions,
+    cluster: &str,
+) -> std::result::Result<(), String> {
+    let name = plan.name.clone();
     plan.warnings
         .extend(crate::engine::strimzi::operator_warning(&name, live));
     // A file of another Kafka cluster says where the sink stood there; one of its name that
@@ -627,13 +699,10 @@ fn plan_one(
     // beside the sink the file was captured from, each record twice, until stopped.
     if let (Some(f), Some(t)) = (file, &plan.translation) {
         if live.state() == Some(ConnectorState::Running) && !opts.allow_running_primary {
-            return error(
-                plan,
-                format!(
-                    "`{name}` is RUNNING on `{cluster}`, and the file is of cluster `{}`, where the sink it was captured from may run too: both read the same records, each delivered twice; stop it on `{cluster}` first (PUT /connectors/{name}/stop) and apply, or move it while it runs with --allow-running-primary",
-                    f.file.metadata.cluster
-                ),
-            );
+            return Err(format!(
+                "`{name}` is RUNNING on `{cluster}`, and the file is of cluster `{}`, where the sink it was captured from may run too: both read the same records, each delivered twice; stop it on `{cluster}` first (PUT /connectors/{name}/stop) and apply, or move it while it runs with --allow-running-primary",
+                f.file.metadata.cluster
+            ));
         }
         // An existing connector keeps its config: offsets of a topic it does not read move
         // nothing it will read.
@@ -644,14 +713,11 @@ fn plan_one(
                 if let Some(s) = opts.create_state {
                     // Started as asked, it would read its old topics, not the ones the
                     // file's offsets are for: the failover would run and read nothing.
-                    return error(
-                        plan,
-                        format!(
-                            "`{name}` exists on `{cluster}` ({}), a leftover of an earlier failover or failback that reads `topics={read}`, not {}: started {s} (--create-state) it would not read them; delete it on `{cluster}` (`curl -X DELETE <{cluster}'s URL>/connectors/{name}`) and apply again: --create makes it with the topics it reads here",
-                            live.state().map_or_else(|| "state unknown".to_string(), |s| s.to_string()),
-                            names.join(", ")
-                        ),
-                    );
+                    return Err(format!(
+                        "`{name}` exists on `{cluster}` ({}), a leftover of an earlier failover or failback that reads `topics={read}`, not {}: started {s} (--create-state) it would not read them; delete it on `{cluster}` (`curl -X DELETE <{cluster}'s URL>/connectors/{name}`) and apply again: --create makes it with the topics it reads here",
+                        live.state().map_or_else(|| "state unknown".to_string(), |s| s.to_string()),
+                        names.join(", ")
+                    ));
                 }
                 plan.warnings.push(format!(
                     "`{name}` on `{cluster}` reads `topics={read}`, not {}: their offsets are set but it will not read them; delete it and apply with --create, which makes it with the topics it reads here, or add them to its config",
@@ -677,13 +743,10 @@ fn plan_one(
     }
     if let (Some(f), Some(t)) = (file, live.connector_type) {
         if f.file.metadata.connector_type != t {
-            return error(
-                plan,
-                format!(
-                    "the file holds {} offsets but `{name}` on `{cluster}` is a {t} connector",
-                    f.file.metadata.connector_type
-                ),
-            );
+            return Err(format!(
+                "the file holds {} offsets but `{name}` on `{cluster}` is a {t} connector",
+                f.file.metadata.connector_type
+            ));
         }
         if let (Some(a), Some(b)) = (&f.file.metadata.connector_class, &live.class) {
             if a != b {
@@ -693,6 +756,19 @@ fn plan_one(
             }
         }
     }
+    Ok(())
+}
+
+/// Reads the live offsets and compares them with what the file wants: a change from git
+/// history leaves the live partitions it did not touch, and those whose target live has
+/// already passed, where they are.
+fn read_and_compare(
+    plan: &mut ConnectorPlan,
+    client: &dyn Service,
+    change: Option<&Change>,
+    opts: &PlanOptions,
+) -> std::result::Result<(), String> {
+    let name = plan.name.clone();
     // Offsets a service observes periodically are read until an observation is recent
     // (a stale one is an error, never planned from nor backed up as current).
     let fresh = crate::engine::observed::Freshness::with_max_age(
@@ -708,7 +784,7 @@ fn plan_one(
     );
     plan.live_offsets = match read {
         Ok(o) => o.entries,
-        Err(e) => return error(plan, format!("cannot read the offsets of `{name}`: {e}")),
+        Err(e) => return Err(format!("cannot read the offsets of `{name}`: {e}")),
     };
     let shape = (plan.connector_type)
         .and_then(|t| crate::shapes::registry().find(t, plan.class.as_deref()));
@@ -732,13 +808,26 @@ fn plan_one(
     }
     plan.unchanged = diffs.iter().filter(|d| !d.is_change()).count();
     plan.partitions = diffs.into_iter().filter(|d| d.is_change()).collect();
+    Ok(())
+}
+
+/// The action on an existing connector, once its partitions are compared: delete (undoing
+/// a create), reset (no file), patch, or nothing.
+fn existing_action(
+    mut plan: ConnectorPlan,
+    live: &ConnectorListing,
+    want: &Want,
+    has_file: bool,
+    opts: &PlanOptions,
+    cluster: &str,
+) -> ConnectorPlan {
     if let Want::Delete { .. } = want {
         plan.action = Action::Delete {
             partitions: plan.live_offsets.len(),
         };
         return plan;
     }
-    if file.is_none() {
+    if !has_file {
         plan.action = if plan.live_offsets.is_empty() {
             Action::NoChange { kept: 0 }
         } else {
