@@ -58,7 +58,51 @@ pub fn drive(
     args: &ChangeArgs,
     req: &Request,
 ) -> Result<u8> {
-    let p = &ctx.printer;
+    let op = open(ctx, target, args)?;
+    // The changes up to HEAD: what another run applied meanwhile, read under the lock.
+    let mark = match (&req.applied, op.shared_remote()) {
+        (Some(check), Some(remote)) => {
+            let now = applied_mark::read(remote, &target.name)?;
+            if let Some(done) = applied_meanwhile(ctx, target, check, now.as_ref())? {
+                return Ok(done);
+            }
+            Some(Mark { check, remote, now })
+        }
+        _ => None,
+    };
+    // Workers without the offsets endpoints: the offsets are written through Kafka.
+    if op.client().capabilities().offsets_through_kafka {
+        return super::through_kafka::drive(ctx, target, wants, args, req, &op);
+    }
+    let plan = plan(ctx, target, wants, args, req, &op)?;
+    let settings = settings(ctx, args, req);
+    let mut confirm = |_: &_| {
+        if let Some(why) = op.local_only() {
+            say_local_only(ctx, &target.name, why);
+        }
+        let yes = args.yes
+            || ask(
+                ctx,
+                &format!("{} on cluster `{}`?", req.verb.question(), target.name),
+            )?;
+        if yes {
+            on_interrupt_finish_in_flight();
+        }
+        Ok(yes)
+    };
+    let progress = Both(apply_progress(&ctx.printer), BackupNote { ctx });
+    let ran = op.run(&plan, &settings, &mut confirm, &progress, &SystemClock)?;
+    let mark_applied = || {
+        if let Some(m) = &mark {
+            m.record(ctx, target, &op);
+        }
+    };
+    render_ran(ctx, target, args, req, &plan, ran, &mark_applied)
+}
+
+/// Opens the operation on `target` (a dry run takes no lock), after dropping a lock its own
+/// host left behind; says what an earlier run left and what opening it recovered.
+fn open(ctx: &Context, target: &ClusterTarget, args: &ChangeArgs) -> Result<Operation> {
     let state = ctx.state_dir();
     let connect = || ctx.connect(target);
     super::recover::drop_left_behind_lock(ctx, &target.name)?;
@@ -71,24 +115,23 @@ pub fn drive(
         super::recover::say_finished_elsewhere(ctx, f);
     }
     if let Some(r) = op.recovered() {
-        p.status(render_recovery(ctx, r).trim_end());
+        ctx.printer.status(render_recovery(ctx, r).trim_end());
     }
-    // The changes up to HEAD: what another run applied meanwhile, read under the lock.
-    let mark = match (&req.applied, op.shared_remote()) {
-        (Some(check), Some(remote)) => {
-            let now = applied_mark::read(remote, &target.name)?;
-            if let Some(done) = applied_meanwhile(ctx, target, check, now.as_ref())? {
-                return Ok(done);
-            }
-            Some((check, remote, now))
-        }
-        _ => None,
-    };
-    // Once the changes up to HEAD are on the cluster, the mark says so, before the lock goes.
-    let mark_applied = || {
-        let Some((check, remote, now)) = &mark else {
-            return;
-        };
+    Ok(op)
+}
+
+/// The mark of what was applied on the shared remote, as read under the lock.
+struct Mark<'a> {
+    check: &'a AppliedCheck,
+    remote: &'a crate::engine::operation::remote_lock::Remote,
+    now: Option<AppliedMark>,
+}
+
+impl Mark<'_> {
+    /// Once the changes up to HEAD are on the cluster, the mark says so, before the lock
+    /// goes; a mark that moved meanwhile, or cannot be moved, is a warning.
+    fn record(&self, ctx: &Context, target: &ClusterTarget, op: &Operation) {
+        let (check, now) = (self.check, &self.now);
         let newer = match now {
             Some(m) => !history::mark::covers(&check.dir, &check.head, m).unwrap_or(true),
             None => true,
@@ -98,7 +141,8 @@ pub fn drive(
         };
         let at = crate::clock::now_rfc3339();
         let seen = now.as_ref().map(|m| m.mark.as_str());
-        match applied_mark::write(remote, &target.name, &check.head, holder, &at, seen) {
+        let p = &ctx.printer;
+        match applied_mark::write(self.remote, &target.name, &check.head, holder, &at, seen) {
             Ok(true) => {}
             Ok(false) => p.warn(&format!(
                 "the shared remote's mark of what was applied to cluster `{}` moved meanwhile: left as it is",
@@ -109,11 +153,21 @@ pub fn drive(
                 target.name
             )),
         }
-    };
-    // Workers without the offsets endpoints: the offsets are written through Kafka.
-    if op.client().capabilities().offsets_through_kafka {
-        return super::through_kafka::drive(ctx, target, wants, args, req, &op);
     }
+}
+
+/// The plan, from what the flags and kco.yaml resolve (the DR translation, the neighbours,
+/// the offsets topic and what deleted connectors left, for a plan that creates), its
+/// warnings said and, on a terminal, the plan printed.
+fn plan(
+    ctx: &Context,
+    target: &ClusterTarget,
+    wants: &Checked,
+    args: &ChangeArgs,
+    req: &Request,
+    op: &Operation,
+) -> Result<ApplyPlan> {
+    let p = &ctx.printer;
     let plan_opts = PlanOptions {
         max_observed_age: ctx.config.max_observed_age(&target.name),
         ..req.plan
@@ -162,13 +216,11 @@ pub fn drive(
         }
         p.out(&p.fold(&apply_render::plan(p, &plan)));
     }
-    let document = |backup, result| ApplyDocument {
-        plan: &plan,
-        dry_run: args.dry_run,
-        source: req.source,
-        backup,
-        result,
-    };
+    Ok(plan)
+}
+
+/// How the operation runs: the flags' dry run, refusals, waits and backup directory.
+fn settings(ctx: &Context, args: &ChangeArgs, req: &Request) -> Settings {
     let mut exec = ExecOptions::new(
         req.plan.prune,
         req.plan.parallel,
@@ -176,28 +228,34 @@ pub fn drive(
     );
     exec.tx.task_timeout = Duration::from_secs(args.task_timeout);
     exec.interrupted = Some(&INTERRUPTED);
-    let settings = Settings {
+    Settings {
         dry_run: args.dry_run,
         refuse: req.refuse.clone(),
         exec,
         backup_dir: args.backup_dir.as_ref().map(|d| ctx.cwd.join(d)),
+    }
+}
+
+/// What the run did, rendered, and its exit code; the mark of what was applied moved once
+/// the changes are on the cluster.
+fn render_ran(
+    ctx: &Context,
+    target: &ClusterTarget,
+    args: &ChangeArgs,
+    req: &Request,
+    plan: &ApplyPlan,
+    ran: Ran,
+    mark_applied: &dyn Fn(),
+) -> Result<u8> {
+    let p = &ctx.printer;
+    let document = |backup, result| ApplyDocument {
+        plan,
+        dry_run: args.dry_run,
+        source: req.source,
+        backup,
+        result,
     };
-    let mut confirm = |_: &_| {
-        if let Some(why) = op.local_only() {
-            say_local_only(ctx, &target.name, why);
-        }
-        let yes = args.yes
-            || ask(
-                ctx,
-                &format!("{} on cluster `{}`?", req.verb.question(), target.name),
-            )?;
-        if yes {
-            on_interrupt_finish_in_flight();
-        }
-        Ok(yes)
-    };
-    let progress = Both(apply_progress(p), BackupNote { ctx });
-    match op.run(&plan, &settings, &mut confirm, &progress, &SystemClock)? {
+    match ran {
         Ran::PlanErrors(n) => {
             if p.is_structured() {
                 p.structured(&document(None, None));
