@@ -217,9 +217,10 @@ pub enum Error {
     NotWritable {
         cluster: String,
         reasons: Vec<String>,
-        /// The cluster's connectors are deleted and created through Connect's REST API
-        /// (`false`: read from its internal topics, changed through the service's own tools).
-        rest_api: bool,
+        /// How the cluster's connectors are deleted and created around a write through Kafka:
+        /// by Connect's REST API, or by the service's own tools (a cluster read from its
+        /// internal topics).
+        route: ResetRoute,
     },
 
     /// A change asked of a cluster that kco only reads (one read from its workers' internal
@@ -351,19 +352,17 @@ impl Error {
                     route.steps("NAME", cluster)
                 ),
             }),
-            Error::NotWritable {
-                cluster, rest_api, ..
-            } => {
-                let (why, create, doc) = match rest_api {
-                    true => (
-                        "its workers have no offsets endpoints",
-                        "`kco apply --create` creates the deleted connectors",
-                        "",
-                    ),
-                    false => (
+            Error::NotWritable { cluster, route, .. } => {
+                let (why, create, doc) = match route {
+                    ResetRoute::ServiceTools => (
                         "it is read from its internal topics, without a REST API",
                         "create the deleted connectors again with the service's own console, CLI or API",
                         "#without-a-rest-api-aws-msk-connect",
+                    ),
+                    ResetRoute::Connect | ResetRoute::DeleteFirst => (
+                        "its workers have no offsets endpoints",
+                        "`kco apply --create` creates the deleted connectors",
+                        "",
                     ),
                 };
                 Some(format!(

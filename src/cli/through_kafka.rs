@@ -60,13 +60,13 @@ pub fn drive(
     })?;
     let creates = creates(wants, req, &live)?;
     // A cluster read from its topics changes its connectors through the service's own tools.
-    let rest_api = op.client().capabilities().changes_connectors();
+    let route = crate::error::ResetRoute::of(&op.client().capabilities());
     let input = Input {
         cluster: &target.name,
         topic: &topic,
         live: &live,
         prune: req.plan.prune,
-        rest_api,
+        route,
         plan_refused: args.dry_run,
     };
     let plan = match through_kafka::plan(&kafka, &input, wants.wants()) {
@@ -86,7 +86,7 @@ pub fn drive(
         }) => {
             let error = Error::NotWritable {
                 cluster: target.name.clone(),
-                rest_api,
+                route,
                 reasons: Vec::new(),
             };
             let closing = format!(
@@ -104,7 +104,7 @@ pub fn drive(
         }) => {
             return Err(Error::NotWritable {
                 cluster: target.name.clone(),
-                rest_api,
+                route,
                 reasons: refusals.into_iter().map(|r| r.message).collect(),
             })
         }

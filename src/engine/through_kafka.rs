@@ -51,10 +51,10 @@ pub struct Input<'a> {
     pub live: &'a BTreeMap<String, ConnectorListing>,
     /// `--prune`: a stopped connector's partitions that the file lacks are deleted too.
     pub prune: bool,
-    /// The cluster's connectors are deleted and created through Connect's REST API; `false`
-    /// for a cluster read from its internal topics (AWS MSK Connect), whose service's own
-    /// console, CLI or API does that. Says what the refusals advise.
-    pub rest_api: bool,
+    /// How the cluster's connectors are deleted and created: through Connect's REST API, or
+    /// for a cluster read from its internal topics (AWS MSK Connect) by the service's own
+    /// console, CLI or API. Says what the refusals advise.
+    pub route: ResetRoute,
     /// A dry run: a connector refused for its state (running, paused, failed) or its group's
     /// members is planned all the same, for the plan to show what would be written beside
     /// why it is not ([`PlanError::Refused`] then carries the plan).
@@ -64,14 +64,13 @@ pub struct Input<'a> {
 /// How to delete connector `name` of `cluster` so that its offsets can be written, keeping
 /// them, and what to run then: an apply of its file, or for a reset the cluster kind's way to
 /// delete a deleted name's offsets ([`ResetRoute::steps`]).
-fn delete_advice(name: &str, cluster: &str, rest_api: bool, reset: bool) -> String {
-    match (rest_api, reset) {
-        (true, false) => format!(
+fn delete_advice(name: &str, cluster: &str, route: ResetRoute, reset: bool) -> String {
+    match (route, reset) {
+        (_, true) => route.steps(name, cluster),
+        (ResetRoute::ServiceTools, false) => "delete it with the service's own console, CLI or API (its offsets stay; AWS MSK Connect: `aws kafkaconnect delete-connector`), apply, then create it again there".to_string(),
+        (_, false) => format!(
             "delete it (its offsets stay: `DELETE /connectors/{name}`), apply, then create it again"
         ),
-        (false, false) => "delete it with the service's own console, CLI or API (its offsets stay; AWS MSK Connect: `aws kafkaconnect delete-connector`), apply, then create it again there".to_string(),
-        (true, true) => ResetRoute::DeleteFirst.steps(name, cluster),
-        (false, true) => ResetRoute::ServiceTools.steps(name, cluster),
     }
 }
 
@@ -158,7 +157,7 @@ pub fn plan(
                     message: format!(
                         "`{name}` is {state}{troubles} on cluster `{}`: {tasks} and would write over offsets written through Kafka; {}",
                         input.cluster,
-                        delete_advice(name, input.cluster, input.rest_api, reset)
+                        delete_advice(name, input.cluster, input.route, reset)
                     ),
                 });
                 if !input.plan_refused {
@@ -188,10 +187,11 @@ pub fn plan(
                     name: name.to_string(),
                     message: format!(
                         "deleting `{name}` is {}: kco writes offsets through Kafka on cluster `{}`, and creates or deletes no connector there",
-                        if input.rest_api {
-                            format!("Connect's to do (`DELETE /connectors/{name}`)")
-                        } else {
-                            "the service's to do (its own console, CLI or API)".to_string()
+                        match input.route {
+                            ResetRoute::ServiceTools => {
+                                "the service's to do (its own console, CLI or API)".to_string()
+                            }
+                            _ => format!("Connect's to do (`DELETE /connectors/{name}`)"),
                         },
                         input.cluster
                     ),

@@ -89,7 +89,7 @@ impl Operation {
                 },
                 Purpose::Apply => Error::NotWritable {
                     cluster: self.cluster.clone(),
-                    rest_api: self.client.capabilities().changes_connectors(),
+                    route: ResetRoute::of(&self.client.capabilities()),
                     reasons: present
                         .into_iter()
                         .map(|(n, s)| {

@@ -59,7 +59,7 @@ fn input<'a>(live: &'a BTreeMap<String, ConnectorListing>, prune: bool) -> Input
         topic: TOPIC,
         live,
         prune,
-        rest_api: true,
+        route: ResetRoute::DeleteFirst,
         plan_refused: false,
     }
 }
@@ -212,7 +212,10 @@ fn without_a_rest_api_the_refusal_advises_the_services_own_tools() {
         ),
     ] {
         let input = Input {
-            rest_api,
+            route: match rest_api {
+                true => ResetRoute::DeleteFirst,
+                false => ResetRoute::ServiceTools,
+            },
             ..input(&live, false)
         };
         let Err(PlanError::Refused { refusals: r, .. }) = plan(&kafka, &input, &wants) else {
@@ -498,7 +501,10 @@ fn a_reset_of_a_running_connector_says_the_sequence_of_its_cluster_kind() {
         ),
     ] {
         let input = Input {
-            rest_api,
+            route: match rest_api {
+                true => ResetRoute::DeleteFirst,
+                false => ResetRoute::ServiceTools,
+            },
             ..input(&live, false)
         };
         let Err(PlanError::Refused { refusals: r, .. }) = plan(&kafka, &input, &wants) else {
