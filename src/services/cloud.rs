@@ -10,6 +10,7 @@ use crate::error::Result;
 
 pub(super) const KIND: Kind = Kind {
     serves: |b| matches!(b, Backend::ConfluentCloud(_)),
+    // A Confluent Cloud cluster takes no `tls.insecureSkipVerify` (kco.yaml refuses it).
     connect: |w, target, _| build(w, target, RetryPolicy::default()),
     once: |w, target| build(w, target, RetryPolicy::none()),
 };

@@ -3,7 +3,7 @@
 //! kco.yaml configures; and a worker without the offsets endpoints (before 3.5) read through
 //! Kafka when kco.yaml gives its cluster `kafka:` and `connectTopics.offsets`.
 
-use super::{http, stack, Kind, Wiring};
+use super::{http, stack, warn_insecure, Kind, Wiring};
 use crate::client::layers::RetryPolicy;
 use crate::client::{Backend, ConnectVersion, ServerInfo, Service};
 use crate::config::ClusterTarget;
@@ -40,12 +40,7 @@ fn path_hint(urls: &[String]) -> Option<String> {
 }
 
 fn build(w: &Wiring, target: &ClusterTarget, listing: bool) -> Result<Box<dyn Service>> {
-    if target.http.tls.insecure {
-        (w.warn)(&format!(
-            "TLS certificate checks are OFF for cluster `{}` (tls.insecureSkipVerify): anyone on the path can read its credentials and offsets",
-            target.name
-        ));
-    }
+    warn_insecure(w, target);
     let http = http(target)?;
     let once = stack(w, http.clone(), RetryPolicy::none());
     let client = stack(w, http.clone(), RetryPolicy::default());

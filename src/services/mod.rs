@@ -77,6 +77,16 @@ pub fn connect_once(w: &Wiring, target: &ClusterTarget) -> Result<Box<dyn Servic
     (kind_of(target).once)(w, target)
 }
 
+/// Says, for a command's client, that `target`'s TLS certificates are not checked.
+fn warn_insecure(w: &Wiring, target: &ClusterTarget) {
+    if target.http.tls.insecure {
+        (w.warn)(&format!(
+            "TLS certificate checks are OFF for cluster `{}` (tls.insecureSkipVerify): anyone on the path can read its credentials and offsets",
+            target.name
+        ));
+    }
+}
+
 /// The HTTP transport to `target`'s URLs.
 fn http(target: &ClusterTarget) -> Result<Arc<HttpTransport>> {
     HttpTransport::new(target.http.clone())
