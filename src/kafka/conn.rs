@@ -1,5 +1,5 @@
-//! One blocking connection to one Kafka broker, for the APIs rskafka lacks (the consumer
-//! groups', `groups.rs`; transactions, `txn.rs`): kafka-protocol's typed messages, each at the
+//! One blocking connection to one Kafka broker, for every request kco makes (reads,
+//! `fetch.rs`; writes, `txn.rs`; the consumer groups', `groups.rs`): kafka-protocol's typed messages, each at the
 //! highest version both that crate and the broker know (negotiated with `ApiVersions`), framed
 //! over TCP with TLS and SASL as configured for the rest of `kafka/`; every read and write is
 //! bounded by `kafka.timeoutSeconds`.
@@ -54,24 +54,6 @@ pub(super) fn by_answer(bootstrap: &[String]) -> Vec<String> {
     let (bad, good): (Vec<&String>, Vec<&String>) =
         bootstrap.iter().partition(|a| set.contains(a.as_str()));
     good.into_iter().chain(bad).cloned().collect()
-}
-
-/// `bootstrap` without the addresses that failed to answer earlier in this run, unless
-/// none would be left (for a client that tries its addresses in an order of its own).
-pub(super) fn answering(bootstrap: &[String]) -> Vec<String> {
-    let set = UNANSWERED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let good: Vec<String> = bootstrap
-        .iter()
-        .filter(|a| !set.contains(a.as_str()))
-        .cloned()
-        .collect();
-    if good.is_empty() {
-        bootstrap.to_vec()
-    } else {
-        good
-    }
 }
 
 /// One connection to one broker, with the versions of each API it serves.
@@ -459,6 +441,34 @@ pub(super) fn leaders(
     }
 }
 
+/// Every topic of the cluster and its number of partitions, from one metadata request for
+/// all topics (which creates none) to the first bootstrap broker that answers.
+pub(super) fn topic_partitions(opts: &KafkaOptions) -> Result<BTreeMap<String, usize>, KafkaError> {
+    let mut boot = Conn::bootstrap(opts)?;
+    let reply = boot.send(all_topics(&boot)?)?;
+    Ok(reply
+        .topics
+        .iter()
+        .filter_map(|t| {
+            t.name
+                .as_ref()
+                .map(|n| (n.0.as_str().to_string(), t.partitions.len()))
+        })
+        .collect())
+}
+
+/// A metadata request for every topic: an empty list before v1, no list from v1 on; never
+/// one that creates a topic.
+pub(super) fn all_topics(c: &Conn) -> Result<MetadataRequest, KafkaError> {
+    Ok(match c.version::<MetadataRequest>()? {
+        0 => MetadataRequest::default(),
+        v if v >= 4 => MetadataRequest::default()
+            .with_topics(None)
+            .with_allow_auto_topic_creation(false),
+        _ => MetadataRequest::default().with_topics(None),
+    })
+}
+
 /// What a request of API `key` does, for a message that it got no answer.
 fn doing(key: i16) -> &'static str {
     match key {
@@ -502,8 +512,6 @@ mod bootstrap_tests {
         let start = Instant::now();
         assert!(Conn::bootstrap(&opts).is_err());
         assert!(start.elapsed() < Duration::from_secs(5), "one timeout");
-        assert_eq!(by_answer(&both), vec![other.clone(), hung.clone()]);
-        assert_eq!(answering(&both), vec![other]);
-        assert_eq!(answering(std::slice::from_ref(&hung)), vec![hung]);
+        assert_eq!(by_answer(&both), vec![other, hung]);
     }
 }

@@ -3,44 +3,40 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rskafka::client::partition::{OffsetAt, UnknownTopicHandling};
+use super::conn::Conn;
+use super::fetch::{offset_at, LATEST};
+use super::{KafkaError, KafkaOptions};
 
-use super::{ask, connect, runtime, KafkaError, KafkaOptions};
-
-/// Each partition's end offset, one connection for all; a partition Kafka does not have is
-/// left out (a topic deleted since the sink committed to it).
+/// Each partition's end offset (read_committed: its last stable offset), one connection per
+/// leader; a partition Kafka does not have is left out (a topic deleted since the sink
+/// committed to it).
 pub fn end_offsets(
     opts: &KafkaOptions,
     partitions: &BTreeSet<(String, i32)>,
 ) -> Result<BTreeMap<(String, i32), i64>, KafkaError> {
-    if partitions.is_empty() {
-        return Ok(BTreeMap::new());
+    let mut ends = BTreeMap::new();
+    let mut conns: BTreeMap<String, Conn> = BTreeMap::new();
+    let mut leaders_of: BTreeMap<&str, BTreeMap<i32, String>> = BTreeMap::new();
+    for (topic, partition) in partitions {
+        let leaders = match leaders_of.entry(topic.as_str()) {
+            std::collections::btree_map::Entry::Occupied(l) => l.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                match super::conn::leaders(opts, topic) {
+                    Ok(l) => v.insert(l),
+                    Err(KafkaError::UnknownTopic { .. }) => v.insert(BTreeMap::new()),
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        let Some(leader) = leaders.get(partition) else {
+            continue;
+        };
+        let c = match conns.entry(leader.clone()) {
+            std::collections::btree_map::Entry::Occupied(c) => c.into_mut(),
+            std::collections::btree_map::Entry::Vacant(v) => v.insert(Conn::open(opts, leader)?),
+        };
+        let end = offset_at(c, topic, *partition, LATEST)?;
+        ends.insert((topic.clone(), *partition), end);
     }
-    runtime(opts)?.block_on(async {
-        let client = connect(opts).await?;
-        let mut ends = BTreeMap::new();
-        for (topic, partition) in partitions {
-            let part = match ask(
-                opts,
-                topic,
-                "finding the partition's leader",
-                client.partition_client(topic.as_str(), *partition, UnknownTopicHandling::Error),
-            )
-            .await
-            {
-                Ok(p) => p,
-                Err(KafkaError::UnknownTopic { .. }) => continue,
-                Err(e) => return Err(e),
-            };
-            let end = ask(
-                opts,
-                topic,
-                "reading the end offset",
-                part.get_offset(OffsetAt::Latest),
-            )
-            .await?;
-            ends.insert((topic.clone(), *partition), end);
-        }
-        Ok(ends)
-    })
+    Ok(ends)
 }

@@ -1,4 +1,4 @@
-//! Kafka's consumer-group APIs, which rskafka lacks: the groups a cluster has, a group's
+//! Kafka's consumer-group APIs: the groups a cluster has, a group's
 //! state and members, its committed offsets, and committing or deleting those of a group
 //! with no members (a sink connector's, once the connector is gone); and the cluster's id
 //! and topics (one metadata request).
@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use kafka_protocol::messages::{
     offset_commit_request, offset_delete_request, offset_fetch_request, DescribeGroupsRequest,
-    GroupId, ListGroupsRequest, MetadataRequest, OffsetCommitRequest, OffsetDeleteRequest,
-    OffsetFetchRequest, TopicName,
+    GroupId, ListGroupsRequest, OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest,
+    TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -98,14 +98,7 @@ pub struct ClusterMetadata {
 /// none) to the first bootstrap broker that answers.
 pub fn cluster_metadata(opts: &KafkaOptions) -> Result<ClusterMetadata, KafkaError> {
     let mut c = Conn::bootstrap(opts)?;
-    let v = c.version::<MetadataRequest>()?;
-    // Every topic: an empty list before v1, no list from v1 on.
-    let request = match v {
-        0 => MetadataRequest::default(),
-        _ => MetadataRequest::default()
-            .with_topics(None)
-            .with_allow_auto_topic_creation(false),
-    };
+    let request = super::conn::all_topics(&c)?;
     let reply = c.send(request)?;
     Ok(ClusterMetadata {
         cluster_id: reply.cluster_id.map(|id| id.as_str().to_string()),

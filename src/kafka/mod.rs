@@ -4,16 +4,16 @@
 //! --orphaned`, an apply through Kafka, their undo).
 //!
 //! Used for MirrorMaker 2's checkpoints topic (`engine::mirror`) and for Connect's offsets
-//! topic (`engine::orphaned`, `engine::through_kafka`). Reads go through [`fetch`]
+//! topic (`engine::orphaned`, `engine::through_kafka`). One client for all of it, written here
+//! over kafka-protocol's typed messages ([docs/architecture.md](../../docs/architecture.md),
+//! "The Kafka client"): [`conn`] is the one blocking connection to a broker (rustls for TLS,
+//! SASL PLAIN and SCRAM through rsasl) that the rest shares. Reads go through [`fetch`]
 //! (`ListOffsets` and `Fetch`, read_committed, transaction markers and aborted transactions
-//! left out: rskafka 0.6 cannot read a batch of markers, which every topic written in
-//! transactions holds). Writes go in one transaction ([`txn`]) where one can start, else through
-//! rskafka (pure Rust, rustls for TLS, SASL PLAIN and SCRAM), whose async calls run on a
-//! current-thread Tokio runtime made for the write; it also lists the cluster's topics.
-//! [`conn`] is the one blocking connection to a broker that `fetch`, `txn` and `groups` share.
+//! left out); writes go in one transaction ([`txn`]) where one can start, else as a plain
+//! write of the same records.
 //!
 //! Beside it: [`connect_offsets`] (the records of Connect's offsets topic), [`groups`]
-//! (Kafka's consumer-group APIs, which rskafka lacks: sinks' committed offsets),
+//! (Kafka's consumer-group APIs: sinks' committed offsets, the cluster's id and topics),
 //! [`through`] (a Connect cluster whose offsets are read through Kafka) and
 //! [`connect_topics`] (a Connect cluster without a REST API, read from its internal topics).
 
@@ -29,11 +29,6 @@ pub mod topic_role;
 pub mod txn;
 
 use std::time::Duration;
-
-use rskafka::client::error::{Error as RsError, ProtocolError};
-use rskafka::client::partition::UnknownTopicHandling;
-use rskafka::client::{ClientBuilder, Credentials, SaslConfig};
-use rskafka::BackoffConfig;
 
 use crate::client::Secret;
 
@@ -179,139 +174,17 @@ pub struct OutRecord {
 }
 
 /// Writes `records` to `topic`, each to its partition, in their order within a partition,
-/// stamped `timestamp_ms`; returns once every broker leading one has acknowledged them (all
-/// in-sync replicas). Nothing is written to a topic that does not exist, nor to a partition
-/// it does not have.
+/// stamped `timestamp_ms`, outside any transaction (where none can start: [`txn::produce`] is
+/// the write kco makes first); returns once every broker leading one has acknowledged them
+/// (all in-sync replicas). Nothing is written to a topic that does not exist, nor to a
+/// partition it does not have.
 pub fn produce(
     opts: &KafkaOptions,
     topic: &str,
     records: &[OutRecord],
     timestamp_ms: i64,
 ) -> Result<(), KafkaError> {
-    let timestamp = chrono::DateTime::from_timestamp_millis(timestamp_ms).unwrap_or_default();
-    let mut by_partition: std::collections::BTreeMap<i32, Vec<rskafka::record::Record>> =
-        Default::default();
-    for r in records {
-        by_partition
-            .entry(r.partition)
-            .or_default()
-            .push(rskafka::record::Record {
-                key: Some(r.key.clone()),
-                value: r.value.clone(),
-                headers: Default::default(),
-                timestamp,
-            });
-    }
-    runtime(opts)?.block_on(async {
-        let client = connect(opts).await?;
-        let partitions = ensure_topic(&client, opts, topic).await?;
-        if let Some(p) = by_partition
-            .keys()
-            .find(|p| **p < 0 || **p as usize >= partitions)
-        {
-            return Err(KafkaError::Failed {
-                bootstrap: opts.bootstrap_display(),
-                message: format!(
-                    "topic `{topic}` has {}, not a partition {p}: nothing written",
-                    crate::text::count(partitions, "partition")
-                ),
-            });
-        }
-        for (partition, batch) in by_partition {
-            let part = ask(
-                opts,
-                topic,
-                "finding the partition's leader",
-                client.partition_client(topic, partition, UnknownTopicHandling::Error),
-            )
-            .await?;
-            ask(
-                opts,
-                topic,
-                "writing records",
-                part.produce(
-                    batch,
-                    rskafka::client::partition::Compression::NoCompression,
-                ),
-            )
-            .await?;
-        }
-        Ok(())
-    })
-}
-
-/// Fails unless `topic` exists; returns its number of partitions. A metadata request naming
-/// a missing topic makes a broker with `auto.create.topics.enable` create it: this asks for
-/// all topics (that creates nothing).
-async fn ensure_topic(
-    client: &rskafka::client::Client,
-    opts: &KafkaOptions,
-    topic: &str,
-) -> Result<usize, KafkaError> {
-    let topics = ask(opts, topic, "listing topics", client.list_topics()).await?;
-    match topics.iter().find(|t| t.name == topic) {
-        Some(t) => Ok(t.partitions.len()),
-        None => Err(KafkaError::UnknownTopic {
-            topic: topic.to_string(),
-            bootstrap: opts.bootstrap_display(),
-        }),
-    }
-}
-
-/// A current-thread runtime for one read.
-fn runtime(opts: &KafkaOptions) -> Result<tokio::runtime::Runtime, KafkaError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| KafkaError::Failed {
-            bootstrap: opts.bootstrap_display(),
-            message: format!("cannot start an I/O runtime: {e}"),
-        })
-}
-
-/// A client connected to the cluster, within `timeoutSeconds`.
-async fn connect(opts: &KafkaOptions) -> Result<rskafka::client::Client, KafkaError> {
-    let failed = |message: String| KafkaError::Failed {
-        bootstrap: opts.bootstrap_display(),
-        message: redact(&message, opts),
-    };
-    let build = |deadline: Duration| {
-        let mut builder = ClientBuilder::new(conn::answering(&opts.bootstrap))
-            .client_id("kco")
-            .backoff_config(BackoffConfig {
-                init_backoff: Duration::from_millis(50),
-                max_backoff: Duration::from_millis(500),
-                base: 2.0,
-                deadline: Some(deadline),
-            });
-        if let Some(t) = &opts.tls {
-            builder = builder.tls_config(tls::client_config(t).map_err(&failed)?);
-        }
-        if let Some(s) = &opts.sasl {
-            let c = Credentials::new(s.username.clone(), s.password.expose().to_string());
-            builder = builder.sasl_config(match s.mechanism {
-                SaslMechanism::Plain => SaslConfig::Plain(c),
-                SaslMechanism::ScramSha256 => SaslConfig::ScramSha256(c),
-                SaslMechanism::ScramSha512 => SaslConfig::ScramSha512(c),
-            });
-        }
-        Ok::<_, KafkaError>(builder.build())
-    };
-    // One attempt first: refused credentials fail at once instead of being retried until
-    // the deadline; anything else is retried.
-    match bounded(opts, "connecting", build(Duration::from_millis(1))?).await? {
-        Ok(c) => Ok(c),
-        Err(e) if is_auth_failure(&e) => Err(failed(connect_message(&e, opts))),
-        // Nothing listens there: waiting would not change that.
-        Err(e) if is_refused(&e) => Err(failed(connect_message(&e, opts))),
-        // A plaintext listener closes a TLS handshake: nor would that.
-        Err(e) if opts.tls.is_some() && is_closed(&request_message(&e)) => {
-            Err(failed(connect_message(&e, opts)))
-        }
-        Err(_) => bounded(opts, "connecting", build(opts.timeout)?)
-            .await?
-            .map_err(|e| failed(connect_message(&e, opts))),
-    }
+    txn::produce_plain(opts, topic, records, timestamp_ms)
 }
 
 /// Every topic of the cluster and its number of partitions (a metadata request for all
@@ -319,100 +192,7 @@ async fn connect(opts: &KafkaOptions) -> Result<rskafka::client::Client, KafkaEr
 pub fn topic_partitions(
     opts: &KafkaOptions,
 ) -> Result<std::collections::BTreeMap<String, usize>, KafkaError> {
-    runtime(opts)?.block_on(async {
-        let client = connect(opts).await?;
-        let topics = bounded(opts, "listing topics", client.list_topics())
-            .await?
-            .map_err(|e| KafkaError::Failed {
-                bootstrap: opts.bootstrap_display(),
-                message: redact(&request_message(&e), opts),
-            })?;
-        Ok(topics
-            .into_iter()
-            .map(|t| (t.name, t.partitions.len()))
-            .collect())
-    })
-}
-
-/// One request about `topic` within `timeoutSeconds` ([`bounded`]), its error told as
-/// [`map_err`] tells it.
-async fn ask<T>(
-    opts: &KafkaOptions,
-    topic: &str,
-    step: &str,
-    work: impl std::future::Future<Output = Result<T, RsError>>,
-) -> Result<T, KafkaError> {
-    bounded(opts, step, work)
-        .await?
-        .map_err(|e| map_err(e, topic, opts))
-}
-
-/// `step` (connecting, or one request) within `timeoutSeconds`: a listener that accepts the
-/// connection and never answers (not Kafka, or a broker stuck) fails the read, naming the
-/// address and the bound, instead of hanging it. rskafka's own deadline only bounds its
-/// retries, not a request that gets no answer.
-async fn bounded<T>(
-    opts: &KafkaOptions,
-    step: &str,
-    work: impl std::future::Future<Output = T>,
-) -> Result<T, KafkaError> {
-    tokio::time::timeout(opts.timeout, work)
-        .await
-        .map_err(|_| KafkaError::Failed {
-            bootstrap: opts.bootstrap_display(),
-            message: format!(
-                "no answer within {} while {step} (`kafka.timeoutSeconds`): check that `kafka.bootstrap` names the brokers' listener and that they are up",
-                humantime::format_duration(opts.timeout)
-            ),
-        })
-}
-
-fn map_err(e: RsError, topic: &str, opts: &KafkaOptions) -> KafkaError {
-    if let RsError::ServerError {
-        protocol_error: ProtocolError::UnknownTopicOrPartition,
-        ..
-    } = e
-    {
-        return KafkaError::UnknownTopic {
-            topic: topic.to_string(),
-            bootstrap: opts.bootstrap_display(),
-        };
-    }
-    KafkaError::Failed {
-        bootstrap: opts.bootstrap_display(),
-        message: redact(&request_message(&e), opts),
-    }
-}
-
-/// rskafka's messages without the request dumps (a SASL request holds credentials).
-fn request_message(e: &RsError) -> String {
-    match e {
-        RsError::ServerError {
-            protocol_error,
-            error_message,
-            ..
-        } => match error_message {
-            Some(m) => format!("{protocol_error}: {m}"),
-            None => protocol_error.to_string(),
-        },
-        other => other.to_string(),
-    }
-}
-
-/// Every bootstrap address refused the TCP connection.
-fn is_refused(e: &RsError) -> bool {
-    let text = format!("{e:?} {e}");
-    text.contains("ConnectionRefused") || text.contains("Connection refused")
-}
-
-/// A broker answers a SASL handshake on a listener without SASL with ILLEGAL_SASL_STATE.
-fn is_not_sasl(text: &str) -> bool {
-    text.contains("IllegalSaslState")
-}
-
-fn is_auth_failure(e: &RsError) -> bool {
-    let text = request_message(e);
-    text.contains("SaslAuthenticationFailed") || text.contains("Sasl handshake failed")
+    conn::topic_partitions(opts)
 }
 
 /// The connection was closed without an answer (end of file, reset).
@@ -439,29 +219,6 @@ pub(crate) fn plaintext_listener(e: KafkaError) -> KafkaError {
             message: plaintext_listener_message(&message),
         },
         e => e,
-    }
-}
-
-fn connect_message(e: &RsError, opts: &KafkaOptions) -> String {
-    let text = request_message(e);
-    if opts.tls.is_some() && is_closed(&text) {
-        plaintext_listener_message(&text)
-    } else if is_not_sasl(&text) {
-        format!("the listener does not speak SASL (its answer to the SASL handshake was IllegalSaslState: a PLAINTEXT or SSL listener): point `kafka.bootstrap` at the brokers' SASL listener, or remove `kafka.sasl` ({text})")
-    } else if is_auth_failure(e) || text.contains("SASL") {
-        format!("authentication failed (check the `kafka.sasl` username and password): {text}")
-    } else {
-        format!("cannot connect: {text}")
-    }
-}
-
-/// Never let a password through, whatever a library puts in its message.
-fn redact(message: &str, opts: &KafkaOptions) -> String {
-    match &opts.sasl {
-        Some(s) if !s.password.expose().is_empty() => {
-            message.replace(s.password.expose(), "(redacted)")
-        }
-        _ => message.to_string(),
     }
 }
 
@@ -538,12 +295,5 @@ mod tests {
             e.contains(&format!("127.0.0.1:{port}")) && e.contains("cannot connect"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn a_listener_without_sasl_is_named_as_such() {
-        let m = "Sasl handshake failed: API error: IllegalSaslState";
-        assert!(is_not_sasl(m));
-        assert!(!is_not_sasl("SaslAuthenticationFailed"));
     }
 }

@@ -80,19 +80,7 @@ fn begin<'a>(
     transactional_id: &str,
 ) -> Result<Begun<'a>, KafkaError> {
     let leaders = super::conn::leaders(opts, topic)?;
-    if let Some(p) = records
-        .iter()
-        .map(|r| r.partition)
-        .find(|p| !leaders.contains_key(p))
-    {
-        return Err(KafkaError::Failed {
-            bootstrap: opts.bootstrap_display(),
-            message: format!(
-                "topic `{topic}` has {}, not a partition {p}: nothing written",
-                crate::text::count(leaders.len(), "partition")
-            ),
-        });
-    }
+    check_partitions(opts, topic, records, &leaders)?;
     let mut coordinator =
         Conn::coordinator_of(opts, transactional_id, CoordinatorKey::Transaction)?;
     let id = TransactionalId(StrBytes::from_string(transactional_id.to_string()));
@@ -118,58 +106,24 @@ fn write(
         by_partition.entry(r.partition).or_default().push(r);
     }
     let id = || TransactionalId(StrBytes::from_string(transactional_id.to_string()));
-    // (leader, partition, the offset after the last record written there).
-    let mut written_to: Vec<(&str, i32, i64)> = Vec::new();
-    let written = (|| {
-        add_partitions(
-            coordinator,
-            id(),
-            producer_id,
-            epoch,
+    let written = add_partitions(
+        coordinator,
+        id(),
+        producer_id,
+        epoch,
+        topic,
+        by_partition.keys().copied(),
+    )
+    .and_then(|()| {
+        to_leaders(
+            opts,
             topic,
-            by_partition.keys().copied(),
-        )?;
-        // One request per leader, each with every partition it leads.
-        let mut per_leader: BTreeMap<&str, Vec<(i32, &Vec<&OutRecord>)>> = BTreeMap::new();
-        for (p, rs) in &by_partition {
-            per_leader
-                .entry(leaders[p].as_str())
-                .or_default()
-                .push((*p, rs));
-        }
-        for (addr, partitions) in per_leader {
-            let mut leader = Conn::open(opts, addr)?;
-            let data = partitions
-                .iter()
-                .map(|(p, rs)| {
-                    let batch = batch(rs, producer_id, epoch, timestamp_ms)
-                        .map_err(|e| leader.failed(format!("encoding records: {e}")))?;
-                    Ok(PartitionProduceData::default()
-                        .with_index(*p)
-                        .with_records(Some(batch)))
-                })
-                .collect::<Result<Vec<_>, KafkaError>>()?;
-            let request = ProduceRequest::default()
-                .with_transactional_id(Some(id()))
-                .with_acks(-1)
-                .with_timeout_ms(opts.timeout.as_millis().min(i32::MAX as u128) as i32)
-                .with_topic_data(vec![TopicProduceData::default()
-                    .with_name(TopicName(StrBytes::from_string(topic.to_string())))
-                    .with_partition_data(data)]);
-            let reply = leader.send_capped(request, PRODUCE_MAX)?;
-            for t in &reply.responses {
-                for p in &t.partition_responses {
-                    leader.check(
-                        p.error_code,
-                        &format!("writing to partition {} of `{topic}`", p.index),
-                    )?;
-                    let n = by_partition.get(&p.index).map_or(0, |rs| rs.len() as i64);
-                    written_to.push((addr, p.index, p.base_offset + n));
-                }
-            }
-        }
-        Ok(())
-    })();
+            leaders,
+            &by_partition,
+            timestamp_ms,
+            Some((id(), producer_id, epoch)),
+        )
+    });
     let end = |committed: bool, c: &mut Conn| {
         let request = EndTxnRequest::default()
             .with_transactional_id(id())
@@ -187,7 +141,7 @@ fn write(
         )
     };
     match written {
-        Ok(()) => {
+        Ok(written_to) => {
             end(true, coordinator)?;
             visible(opts, topic, &written_to)
         }
@@ -196,6 +150,104 @@ fn write(
             let _ = end(false, coordinator);
             Err(e)
         }
+    }
+}
+
+/// The transaction's id, producer id and epoch; `None`: a plain write.
+type Producer = Option<(TransactionalId, ProducerId, i16)>;
+
+/// Writes each partition's records to its leader, one request per leader with every partition
+/// it leads, acknowledged by all in-sync replicas; returns (leader, partition, the offset after
+/// the last record written there) for each.
+fn to_leaders<'l>(
+    opts: &KafkaOptions,
+    topic: &str,
+    leaders: &'l BTreeMap<i32, String>,
+    by_partition: &BTreeMap<i32, Vec<&OutRecord>>,
+    timestamp_ms: i64,
+    producer: Producer,
+) -> Result<Vec<(&'l str, i32, i64)>, KafkaError> {
+    let mut written_to = Vec::new();
+    let mut per_leader: BTreeMap<&str, Vec<(i32, &Vec<&OutRecord>)>> = BTreeMap::new();
+    for (p, rs) in by_partition {
+        per_leader
+            .entry(leaders[p].as_str())
+            .or_default()
+            .push((*p, rs));
+    }
+    for (addr, partitions) in per_leader {
+        let mut leader = Conn::open(opts, addr)?;
+        let data = partitions
+            .iter()
+            .map(|(p, rs)| {
+                let batch = batch(rs, producer.as_ref(), timestamp_ms)
+                    .map_err(|e| leader.failed(format!("encoding records: {e}")))?;
+                Ok(PartitionProduceData::default()
+                    .with_index(*p)
+                    .with_records(Some(batch)))
+            })
+            .collect::<Result<Vec<_>, KafkaError>>()?;
+        let request = ProduceRequest::default()
+            .with_transactional_id(producer.as_ref().map(|(id, _, _)| id.clone()))
+            .with_acks(-1)
+            .with_timeout_ms(opts.timeout.as_millis().min(i32::MAX as u128) as i32)
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partition_data(data)]);
+        let reply = leader.send_capped(request, PRODUCE_MAX)?;
+        for t in &reply.responses {
+            for p in &t.partition_responses {
+                leader.check(
+                    p.error_code,
+                    &format!("writing to partition {} of `{topic}`", p.index),
+                )?;
+                let n = by_partition.get(&p.index).map_or(0, |rs| rs.len() as i64);
+                written_to.push((addr, p.index, p.base_offset + n));
+            }
+        }
+    }
+    Ok(written_to)
+}
+
+/// Writes `records` to `topic` outside any transaction (where none can start): each to its
+/// partition, in order within a partition, stamped `timestamp_ms`, acknowledged by all in-sync
+/// replicas of each partition's leader. Nothing is written to a topic that does not exist,
+/// nor to a partition it does not have.
+pub fn produce_plain(
+    opts: &KafkaOptions,
+    topic: &str,
+    records: &[OutRecord],
+    timestamp_ms: i64,
+) -> Result<(), KafkaError> {
+    let leaders = super::conn::leaders(opts, topic)?;
+    check_partitions(opts, topic, records, &leaders)?;
+    let mut by_partition: BTreeMap<i32, Vec<&OutRecord>> = BTreeMap::new();
+    for r in records {
+        by_partition.entry(r.partition).or_default().push(r);
+    }
+    to_leaders(opts, topic, &leaders, &by_partition, timestamp_ms, None).map(|_| ())
+}
+
+/// Fails unless every record's partition is one of `topic`'s.
+fn check_partitions(
+    opts: &KafkaOptions,
+    topic: &str,
+    records: &[OutRecord],
+    leaders: &BTreeMap<i32, String>,
+) -> Result<(), KafkaError> {
+    match records
+        .iter()
+        .map(|r| r.partition)
+        .find(|p| !leaders.contains_key(p))
+    {
+        Some(p) => Err(KafkaError::Failed {
+            bootstrap: opts.bootstrap_display(),
+            message: format!(
+                "topic `{topic}` has {}, not a partition {p}: nothing written",
+                crate::text::count(leaders.len(), "partition")
+            ),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -296,19 +348,24 @@ fn add_partitions(
     }
 }
 
-/// One partition's records as a transactional record batch (sequence from 0: the first batch
-/// of a new producer epoch).
+/// One partition's records as one record batch: a transaction's (sequence from 0: the first
+/// batch of a new producer epoch), or a plain one (no producer id, no sequence).
 fn batch(
     records: &[&OutRecord],
-    producer_id: ProducerId,
-    epoch: i16,
+    producer: Option<&(TransactionalId, ProducerId, i16)>,
     timestamp_ms: i64,
 ) -> Result<Bytes, String> {
+    // A plain batch's base sequence is -1 (none); the encoder puts records whose offset and
+    // sequence differ alike in one batch.
+    let (transactional, producer_id, epoch, first_sequence) = match producer {
+        Some((_, id, epoch)) => (true, *id, *epoch, 0),
+        None => (false, ProducerId(-1), -1, -1),
+    };
     let records: Vec<Record> = records
         .iter()
         .enumerate()
         .map(|(i, r)| Record {
-            transactional: true,
+            transactional,
             control: false,
             delete_horizon: false,
             partition_leader_epoch: -1,
@@ -316,7 +373,7 @@ fn batch(
             producer_epoch: epoch,
             timestamp_type: TimestampType::Creation,
             offset: i as i64,
-            sequence: i as i32,
+            sequence: first_sequence + i as i32,
             timestamp: timestamp_ms,
             key: Some(Bytes::from(r.key.clone())),
             value: r.value.clone().map(Bytes::from),

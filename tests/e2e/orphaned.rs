@@ -596,3 +596,106 @@ fn pr_review(dir: &Path, body: &Path, labels: &str) -> (i32, String) {
         .expect("run pr-review.sh");
     (out.status.code().unwrap_or(-1), output_text(&out))
 }
+
+/// The plain write `reset --orphaned` and an apply through Kafka fall back to where no
+/// transaction can start, on the real broker: each record lands on its partition in order,
+/// with its key, value (a tombstone kept as one) and timestamp, as one read back sees them;
+/// the end offsets and partition counts kco reads agree; a partition the topic lacks and a
+/// topic that does not exist are refused with nothing written, and the missing topic is not
+/// created by asking for it.
+#[test]
+fn a_plain_write_lands_in_order_and_nothing_is_written_where_it_cannot_go() {
+    let Some(tb) = testbed() else { return };
+    let opts = kco::kafka::KafkaOptions {
+        bootstrap: vec![tb.kafka()],
+        sasl: None,
+        tls: None,
+        timeout: Duration::from_secs(15),
+    };
+    let topic = unique_name("kco-e2e-plain");
+    // The topic, made by the test (kco creates none).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = rskafka::client::ClientBuilder::new(vec![tb.kafka()])
+            .build()
+            .await
+            .unwrap();
+        client
+            .controller_client()
+            .unwrap()
+            .create_topic(&topic, 2, 1, 30_000)
+            .await
+            .unwrap();
+    });
+    let record = |partition: i32, key: &str, value: Option<&str>| kco::kafka::OutRecord {
+        partition,
+        key: key.as_bytes().to_vec(),
+        value: value.map(|v| v.as_bytes().to_vec()),
+    };
+    let ts = 1_700_000_000_123;
+    let records = [
+        record(0, "a", Some("1")),
+        record(1, "b", Some("2")),
+        record(0, "c", None),
+        record(0, "d", Some("4")),
+    ];
+    // Once: kco waits for the new topic's leaders itself.
+    kco::kafka::produce(&opts, &topic, &records, ts).unwrap();
+    let mut read = Vec::new();
+    let ends = kco::kafka::scan_topic(&opts, &topic, &mut |p, r| {
+        let text = |b: Option<&[u8]>| b.map(|b| String::from_utf8_lossy(b).into_owned());
+        read.push((p, r.offset, r.timestamp_ms, text(r.key), text(r.value)));
+    })
+    .unwrap();
+    let s = |t: &str| Some(t.to_string());
+    assert_eq!(
+        read,
+        vec![
+            (0, 0, ts, s("a"), s("1")),
+            (0, 1, ts, s("c"), None),
+            (0, 2, ts, s("d"), s("4")),
+            (1, 0, ts, s("b"), s("2")),
+        ]
+    );
+    assert_eq!(ends.iter().map(|e| e.end).collect::<Vec<_>>(), vec![3, 1]);
+    let missing = unique_name("kco-e2e-plain-missing");
+    let asked = std::collections::BTreeSet::from([
+        (topic.clone(), 0),
+        (topic.clone(), 1),
+        (topic.clone(), 7),
+        (missing.clone(), 0),
+    ]);
+    assert_eq!(
+        kco::kafka::end_offsets::end_offsets(&opts, &asked).unwrap(),
+        std::collections::BTreeMap::from([((topic.clone(), 0), 3), ((topic.clone(), 1), 1)])
+    );
+
+    let e = kco::kafka::produce(&opts, &topic, &[record(7, "x", Some("y"))], ts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("has 2 partitions, not a partition 7: nothing written")
+            && e.matches(&tb.kafka()).count() == 1,
+        "{e}"
+    );
+    let e = kco::kafka::produce(&opts, &missing, &records, ts)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "topic `{missing}` does not exist on the Kafka cluster at {}",
+            tb.kafka()
+        )
+    );
+    let topics = kco::kafka::topic_partitions(&opts).unwrap();
+    assert_eq!(topics.get(&topic), Some(&2));
+    assert!(!topics.contains_key(&missing), "asking for it created it");
+    // Nothing more was written by the refused writes.
+    let mut after = 0;
+    kco::kafka::scan_topic(&opts, &topic, &mut |_, _| after += 1).unwrap();
+    assert_eq!(after, 4);
+}
