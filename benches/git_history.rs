@@ -110,7 +110,8 @@ fn generate(dir: &Path, connectors: usize, commits: usize) {
     git(&["reset", "-q", "--hard", "main"]);
 }
 
-fn time(label: &str, dir: &Path, args: &[&str]) -> Duration {
+/// One timed run of kco, which must exit with `code` (docs/cli.md's exit codes).
+fn time(label: &str, dir: &Path, args: &[&str], code: i32) -> Duration {
     let t = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_kco"))
         .current_dir(dir)
@@ -119,8 +120,9 @@ fn time(label: &str, dir: &Path, args: &[&str]) -> Duration {
         .output()
         .unwrap();
     let d = t.elapsed();
-    assert!(
-        out.status.success(),
+    assert_eq!(
+        out.status.code(),
+        Some(code),
         "{label}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -149,32 +151,41 @@ fn main() {
     let fake = fake.start();
     let url = fake.url();
     let back = format!("HEAD~{}", commits / 2);
-    let runs: Vec<(String, Vec<&str>)> = vec![
+    // A connector that advances (not one in ten): c0501 at the default size.
+    let one = format!("c{:04}", (connectors / 2 + 1).min(connectors - 1));
+    // Every connector but one in ten advances: `--stalled` finds c0000 at least and exits 2,
+    // as a nightly job's alert would have it.
+    let runs: Vec<(String, Vec<&str>, i32)> = vec![
         (
             "log of one connector".into(),
-            vec!["--cluster", "prod", "log", "c0501"],
+            vec!["--cluster", "prod", "log", &one],
+            0,
         ),
         (
             "log of one connector, JSON".into(),
-            vec!["--cluster", "prod", "log", "c0501", "-o", "json"],
+            vec!["--cluster", "prod", "log", &one, "-o", "json"],
+            0,
         ),
         (
-            "log --stalled 7 of every connector".into(),
+            "log --stalled 7 of every connector (exit 2: stalled ones)".into(),
             vec!["--cluster", "prod", "log", "--stalled", "7"],
+            2,
         ),
         (
             format!("apply --at {back} --dry-run, every connector"),
             apply_dry_run(&url, &["--at", &back]),
+            0,
         ),
         (
             "apply --changed-since HEAD~1 --dry-run".into(),
             apply_dry_run(&url, &["--changed-since", "HEAD~1"]),
+            0,
         ),
     ];
     println!("| {connectors} connectors, {commits} commits | wall time (best of 3) |\n|---|---|");
-    for (label, args) in runs {
+    for (label, args, code) in runs {
         let best = (0..3)
-            .map(|_| time(&label, dir.path(), &args))
+            .map(|_| time(&label, dir.path(), &args, code))
             .min()
             .unwrap();
         println!(
