@@ -7,7 +7,9 @@
 //!
 //! The repository is written with `git fast-import` (one pack, seconds): commit 0 adds every
 //! connector's sealed file; each later commit is a nightly snapshot in which every connector
-//! but one in ten (the stalled ones) advances. The release binary then runs against it, and
+//! but one in ten (the stalled ones) advances, each file rewritten with the commit's time as
+//! its `capturedAt` (an observation, as `kco snapshot` writes them); the last commit keeps
+//! the `capturedAt` before it (a change, as a pull request's). The release binary then runs against it, and
 //! `apply --at` plans against the in-process fake Connect over HTTP holding every connector.
 //! Prints a Markdown table; nothing is asserted about times (docs/benchmarks.md).
 
@@ -37,7 +39,8 @@ fn offsets(j: usize, position: usize) -> serde_json::Value {
             "offset": {"kafka_offset": position / 2}}])
 }
 
-fn file(j: usize, position: usize) -> String {
+/// Connector `j`'s file at `position`, captured at `captured` (seconds since the epoch).
+fn file(j: usize, position: usize, captured: usize) -> String {
     let entries: Vec<OffsetEntry> = serde_json::from_value(offsets(j, position)).unwrap();
     OffsetsFile::new(
         Metadata {
@@ -48,7 +51,12 @@ fn file(j: usize, position: usize) -> String {
             connector_class: Some("FileStreamSink".into()),
             connector_type: ConnectorType::Sink,
             state: Some(ConnectorState::Running),
-            captured_at: Some("2026-01-01T00:00:00Z".into()),
+            captured_at: Some(
+                humantime::format_rfc3339_seconds(
+                    std::time::UNIX_EPOCH + Duration::from_secs(captured as u64),
+                )
+                .to_string(),
+            ),
             observed_at: None,
             offsets_from: None,
         },
@@ -65,6 +73,15 @@ fn position(j: usize, i: usize) -> usize {
     } else {
         1000 + i * 100
     }
+}
+
+/// The `capturedAt` of the files commit `i` writes. A nightly snapshot rewrites them from
+/// live: their capturedAt moves, which makes each version an observation (history::version),
+/// as `--at` reads them. The last commit keeps the night before's: a change (a pull request
+/// moving every advancing connector), which `--changed-since HEAD~1` plans.
+fn captured_at(start: usize, i: usize, commits: usize) -> usize {
+    let night = if i > 0 && i == commits - 1 { i - 1 } else { i };
+    start + night * 86_400
 }
 
 fn generate(dir: &Path, connectors: usize, commits: usize) {
@@ -96,7 +113,7 @@ fn generate(dir: &Path, connectors: usize, commits: usize) {
             if i > 0 && position(j, i) == position(j, i - 1) {
                 continue;
             }
-            let text = file(j, position(j, i));
+            let text = file(j, position(j, i), captured_at(start, i, commits));
             write!(
                 w,
                 "M 100644 inline snapshots/prod/c{j:04}.yaml\ndata {}\n{text}\n",
