@@ -7,7 +7,9 @@
 //!
 //! The repository is written with `git fast-import` (one pack, seconds): commit 0 adds every
 //! connector's sealed file; each later commit is a nightly snapshot in which every connector
-//! but one in ten (the stalled ones) advances. The release binary then runs against it, and
+//! but one in ten (the stalled ones) advances, each file rewritten with the commit's time as
+//! its `capturedAt` (an observation, as `kco snapshot` writes them); the last commit keeps
+//! the `capturedAt` before it (a change, as a pull request's). The release binary then runs against it, and
 //! `apply --at` plans against the in-process fake Connect over HTTP holding every connector.
 //! Prints a Markdown table; nothing is asserted about times (docs/benchmarks.md).
 
@@ -37,7 +39,8 @@ fn offsets(j: usize, position: usize) -> serde_json::Value {
             "offset": {"kafka_offset": position / 2}}])
 }
 
-fn file(j: usize, position: usize) -> String {
+/// Connector `j`'s file at `position`, captured at `captured` (seconds since the epoch).
+fn file(j: usize, position: usize, captured: usize) -> String {
     let entries: Vec<OffsetEntry> = serde_json::from_value(offsets(j, position)).unwrap();
     OffsetsFile::new(
         Metadata {
@@ -48,7 +51,12 @@ fn file(j: usize, position: usize) -> String {
             connector_class: Some("FileStreamSink".into()),
             connector_type: ConnectorType::Sink,
             state: Some(ConnectorState::Running),
-            captured_at: Some("2026-01-01T00:00:00Z".into()),
+            captured_at: Some(
+                humantime::format_rfc3339_seconds(
+                    std::time::UNIX_EPOCH + Duration::from_secs(captured as u64),
+                )
+                .to_string(),
+            ),
             observed_at: None,
             offsets_from: None,
         },
@@ -65,6 +73,15 @@ fn position(j: usize, i: usize) -> usize {
     } else {
         1000 + i * 100
     }
+}
+
+/// The `capturedAt` of the files commit `i` writes. A nightly snapshot rewrites them from
+/// live: their capturedAt moves, which makes each version an observation (history::version),
+/// as `--at` reads them. The last commit keeps the night before's: a change (a pull request
+/// moving every advancing connector), which `--changed-since HEAD~1` plans.
+fn captured_at(start: usize, i: usize, commits: usize) -> usize {
+    let night = if i > 0 && i == commits - 1 { i - 1 } else { i };
+    start + night * 86_400
 }
 
 fn generate(dir: &Path, connectors: usize, commits: usize) {
@@ -96,7 +113,7 @@ fn generate(dir: &Path, connectors: usize, commits: usize) {
             if i > 0 && position(j, i) == position(j, i - 1) {
                 continue;
             }
-            let text = file(j, position(j, i));
+            let text = file(j, position(j, i), captured_at(start, i, commits));
             write!(
                 w,
                 "M 100644 inline snapshots/prod/c{j:04}.yaml\ndata {}\n{text}\n",
@@ -110,7 +127,8 @@ fn generate(dir: &Path, connectors: usize, commits: usize) {
     git(&["reset", "-q", "--hard", "main"]);
 }
 
-fn time(label: &str, dir: &Path, args: &[&str]) -> Duration {
+/// One timed run of kco, which must exit with `code` (docs/cli.md's exit codes).
+fn time(label: &str, dir: &Path, args: &[&str], code: i32) -> Duration {
     let t = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_kco"))
         .current_dir(dir)
@@ -119,8 +137,9 @@ fn time(label: &str, dir: &Path, args: &[&str]) -> Duration {
         .output()
         .unwrap();
     let d = t.elapsed();
-    assert!(
-        out.status.success(),
+    assert_eq!(
+        out.status.code(),
+        Some(code),
         "{label}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -149,32 +168,41 @@ fn main() {
     let fake = fake.start();
     let url = fake.url();
     let back = format!("HEAD~{}", commits / 2);
-    let runs: Vec<(String, Vec<&str>)> = vec![
+    // A connector that advances (not one in ten): c0501 at the default size.
+    let one = format!("c{:04}", (connectors / 2 + 1).min(connectors - 1));
+    // Every connector but one in ten advances: `--stalled` finds c0000 at least and exits 2,
+    // as a nightly job's alert would have it.
+    let runs: Vec<(String, Vec<&str>, i32)> = vec![
         (
             "log of one connector".into(),
-            vec!["--cluster", "prod", "log", "c0501"],
+            vec!["--cluster", "prod", "log", &one],
+            0,
         ),
         (
             "log of one connector, JSON".into(),
-            vec!["--cluster", "prod", "log", "c0501", "-o", "json"],
+            vec!["--cluster", "prod", "log", &one, "-o", "json"],
+            0,
         ),
         (
-            "log --stalled 7 of every connector".into(),
+            "log --stalled 7 of every connector (exit 2: stalled ones)".into(),
             vec!["--cluster", "prod", "log", "--stalled", "7"],
+            2,
         ),
         (
             format!("apply --at {back} --dry-run, every connector"),
             apply_dry_run(&url, &["--at", &back]),
+            0,
         ),
         (
             "apply --changed-since HEAD~1 --dry-run".into(),
             apply_dry_run(&url, &["--changed-since", "HEAD~1"]),
+            0,
         ),
     ];
     println!("| {connectors} connectors, {commits} commits | wall time (best of 3) |\n|---|---|");
-    for (label, args) in runs {
+    for (label, args, code) in runs {
         let best = (0..3)
-            .map(|_| time(&label, dir.path(), &args))
+            .map(|_| time(&label, dir.path(), &args, code))
             .min()
             .unwrap();
         println!(

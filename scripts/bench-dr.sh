@@ -4,6 +4,9 @@
 # 1,000,000 records on the DR bed's broker west (scripts/dr-connect.sh up first).
 #
 #   scripts/bench-dr.sh [RECORDS] [PARTITIONS]     defaults 1000000 1000
+#   scripts/bench-dr.sh --quick                     a smoke run (scripts/test.sh): 20,000
+#                                                   records, 50 partitions, the debug build
+#                                                   the tests made, 2 runs; no time asserted
 #
 # A topic `bench-<pid>.checkpoints.internal` is written by the benchmark's own generator
 # (benches/dr_checkpoints.rs, 10,000 records per request), uncompacted, so every record is
@@ -16,6 +19,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+QUICK=0
+if [[ ${1:-} == --quick ]]; then
+  QUICK=1
+  shift
+  set -- 20000 50
+fi
 RECORDS=${1:-1000000}
 PARTITIONS=${2:-1000}
 STATE=${KCO_TESTBED_DIR:-$ROOT/.testbed}
@@ -28,12 +37,16 @@ TOPIC=bench-$$.checkpoints.internal
 [[ -f $STATE/dr/scram ]] || { echo "bench-dr.sh: no DR bed ($STATE/dr/scram): run scripts/dr-connect.sh up" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "bench-dr.sh: hyperfine is needed" >&2; exit 1; }
 
-cargo build --release --quiet
-cargo build --release --quiet --bench dr_checkpoints
-KCO=$ROOT/target/release/kco
+# The smoke run uses the debug build of the tests (with the fake, as they build it: nothing
+# is compiled again but the bench); the full run measures the release build.
+PROFILE=release BUILD=(--release) RUNS=5 WARMUP=1
+((QUICK)) && PROFILE=debug BUILD=(--features fake) RUNS=2 WARMUP=0
+cargo build "${BUILD[@]}" --quiet
+cargo build "${BUILD[@]}" --quiet --bench dr_checkpoints
+KCO=$ROOT/target/$PROFILE/kco
 # The newest build of the bench binary (not its .d file).
 GEN=
-for f in target/release/deps/dr_checkpoints-*; do
+for f in target/"$PROFILE"/deps/dr_checkpoints-*; do
   [[ $f == *.d ]] && continue
   [[ -z $GEN || $f -nt $GEN ]] && GEN=$f
 done
@@ -64,7 +77,7 @@ grep -q '"dr_offset"' "$WORK/plan.json" || { echo "bench-dr.sh: no translation i
 if command -v jq >/dev/null; then
   echo "bench-dr.sh: partition 0: $(jq -c '.plan.connectors[0].translation.partitions[0]' "$WORK/plan.json")" >&2
 fi
-hyperfine --style basic --warmup 1 --runs 5 --export-json "$WORK/h.json" "$CMD" >&2
+hyperfine --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$WORK/h.json" "$CMD" >&2
 median=$(sed -n 's/.*"median": *\([0-9.]*\).*/\1/p' "$WORK/h.json" | head -1)
 /usr/bin/time -v $CMD >/dev/null 2>"$WORK/time.txt"
 rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$WORK/time.txt")

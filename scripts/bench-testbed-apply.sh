@@ -3,15 +3,16 @@
 # procedure with curl (stop, poll status every 0.2 s, PATCH, resume, poll), side by side.
 # Called by scripts/bench.sh with KCO_BENCH_TESTBED_URL; prints one Markdown table row.
 #
-#   scripts/bench-testbed-apply.sh KCO_BINARY CONNECT_URL WORK_DIR
+#   scripts/bench-testbed-apply.sh KCO_BINARY CONNECT_URL WORK_DIR [SOURCES]
 #
-# Creates connectors `bench-src-01` .. `bench-src-20` and deletes them at the end.
+# Creates connectors `bench-src-01` .. `bench-src-20` (SOURCES of them; scripts/test.sh's smoke
+# run takes 2) and deletes them at the end.
 set -euo pipefail
 KCO=$1 URL=$2 WORK=$3
-N=20
+N=${4:-20}
 mkdir -p "$WORK" && cd "$WORK"
 names=()
-for i in $(seq -w 1 $N); do names+=("bench-src-$i"); done
+for i in $(seq 1 "$N"); do names+=("$(printf 'bench-src-%02d' "$i")"); done
 cleanup() { for n in "${names[@]}"; do curl -s -o /dev/null -X DELETE "$URL/connectors/$n" || true; done; }
 trap cleanup EXIT
 for n in "${names[@]}"; do
@@ -55,4 +56,6 @@ k1=$(kco_apply)
 h=$(hand_apply)
 k2=$(kco_apply)
 k=$(awk -v a="$k1" -v b="$k2" 'BEGIN { printf "%.2f", (a + b) / 2 }')
-echo "| apply, 20 FileStream sources on the real test bed (stop, wait, patch, verify, resume each) | $k s (runs: $k1 s, $k2 s) | sequential curl procedure, 0.2 s polls: $h s: $(awk -v h="$h" -v k="$k" 'BEGIN { printf "%.1f", h / k }')x faster | \`kco apply DIR --yes\` |"
+sources=sources
+((N == 1)) && sources=source
+echo "| apply, $N FileStream $sources on the real test bed (stop, wait, patch, verify, resume each) | $k s (runs: $k1 s, $k2 s) | sequential curl procedure, 0.2 s polls: $h s: $(awk -v h="$h" -v k="$k" 'BEGIN { printf "%.1f", h / k }')x faster | \`kco apply DIR --yes\` |"

@@ -277,6 +277,13 @@ if ((${#missing[@]})) && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>
   run apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 run scripts/bench.sh --quick
+# The benches bench.sh does not run, and the scripts around them, once each on small sizes:
+# the fleet bench's own table (10 connectors, a sink of 1,000 partitions, the hand loops
+# too), the git history (20 connectors x 30 commits), two builds side by side (the same
+# debug build twice, 2,000 partitions, one pair). The test bed's two are at the end.
+run cargo bench "${LOCKED[@]}" --profile dev --features fake --bench fleet -- --connectors 10 --partitions 1000
+run scripts/bench-git.sh --quick
+run scripts/bench-release.sh target/debug/kco target/debug/kco --runs 1 --partitions 2000
 
 step "test bed up"
 if [[ -z ${KCO_TESTBED_DIR:-} ]] && { "${LC[@]}" status >/dev/null 2>&1 || default_ports_taken; }; then
@@ -431,3 +438,11 @@ if ((OLDEST_RUN)); then
 elif ((!TESTBED_OURS)); then
   echo "test.sh: the e2e run on Kafka $OLDEST_KAFKA_VERSION needs a test bed of its own; skipped because KCO_TESTBED_DIR names one that was already up" >&2
 fi
+
+step "benchmark smoke run on the test bed (small sizes; no time is asserted)"
+# After the last e2e run, so that what the benches leave (the offsets of deleted sources, a
+# checkpoints topic on west) is in no test's way: one FileStream source applied on cluster a
+# by kco and by the hand procedure (scripts/bench-testbed-apply.sh, which bench.sh's full run
+# calls), and 20,000 checkpoints on the DR bed's broker west translated (scripts/bench-dr.sh).
+run scripts/bench-testbed-apply.sh "$ROOT/target/debug/kco" "http://127.0.0.1:${KCO_TESTBED_A1_PORT:-8083}" "$ROOT/target/bench-testbed" 1
+run scripts/bench-dr.sh --quick

@@ -28,18 +28,6 @@ pub fn real_now() -> SystemTime {
     SystemTime::now()
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm): the one
-/// calendar sum of the time parsers (`--at` times, Confluent Cloud's timestamps).
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// [`now`] as RFC 3339 UTC to the second (`2026-12-01T02:00:00Z`).
 pub fn now_rfc3339() -> String {
     rfc3339(now())

@@ -1,5 +1,6 @@
 //! Words shared by every layer: a count with its noun (docs/output.md: never `partition(s)`),
-//! and, for typos, how far apart two names are and the name someone most likely meant.
+//! and, for typos, the name someone most likely meant (how far apart two names are is
+//! `strsim::levenshtein`'s).
 
 /// `1 partition`, `3 partitions`: a count and a noun that agrees with it. Nouns whose plural
 /// takes an `s`; `noun/plural` for the others is not needed yet.
@@ -30,31 +31,13 @@ pub fn quantity(n: u64, unit: &str) -> String {
     }
 }
 
-/// Levenshtein distance, by characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
-}
-
 /// The name among `names` that `typed` most likely meant: the nearest, when it is at most a
 /// third of its length (and at least 1) edits away.
 pub fn closest<'a>(names: &'a [String], typed: &str) -> Option<&'a str> {
     let limit = (typed.chars().count() / 3).max(1);
     names
         .iter()
-        .map(|n| (edit_distance(typed, n), n.as_str()))
+        .map(|n| (strsim::levenshtein(typed, n), n.as_str()))
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, n)| n)
@@ -87,7 +70,6 @@ mod tests {
 
     #[test]
     fn the_nearest_name_within_reach() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
         let names = vec!["prod".to_string(), "staging".to_string()];
         assert_eq!(closest(&names, "prood"), Some("prod"));
         assert_eq!(closest(&names, "stagin"), Some("staging"));

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use chrono::{DateTime, NaiveDateTime};
 use serde::{Deserialize, Deserializer};
 
 use crate::model::{OffsetEntry, PatchEntry};
@@ -148,68 +149,26 @@ fn opt_time<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SystemTime>, D::Er
 
 /// Parses the time spellings Confluent Cloud uses: RFC 3339 (`2024-02-20T15:14:20Z`,
 /// `...+00:00`), a space instead of the `T` (`2024-02-20 15:14:19+00:00`), an offset without
-/// its colon (`2024-02-20T15:14:20+0000`), fractions of a second, and no offset at all (UTC).
+/// its colon (`2024-02-20T15:14:20+0000`) or its minutes (`+00`), fractions of a second, and no
+/// offset at all (UTC). chrono reads them; a time before 1970 is none of the service's.
 pub fn parse_time(s: &str) -> Option<SystemTime> {
     let s = s.trim();
-    let b = s.as_bytes();
-    let num = |from: usize, len: usize| -> Option<i64> {
-        let part = s.get(from..from + len)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse().ok())?
+    let zoned = || {
+        DateTime::parse_from_rfc3339(s).ok().or_else(|| {
+            ["%Y-%m-%dT%H:%M:%S%.f%#z", "%Y-%m-%d %H:%M:%S%.f%#z"]
+                .iter()
+                .find_map(|f| DateTime::parse_from_str(s, f).ok())
+        })
     };
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    if !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
-    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
-        return None;
-    }
-    if second > 60 {
-        return None;
-    }
-    let mut rest = &s[19..];
-    let mut nanos = 0u32;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let kept = &frac[..digits.min(9)];
-        nanos = kept.parse::<u32>().ok()? * 10u32.pow(9 - kept.len() as u32);
-        rest = &frac[digits..];
-    }
-    let offset_secs = match rest {
-        "" | "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let digits: String = rest[1..].chars().filter(|c| *c != ':').collect();
-            let valid = rest[1..].len() == 5 && rest.as_bytes()[3] == b':'
-                || rest[1..].len() == 4
-                || rest[1..].len() == 2;
-            if !valid || !digits.bytes().all(|c| c.is_ascii_digit()) {
-                return None;
-            }
-            let h: i64 = digits.get(..2)?.parse().ok()?;
-            let m: i64 = digits
-                .get(2..)
-                .filter(|m| !m.is_empty())
-                .map_or(Some(0), |m| m.parse().ok())?;
-            sign * (h * 3600 + m * 60)
-        }
+    let utc = || {
+        ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"]
+            .iter()
+            .find_map(|f| NaiveDateTime::parse_from_str(s, f).ok())
+            .map(|t| t.and_utc().fixed_offset())
     };
-    let days = crate::clock::days_from_civil(year, month, day);
-    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
-    let secs = u64::try_from(secs).ok()?;
-    Some(UNIX_EPOCH + Duration::new(secs, nanos))
+    let t = zoned().or_else(utc)?;
+    let secs = u64::try_from(t.timestamp()).ok()?;
+    Some(UNIX_EPOCH + Duration::new(secs, t.timestamp_subsec_nanos()))
 }
 
 #[cfg(test)]
@@ -231,6 +190,9 @@ mod tests {
             "2024-02-20T16:14:19+01:00",
             "2024-02-20T10:14:19-0500",
             "2024-02-20 15:14:19",
+            "2024-02-20T15:14:19+00",
+            "2024-02-20t15:14:19z",
+            "2024-02-20T15:14:19.000000000001Z",
         ] {
             assert_eq!(at(s), "2024-02-20T15:14:19Z", "{s}");
         }
@@ -244,9 +206,17 @@ mod tests {
             "2024-02-20",
             "2024-13-20T00:00:00Z",
             "2024-02-20T15:14:19+5",
+            "2024-02-30T00:00:00Z",
+            "2023-02-29 00:00:00",
+            "1969-12-31T23:59:59Z",
+            "2024-02-20T15:14:19.Z",
+            "2024-02-20T15:14:19Z trailing",
         ] {
             assert!(parse_time(bad).is_none(), "{bad}");
         }
+        assert_eq!(at("2024-02-29T00:00:00Z"), "2024-02-29T00:00:00Z");
+        // A leap second is the first second of the next minute, as SystemTime counts.
+        assert_eq!(at("2016-12-31T23:59:60Z"), "2017-01-01T00:00:00Z");
     }
 
     #[test]

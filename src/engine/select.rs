@@ -4,7 +4,6 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
 use crate::model::ConnectorType;
-use crate::text::edit_distance;
 
 /// Connector names or globs (`orders-*`), and an optional type. No patterns: everything.
 #[derive(Debug, Clone)]
@@ -141,7 +140,13 @@ pub fn no_match(patterns: Vec<String>, existing: &[&str], place: &str) -> Error 
             .iter()
             .map(|p| p.replace(['*', '?', '[', ']', '{', '}'], ""))
             .collect();
-        let distance = |n: &str| typed.iter().map(|t| edit_distance(t, n)).min().unwrap_or(0);
+        let distance = |n: &str| {
+            typed
+                .iter()
+                .map(|t| strsim::levenshtein(t, n))
+                .min()
+                .unwrap_or(0)
+        };
         let mut ranked: Vec<(usize, &str)> = names.iter().map(|n| (distance(n), *n)).collect();
         ranked.sort_unstable();
         ranked

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{json, Value};
 
 /// 409 a worker returns on forwarded calls during a rebalance. Retryable.
@@ -34,12 +35,14 @@ pub const REQUEST_TIMED_OUT: &str = "Request timed out";
 /// must equal it exactly; `*` matches any run of characters, including `/` and `?` (so
 /// `"/connectors/*/offsets"` matches every connector's offsets, `"/connectors*"` everything
 /// under `/connectors`, `"*"` every path).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Route {
     /// HTTP method, or `"*"` for any.
     pub method: String,
     /// Path pattern (with query); `*` is a wildcard.
     pub path: String,
+    /// `path` as a glob: its `*`s, every other character literal.
+    matcher: GlobMatcher,
 }
 
 impl Route {
@@ -48,15 +51,24 @@ impl Route {
         Route {
             method: method.to_string(),
             path: path.to_string(),
+            matcher: path_glob(path),
         }
     }
 
     /// Whether a request with this method and target matches.
     pub fn matches(&self, method: &str, target: &str) -> bool {
         (self.method == "*" || self.method.eq_ignore_ascii_case(method))
-            && glob_match(&self.path, target)
+            && self.matcher.is_match(target)
     }
 }
+
+impl PartialEq for Route {
+    fn eq(&self, other: &Route) -> bool {
+        (&self.method, &self.path) == (&other.method, &other.path)
+    }
+}
+
+impl Eq for Route {}
 
 impl std::fmt::Display for Route {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -64,24 +76,16 @@ impl std::fmt::Display for Route {
     }
 }
 
-/// `*` matches any (possibly empty) run of characters; everything else is literal.
-pub(crate) fn glob_match(pattern: &str, text: &str) -> bool {
-    let pieces: Vec<&str> = pattern.split('*').collect();
-    if pieces.len() == 1 {
-        return pattern == text;
-    }
-    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
-    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
-        return false;
-    }
-    let mut rest = &text[first.len()..text.len() - last.len()];
-    for piece in &pieces[1..pieces.len() - 1] {
-        match rest.find(piece) {
-            Some(at) => rest = &rest[at + piece.len()..],
-            None => return false,
-        }
-    }
-    true
+/// A route's path pattern as a glob: `*` matches any (possibly empty) run of characters,
+/// `/` and `?` included; everything else (`?`, `[`, `{`, `\` too) is literal.
+fn path_glob(pattern: &str) -> GlobMatcher {
+    let pieces: Vec<String> = pattern.split('*').map(globset::escape).collect();
+    GlobBuilder::new(&pieces.join("*"))
+        .literal_separator(false)
+        .backslash_escape(false)
+        .build()
+        .expect("an escaped pattern is a glob")
+        .compile_matcher()
 }
 
 /// Which of the requests matching a fault's route it applies to (counted from 1, per fault).
@@ -323,5 +327,36 @@ impl Faults {
             }
         }
         fired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Route;
+
+    #[test]
+    fn a_star_matches_any_run_and_the_rest_is_literal() {
+        let any_offsets = Route::new("*", "/connectors/*/offsets");
+        assert!(any_offsets.matches("PATCH", "/connectors/pg/offsets"));
+        assert!(
+            any_offsets.matches("get", "/connectors/a/b/offsets"),
+            "`/` too"
+        );
+        assert!(!any_offsets.matches("GET", "/connectors/pg/offsets?x=1"));
+        assert!(!any_offsets.matches("GET", "/connectors/offsets"));
+        let listing = Route::new("GET", "/connectors?*");
+        assert!(listing.matches("GET", "/connectors?expand=status"));
+        assert!(listing.matches("GET", "/connectors?"));
+        assert!(!listing.matches("GET", "/connectorsX"), "`?` is literal");
+        assert!(!listing.matches("POST", "/connectors?expand=status"));
+        let exact = Route::new("GET", "/connectors/[a]{b}\\c");
+        assert!(exact.matches("GET", "/connectors/[a]{b}\\c"));
+        assert!(!exact.matches("GET", "/connectors/a{b}\\c"));
+        assert!(!exact.matches("GET", "/connectors/[a]b\\c"));
+        let middle = Route::new("PUT", "/connectors/*/st*p");
+        assert!(middle.matches("PUT", "/connectors/x/stop"));
+        assert!(middle.matches("PUT", "/connectors/x/stp"));
+        assert!(!middle.matches("PUT", "/connectors/x/stops"));
+        assert!(Route::new("*", "*").matches("DELETE", "/anything?at=all"));
     }
 }

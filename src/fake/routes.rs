@@ -396,25 +396,25 @@ fn reset_offsets(cluster: &mut Cluster, name: &str) -> Response {
     ok(json!({ "message": message }))
 }
 
-/// Decodes `%XX` escapes; invalid escapes are kept literally.
+/// Decodes `%XX` escapes; invalid escapes are kept literally, bytes that are not UTF-8 become
+/// U+FFFD.
 pub(crate) fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decode;
+
+    #[test]
+    fn escapes_are_decoded_and_broken_ones_kept() {
+        assert_eq!(percent_decode("a%2Fb%20c"), "a/b c");
+        assert_eq!(percent_decode("caf%C3%A9"), "café");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(percent_decode("%FF"), "\u{FFFD}");
+        assert_eq!(percent_decode("a+b"), "a+b", "not form decoding");
     }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -175,7 +175,7 @@ fn likely<'a>(
     specs
         .keys()
         .filter(|k| !k.ends_with('*') && !map.contains_key(k.as_str()))
-        .map(|k| (crate::text::edit_distance(typo, k), k))
+        .map(|k| (strsim::levenshtein(typo, k), k))
         .filter(|(d, k)| *d <= 2 && *d < k.len().max(typo.len()))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k.as_str())

@@ -2,8 +2,8 @@
 //! files, with the risk of each partition's change: against the live offsets when a cluster
 //! is given (`base_live`), else the revision's offset against the working tree's.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::base_live::Labelled;
@@ -58,11 +58,48 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
         .paths
         .first()
         .ok_or_else(|| Error::Usage("no path to compare".into()))?;
-    let named = Revision::resolve(first, input.rev)?;
-    // A pull request is reviewed as the forges show it: against the merge base of HEAD and
-    // the target (three dots), so what landed on the target since the branch forked (the
-    // nightlies) is not counted as the PR's.
-    let merge_base = match input.tip {
+    let Reviewed {
+        revision,
+        given,
+        tip,
+    } = reviewed(first, input.rev, input.tip)?;
+    let mut sides = load_sides(&revision, input.paths)?;
+    let keys: BTreeSet<_> = sides.old.keys().chain(sides.new.keys()).cloned().collect();
+    let mut tally = LiveTally::default();
+    let connectors = keys
+        .into_iter()
+        .map(|k| compare_connector(&k, &mut sides, &revision.rev, &input.against, &mut tally))
+        .collect();
+    let labels = tally.settle(first_labels(&input.against));
+    let mut report = DiffReport::new(
+        Mode::Base,
+        ExitOn::Any,
+        input.cluster,
+        Some((given, revision.commit.clone())),
+        connectors,
+    );
+    report.base_tip = tip;
+    report.labels = Some(labels);
+    Ok(report)
+}
+
+/// The revision a review reads its old side from, as the user named it and as compared.
+struct Reviewed {
+    /// The revision read: the merge base when there is one, labelled by its commit.
+    revision: Revision,
+    /// The revision as given (`origin/main`).
+    given: String,
+    /// The commit of the revision as given, when the merge base was read instead.
+    tip: Option<String>,
+}
+
+/// Resolves `rev` in the repository holding `first`. A pull request is reviewed as the forges
+/// show it: against the merge base of HEAD and the target (three dots), so what landed on the
+/// target since the branch forked (the nightlies) is not counted as the PR's; `tip` (two
+/// dots) reads `rev`'s own files.
+fn reviewed(first: &Path, rev: &str, tip: bool) -> Result<Reviewed> {
+    let named = Revision::resolve(first, rev)?;
+    let merge_base = match tip {
         true => None,
         false => {
             let head = named.repo.resolve("HEAD")?;
@@ -85,24 +122,43 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
         },
         None => named,
     };
+    Ok(Reviewed {
+        revision,
+        given,
+        tip,
+    })
+}
 
-    let (at_rev, mut problems) = revision.load(input.paths)?;
-    let mut old = BaseSide::new();
-    // Where each file's lines are, for the line numbers of the unified diffs.
-    let (mut old_lines, mut new_lines) = (BTreeMap::new(), BTreeMap::new());
+/// Both sides of a review, loaded, with where each file's lines are (for the line numbers of
+/// the unified diffs).
+struct LoadedSides {
+    old: BaseSide,
+    new: BaseSide,
+    old_lines: BTreeMap<(String, String), Arc<FileLines>>,
+    new_lines: BTreeMap<(String, String), Arc<FileLines>>,
+}
+
+/// Loads `paths` at `revision` and in the working tree (the paths that still exist there),
+/// the working tree's offsets checked against their connector's shape, as apply needs. Every
+/// problem of either side fails the review, before anything is compared.
+fn load_sides(revision: &Revision, paths: &[PathBuf]) -> Result<LoadedSides> {
+    let (at_rev, mut problems) = revision.load(paths)?;
+    let mut sides = LoadedSides {
+        old: BaseSide::new(),
+        new: BaseSide::new(),
+        old_lines: BTreeMap::new(),
+        new_lines: BTreeMap::new(),
+    };
     for (repo_path, f) in at_rev {
-        old_lines.insert(key(&f.file), f.lines());
-        old.insert(key(&f.file), (repo_path, f.file));
+        sides.old_lines.insert(key(&f.file), f.lines());
+        sides.old.insert(key(&f.file), (repo_path, f.file));
     }
-
-    let existing: Vec<PathBuf> = input.paths.iter().filter(|p| p.exists()).cloned().collect();
-    let mut new = BaseSide::new();
+    let existing: Vec<PathBuf> = paths.iter().filter(|p| p.exists()).cloned().collect();
     if !existing.is_empty() {
         find_files(&existing).map_err(|p| Error::Files(vec![p]))?;
         let (loaded, p) = load_files(&existing);
         problems.extend(p);
         for f in loaded {
-            // The working tree's offsets must fit their connector's shape, as apply needs.
             let c = crate::shapes::check::check_file(
                 crate::shapes::registry(),
                 &f.file,
@@ -111,16 +167,19 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
             );
             problems.extend(c.problems);
             let rel = revision.repo_path(&f.path)?;
-            new_lines.insert(key(&f.file), f.lines());
-            new.insert(key(&f.file), (rel, f.file));
+            sides.new_lines.insert(key(&f.file), f.lines());
+            sides.new.insert(key(&f.file), (rel, f.file));
         }
     }
     if !problems.is_empty() {
         return Err(Error::Files(problems));
     }
+    Ok(sides)
+}
 
-    let keys: std::collections::BTreeSet<_> = old.keys().chain(new.keys()).cloned().collect();
-    let labels = match &input.against {
+/// The labels a review starts with: live when a cluster is given, else the files'.
+fn first_labels(against: &Against<'_>) -> Labels {
+    match against {
         Against::Live {
             cluster, client, ..
         } => Labels {
@@ -139,76 +198,86 @@ pub fn diff_base(input: BaseInput<'_>) -> Result<DiffReport> {
             why: Some(why.clone()),
             files_only: Vec::new(),
         },
-    };
-    let mut labels = labels;
-    let (mut read, mut unread) = (0usize, Vec::<(String, String)>::new());
-    let connectors = keys
-        .into_iter()
-        .map(|k| {
-            let mut c = classify(&k.1, old.get(&k), new.get(&k), &revision.rev);
-            if let Some(y) = &mut c.yaml {
-                number(&mut y.old, old_lines.remove(&k));
-                number(&mut y.new, new_lines.remove(&k));
-            }
-            if let Against::Live {
-                client,
-                cluster,
-                freshness,
-                leftovers,
-            } = &input.against
-            {
-                if *cluster == k.0 {
-                    let file = new.get(&k).or(old.get(&k)).map(|(_, f)| f);
-                    let class = file.and_then(|f| f.metadata.connector_class.as_deref());
-                    let config = file.and_then(|f| f.config.as_ref());
-                    let labelled = super::base_live::label(
-                        &mut c, *client, cluster, class, freshness, leftovers, config,
-                    );
-                    match labelled {
-                        Labelled::Live => read += 1,
-                        Labelled::FilesOnly(why) => unread.push((c.name.clone(), why)),
-                        Labelled::Nothing => {}
-                    }
-                } else if !c.partitions.is_empty() {
-                    c.notes.push(format!(
-                        "labels compare the files only: the file is cluster `{}`'s, the review read cluster `{cluster}`",
-                        k.0
-                    ));
-                }
-            }
-            c
-        })
-        .collect();
-    // Labels never claim live offsets kco did not read: none read, the review compared the
-    // files only; some, those are named.
-    if let (LabelsAgainst::Live, Some((_, why))) = (&labels.against, unread.first()) {
-        if read == 0 {
-            labels = Labels {
-                against: LabelsAgainst::Files,
-                why: Some(format!(
-                    "{why}{}",
-                    match unread.len() {
-                        1 => String::new(),
-                        n => format!(" (and {} more)", n - 1),
-                    }
-                )),
-                read_at: None,
+    }
+}
+
+/// Which connectors' labels compared live offsets, and which the files only (with why).
+#[derive(Default)]
+struct LiveTally {
+    read: usize,
+    unread: Vec<(String, String)>,
+}
+
+impl LiveTally {
+    /// `labels` as the connectors had them: labels never claim live offsets kco did not read.
+    /// None read, the review compared the files only; some, those that were not are named.
+    fn settle(self, labels: Labels) -> Labels {
+        let (LabelsAgainst::Live, Some((_, why))) = (&labels.against, self.unread.first()) else {
+            return labels;
+        };
+        if self.read > 0 {
+            return Labels {
+                files_only: self.unread.into_iter().map(|(n, _)| n).collect(),
                 ..labels
             };
-        } else {
-            labels.files_only = unread.into_iter().map(|(n, _)| n).collect();
+        }
+        let more = match self.unread.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        Labels {
+            against: LabelsAgainst::Files,
+            why: Some(format!("{why}{more}")),
+            read_at: None,
+            ..labels
         }
     }
-    let mut report = DiffReport::new(
-        Mode::Base,
-        ExitOn::Any,
-        input.cluster,
-        Some((given, revision.commit.clone())),
-        connectors,
-    );
-    report.base_tip = tip;
-    report.labels = Some(labels);
-    Ok(report)
+}
+
+/// One connector of a review: its two sides compared, their lines numbered, and its labels
+/// set against the live offsets when its file is of the cluster read (else a note says why
+/// they compare the files only).
+fn compare_connector(
+    k: &(String, String),
+    sides: &mut LoadedSides,
+    rev: &str,
+    against: &Against<'_>,
+    tally: &mut LiveTally,
+) -> ConnectorDiff {
+    let mut c = classify(&k.1, sides.old.get(k), sides.new.get(k), rev);
+    if let Some(y) = &mut c.yaml {
+        number(&mut y.old, sides.old_lines.remove(k));
+        number(&mut y.new, sides.new_lines.remove(k));
+    }
+    let Against::Live {
+        client,
+        cluster,
+        freshness,
+        leftovers,
+    } = against
+    else {
+        return c;
+    };
+    if *cluster != k.0 {
+        if !c.partitions.is_empty() {
+            c.notes.push(format!(
+                "labels compare the files only: the file is cluster `{}`'s, the review read cluster `{cluster}`",
+                k.0
+            ));
+        }
+        return c;
+    }
+    let file = sides.new.get(k).or(sides.old.get(k)).map(|(_, f)| f);
+    let class = file.and_then(|f| f.metadata.connector_class.as_deref());
+    let config = file.and_then(|f| f.config.as_ref());
+    match super::base_live::label(
+        &mut c, *client, cluster, class, freshness, leftovers, config,
+    ) {
+        Labelled::Live => tally.read += 1,
+        Labelled::FilesOnly(why) => tally.unread.push((c.name.clone(), why)),
+        Labelled::Nothing => {}
+    }
+    c
 }
 
 /// Numbers a side's lines by the lines of its file.

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
+use chrono::{DateTime, Days, NaiveDate, NaiveTime};
 use git2::Oid;
 
 use crate::engine::revision::{Repo, Revision};
@@ -25,7 +26,8 @@ pub fn parse_time(s: &str) -> Option<i64> {
     parse_absolute(s).or_else(|| parse_relative(s, now))
 }
 
-/// [`parse_time`]'s relative forms, against `now`.
+/// [`parse_time`]'s relative forms, against `now`. The calendar is chrono's; how long `N
+/// units` is, humantime's (as `--max-age` and the other durations of kco read it).
 fn parse_relative(s: &str, now: i64) -> Option<i64> {
     let s = s.trim().to_ascii_lowercase();
     if s == "now" {
@@ -36,78 +38,54 @@ fn parse_relative(s: &str, now: i64) -> Option<i64> {
             if !rest.is_empty() && !rest.starts_with(' ') {
                 return None;
             }
-            let day = (now.div_euclid(86_400) - days_back) * 86_400;
-            let date = rfc3339(day);
-            return parse_absolute(&format!("{} {}", &date[..10], rest.trim()));
+            let today = DateTime::from_timestamp(now, 0)?.date_naive();
+            let day = today.checked_sub_days(Days::new(days_back))?;
+            return parse_absolute(&format!("{} {}", day.format("%Y-%m-%d"), rest.trim()));
         }
     }
     let words: Vec<&str> = s.split_whitespace().collect();
     let [n, unit, "ago"] = words[..] else {
         return None;
     };
-    let n: i64 = n.parse().ok()?;
-    let unit = match unit.trim_end_matches('s') {
-        "second" | "sec" => 1,
-        "minute" | "min" => 60,
-        "hour" | "hr" => 3_600,
-        "day" => 86_400,
-        "week" => 7 * 86_400,
-        _ => return None,
-    };
-    Some(now - n.checked_mul(unit)?)
+    let back = humantime::parse_duration(&format!("{n} {unit}")).ok()?;
+    now.checked_sub(i64::try_from(back.as_secs()).ok()?)
 }
 
-/// [`parse_time`]'s calendar form.
+/// [`parse_time`]'s calendar form, read by chrono. The date is spelt out in full
+/// (`YYYY-MM-DD`: a revision such as `2026-1` is never taken for a time); a time of day and
+/// a zone (`Z`, `UTC`, `+HH:MM`, `-HHMM`) may follow.
 fn parse_absolute(s: &str) -> Option<i64> {
     let s = s.trim();
-    let num = |t: &str| -> Option<i64> {
-        (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| t.parse().ok())
-            .flatten()
-    };
-    let (date, rest) = s.split_at(s.len().min(10));
-    let d: Vec<&str> = date.split('-').collect();
-    if d.len() != 3 || d[0].len() != 4 || d[1].len() != 2 || d[2].len() != 2 {
+    let full_date = s.get(..10).is_some_and(|d| {
+        d.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            _ => b.is_ascii_digit(),
+        })
+    });
+    if !full_date {
         return None;
     }
-    let (y, m, day) = (num(d[0])?, num(d[1])?, num(d[2])?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
-        return None;
-    }
+    let (date, rest) = s.split_at(10);
+    let date = NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
     let rest = rest.strip_prefix([' ', 'T']).unwrap_or(rest).trim();
-    let (clock, zone) = match rest.find(['Z', '+', '-', ' ']) {
-        Some(i) => (&rest[..i], rest[i..].trim()),
-        None => (rest, ""),
+    // `UTC` as a zone is `Z`; chrono reads the others (`%#z`: `Z`, `+HH:MM`, `+HHMM`).
+    let rest = match rest.len().checked_sub(3) {
+        Some(at) if rest[at..].eq_ignore_ascii_case("utc") => format!("{}Z", &rest[..at]),
+        _ => rest.to_string(),
     };
-    let mut secs = 0;
-    if !clock.is_empty() {
-        let t: Vec<&str> = clock.split(':').collect();
-        if !(2..=3).contains(&t.len()) || t.iter().any(|p| p.len() != 2) {
-            return None;
-        }
-        let (h, mi) = (num(t[0])?, num(t[1])?);
-        let sec = if t.len() == 3 { num(t[2])? } else { 0 };
-        if h > 23 || mi > 59 || sec > 60 {
-            return None;
-        }
-        secs = h * 3600 + mi * 60 + sec;
+    if rest.is_empty() {
+        return Some(date.and_time(NaiveTime::MIN).and_utc().timestamp());
     }
-    let offset = match zone {
-        "" | "Z" | "UTC" => 0,
-        z => {
-            let sign = match z.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let hm = z[1..].replace(':', "");
-            if hm.len() != 4 {
-                return None;
-            }
-            sign * (num(&hm[..2])? * 3600 + num(&hm[2..])? * 60)
+    for clock in ["%H:%M:%S", "%H:%M"] {
+        if let Ok(t) = NaiveTime::parse_from_str(&rest, clock) {
+            return Some(date.and_time(t).and_utc().timestamp());
         }
-    };
-    Some(crate::clock::days_from_civil(y, m, day) * 86_400 + secs - offset)
+        let zoned = format!("%Y-%m-%d {clock} %#z");
+        if let Ok(t) = DateTime::parse_from_str(&format!("{date} {rest}"), &zoned) {
+            return Some(t.timestamp());
+        }
+    }
+    None
 }
 
 /// A commit time as JSON shows it: RFC 3339, UTC (`2026-11-29T02:00:00Z`).
@@ -222,5 +200,37 @@ mod tests {
             assert_eq!(at(not_a_time), None, "{not_a_time}");
         }
         assert_eq!(short_time(1_795_917_600), "2026-11-29 02:00");
+    }
+
+    #[test]
+    fn dates_are_read_by_the_calendar() {
+        // 2028 is a leap year, 2027 and 2100 are not: a day that is not in the calendar is
+        // not a time (and so is looked up as a revision).
+        assert_eq!(parse_time("2028-02-29"), Some(1_835_395_200));
+        assert_eq!(parse_time("2028-03-01"), Some(1_835_481_600));
+        for not_a_day in ["2027-02-29", "2026-02-30", "2100-02-29", "2026-04-31"] {
+            assert_eq!(parse_time(not_a_day), None, "{not_a_day}");
+        }
+        // The date is spelt out in full: a tag named `2026-1-5` stays a revision.
+        assert_eq!(parse_time("2026-1-5"), None);
+        assert_eq!(parse_time("2026-01-5 02:00"), None);
+        // Days before the epoch count backwards.
+        assert_eq!(parse_time("1969-12-31 23:00"), Some(-3_600));
+        // Relative forms keep their zone, whatever its case, and read humantime's units.
+        let now = 1_795_917_600;
+        let at = |s: &str| parse_relative(s, now).map(rfc3339);
+        assert_eq!(
+            at("yesterday 14:00 UTC").as_deref(),
+            Some("2026-11-28T14:00:00Z")
+        );
+        assert_eq!(at("today 02:00z").as_deref(), Some("2026-11-29T02:00:00Z"));
+        assert_eq!(at("3 hours ago").as_deref(), Some("2026-11-28T23:00:00Z"));
+        assert_eq!(at("30 secs ago").as_deref(), Some("2026-11-29T01:59:30Z"));
+        // The first of a month: yesterday is in the month before.
+        let first = parse_time("2026-12-01 08:00").unwrap();
+        assert_eq!(
+            parse_relative("yesterday", first).map(rfc3339).as_deref(),
+            Some("2026-11-30T00:00:00Z")
+        );
     }
 }

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::dr::DrInput;
-use super::{DiffReport, ExitOn, Mode};
-use crate::client::Service;
-use crate::engine::observed::{observed_note, read_reporting, Freshness, ReadError};
+use super::{ConnectorDiff, DiffReport, ExitOn, Mode};
+use crate::client::{ConnectorListing, Service};
+use crate::engine::mirror::heartbeat::MirrorHeartbeat;
+use crate::engine::observed::{observed_note, read_reporting, Freshness, Observed, ReadError};
 use crate::engine::progress::{Observer, Unheard};
 use crate::engine::service_pause::{self, ServicePause};
 use crate::engine::settle::settle_listing;
@@ -56,10 +57,37 @@ pub fn diff_live_translated(
     fleet: &dyn Observer,
     dr: &DrInput,
 ) -> Result<DiffReport> {
-    // One file per connector: two (from two clusters' directories) would be ambiguous.
+    let by_name = one_file_each(input.files)?;
+    let ClusterRead {
+        listing,
+        names,
+        reads,
+    } = read_cluster(client, &input, &by_name, fleet)?;
+    let live = LiveOffsets::of(client, &input, &listing, reads)?;
+    let connectors = names
+        .iter()
+        .map(|name| {
+            let file = by_name.get(name.as_str()).copied();
+            compare_connector(name, file, &listing, &live, &input, dr)
+        })
+        .collect();
+    let mut report = DiffReport::new(
+        Mode::Live,
+        input.exit_on,
+        Some(input.cluster),
+        None,
+        connectors,
+    );
+    report.mirrors = mirror_heartbeats(dr);
+    Ok(report)
+}
+
+/// The files by connector name, one file per connector: two (from two clusters'
+/// directories) would be ambiguous, and fail the diff before any request.
+fn one_file_each(files: &[LoadedFile]) -> Result<BTreeMap<&str, &LoadedFile>> {
     let mut first: BTreeMap<&str, &LoadedFile> = BTreeMap::new();
     let mut problems = Vec::new();
-    for f in input.files {
+    for f in files {
         if let Some(other) = first.insert(f.file.metadata.name.as_str(), f) {
             problems.push(FileProblem::new(
                 ProblemKind::DuplicateConnector,
@@ -76,17 +104,30 @@ pub fn diff_live_translated(
     if !problems.is_empty() {
         return Err(Error::Files(problems));
     }
-    let by_name: BTreeMap<&str, &LoadedFile> = input
-        .files
-        .iter()
-        .map(|f| (f.file.metadata.name.as_str(), f))
-        .collect();
+    Ok(first)
+}
+
+/// What one look at the cluster gave: its listing, and an offsets read of each connector.
+struct ClusterRead {
+    listing: BTreeMap<String, ConnectorListing>,
+    /// Every connector compared, filed or (a whole directory) untracked, sorted.
+    names: Vec<String>,
+    /// Each connector's read, `None` when it was not tried (the listing failed first).
+    reads: Vec<(String, Option<std::result::Result<Observed, ReadError>>)>,
+}
+
+/// Probes and lists the cluster while the offsets of the filed connectors are read (the
+/// listing takes one of the parallel slots, so that it costs no round trip of its own); then,
+/// for a whole directory, reads the connectors the listing has and no file names
+/// (untracked). A file whose connector the listing lacks is missing, whatever its read said.
+fn read_cluster(
+    client: &dyn Service,
+    input: &LiveInput<'_>,
+    by_name: &BTreeMap<&str, &LoadedFile>,
+    fleet: &dyn Observer,
+) -> Result<ClusterRead> {
     let filed: Vec<&str> = by_name.keys().copied().collect();
     let read_one = |name: &&str| read_reporting(client, name, &input.freshness, fleet);
-    // The files name the connectors to read: their offsets are read while the cluster is
-    // probed and listed (the listing takes one of the parallel slots), so that the listing
-    // costs no round trip of its own. A file whose connector the listing lacks is missing,
-    // whatever its read said.
     fleet.total(filed.len());
     let (listed, ahead) = crate::engine::parallel::beside(
         || -> Result<_> {
@@ -104,7 +145,6 @@ pub fn diff_live_translated(
         |name, listing_failed| (!listing_failed()).then(|| read_one(name)),
     );
     let listing = listed?;
-    let mut names: Vec<&str> = filed.clone();
     let untracked: Vec<&str> = match input.whole_dir {
         true => listing
             .keys()
@@ -117,108 +157,128 @@ pub fn diff_live_translated(
         fleet.total(filed.len() + untracked.len());
     }
     let rest = crate::engine::parallel::map(&untracked, input.parallel, |n| Some(read_one(n)));
-    names.extend(&untracked);
-    let reads: Vec<(&str, _)> = filed
+    let reads: Vec<_> = filed
         .iter()
-        .copied()
         .zip(ahead)
-        .chain(untracked.iter().copied().zip(rest))
+        .chain(untracked.iter().zip(rest))
+        .map(|(name, r)| (name.to_string(), r))
         .collect();
+    let mut names: Vec<String> = reads.iter().map(|(n, _)| n.clone()).collect();
     names.sort_unstable();
-    // Only connectors on the cluster have offsets.
-    let mut to_read = Vec::new();
-    let mut read = Vec::new();
-    for (name, r) in reads {
-        let (true, Some(r)) = (listing.contains_key(name), r) else {
-            continue;
-        };
-        to_read.push(name);
-        read.push(match r {
-            Ok(o) => Ok(Some(o)),
-            // Deleted between the list and the read: it is missing.
-            Err(ReadError::Client(e)) if e.is_not_found() => Ok(None),
-            Err(ReadError::Client(e)) => Err(Error::client(
-                format!("reading the offsets of connector `{name}`"),
-                e,
-            )),
-            Err(stale) => Err(Error::Other(format!(
-                "connector `{name}` on cluster `{}`: {stale}; compare again later, or allow older observations with --max-observed-age",
-                input.cluster
-            ))),
+    Ok(ClusterRead {
+        listing,
+        names,
+        reads,
+    })
+}
+
+/// The offsets read of the connectors on the cluster, with what the report notes of them.
+#[derive(Default)]
+struct LiveOffsets {
+    offsets: BTreeMap<String, Vec<OffsetEntry>>,
+    /// When a service observed them, if it did (Confluent Cloud).
+    observed: BTreeMap<String, String>,
+    /// The request a service paused a connector around, for those shown PAUSED.
+    paused_by: BTreeMap<String, ServicePause>,
+}
+
+impl LiveOffsets {
+    /// The reads of the connectors the listing has (only those have offsets), each shown
+    /// PAUSED on a service that pauses connectors itself asked whose pause it is (one request
+    /// more for each, in parallel too). A connector deleted between the list and the read is
+    /// missing; a read that failed, or an observation too old, fails the diff.
+    fn of(
+        client: &dyn Service,
+        input: &LiveInput<'_>,
+        listing: &BTreeMap<String, ConnectorListing>,
+        reads: Vec<(String, Option<std::result::Result<Observed, ReadError>>)>,
+    ) -> Result<LiveOffsets> {
+        let mut to_read = Vec::new();
+        let mut read = Vec::new();
+        for (name, r) in reads {
+            let (true, Some(r)) = (listing.contains_key(&name), r) else {
+                continue;
+            };
+            read.push(match r {
+                Ok(o) => Ok(Some(o)),
+                // Deleted between the list and the read: it is missing.
+                Err(ReadError::Client(e)) if e.is_not_found() => Ok(None),
+                Err(ReadError::Client(e)) => Err(Error::client(
+                    format!("reading the offsets of connector `{name}`"),
+                    e,
+                )),
+                Err(stale) => Err(Error::Other(format!(
+                    "connector `{name}` on cluster `{}`: {stale}; compare again later, or allow older observations with --max-observed-age",
+                    input.cluster
+                ))),
+            });
+            to_read.push(name);
+        }
+        let pauses = crate::engine::parallel::map(&to_read, input.parallel, |name| {
+            let shown = listing.get(name).and_then(|l| l.state());
+            paused_by_service(client, name, shown)
         });
-    }
-    // A connector shown PAUSED on a service that pauses connectors itself: whose pause it is
-    // (one request more for each, read in parallel too).
-    let pauses = crate::engine::parallel::map(&to_read, input.parallel, |name| {
-        let shown = listing.get(*name).and_then(|l| l.state());
-        paused_by_service(client, name, shown)
-    });
-    let read: Vec<Result<_>> = read
-        .into_iter()
-        .zip(pauses)
-        .map(|(r, pause)| r.map(|o| o.map(|o| (o, pause))))
-        .collect();
-    let mut live_offsets: BTreeMap<&str, Vec<OffsetEntry>> = BTreeMap::new();
-    let mut observed: BTreeMap<&str, String> = BTreeMap::new();
-    let mut paused_by: BTreeMap<&str, ServicePause> = BTreeMap::new();
-    for (name, r) in to_read.iter().zip(read) {
-        if let Some((o, pause)) = r? {
+        let mut live = LiveOffsets::default();
+        for ((name, r), pause) in to_read.into_iter().zip(read).zip(pauses) {
+            let Some(o) = r? else { continue };
             if let Some(p) = pause {
-                paused_by.insert(name, p);
+                live.paused_by.insert(name.clone(), p);
             }
             if let Some(note) = observed_note(client, &o) {
-                observed.insert(name, note);
+                live.observed.insert(name.clone(), note);
             }
-            live_offsets.insert(name, o.entries);
+            live.offsets.insert(name, o.entries);
         }
+        Ok(live)
     }
-    let connectors = names
-        .iter()
-        .map(|name| {
-            let live = listing
-                .get(*name)
-                .zip(live_offsets.get(name))
-                .map(|(l, o)| (l, o.as_slice()));
-            let file = by_name.get(name).copied();
-            let mut c = match (file, dr.translations.get(*name)) {
-                (Some(f), Some(t)) => {
-                    super::dr::classify(name, f, live, t, dr, &input.cluster, input.cwd)
-                }
-                (Some(f), None) if live.is_none() && dr.sources.contains(*name) => {
-                    super::dr::skipped(name, f, &input.cluster, input.cwd)
-                }
-                _ => classify(
-                    name,
-                    file,
-                    live,
-                    paused_by.get(name),
-                    &input.cluster,
-                    input.cwd,
-                ),
-            };
-            c.notes.extend(observed.get(name).cloned());
-            c
-        })
-        .collect();
-    let mut report = DiffReport::new(
-        Mode::Live,
-        input.exit_on,
-        Some(input.cluster),
-        None,
-        connectors,
-    );
-    report.mirrors = dr
-        .mirrors
+}
+
+/// One connector compared: its file's sink through its translation when it has one, a
+/// source of the other Kafka cluster the cluster lacks skipped, else file against live.
+fn compare_connector(
+    name: &str,
+    file: Option<&LoadedFile>,
+    listing: &BTreeMap<String, ConnectorListing>,
+    live: &LiveOffsets,
+    input: &LiveInput<'_>,
+    dr: &DrInput,
+) -> ConnectorDiff {
+    let on_cluster = listing
+        .get(name)
+        .zip(live.offsets.get(name))
+        .map(|(l, o)| (l, o.as_slice()));
+    let mut c = match (file, dr.translations.get(name)) {
+        (Some(f), Some(t)) => {
+            super::dr::classify(name, f, on_cluster, t, dr, &input.cluster, input.cwd)
+        }
+        (Some(f), None) if on_cluster.is_none() && dr.sources.contains(name) => {
+            super::dr::skipped(name, f, &input.cluster, input.cwd)
+        }
+        _ => classify(
+            name,
+            file,
+            on_cluster,
+            live.paused_by.get(name),
+            &input.cluster,
+            input.cwd,
+        ),
+    };
+    c.notes.extend(live.observed.get(name).cloned());
+    c
+}
+
+/// The mirrors' heartbeats as the report shows them, each with the silence its alarm allows.
+fn mirror_heartbeats(dr: &DrInput) -> Vec<MirrorHeartbeat> {
+    dr.mirrors
         .iter()
         .map(|h| {
             let alarm = dr.alarms.get(&h.alias).copied().unwrap_or_default();
-            crate::engine::mirror::heartbeat::MirrorHeartbeat {
+            MirrorHeartbeat {
                 allowed_silence: Some(alarm.max_mirror_silence.as_secs()),
                 ..h.clone()
             }
         })
-        .collect();
-    Ok(report)
+        .collect()
 }
 
 /// The request `name` is paused around by its service, when it is shown PAUSED (read only
