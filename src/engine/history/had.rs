@@ -37,6 +37,10 @@ pub struct History<'r> {
     /// Newest first: `chain[0]` is the point.
     chain: Vec<Oid>,
     trees: HashMap<usize, Tree<'r>>,
+    /// A directory's tree at a point of the chain (`None`: the commit has no such
+    /// directory), read once: a file is looked up in it by name, without reading the
+    /// directory again for each file and each commit.
+    dirs: HashMap<(usize, String), Option<Tree<'r>>>,
     records: Vec<Record>,
 }
 
@@ -79,11 +83,35 @@ impl<'r> History<'r> {
             repo,
             chain,
             trees: HashMap::new(),
+            dirs: HashMap::new(),
             records,
         })
     }
 
+    /// The blob of the file at `path` in `chain[index]`, if it has one.
     fn blob(&mut self, index: usize, path: &str) -> Result<Option<Oid>> {
+        let Some((dir, name)) = path.rsplit_once('/') else {
+            self.tree(index)?;
+            return Ok(self.trees[&index].get_name(path).map(|e| e.id()));
+        };
+        let key = (index, dir.to_string());
+        if !self.dirs.contains_key(&key) {
+            self.tree(index)?;
+            let sub = self.trees[&index]
+                .get_path(Path::new(dir))
+                .ok()
+                .and_then(|e| e.to_object(self.repo.git()).ok())
+                .and_then(|o| o.into_tree().ok());
+            self.dirs.insert(key.clone(), sub);
+        }
+        Ok(self.dirs[&key]
+            .as_ref()
+            .and_then(|t| t.get_name(name))
+            .map(|e| e.id()))
+    }
+
+    /// Reads the tree of `chain[index]` once.
+    fn tree(&mut self, index: usize) -> Result<()> {
         if !self.trees.contains_key(&index) {
             let id = self.chain[index];
             let tree = self
@@ -94,10 +122,7 @@ impl<'r> History<'r> {
                 .map_err(|e| cannot("commit", id, e))?;
             self.trees.insert(index, tree);
         }
-        Ok(self.trees[&index]
-            .get_path(Path::new(path))
-            .ok()
-            .map(|e| e.id()))
+        Ok(())
     }
 
     fn load(&self, index: usize, path: &str, blob: Oid) -> Result<LoadedFile> {
@@ -145,7 +170,7 @@ impl<'r> History<'r> {
         file: &OffsetsFile,
         path: &str,
     ) -> Result<Option<(String, Oid)>> {
-        self.blob(index, path)?;
+        self.tree(index)?;
         let mut candidates = Vec::new();
         self.trees[&index]
             .walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
