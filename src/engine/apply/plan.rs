@@ -527,7 +527,7 @@ fn plan_one(
 
 /// The plan of the connector `name` that `live` lists (or none), before anything is
 /// planned.
-fn blank(name: &str, live: Option<&ConnectorListing>) -> ConnectorPlan {
+pub(crate) fn blank(name: &str, live: Option<&ConnectorListing>) -> ConnectorPlan {
     ConnectorPlan {
         name: name.to_string(),
         file: None,

@@ -88,31 +88,15 @@ pub(crate) fn cloud_plan(
     whole(p, prune)
 }
 
-/// A connector's plan with no action yet.
+/// A connector's plan with no action yet: a RUNNING source `name` of class `K`.
 fn blank(name: &str, live: Vec<OffsetEntry>, wanted: Vec<OffsetEntry>) -> ConnectorPlan {
     ConnectorPlan {
-        name: name.into(),
-        file: None,
-        from: None,
         connector_type: Some(ConnectorType::Source),
         live_state: Some(ConnectorState::Running),
-        action: Action::NoChange { kept: 0 },
-        partitions: Vec::new(),
-        unchanged: 0,
-        warnings: Vec::new(),
-        translation: None,
-        config_changes: Vec::new(),
-        by_service: None,
-        steps: Vec::new(),
         live_offsets: live,
-        left_alone: None,
-        leftovers: None,
-        passed: Vec::new(),
-        change_from: Default::default(),
         wanted,
-        removed: Default::default(),
         class: Some("K".into()),
-        config: None,
+        ..plan::blank(name, None)
     }
 }
 
