@@ -412,6 +412,16 @@ run cargo test "${LOCKED[@]}" --test e2e -- --test-threads "${KCO_E2E_THREADS:-6
 step "promtool check metrics (the files kco wrote in the e2e tests)"
 check_metrics_files
 
+step "benchmark smoke run on the test bed (small sizes; no time is asserted)"
+# After the e2e run on the default Kafka release, so that what the benches leave (the offsets
+# of deleted sources, a checkpoints topic on west) is in no test's way (the run on the oldest
+# release starts on a fresh bed), and on a release that creates connectors STOPPED, which
+# bench-dr.sh's `apply --create --dry-run` plans: one FileStream source applied on cluster a
+# by kco and by the hand procedure (scripts/bench-testbed-apply.sh, which bench.sh's full run
+# calls), and 20,000 checkpoints on the DR bed's broker west translated (scripts/bench-dr.sh).
+run scripts/bench-testbed-apply.sh "$ROOT/target/debug/kco" "http://127.0.0.1:${KCO_TESTBED_A1_PORT:-8083}" "$ROOT/target/bench-testbed" 1
+run scripts/bench-dr.sh --quick
+
 if ((!OLDEST_RUN)); then
   step "image (scripts/image.sh; built during the e2e tests) and its e2e test"
   wait_image
@@ -438,11 +448,3 @@ if ((OLDEST_RUN)); then
 elif ((!TESTBED_OURS)); then
   echo "test.sh: the e2e run on Kafka $OLDEST_KAFKA_VERSION needs a test bed of its own; skipped because KCO_TESTBED_DIR names one that was already up" >&2
 fi
-
-step "benchmark smoke run on the test bed (small sizes; no time is asserted)"
-# After the last e2e run, so that what the benches leave (the offsets of deleted sources, a
-# checkpoints topic on west) is in no test's way: one FileStream source applied on cluster a
-# by kco and by the hand procedure (scripts/bench-testbed-apply.sh, which bench.sh's full run
-# calls), and 20,000 checkpoints on the DR bed's broker west translated (scripts/bench-dr.sh).
-run scripts/bench-testbed-apply.sh "$ROOT/target/debug/kco" "http://127.0.0.1:${KCO_TESTBED_A1_PORT:-8083}" "$ROOT/target/bench-testbed" 1
-run scripts/bench-dr.sh --quick
