@@ -14,12 +14,12 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use kafka_protocol::error::ParseResponseErrorCode;
+use kafka_protocol::error::{ParseResponseErrorCode, ResponseError};
 use kafka_protocol::indexmap::IndexMap;
 use kafka_protocol::messages::{
     add_partitions_to_txn_request::AddPartitionsToTxnTopic, produce_request::PartitionProduceData,
-    produce_request::TopicProduceData, AddPartitionsToTxnRequest, EndTxnRequest,
-    InitProducerIdRequest, ProduceRequest, ProducerId, TopicName, TransactionalId,
+    produce_request::TopicProduceData, AddPartitionsToTxnRequest, DescribeTransactionsRequest,
+    EndTxnRequest, InitProducerIdRequest, ProduceRequest, ProducerId, TopicName, TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
@@ -34,6 +34,7 @@ const INIT_PRODUCER_ID_MAX: i16 = 4;
 const ADD_PARTITIONS_MAX: i16 = 3;
 const END_TXN_MAX: i16 = 4;
 const PRODUCE_MAX: i16 = 11;
+const DESCRIBE_TRANSACTIONS_MAX: i16 = 0;
 
 /// How long the coordinator keeps kco's transaction open before aborting it itself.
 const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
@@ -50,6 +51,11 @@ pub enum TxnError {
 /// Writes `records` to `topic` (each to its partition, in order within a partition), stamped
 /// `timestamp_ms`, in one transaction of `transactional_id`, committed once every partition's
 /// leader has them from all in-sync replicas. Nothing is visible if any step fails.
+///
+/// Another writer that starts a transaction of the same id meanwhile (another kco writing this
+/// offsets topic, for other connectors) fences this one off: its coordinator aborts what was
+/// written so far. Then the write waits until that writer's transaction has ended (a new start
+/// now would abort it in turn) and runs again from the start, at most [`ATTEMPTS`] times.
 pub fn produce(
     opts: &KafkaOptions,
     topic: &str,
@@ -57,17 +63,137 @@ pub fn produce(
     timestamp_ms: i64,
     transactional_id: &str,
 ) -> Result<(), TxnError> {
-    let (leaders, mut coordinator, producer_id, epoch) =
-        begin(opts, topic, records, transactional_id).map_err(TxnError::NotStarted)?;
-    write(
+    produce_observed(
         opts,
         topic,
         records,
         timestamp_ms,
         transactional_id,
-        (&leaders, &mut coordinator, producer_id, epoch),
+        &mut || {},
     )
-    .map_err(TxnError::Failed)
+}
+
+/// How many times a transaction fenced off by another writer of the same id is started again.
+pub const ATTEMPTS: usize = 3;
+
+/// [`produce`], calling `written` once the records are written and before the commit, in each
+/// attempt: where a test starts another writer of the same id.
+pub fn produce_observed(
+    opts: &KafkaOptions,
+    topic: &str,
+    records: &[OutRecord],
+    timestamp_ms: i64,
+    transactional_id: &str,
+    written: &mut dyn FnMut(),
+) -> Result<(), TxnError> {
+    let mut attempt = 1;
+    loop {
+        let begun = begin(opts, topic, records, transactional_id);
+        let (leaders, mut coordinator, producer_id, epoch) = match begun {
+            Ok(b) => b,
+            Err(e) if attempt == 1 => return Err(TxnError::NotStarted(e)),
+            Err(e) => return Err(TxnError::Failed(e)),
+        };
+        let result = write(
+            opts,
+            (topic, records, timestamp_ms, transactional_id),
+            (&leaders, &mut coordinator, producer_id, epoch),
+            written,
+        );
+        match result {
+            Ok(()) => return Ok(()),
+            Err(Fail::Fenced(_)) if attempt < ATTEMPTS => {
+                wait_ended(&mut coordinator, transactional_id);
+                attempt += 1;
+            }
+            Err(Fail::Fenced(e)) => {
+                return Err(TxnError::Failed(KafkaError::Failed {
+                    bootstrap: opts.bootstrap_display(),
+                    message: format!(
+                        "another writer started a transaction as `{transactional_id}` while this one ran, {} (another kco writing `{topic}`?): nothing of this run is visible ({})",
+                        crate::text::count(attempt, "time"),
+                        e.detail()
+                    ),
+                }))
+            }
+            Err(Fail::Error(e)) => return Err(TxnError::Failed(e)),
+        }
+    }
+}
+
+/// Why a write within a transaction failed: fenced off by another producer of the same
+/// transactional id (it may be started again once that one ended), or anything else.
+enum Fail {
+    Fenced(KafkaError),
+    Error(KafkaError),
+}
+
+impl From<KafkaError> for Fail {
+    fn from(e: KafkaError) -> Fail {
+        Fail::Error(e)
+    }
+}
+
+impl Fail {
+    fn into_error(self) -> KafkaError {
+        match self {
+            Fail::Fenced(e) | Fail::Error(e) => e,
+        }
+    }
+}
+
+/// Whether `code` says a newer producer of the same transactional id fenced this one off.
+fn fenced(code: i16) -> bool {
+    matches!(
+        code.err(),
+        Some(ResponseError::ProducerFenced | ResponseError::InvalidProducerEpoch)
+    )
+}
+
+/// Whether a coordinator's answer is to be asked again: a retriable error, or an earlier
+/// transaction of the id still being ended (`CONCURRENT_TRANSACTIONS`, which Kafka's own
+/// producer asks again after, though the protocol does not mark it retriable).
+fn again(e: ResponseError) -> bool {
+    e.is_retriable() || e == ResponseError::ConcurrentTransactions
+}
+
+/// `check` of a reply's error code, a fencing kept apart.
+fn checked(c: &Conn, code: i16, what: &str) -> Result<(), Fail> {
+    match c.check(code, what) {
+        Err(e) if fenced(code) => Err(Fail::Fenced(e)),
+        r => Ok(r?),
+    }
+}
+
+/// Waits until the transaction of `id` that fenced this one off has ended (committed or
+/// aborted), as `DescribeTransactions` (Kafka 3.0 on) tells without touching it; where it
+/// cannot tell (an older broker, no `Describe` right on the id), a second. At most
+/// `kafka.timeoutSeconds`: a writer killed mid-transaction leaves it open until its coordinator
+/// aborts it, and the next start fences it off then.
+fn wait_ended(c: &mut Conn, id: &str) {
+    let start = Instant::now();
+    while start.elapsed() < c.opts.timeout {
+        let request = DescribeTransactionsRequest::default()
+            .with_transactional_ids(vec![TransactionalId(StrBytes::from_string(id.to_string()))]);
+        let state = match c.send_capped(request, DESCRIBE_TRANSACTIONS_MAX) {
+            Ok(reply) => reply
+                .transaction_states
+                .into_iter()
+                .find(|s| s.error_code == 0)
+                .map(|s| s.transaction_state.to_string()),
+            Err(_) => None,
+        };
+        match state.as_deref() {
+            Some("Ongoing" | "PrepareCommit" | "PrepareAbort" | "PrepareEpochFence") => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Some(_) => return,
+            None => {
+                std::thread::sleep(Duration::from_secs(1));
+                return;
+            }
+        }
+    }
 }
 
 type Begun<'a> = (BTreeMap<i32, String>, Conn<'a>, ProducerId, i16);
@@ -90,17 +216,15 @@ fn begin<'a>(
 
 fn write(
     opts: &KafkaOptions,
-    topic: &str,
-    records: &[OutRecord],
-    timestamp_ms: i64,
-    transactional_id: &str,
+    (topic, records, timestamp_ms, transactional_id): (&str, &[OutRecord], i64, &str),
     (leaders, coordinator, producer_id, epoch): (
         &BTreeMap<i32, String>,
         &mut Conn,
         ProducerId,
         i16,
     ),
-) -> Result<(), KafkaError> {
+    observed: &mut dyn FnMut(),
+) -> Result<(), Fail> {
     let mut by_partition: BTreeMap<i32, Vec<&OutRecord>> = BTreeMap::new();
     for r in records {
         by_partition.entry(r.partition).or_default().push(r);
@@ -124,14 +248,15 @@ fn write(
             Some((id(), producer_id, epoch)),
         )
     });
-    let end = |committed: bool, c: &mut Conn| {
+    let end = |committed: bool, c: &mut Conn| -> Result<(), Fail> {
         let request = EndTxnRequest::default()
             .with_transactional_id(id())
             .with_producer_id(producer_id)
             .with_producer_epoch(epoch)
             .with_committed(committed);
         let reply = c.send_capped(request, END_TXN_MAX)?;
-        c.check(
+        checked(
+            c,
             reply.error_code,
             if committed {
                 "committing the transaction"
@@ -142,8 +267,9 @@ fn write(
     };
     match written {
         Ok(written_to) => {
+            observed();
             end(true, coordinator)?;
-            visible(opts, topic, &written_to)
+            Ok(visible(opts, topic, &written_to)?)
         }
         Err(e) => {
             // Best effort: the coordinator aborts it anyway once it times out.
@@ -158,55 +284,72 @@ type Producer = Option<(TransactionalId, ProducerId, i16)>;
 
 /// Writes each partition's records to its leader, one request per leader with every partition
 /// it leads, acknowledged by all in-sync replicas; returns (leader, partition, the offset after
-/// the last record written there) for each.
-fn to_leaders<'l>(
+/// the last record written there) for each. A partition whose leader moved or is not ready yet
+/// (`NOT_LEADER_OR_FOLLOWER` and the other retriable answers: nothing of the batch was
+/// appended) is written again to its leader as the metadata names it then, within
+/// `kafka.timeoutSeconds` (a transaction's batch keeps its sequence numbers: written once).
+fn to_leaders(
     opts: &KafkaOptions,
     topic: &str,
-    leaders: &'l BTreeMap<i32, String>,
+    leaders: &BTreeMap<i32, String>,
     by_partition: &BTreeMap<i32, Vec<&OutRecord>>,
     timestamp_ms: i64,
     producer: Producer,
-) -> Result<Vec<(&'l str, i32, i64)>, KafkaError> {
+) -> Result<Vec<(String, i32, i64)>, Fail> {
+    let start = Instant::now();
+    let mut leaders = leaders.clone();
     let mut written_to = Vec::new();
-    let mut per_leader: BTreeMap<&str, Vec<(i32, &Vec<&OutRecord>)>> = BTreeMap::new();
-    for (p, rs) in by_partition {
-        per_leader
-            .entry(leaders[p].as_str())
-            .or_default()
-            .push((*p, rs));
-    }
-    for (addr, partitions) in per_leader {
-        let mut leader = Conn::open(opts, addr)?;
-        let data = partitions
-            .iter()
-            .map(|(p, rs)| {
-                let batch = batch(rs, producer.as_ref(), timestamp_ms)
-                    .map_err(|e| leader.failed(format!("encoding records: {e}")))?;
-                Ok(PartitionProduceData::default()
-                    .with_index(*p)
-                    .with_records(Some(batch)))
-            })
-            .collect::<Result<Vec<_>, KafkaError>>()?;
-        let request = ProduceRequest::default()
-            .with_transactional_id(producer.as_ref().map(|(id, _, _)| id.clone()))
-            .with_acks(-1)
-            .with_timeout_ms(opts.timeout.as_millis().min(i32::MAX as u128) as i32)
-            .with_topic_data(vec![TopicProduceData::default()
-                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
-                .with_partition_data(data)]);
-        let reply = leader.send_capped(request, PRODUCE_MAX)?;
-        for t in &reply.responses {
-            for p in &t.partition_responses {
-                leader.check(
-                    p.error_code,
-                    &format!("writing to partition {} of `{topic}`", p.index),
-                )?;
-                let n = by_partition.get(&p.index).map_or(0, |rs| rs.len() as i64);
-                written_to.push((addr, p.index, p.base_offset + n));
+    let mut pending: Vec<i32> = by_partition.keys().copied().collect();
+    loop {
+        let mut per_leader: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+        for p in &pending {
+            per_leader.entry(leaders[p].clone()).or_default().push(*p);
+        }
+        let mut again = Vec::new();
+        for (addr, partitions) in per_leader {
+            let mut leader = Conn::open(opts, &addr)?;
+            let data = partitions
+                .iter()
+                .map(|p| {
+                    let batch = batch(&by_partition[p], producer.as_ref(), timestamp_ms)
+                        .map_err(|e| leader.failed(format!("encoding records: {e}")))?;
+                    Ok(PartitionProduceData::default()
+                        .with_index(*p)
+                        .with_records(Some(batch)))
+                })
+                .collect::<Result<Vec<_>, KafkaError>>()?;
+            let request = ProduceRequest::default()
+                .with_transactional_id(producer.as_ref().map(|(id, _, _)| id.clone()))
+                .with_acks(-1)
+                .with_timeout_ms(opts.timeout.as_millis().min(i32::MAX as u128) as i32)
+                .with_topic_data(vec![TopicProduceData::default()
+                    .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                    .with_partition_data(data)]);
+            let reply = leader.send_capped(request, PRODUCE_MAX)?;
+            for t in &reply.responses {
+                for p in &t.partition_responses {
+                    let retriable = p.error_code.err().is_some_and(|e| e.is_retriable());
+                    if retriable && start.elapsed() < opts.timeout {
+                        again.push(p.index);
+                        continue;
+                    }
+                    checked(
+                        &leader,
+                        p.error_code,
+                        &format!("writing to partition {} of `{topic}`", p.index),
+                    )?;
+                    let n = by_partition.get(&p.index).map_or(0, |rs| rs.len() as i64);
+                    written_to.push((addr.clone(), p.index, p.base_offset + n));
+                }
             }
         }
+        if again.is_empty() {
+            return Ok(written_to);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        leaders = super::conn::leaders(opts, topic)?;
+        pending = again;
     }
-    Ok(written_to)
 }
 
 /// Writes `records` to `topic` outside any transaction (where none can start): each to its
@@ -225,7 +368,9 @@ pub fn produce_plain(
     for r in records {
         by_partition.entry(r.partition).or_default().push(r);
     }
-    to_leaders(opts, topic, &leaders, &by_partition, timestamp_ms, None).map(|_| ())
+    to_leaders(opts, topic, &leaders, &by_partition, timestamp_ms, None)
+        .map(|_| ())
+        .map_err(Fail::into_error)
 }
 
 /// Fails unless every record's partition is one of `topic`'s.
@@ -257,12 +402,12 @@ fn check_partitions(
 fn visible(
     opts: &KafkaOptions,
     topic: &str,
-    written_to: &[(&str, i32, i64)],
+    written_to: &[(String, i32, i64)],
 ) -> Result<(), KafkaError> {
     let start = Instant::now();
     let mut conns: BTreeMap<&str, Conn> = BTreeMap::new();
     for (addr, partition, after) in written_to {
-        let c = match conns.entry(*addr) {
+        let c = match conns.entry(addr.as_str()) {
             std::collections::btree_map::Entry::Occupied(c) => c.into_mut(),
             std::collections::btree_map::Entry::Vacant(v) => v.insert(Conn::open(opts, addr)?),
         };
@@ -296,7 +441,7 @@ fn init_producer_id(c: &mut Conn, id: TransactionalId) -> Result<(ProducerId, i1
         let reply = c.send_capped(request, INIT_PRODUCER_ID_MAX)?;
         match reply.error_code.err() {
             None => return Ok((reply.producer_id, reply.producer_epoch)),
-            Some(e) if e.is_retriable() && start.elapsed() < c.opts.timeout => {
+            Some(e) if again(e) && start.elapsed() < c.opts.timeout => {
                 std::thread::sleep(Duration::from_millis(200));
             }
             Some(e) => {
@@ -316,7 +461,7 @@ fn add_partitions(
     epoch: i16,
     topic: &str,
     partitions: impl Iterator<Item = i32>,
-) -> Result<(), KafkaError> {
+) -> Result<(), Fail> {
     let partitions: Vec<i32> = partitions.collect();
     let start = Instant::now();
     loop {
@@ -328,21 +473,25 @@ fn add_partitions(
                 .with_name(TopicName(StrBytes::from_string(topic.to_string())))
                 .with_partitions(partitions.clone())]);
         let reply = c.send_capped(request, ADD_PARTITIONS_MAX)?;
-        let errors: Vec<_> = reply
+        let codes: Vec<i16> = reply
             .results_by_topic_v3_and_below
             .iter()
             .flat_map(|t| &t.results_by_partition)
-            .filter_map(|p| p.partition_error_code.err())
+            .map(|p| p.partition_error_code)
+            .filter(|code| code.err().is_some())
             .collect();
-        match errors.first() {
+        match codes.first() {
             None => return Ok(()),
-            Some(e) if e.is_retriable() && start.elapsed() < c.opts.timeout => {
+            Some(code)
+                if !fenced(*code)
+                    && code.err().is_some_and(again)
+                    && start.elapsed() < c.opts.timeout =>
+            {
                 std::thread::sleep(Duration::from_millis(100));
             }
-            Some(e) => {
-                return Err(c.failed(format!(
-                    "adding the partitions of `{topic}` to the transaction: {e}"
-                )))
+            Some(code) => {
+                let what = format!("adding the partitions of `{topic}` to the transaction");
+                return checked(c, *code, &what);
             }
         }
     }

@@ -378,7 +378,7 @@ fn a_connector_created_under_a_name_with_leftovers_gets_the_files_offsets_only()
         )) && err.contains("2 partitions"),
         "{out}{err}"
     );
-    assert!(a.status(&name).is_none(), "a dry run creates nothing");
+    assert!(!a.has_connector(&name), "a dry run creates nothing");
 
     let _created = a.adopt(&name);
     let (code, out, err) = env
@@ -559,7 +559,7 @@ fn the_review_of_a_deleted_sinks_rewind_is_labelled_against_its_groups_offsets()
         format!("{out}{err}").contains("11 records will be reprocessed"),
         "{out}{err}"
     );
-    assert!(a.status(&name).is_none(), "a refused plan creates nothing");
+    assert!(!a.has_connector(&name), "a refused plan creates nothing");
     // Applied, the sink created under the name writes the 11 records again, and only them.
     let _created = a.adopt(&name);
     let (code, out, err) = env.kco(&[&apply[..], &["--yes"]].concat()).parts();
@@ -698,4 +698,76 @@ fn a_plain_write_lands_in_order_and_nothing_is_written_where_it_cannot_go() {
     let mut after = 0;
     kco::kafka::scan_topic(&opts, &topic, &mut |_, _| after += 1).unwrap();
     assert_eq!(after, 4);
+}
+
+/// Two writers of one offsets topic at once, on the real broker (two kco projects sharing a
+/// Connect cluster's offsets topic): the second one's transaction starts while the first's is
+/// open, which fences the first off (its coordinator aborts it). The first waits until the
+/// second's has ended and writes again: both land, each record once, and nothing of the
+/// aborted attempt is read.
+#[test]
+fn a_transaction_fenced_off_by_another_writer_of_the_topic_is_written_again_after_it() {
+    let Some(tb) = testbed() else { return };
+    let opts = kco::kafka::KafkaOptions {
+        bootstrap: vec![tb.kafka()],
+        sasl: None,
+        tls: None,
+        timeout: Duration::from_secs(30),
+    };
+    let topic = unique_name("kco-e2e-fenced");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = rskafka::client::ClientBuilder::new(vec![tb.kafka()])
+            .build()
+            .await
+            .unwrap();
+        client
+            .controller_client()
+            .unwrap()
+            .create_topic(&topic, 2, 1, 30_000)
+            .await
+            .unwrap();
+    });
+    let record = |partition: i32, key: &str| kco::kafka::OutRecord {
+        partition,
+        key: key.as_bytes().to_vec(),
+        value: Some(format!("{key}-value").into_bytes()),
+    };
+    let id = format!("kco-offsets-{topic}");
+    let first = [record(0, "first-a"), record(1, "first-b")];
+    let second = [record(0, "second")];
+    let mut attempts = 0;
+    let mut other = None;
+    kco::kafka::txn::produce_observed(&opts, &topic, &first, 1, &id, &mut || {
+        attempts += 1;
+        if attempts == 1 {
+            // Written, not committed: the other writer starts now.
+            other = Some(
+                kco::kafka::txn::produce(&opts, &topic, &second, 2, &id)
+                    .map_err(|e| format!("{e:?}")),
+            );
+        }
+    })
+    .unwrap_or_else(|e| panic!("the first writer: {e:?}"));
+    assert_eq!(other, Some(Ok(())), "the second writer landed");
+    assert_eq!(
+        attempts, 2,
+        "the first writer was fenced off once, then wrote again"
+    );
+    let mut read = Vec::new();
+    kco::kafka::scan_topic(&opts, &topic, &mut |p, r| {
+        let key = String::from_utf8_lossy(r.key.unwrap()).into_owned();
+        read.push((p, key));
+    })
+    .unwrap();
+    read.sort();
+    let s = |p: i32, k: &str| (p, k.to_string());
+    assert_eq!(
+        read,
+        vec![s(0, "first-a"), s(0, "second"), s(1, "first-b")],
+        "each record once, the aborted attempt's none"
+    );
 }
