@@ -167,7 +167,11 @@ pub fn run(
     let settings = Settings {
         dry_run: args.dry_run,
         refuse: Vec::new(),
-        exec: crate::engine::apply::ExecOptions::new(true, 1, Default::default()),
+        exec: crate::engine::apply::ExecOptions::new(
+            true,
+            1,
+            std::time::Duration::from_secs(args.wait_timeout),
+        ),
         backup_dir: args.backup_dir.as_ref().map(|d| ctx.cwd.join(d)),
     };
     let mut confirm = |_: &TopicPlan| {
@@ -198,7 +202,8 @@ pub fn run(
         mismatched_groups,
         ok,
     };
-    match op.run_topic(plan, &settings, kafka, &mut confirm)? {
+    let steps = super::apply_render::StepPrinter(p);
+    match op.run_topic(plan, &settings, kafka, &mut confirm, &steps)? {
         TopicRan::NoChanges => {
             if p.is_structured() {
                 p.structured(&document(None, None, None, &[], Some(true)));
@@ -241,6 +246,12 @@ pub fn run(
                 p.warn(&format!(
                     "topic `{}` written without a transaction (none could start: {why}); each record is read back below",
                     plan.topic
+                ));
+            }
+            if !done.recreated.is_empty() && !p.is_structured() {
+                p.line(&format!(
+                    "Created again from their definitions, running: {}",
+                    done.recreated.join(", ")
                 ));
             }
             if let Some(e) = &done.error {
@@ -307,6 +318,9 @@ fn render_plan(plan: &TopicPlan) -> String {
     let mut out = format!("Plan for cluster {} ({}):\n", plan.cluster, places(plan));
     for name in &plan.names {
         let what = match plan.purpose {
+            _ if plan.recreated.contains(name) => {
+                "deleted first, then created again from its definition: it starts here"
+            }
             Purpose::Leftovers => "no connector of that name",
             Purpose::Apply if plan.stopped.contains(name) => "STOPPED",
             Purpose::Apply => "no connector of that name: one created under it starts here",

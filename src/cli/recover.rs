@@ -186,6 +186,7 @@ pub fn render_recovery(ctx: &Context, r: &RecoverReport) -> String {
                 ("!", Style::Warn, "left as its owner set it".to_string())
             }
             RecoverOutcome::Missing => ("ok", Style::Dim, "gone".to_string()),
+            RecoverOutcome::Recreated => ("ok", Style::Good, "created again".to_string()),
             RecoverOutcome::Failed => ("FAILED", Style::Bad, format!("{} NOT put back", c.wanted)),
         };
         let found = c

@@ -68,6 +68,10 @@ pub fn drive(
         prune: req.plan.prune,
         route,
         plan_refused: args.dry_run,
+        recreates: op
+            .client()
+            .steps(crate::client::ChangeKind::Patch)
+            .contains(&crate::client::Op::DeleteKeeping),
     };
     let plan = match through_kafka::plan(&kafka, &input, wants.wants()) {
         Ok(plan) => plan,

@@ -171,6 +171,16 @@ fn undo_topic(
             .filter(|n| live.contains_key(*n))
             .cloned()
             .collect();
+        // A service that deletes and creates connectors around the write does so here too.
+        let recreates = op
+            .client()
+            .steps(crate::client::ChangeKind::Patch)
+            .contains(&crate::client::Op::DeleteKeeping);
+        if recreates {
+            let mut plan = plan;
+            plan.recreated = present.into_iter().collect();
+            return Ok(plan);
+        }
         if !present.is_empty() {
             return Err(Error::ConnectorsExist {
                 cluster: target.name.clone(),

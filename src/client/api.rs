@@ -252,6 +252,26 @@ impl Connect {
         self.send(req).map(drop)
     }
 
+    /// `GET /connectors/{name}`: its name and config, all that `POST /connectors` takes to
+    /// create it again.
+    pub fn definition(&self, name: &str) -> Result<Value> {
+        let req = on(Method::Get, name, "");
+        let info: Value = self.read(req.clone())?;
+        match info.get("config") {
+            Some(config) if config.is_object() => Ok(json!({ "name": name, "config": config })),
+            _ => Err(self.bad(&req, "no `config` object in the answer")),
+        }
+    }
+
+    /// `POST /connectors` with a [`definition`](Connect::definition): created again, RUNNING.
+    pub fn create_from(&self, definition: &Value) -> Result<()> {
+        let name = definition["name"].as_str().unwrap_or_default().to_string();
+        let req = Request::new(Method::Post, "/connectors")
+            .body(json!({ "name": name, "config": definition["config"] }))
+            .about(&name);
+        self.send(req).map(drop)
+    }
+
     /// `DELETE /connectors/{name}`.
     pub fn delete(&self, name: &str) -> Result<()> {
         self.send(on(Method::Delete, name, "")).map(drop)

@@ -66,6 +66,31 @@ pub trait Service: Send + Sync {
     fn delete(&self, name: &str) -> Result<()>;
     /// Which config keys of a plugin are secrets ([`Capabilities::config_definitions`]).
     fn plugin_config(&self, class: &str) -> Result<Vec<ConfigDef>>;
+    /// The connector's definition: everything the service's create call takes to create it
+    /// again as it is ([`Op::Describe`]), kept in the journal before it is deleted.
+    fn definition(&self, name: &str) -> Result<serde_json::Value> {
+        let req = on(Method::Get, name, "");
+        let url = format!("{}{}", self.endpoint(), req.path);
+        Err(ClientError::unsupported(
+            &req,
+            &url,
+            self.backend().service(),
+            "reading a connector's definition to create it again",
+        ))
+    }
+    /// Creates a connector again from its [`definition`](Service::definition)
+    /// ([`Op::CreateFrom`]); the caller waits until it runs.
+    fn create_from(&self, definition: &serde_json::Value) -> Result<()> {
+        let name = definition["name"].as_str().unwrap_or_default();
+        let req = Request::new(Method::Post, "/connectors").about(name);
+        let url = format!("{}{}", self.endpoint(), req.path);
+        Err(ClientError::unsupported(
+            &req,
+            &url,
+            self.backend().service(),
+            "creating a connector again from its definition",
+        ))
+    }
 }
 
 /// A boxed service is the service it holds (the CLI and the fake hand out `Box<dyn Service>`).
@@ -150,6 +175,12 @@ impl<S: Service + ?Sized> Service for Box<S> {
     }
     fn plugin_config(&self, class: &str) -> Result<Vec<ConfigDef>> {
         (**self).plugin_config(class)
+    }
+    fn definition(&self, name: &str) -> Result<serde_json::Value> {
+        (**self).definition(name)
+    }
+    fn create_from(&self, definition: &serde_json::Value) -> Result<()> {
+        (**self).create_from(definition)
     }
 }
 
@@ -272,5 +303,11 @@ impl Service for Connect {
     }
     fn plugin_config(&self, class: &str) -> Result<Vec<ConfigDef>> {
         Connect::plugin_config(self, class)
+    }
+    fn definition(&self, name: &str) -> Result<serde_json::Value> {
+        Connect::definition(self, name)
+    }
+    fn create_from(&self, definition: &serde_json::Value) -> Result<()> {
+        Connect::create_from(self, definition)
     }
 }

@@ -54,18 +54,37 @@ pub enum Op {
     /// The service puts the state back itself: kco waits for it, and asks for it only when
     /// it does not come.
     AwaitRestore,
+    /// The connector's definition read (everything the service's create call takes), to
+    /// create it again with.
+    Describe,
+    /// The connector deleted, its definition written to the journal first (a kill from here
+    /// on is recovered by creating it again), and waited until it is gone and its sink's
+    /// group has no members.
+    DeleteKeeping,
+    /// The offsets written to the offsets topic (one Kafka transaction) and the sink's group,
+    /// and read back.
+    WriteTopic,
+    /// The connector created again from its definition, and waited until it runs.
+    CreateFrom,
 }
 
 impl Op {
     /// Whether this step takes the connector out of the state it was recorded in: from
     /// then on, a failure is followed by the list's step that puts it back.
     pub fn holds(self) -> bool {
-        matches!(self, Op::Stop | Op::RequestAlter)
+        matches!(self, Op::Stop | Op::RequestAlter | Op::DeleteKeeping)
     }
 
     /// Whether this step puts the recorded state back.
     pub fn puts_back(self) -> bool {
-        matches!(self, Op::Restore | Op::AwaitRestore)
+        matches!(self, Op::Restore | Op::AwaitRestore | Op::CreateFrom)
+    }
+
+    /// Whether this step writes the offsets through Kafka rather than through the service:
+    /// a list with it runs as one write of every connector's offsets (`Operation::run_topic`),
+    /// not as one transaction per connector.
+    pub fn through_kafka(self) -> bool {
+        matches!(self, Op::WriteTopic)
     }
 }
 
@@ -102,6 +121,22 @@ pub fn requested_alters(change: ChangeKind) -> &'static [Op] {
     }
 }
 
+/// The steps of a service that can neither stop a connector nor alter its offsets, but
+/// deletes and creates connectors, and whose workers read their offsets from an offsets topic
+/// (and a sink's group) that kco writes through Kafka (Amazon MSK Connect with a pinned
+/// `offset.storage.topic`): the connector is described, deleted with its definition kept,
+/// its offsets written, and created again from the definition. A connector is not created
+/// nor deleted for a file (its definition holds more than a file has): no steps.
+pub fn recreated_around_a_kafka_write(change: ChangeKind) -> &'static [Op] {
+    use Op::*;
+    match change {
+        ChangeKind::Patch | ChangeKind::Reset => {
+            &[RecordState, Describe, DeleteKeeping, WriteTopic, CreateFrom]
+        }
+        ChangeKind::Create | ChangeKind::Delete => &[],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,7 +145,11 @@ mod tests {
     /// after: the executor's rule needs a step to run when something fails.
     #[test]
     fn every_list_that_holds_a_connector_ends_by_putting_it_back_or_deleting_it() {
-        for list in [kafka_connect, requested_alters] {
+        for list in [
+            kafka_connect,
+            requested_alters,
+            recreated_around_a_kafka_write,
+        ] {
             for change in [
                 ChangeKind::Patch,
                 ChangeKind::Reset,
@@ -118,7 +157,9 @@ mod tests {
                 ChangeKind::Delete,
             ] {
                 let ops = list(change);
-                let last = *ops.last().expect("a change has steps");
+                let Some(&last) = ops.last() else {
+                    continue;
+                };
                 assert!(
                     last.puts_back() || last == Op::Delete,
                     "{change:?}: {ops:?}"

@@ -59,6 +59,10 @@ pub struct Input<'a> {
     /// members is planned all the same, for the plan to show what would be written beside
     /// why it is not ([`PlanError::Refused`] then carries the plan).
     pub plan_refused: bool,
+    /// The service deletes a connector and creates it again around the write (its steps hold
+    /// [`Op::DeleteKeeping`](crate::client::Op)): one that runs is planned as once deleted,
+    /// not refused, and its group's members (its own tasks) are no refusal either.
+    pub recreates: bool,
 }
 
 /// How to delete connector `name` of `cluster` so that its offsets can be written, keeping
@@ -129,6 +133,7 @@ pub fn plan(
     let mut stopped = BTreeSet::new();
     // Planned though refused for their state (a dry run): as they would be once deleted.
     let mut as_deleted = BTreeSet::new();
+    let mut recreated = BTreeSet::new();
     let mut targets = Vec::new();
     for want in wants {
         let name = want.target();
@@ -137,6 +142,10 @@ pub fn plan(
             None => {}
             Some(Some(ConnectorState::Stopped)) => {
                 stopped.insert(name.to_string());
+            }
+            Some(_) if input.recreates => {
+                as_deleted.insert(name);
+                recreated.insert(name.to_string());
             }
             Some(state) => {
                 let state = state.map_or("in an unknown state".to_string(), |s| s.to_string());
@@ -274,6 +283,8 @@ pub fn plan(
                     });
                     Vec::new()
                 }
+                // Its own tasks, gone once it is deleted (the run waits for that).
+                Err(SinkRefused::Members { writes, .. }) if recreated.contains(name) => writes,
                 Err(SinkRefused::Members { message, writes }) => {
                     // A running sink is its group's member: refused once, for its state.
                     if !refused.iter().any(|r| r.name == name) {
@@ -291,6 +302,7 @@ pub fn plan(
     let mut plan = TopicPlan::new(input.cluster, input.topic, writes, group_writes);
     plan.purpose = Purpose::Apply;
     plan.stopped = stopped;
+    plan.recreated = recreated;
     if !refused.is_empty() {
         return Err(PlanError::Refused {
             refusals: refused,

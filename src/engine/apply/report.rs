@@ -25,6 +25,14 @@ pub enum Step {
     WaitRestored,
     WaitTasks,
     Delete,
+    /// The connector's definition read, to create it again with.
+    Describe,
+    /// Deleted, waited for until it is gone.
+    WaitGone,
+    /// The offsets written through Kafka (one write of every connector's) and read back.
+    WriteTopic,
+    /// Created again from its definition, waited for until it is in its recorded state.
+    CreateAgain,
 }
 
 impl std::fmt::Display for Step {

@@ -146,7 +146,9 @@ impl Tx<'_> {
             ChangeKind::Reset | ChangeKind::Delete => Step::Reset,
             ChangeKind::Patch | ChangeKind::Create => Step::Patch,
         };
-        if self.ops.is_empty() {
+        // A list that writes through Kafka runs as one write of every connector
+        // (`Operation::run_topic`), never one connector at a time.
+        if self.ops.is_empty() || self.ops.iter().any(|o| o.through_kafka()) {
             return self.fail(Failure {
                 step: alter,
                 error: TxError::NoSteps {
@@ -222,7 +224,12 @@ impl Tx<'_> {
                 tx.client.delete(tx.name())?;
                 Ok(((), "DELETE accepted: the connector is gone".into()))
             }),
-            Op::Restore | Op::AwaitRestore => unreachable!("the put-back step concludes"),
+            Op::Restore | Op::AwaitRestore | Op::CreateFrom => {
+                unreachable!("the put-back step concludes")
+            }
+            Op::Describe | Op::DeleteKeeping | Op::WriteTopic => {
+                unreachable!("a list that writes through Kafka fails before its first step")
+            }
         }
     }
 

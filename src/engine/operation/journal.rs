@@ -40,6 +40,11 @@ pub struct JournalEntry {
     /// another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<SentRequest>,
+    /// Deleted by the operation, to be created again from this definition (everything the
+    /// service's create call takes: [`Op::DeleteKeeping`](crate::client::Op)): written before
+    /// the delete is sent. Recovery creates it again from here when it is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<serde_json::Value>,
 }
 
 /// The journal file's content.
@@ -101,12 +106,14 @@ impl JournalFile {
                         created: true,
                         started: false,
                         request: None,
+                        definition: None,
                     },
                     (a, Some(live)) if a.changes() => JournalEntry {
                         prior_state: live.target(),
                         created: false,
                         started: false,
                         request: None,
+                        definition: None,
                     },
                     _ => return None,
                 };
@@ -207,6 +214,54 @@ impl JournalFile {
     /// Connectors still recorded.
     pub fn remaining(&self) -> BTreeMap<String, JournalEntry> {
         self.lock().connectors.clone()
+    }
+
+    /// Records, before the first of them is deleted, each connector an operation deletes and
+    /// creates again: its state and its definition ([`JournalEntry::definition`]).
+    pub fn recreating(
+        state: &StateDir,
+        (cluster, url): (&str, &str),
+        backup: Option<&Path>,
+        started_at: &str,
+        connectors: BTreeMap<String, (TargetState, serde_json::Value)>,
+    ) -> Result<JournalFile> {
+        let connectors = connectors
+            .into_iter()
+            .map(|(name, (prior_state, definition))| {
+                let entry = JournalEntry {
+                    prior_state,
+                    created: false,
+                    started: true,
+                    request: None,
+                    definition: Some(definition),
+                };
+                (name, entry)
+            })
+            .collect();
+        let journal = Journal {
+            cluster: cluster.to_string(),
+            url: crate::client::redact_url(url),
+            pid: std::process::id(),
+            host: host_name(),
+            started_at: started_at.to_string(),
+            backup: backup.map(Path::to_path_buf),
+            connectors,
+        };
+        let file = JournalFile {
+            path: state.journal_path(cluster),
+            journal: Mutex::new(journal),
+        };
+        file.write(&file.lock())?;
+        Ok(file)
+    }
+
+    /// `name` exists again (created again from its definition): its entry goes.
+    pub fn exists_again(&self, name: &str) -> Result<()> {
+        let mut j = self.lock();
+        if j.connectors.remove(name).is_some() {
+            self.write(&j)?;
+        }
+        Ok(())
     }
 }
 

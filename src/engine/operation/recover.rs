@@ -35,6 +35,9 @@ pub enum RecoverOutcome {
     ChangedSince,
     /// It no longer exists: nothing to do.
     Missing,
+    /// Deleted by the interrupted operation, which had kept its definition: created again
+    /// from it, and running.
+    Recreated,
     /// The state could not be put back.
     Failed,
 }
@@ -139,6 +142,9 @@ fn one(
     wait: &WaitPolicy,
     clock: &dyn Clock,
 ) -> RecoveredConnector {
+    if let Some(definition) = &e.definition {
+        return recreated(client, name, definition, e.prior_state, wait, clock);
+    }
     // An asynchronous alter request the dead process sent: its status says what became of
     // it, and no other is sent; then the state is seen to.
     let mut note = None;
@@ -160,6 +166,65 @@ fn one(
     let mut r = state_back(client, name, e, wait, clock);
     if let Some(n) = note {
         r.detail = format!("{n}; {}", r.detail);
+    }
+    r
+}
+
+/// A connector the interrupted operation deleted after keeping its definition: created again
+/// from it when it is gone, and waited for until it runs; one that exists (created again
+/// before the kill) is waited for the same. Its offsets are as the interrupted write left
+/// them: the old ones or the new ones (one Kafka transaction), never between.
+pub fn recreated(
+    client: &dyn Service,
+    name: &str,
+    definition: &serde_json::Value,
+    wanted: TargetState,
+    wait: &WaitPolicy,
+    clock: &dyn Clock,
+) -> RecoveredConnector {
+    let mut r = RecoveredConnector {
+        name: name.to_string(),
+        wanted,
+        found: None,
+        outcome: RecoverOutcome::Failed,
+        detail: String::new(),
+    };
+    let sent = match client.status(name) {
+        Ok(s) => {
+            r.found = Some(s.describe());
+            false
+        }
+        Err(err) if err.is_not_found() => {
+            if let Err(err) = client.create_from(definition) {
+                r.detail = format!(
+                    "deleted by the interrupted operation; creating it again from the definition it kept failed: {err} (the journal keeps the definition)"
+                );
+                return r;
+            }
+            true
+        }
+        Err(err) => {
+            r.detail = format!("cannot read its status: {err}");
+            return r;
+        }
+    };
+    match until(clock, wait, || poll_target(client.status(name), wanted)) {
+        Ok(s) => {
+            r.outcome = match sent {
+                true => RecoverOutcome::Recreated,
+                false => RecoverOutcome::AlreadyThere,
+            };
+            r.detail = match sent {
+                true => format!(
+                    "deleted by the interrupted operation: created again from the definition it kept, {}",
+                    s.describe()
+                ),
+                false => format!("exists again: {}; nothing sent", s.describe()),
+            };
+        }
+        Err(e) => {
+            r.detail = format!("created again from its definition, but not {wanted}: {e}");
+        }
     }
     r
 }
@@ -354,6 +419,7 @@ pub fn entries_from_backup(dir: &Path) -> Result<BTreeMap<String, JournalEntry>>
                     // Whether a stop was sent is not known: the state is asked for.
                     started: true,
                     request: None,
+                    definition: None,
                 },
             ))
         })

@@ -68,6 +68,7 @@ fn entry(prior_state: TargetState, started: bool) -> JournalEntry {
         created: false,
         started,
         request: None,
+        definition: None,
     }
 }
 
@@ -229,6 +230,7 @@ fn a_created_connector_is_left_stopped_and_the_backup_gives_the_states_when_the_
         created: true,
         started: false,
         request: None,
+        definition: None,
     };
     let entries = entries([("c", created)]);
     let rep = recover_on(&fake, &entries, &ManualClock::default());

@@ -488,6 +488,11 @@ pub struct TopicPlan {
     /// while it still is.
     #[serde(skip_serializing_if = "BTreeSet::is_empty")]
     pub stopped: BTreeSet<String>,
+    /// Names whose connector exists and that the service deletes and creates again around
+    /// the write (its steps: [`Op::DeleteKeeping`](crate::client::Op), then
+    /// [`Op::CreateFrom`](crate::client::Op)), planned as once deleted.
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub recreated: BTreeSet<String>,
 }
 
 impl TopicPlan {
@@ -510,6 +515,7 @@ impl TopicPlan {
             group_writes,
             purpose: Purpose::Leftovers,
             stopped: BTreeSet::new(),
+            recreated: BTreeSet::new(),
         }
     }
 

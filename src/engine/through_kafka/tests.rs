@@ -61,6 +61,7 @@ fn input<'a>(live: &'a BTreeMap<String, ConnectorListing>, prune: bool) -> Input
         prune,
         route: ResetRoute::DeleteFirst,
         plan_refused: false,
+        recreates: false,
     }
 }
 
@@ -447,6 +448,48 @@ fn a_dry_run_plans_a_refused_connector_as_once_deleted_with_why() {
     else {
         panic!("refused without a plan");
     };
+}
+
+/// On a service that deletes and creates connectors around the write, a running source and a
+/// running sink (its group's member: its own task) are no refusal: planned as once deleted,
+/// each named among those created again.
+#[test]
+fn a_service_that_recreates_plans_running_connectors_as_once_deleted() {
+    let kafka = leftovers().with_group("connect-orders", "consumer", 1, &[("t", 0, 9)]);
+    let mut live = gone_live(ConnectorState::Running);
+    live.insert(
+        "orders".to_string(),
+        listing("orders", ConnectorType::Sink, ConnectorState::Running),
+    );
+    let wants = [
+        want("gone", vec![src("/a", 12)]),
+        sink_file("orders", &[("t", 0, 3)]),
+    ];
+    let input = Input {
+        recreates: true,
+        ..input(&live, false)
+    };
+    let plan = plan(&kafka, &input, &wants).expect("planned, not refused");
+    assert_eq!(
+        plan.recreated,
+        std::collections::BTreeSet::from(["gone".into(), "orders".into()])
+    );
+    let gone: Vec<(String, Option<Value>)> = plan
+        .writes
+        .iter()
+        .map(|w| (w.source_partition["filename"].to_string(), w.to.clone()))
+        .collect();
+    assert_eq!(
+        gone,
+        [
+            ("\"/a\"".to_string(), Some(json!({"position": 12}))),
+            ("\"/b\"".to_string(), None),
+        ],
+        "as once deleted: what the file lacks goes"
+    );
+    assert_eq!(plan.group_writes.len(), 1);
+    // Without it, both are refused.
+    assert!(super::plan(&kafka, &self::input(&live, false), &wants).is_err());
 }
 
 /// A running sink of a dry run: refused once (its state; it is its group's member), its group
