@@ -38,6 +38,17 @@ impl Config {
         Some(raw.connect_topics.as_ref()?.offsets.as_str())
     }
 
+    /// `connectTopics.recreate` of cluster `name`: kco deletes each connector a write through
+    /// Kafka changes, keeping its definition in the journal, and creates it again once written.
+    pub fn recreates(&self, name: &str) -> bool {
+        let topics = self
+            .raw
+            .clusters
+            .get(name)
+            .and_then(|c| c.connect_topics.as_ref());
+        topics.is_some_and(|t| t.recreate)
+    }
+
     /// `kafka:` and `mirrors:` of cluster `name` (none for an unknown cluster or `--url`
     /// without a configured one).
     pub fn dr_settings(

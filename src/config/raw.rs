@@ -152,6 +152,10 @@ pub(super) struct RawConnectTopics {
     pub(super) configs: Option<String>,
     #[serde(default)]
     pub(super) status: Option<String>,
+    /// kco deletes each connector a write through Kafka changes and creates it again after
+    /// (a worker without the stop endpoint: before Connect 3.5).
+    #[serde(default)]
+    pub(super) recreate: bool,
 }
 
 /// A cluster's `kafka:`: how kco reads its Kafka (config/kafka.rs resolves it).

@@ -38,6 +38,9 @@ pub struct ThroughKafka {
     /// The cluster's connectors as last listed (through this service or for a read): a
     /// connector's type and config say where its offsets are.
     listing: Mutex<Option<Arc<BTreeMap<String, ConnectorListing>>>>,
+    /// kco deletes a connector a write changes and creates it again after
+    /// (`connectTopics.recreate`): the steps of `steps::recreated_around_a_kafka_write`.
+    recreate: bool,
 }
 
 impl ThroughKafka {
@@ -48,7 +51,15 @@ impl ThroughKafka {
             topic,
             sources: Mutex::new(BTreeMap::new()),
             listing: Mutex::new(None),
+            recreate: false,
         }
+    }
+
+    /// The same, deleting each connector a write changes and creating it again from its
+    /// definition once written (its REST API's delete and create), where `recreate`.
+    pub fn recreating(mut self, recreate: bool) -> Self {
+        self.recreate = recreate;
+        self
     }
 
     /// The listing to read a connector's type and config from: the last one, else a new one,
@@ -177,16 +188,21 @@ impl Service for ThroughKafka {
             ..self.rest.capabilities()
         }
     }
-    /// Its REST API's: kco's apply writes the offsets topic instead (`engine::through_kafka`).
+    /// Its REST API's: kco's apply writes the offsets topic instead (`engine::through_kafka`);
+    /// with `connectTopics.recreate`, around a delete and a create of the connector.
     fn steps(&self, change: ChangeKind) -> &'static [Op] {
-        self.rest.steps(change)
+        match self.recreate {
+            true => crate::client::steps::recreated_around_a_kafka_write(change),
+            false => self.rest.steps(change),
+        }
     }
     fn endpoint(&self) -> String {
         self.rest.endpoint()
     }
     fn counting(&self) -> (Box<dyn Service>, Counter) {
         let (rest, counter) = self.rest.counting();
-        let counted = ThroughKafka::new(rest, self.kafka.clone(), self.topic.clone());
+        let counted = ThroughKafka::new(rest, self.kafka.clone(), self.topic.clone())
+            .recreating(self.recreate);
         (Box::new(counted), counter)
     }
     fn server_info(&self) -> Result<ServerInfo> {
@@ -280,5 +296,11 @@ impl Service for ThroughKafka {
     }
     fn plugin_config(&self, class: &str) -> Result<Vec<ConfigDef>> {
         self.rest.plugin_config(class)
+    }
+    fn definition(&self, name: &str) -> Result<serde_json::Value> {
+        self.rest.definition(name)
+    }
+    fn create_from(&self, definition: &serde_json::Value) -> Result<()> {
+        self.rest.create_from(definition)
     }
 }

@@ -68,7 +68,10 @@ fn build(w: &Wiring, target: &ClusterTarget, listing: bool) -> Result<Box<dyn Se
             let through = through_kafka(w, target, &info)?;
             let service: Box<dyn Service> = Box::new(client.with_first_info(info));
             Ok(match through {
-                Some((kafka, topic)) => Box::new(ThroughKafka::new(service, kafka, topic)),
+                Some((kafka, topic)) => Box::new(
+                    ThroughKafka::new(service, kafka, topic)
+                        .recreating(w.config.recreates(&target.name)),
+                ),
                 None => service,
             })
         }

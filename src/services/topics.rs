@@ -29,6 +29,12 @@ fn build(w: &Wiring, target: &ClusterTarget) -> Result<Box<dyn Service>> {
             target.name
         )));
     };
+    if w.config.recreates(&target.name) {
+        return Err(Error::Other(format!(
+            "cluster `{}`: `connectTopics.recreate` needs its `urls`: kco deletes and creates the connectors through Connect's REST API, which kco.yaml does not give it",
+            target.name
+        )));
+    }
     let service = ConnectTopics::new(Arc::new(KafkaSource(kafka.clone())), topics.clone());
     service.check().map_err(|source| Error::Kafka {
         context: format!(

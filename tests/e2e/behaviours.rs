@@ -116,6 +116,9 @@ enum Way {
     LegacyRest,
     /// ... or only `kafka:` and its three topics.
     LegacyTopics,
+    /// The legacy worker with `connectTopics.recreate`: kco deletes the connector, keeping
+    /// its definition in the journal, writes, and creates it again.
+    LegacyRecreate,
 }
 
 /// A kind on a real worker: its source, kco with its kco.yaml entry, and for the legacy
@@ -135,6 +138,7 @@ impl Kind for Worker {
             Way::Rest => "Kafka Connect over REST",
             Way::LegacyRest => "Connect 3.4.1 with REST, offsets through Kafka",
             Way::LegacyTopics => "Connect read from its topics",
+            Way::LegacyRecreate => "Connect 3.4.1 deleted and created again by kco",
         }
     }
 
@@ -145,7 +149,7 @@ impl Kind for Worker {
     fn cluster(&self) -> &str {
         match self.way {
             Way::Rest => "a",
-            Way::LegacyRest | Way::LegacyTopics => "l",
+            Way::LegacyRest | Way::LegacyTopics | Way::LegacyRecreate => "l",
         }
     }
 
@@ -158,7 +162,7 @@ impl Kind for Worker {
         let Some(other) = &self.other else {
             return self.source.connect.offsets(name);
         };
-        let run = other.kco(&["snapshot", name, "--dir", "read"]);
+        let run = other.kco(&["snapshot", name, "--dir", "read", "--allow-empty"]);
         run.success("the offsets read through the other kco.yaml");
         file_offsets(&other.path().join(format!("read/l/{name}.yaml")))
     }
@@ -190,13 +194,13 @@ impl Kind for Worker {
     }
 
     fn before_write(&self) {
-        if self.way != Way::Rest {
+        if matches!(self.way, Way::LegacyRest | Way::LegacyTopics) {
             self.source.delete();
         }
     }
 
     fn after_write(&self) {
-        if self.way != Way::Rest {
+        if matches!(self.way, Way::LegacyRest | Way::LegacyTopics) {
             self.source.create();
         }
     }
@@ -209,6 +213,10 @@ impl Kind for Worker {
         match (self.way, b) {
             (Way::Rest, Behaviour::RefusesRunning) => Some("it stops a connector (Connect 3.5 on)"),
             (Way::Rest, _) => None,
+            (Way::LegacyRecreate, Behaviour::RefusesRunning) => {
+                Some("kco deletes a running connector and creates it again around the write")
+            }
+            (Way::LegacyRecreate, _) => None,
             (_, Behaviour::Reset) => Some(
                 "`reset NAME` wants a connector of that name, and a write through Kafka wants \
                  none (deleted): refused either way; a file with `offsets: []` is applied \
@@ -236,6 +244,9 @@ impl Kind for Worker {
                 ": restore ok",
             ],
             Way::LegacyRest | Way::LegacyTopics => vec!["Backup of the offsets as they were"],
+            // Before the journal (nothing changed), between the delete and the write, and
+            // between the write and the create.
+            Way::LegacyRecreate => vec![": describe ok", ": wait_gone ok", ": write_topic ok"],
         }
     }
 }
@@ -282,6 +293,19 @@ fn legacy_kind(way: Way) -> Option<Worker> {
         Way::LegacyTopics => (topics, with_urls),
         _ => (with_urls, topics),
     };
+    if way == Way::LegacyRecreate {
+        let yaml = env.path().join("kco.yaml");
+        let text = std::fs::read_to_string(&yaml).unwrap();
+        let recreating = text.replace(
+            "{offsets: kco-l-offsets}",
+            "{offsets: kco-l-offsets, recreate: true}",
+        );
+        assert_ne!(
+            text, recreating,
+            "the legacy kco.yaml names its offsets topic: {text}"
+        );
+        env.config(recreating);
+    }
     let kind = Worker {
         way,
         source,
@@ -308,6 +332,16 @@ fn connect_3_4_with_rest_and_offsets_through_kafka_behaves() {
 #[test]
 fn connect_read_from_its_topics_behaves() {
     let Some(kind) = legacy_kind(Way::LegacyTopics) else {
+        return;
+    };
+    run(&kind);
+}
+
+/// kco deletes the running connector, writes and creates it again, for every behaviour: a
+/// kill at each step is recovered by creating it from the definition the journal kept.
+#[test]
+fn connect_3_4_deleted_and_created_again_by_kco_behaves() {
+    let Some(kind) = legacy_kind(Way::LegacyRecreate) else {
         return;
     };
     run(&kind);
