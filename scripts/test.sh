@@ -148,7 +148,7 @@ dump_testbed_logs() {
 
 ensure_rust() {
   command -v cargo >/dev/null 2>&1 || {
-    echo "test.sh: cargo not found; install Rust 1.85 or newer with rustup" >&2
+    echo "test.sh: cargo not found; install Rust 1.94.1 or newer with rustup" >&2
     exit 1
   }
   local component
