@@ -99,7 +99,13 @@ pub fn credentials(source: &CredentialSource, region: &str) -> Result<Found, Cre
                         from: from.clone(),
                     })
                 }
-                Err(e @ Failure::CredentialsNotLoaded(_)) => last = Some(chain_text(&e)),
+                Err(e @ Failure::CredentialsNotLoaded(_)) => {
+                    last = Some(match chain_text(&e) {
+                        // aws-config's whole message for a profile or file that is not there.
+                        t if t == "the credential provider was not enabled" => "not found".into(),
+                        t => t,
+                    })
+                }
                 Err(e) => {
                     return Err(CredentialsError {
                         tried: from.clone(),
