@@ -68,7 +68,7 @@ fn file(j: usize, position: usize, captured: usize) -> String {
 
 /// The position of connector `j` after commit `i`: stalled connectors stop after commit 0.
 fn position(j: usize, i: usize) -> usize {
-    if j % 10 == 0 {
+    if j.is_multiple_of(10) {
         1000
     } else {
         1000 + i * 100

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Local Kafka Connect test bed for kco, all on 127.0.0.1:
-#   broker  one Kafka broker in KRaft combined mode (9092, controller 9093)
+#   broker  one Kafka broker in KRaft combined mode (9092, controller 9093), with a
+#           listener IAM (9096, SASL_PLAINTEXT/OAUTHBEARER) standing in for Amazon MSK's IAM
+#           listener: MSK's token checked by testbed/iam (scripts/lib/testbed-iam.sh), test
+#           credentials in <state>/iam
 #   a1, a2  Connect cluster "a": two distributed workers in group kco-a (8083, 8084)
 #   b1      Connect cluster "b": one distributed worker in group kco-b (8085)
 #   s1      a standalone worker, source offsets in a file (8086)
@@ -32,8 +35,8 @@
 #   KCO_TESTBED_DIR          state directory (default <repo>/.testbed)
 #   KCO_TESTBED_KAFKA_PORT, KCO_TESTBED_CONTROLLER_PORT,
 #   KCO_TESTBED_A1_PORT, KCO_TESTBED_A2_PORT, KCO_TESTBED_B_PORT,
-#   KCO_TESTBED_S_PORT, KCO_TESTBED_PG_PORT
-#                            ports (defaults 9092, 9093, 8083, 8084, 8085, 8086, 5433)
+#   KCO_TESTBED_S_PORT, KCO_TESTBED_PG_PORT, KCO_IAM_PORT
+#                            ports (defaults 9092, 9093, 8083, 8084, 8085, 8086, 5433, 9096)
 #   KCO_TESTBED_POSTGRES=0   no PostgreSQL and no Debezium plugin
 #   KCO_TESTBED_STANDALONE=0 no standalone worker
 #   KCO_TESTBED_WAIT_SECS    how long `up` waits for the workers (default 180)
@@ -57,6 +60,7 @@ A2_PORT=${KCO_TESTBED_A2_PORT:-8084}
 B_PORT=${KCO_TESTBED_B_PORT:-8085}
 S_PORT=${KCO_TESTBED_S_PORT:-8086}
 PG_PORT=${KCO_TESTBED_PG_PORT:-5433}
+IAM_PORT=${KCO_IAM_PORT:-9096}
 WITH_PG=${KCO_TESTBED_POSTGRES:-1}
 WITH_STANDALONE=${KCO_TESTBED_STANDALONE:-1}
 
@@ -112,6 +116,8 @@ source "$ROOT/scripts/lib/testbed-procs.sh"
 source "$ROOT/scripts/lib/testbed-conf.sh"
 # shellcheck source=lib/testbed-pg.sh
 source "$ROOT/scripts/lib/testbed-pg.sh"
+# shellcheck source=lib/testbed-iam.sh
+source "$ROOT/scripts/lib/testbed-iam.sh"
 
 # --- commands -----------------------------------------------------------------
 
@@ -121,6 +127,7 @@ print_urls() {
   version=$(<"$STATE/run/version")
   echo "Kafka $version test bed is up:"
   echo "  kafka      $HOST:$KAFKA_PORT"
+  echo "  kafka IAM  $HOST:$IAM_PORT  (MSK IAM stand-in, region $IAM_REGION; credentials in $STATE/iam)"
   plugins=$STATE/classpath/$version.plugins
   if [[ -f $plugins ]]; then
     echo "  plugins    connect-file and connect-mirror $(<"$plugins") ($version's are not published)"
@@ -165,7 +172,7 @@ cmd_up() {
   fi
 
   local port
-  local -a ports=("$KAFKA_PORT" "$CONTROLLER_PORT" "$A1_PORT" "$A2_PORT" "$B_PORT")
+  local -a ports=("$KAFKA_PORT" "$CONTROLLER_PORT" "$IAM_PORT" "$A1_PORT" "$A2_PORT" "$B_PORT")
   [[ $WITH_STANDALONE == 1 ]] && ports+=("$S_PORT")
   [[ $WITH_PG == 1 ]] && ports+=("$PG_PORT")
   for port in "${ports[@]}"; do
@@ -214,7 +221,7 @@ cmd_down_locked() {
   stop_procs a1 a2 b1 s1 l1
   stop_procs broker
   pg_stop
-  rm -rf "$STATE/data" "$STATE/run" "$STATE/legacy"
+  rm -rf "$STATE/data" "$STATE/run" "$STATE/legacy" "$STATE/iam"
 }
 
 cmd_down() {

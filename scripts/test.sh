@@ -51,7 +51,7 @@ suite_testbed() {
   export KCO_SECURE_PORT=18443 KCO_GATEWAY_PORT=18444
   export KCO_DR_KAFKA_PORT=19192 KCO_DR_SASL_PORT=19194 KCO_DR_CONTROLLER_PORT=19195
   export KCO_DR_CONNECT_PORT=18090 KCO_DR_BACK_PORT=18091 KCO_LEGACY_PORT=18087
-  export KCO_PROMETHEUS_PORT=19090 KCO_NODE_EXPORTER_PORT=19100
+  export KCO_PROMETHEUS_PORT=19090 KCO_NODE_EXPORTER_PORT=19100 KCO_IAM_PORT=19096
 }
 STEP="start"
 STEP_START=$SECONDS
@@ -148,7 +148,7 @@ dump_testbed_logs() {
 
 ensure_rust() {
   command -v cargo >/dev/null 2>&1 || {
-    echo "test.sh: cargo not found; install Rust 1.85 or newer with rustup" >&2
+    echo "test.sh: cargo not found; install Rust 1.94.1 or newer with rustup" >&2
     exit 1
   }
   local component
@@ -300,6 +300,9 @@ else
   TESTBED_OURS=1
   run "${LC[@]}" up
 fi
+# The broker's listener IAM, MSK's IAM authentication stood in for (scripts/lib/testbed-iam.sh):
+# part of every `up`, its tests (tests/e2e/msk_iam.rs) must run.
+export KCO_E2E_IAM=required
 
 # --- cluster s: HTTPS, client certificates, basic auth (scripts/secure-connect.sh) ---
 # --- cluster g: cluster b behind a bearer-token HTTPS gateway (scripts/bearer-gateway.sh) ---

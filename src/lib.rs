@@ -3,6 +3,7 @@
 //! The library is the silent core: it never prints. `cli` parses flags, resolves settings,
 //! calls the commands and renders their reports.
 
+pub mod aws;
 pub mod cli;
 pub mod client;
 pub mod clock;

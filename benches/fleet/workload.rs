@@ -37,7 +37,7 @@ pub fn fleet_offsets(i: usize, shift: i64) -> Value {
     let entries: Vec<Value> = (0..FLEET_PARTITIONS)
         .map(|p| {
             let base = (1000 * (p + 1) + i) as i64 + shift;
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 json!({
                     "partition": {"kafka_topic": format!("topic-{i:05}"), "kafka_partition": p},
                     "offset": {"kafka_offset": base},

@@ -8,7 +8,11 @@
 write_configs() {
   local cp=$1
   mkdir -p "$STATE/conf"
-  printf -- '-cp "%s"\n' "$(tr -d '\n' <"$cp")" >"$STATE/conf/classpath.args"
+  # The MSK IAM validator (scripts/lib/testbed-iam.sh) on the classpath: the broker loads it.
+  local iam_jar
+  iam_jar=$(iam_validator_jar "$cp")
+  write_iam_files
+  printf -- '-cp "%s:%s"\n' "$(tr -d '\n' <"$cp")" "$iam_jar" >"$STATE/conf/classpath.args"
 
   if (($(kafka_major) >= 4)); then
     cat >"$STATE/conf/log4j2.properties" <<'EOF'
@@ -30,7 +34,8 @@ EOF
   set_log_opts
 
   write_broker_properties "$STATE/conf/broker.properties" "$KAFKA_PORT" "$CONTROLLER_PORT" \
-    "$STATE/data/kafka" 5
+    "$STATE/data/kafka" 5 "" "$IAM_PORT"
+  iam_broker_properties >>"$STATE/conf/broker.properties"
 
   local plugins=()
   if [[ $WITH_PG == 1 ]]; then
@@ -46,17 +51,22 @@ EOF
     "offset.storage.file.filename=$STATE/data/s1.offsets" "${plugins[@]}"
 }
 
-# write_broker_properties FILE PORT CONTROLLER_PORT LOG_DIR INTERNAL_PARTITIONS [SASL_PORT]
+# write_broker_properties FILE PORT CONTROLLER_PORT LOG_DIR INTERNAL_PARTITIONS [SASL_PORT [IAM_PORT]]
 # The config of a single-node Kafka broker (KRaft, combined mode): PLAINTEXT on PORT, and with
-# SASL_PORT also SASL_PLAINTEXT with SCRAM-SHA-512 there; its controller on CONTROLLER_PORT,
+# SASL_PORT also SASL_PLAINTEXT with SCRAM-SHA-512 there; with IAM_PORT a listener IAM
+# (SASL_PLAINTEXT) there, whose settings iam_broker_properties adds; its controller on CONTROLLER_PORT,
 # its data in LOG_DIR, every topic unreplicated, the internal ones with INTERNAL_PARTITIONS
 # partitions.
 write_broker_properties() {
-  local file=$1 port=$2 controller=$3 dir=$4 partitions=$5 sasl=${6:-}
+  local file=$1 port=$2 controller=$3 dir=$4 partitions=$5 sasl=${6:-} iam=${7:-}
   local listeners="PLAINTEXT://$HOST:$port" protocols=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
   if [[ -n $sasl ]]; then
     listeners+=",SASL_PLAINTEXT://$HOST:$sasl"
     protocols+=",SASL_PLAINTEXT:SASL_PLAINTEXT"
+  fi
+  if [[ -n $iam ]]; then
+    listeners+=",IAM://$HOST:$iam"
+    protocols+=",IAM:SASL_PLAINTEXT"
   fi
   {
     cat <<EOF

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::raw::RawKafka;
+use super::raw::{RawKafka, RawSasl};
 use super::{interpolate, Config, ConfigError, Secret};
 use crate::kafka::policy::{MirrorRelation, ReplicationPolicy};
 use crate::kafka::{KafkaOptions, KafkaTls, Sasl, SaslMechanism};
@@ -62,7 +62,7 @@ impl Config {
         let interp = |key: &str, v: &str| -> Result<String, ConfigError> {
             // The key's full path under `kafka:`, as the user wrote it.
             let path = match key {
-                "username" | "password" => format!("kafka.sasl.{key}"),
+                "username" | "password" | "region" | "profile" => format!("kafka.sasl.{key}"),
                 "caFile" | "certFile" | "keyFile" => format!("kafka.tls.{key}"),
                 _ => format!("kafka.{key}"),
             };
@@ -77,7 +77,7 @@ impl Config {
         };
         let kafka = match &raw.kafka {
             None => None,
-            Some(k) => Some(self.kafka_options(name, k, &interp)?),
+            Some(k) => Some(self.kafka_options(name, k, &interp, env)?),
         };
         let mut mirrors = BTreeMap::new();
         let mut alarms = BTreeMap::new();
@@ -134,6 +134,7 @@ impl Config {
         name: &str,
         k: &RawKafka,
         interp: &dyn Fn(&str, &str) -> Result<String, ConfigError>,
+        env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<KafkaOptions, ConfigError> {
         let bootstrap: Vec<String> = interp("bootstrap", &k.bootstrap)?
             .split(',')
@@ -148,19 +149,7 @@ impl Config {
         }
         let sasl = match &k.sasl {
             None => None,
-            Some(s) => Some(Sasl {
-                mechanism: SaslMechanism::parse(&s.mechanism).ok_or_else(|| {
-                    self.err(
-                        "mechanism",
-                        format!(
-                            "cluster `{name}`: unknown `kafka.sasl.mechanism: {}` (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)",
-                            s.mechanism
-                        ),
-                    )
-                })?,
-                username: interp("username", &s.username)?,
-                password: Secret::new(interp("password", &s.password)?),
-            }),
+            Some(s) => Some(self.sasl(name, s, interp, env)?),
         };
         let read = |key: &str, file: &Option<String>| -> Result<Option<Vec<u8>>, ConfigError> {
             match file {
@@ -204,6 +193,99 @@ impl Config {
             timeout: Duration::from_secs(k.timeout_seconds.unwrap_or(DEFAULT_KAFKA_TIMEOUT_SECS)),
         })
     }
+
+    /// `kafka.sasl`: PLAIN or SCRAM with `username` and `password`, or AWS_MSK_IAM with an
+    /// optional `region` and `profile` (the region found now: a config error naming the file
+    /// when none is).
+    fn sasl(
+        &self,
+        name: &str,
+        s: &RawSasl,
+        interp: &dyn Fn(&str, &str) -> Result<String, ConfigError>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Sasl, ConfigError> {
+        let not_for = |key: &str, what: &str| {
+            self.err(
+                key,
+                format!("cluster `{name}`: `kafka.sasl.{key}` is not for `mechanism: {what}`"),
+            )
+        };
+        if s.mechanism.eq_ignore_ascii_case("AWS_MSK_IAM") {
+            if s.username.is_some() {
+                return Err(ConfigError {
+                    hint: Some("AWS_MSK_IAM takes AWS credentials (the default chain, or `profile:`), no user name or password".into()),
+                    ..not_for("username", "AWS_MSK_IAM")
+                });
+            }
+            if s.password.is_some() {
+                return Err(not_for("password", "AWS_MSK_IAM"));
+            }
+            let profile = match &s.profile {
+                Some(p) => Some(interp("profile", p)?),
+                None => None,
+            };
+            let entry = match &s.region {
+                Some(r) => Some(interp("region", r)?),
+                None => None,
+            };
+            let region = crate::aws::region(entry.as_deref(), profile.as_deref(), env)
+                .ok_or_else(|| {
+                    let profile = profile
+                        .clone()
+                        .or_else(|| env("AWS_PROFILE"))
+                        .unwrap_or_else(|| "default".into());
+                    let e = self.err(
+                        "sasl",
+                        format!("cluster `{name}`: `kafka.sasl.mechanism: AWS_MSK_IAM` needs a region: none in `kafka.sasl.region`, AWS_REGION, AWS_DEFAULT_REGION or the `region` of profile `{profile}` in the AWS config file"),
+                    );
+                    let e = match e.line {
+                        Some(_) => e,
+                        None => self.err("kafka", e.message),
+                    };
+                    ConfigError {
+                        hint: Some("add `region: <the MSK cluster's region>` to `kafka.sasl`, or set AWS_REGION".into()),
+                        ..e
+                    }
+                })?;
+            let source = match profile {
+                Some(p) => crate::aws::CredentialSource::Profile(p),
+                None => crate::aws::CredentialSource::DefaultChain,
+            };
+            return Ok(Sasl::AwsMskIam(std::sync::Arc::new(
+                crate::kafka::msk_iam::MskIam::new(region.name, source),
+            )));
+        }
+        let mechanism = SaslMechanism::parse(&s.mechanism).ok_or_else(|| {
+            self.err(
+                "mechanism",
+                format!(
+                    "cluster `{name}`: unknown `kafka.sasl.mechanism: {}` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM)",
+                    s.mechanism
+                ),
+            )
+        })?;
+        for (key, v) in [("region", &s.region), ("profile", &s.profile)] {
+            if v.is_some() {
+                return Err(not_for(key, &s.mechanism));
+            }
+        }
+        let need = |key: &str, v: &Option<String>| -> Result<String, ConfigError> {
+            v.clone().ok_or_else(|| {
+                self.err(
+                    "sasl",
+                    format!(
+                        "cluster `{name}`: `kafka.sasl.mechanism: {}` needs `kafka.sasl.{key}`",
+                        s.mechanism
+                    ),
+                )
+            })
+        };
+        Ok(Sasl::Password {
+            mechanism,
+            username: interp("username", &need("username", &s.username)?)?,
+            password: Secret::new(interp("password", &need("password", &s.password)?)?),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -237,8 +319,16 @@ clusters:
         let k = dr.kafka.unwrap();
         assert_eq!(k.bootstrap, ["west-1:9092", "west-2:9092"]);
         let sasl = k.sasl.unwrap();
-        assert_eq!(sasl.mechanism, SaslMechanism::ScramSha512);
-        assert_eq!(sasl.password.expose(), "s3cret");
+        let Sasl::Password {
+            mechanism,
+            password,
+            ..
+        } = &sasl
+        else {
+            panic!("{sasl:?}")
+        };
+        assert_eq!(*mechanism, SaslMechanism::ScramSha512);
+        assert_eq!(password.expose(), "s3cret");
         assert!(!format!("{sasl:?}").contains("s3cret"));
         let east = &dr.mirrors["east"];
         assert_eq!(east.target_topic("orders"), "east.orders");
@@ -268,7 +358,10 @@ clusters:
         assert!(e.contains("kafka.bootstrap"), "{e}");
         let c = parse("clusters:\n  w:\n    url: http://w\n    kafka: {bootstrap: 'w:1', sasl: {mechanism: GSSAPI, username: a, password: b}}\n");
         let e = c.dr_settings("w", &none).unwrap_err().to_string();
-        assert!(e.contains("GSSAPI") && e.contains("SCRAM-SHA-512"), "{e}");
+        assert!(
+            e.contains("GSSAPI") && e.contains("SCRAM-SHA-512") && e.contains("AWS_MSK_IAM"),
+            "{e}"
+        );
         let c = parse("clusters:\n  w:\n    url: http://w\n    kafka: {bootstrap: 'w:1', sasl: {mechanism: PLAIN, username: a, password: '${env:NOPE}'}}\n");
         let e = c.dr_settings("w", &none).unwrap_err().to_string();
         assert!(e.contains("NOPE"), "{e}");
@@ -300,5 +393,68 @@ clusters:
         .unwrap_err()
         .to_string();
         assert!(e.contains("unknown field"), "{e}");
+    }
+
+    /// `mechanism: AWS_MSK_IAM`: the region from the entry, else the environment; the
+    /// profile named; no password taken; none of it in the options' `Debug`.
+    #[test]
+    fn aws_msk_iam_takes_a_region_and_a_profile() {
+        let c = parse(
+            "clusters:\n  m:\n    url: http://m\n    kafka:\n      bootstrap: 'b-1.msk:9098'\n      tls: {}\n      sasl: {mechanism: AWS_MSK_IAM, region: eu-west-1, profile: '${env:P}'}\n",
+        );
+        let env = |k: &str| (k == "P").then(|| "team".to_string());
+        let k = c.dr_settings("m", &env).unwrap().kafka.unwrap();
+        let Some(Sasl::AwsMskIam(iam)) = &k.sasl else {
+            panic!("{k:?}")
+        };
+        assert_eq!(iam.region, "eu-west-1");
+        assert_eq!(
+            iam.source,
+            crate::aws::CredentialSource::Profile("team".into())
+        );
+        let c = parse("clusters:\n  m:\n    url: http://m\n    kafka: {bootstrap: 'b:9098', sasl: {mechanism: aws_msk_iam}}\n");
+        let env = |k: &str| (k == "AWS_DEFAULT_REGION").then(|| "us-east-2".to_string());
+        let k = c.dr_settings("m", &env).unwrap().kafka.unwrap();
+        let Some(Sasl::AwsMskIam(iam)) = &k.sasl else {
+            panic!("{k:?}")
+        };
+        assert_eq!(iam.region, "us-east-2");
+        assert_eq!(iam.source, crate::aws::CredentialSource::DefaultChain);
+    }
+
+    /// No region anywhere: a config error naming the file and the `sasl:` line, with a hint;
+    /// a password given to AWS_MSK_IAM, a region given to SCRAM, a SCRAM without its
+    /// password: each refused, naming the key.
+    #[test]
+    fn aws_msk_iam_without_a_region_or_with_a_password_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kco.yaml");
+        let text = "clusters:\n  m:\n    url: http://m\n    kafka:\n      bootstrap: 'b:9098'\n      sasl:\n        mechanism: AWS_MSK_IAM\n";
+        std::fs::write(&path, text).unwrap();
+        let c = Config::parse(&path, text).unwrap();
+        // HOME is an empty directory: no ~/.aws/config to find a region in.
+        let home = dir.path().display().to_string();
+        let env = move |k: &str| (k == "HOME").then(|| home.clone());
+        let e = c.dr_settings("m", &env).unwrap_err();
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.to_string().contains("needs a region"), "{e}");
+        assert!(e.to_string().contains("profile `default`"), "{e}");
+        assert!(e.hint.as_deref().unwrap().contains("AWS_REGION"), "{e:?}");
+        let none = |_: &str| None;
+        let c = parse("clusters:\n  m:\n    url: http://m\n    kafka: {bootstrap: 'b:1', sasl: {mechanism: AWS_MSK_IAM, region: r, password: x}}\n");
+        let e = c.dr_settings("m", &none).unwrap_err().to_string();
+        assert!(
+            e.contains("`kafka.sasl.password` is not for `mechanism: AWS_MSK_IAM`"),
+            "{e}"
+        );
+        let c = parse("clusters:\n  m:\n    url: http://m\n    kafka: {bootstrap: 'b:1', sasl: {mechanism: PLAIN, username: u, password: p, region: r}}\n");
+        let e = c.dr_settings("m", &none).unwrap_err().to_string();
+        assert!(
+            e.contains("`kafka.sasl.region` is not for `mechanism: PLAIN`"),
+            "{e}"
+        );
+        let c = parse("clusters:\n  m:\n    url: http://m\n    kafka: {bootstrap: 'b:1', sasl: {mechanism: SCRAM-SHA-512, username: u}}\n");
+        let e = c.dr_settings("m", &none).unwrap_err().to_string();
+        assert!(e.contains("needs `kafka.sasl.password`"), "{e}");
     }
 }

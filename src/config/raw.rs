@@ -175,8 +175,17 @@ pub(super) struct RawKafka {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSasl {
     pub(super) mechanism: String,
-    pub(super) username: String,
-    pub(super) password: String,
+    /// PLAIN and SCRAM.
+    #[serde(default)]
+    pub(super) username: Option<String>,
+    #[serde(default)]
+    pub(super) password: Option<String>,
+    /// AWS_MSK_IAM: the cluster's region (else the environment's, else the profile's) and
+    /// the profile of the shared AWS files to take credentials from (else the default chain).
+    #[serde(default)]
+    pub(super) region: Option<String>,
+    #[serde(default)]
+    pub(super) profile: Option<String>,
 }
 
 /// One entry of a cluster's `mirrors:`.

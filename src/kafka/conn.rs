@@ -220,15 +220,21 @@ impl<'a> Conn<'a> {
         Ok(brokers)
     }
 
-    /// SASL PLAIN or SCRAM, framed in Kafka's own messages (`SaslHandshake` v1, then
+    /// `kafka.sasl`, framed in Kafka's own messages (`SaslHandshake` v1, then
     /// `SaslAuthenticate` until the mechanism is done).
     fn authenticate(&mut self, s: &super::Sasl) -> Result<(), KafkaError> {
-        use rsasl::prelude::{Mechname, SASLClient, SASLConfig};
-        let mechanism = match s.mechanism {
-            SaslMechanism::Plain => "PLAIN",
-            SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
-            SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
-        };
+        match s {
+            super::Sasl::Password {
+                mechanism,
+                username,
+                password,
+            } => self.authenticate_password(*mechanism, username, password),
+            super::Sasl::AwsMskIam(iam) => self.authenticate_msk_iam(iam),
+        }
+    }
+
+    /// `SaslHandshake` for `mechanism`, refused with what the listener offers instead.
+    fn handshake(&mut self, mechanism: &'static str) -> Result<(), KafkaError> {
         let reply = self.send(
             SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism)),
         )?;
@@ -237,14 +243,39 @@ impl<'a> Conn<'a> {
                 "the listener does not speak SASL (its answer to the SASL {mechanism} handshake was IllegalSaslState: a PLAINTEXT or SSL listener): point `kafka.bootstrap` at the brokers' SASL listener, or remove `kafka.sasl`"
             )));
         }
-        self.check(reply.error_code, &format!("SASL {mechanism} handshake"))?;
+        if reply.error_code.err()
+            == Some(kafka_protocol::error::ResponseError::UnsupportedSaslMechanism)
+        {
+            let offered: Vec<&str> = reply.mechanisms.iter().map(|m| m.as_str()).collect();
+            return Err(self.failed(format!(
+                "the listener does not take SASL {mechanism} (it takes {}): check `kafka.sasl.mechanism` and that `kafka.bootstrap` names the listener for it",
+                offered.join(", ")
+            )));
+        }
+        self.check(reply.error_code, &format!("SASL {mechanism} handshake"))
+    }
+
+    /// SASL PLAIN or SCRAM through rsasl.
+    fn authenticate_password(
+        &mut self,
+        mechanism: SaslMechanism,
+        username: &str,
+        password: &crate::client::Secret,
+    ) -> Result<(), KafkaError> {
+        use rsasl::prelude::{Mechname, SASLClient, SASLConfig};
+        let mechanism = match mechanism {
+            SaslMechanism::Plain => "PLAIN",
+            SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
+            SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
+        };
+        self.handshake(mechanism)?;
         let refused = |c: &Self, m: String| {
             c.failed(format!(
                 "authentication failed (check the `kafka.sasl` username and password): SASL {mechanism}: {m}"
             ))
         };
         let config =
-            SASLConfig::with_credentials(None, s.username.clone(), s.password.expose().to_string())
+            SASLConfig::with_credentials(None, username.to_string(), password.expose().to_string())
                 .map_err(|e| refused(self, e.to_string()))?;
         let name =
             Mechname::parse(mechanism.as_bytes()).map_err(|e| refused(self, e.to_string()))?;
@@ -273,6 +304,61 @@ impl<'a> Conn<'a> {
                 return Ok(());
             }
         }
+    }
+
+    /// Amazon MSK's IAM authentication: SASL OAUTHBEARER's one client message with MSK's
+    /// token (`msk_iam`). A refusal comes as RFC 7628 says (3.2.2): the broker answers with
+    /// its error (a JSON object), the client sends `%x01`, and the broker fails the exchange;
+    /// both are told.
+    fn authenticate_msk_iam(&mut self, iam: &super::msk_iam::MskIam) -> Result<(), KafkaError> {
+        use super::msk_iam::{initial_response, TokenError};
+        let token = iam.token().map_err(|e| {
+            let hint = match &e {
+                TokenError::Credentials(c) => c.hint(),
+                TokenError::Sign { .. } => {
+                    "check the credentials' access key id, secret key and session token".into()
+                }
+            };
+            self.auth_failed(format!("cannot authenticate with AWS_MSK_IAM: {e}"), hint)
+        })?;
+        self.handshake("OAUTHBEARER")?;
+        let refused = |c: &Self, said: String| {
+            c.auth_failed(
+                format!(
+                    "the broker refused the AWS_MSK_IAM authentication (SASL OAUTHBEARER) with the AWS credentials from {}: {said}",
+                    token.from
+                ),
+                format!(
+                    "check that the credentials from {} are valid and current (the secret key, the session token of temporary ones), that their IAM policy allows `kafka-cluster:Connect` on this cluster, and that the region, {}, is the cluster's (`kafka.sasl.region`)",
+                    token.from, iam.region
+                ),
+            )
+        };
+        let reply = self.send(
+            SaslAuthenticateRequest::default()
+                .with_auth_bytes(Bytes::from(initial_response(token.expose()))),
+        )?;
+        if reply.error_code != 0 {
+            let message = reply
+                .error_message
+                .map(|m| m.as_str().to_string())
+                .unwrap_or_else(|| "authentication failed".into());
+            return Err(refused(self, message));
+        }
+        if reply.auth_bytes.is_empty() {
+            return Ok(());
+        }
+        let error = String::from_utf8_lossy(&reply.auth_bytes).into_owned();
+        let message = match self
+            .send(SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from_static(b"\x01")))
+        {
+            Ok(end) if end.error_code != 0 => match end.error_message {
+                Some(m) if !m.as_str().contains(&error) => format!("{error} ({})", m.as_str()),
+                _ => error,
+            },
+            _ => error,
+        };
+        Err(refused(self, message))
     }
 
     /// The version of `R` to send: the highest both this build and the broker know.
@@ -373,6 +459,19 @@ impl<'a> Conn<'a> {
 
     pub(super) fn failed(&self, message: String) -> KafkaError {
         failed_at(self.opts, &self.addr, message)
+    }
+
+    /// An authentication that could not be done or was refused at this broker, with what to
+    /// check.
+    fn auth_failed(&self, message: String, hint: String) -> KafkaError {
+        match failed_at(self.opts, &self.addr, message) {
+            KafkaError::Failed { bootstrap, message } => KafkaError::Auth {
+                bootstrap,
+                message,
+                hint,
+            },
+            e => e,
+        }
     }
 }
 

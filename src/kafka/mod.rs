@@ -23,6 +23,7 @@ pub mod connect_topics;
 pub mod end_offsets;
 mod fetch;
 pub mod groups;
+pub mod msk_iam;
 pub mod through;
 mod tls;
 pub mod topic_role;
@@ -69,11 +70,19 @@ impl SaslMechanism {
     }
 }
 
+/// `kafka.sasl`: how kco authenticates to the brokers.
 #[derive(Debug, Clone)]
-pub struct Sasl {
-    pub mechanism: SaslMechanism,
-    pub username: String,
-    pub password: Secret,
+pub enum Sasl {
+    /// PLAIN or SCRAM, with a user name and password.
+    Password {
+        mechanism: SaslMechanism,
+        username: String,
+        password: Secret,
+    },
+    /// Amazon MSK's IAM authentication (`mechanism: AWS_MSK_IAM`): SASL OAUTHBEARER with
+    /// MSK's token ([`msk_iam`]), shared by the clones of the options, so that its token is
+    /// made once and kept until near its expiry.
+    AwsMskIam(std::sync::Arc<msk_iam::MskIam>),
 }
 
 /// TLS to the brokers: extra CA certificates, a client certificate, or no checks at all.
@@ -92,6 +101,13 @@ pub enum KafkaError {
     UnknownTopic { topic: String, bootstrap: String },
     #[error("Kafka at {bootstrap}: {message}")]
     Failed { bootstrap: String, message: String },
+    /// Authentication could not be done, or the broker refused it; `hint` says what to check.
+    #[error("Kafka at {bootstrap}: {message}")]
+    Auth {
+        bootstrap: String,
+        message: String,
+        hint: String,
+    },
     /// A topic given as one of Connect's internal topics holds something else: nothing that
     /// was read from it is used.
     #[error("{holds}")]
@@ -106,6 +122,7 @@ impl KafkaError {
     pub fn hint(&self) -> Option<String> {
         match self {
             KafkaError::NotItsRole { holds, .. } => Some(holds.hint()),
+            KafkaError::Auth { hint, .. } => Some(hint.clone()),
             _ => None,
         }
     }
@@ -114,7 +131,9 @@ impl KafkaError {
     /// `kafka://<bootstrap>`): without the address again.
     pub fn detail(&self) -> String {
         match self {
-            KafkaError::Failed { message, .. } => message.clone(),
+            KafkaError::Failed { message, .. } | KafkaError::Auth { message, .. } => {
+                message.clone()
+            }
             e => e.to_string(),
         }
     }

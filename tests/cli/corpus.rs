@@ -178,7 +178,7 @@ fn a_50_mb_file_a_symlink_loop_and_a_file_rewritten_while_read() {
         std::thread::spawn(move || {
             let mut n = 0u64;
             while !stop.load(Ordering::SeqCst) {
-                let text = if n % 2 == 0 { &a } else { &b };
+                let text = if n.is_multiple_of(2) { &a } else { &b };
                 let _ = std::fs::write(&path, text);
                 n += 1;
             }
