@@ -15,7 +15,6 @@ mod types;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use aws_credential_types::Credentials;
 use serde::de::DeserializeOwned;
 
 use super::layers::{RetryPolicy, Retrying, ServiceHints};
@@ -23,6 +22,8 @@ use super::transport::{Method, Request, Transport};
 use super::{BuildError, ClientError, Result};
 use crate::wait::{self, Clock, Poll, SystemClock, WaitError, WaitPolicy};
 
+/// AWS credentials, as the caller's provider chain resolves them.
+pub use aws_credential_types::Credentials;
 pub use signed::{ERROR_TYPE_HEADER, SERVICE};
 pub use types::{
     parse_properties, properties_file_content, ApacheKafkaCluster, AutoScaling, Capacity,
