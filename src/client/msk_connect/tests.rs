@@ -269,6 +269,8 @@ fn a_wrong_secret_is_refused_and_never_shown() {
     assert!(shown.contains("InvalidSignatureException: The request signature we calculated"));
     assert!(shown.contains(KEY), "{shown}");
     assert!(!shown.contains(wrong) && !shown.contains(SECRET), "{shown}");
+    let opts = MskOptions::new("us-east-1", Credentials::new(KEY, wrong, None, None, "t"));
+    assert!(!format!("{opts:?}").contains(wrong));
     let unknown = client_as(&standin, "AKIAUNKNOWN", SECRET)
         .list_connectors(None)
         .unwrap_err();
