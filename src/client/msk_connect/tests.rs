@@ -83,6 +83,7 @@ fn full_request(name: &str, worker_configuration: Option<&str>) -> CreateConnect
             "customPluginArn": "arn:aws:kafkaconnect:us-east-1:123456789012:custom-plugin/file/abc-1",
             "revision": 1
         } }],
+        "networkType": "DUAL",
         "serviceExecutionRoleArn": "arn:aws:iam::123456789012:role/msk-connect"
     }))
     .expect("a CreateConnector request");
@@ -102,7 +103,7 @@ fn a_described_connector_becomes_its_create_request_without_losing_a_member() {
     let mut described = serde_json::to_value(full_request("orders", Some("arn:wc/1"))).unwrap();
     described["capacity"]["autoScaling"]["futureKnob"] = json!({ "x": 1 });
     described["kafkaCluster"]["apacheKafkaCluster"]["vpc"]["ipv6"] = json!(true);
-    described["networkType"] = json!("DUAL");
+    described["futureMember"] = json!({ "added": "later" });
     let expected = described.clone();
     described["connectorArn"] = json!("arn:aws:kafkaconnect:us-east-1:1:connector/orders/x-1");
     described["connectorState"] = json!("RUNNING");

@@ -255,6 +255,9 @@ pub struct CreateConnector {
     pub kafka_connect_version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_delivery: Option<LogDelivery>,
+    /// `IPV4` (the default) or `DUAL` (botocore's model since 2025).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_type: Option<String>,
     pub plugins: Vec<Plugin>,
     pub service_execution_role_arn: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -307,6 +310,8 @@ pub struct ConnectorDescription {
     pub kafka_connect_version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_delivery: Option<LogDelivery>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_type: Option<String>,
     #[serde(default)]
     pub plugins: Vec<Plugin>,
     #[serde(default)]
@@ -333,6 +338,7 @@ impl ConnectorDescription {
             kafka_cluster_encryption_in_transit: self.kafka_cluster_encryption_in_transit.clone(),
             kafka_connect_version: self.kafka_connect_version.clone(),
             log_delivery: self.log_delivery.clone(),
+            network_type: self.network_type.clone(),
             plugins: self.plugins.clone(),
             service_execution_role_arn: self.service_execution_role_arn.clone(),
             worker_configuration: self.worker_configuration.clone(),

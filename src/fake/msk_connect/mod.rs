@@ -157,6 +157,7 @@ const DESCRIBED: &[&str] = &[
     "kafkaClusterEncryptionInTransit",
     "kafkaConnectVersion",
     "logDelivery",
+    "networkType",
     "plugins",
     "serviceExecutionRoleArn",
     "workerConfiguration",
