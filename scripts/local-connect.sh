@@ -389,6 +389,8 @@ main() {
       # they go first.
       bash "$(dirname "${BASH_SOURCE[0]}")/bearer-gateway.sh" down >/dev/null 2>&1 || true
       bash "$(dirname "${BASH_SOURCE[0]}")/secure-connect.sh" down >/dev/null 2>&1 || true
+      # The MSK Connect stand-in runs its connectors on worker a1.
+      bash "$(dirname "${BASH_SOURCE[0]}")/msk-connect.sh" down >/dev/null 2>&1 || true
       # MirrorMaker 2 in cluster w reads this broker: the DR region goes first too, and says so.
       bash "$(dirname "${BASH_SOURCE[0]}")/dr-connect.sh" down || true
       cmd_down

@@ -48,7 +48,7 @@ suite_testbed() {
   export KCO_TESTBED_KAFKA_PORT=19092 KCO_TESTBED_CONTROLLER_PORT=19093
   export KCO_TESTBED_A1_PORT=18083 KCO_TESTBED_A2_PORT=18084 KCO_TESTBED_B_PORT=18085
   export KCO_TESTBED_S_PORT=18086 KCO_TESTBED_PG_PORT=15433
-  export KCO_SECURE_PORT=18443 KCO_GATEWAY_PORT=18444
+  export KCO_SECURE_PORT=18443 KCO_GATEWAY_PORT=18444 KCO_MSK_CONNECT_PORT=18095
   export KCO_DR_KAFKA_PORT=19192 KCO_DR_SASL_PORT=19194 KCO_DR_CONTROLLER_PORT=19195
   export KCO_DR_CONNECT_PORT=18090 KCO_DR_BACK_PORT=18091 KCO_LEGACY_PORT=18087
   export KCO_PROMETHEUS_PORT=19090 KCO_NODE_EXPORTER_PORT=19100 KCO_IAM_PORT=19096
@@ -311,7 +311,7 @@ step "secure test bed up"
 # that no service keeps it).
 run "${LC[@]}" up --secure >/dev/null
 if ((TESTBED_OURS)) && [[ ${KCO_TESTBED_KEEP:-0} != 1 ]]; then
-  trap 'rc=$?; set +e; bash "$ROOT/scripts/dr-connect.sh" down >&2 || true; bash "$ROOT/scripts/legacy-connect.sh" down >&2 || true; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
+  trap 'rc=$?; set +e; bash "$ROOT/scripts/dr-connect.sh" down >&2 || true; bash "$ROOT/scripts/legacy-connect.sh" down >&2 || true; bash "$ROOT/scripts/msk-connect.sh" down >&2 || true; bash "$ROOT/scripts/bearer-gateway.sh" down >&2 || true; bash "$ROOT/scripts/secure-connect.sh" down >&2 || true; (exit $rc); finish' EXIT
 fi
 export KCO_E2E_SECURE=required KCO_E2E_SECURE_URL="https://127.0.0.1:${KCO_SECURE_PORT:-8443}"
 export KCO_E2E_GATEWAY=required KCO_E2E_GATEWAY_URL="https://127.0.0.1:${KCO_GATEWAY_PORT:-8444}"
@@ -322,6 +322,12 @@ step "legacy worker up (Kafka Connect 3.4)"
 run bash "$ROOT/scripts/legacy-connect.sh" up >/dev/null
 export KCO_E2E_LEGACY=required KCO_E2E_LEGACY_URL="http://127.0.0.1:${KCO_LEGACY_PORT:-8087}"
 # --- end of cluster l ---
+
+# --- MSK Connect stand-in on cluster a's worker (scripts/msk-connect.sh) ---
+step "MSK Connect stand-in up"
+run bash "$ROOT/scripts/msk-connect.sh" up >/dev/null
+export KCO_E2E_MSK_CONNECT=required KCO_E2E_MSK_CONNECT_URL="http://127.0.0.1:${KCO_MSK_CONNECT_PORT:-8095}"
+# --- end of the MSK Connect stand-in ---
 
 # --- DR region west: a second broker, cluster w, MirrorMaker 2 (scripts/dr-connect.sh) ---
 step "DR test bed up"
@@ -438,6 +444,10 @@ if ((OLDEST_RUN)); then
   run bash "$ROOT/scripts/secure-connect.sh" down >/dev/null
   # Cluster l is the same 3.4 worker whatever the broker's release: tested on the default one.
   run bash "$ROOT/scripts/legacy-connect.sh" down >/dev/null
+  # The MSK Connect stand-in drives cluster a's worker whatever the broker's release: tested
+  # on the default one.
+  run bash "$ROOT/scripts/msk-connect.sh" down >/dev/null
+  unset KCO_E2E_MSK_CONNECT KCO_E2E_MSK_CONNECT_URL
   unset KCO_E2E_SECURE KCO_E2E_SECURE_URL KCO_E2E_GATEWAY KCO_E2E_GATEWAY_URL
   unset KCO_E2E_LEGACY KCO_E2E_LEGACY_URL
   run "${LC[@]}" down

@@ -33,8 +33,8 @@ feature_of() {
     recipes::* | kinds::shape_classes::* | kinds::debezium_shapes::*) echo snapshot ;;
     crash::* | tasks::*) echo apply ;;
     # They need beds compat.sh does not start (scripts/test.sh runs them), or the image.
-    secure::* | gateway::* | dr::* | dr_runbook::* | image::* | through_kafka::* | msk_mode::* | msk_iam::*) echo none ;;
-    behaviours::connect_3_4_with_rest_and_offsets_through_kafka_behaves | behaviours::connect_read_from_its_topics_behaves) echo none ;;
+    secure::* | gateway::* | dr::* | dr_runbook::* | image::* | through_kafka::* | msk_mode::* | msk_iam::* | msk_connect::*) echo none ;;
+    behaviours::connect_3_4_with_rest_and_offsets_through_kafka_behaves | behaviours::connect_read_from_its_topics_behaves | behaviours::connect_3_4_deleted_and_created_again_by_kco_behaves) echo none ;;
     compat_doc::*) echo none ;;
     wrong_topics::*) echo none ;;
     metrics::*) echo none ;;

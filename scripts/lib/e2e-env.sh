@@ -17,6 +17,7 @@ e2e_env() {
   export KCO_E2E_DR_KAFKA="127.0.0.1:${KCO_DR_SASL_PORT:-9194}"
   export KCO_E2E_PROMETHEUS_URL="http://127.0.0.1:${KCO_PROMETHEUS_PORT:-9090}"
   export KCO_E2E_TEXTFILE_DIR="$KCO_TESTBED_DIR/monitoring/textfile"
+  export KCO_E2E_MSK_CONNECT_URL="http://127.0.0.1:${KCO_MSK_CONNECT_PORT:-8095}"
 }
 
 # The oldest Kafka release with the offsets API that the test bed runs (latest patch).

@@ -92,7 +92,8 @@ pub enum Problem {
     Rebalance,
     /// 409 on create: the name is taken.
     AlreadyExists,
-    /// A 500 that Connect itself calls safe to retry.
+    /// A 500 that Connect itself calls safe to retry (or MSK Connect's 503
+    /// `ServiceUnavailableException`): nothing happened.
     SafeToRetry,
     /// A worker could not forward the request to its leader, and the request never reached
     /// the leader's herder: the leader refused the connection (it is down or restarting), or
@@ -193,6 +194,16 @@ impl Problem {
     pub fn classify(status: u16, path: &str, message: &str) -> Problem {
         if status == 409 && path.ends_with("/offsets/request") {
             return Problem::RequestPending;
+        }
+        // Amazon MSK Connect's API (its paths start with `/v1/`, which no Connect path does):
+        // a 409 is a `ConflictException` (the name is taken), a 503 a
+        // `ServiceUnavailableException`, which asks to be sent again later.
+        if path.starts_with("/v1/") {
+            match status {
+                409 => return Problem::AlreadyExists,
+                503 => return Problem::SafeToRetry,
+                _ => {}
+            }
         }
         let known = PHRASES.iter().find(|(s, phrases, _)| {
             *s == status && phrases.iter().all(|phrase| message.contains(phrase))

@@ -18,6 +18,7 @@ mod confluent_cloud;
 mod error;
 mod http;
 pub mod layers;
+pub mod msk_connect;
 mod service;
 pub(crate) mod steps;
 pub mod transport;

@@ -21,6 +21,9 @@ pub(crate) struct HttpRequest {
     pub body: Vec<u8>,
     /// The `Authorization` header, as received.
     pub authorization: Option<String>,
+    /// Every header as received, its name lowercased, in order (the MSK Connect stand-in
+    /// checks the SigV4 signature over them).
+    pub headers: Vec<(String, String)>,
 }
 
 /// What to do with a request.
@@ -57,7 +60,12 @@ pub(crate) struct HttpServer {
 
 impl HttpServer {
     pub fn start(handler: Handler) -> io::Result<HttpServer> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
+        Self::start_on("127.0.0.1:0", handler)
+    }
+
+    /// Listens on `addr` (`127.0.0.1:8095`; port 0 for any free one).
+    pub fn start_on(addr: &str, handler: Handler) -> io::Result<HttpServer> {
+        let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             handler,
@@ -194,6 +202,7 @@ fn read_request(
     let mut close = false;
     let mut expect_continue = false;
     let mut authorization = None;
+    let mut headers = Vec::new();
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header)? == 0 {
@@ -207,6 +216,7 @@ fn read_request(
             continue;
         };
         let value = value.trim();
+        headers.push((name.trim().to_ascii_lowercase(), value.to_string()));
         match name.trim().to_ascii_lowercase().as_str() {
             "content-length" => {
                 content_length = value
@@ -237,6 +247,7 @@ fn read_request(
             target,
             body,
             authorization,
+            headers,
         },
         close,
     )))

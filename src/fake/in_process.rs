@@ -50,6 +50,7 @@ impl Transport for InProcess {
             target,
             body: body.into_bytes(),
             authorization: self.authorization.clone(),
+            headers: Vec::new(),
         };
         match serve(&self.inner, request) {
             Reply::Respond {

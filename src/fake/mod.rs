@@ -68,6 +68,7 @@ mod faults;
 mod http;
 mod in_process;
 mod kinds;
+pub mod msk_connect;
 mod offsets;
 mod record;
 mod routes;

@@ -24,6 +24,7 @@ mod kinds;
 mod lock;
 mod metrics;
 mod month;
+mod msk_connect;
 mod msk_iam;
 mod msk_mode;
 mod orphaned;

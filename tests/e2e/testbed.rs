@@ -393,6 +393,7 @@ fn no_service_of_the_test_bed_holds_its_lock() {
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     pid_files.push(state.join("gateway/nginx.pid"));
+    pid_files.push(state.join("msk-connect/standin.pid"));
     let mut seen = 0;
     for f in pid_files
         .iter()

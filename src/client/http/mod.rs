@@ -121,14 +121,7 @@ impl HttpTransport {
     }
 
     fn send_to(&self, url: &str, req: &Request) -> std::result::Result<Body, ClientError> {
-        let method = match req.method {
-            Method::Get => reqwest::Method::GET,
-            Method::Post => reqwest::Method::POST,
-            Method::Put => reqwest::Method::PUT,
-            Method::Patch => reqwest::Method::PATCH,
-            Method::Delete => reqwest::Method::DELETE,
-        };
-        let mut builder = self.client.request(method, url);
+        let mut builder = self.client.request(reqwest_method(req.method), url);
         if let Some(b) = &req.body {
             builder = builder
                 .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
@@ -185,6 +178,17 @@ impl Transport for HttpTransport {
 
     fn endpoint(&self) -> String {
         self.urls[self.current.load(Ordering::Relaxed) % self.urls.len()].clone()
+    }
+}
+
+/// The method, as reqwest names it.
+pub(super) fn reqwest_method(method: Method) -> reqwest::Method {
+    match method {
+        Method::Get => reqwest::Method::GET,
+        Method::Post => reqwest::Method::POST,
+        Method::Put => reqwest::Method::PUT,
+        Method::Patch => reqwest::Method::PATCH,
+        Method::Delete => reqwest::Method::DELETE,
     }
 }
 
@@ -293,7 +297,13 @@ pub fn redact_url(raw: &str) -> String {
     }
 }
 
-fn transport_error(req: &Request, url: &str, e: &reqwest::Error, limit: Duration) -> ClientError {
+/// A request that got no answer, said as the innermost cause says it.
+pub(super) fn transport_error(
+    req: &Request,
+    url: &str,
+    e: &reqwest::Error,
+    limit: Duration,
+) -> ClientError {
     let timeout = e.is_timeout();
     let connect = e.is_connect();
     let mut reason = if connect {
