@@ -23,6 +23,20 @@ pub enum Backend {
     /// internal topics on its Kafka: kco.yaml gives it no `urls`, but `kafka:` and
     /// `connectTopics: {offsets, configs, status}`. kco only reads it.
     ConnectTopics,
+    /// Amazon MSK Connect: its connectors through its control plane (SigV4), their offsets
+    /// through the Kafka they use (`kafka:` and the pinned `connectTopics.offsets`).
+    MskConnect(MskSite),
+}
+
+/// Where an MSK Connect cluster's connectors live, and whose credentials reach them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MskSite {
+    /// `region:` of `mskConnect:`, else the environment's or the profile's.
+    pub region: Option<String>,
+    /// `profile:`: this profile of the shared files alone, else AWS's default chain.
+    pub profile: Option<String>,
+    /// `endpoint:`: another URL than the region's (a VPC endpoint, a stand-in).
+    pub endpoint: Option<String>,
 }
 
 /// Where a Confluent Cloud cluster's connectors live.
@@ -85,8 +99,19 @@ impl Backend {
             Backend::Connect => super::Connect::CAPABILITIES,
             Backend::ConfluentCloud(_) => super::ConfluentCloud::CAPABILITIES,
             Backend::ConnectTopics => Self::CONNECT_TOPICS,
+            Backend::MskConnect(_) => Self::MSK_CONNECT,
         }
     }
+
+    /// What MSK Connect can do: no `GET /`, no plugin config definitions; kco deletes a
+    /// connector and creates it again around a write of its offsets through Kafka.
+    pub const MSK_CONNECT: Capabilities = Capabilities {
+        observed_offsets: false,
+        version_endpoint: false,
+        config_definitions: false,
+        offsets_through_kafka: true,
+        read_only: None,
+    };
 
     /// The service's name, for messages: `Kafka Connect`, `Confluent Cloud`, `Kafka Connect
     /// internal topics`.
@@ -95,6 +120,7 @@ impl Backend {
             Backend::Connect => "Kafka Connect",
             Backend::ConfluentCloud(_) => "Confluent Cloud",
             Backend::ConnectTopics => "Kafka Connect internal topics",
+            Backend::MskConnect(_) => "Amazon MSK Connect",
         }
     }
 
@@ -116,7 +142,7 @@ impl Backend {
     /// `/connect/v1/environments/{env}/clusters/{lkc}` for Confluent Cloud.
     pub fn base_path(&self) -> String {
         match self {
-            Backend::Connect | Backend::ConnectTopics => String::new(),
+            Backend::Connect | Backend::ConnectTopics | Backend::MskConnect(_) => String::new(),
             Backend::ConfluentCloud(ids) => format!(
                 "/connect/v1/environments/{}/clusters/{}",
                 ids.environment, ids.kafka_cluster
@@ -130,7 +156,7 @@ impl Backend {
     /// says it.
     pub fn kafka_cluster_id(&self) -> Option<&str> {
         match self {
-            Backend::Connect | Backend::ConnectTopics => None,
+            Backend::Connect | Backend::ConnectTopics | Backend::MskConnect(_) => None,
             Backend::ConfluentCloud(ids) => Some(&ids.kafka_cluster),
         }
     }

@@ -50,7 +50,7 @@ impl ConfluentCloud {
     fn ids(&self) -> &CloudIds {
         match &self.backend {
             Backend::ConfluentCloud(ids) => ids,
-            Backend::Connect | Backend::ConnectTopics => {
+            Backend::Connect | Backend::ConnectTopics | Backend::MskConnect(_) => {
                 unreachable!("a ConfluentCloud holds its ids")
             }
         }

@@ -28,7 +28,7 @@ mod version;
 pub use api::{connector_path, Connect};
 pub use async_alter::{parse_time, AlterKind, AlterRequest, AlterStatus, OffsetsRead, Phase};
 pub use auth::{Auth, Secret};
-pub use backend::{Backend, Capabilities, CloudIds, CONNECT_TOPICS_INSTEAD};
+pub use backend::{Backend, Capabilities, CloudIds, MskSite, CONNECT_TOPICS_INSTEAD};
 pub use confluent_cloud::ConfluentCloud;
 pub use error::{ClientError, ErrorKind, Problem, TlsProblem};
 pub use http::{check_worker_url, redact_url, BuildError, HttpOptions, HttpTransport, TlsOptions};

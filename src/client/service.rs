@@ -190,7 +190,7 @@ pub fn service_for(rest: Connect, backend: &Backend) -> Box<dyn Service> {
     match backend {
         // A cluster read from its topics has no REST API: its service is not made over one
         // (`cli::context` makes it from kco.yaml's `kafka:`).
-        Backend::Connect | Backend::ConnectTopics => Box::new(rest),
+        Backend::Connect | Backend::ConnectTopics | Backend::MskConnect(_) => Box::new(rest),
         Backend::ConfluentCloud(ids) => Box::new(ConfluentCloud::new(rest, ids.clone())),
     }
 }

@@ -14,6 +14,7 @@ use crate::client::{Backend, HttpOptions, TlsOptions};
 mod cloud;
 mod connect_topics;
 mod kafka;
+mod msk;
 pub use kafka::{DrSettings, MirrorAlarm};
 mod raw;
 #[cfg(test)]
@@ -492,6 +493,9 @@ impl Config {
         raw: &RawCluster,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<(HttpOptions, Backend), ConfigError> {
+        if let Some(msk) = &raw.msk_connect {
+            return self.msk_options(name, raw, msk, env);
+        }
         if let Some(cloud) = &raw.confluent_cloud {
             return self.cloud_options(name, raw, cloud, env);
         }

@@ -89,6 +89,21 @@ pub(super) struct RawCluster {
     /// A Confluent Cloud cluster's managed connectors, in place of `urls` (`config/cloud.rs`).
     #[serde(default)]
     pub(super) confluent_cloud: Option<RawCloud>,
+    /// An Amazon MSK Connect cluster's connectors, in place of `urls` (`config/msk.rs`).
+    #[serde(default)]
+    pub(super) msk_connect: Option<RawMsk>,
+}
+
+/// A cluster's `mskConnect:`: the region, the credentials' profile, another endpoint.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct RawMsk {
+    #[serde(default)]
+    pub(super) region: Option<String>,
+    #[serde(default)]
+    pub(super) profile: Option<String>,
+    #[serde(default)]
+    pub(super) endpoint: Option<String>,
 }
 
 /// A cluster's `confluentCloud:`: which environment and Kafka cluster, and the Cloud API key.

@@ -9,9 +9,11 @@
 //! - `cloud.rs`: Confluent Cloud, whose refusals name the API key and whose first request is
 //!   the first contact.
 //! - `topics.rs`: a Connect cluster read from its internal topics on Kafka (no `urls`).
+//! - `msk.rs`: Amazon MSK Connect, through its control plane and the Kafka its connectors use.
 
 mod cloud;
 mod connect;
+mod msk;
 mod topics;
 
 use std::sync::Arc;
@@ -56,7 +58,7 @@ struct Kind {
 }
 
 /// Every kind of service kco reaches, once each.
-const KINDS: [Kind; 3] = [connect::KIND, cloud::KIND, topics::KIND];
+const KINDS: [Kind; 4] = [connect::KIND, cloud::KIND, topics::KIND, msk::KIND];
 
 fn kind_of(target: &ClusterTarget) -> &'static Kind {
     KINDS

@@ -9,6 +9,7 @@
 //! an unavailable service, with a hint naming the access key id (never the secret) on a
 //! refusal. docs/msk-connect.md says which routes and members this covers, and from where.
 
+mod service;
 mod signed;
 mod types;
 
@@ -24,6 +25,7 @@ use crate::wait::{self, Clock, Poll, SystemClock, WaitError, WaitPolicy};
 
 /// AWS credentials, as the caller's provider chain resolves them.
 pub use aws_credential_types::Credentials;
+pub use service::MskService;
 pub use signed::{ERROR_TYPE_HEADER, SERVICE};
 pub use types::{
     parse_properties, properties_file_content, ApacheKafkaCluster, AutoScaling, Capacity,
@@ -128,8 +130,8 @@ pub enum MskWaitError {
 
 /// The MSK Connect API of one account and region.
 pub struct MskConnect {
-    transport: Box<dyn Transport>,
-    clock: Box<dyn Clock>,
+    transport: std::sync::Arc<dyn Transport>,
+    clock: std::sync::Arc<dyn Clock + Send + Sync>,
 }
 
 impl MskConnect {
@@ -152,17 +154,28 @@ impl MskConnect {
         let unreachable = format!("the MSK Connect endpoint {endpoint} does not answer");
         let hinted = ServiceHints::new(signed, refused, unreachable);
         Ok(MskConnect {
-            transport: Box::new(Retrying::new(hinted, opts.retry)),
-            clock: Box::new(SystemClock),
+            transport: std::sync::Arc::new(Retrying::new(hinted, opts.retry)),
+            clock: std::sync::Arc::new(SystemClock),
         })
     }
 
     /// The same client, waiting on `clock` (tests).
-    pub fn with_clock(self, clock: impl Clock + 'static) -> Self {
+    pub fn with_clock(self, clock: impl Clock + Send + Sync + 'static) -> Self {
         MskConnect {
-            clock: Box::new(clock),
+            clock: std::sync::Arc::new(clock),
             ..self
         }
+    }
+
+    /// The same client, counting the requests that change something.
+    pub fn counting(&self) -> (MskConnect, super::layers::Counter) {
+        let counter = super::layers::Counter::default();
+        let layer = super::layers::Counting::new(self.transport.clone(), counter.clone());
+        let client = MskConnect {
+            transport: std::sync::Arc::new(layer),
+            clock: self.clock.clone(),
+        };
+        (client, counter)
     }
 
     /// The base URL requests go to.
