@@ -152,11 +152,8 @@ fn create_describe_delete_and_create_again_keeps_every_member() {
     assert_eq!(described, running);
     let again = described.to_create().unwrap();
     assert_eq!(again, request);
-    let wc = msk
-        .describe_worker_configuration(described.worker_configuration_arn().unwrap())
-        .unwrap();
     assert_eq!(
-        wc.offset_storage_topic().unwrap().as_deref(),
+        msk.offset_storage_topic(&described).unwrap().as_deref(),
         Some("connect-offsets")
     );
 
@@ -200,6 +197,8 @@ fn a_taken_name_is_a_conflict_and_an_unpinned_offsets_topic_is_noted() {
     let standin = standin(&worker, 10);
     let msk = client(&standin);
     let first = msk.create_connector(&full_request("s", None)).unwrap();
+    let described = msk.describe_connector(&first.connector_arn).unwrap();
+    assert_eq!(msk.offset_storage_topic(&described).unwrap(), None);
     let taken = msk.create_connector(&full_request("s", None)).unwrap_err();
     assert_eq!(AwsError::of(&taken), AwsError::Conflict);
     assert!(!taken.is_retryable());
