@@ -205,13 +205,7 @@ cmd_down() {
   local pid
   if pid=$(live_pid); then
     say "stopping nginx (pid $pid)"
-    kill -QUIT "$pid" 2>/dev/null || true
-    local _
-    for _ in $(seq 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
+    stop_daemon "$pid" QUIT
   fi
   rm -rf "$GW"
 }

@@ -99,13 +99,7 @@ cmd_down() {
   for name in prometheus node-exporter; do
     if pid=$(live_pid "$name"); then
       say "stopping $name (pid $pid)"
-      kill -TERM "$pid" 2>/dev/null || true
-      local _
-      for _ in $(seq 100); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-      done
-      kill -KILL "$pid" 2>/dev/null || true
+      stop_daemon "$pid" TERM 100
     fi
   done
   rm -rf "$MON"

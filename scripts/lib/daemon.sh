@@ -1,6 +1,6 @@
 # Sourced by the test bed's scripts (local-connect.sh, dr-connect.sh, secure-connect.sh,
-# bearer-gateway.sh): their messages, the one way they start a long-lived service, their
-# lock, commands and usage.
+# bearer-gateway.sh, monitoring.sh, msk-connect.sh): their messages, the one way they start
+# and stop a long-lived service, their lock, commands and usage.
 # shellcheck shell=bash
 
 # The script's name (without .sh) begins every line it writes to stderr.
@@ -23,6 +23,20 @@ spawn_daemon() {
   rm -f "$pidf"
   # shellcheck disable=SC2016  # $$ and $1 expand in the child shell
   setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidf" "$@" >>"$log" 2>&1 </dev/null 9>&- &
+}
+
+# stop_daemon PID SIGNAL [TENTHS]
+# Stops a service started with spawn_daemon (or one that put itself in the background): sends
+# it SIGNAL (TERM; QUIT for nginx), waits up to TENTHS tenths of a second (default 50) for it
+# to exit, then kills it.
+stop_daemon() {
+  local pid=$1 signal=$2 tenths=${3:-50} _
+  kill "-$signal" "$pid" 2>/dev/null || true
+  for _ in $(seq "$tenths"); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
 }
 
 # take_lock FILE

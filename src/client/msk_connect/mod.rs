@@ -238,6 +238,26 @@ impl MskConnect {
         self.read(Request::new(Method::Get, path))
     }
 
+    /// The `offset.storage.topic` the connector's worker configuration pins (the revision it
+    /// runs with is the latest: worker configurations have one revision each today), or
+    /// `None` when it has no worker configuration or the configuration pins none: then MSK
+    /// keeps its offsets in `__amazon_msk_connect_offsets_<name>_<id>`, which a connector
+    /// created again does not read.
+    pub fn offset_storage_topic(&self, connector: &ConnectorDescription) -> Result<Option<String>> {
+        let Some(arn) = connector.worker_configuration_arn() else {
+            return Ok(None);
+        };
+        let wc = self.describe_worker_configuration(arn)?;
+        wc.offset_storage_topic().map_err(|detail| {
+            let req = Request::new(
+                Method::Get,
+                format!("/v1/worker-configurations/{}", segment(arn)),
+            );
+            let url = format!("{}{}", self.endpoint(), req.path);
+            ClientError::decode(&req, &url, detail)
+        })
+    }
+
     /// `CreateWorkerConfiguration` with `properties` (written as a properties file).
     pub fn create_worker_configuration(
         &self,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::fake::msk_connect::{MskStandIn, MskStandInConfig};
+use crate::fake::msk_connect::{MskStandIn, MskStandInConfig, TestKey};
 use crate::fake::FakeConnect;
 use crate::wait::ManualClock;
 
@@ -152,11 +152,8 @@ fn create_describe_delete_and_create_again_keeps_every_member() {
     assert_eq!(described, running);
     let again = described.to_create().unwrap();
     assert_eq!(again, request);
-    let wc = msk
-        .describe_worker_configuration(described.worker_configuration_arn().unwrap())
-        .unwrap();
     assert_eq!(
-        wc.offset_storage_topic().unwrap().as_deref(),
+        msk.offset_storage_topic(&described).unwrap().as_deref(),
         Some("connect-offsets")
     );
 
@@ -200,6 +197,8 @@ fn a_taken_name_is_a_conflict_and_an_unpinned_offsets_topic_is_noted() {
     let standin = standin(&worker, 10);
     let msk = client(&standin);
     let first = msk.create_connector(&full_request("s", None)).unwrap();
+    let described = msk.describe_connector(&first.connector_arn).unwrap();
+    assert_eq!(msk.offset_storage_topic(&described).unwrap(), None);
     let taken = msk.create_connector(&full_request("s", None)).unwrap_err();
     assert_eq!(AwsError::of(&taken), AwsError::Conflict);
     assert!(!taken.is_retryable());
@@ -352,4 +351,53 @@ fn properties_are_read_as_java_reads_them() {
     };
     assert_eq!(wc.properties().unwrap(), expected);
     let _: Value = serde_json::to_value(&wc).unwrap();
+}
+
+/// Temporary credentials sign with their session token (`x-amz-security-token`, signed);
+/// the same key without it is refused.
+#[test]
+fn temporary_credentials_send_their_session_token() {
+    let worker = FakeConnect::start();
+    let mut config = MskStandInConfig::new(worker.url());
+    let key = TestKey {
+        secret: SECRET.into(),
+        session_token: Some("FwoGZXIvYXdzEXAMPLETOKEN".into()),
+    };
+    config.keys.insert("ASIASTANDINTEMP".into(), key);
+    let standin = MskStandIn::start(config).unwrap();
+    let with = |token: Option<&str>| {
+        let credentials = Credentials::new(
+            "ASIASTANDINTEMP",
+            SECRET,
+            token.map(str::to_string),
+            None,
+            "t",
+        );
+        let mut opts = MskOptions::new(standin.region(), credentials);
+        opts.endpoint = Some(standin.url());
+        opts.retry = RetryPolicy::none();
+        MskConnect::new(opts).unwrap()
+    };
+    assert!(with(Some("FwoGZXIvYXdzEXAMPLETOKEN"))
+        .list_connectors(None)
+        .is_ok());
+    let refused = with(None).list_connectors(None).unwrap_err();
+    assert_eq!(AwsError::of(&refused), AwsError::Forbidden);
+    assert!(refused.to_string().contains("UnrecognizedClientException"));
+}
+
+/// On the MSK Connect API's paths a 409 is a name taken (not a Connect rebalance, which is
+/// retried) and a 503 asks to be sent again.
+#[test]
+fn msk_connects_409_and_503_are_read_as_its_own() {
+    use crate::client::{Problem, Request};
+    let msk = Request::new(Method::Post, "/v1/connectors");
+    let taken = ClientError::http(&msk, "u", 409, "ConflictException: taken");
+    assert_eq!(taken.problem(), Some(Problem::AlreadyExists));
+    assert!(!taken.is_retryable());
+    let busy = ClientError::http(&msk, "u", 503, "ServiceUnavailableException: later");
+    assert!(busy.is_retryable() && busy.had_no_effect());
+    let connect = Request::new(Method::Post, "/connectors");
+    let rebalance = ClientError::http(&connect, "u", 409, "stale configuration");
+    assert_eq!(rebalance.problem(), Some(Problem::Rebalance));
 }
