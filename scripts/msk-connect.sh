@@ -26,6 +26,8 @@
 #   KCO_MSK_CONNECT_WORKER         the worker behind it (default cluster a: http://127.0.0.1:8083, or KCO_TESTBED_A1_PORT)
 #   KCO_MSK_CONNECT_OFFSETS_TOPIC  that worker's offsets topic (default kco-a-offsets)
 #   KCO_MSK_CONNECT_REGION         the region signatures are scoped to (default us-east-1)
+#   KCO_MSK_CONNECT_KAFKA          the Kafka of its connectors, for kco.yaml (default the test
+#                                  bed's broker: 127.0.0.1:9092, or KCO_TESTBED_KAFKA_PORT)
 #   KCO_MSK_STANDIN_BIN            a kco-msk-standin binary to run instead of building one
 #   KCO_TESTBED_DIR                as for scripts/local-connect.sh
 set -euo pipefail
@@ -40,6 +42,7 @@ PORT=${KCO_MSK_CONNECT_PORT:-8095}
 WORKER=${KCO_MSK_CONNECT_WORKER:-http://127.0.0.1:${KCO_TESTBED_A1_PORT:-8083}}
 TOPIC=${KCO_MSK_CONNECT_OFFSETS_TOPIC:-kco-a-offsets}
 REGION=${KCO_MSK_CONNECT_REGION:-us-east-1}
+KAFKA=${KCO_MSK_CONNECT_KAFKA:-127.0.0.1:${KCO_TESTBED_KAFKA_PORT:-9092}}
 URL="http://$HOST:$PORT"
 
 live_pid() {
@@ -98,12 +101,14 @@ export AWS_SHARED_CREDENTIALS_FILE=$DIR/credentials AWS_PROFILE=kco-msk AWS_REGI
 export KCO_MSK_CONNECT_URL=$URL KCO_MSK_WORKER_CONFIGURATION_ARN=$arn
 ENV
   cat >"$DIR/kco.yaml" <<YAML
-# MSK Connect stand-in (scripts/msk-connect.sh): its endpoint and region; credentials from
-# AWS_SHARED_CREDENTIALS_FILE=$DIR/credentials, AWS_PROFILE=kco-msk.
+# MSK Connect stand-in (scripts/msk-connect.sh): cluster m, its endpoint and region;
+# credentials from AWS_SHARED_CREDENTIALS_FILE=$DIR/credentials, AWS_PROFILE=kco-msk.
 # Worker configuration pinning offset.storage.topic=$TOPIC: $arn
-mskConnect:
-  region: $REGION
-  endpoint: $URL
+clusters:
+  m:
+    mskConnect: {region: $REGION, endpoint: "$URL"}
+    kafka: {bootstrap: "$KAFKA"}
+    connectTopics: {offsets: $TOPIC}
 YAML
 }
 

@@ -139,7 +139,7 @@ mod tests {
     use crate::client::{Backend, MskSite};
 
     fn parse(text: &str) -> Config {
-        Config::parse(text).unwrap()
+        Config::parse(std::path::Path::new("kco.yaml"), text).unwrap()
     }
 
     #[test]

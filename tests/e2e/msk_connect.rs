@@ -156,3 +156,121 @@ fn a_source_created_through_the_api_runs_on_the_worker_and_comes_back_with_its_o
         .unwrap();
     assert!(!worker.has_connector(&name));
 }
+
+/// kco with the stand-in's kco.yaml (cluster `m`: its endpoint and region, the test bed's
+/// Kafka and cluster a's offsets topic, which the stand-in's worker configuration pins) and
+/// the credentials file the stand-in was given, by its profile.
+fn kco_env() -> crate::support::env::TestEnv {
+    let dir = service_dir("KCO_E2E_MSK_DIR", "msk-connect");
+    let yaml = std::fs::read_to_string(dir.join("kco.yaml")).expect("the stand-in's kco.yaml");
+    let credentials = dir.join("credentials");
+    let env = crate::support::env::TestEnv::new()
+        .args(&["--cluster", "m"])
+        .envs(&[
+            ("AWS_SHARED_CREDENTIALS_FILE", credentials.to_str().unwrap()),
+            ("AWS_CONFIG_FILE", "/nonexistent/kco-e2e-aws-config"),
+            ("AWS_PROFILE", "kco-msk"),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ]);
+    env.config(yaml);
+    env
+}
+
+/// `kco apply --yes` alone rewinds a source on MSK Connect: kco describes the connector,
+/// deletes it (its definition in the journal), writes its offsets to the pinned topic and
+/// creates it again through the control plane; the records after the rewound position are
+/// delivered again, exactly those (counted by content). A kill -9 after the write, before the
+/// create, is recovered by `kco recover`: the connector created again from the journal's
+/// definition, from the offsets written.
+#[test]
+fn kco_apply_alone_rewinds_a_source_and_recover_creates_it_after_a_kill() {
+    let Some(tb) = testbed() else { return };
+    let Some(standin) = standin() else { return };
+    let msk = standin.client(&standin.secret);
+    let worker = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    let starts = write_lines(&input, &numbered("msk", 1..=10));
+    let name = unique_name("msk-kco");
+    let topic = unique_name("msk-kco-topic");
+    let mut request: CreateConnector = serde_json::from_value(json!({
+        "connectorName": name,
+        "capacity": { "provisionedCapacity": { "mcuCount": 1, "workerCount": 1 } },
+        "connectorConfiguration": file_source_config(&input, &topic),
+        "kafkaCluster": { "apacheKafkaCluster": {
+            "bootstrapServers": tb.kafka(),
+            "vpc": { "securityGroups": ["sg-e2e"], "subnets": ["subnet-e2e"] }
+        } },
+        "kafkaClusterClientAuthentication": { "authenticationType": "NONE" },
+        "kafkaClusterEncryptionInTransit": { "encryptionType": "PLAINTEXT" },
+        "kafkaConnectVersion": "3.7.x",
+        "plugins": [{ "customPlugin": {
+            "customPluginArn": "arn:aws:kafkaconnect:us-east-1:123456789012:custom-plugin/filestream/e2e-1",
+            "revision": 1
+        } }],
+        "serviceExecutionRoleArn": "arn:aws:iam::123456789012:role/kco-e2e"
+    }))
+    .expect("a CreateConnector request");
+    request.worker_configuration = Some(WorkerConfigurationRef {
+        revision: Some(1),
+        worker_configuration_arn: Some(standin.worker_configuration.clone()),
+        other: Default::default(),
+    });
+    let created = msk.create_connector(&request).unwrap();
+    let _cleanup = worker.adopt(&name);
+    msk.wait_running(&created.connector_arn, &waits()).unwrap();
+    worker.wait_read(&name, &input);
+    let reader = crate::harness::TopicReader::start(&worker, &topic, dir.path());
+    assert_eq!(reader.wait_lines(10), numbered("msk", 1..=10));
+
+    let env = kco_env();
+    env.kco(&["snapshot", &name])
+        .success("kco snapshot of the MSK Connect cluster");
+    let file = env.path().join(format!("snapshots/m/{name}.yaml"));
+    let filename = input.to_str().unwrap();
+    let at = |line: usize| json!([{"partition": {"filename": filename}, "offset": {"position": starts[line]}}]);
+    // Rewound to line 6: lines 6 to 10 again.
+    crate::support::data::hand_edit(&file, at(5));
+    let run = env.kco(&["apply", file.to_str().unwrap(), "--yes"]);
+    let out = run.success("kco apply on MSK Connect");
+    assert!(
+        out.contains(&format!(
+            "Created again from their definitions, running: {name}"
+        )),
+        "{out}"
+    );
+    let mut want = numbered("msk", 1..=10);
+    want.extend(numbered("msk", 6..=10));
+    assert_eq!(reader.wait_lines_settled(15), want);
+    let back = msk.find_connector(&name).unwrap().expect("created again");
+    assert_ne!(back.connector_arn, created.connector_arn, "a new connector");
+    assert_eq!(worker.state(&name), "RUNNING");
+
+    // Rewound to line 9, killed once written, before the create.
+    crate::support::data::hand_edit(&file, at(8));
+    let mut child = env
+        .cmd()
+        .args(["-v", "apply", file.to_str().unwrap(), "--yes"])
+        .discard_stdout()
+        .spawn();
+    let seen = crate::support::run::kill_when_seen(&mut child, ": write_topic ok");
+    assert!(seen, "the write step never printed");
+    assert!(
+        !worker.has_connector(&name),
+        "killed between the write and the create"
+    );
+    let journal = env.path().join(".kco/journal/m.json");
+    assert!(journal.exists(), "the journal keeps the definition");
+    let recovered = env.kco(&["recover"]);
+    let said = recovered.success("kco recover");
+    assert!(said.contains("created again"), "{said}");
+    assert!(!journal.exists(), "journal cleared");
+    worker.wait_running(&name);
+    want.extend(numbered("msk", 9..=10));
+    assert_eq!(reader.wait_lines_settled(17), want);
+
+    if let Some(c) = msk.find_connector(&name).unwrap() {
+        let _ = msk.delete_connector(&c.connector_arn, c.current_version.as_deref());
+        let _ = msk.wait_gone(&c.connector_arn, &name, &waits());
+    }
+}

@@ -131,7 +131,7 @@ pub enum MskWaitError {
 /// The MSK Connect API of one account and region.
 pub struct MskConnect {
     transport: std::sync::Arc<dyn Transport>,
-    clock: std::sync::Arc<dyn Clock + Send + Sync>,
+    clock: std::sync::Arc<dyn Clock>,
 }
 
 impl MskConnect {
@@ -160,7 +160,7 @@ impl MskConnect {
     }
 
     /// The same client, waiting on `clock` (tests).
-    pub fn with_clock(self, clock: impl Clock + Send + Sync + 'static) -> Self {
+    pub fn with_clock(self, clock: impl Clock + 'static) -> Self {
         MskConnect {
             clock: std::sync::Arc::new(clock),
             ..self

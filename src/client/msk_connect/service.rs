@@ -6,8 +6,9 @@
 //! ([`steps::recreated_around_a_kafka_write`](crate::client::steps)).
 //!
 //! States, as kco's: RUNNING and FAILED as they are; CREATING and UPDATING as UNASSIGNED
-//! (on its way, not settled); a connector being deleted (DELETING) is gone already: it does
-//! not run, and nothing can be asked of it.
+//! (on its way, not settled); a connector being deleted (DELETING) is left out of the
+//! listing (it runs no more), and its status says DELETING until the service lists it no
+//! more: gone, and its name free for a create.
 
 use std::collections::BTreeMap;
 
@@ -44,11 +45,11 @@ impl MskService {
         ))
     }
 
-    /// The connector named `name`, described in full; Connect's 404 when there is none (or
-    /// it is being deleted).
+    /// The connector named `name`, described in full (one being deleted: as listed);
+    /// Connect's 404 once the service lists it no more.
     fn described(&self, name: &str) -> Result<ConnectorDescription> {
-        let found = self.api.find_connector(name)?;
-        match found.filter(|c| c.connector_state != MskState::Deleting) {
+        match self.api.find_connector(name)? {
+            Some(c) if c.connector_state == MskState::Deleting => Ok(c),
             Some(c) => self.api.describe_connector(&c.connector_arn),
             None => {
                 let req = on(Method::Get, name, "");
@@ -199,9 +200,12 @@ impl Service for MskService {
         let req = Request::new(Method::Post, "/v1/connectors").about(name);
         self.lacks(req, "creating a connector at its offsets")
     }
-    /// `DeleteConnector` of its current version.
+    /// `DeleteConnector` of its current version (nothing sent for one being deleted).
     fn delete(&self, name: &str) -> Result<()> {
         let c = self.described(name)?;
+        if c.connector_state == MskState::Deleting {
+            return Ok(());
+        }
         self.api
             .delete_connector(&c.connector_arn, c.current_version.as_deref())
             .map(drop)
