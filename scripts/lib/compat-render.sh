@@ -34,7 +34,7 @@ feature_of() {
     crash::* | tasks::*) echo apply ;;
     # They need beds compat.sh does not start (scripts/test.sh runs them), or the image.
     secure::* | gateway::* | dr::* | dr_runbook::* | image::* | through_kafka::* | msk_mode::* | msk_iam::* | msk_connect::*) echo none ;;
-    behaviours::connect_3_4_with_rest_and_offsets_through_kafka_behaves | behaviours::connect_read_from_its_topics_behaves | behaviours::connect_3_4_deleted_and_created_again_by_kco_behaves) echo none ;;
+    behaviours::connect_3_4_with_rest_and_offsets_through_kafka_behaves | behaviours::connect_read_from_its_topics_behaves | behaviours::connect_3_4_deleted_and_created_again_by_kco_behaves | behaviours::amazon_msk_connect_behaves) echo none ;;
     compat_doc::*) echo none ;;
     wrong_topics::*) echo none ;;
     metrics::*) echo none ;;

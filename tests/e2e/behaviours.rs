@@ -16,15 +16,19 @@ use serde_json::{json, Value};
 
 use crate::harness::{
     file_source_config, legacy, numbered, temp_dir, testbed, unique_name, wait_for, write_lines,
-    Connect, ConnectorGuard, WAIT,
+    Connect, ConnectorGuard, Testbed, WAIT,
 };
+use crate::msk_connect::{kco_env, standin, waits, StandIn};
 use crate::msk_mode::without_rest;
+use kco::client::msk_connect::{CreateConnector, MskConnect};
 use crate::support::behaviours::{canonical, file_offsets, run, Behaviour, Kind};
 use crate::support::env::TestEnv;
 
 /// A FileStream source on `connect`, at the end of its 20-line file.
 struct Source {
     connect: Connect,
+    /// Created and deleted through the MSK Connect stand-in, in front of `connect`.
+    msk: Option<(MskConnect, CreateConnector)>,
     name: String,
     input: PathBuf,
     config: Value,
@@ -43,6 +47,7 @@ impl Source {
         connect.wait_running(&name);
         Source {
             connect,
+            msk: None,
             name,
             input,
             config,
@@ -91,7 +96,37 @@ impl Source {
         });
     }
 
+    /// A source created through the MSK Connect stand-in (its worker: cluster a's).
+    fn start_msk(connect: Connect, standin: &StandIn, tb: &Testbed, prefix: &str) -> Source {
+        let dir = temp_dir();
+        let input = dir.path().join("in.txt");
+        write_lines(&input, &numbered("line", 0..20));
+        let name = unique_name(prefix);
+        let config = file_source_config(&input, &unique_name(prefix));
+        let request = standin.request(tb, &name, config.clone());
+        let msk = standin.client(&standin.secret);
+        let created = msk.create_connector(&request).expect("created through the stand-in");
+        msk.wait_running(&created.connector_arn, &waits()).unwrap();
+        let guard = connect.adopt(&name);
+        connect.wait_running(&name);
+        Source {
+            connect,
+            msk: Some((msk, request)),
+            name,
+            input,
+            config,
+            guard: RefCell::new(Some(guard)),
+            _dir: dir,
+        }
+    }
+
     fn delete(&self) {
+        if let Some((msk, _)) = &self.msk {
+            let c = msk.find_connector(&self.name).unwrap().expect("listed");
+            msk.delete_connector(&c.connector_arn, c.current_version.as_deref())
+                .unwrap();
+            msk.wait_gone(&c.connector_arn, &self.name, &waits()).unwrap();
+        }
         drop(self.guard.borrow_mut().take());
         self.connect.wait_gone(&self.name);
     }
@@ -116,6 +151,10 @@ enum Way {
     LegacyRest,
     /// ... or only `kafka:` and its three topics.
     LegacyTopics,
+    /// Amazon MSK Connect, its stand-in in front of cluster a's worker: kco deletes the
+    /// connector through the control plane, writes its offsets through Kafka to the topic its
+    /// worker configuration pins, and creates it again.
+    Msk,
     /// The legacy worker with `connectTopics.recreate`: kco deletes the connector, keeping
     /// its definition in the journal, writes, and creates it again.
     LegacyRecreate,
@@ -139,6 +178,7 @@ impl Kind for Worker {
             Way::LegacyRest => "Connect 3.4.1 with REST, offsets through Kafka",
             Way::LegacyTopics => "Connect read from its topics",
             Way::LegacyRecreate => "Connect 3.4.1 deleted and created again by kco",
+            Way::Msk => "Amazon MSK Connect (stand-in)",
         }
     }
 
@@ -149,6 +189,7 @@ impl Kind for Worker {
     fn cluster(&self) -> &str {
         match self.way {
             Way::Rest => "a",
+            Way::Msk => "m",
             Way::LegacyRest | Way::LegacyTopics | Way::LegacyRecreate => "l",
         }
     }
@@ -217,6 +258,10 @@ impl Kind for Worker {
                 Some("kco deletes a running connector and creates it again around the write")
             }
             (Way::LegacyRecreate, _) => None,
+            (Way::Msk, Behaviour::RefusesRunning) => {
+                Some("kco deletes a running connector and creates it again around the write")
+            }
+            (Way::Msk, _) => None,
             (_, Behaviour::Reset) => Some(
                 "`reset NAME` wants a connector of that name, and a write through Kafka wants \
                  none (deleted): refused either way; a file with `offsets: []` is applied \
@@ -246,7 +291,9 @@ impl Kind for Worker {
             Way::LegacyRest | Way::LegacyTopics => vec!["Backup of the offsets as they were"],
             // Before the journal (nothing changed), between the delete and the write, and
             // between the write and the create.
-            Way::LegacyRecreate => vec![": describe ok", ": wait_gone ok", ": write_topic ok"],
+            Way::LegacyRecreate | Way::Msk => {
+                vec![": describe ok", ": wait_gone ok", ": write_topic ok"]
+            }
         }
     }
 }
@@ -346,3 +393,33 @@ fn connect_3_4_deleted_and_created_again_by_kco_behaves() {
     };
     run(&kind);
 }
+
+/// Amazon MSK Connect through its stand-in: kco lists and describes the connector through
+/// the control plane, reads its offsets from the pinned topic, and changes them by deleting
+/// it, writing and creating it again; a kill at each step is recovered from the journal.
+#[test]
+fn amazon_msk_connect_behaves() {
+    let Some(tb) = testbed() else { return };
+    let Some(standin) = standin() else { return };
+    let a = tb.a();
+    let source = Source::start_msk(a.clone(), &standin, &tb, "kco-e2e-behave-m");
+    a.wait_read(&source.name, &source.input);
+    // The partition it does not read, at 1000: behind the stand-in's back, on the worker.
+    a.stop(&source.name);
+    let reply = a.patch_offsets(&source.name, json!(source.at(1000)));
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    a.resume(&source.name);
+    let kind = Worker {
+        way: Way::Msk,
+        source,
+        env: kco_env(),
+        other: None,
+        _tb: tb,
+    };
+    kind.wait_offsets(
+        "the partition it does not read at 1000",
+        &kind.source.at(1000),
+    );
+    run(&kind);
+}
+

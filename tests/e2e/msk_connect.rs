@@ -25,14 +25,14 @@ use crate::harness::{
 
 const VAR: &str = "KCO_E2E_MSK_CONNECT";
 
-struct StandIn {
+pub(crate) struct StandIn {
     url: String,
     key_id: String,
-    secret: String,
+    pub(crate) secret: String,
     worker_configuration: String,
 }
 
-fn standin() -> Option<StandIn> {
+pub(crate) fn standin() -> Option<StandIn> {
     let dir = service_dir("KCO_E2E_MSK_DIR", "msk-connect");
     let credentials = service_file(&dir, "credentials", VAR, "msk-connect.sh")?;
     let value = |key: &str| {
@@ -55,7 +55,41 @@ fn standin() -> Option<StandIn> {
 }
 
 impl StandIn {
-    fn client(&self, secret: &str) -> MskConnect {
+    /// The CreateConnector request of connector `name` with `config`, in the worker
+    /// configuration that pins cluster a's offsets topic.
+    pub(crate) fn request(
+        &self,
+        tb: &crate::harness::Testbed,
+        name: &str,
+        config: serde_json::Value,
+    ) -> CreateConnector {
+        let mut request: CreateConnector = serde_json::from_value(json!({
+            "connectorName": name,
+            "capacity": { "provisionedCapacity": { "mcuCount": 1, "workerCount": 1 } },
+            "connectorConfiguration": config,
+            "kafkaCluster": { "apacheKafkaCluster": {
+                "bootstrapServers": tb.kafka(),
+                "vpc": { "securityGroups": ["sg-e2e"], "subnets": ["subnet-e2e"] }
+            } },
+            "kafkaClusterClientAuthentication": { "authenticationType": "NONE" },
+            "kafkaClusterEncryptionInTransit": { "encryptionType": "PLAINTEXT" },
+            "kafkaConnectVersion": "3.7.x",
+            "plugins": [{ "customPlugin": {
+                "customPluginArn": "arn:aws:kafkaconnect:us-east-1:123456789012:custom-plugin/filestream/e2e-1",
+                "revision": 1
+            } }],
+            "serviceExecutionRoleArn": "arn:aws:iam::123456789012:role/kco-e2e"
+        }))
+        .expect("a CreateConnector request");
+        request.worker_configuration = Some(WorkerConfigurationRef {
+            revision: Some(1),
+            worker_configuration_arn: Some(self.worker_configuration.clone()),
+            other: Default::default(),
+        });
+        request
+    }
+
+    pub(crate) fn client(&self, secret: &str) -> MskConnect {
         let credentials = Credentials::new(&self.key_id, secret, None, None, "e2e");
         let mut opts = MskOptions::new("us-east-1", credentials);
         opts.endpoint = Some(self.url.clone());
@@ -63,7 +97,7 @@ impl StandIn {
     }
 }
 
-fn waits() -> WaitPolicy {
+pub(crate) fn waits() -> WaitPolicy {
     WaitPolicy::with_timeout(Duration::from_secs(90))
 }
 
@@ -160,7 +194,7 @@ fn a_source_created_through_the_api_runs_on_the_worker_and_comes_back_with_its_o
 /// kco with the stand-in's kco.yaml (cluster `m`: its endpoint and region, the test bed's
 /// Kafka and cluster a's offsets topic, which the stand-in's worker configuration pins) and
 /// the credentials file the stand-in was given, by its profile.
-fn kco_env() -> crate::support::env::TestEnv {
+pub(crate) fn kco_env() -> crate::support::env::TestEnv {
     let dir = service_dir("KCO_E2E_MSK_DIR", "msk-connect");
     let yaml = std::fs::read_to_string(dir.join("kco.yaml")).expect("the stand-in's kco.yaml");
     let credentials = dir.join("credentials");
@@ -193,29 +227,7 @@ fn kco_apply_alone_rewinds_a_source_and_recover_creates_it_after_a_kill() {
     let starts = write_lines(&input, &numbered("msk", 1..=10));
     let name = unique_name("msk-kco");
     let topic = unique_name("msk-kco-topic");
-    let mut request: CreateConnector = serde_json::from_value(json!({
-        "connectorName": name,
-        "capacity": { "provisionedCapacity": { "mcuCount": 1, "workerCount": 1 } },
-        "connectorConfiguration": file_source_config(&input, &topic),
-        "kafkaCluster": { "apacheKafkaCluster": {
-            "bootstrapServers": tb.kafka(),
-            "vpc": { "securityGroups": ["sg-e2e"], "subnets": ["subnet-e2e"] }
-        } },
-        "kafkaClusterClientAuthentication": { "authenticationType": "NONE" },
-        "kafkaClusterEncryptionInTransit": { "encryptionType": "PLAINTEXT" },
-        "kafkaConnectVersion": "3.7.x",
-        "plugins": [{ "customPlugin": {
-            "customPluginArn": "arn:aws:kafkaconnect:us-east-1:123456789012:custom-plugin/filestream/e2e-1",
-            "revision": 1
-        } }],
-        "serviceExecutionRoleArn": "arn:aws:iam::123456789012:role/kco-e2e"
-    }))
-    .expect("a CreateConnector request");
-    request.worker_configuration = Some(WorkerConfigurationRef {
-        revision: Some(1),
-        worker_configuration_arn: Some(standin.worker_configuration.clone()),
-        other: Default::default(),
-    });
+    let request = standin.request(&tb, &name, file_source_config(&input, &topic));
     let created = msk.create_connector(&request).unwrap();
     let _cleanup = worker.adopt(&name);
     msk.wait_running(&created.connector_arn, &waits()).unwrap();
