@@ -340,12 +340,7 @@ fn check_token_endpoint(raw: &str) -> Result<(), String> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err("holds credentials: they go in `clientId` and `clientSecret`".into());
     }
-    let loopback = match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(a)) => a.is_loopback(),
-        Some(url::Host::Ipv6(a)) => a.is_loopback(),
-        None => return Err("has no host".into()),
-    };
+    let loopback = super::loopback(&url).ok_or("has no host")?;
     match url.scheme() {
         "https" => Ok(()),
         "http" if loopback => Ok(()),
