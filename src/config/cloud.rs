@@ -214,12 +214,7 @@ fn check_endpoint(raw: &str) -> Result<String, String> {
     if url.query().is_some() || url.fragment().is_some() {
         return Err("takes no query or fragment".into());
     }
-    let loopback = match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(a)) => a.is_loopback(),
-        Some(url::Host::Ipv6(a)) => a.is_loopback(),
-        None => return Err("has no host".into()),
-    };
+    let loopback = super::loopback(&url).ok_or("has no host")?;
     match url.scheme() {
         "https" => {}
         "http" if loopback => {}

@@ -62,7 +62,8 @@ impl Config {
         let interp = |key: &str, v: &str| -> Result<String, ConfigError> {
             // The key's full path under `kafka:`, as the user wrote it.
             let path = match key {
-                "username" | "password" | "region" | "profile" => format!("kafka.sasl.{key}"),
+                "username" | "password" | "region" | "profile" | "tokenEndpoint" | "clientId"
+                | "clientSecret" | "scope" => format!("kafka.sasl.{key}"),
                 "caFile" | "certFile" | "keyFile" => format!("kafka.tls.{key}"),
                 _ => format!("kafka.{key}"),
             };
@@ -147,9 +148,10 @@ impl Config {
                 format!("cluster `{name}`: `kafka.bootstrap` takes host:port[,host:port...]"),
             ));
         }
+        let timeout = Duration::from_secs(k.timeout_seconds.unwrap_or(DEFAULT_KAFKA_TIMEOUT_SECS));
         let sasl = match &k.sasl {
             None => None,
-            Some(s) => Some(self.sasl(name, s, interp, env)?),
+            Some(s) => Some(self.sasl(name, s, interp, env, timeout)?),
         };
         let read = |key: &str, file: &Option<String>| -> Result<Option<Vec<u8>>, ConfigError> {
             match file {
@@ -190,19 +192,21 @@ impl Config {
             bootstrap,
             sasl,
             tls,
-            timeout: Duration::from_secs(k.timeout_seconds.unwrap_or(DEFAULT_KAFKA_TIMEOUT_SECS)),
+            timeout,
         })
     }
 
-    /// `kafka.sasl`: PLAIN or SCRAM with `username` and `password`, or AWS_MSK_IAM with an
+    /// `kafka.sasl`: PLAIN or SCRAM with `username` and `password`; AWS_MSK_IAM with an
     /// optional `region` and `profile` (the region found now: a config error naming the file
-    /// when none is).
+    /// when none is); OAUTHBEARER with `tokenEndpoint`, `clientId`, `clientSecret` and an
+    /// optional `scope`.
     fn sasl(
         &self,
         name: &str,
         s: &RawSasl,
         interp: &dyn Fn(&str, &str) -> Result<String, ConfigError>,
         env: &dyn Fn(&str) -> Option<String>,
+        timeout: Duration,
     ) -> Result<Sasl, ConfigError> {
         let not_for = |key: &str, what: &str| {
             self.err(
@@ -210,6 +214,58 @@ impl Config {
                 format!("cluster `{name}`: `kafka.sasl.{key}` is not for `mechanism: {what}`"),
             )
         };
+        let oidc_keys = [
+            ("tokenEndpoint", &s.token_endpoint),
+            ("clientId", &s.client_id),
+            ("clientSecret", &s.client_secret),
+            ("scope", &s.scope),
+        ];
+        if s.mechanism.eq_ignore_ascii_case("OAUTHBEARER") {
+            for (key, v) in [
+                ("username", &s.username),
+                ("password", &s.password),
+                ("region", &s.region),
+                ("profile", &s.profile),
+            ] {
+                if v.is_some() {
+                    return Err(not_for(key, "OAUTHBEARER"));
+                }
+            }
+            let need = |key: &str, v: &Option<String>| -> Result<String, ConfigError> {
+                let v = v.as_deref().ok_or_else(|| {
+                    self.err(
+                        "sasl",
+                        format!("cluster `{name}`: `kafka.sasl.mechanism: OAUTHBEARER` needs `kafka.sasl.{key}`"),
+                    )
+                })?;
+                interp(key, v)
+            };
+            let endpoint = need("tokenEndpoint", &s.token_endpoint)?;
+            check_token_endpoint(&endpoint).map_err(|why| {
+                self.err(
+                    "tokenEndpoint",
+                    format!("cluster `{name}`: `kafka.sasl.tokenEndpoint` {why}"),
+                )
+            })?;
+            let scope = match &s.scope {
+                Some(v) => Some(interp("scope", v)?),
+                None => None,
+            };
+            return Ok(Sasl::OAuthBearer(std::sync::Arc::new(
+                crate::kafka::oidc::Oidc::new(
+                    endpoint,
+                    need("clientId", &s.client_id)?,
+                    Secret::new(need("clientSecret", &s.client_secret)?),
+                    scope,
+                    timeout,
+                ),
+            )));
+        }
+        for (key, v) in oidc_keys {
+            if v.is_some() {
+                return Err(not_for(key, &s.mechanism));
+            }
+        }
         if s.mechanism.eq_ignore_ascii_case("AWS_MSK_IAM") {
             if s.username.is_some() {
                 return Err(ConfigError {
@@ -259,7 +315,7 @@ impl Config {
             self.err(
                 "mechanism",
                 format!(
-                    "cluster `{name}`: unknown `kafka.sasl.mechanism: {}` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM)",
+                    "cluster `{name}`: unknown `kafka.sasl.mechanism: {}` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, AWS_MSK_IAM or OAUTHBEARER)",
                     s.mechanism
                 ),
             )
@@ -285,6 +341,22 @@ impl Config {
             username: interp("username", &need("username", &s.username)?)?,
             password: Secret::new(interp("password", &need("password", &s.password)?)?),
         })
+    }
+}
+
+/// Why `url` cannot be a token endpoint: HTTPS, or plain HTTP to a loopback address only (a
+/// local identity provider); no credentials in it (they are `clientId` and `clientSecret`).
+fn check_token_endpoint(raw: &str) -> Result<(), String> {
+    let url = url::Url::parse(raw).map_err(|e| format!("is not a URL ({e})"))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("holds credentials: they go in `clientId` and `clientSecret`".into());
+    }
+    let loopback = super::loopback(&url).ok_or("has no host")?;
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        "http" => Err("is plain HTTP: the client secret goes over https:// only (http:// for a loopback address)".into()),
+        other => Err(format!("has the scheme `{other}`: use https://")),
     }
 }
 
@@ -456,5 +528,48 @@ clusters:
         let c = parse("clusters:\n  m:\n    url: http://m\n    kafka: {bootstrap: 'b:1', sasl: {mechanism: SCRAM-SHA-512, username: u}}\n");
         let e = c.dr_settings("m", &none).unwrap_err().to_string();
         assert!(e.contains("needs `kafka.sasl.password`"), "{e}");
+    }
+
+    /// `mechanism: OAUTHBEARER`: the token endpoint, the client, its secret from the
+    /// environment, the scope; a plain-HTTP endpoint off loopback, a missing secret and an
+    /// AWS key on it are refused naming the key; its keys are refused on SCRAM.
+    #[test]
+    fn oauthbearer_takes_a_token_endpoint_and_a_client() {
+        let c = parse("clusters:\n  o:\n    url: http://o\n    kafka: {bootstrap: 'b:9093', sasl: {mechanism: OAUTHBEARER, tokenEndpoint: 'https://idp.example.com/oauth2/token', clientId: kco, clientSecret: '${env:S}', scope: kafka}}\n");
+        let env = |k: &str| (k == "S").then(|| "s3cret".to_string());
+        let k = c.dr_settings("o", &env).unwrap().kafka.unwrap();
+        let Some(Sasl::OAuthBearer(o)) = &k.sasl else {
+            panic!("{k:?}")
+        };
+        assert_eq!(o.endpoint, "https://idp.example.com/oauth2/token");
+        assert_eq!(
+            (o.client_id.as_str(), o.scope.as_deref()),
+            ("kco", Some("kafka"))
+        );
+        assert!(!format!("{k:?}").contains("s3cret"), "{k:?}");
+        let refused = |sasl: &str| {
+            let c = parse(&format!(
+                "clusters:\n  o:\n    url: http://o\n    kafka: {{bootstrap: 'b:1', sasl: {sasl}}}\n"
+            ));
+            c.dr_settings("o", &env).unwrap_err().to_string()
+        };
+        let e = refused("{mechanism: OAUTHBEARER, tokenEndpoint: 'http://idp.example.com/t', clientId: a, clientSecret: b}");
+        assert!(
+            e.contains("`kafka.sasl.tokenEndpoint` is plain HTTP"),
+            "{e}"
+        );
+        let e =
+            refused("{mechanism: OAUTHBEARER, tokenEndpoint: 'http://127.0.0.1:1/t', clientId: a}");
+        assert!(e.contains("needs `kafka.sasl.clientSecret`"), "{e}");
+        let e = refused("{mechanism: OAUTHBEARER, tokenEndpoint: 'https://i/t', clientId: a, clientSecret: b, region: r}");
+        assert!(
+            e.contains("`kafka.sasl.region` is not for `mechanism: OAUTHBEARER`"),
+            "{e}"
+        );
+        let e = refused("{mechanism: SCRAM-SHA-512, username: u, password: p, clientId: a}");
+        assert!(
+            e.contains("`kafka.sasl.clientId` is not for `mechanism: SCRAM-SHA-512`"),
+            "{e}"
+        );
     }
 }

@@ -609,6 +609,16 @@ pub fn referenced_vars(value: &str) -> Vec<String> {
     out
 }
 
+/// Whether `url`'s host is a loopback address (`localhost` too); `None` when it has no host.
+/// Plain HTTP is allowed to a loopback address only: a local stand-in of a service.
+fn loopback(url: &url::Url) -> Option<bool> {
+    Some(match url.host()? {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(a) => a.is_loopback(),
+        url::Host::Ipv6(a) => a.is_loopback(),
+    })
+}
+
 /// Replaces every `${env:NAME}` in `value`; the name of the first unset variable is the error.
 pub fn interpolate(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::new();

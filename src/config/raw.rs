@@ -187,7 +187,7 @@ pub(super) struct RawKafka {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(super) struct RawSasl {
     pub(super) mechanism: String,
     /// PLAIN and SCRAM.
@@ -201,6 +201,15 @@ pub(super) struct RawSasl {
     pub(super) region: Option<String>,
     #[serde(default)]
     pub(super) profile: Option<String>,
+    /// OAUTHBEARER: the OAuth 2 / OIDC token endpoint, the client, the optional scope.
+    #[serde(default)]
+    pub(super) token_endpoint: Option<String>,
+    #[serde(default)]
+    pub(super) client_id: Option<String>,
+    #[serde(default)]
+    pub(super) client_secret: Option<String>,
+    #[serde(default)]
+    pub(super) scope: Option<String>,
 }
 
 /// One entry of a cluster's `mirrors:`.

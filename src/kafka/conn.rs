@@ -230,6 +230,20 @@ impl<'a> Conn<'a> {
                 password,
             } => self.authenticate_password(*mechanism, username, password),
             super::Sasl::AwsMskIam(iam) => self.authenticate_msk_iam(iam),
+            super::Sasl::OAuthBearer(oidc) => {
+                let token = oidc.token().map_err(|e| {
+                    self.auth_failed(
+                        format!("cannot authenticate with SASL OAUTHBEARER: {e}"),
+                        "check `kafka.sasl.tokenEndpoint`, `clientId` and `clientSecret` (and `scope`) with the identity provider".into(),
+                    )
+                })?;
+                self.oauthbearer(token.expose(), |c, said| {
+                    c.auth_failed(
+                        format!("the broker refused the SASL OAUTHBEARER authentication with the token of {} (client `{}`): {said}", oidc.endpoint, oidc.client_id),
+                        "check that the brokers' OAUTHBEARER listener trusts this token endpoint's tokens, and the client's `scope` and audience".into(),
+                    )
+                })
+            }
         }
     }
 
@@ -292,11 +306,7 @@ impl<'a> Conn<'a> {
                 let reply = self
                     .send(SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(out)))?;
                 if reply.error_code != 0 {
-                    let message = reply
-                        .error_message
-                        .map(|m| m.as_str().to_string())
-                        .unwrap_or_else(|| "authentication failed".into());
-                    return Err(refused(self, message));
+                    return Err(refused(self, refusal(&reply)));
                 }
                 received = Some(reply.auth_bytes.to_vec());
             }
@@ -307,11 +317,9 @@ impl<'a> Conn<'a> {
     }
 
     /// Amazon MSK's IAM authentication: SASL OAUTHBEARER's one client message with MSK's
-    /// token (`msk_iam`). A refusal comes as RFC 7628 says (3.2.2): the broker answers with
-    /// its error (a JSON object), the client sends `%x01`, and the broker fails the exchange;
-    /// both are told.
+    /// token (`msk_iam`).
     fn authenticate_msk_iam(&mut self, iam: &super::msk_iam::MskIam) -> Result<(), KafkaError> {
-        use super::msk_iam::{initial_response, TokenError};
+        use super::msk_iam::TokenError;
         let token = iam.token().map_err(|e| {
             let hint = match &e {
                 TokenError::Credentials(c) => c.hint(),
@@ -321,7 +329,6 @@ impl<'a> Conn<'a> {
             };
             self.auth_failed(format!("cannot authenticate with AWS_MSK_IAM: {e}"), hint)
         })?;
-        self.handshake("OAUTHBEARER")?;
         let refused = |c: &Self, said: String| {
             c.auth_failed(
                 format!(
@@ -334,16 +341,24 @@ impl<'a> Conn<'a> {
                 ),
             )
         };
+        self.oauthbearer(token.expose(), refused)
+    }
+
+    /// SASL OAUTHBEARER's exchange with `token` (RFC 7628). A refusal comes as it says
+    /// (3.2.2): the broker answers with its error (a JSON object), the client sends `%x01`,
+    /// and the broker fails the exchange; `refused` makes the error of what was said.
+    fn oauthbearer(
+        &mut self,
+        token: &str,
+        refused: impl Fn(&Self, String) -> KafkaError,
+    ) -> Result<(), KafkaError> {
+        self.handshake("OAUTHBEARER")?;
         let reply = self.send(
             SaslAuthenticateRequest::default()
-                .with_auth_bytes(Bytes::from(initial_response(token.expose()))),
+                .with_auth_bytes(Bytes::from(super::msk_iam::initial_response(token))),
         )?;
         if reply.error_code != 0 {
-            let message = reply
-                .error_message
-                .map(|m| m.as_str().to_string())
-                .unwrap_or_else(|| "authentication failed".into());
-            return Err(refused(self, message));
+            return Err(refused(self, refusal(&reply)));
         }
         if reply.auth_bytes.is_empty() {
             return Ok(());
@@ -473,6 +488,15 @@ impl<'a> Conn<'a> {
             e => e,
         }
     }
+}
+
+/// What the broker said of a refused `SaslAuthenticate`.
+fn refusal(reply: &kafka_protocol::messages::SaslAuthenticateResponse) -> String {
+    reply
+        .error_message
+        .as_ref()
+        .map(|m| m.as_str().to_string())
+        .unwrap_or_else(|| "authentication failed".into())
 }
 
 /// A failure at broker `addr`: named in the message where it is not the bootstrap address the

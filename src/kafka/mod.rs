@@ -24,6 +24,7 @@ pub mod end_offsets;
 mod fetch;
 pub mod groups;
 pub mod msk_iam;
+pub mod oidc;
 pub mod through;
 mod tls;
 pub mod topic_role;
@@ -83,6 +84,9 @@ pub enum Sasl {
     /// MSK's token ([`msk_iam`]), shared by the clones of the options, so that its token is
     /// made once and kept until near its expiry.
     AwsMskIam(std::sync::Arc<msk_iam::MskIam>),
+    /// SASL OAUTHBEARER with a token from an OAuth 2 / OIDC token endpoint's client
+    /// credentials grant (`mechanism: OAUTHBEARER`, [`oidc`]), kept like MSK's.
+    OAuthBearer(std::sync::Arc<oidc::Oidc>),
 }
 
 /// TLS to the brokers: extra CA certificates, a client certificate, or no checks at all.

@@ -13,7 +13,11 @@
 //! the first request, exit 1, naming the broker, the credential source and the broker's
 //! reason, the secret nowhere in what kco prints (`-v` too) or writes; no credentials at all
 //! is an error naming the chain tried. Tokens signed 16 minutes ago, or for another region,
-//! are refused by the broker's validator; one signed 10 minutes ago is taken.
+//! are refused by the broker's validator; one signed 10 minutes ago is taken. And
+//! `mechanism: OAUTHBEARER` with a token endpoint (one on loopback, here, handing out MSK
+//! tokens signed with the test credentials) authenticates through the same listener; a token
+//! the broker does not take, and an endpoint that refuses the client, each fail naming the
+//! endpoint.
 //!
 //! Skipped when the listener's credentials are not there, unless `KCO_E2E_IAM=required`.
 //! `KCO_E2E_IAM_KAFKA` (default 127.0.0.1:9096) and `KCO_E2E_IAM_DIR` (default
@@ -316,5 +320,91 @@ fn the_brokers_validator_refuses_an_expired_token_and_one_of_another_region() {
             iam.region
         )),
         "{e}"
+    );
+}
+
+/// A token endpoint on loopback: each request gets the next of `answers` (status, body).
+fn token_endpoint(answers: Vec<(u16, String)>) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/oauth2/token", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for ((status, body), conn) in answers.into_iter().zip(listener.incoming()) {
+            let mut conn = conn.unwrap();
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+            }
+            let mut form = vec![0; len];
+            reader.read_exact(&mut form).unwrap();
+            assert_eq!(form, b"grant_type=client_credentials");
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    url
+}
+
+#[test]
+fn oauthbearer_with_a_token_endpoint_authenticates_through_the_same_listener() {
+    let Some(tb) = testbed() else { return };
+    let Some(iam) = iam() else { return };
+    let creds = Credentials::new(&iam.key_id, &iam.secret, None, None, "test");
+    let token = kco::kafka::msk_iam::sign(&creds, &iam.region, SystemTime::now()).unwrap();
+    let endpoint = token_endpoint(vec![
+        (
+            200,
+            format!(r#"{{"access_token":"{token}","expires_in":900}}"#),
+        ),
+        (
+            200,
+            r#"{"access_token":"bm90IGEgdG9rZW4","expires_in":900}"#.into(),
+        ),
+        (
+            401,
+            r#"{"error":"invalid_client","error_description":"unknown client"}"#.into(),
+        ),
+    ]);
+    let env = TestEnv::new()
+        .args(&["--cluster", "a"])
+        .envs(&[("KCO_CLIENT_SECRET", "client-s3cret")]);
+    env.config(format!(
+        "clusters:\n  a:\n    urls: [{}]\n    kafka:\n      bootstrap: \"{}\"\n      sasl: {{mechanism: OAUTHBEARER, tokenEndpoint: \"{endpoint}\", clientId: kco, clientSecret: \"${{env:KCO_CLIENT_SECRET}}\"}}\n    connectTopics: {{offsets: kco-a-offsets}}\n",
+        tb.a_urls.join(", "),
+        iam.kafka
+    ));
+    let (code, out, err) = env.kco(&["ls", "--orphaned"]).parts();
+    assert_eq!(code, 0, "{out}{err}");
+    // The endpoint's next token is not MSK's: the broker refuses it.
+    let (code, out, err) = env.kco(&["ls", "--orphaned"]).parts();
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "the broker refused the SASL OAUTHBEARER authentication with the token of {endpoint} (client `kco`)"
+        )) && err.contains("invalid_token"),
+        "{err}"
+    );
+    // Then it refuses the client.
+    let (code, out, err) = env.kco(&["ls", "--orphaned"]).parts();
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&format!("token endpoint {endpoint}: HTTP 401"))
+            && err.contains("invalid_client: unknown client"),
+        "{err}"
+    );
+    assert!(
+        !format!("{out}{err}").contains("client-s3cret"),
+        "{out}{err}"
     );
 }
