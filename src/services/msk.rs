@@ -43,6 +43,7 @@ fn build(w: &Wiring, target: &ClusterTarget) -> Result<Box<dyn Service>> {
         ))
     })?;
     let mut opts = MskOptions::new(region.name.clone(), found.credentials);
+    opts.credentials_from = Some(found.from.clone());
     opts.endpoint = site.endpoint.clone();
     opts.timeout = target.http.timeout;
     let api = MskConnect::new(opts).map_err(|e| {

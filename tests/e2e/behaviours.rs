@@ -20,9 +20,9 @@ use crate::harness::{
 };
 use crate::msk_connect::{kco_env, standin, waits, StandIn};
 use crate::msk_mode::without_rest;
-use kco::client::msk_connect::{CreateConnector, MskConnect};
 use crate::support::behaviours::{canonical, file_offsets, run, Behaviour, Kind};
 use crate::support::env::TestEnv;
+use kco::client::msk_connect::{CreateConnector, MskConnect};
 
 /// A FileStream source on `connect`, at the end of its 20-line file.
 struct Source {
@@ -105,7 +105,9 @@ impl Source {
         let config = file_source_config(&input, &unique_name(prefix));
         let request = standin.request(tb, &name, config.clone());
         let msk = standin.client(&standin.secret);
-        let created = msk.create_connector(&request).expect("created through the stand-in");
+        let created = msk
+            .create_connector(&request)
+            .expect("created through the stand-in");
         msk.wait_running(&created.connector_arn, &waits()).unwrap();
         let guard = connect.adopt(&name);
         connect.wait_running(&name);
@@ -125,7 +127,8 @@ impl Source {
             let c = msk.find_connector(&self.name).unwrap().expect("listed");
             msk.delete_connector(&c.connector_arn, c.current_version.as_deref())
                 .unwrap();
-            msk.wait_gone(&c.connector_arn, &self.name, &waits()).unwrap();
+            msk.wait_gone(&c.connector_arn, &self.name, &waits())
+                .unwrap();
         }
         drop(self.guard.borrow_mut().take());
         self.connect.wait_gone(&self.name);
@@ -422,4 +425,3 @@ fn amazon_msk_connect_behaves() {
     );
     run(&kind);
 }
-

@@ -27,7 +27,7 @@ const VAR: &str = "KCO_E2E_MSK_CONNECT";
 
 pub(crate) struct StandIn {
     url: String,
-    key_id: String,
+    pub(crate) key_id: String,
     pub(crate) secret: String,
     worker_configuration: String,
 }
@@ -191,21 +191,40 @@ fn a_source_created_through_the_api_runs_on_the_worker_and_comes_back_with_its_o
     assert!(!worker.has_connector(&name));
 }
 
-/// kco with the stand-in's kco.yaml (cluster `m`: its endpoint and region, the test bed's
-/// Kafka and cluster a's offsets topic, which the stand-in's worker configuration pins) and
-/// the credentials file the stand-in was given, by its profile.
+/// kco with the stand-in's kco.yaml (cluster `m`: its endpoint and region, cluster a's offsets
+/// topic, which the stand-in's worker configuration pins) and the credentials file the
+/// stand-in was given (profile `kco-msk`). Where the test bed's IAM listener is up (MSK's IAM
+/// authentication stood in for, `tests/e2e/msk_iam.rs`), the connectors' Kafka is reached
+/// through it with `AWS_MSK_IAM` and its own test credentials (profile `kco-testbed` of the
+/// same file), as on Amazon MSK; else through the plain listener.
 pub(crate) fn kco_env() -> crate::support::env::TestEnv {
     let dir = service_dir("KCO_E2E_MSK_DIR", "msk-connect");
-    let yaml = std::fs::read_to_string(dir.join("kco.yaml")).expect("the stand-in's kco.yaml");
-    let credentials = dir.join("credentials");
-    let env = crate::support::env::TestEnv::new()
-        .args(&["--cluster", "m"])
-        .envs(&[
-            ("AWS_SHARED_CREDENTIALS_FILE", credentials.to_str().unwrap()),
-            ("AWS_CONFIG_FILE", "/nonexistent/kco-e2e-aws-config"),
-            ("AWS_PROFILE", "kco-msk"),
-            ("AWS_EC2_METADATA_DISABLED", "true"),
-        ]);
+    let mut yaml = std::fs::read_to_string(dir.join("kco.yaml")).expect("the stand-in's kco.yaml");
+    let mut credentials =
+        std::fs::read_to_string(dir.join("credentials")).expect("the stand-in's credentials");
+    yaml = yaml.replace("mskConnect: {", "mskConnect: {profile: kco-msk, ");
+    if let Some(iam) = crate::msk_iam::iam() {
+        credentials.push('\n');
+        credentials.push_str(&std::fs::read_to_string(iam.dir.join("credentials")).unwrap());
+        let plain = yaml
+            .lines()
+            .find(|l| l.trim_start().starts_with("kafka:"))
+            .expect("kafka: in the stand-in's kco.yaml")
+            .to_string();
+        let through_iam = format!(
+            "    kafka: {{bootstrap: \"{}\", sasl: {{mechanism: AWS_MSK_IAM, region: {}, profile: kco-testbed}}}}",
+            iam.kafka, iam.region
+        );
+        yaml = yaml.replace(&plain, &through_iam);
+    }
+    let env = crate::support::env::TestEnv::new();
+    let file = env.path().join("aws-credentials");
+    std::fs::write(&file, credentials).unwrap();
+    let env = env.args(&["--cluster", "m"]).envs(&[
+        ("AWS_SHARED_CREDENTIALS_FILE", file.to_str().unwrap()),
+        ("AWS_CONFIG_FILE", "/nonexistent/kco-e2e-aws-config"),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+    ]);
     env.config(yaml);
     env
 }
@@ -285,4 +304,97 @@ fn kco_apply_alone_rewinds_a_source_and_recover_creates_it_after_a_kill() {
         let _ = msk.delete_connector(&c.connector_arn, c.current_version.as_deref());
         let _ = msk.wait_gone(&c.connector_arn, &name, &waits());
     }
+}
+
+/// A sink on MSK Connect rewound by `kco apply --yes` alone: kco deletes it (its group keeps
+/// the committed offsets), commits the file's offset to its group `connect-<name>` once its
+/// task has left, and creates it again; exactly the records after the rewound offset are
+/// delivered again (counted by content in the file it writes).
+#[test]
+fn kco_apply_alone_rewinds_a_sink() {
+    let Some(tb) = testbed() else { return };
+    let Some(standin) = standin() else { return };
+    let msk = standin.client(&standin.secret);
+    let worker = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    write_lines(&input, &numbered("sink", 1..=10));
+    let topic = unique_name("msk-sink-topic");
+    let _src = worker.create(
+        &unique_name("msk-sink-src"),
+        file_source_config(&input, &topic),
+    );
+    let out = dir.path().join("out.txt");
+    let name = unique_name("msk-sink");
+    let request = standin.request(&tb, &name, crate::harness::file_sink_config(&out, &topic));
+    let created = msk.create_connector(&request).unwrap();
+    let _cleanup = worker.adopt(&name);
+    msk.wait_running(&created.connector_arn, &waits()).unwrap();
+    let lines = || {
+        std::fs::read_to_string(&out)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    crate::harness::wait_for("the sink's 10 lines", crate::harness::WAIT, || {
+        let got = lines();
+        (got.len() >= 10).then_some(()).ok_or(format!("{got:?}"))
+    });
+    worker.wait_offsets(&name, "the sink to commit offset 10", |o| {
+        crate::harness::sink_offset(o, &topic) == Some(10)
+    });
+
+    let env = kco_env();
+    env.kco(&["snapshot", &name])
+        .success("kco snapshot of the sink");
+    let file = env.path().join(format!("snapshots/m/{name}.yaml"));
+    crate::support::data::hand_edit(
+        &file,
+        json!([{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 6}}]),
+    );
+    env.kco(&["apply", file.to_str().unwrap(), "--yes"])
+        .success("kco apply of the sink on MSK Connect");
+    let mut want = numbered("sink", 1..=10);
+    want.extend(numbered("sink", 7..=10));
+    crate::harness::wait_for("lines 7 to 10 again", crate::harness::WAIT, || {
+        let got = lines();
+        (got.len() >= 14).then_some(()).ok_or(format!("{got:?}"))
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(lines(), want, "exactly the rewound records, once more");
+    assert_eq!(worker.state(&name), "RUNNING");
+
+    if let Some(c) = msk.find_connector(&name).unwrap() {
+        let _ = msk.delete_connector(&c.connector_arn, c.current_version.as_deref());
+        let _ = msk.wait_gone(&c.connector_arn, &name, &waits());
+    }
+}
+
+/// A wrong secret key for the control plane fails kco's first request, exit 1, naming where
+/// the credentials came from (the profile and its file) and the access key id; neither the
+/// wrong secret nor the right one appears in what kco prints, `-v` included.
+#[test]
+fn a_wrong_secret_key_fails_the_first_request_naming_the_profile_and_never_printed() {
+    let Some(_tb) = testbed() else { return };
+    let Some(standin) = standin() else { return };
+    let env = kco_env();
+    let file = env.path().join("aws-credentials");
+    let wrong = "WrongSecretKeyWrongSecretKeyWrongSecret0";
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains(&standin.secret));
+    std::fs::write(&file, text.replace(&standin.secret, wrong)).unwrap();
+    let run = env.kco(&["-v", "ls"]);
+    assert_eq!(run.code, 1, "{run}");
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains("HTTP 403: InvalidSignatureException")
+            && said.contains("credentials from profile `kco-msk`")
+            && said.contains(&standin.key_id),
+        "{said}"
+    );
+    assert!(
+        !said.contains(wrong) && !said.contains(&standin.secret),
+        "{said}"
+    );
 }

@@ -38,15 +38,15 @@ use crate::harness::{
 use crate::kco_steps::edit_and_fmt;
 use crate::support::env::TestEnv;
 
-struct Iam {
-    kafka: String,
-    dir: PathBuf,
-    region: String,
+pub(crate) struct Iam {
+    pub(crate) kafka: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) region: String,
     key_id: String,
     secret: String,
 }
 
-fn iam() -> Option<Iam> {
+pub(crate) fn iam() -> Option<Iam> {
     let dir = service_dir("KCO_E2E_IAM_DIR", "iam");
     let keys = service_file(&dir, "keys.properties", "KCO_E2E_IAM", "local-connect.sh")?;
     let (key_id, secret) = keys.trim().split_once('=').expect("key=secret");

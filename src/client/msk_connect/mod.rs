@@ -53,6 +53,8 @@ pub struct MskOptions {
     pub timeout: Duration,
     /// How throttled (429) and unavailable (503) answers are retried.
     pub retry: RetryPolicy,
+    /// Where the credentials came from, in a user's words, for a refusal's hint.
+    pub credentials_from: Option<String>,
 }
 
 impl MskOptions {
@@ -63,6 +65,7 @@ impl MskOptions {
             endpoint: None,
             timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
+            credentials_from: None,
         }
     }
 }
@@ -145,9 +148,14 @@ impl MskConnect {
             .unwrap_or_else(|| endpoint_for(&opts.region));
         let key = opts.credentials.access_key_id().to_string();
         let signed = signed::Signed::new(&endpoint, &opts.region, opts.credentials, opts.timeout)?;
+        let from = opts
+            .credentials_from
+            .as_deref()
+            .map(|f| format!(" (credentials from {f})"))
+            .unwrap_or_default();
         let refused = format!(
-            "AWS refused the request signed with access key id {key} in region {}: check the \
-             credentials, their region, the clock, and that the identity may call \
+            "AWS refused the request signed with access key id {key}{from} in region {}: check \
+             the credentials, their region, the clock, and that the identity may call \
              kafkaconnect:* on the connector",
             opts.region
         );
