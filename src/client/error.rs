@@ -293,6 +293,12 @@ impl ClientError {
         Self::of(req, url, ErrorKind::Unsupported { what })
     }
 
+    /// A change the service cannot make as asked, said by kco before anything is sent
+    /// (`why`, with what to change).
+    pub fn refused_here(req: &Request, url: &str, why: impl Into<String>) -> Self {
+        Self::of(req, url, ErrorKind::Unsupported { what: why.into() })
+    }
+
     /// A failed read or write of Kafka itself, standing for the call `req` (`url` says
     /// where: the bootstrap address, the topic or the group).
     pub fn kafka(req: &Request, url: &str, message: impl Into<String>) -> Self {

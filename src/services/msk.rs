@@ -65,7 +65,7 @@ fn build(w: &Wiring, target: &ClusterTarget) -> Result<Box<dyn Service>> {
             "cluster `{name}` (`mskConnect:`) needs `kafka:` and `connectTopics.offsets`"
         )));
     };
-    let service = MskService::new(api, target.backend.clone());
+    let service = MskService::new(api, target.backend.clone(), topic.clone());
     Ok(Box::new(
         ThroughKafka::new(Box::new(service), kafka, topic).recreating(true),
     ))

@@ -398,3 +398,53 @@ fn a_wrong_secret_key_fails_the_first_request_naming_the_profile_and_never_print
         "{said}"
     );
 }
+
+/// A source without a worker configuration that pins the offsets topic kco writes is refused
+/// before anything changes (created again, it would read its offsets from MSK's topic of its
+/// own deployment, never what kco wrote): exit 1, the change to make named, the connector
+/// still there and RUNNING, its offsets as they were.
+#[test]
+fn a_source_whose_worker_configuration_pins_no_offsets_topic_is_refused_with_nothing_changed() {
+    let Some(tb) = testbed() else { return };
+    let Some(standin) = standin() else { return };
+    let msk = standin.client(&standin.secret);
+    let worker = tb.a();
+    let dir = temp_dir();
+    let input = dir.path().join("in.txt");
+    let starts = write_lines(&input, &numbered("unpinned", 1..=5));
+    let name = unique_name("msk-unpinned");
+    let mut request = standin.request(
+        &tb,
+        &name,
+        file_source_config(&input, &unique_name("msk-unpinned-topic")),
+    );
+    request.worker_configuration = None;
+    let created = msk.create_connector(&request).unwrap();
+    let _cleanup = worker.adopt(&name);
+    msk.wait_running(&created.connector_arn, &waits()).unwrap();
+    let before = worker.wait_read(&name, &input);
+
+    let env = kco_env();
+    env.kco(&["snapshot", &name]).success("kco snapshot");
+    let file = env.path().join(format!("snapshots/m/{name}.yaml"));
+    crate::support::data::hand_edit(
+        &file,
+        json!([{"partition": {"filename": input.to_str().unwrap()}, "offset": {"position": starts[2]}}]),
+    );
+    let run = env.kco(&["apply", file.to_str().unwrap(), "--yes"]);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stderr.contains("it has no worker configuration")
+            && run.stderr.contains("offset.storage.topic=kco-a-offsets")
+            && run.stderr.contains("nothing was changed"),
+        "{run}"
+    );
+    let still = msk.find_connector(&name).unwrap().expect("not deleted");
+    assert_eq!(still.connector_arn, created.connector_arn);
+    assert_eq!(worker.state(&name), "RUNNING");
+    assert_eq!(worker.offsets(&name), before, "offsets untouched");
+    assert!(!env.path().join(".kco/journal/m.json").exists());
+
+    let _ = msk.delete_connector(&created.connector_arn, still.current_version.as_deref());
+    let _ = msk.wait_gone(&created.connector_arn, &name, &waits());
+}

@@ -26,11 +26,48 @@ use crate::model::{ConnectorState, ConnectorType, OffsetEntry, PatchEntry, Targe
 pub struct MskService {
     api: MskConnect,
     backend: Backend,
+    /// The offsets topic kco writes (`connectTopics.offsets`): a source's worker
+    /// configuration must pin it for the source created again to read what kco wrote.
+    topic: String,
 }
 
 impl MskService {
-    pub fn new(api: MskConnect, backend: Backend) -> Self {
-        MskService { api, backend }
+    pub fn new(api: MskConnect, backend: Backend, topic: String) -> Self {
+        MskService {
+            api,
+            backend,
+            topic,
+        }
+    }
+
+    /// Refuses a source whose worker configuration does not pin the offsets topic kco
+    /// writes: created again, it would read its offsets elsewhere (MSK's default topic of
+    /// its deployment), never what kco wrote.
+    fn check_pinned(&self, c: &ConnectorDescription) -> Result<()> {
+        let config = c.connector_configuration.clone().unwrap_or_default();
+        if type_of(&config) != ConnectorType::Source {
+            return Ok(());
+        }
+        let pinned = self.api.offset_storage_topic(c)?;
+        if pinned.as_deref() == Some(self.topic.as_str()) {
+            return Ok(());
+        }
+        let name = &c.connector_name;
+        let has = match (&pinned, c.worker_configuration_arn()) {
+            (Some(t), Some(arn)) => format!("its worker configuration {arn} pins `offset.storage.topic={t}`"),
+            (None, Some(arn)) => format!("its worker configuration {arn} pins no `offset.storage.topic` (its offsets are in MSK's `__amazon_msk_connect_offsets_{name}_<id>`, which a connector created again does not read)"),
+            _ => format!("it has no worker configuration (its offsets are in MSK's `__amazon_msk_connect_offsets_{name}_<id>`, which a connector created again does not read)"),
+        };
+        let req = on(Method::Get, name, "");
+        let url = format!("{}/v1/connectors/{}", self.api.endpoint(), c.connector_arn);
+        Err(ClientError::refused_here(
+            &req,
+            &url,
+            format!(
+                "`{name}` cannot take offsets written to `{}`: {has}; nothing was changed. Create a worker configuration with `offset.storage.topic={}` (a compacted topic) and create the connector with it, under the same name (docs/msk-connect.md)",
+                self.topic, self.topic
+            ),
+        ))
     }
 
     /// An error for a call the service does not have, nothing sent.
@@ -115,10 +152,8 @@ impl Service for MskService {
     }
     fn counting(&self) -> (Box<dyn Service>, Counter) {
         let (api, counter) = self.api.counting();
-        (
-            Box::new(MskService::new(api, self.backend.clone())),
-            counter,
-        )
+        let service = MskService::new(api, self.backend.clone(), self.topic.clone());
+        (Box::new(service), counter)
     }
     fn server_info(&self) -> Result<ServerInfo> {
         Ok(ServerInfo {
@@ -214,9 +249,11 @@ impl Service for MskService {
         let req = Request::new(Method::Get, format!("/connector-plugins/{class}/config"));
         self.lacks(req, "reading a plugin's config definitions")
     }
-    /// The `CreateConnector` request that makes it again, every member described kept.
+    /// The `CreateConnector` request that makes it again, every member described kept; a
+    /// source whose worker configuration does not pin the offsets topic is refused.
     fn definition(&self, name: &str) -> Result<serde_json::Value> {
         let c = self.described(name)?;
+        self.check_pinned(&c)?;
         let create = c.to_create().ok_or_else(|| {
             let req = on(Method::Get, name, "");
             ClientError::decode(
