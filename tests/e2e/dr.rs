@@ -313,6 +313,11 @@ fn a_lost_regions_sink_resumes_on_the_mirror_from_the_files_position() {
 
     append_lines(&p.input, &numbered("r", 601..=1000));
     wait_sink(&a, &p.name, &p.topic, 1000);
+    // MM2's latest checkpoint of the group at 1000 (checkpoints are emitted on MM2's own
+    // schedule, after the group's commit): what the note of the file's age compares with.
+    wait_translated(&d, &env, &file, &["--translate", "latest"], |c| {
+        c["translation"]["partitions"][0]["checkpoint"]["upstream"] == 1000
+    });
     // Region east is lost.
     drop(p.sink.take());
     let (o, _dr_sink) = start_on_w(&d, &env, (&p, &file, &out), &[]);
