@@ -112,30 +112,7 @@ fn a_source_created_through_the_api_runs_on_the_worker_and_comes_back_with_its_o
     write_lines(&input, &numbered("msk", 1..=10));
     let name = unique_name("msk-src");
     let topic = unique_name("msk-topic");
-    let config = file_source_config(&input, &topic);
-    let mut request: CreateConnector = serde_json::from_value(json!({
-        "connectorName": name,
-        "capacity": { "provisionedCapacity": { "mcuCount": 1, "workerCount": 1 } },
-        "connectorConfiguration": config,
-        "kafkaCluster": { "apacheKafkaCluster": {
-            "bootstrapServers": tb.kafka(),
-            "vpc": { "securityGroups": ["sg-e2e"], "subnets": ["subnet-e2e"] }
-        } },
-        "kafkaClusterClientAuthentication": { "authenticationType": "NONE" },
-        "kafkaClusterEncryptionInTransit": { "encryptionType": "PLAINTEXT" },
-        "kafkaConnectVersion": "3.7.x",
-        "plugins": [{ "customPlugin": {
-            "customPluginArn": "arn:aws:kafkaconnect:us-east-1:123456789012:custom-plugin/filestream/e2e-1",
-            "revision": 1
-        } }],
-        "serviceExecutionRoleArn": "arn:aws:iam::123456789012:role/kco-e2e"
-    }))
-    .expect("a CreateConnector request");
-    request.worker_configuration = Some(WorkerConfigurationRef {
-        revision: Some(1),
-        worker_configuration_arn: Some(standin.worker_configuration.clone()),
-        other: Default::default(),
-    });
+    let request = standin.request(&tb, &name, file_source_config(&input, &topic));
 
     // Another secret for the same key id: refused, nothing created.
     let refused = standin

@@ -597,6 +597,26 @@ fn pr_review(dir: &Path, body: &Path, labels: &str) -> (i32, String) {
     (out.status.code().unwrap_or(-1), output_text(&out))
 }
 
+/// A new topic of `partitions` partitions on the test bed's Kafka (kco creates none).
+fn create_topic(tb: &Testbed, topic: &str, partitions: i32) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = rskafka::client::ClientBuilder::new(vec![tb.kafka()])
+            .build()
+            .await
+            .unwrap();
+        client
+            .controller_client()
+            .unwrap()
+            .create_topic(topic, partitions, 1, 30_000)
+            .await
+            .unwrap();
+    });
+}
+
 /// The plain write `reset --orphaned` and an apply through Kafka fall back to where no
 /// transaction can start, on the real broker: each record lands on its partition in order,
 /// with its key, value (a tombstone kept as one) and timestamp, as one read back sees them;
@@ -614,22 +634,7 @@ fn a_plain_write_lands_in_order_and_nothing_is_written_where_it_cannot_go() {
     };
     let topic = unique_name("kco-e2e-plain");
     // The topic, made by the test (kco creates none).
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = rskafka::client::ClientBuilder::new(vec![tb.kafka()])
-            .build()
-            .await
-            .unwrap();
-        client
-            .controller_client()
-            .unwrap()
-            .create_topic(&topic, 2, 1, 30_000)
-            .await
-            .unwrap();
-    });
+    create_topic(&tb, &topic, 2);
     let record = |partition: i32, key: &str, value: Option<&str>| kco::kafka::OutRecord {
         partition,
         key: key.as_bytes().to_vec(),
@@ -715,22 +720,7 @@ fn a_transaction_fenced_off_by_another_writer_of_the_topic_is_written_again_afte
         timeout: Duration::from_secs(30),
     };
     let topic = unique_name("kco-e2e-fenced");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = rskafka::client::ClientBuilder::new(vec![tb.kafka()])
-            .build()
-            .await
-            .unwrap();
-        client
-            .controller_client()
-            .unwrap()
-            .create_topic(&topic, 2, 1, 30_000)
-            .await
-            .unwrap();
-    });
+    create_topic(&tb, &topic, 2);
     let record = |partition: i32, key: &str| kco::kafka::OutRecord {
         partition,
         key: key.as_bytes().to_vec(),

@@ -163,14 +163,18 @@ impl Service for MskService {
         })
     }
     /// Every connector but those being deleted, each described (a summary has no
-    /// configuration).
+    /// configuration); one deleted between the list and its description is left out.
     fn list_connectors(&self) -> Result<BTreeMap<String, ConnectorListing>> {
         let mut out = BTreeMap::new();
         for summary in self.api.list_connectors(None)? {
             if summary.connector_state == MskState::Deleting {
                 continue;
             }
-            let c = self.api.describe_connector(&summary.connector_arn)?;
+            // Deleted since the list (by anyone): not one of the connectors any more.
+            let c = match self.api.describe_connector(&summary.connector_arn) {
+                Err(e) if e.is_not_found() => continue,
+                other => other?,
+            };
             let config = c.connector_configuration.clone().unwrap_or_default();
             let listing = ConnectorListing {
                 name: c.connector_name.clone(),
